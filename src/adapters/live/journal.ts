@@ -253,6 +253,11 @@ export class Journal {
     })();
   }
 
+  /** After an accepted modify: the order's new prices and size. */
+  updateTerms(tag: string, spec: OrderSpec, size: number): void {
+    this.db.prepare('UPDATE orders SET spec = ?, size = ?, updated_at = ? WHERE tag = ?').run(JSON.stringify(spec), size, this.now(), tag);
+  }
+
   order(tag: string): JournaledOrder | undefined {
     const row = this.db.prepare('SELECT * FROM orders WHERE tag = ?').get(tag) as OrderRow | undefined;
     return row === undefined ? undefined : this.fromRow(row);
