@@ -15,6 +15,17 @@ import { generatedRun } from '../../unit/report/fixture.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
+// The few DOM shapes the in-page checks touch (the project compiles without the DOM library).
+interface PageCanvas {
+  readonly width: number;
+  readonly height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+}
+interface PageDocument {
+  querySelector(selector: string): PageCanvas | null;
+  getElementById(id: string): { textContent: string | null } | null;
+}
+
 describe('HTML report in headless Chromium', () => {
   let browser: Browser;
   let directory: string;
@@ -72,7 +83,7 @@ describe('HTML report in headless Chromium', () => {
     ];
     const canvases = await page.evaluate((wanted) =>
       wanted.map(({ id, rgb }) => {
-        const canvas = document.querySelector<HTMLCanvasElement>(`#${id} canvas`);
+        const canvas = (globalThis as unknown as { document: PageDocument }).document.querySelector(`#${id} canvas`);
         if (!canvas) return { id, width: 0, height: 0, painted: 0, seriesColoured: 0 };
         const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
         let painted = 0;
@@ -97,7 +108,7 @@ describe('HTML report in headless Chromium', () => {
 
     // Trade markers are drawn: the buy and sell series have points in the data the chart received.
     const markerCounts = await page.evaluate(() => {
-      const data = JSON.parse(document.getElementById('report-data')!.textContent!);
+      const data = JSON.parse((globalThis as unknown as { document: PageDocument }).document.getElementById('report-data')!.textContent!);
       const count = (values: (number | null)[]) => values.filter((v) => v !== null).length;
       return { buy: count(data.charts.price.buy), sell: count(data.charts.price.sell) };
     });
