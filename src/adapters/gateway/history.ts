@@ -62,12 +62,9 @@ export async function pageBars(fetch: FetchBars, options: PageBarsOptions): Prom
     if (page.length < pageSize) continue; // the whole window fitted in one answer
     const first = inRange[0];
     const last = inRange.at(-1);
-    if (first === undefined || last === undefined) {
-      throw new GatewayError('MALFORMED_RESPONSE', `${endpoint}: a full page of ${page.length} bars lay outside the requested window`, {
-        endpoint,
-        outcome: 'unknown',
-      });
-    }
+    // A full answer with nothing inside the window: the server padded it with neighbours (an inclusive
+    // edge read against the bar's end, say), so the window itself holds no bars.
+    if (first === undefined || last === undefined) continue;
     // Later windows first on the stack, so the earlier one is fetched next: pages run oldest to newest
     // when the server keeps the oldest bars and newest to oldest when it keeps the newest.
     if (last.ms < endMs) todo.push([last.ms + 1, endMs]);

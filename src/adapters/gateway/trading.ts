@@ -138,7 +138,7 @@ export class TradingClient {
   }
 
   /** Any range, paged under the per-request limit: oldest first, each bar once, times strictly increasing. */
-  retrieveBarsRange(req: RetrieveBarsRangeRequest): Promise<S.Bar[]> {
+  async retrieveBarsRange(req: RetrieveBarsRangeRequest): Promise<S.Bar[]> {
     const endpoint = Endpoints.retrieveBars.name;
     const startMs = toEpochMs(req.start, 'start', endpoint);
     const endMs = toEpochMs(req.end, 'end', endpoint);
