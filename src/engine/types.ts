@@ -44,6 +44,11 @@ export interface BarChunk {
   readonly volume: Float64Array;
   /** True when the last bar is still forming (live, `includePartialBar`); it is re-sent when it closes. */
   readonly partial?: boolean;
+  /**
+   * For a chunk derived from a finer base stream (multi-timeframe): for each bar, the index in the base
+   * chunk at whose close this bar became known. Absent on base chunks (bar i is known at index i).
+   */
+  readonly baseIndex?: Int32Array;
 }
 
 /** One bar as an object, for strategies that prefer per-bar callbacks to columns. */
