@@ -21,6 +21,7 @@ import {
 } from './format.ts';
 import { computeStatistics } from './statistics.ts';
 import type { ClosedTrade, ReportInput, Statistics } from './types.ts';
+import { validateReportInput } from './validate.ts';
 
 export interface RenderOptions {
   /** Most points drawn per series; longer series are downsampled. Default 20,000. */
@@ -317,6 +318,7 @@ function verdictBadge(passed: boolean): string {
 
 /** The report as one HTML string. Computes the statistics when they are not given. */
 export function renderReport(input: ReportInput, stats: Statistics = computeStatistics(input), options: RenderOptions = {}): string {
+  validateReportInput(input);
   const maxPoints = options.maxPoints ?? DEFAULT_MAX_POINTS;
   const maxMarkers = options.maxMarkers ?? DEFAULT_MAX_POINTS;
   const grid = new PriceGrid(input.contract.tickSize, input.contract.tickValue);

@@ -4,3 +4,4 @@ export { computeStatistics, cents, ratio, TRADING_DAYS_PER_YEAR } from './statis
 export { renderSummary, statisticRows } from './format.ts';
 export { renderReport, writeReport, type RenderOptions } from './html.ts';
 export { tradingDay, tradingDayResolver } from './trading-day.ts';
+export { ReportInputError, validateReportInput } from './validate.ts';

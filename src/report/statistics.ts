@@ -6,6 +6,7 @@
 import type { DailyStatistics, DayStatistics } from '../adapters/gateway/schemas.ts';
 import { DEFAULT_TRADING_DAY_START_HOUR, tradingDayResolver } from './trading-day.ts';
 import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics } from './types.ts';
+import { validateReportInput } from './validate.ts';
 
 /** Trading days per year used to annualise Sharpe and Sortino. */
 export const TRADING_DAYS_PER_YEAR = 252;
@@ -365,7 +366,9 @@ export function dayStatistics(daily: readonly DailyStatistics[]): DayStatistics[
 
 // ------------------------------------------------------------------ everything
 
+/** Every statistic of a run. Throws a `ReportInputError` naming each problem of a malformed input. */
 export function computeStatistics(input: ReportInput): Statistics {
+  validateReportInput(input);
   const startHour = input.tradingDayStartHour ?? DEFAULT_TRADING_DAY_START_HOUR;
   const trades = tradeStatistics(input.trades);
   const drawdown = drawdownStatistics(input.equity, input.startingBalance);

@@ -11,6 +11,7 @@ import {
   tradeStatistics,
 } from '../../../src/report/statistics.ts';
 import type { ClosedTrade, ReportInput } from '../../../src/report/types.ts';
+import { ReportInputError } from '../../../src/report/validate.ts';
 
 const MINUTE = 60_000;
 const at = (iso: string): number => Date.parse(iso);
@@ -321,5 +322,33 @@ describe('properties', () => {
     const a = JSON.stringify(computeStatistics(input({ trades })));
     const b = JSON.stringify(computeStatistics(input({ trades: trades.map((t) => ({ ...t })) })));
     expect(a).toBe(b);
+  });
+});
+
+describe('input validation', () => {
+  it('names every problem of a malformed input at once', () => {
+    const bad = input({
+      startingBalance: Number.NaN,
+      bars: { time: [2, 1], open: [1, 1], high: [1, 1], low: [1], close: [1, 1] },
+      equity: { time: [0, 1, 2], equity: [1, 2] },
+      trades: [trade(10, 1, { entryTime: 5, exitTime: 4, size: 0 })],
+    });
+    let caught: unknown;
+    try {
+      computeStatistics(bad);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ReportInputError);
+    const problems = (caught as ReportInputError).problems;
+    expect((caught as ReportInputError).code).toBe('REPORT_INPUT_INVALID');
+    expect(problems).toEqual([
+      'startingBalance is not a finite number (NaN)',
+      'bars.time[1] = 1 is not after bars.time[0] = 2 (oldest first, increasing)',
+      'bars.low has 1 values, expected 2',
+      'equity.equity has 2 values, expected 3',
+      'trades[0].size must be a positive integer (0)',
+      'trades[0] exits (4) before it enters (5)',
+    ]);
   });
 });
