@@ -4,7 +4,7 @@
  * other clients of this gateway (extras "Known pitfalls"). Login is retried only when the server cannot
  * have issued a token (429, 5xx, refused connection), never after a timeout.
  */
-import type { Endpoint } from './endpoints.ts';
+import { Endpoints, type Endpoint } from './endpoints.ts';
 import { GatewayError } from './errors.ts';
 
 export interface RetryOptions {
@@ -49,7 +49,7 @@ export function isRetryable(endpoint: Endpoint, error: unknown): boolean {
   if (endpoint.effect !== 'read') return false;
   const serverBusy = error.code === 'RATE_LIMITED' || (error.code === 'HTTP_STATUS' && (error.httpStatus ?? 0) >= 500);
   const neverSent = error.code === 'CONNECTION_FAILED' && error.outcome === 'not-sent';
-  if (endpoint.auth === 'none' && endpoint.name === 'Auth/loginKey') return serverBusy || neverSent;
+  if (endpoint.name === Endpoints.login.name) return serverBusy || neverSent;
   return serverBusy || error.code === 'CONNECTION_FAILED' || error.code === 'TIMEOUT';
 }
 

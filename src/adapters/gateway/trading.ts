@@ -104,6 +104,16 @@ export class TradingClient {
     return ((await this.session.send(Endpoints.orderPlace, body)) as { orderId: number }).orderId;
   }
 
+  /**
+   * The order placed with `customTag`, if the server has it: how a place with an unknown outcome is
+   * reconciled (tags are unique per account). Searches from `since`, which should precede the place.
+   */
+  async findOrderByCustomTag(accountId: number, customTag: string, since: Date | string): Promise<S.Order | undefined> {
+    const startTimestamp = isoOf(toEpochMs(since, 'since', Endpoints.orderSearch.name));
+    const orders = await this.searchOrders({ accountId, startTimestamp });
+    return orders.find((o) => o.customTag === customTag);
+  }
+
   /** Modify an order; one attempt only. `trailPrice` is an absolute price level (spec 4.1 modify rules). */
   async modifyOrder(req: S.ModifyRequest): Promise<void> {
     await this.session.send(Endpoints.orderModify, { ...req, ...cleanPrices(req) });

@@ -5,6 +5,7 @@
  * One log line per call: endpoint, status, duration and attempts, never a header or a body.
  */
 import { Pool } from 'undici';
+import type { z } from 'zod';
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
 import { CancelErrorCode, CancelRejectionMessage } from './codes.ts';
@@ -105,7 +106,7 @@ export class Transport {
    * Validate `input`, send it (retrying a read as the policy allows) and return the parsed response.
    * For `text` endpoints the body text is returned.
    */
-  async send<E extends Endpoint>(endpoint: E, input: unknown, options: SendOptions = {}): Promise<unknown> {
+  async send(endpoint: Endpoint, input: unknown, options: SendOptions = {}): Promise<unknown> {
     const request = parseRequest(endpoint.request, endpoint.name, input ?? {}) as Record<string, unknown>;
     const started = performance.now();
     let attempts = 0;
@@ -125,7 +126,7 @@ export class Transport {
         const failure = error instanceof GatewayError ? error : this.unexpected(endpoint, error);
         lastStatus = failure.httpStatus ?? lastStatus;
         const more = attempts < this.policy.maxAttempts && isRetryable(endpoint, failure);
-        const retryAfterMs = failure.code === 'RATE_LIMITED' ? this.retryAfterOf(failure) : undefined;
+        const retryAfterMs = retryAfterByError.get(failure);
         if (more && (retryAfterMs === undefined || retryAfterMs <= this.policy.maxRetryAfterMs)) {
           const delayMs = Math.max(retryAfterMs ?? 0, backoffDelay(this.policy, attempts));
           this.logger.debug({ endpoint: endpoint.name, status: failure.httpStatus, code: failure.code, attempts, delayMs }, 'gateway retry');
@@ -150,10 +151,6 @@ export class Transport {
 
   async close(): Promise<void> {
     await this.pool.close();
-  }
-
-  private retryAfterOf(error: GatewayError): number | undefined {
-    return retryAfterByError.get(error);
   }
 
   private unexpected(endpoint: Endpoint, error: unknown): GatewayError {
@@ -254,7 +251,10 @@ export class Transport {
     }
     // A 4xx means the server refused the request; a 5xx may come after the work was done.
     const outcome = status >= 400 && status < 500 ? 'rejected' : 'unknown';
-    return new GatewayError('HTTP_STATUS', `${endpoint.name}: HTTP ${status}${suffix}`, { ...details, outcome });
+    const error = new GatewayError('HTTP_STATUS', `${endpoint.name}: HTTP ${status}${suffix}`, { ...details, outcome });
+    const ms = status === 503 ? parseRetryAfter(retryAfter, this.clock.now()) : undefined;
+    if (ms !== undefined) retryAfterByError.set(error, ms);
+    return error;
   }
 
   private read(endpoint: Endpoint, status: number, text: string): unknown {
@@ -293,8 +293,8 @@ export class Transport {
 /** Retry-After values travel beside the error, so the error itself stays free of response headers. */
 const retryAfterByError = new WeakMap<GatewayError, number>();
 
+/** An attempt's error is built before the count is known; the count is stamped on the final one. */
 function withAttempts(error: GatewayError, attempts: number): GatewayError {
-  if (error.attempts === attempts) return error;
   (error as { attempts: number | undefined }).attempts = attempts;
   return error;
 }
@@ -339,7 +339,7 @@ function parseJson(endpoint: Endpoint, status: number, text: string): unknown {
 }
 
 /** `parseResponse`, with credential values taken out of the issues it reports. */
-function parseClean<T extends import('zod').ZodType>(schema: T, endpoint: string, body: unknown, status: number): import('zod').infer<T> {
+function parseClean<T extends z.ZodType>(schema: T, endpoint: string, body: unknown, status: number): z.infer<T> {
   try {
     return parseResponse(schema, endpoint, body, status);
   } catch (error) {

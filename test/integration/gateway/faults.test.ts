@@ -147,6 +147,12 @@ describe('retries of reads', () => {
     await c.close();
   });
 
+  it('a 503 with Retry-After is honoured too', async () => {
+    server.script('/api/Trade/search', { status: 503, headers: { 'retry-after': '1' } });
+    await client.searchTrades({ accountId: 704, startTimestamp: '2025-01-01T00:00:00Z' });
+    expect(slept[0]).toBeGreaterThanOrEqual(1_000);
+  });
+
   it('503 then success on a read', async () => {
     server.script('/api/Trade/search', { status: 503 }, { status: 500 });
     expect(await client.searchTrades({ accountId: 704, startTimestamp: '2025-01-01T00:00:00Z' })).toEqual([F.trade]);
@@ -270,5 +276,44 @@ describe('malformed answers', () => {
     const error = await caught(client.validate());
     expect(JSON.stringify(error)).not.toContain('12345678');
     expect(error.message).not.toContain('12345678');
+  });
+});
+
+describe('rate budget over HTTP (fake clock)', () => {
+  it('retrieveBars never goes over its budget: the fourth call waits for the window', async () => {
+    let now = 1_000_000;
+    const sentAt: number[] = [];
+    server.on('/api/History/retrieveBars', () => {
+      sentAt.push(now);
+      return { body: { ...F.ok, bars: [] } };
+    });
+    const c = makeClient({
+      now: () => now,
+      sleep: async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+      rateLimits: { bars: { requests: 3, windowMs: 30_000 } },
+    });
+    const req = { contractId: 'C', live: false, startTime: '2025-01-01T00:00:00Z', endTime: '2025-01-02T00:00:00Z', unit: 2, unitNumber: 1, limit: 10, includePartialBar: false };
+    for (let i = 0; i < 7; i++) await c.retrieveBars(req);
+    expect(sentAt).toEqual([1_000_000, 1_000_000, 1_000_000, 1_030_000, 1_030_000, 1_030_000, 1_060_000]);
+    // Other endpoints have their own budget: login and searches did not wait.
+    await c.searchAccounts(true);
+    expect(slept).toEqual([30_000, 30_000]);
+    await c.close();
+  });
+});
+
+describe('reconciling an unknown outcome', () => {
+  it('finds the order a timed-out place created by its customTag', async () => {
+    server.script('/api/Order/place', { hang: true });
+    const error = await caught(place());
+    expect(error.outcome).toBe('unknown');
+    server.script('/api/Order/search', { body: { ...F.ok, orders: [{ ...F.order, customTag: 'other' }, { ...F.order, id: 777, customTag: 't-1' }] } });
+    const found = await client.findOrderByCustomTag(704, 't-1', '2025-07-18T00:00:00Z');
+    expect(found?.id).toBe(777);
+    expect(await client.findOrderByCustomTag(704, 'missing', new Date('2025-07-18T00:00:00Z'))).toBeUndefined();
+    expect(server.count('/api/Order/place')).toBe(1);
   });
 });
