@@ -231,6 +231,47 @@ ${table(
 )}</section>`;
 }
 
+/** Most trades listed in the page; beyond it the first and last halves are shown (the CSV has them all). */
+const MAX_TRADE_ROWS = 1000;
+
+function tradesSection(input: ReportInput, grid: PriceGrid): string {
+  const count = input.trades.length;
+  if (count === 0) return '<section id="trades"><h2>Trades</h2><p class="muted">No trade.</p></section>';
+  const half = MAX_TRADE_ROWS / 2;
+  const indices =
+    count <= MAX_TRADE_ROWS
+      ? input.trades.map((_, i) => i)
+      : [...Array.from({ length: half }, (_, i) => i), ...Array.from({ length: half }, (_, i) => count - half + i)];
+  const decimals = (ticks: number) => {
+    const price = priceOf(grid, ticks);
+    return price.toFixed(Number.isInteger(ticks) ? grid.decimals : grid.decimals + 2);
+  };
+  const rows = indices.map((i) => {
+    const t = input.trades[i]!;
+    return [
+      String(i + 1),
+      t.side === 'buy' ? 'Long' : 'Short',
+      String(t.size),
+      formatTime(t.entryTime),
+      decimals(t.entryPrice),
+      formatTime(t.exitTime),
+      decimals(t.exitPrice),
+      formatMoney(t.pnl),
+      formatMoney(t.fees),
+      formatMoney(t.pnl - t.fees),
+    ];
+  });
+  const note =
+    count <= MAX_TRADE_ROWS
+      ? ''
+      : `<p class="muted">The first and last ${half} of ${count} trades; the trades CSV has every one.</p>\n`;
+  return `<section id="trades"><h2>Trades</h2>\n${note}${table(
+    ['#', 'Side', 'Size', 'Entry (UTC)', 'Entry price', 'Exit (UTC)', 'Exit price', 'PnL', 'Fees', 'Net'],
+    rows,
+    [true, false, true, false, true, false, true, true, true, true],
+  )}</section>`;
+}
+
 function configSection(input: ReportInput): string {
   const entries = Object.entries(input.config ?? {});
   if (entries.length === 0) return '';
@@ -357,6 +398,7 @@ ${chartNote(charts)}
 </section>
 ${rulesSection(input)}
 ${dailySection(stats)}
+${tradesSection(input, grid)}
 ${configSection(input)}
 <footer><p class="muted">tickline backtest report. Times in UTC. Sharpe and Sortino from daily returns, annualised with sqrt(252), risk-free rate 0.${input.generatedAt ? ` Generated ${escapeHtml(input.generatedAt)}.` : ''}</p></footer>
 </main>

@@ -118,6 +118,7 @@ describe('HTML report in headless Chromium', () => {
     expect(await page.textContent('h1')).toBe('Generated run <ES> & friends');
     expect(await page.locator('#violations table').first().textContent()).toContain('Daily loss limit');
     expect(await page.locator('#daily tbody tr').count()).toBe(statistics.daily.length);
+    expect(await page.locator('#trades tbody tr').count()).toBe(input.trades.length);
     expect(pageErrors).toEqual([]);
     expect(requests).toEqual([]);
     await page.close();
