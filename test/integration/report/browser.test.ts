@@ -123,4 +123,27 @@ describe('HTML report in headless Chromium', () => {
     expect(requests).toEqual([]);
     await page.close();
   });
+
+  it('renders a run without bars or trades without a page error', async () => {
+    const empty = {
+      ...generatedRun(10),
+      bars: { time: [], open: [], high: [], low: [], close: [] },
+      trades: [],
+      equity: { time: [], equity: [] },
+      violations: [],
+      closestApproach: [],
+      passed: true,
+    };
+    const file = path.join(directory, 'empty.html');
+    await writeReport(file, empty);
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(pathToFileURL(file).href);
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 10_000 });
+    expect(await page.textContent('#chart-price')).toBe('No data.');
+    expect(await page.textContent('#verdict')).toBe('PASSED');
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
 });
