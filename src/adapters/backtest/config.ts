@@ -4,6 +4,8 @@
  * as ISO dates (UTC when no offset is written).
  */
 import { z } from 'zod';
+import { accountConfigSchema } from '../../engine/rules.ts';
+import { riskConfigSchema } from '../../engine/risk.ts';
 
 const IsoTime = z
   .union([z.string(), z.date()])
@@ -72,32 +74,14 @@ export const ContractConfig = z.union([
   }),
 ]);
 
-export const MaximumLossMode = z.enum(['static', 'end-of-day', 'intraday', 'lock-at-start']);
-
-export const AccountConfig = z.strictObject({
-  startingBalance: Money.default(50_000),
-  /** Rule break (type 6, temporary): the trading day's PnL (realized + open) reaches -dailyLossLimit. */
-  dailyLossLimit: Money.optional(),
-  /** Rule break (type 6, permanent): equity falls to the maximum-loss floor. */
-  maximumLossLimit: z
-    .strictObject({
-      amount: Money,
-      /**
-       * `static`: floor = starting balance - amount. `end-of-day`: trails the highest end-of-day balance.
-       * `intraday`: trails the highest equity including open PnL. `lock-at-start`: trails end of day until
-       * the floor reaches the starting balance, then stays there.
-       */
-      mode: MaximumLossMode.default('end-of-day'),
-    })
-    .optional(),
-  /** Personal daily loss limit (type 3): no new risk for the rest of the trading day. */
-  personalDailyLossLimit: Money.optional(),
-  /** Personal daily profit target (type 5): no new risk for the rest of the trading day. */
-  personalDailyProfitTarget: Money.optional(),
-  /** Evaluation target: the account passes when equity reaches starting balance + profitTarget without a permanent violation. */
+/**
+ * The account's rules, in the engine's own schema (src/engine/rules.ts), plus the evaluation's profit
+ * target: the backtest judges pass or fail with the same floors the risk guard trades against.
+ */
+export const AccountConfig = accountConfigSchema.extend({
+  startingBalance: z.number().finite().positive().default(50_000),
+  /** Evaluation target: the account passes when its balance reaches starting balance + profitTarget without a permanent violation. */
   profitTarget: Money.optional(),
-  /** Hour (America/Chicago) at which a trading day starts. */
-  tradingDayStartHour: z.number().int().min(0).max(23).default(17),
 });
 export type AccountConfig = z.infer<typeof AccountConfig>;
 
@@ -130,8 +114,8 @@ export const BacktestConfig = z.strictObject({
   to: IsoTime.optional(),
   account: AccountConfig.default(AccountConfig.parse({})),
   fills: FillsConfig.default(FillsConfig.parse({})),
-  /** Risk-guard settings passed to the engine as they are (see docs/engine.md). */
-  risk: z.record(z.string(), z.unknown()).default({}),
+  /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */
+  risk: riskConfigSchema.default(riskConfigSchema.parse({})),
   /** Output folder; `out/<name>` by default. */
   out: z.string().optional(),
 });
