@@ -63,7 +63,8 @@ export interface AccountSnapshot {
   readonly positions: readonly PositionView[];
 }
 
-class PositionBook {
+/** The mutable position state of one contract (the runner's per-bar loop reads and marks it directly). */
+export class PositionBook {
   size = 0;
   averagePrice = NaN;
   entryTime = NaN;
@@ -158,6 +159,11 @@ export class Accounting {
     const book = this.books.get(contractId);
     if (book === undefined) throw new RangeError(`unknown contract '${contractId}' (not among the engine's contracts)`);
     return book;
+  }
+
+  /** The live position state of a contract, for hot loops that must not look it up per bar. */
+  bookOf(contractId: string): PositionBook {
+    return this.book(contractId);
   }
 
   mark(contractId: string, price: number): void {

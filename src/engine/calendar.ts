@@ -23,6 +23,7 @@ export class ZoneClock {
   private readonly format: Intl.DateTimeFormat;
   private cacheHour = NaN;
   private cacheOffset = 0;
+  private readonly byHour = new Map<number, number>();
 
   constructor(readonly timeZone: string) {
     try {
@@ -45,11 +46,19 @@ export class ZoneClock {
   offsetAt(time: number): number {
     const hour = Math.floor(time / HOUR_MS);
     if (hour === this.cacheHour) return this.cacheOffset;
+    const known = this.byHour.get(hour);
+    if (known !== undefined) {
+      this.cacheHour = hour;
+      this.cacheOffset = known;
+      return known;
+    }
     const parts = this.format.formatToParts(new Date(hour * HOUR_MS));
     const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
     const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
     this.cacheHour = hour;
     this.cacheOffset = wall - hour * HOUR_MS;
+    if (this.byHour.size > 4096) this.byHour.clear();
+    this.byHour.set(hour, this.cacheOffset);
     return this.cacheOffset;
   }
 

@@ -173,8 +173,12 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
   if (bad !== undefined) return bad;
   const bracket = intent.bracket;
   if (bracket !== undefined) {
-    for (const [name, ticks] of [['stopLossTicks', bracket.stopLossTicks], ['takeProfitTicks', bracket.takeProfitTicks]] as const) {
-      if (ticks !== undefined && !validSize(ticks)) return reject('INVALID_BRACKET', `bracket ${name} ${ticks} is not a positive whole number of ticks`);
+    const { stopLossTicks, takeProfitTicks } = bracket;
+    if (stopLossTicks !== undefined && !validSize(stopLossTicks)) {
+      return reject('INVALID_BRACKET', `bracket stopLossTicks ${stopLossTicks} is not a positive whole number of ticks`);
+    }
+    if (takeProfitTicks !== undefined && !validSize(takeProfitTicks)) {
+      return reject('INVALID_BRACKET', `bracket takeProfitTicks ${takeProfitTicks} is not a positive whole number of ticks`);
     }
   }
   if (state.tradingState === 'HALTED') return reject('STATE_HALTED', `place refused: trading is HALTED`);
@@ -195,42 +199,59 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
   if (opening === 0) return ACCEPTED;
 
   // From here on the order adds risk: each refusal reduces it to its closing part when it has one.
-  const refuse = (code: ReasonCode, message: string): GuardResult =>
-    closable > 0 ? { accepted: true, size: closable, adjusted: code, message: `${message}; reduced to the closing ${closable}` } : reject(code, message);
+  return checkOpening(intent, contract, state, limits, position, closable, opening);
+}
 
-  if (state.lockedUntil > state.now) return refuse('LOCKED_OUT', `locked out until ${lockText(state.lockedUntil)}`);
-  if (state.tradingState === 'REDUCING') return refuse('STATE_REDUCING', 'trading is REDUCING: only reducing orders pass');
-  if (state.session === 'flatBy') return refuse('FLAT_BY', 'past the flat-by time');
-  if (state.session === 'closed') return refuse('OUTSIDE_SESSION', 'outside the trading session');
+/** Reject an order that adds risk, or keep only its closing part when it has one. */
+function refuseOpening(closable: number, code: ReasonCode, message: string): GuardResult {
+  return closable > 0 ? { accepted: true, size: closable, adjusted: code, message: `${message}; reduced to the closing ${closable}` } : reject(code, message);
+}
+
+function checkOpening(
+  intent: PlaceIntent,
+  contract: ContractSpec,
+  state: GuardState,
+  limits: ResolvedRiskConfig,
+  position: number,
+  closable: number,
+  opening: number,
+): GuardResult {
+  const side = intent.side;
+  const bracket = intent.bracket;
+
+  if (state.lockedUntil > state.now) return refuseOpening(closable, 'LOCKED_OUT', `locked out until ${lockText(state.lockedUntil)}`);
+  if (state.tradingState === 'REDUCING') return refuseOpening(closable, 'STATE_REDUCING', 'trading is REDUCING: only reducing orders pass');
+  if (state.session === 'flatBy') return refuseOpening(closable, 'FLAT_BY', 'past the flat-by time');
+  if (state.session === 'closed') return refuseOpening(closable, 'OUTSIDE_SESSION', 'outside the trading session');
   const day = state.dayPnl;
   if (state.personalDailyLossLimit !== undefined && day <= -state.personalDailyLossLimit) {
-    return refuse('PERSONAL_DAILY_LOSS', `day PnL ${round(day)} reached the personal daily loss limit ${state.personalDailyLossLimit}`);
+    return refuseOpening(closable, 'PERSONAL_DAILY_LOSS', `day PnL ${round(day)} reached the personal daily loss limit ${state.personalDailyLossLimit}`);
   }
   if (state.personalDailyProfitTarget !== undefined && day >= state.personalDailyProfitTarget) {
-    return refuse('PERSONAL_DAILY_PROFIT_TARGET', `day PnL ${round(day)} reached the personal daily profit target ${state.personalDailyProfitTarget}`);
+    return refuseOpening(closable, 'PERSONAL_DAILY_PROFIT_TARGET', `day PnL ${round(day)} reached the personal daily profit target ${state.personalDailyProfitTarget}`);
   }
   const buffer = limits.safetyBuffer;
   const equity = state.equity;
   if (equity <= state.dailyLossFloor + buffer) {
-    return refuse('DAILY_LOSS_LIMIT', `equity ${round(equity)} is at the daily loss floor ${round(state.dailyLossFloor)} + buffer ${buffer}`);
+    return refuseOpening(closable, 'DAILY_LOSS_LIMIT', `equity ${round(equity)} is at the daily loss floor ${round(state.dailyLossFloor)} + buffer ${buffer}`);
   }
   if (equity <= state.maximumLossFloor + buffer) {
-    return refuse('MAXIMUM_LOSS_LIMIT', `equity ${round(equity)} is at the maximum loss floor ${round(state.maximumLossFloor)} + buffer ${buffer}`);
+    return refuseOpening(closable, 'MAXIMUM_LOSS_LIMIT', `equity ${round(equity)} is at the maximum loss floor ${round(state.maximumLossFloor)} + buffer ${buffer}`);
   }
   if (limits.maxPositionSize !== undefined) {
     const working = state.workingEntrySize(intent.contractId, side);
     const exposure = Math.abs(position + (side === 'buy' ? working + intent.size : -working - intent.size));
     if (exposure > limits.maxPositionSize) {
-      return refuse('MAX_POSITION_SIZE', `position ${position} with working ${working} and this ${side} ${intent.size} exceeds ${limits.maxPositionSize}`);
+      return refuseOpening(closable, 'MAX_POSITION_SIZE', `position ${position} with working ${working} and this ${side} ${intent.size} exceeds ${limits.maxPositionSize}`);
     }
   }
   if (limits.maxOpenOrders !== undefined && state.openOrderCount() >= limits.maxOpenOrders) {
-    return refuse('MAX_OPEN_ORDERS', `${state.openOrderCount()} working orders, maximum ${limits.maxOpenOrders}`);
+    return refuseOpening(closable, 'MAX_OPEN_ORDERS', `${state.openOrderCount()} working orders, maximum ${limits.maxOpenOrders}`);
   }
   const stopTicks = bracket?.stopLossTicks;
   const protectedByOrder = state.hasStopOrder(intent.contractId, side === 'buy' ? 'sell' : 'buy');
   if (limits.requireProtectiveStop && stopTicks === undefined && !protectedByOrder) {
-    return refuse('NO_PROTECTIVE_STOP', 'entry without a protective stop (bracket stopLossTicks or a working stop)');
+    return refuseOpening(closable, 'NO_PROTECTIVE_STOP', 'entry without a protective stop (bracket stopLossTicks or a working stop)');
   }
   if (stopTicks !== undefined) {
     const room = Math.min(
@@ -246,7 +267,7 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
       if (limits.oversize === 'reduce' && fits >= 1) {
         return { accepted: true, size: closable + fits, adjusted: 'RISK_EXCEEDS_ROOM', message: `${message}; reduced to ${closable + fits}` };
       }
-      return refuse('RISK_EXCEEDS_ROOM', message);
+      return refuseOpening(closable, 'RISK_EXCEEDS_ROOM', message);
     }
   }
   return ACCEPTED;

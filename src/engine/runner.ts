@@ -14,7 +14,6 @@ import { Subject, type Observable, type Subscription } from 'rxjs';
 import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';
 import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
 import { barCursor } from './indicators.ts';
-import { PRIMARY_CONTRACT } from './intents.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ReasonCode, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
@@ -160,6 +159,8 @@ interface BarListener {
   cursor: number;
 }
 
+/** Same as intents.ts' PRIMARY_CONTRACT: the strategy's first contract. */
+const PRIMARY_CONTRACT = '';
 const TERMINAL: ReadonlySet<OrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired']);
 
 export function createEngine(options: EngineOptions): Engine {
@@ -330,7 +331,11 @@ export function createEngine(options: EngineOptions): Engine {
 
   function processIntent(instance: Instance | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
     let intent: Intent = raw;
-    if (intent.id === undefined) intent = { ...intent, id: nextId(strategyId) };
+    if (raw.kind === 'target' && raw.id === undefined) {
+      // The hot path of target-position strategies: one literal instead of two spreads.
+      const stamped: Intent = { kind: 'target', contractId: raw.contractId === PRIMARY_CONTRACT ? resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId, size: raw.size, id: nextId(strategyId) };
+      intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
+    } else if (intent.id === undefined) intent = { ...intent, id: nextId(strategyId) };
     if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
       intent = { ...intent, contractId: resolveContract(instance, intent.contractId) };
     } else if (intent.kind === 'flatten' && intent.contractId === PRIMARY_CONTRACT) {
@@ -661,6 +666,8 @@ export function createEngine(options: EngineOptions): Engine {
     // (2) bar by bar
     const { time, high, low, close } = chunk;
     const recordEquity = options.recordEquity === true;
+    const positionBook = accounting.bookOf(contractId);
+    const single = options.contracts.length === 1;
     currentChunk = chunk;
     try {
       for (let i = 0; i < n; i++) {
@@ -671,17 +678,17 @@ export function createEngine(options: EngineOptions): Engine {
         lastBarEnd = now;
         if (venue.onBar !== undefined) venue.onBar(chunk, i);
 
-        const position = accounting.position(contractId);
+        const position = positionBook.size;
         const balance = accounting.balance;
         if (position === 0) {
-          const others = accounting.unrealizedPnl();
+          const others = single ? 0 : accounting.unrealizedPnl();
           rules.evaluate(barTime, balance, balance + others, balance + others, onBreach);
         } else {
           const worst = position > 0 ? low[i]! : high[i]!;
           const best = position > 0 ? high[i]! : low[i]!;
           rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
         }
-        accounting.mark(contractId, close[i]!);
+        positionBook.lastPrice = close[i]!;
         if (trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) checkSession(now);
         if (listening) emitBarRecords(chunk, i);

@@ -75,6 +75,8 @@ export function split(whole: BarChunk, sizes: number[]): BarChunk[] {
 /**
  * A tiny in-test venue: market orders fill at the next bar's open, stops and limits when the bar touches
  * them (at the order price), everything synchronously inside `onBar`. Fees per contract per side.
+ * Deliberately simple: a trailing stop is treated as a fixed stop at its latest trailPrice (the strategies
+ * move it with modifies), which is enough to test what the engine sends.
  */
 export class TinyVenue implements Venue {
   readonly subject = new Subject<VenueEvent>();
@@ -118,6 +120,7 @@ export class TinyVenue implements Venue {
     this.subject.next(this.update(order, 'cancelled', 0, order.decidedAt));
   }
   onBar(chunk: BarChunk, i: number): void {
+    if (this.working.size === 0) return;
     for (const order of [...this.working.values()]) {
       const spec = order.order;
       let price: number | undefined;
