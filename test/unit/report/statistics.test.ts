@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { DailyStatistics, DayStatistics } from '../../../src/adapters/gateway/schemas.ts';
 import {
   cents,
   computeStatistics,
@@ -241,6 +243,13 @@ describe('dailyStatistics', () => {
     // A Sunday in winter opens an hour later in UTC than a Sunday in summer.
     expect(days(['2024-01-07T22:00:00Z'])).toEqual(['2024-01-07']);
     expect(days(['2024-01-07T23:00:00Z'])).toEqual(['2024-01-08']);
+  });
+
+  it('produces records that parse with the gateway schemas of spec 2.16 and 2.17', () => {
+    const trades = [trade(100, 4, { exitTime: at('2024-01-10T22:59:00Z') }), trade(-50, 4, { exitTime: at('2024-01-11T15:00:00Z') })];
+    const stats = computeStatistics(input({ trades }));
+    expect(z.array(DailyStatistics).parse(stats.daily)).toEqual(stats.daily);
+    expect(z.array(DayStatistics).parse(stats.dayStats)).toEqual(stats.dayStats);
   });
 
   it('lists a day with bars and no trade, in the spec 2.17 shape too', () => {
