@@ -19,7 +19,7 @@ import {
   formatTime,
   statisticRows,
 } from './format.ts';
-import { computeStatistics } from './statistics.ts';
+import { cents, computeStatistics } from './statistics.ts';
 import type { ClosedTrade, ReportInput, Statistics } from './types.ts';
 import { validateReportInput } from './validate.ts';
 
@@ -100,6 +100,7 @@ function priceOf(grid: PriceGrid, ticks: number): number {
 function priceChart(input: ReportInput, grid: PriceGrid, maxPoints: number, maxMarkers: number): PriceChart {
   const closes = downsampleMinMax(input.bars.time, input.bars.close, maxPoints);
   // Each trade gives two markers: a buy and a sell (entry and exit, in the order of the position's side).
+  // Same-side markers at one instant share a point (uPlot holds one value per series and time).
   const stride = Math.max(1, Math.ceil((input.trades.length * 2) / maxMarkers));
   const buys = new Map<number, number>();
   const sells = new Map<number, number>();
@@ -156,7 +157,6 @@ function equityCharts(input: ReportInput, maxPoints: number): { equity: LineChar
     if (value > peak) peak = value;
     drawdown[i] = Math.min(0, value - peak);
   }
-  const cents = (v: number) => Math.round(v * 100) / 100;
   const equitySeries = downsampleMinMax(time, equity, maxPoints);
   const drawdownSeries = downsampleMinMax(time, drawdown, maxPoints);
   return {
