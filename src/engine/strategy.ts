@@ -64,7 +64,7 @@ const STRATEGY_BRAND = Symbol.for('tickline.strategy');
 
 export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): StrategyModule<S> {
   if (typeof module.name !== 'string' || module.name === '') throw new TypeError('a strategy needs a non-empty name');
-  if (!(module.params instanceof z.ZodType)) throw new TypeError(`strategy '${module.name}': params must be a zod schema`);
+  if (typeof (module.params as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new TypeError(`strategy '${module.name}': params must be a zod schema`);
   if (typeof module.run !== 'function') throw new TypeError(`strategy '${module.name}': run must be a function`);
   return Object.freeze({ ...module, [STRATEGY_BRAND]: true });
 }
@@ -83,7 +83,12 @@ export class StrategyError extends Error {
 export function isStrategyModule(value: unknown): value is StrategyModule {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as Partial<StrategyModule>;
-  return typeof candidate.name === 'string' && candidate.params instanceof z.ZodType && typeof candidate.run === 'function';
+  // Duck-typed rather than instanceof: a quant's file may resolve its own copy of zod.
+  return (
+    typeof candidate.name === 'string' &&
+    typeof (candidate.params as { safeParse?: unknown } | undefined)?.safeParse === 'function' &&
+    typeof candidate.run === 'function'
+  );
 }
 
 /** Validate parameters against the strategy's schema; every problem is named at once. */
