@@ -22,7 +22,7 @@ import { aggregate, sliceByTime, type BarColumns } from './sources/columns.ts';
 import { readCsvBars } from './sources/csv.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
 import { syntheticBars } from './sources/synthetic.ts';
-import { loadStrategyModule } from './strategy-loader.ts';
+import { loadStrategy } from '../../strategies/index.ts';
 
 export class BacktestDataError extends Error {
   override readonly name = 'BacktestDataError';
@@ -119,7 +119,7 @@ export interface ExecuteOptions extends HistoryOptions {
 /** Load, run and compute statistics; writes nothing. */
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
   const contract = resolveContract(config.contract);
-  const strategy = options.strategy ?? (await loadStrategyModule(config.strategy.name, options.cwd));
+  const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
   const history = options.history ?? (await loadHistory(config, contract, options));
   if (history.bars.time.length === 0) throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
   if (nominalMs(config.timeframe) < nominalMs(history.timeframe)) {
