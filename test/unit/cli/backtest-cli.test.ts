@@ -1,0 +1,109 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../../src/cli/main.ts';
+import { ExitCode } from '../../../src/cli/exit.ts';
+
+let dir: string;
+let out: string[];
+let err: string[];
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tickline-cli-'));
+  out = [];
+  err = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function config(name: string, text: string): string {
+  const file = path.join(dir, `${name}.yaml`);
+  writeFileSync(file, text);
+  return file;
+}
+
+const BASE = `strategy:
+  name: sma-cross
+  params: { fast: 5, slow: 20 }
+contract: MESZ5
+data:
+  source: synthetic
+  seed: 3
+  sessions: 2
+  start: 2025-03-02
+fills:
+  slippageTicks: 1
+`;
+
+describe('tickline backtest', () => {
+  it('exits 0 when the account passes, writes the results and prints the hash and report path', async () => {
+    const file = config('pass', BASE);
+    const outDir = path.join(dir, 'out-pass');
+    expect(await main(['backtest', '--config', file, '--out', outDir])).toBe(ExitCode.Ok);
+    const text = out.join('');
+    expect(text).toMatch(/orders sha256: [0-9a-f]{64}/);
+    expect(text).toContain(`report: ${path.join(outDir, 'report.html')}`);
+    expect(readdirSync(outDir).sort()).toEqual(
+      ['daily.json', 'daystats.json', 'equity.csv', 'orders.json', 'report.html', 'statistics.json', 'summary.json', 'trades.csv', 'trades.json', 'violations.json'].sort(),
+    );
+    const trades = readFileSync(path.join(outDir, 'trades.csv'), 'utf8').split('\n');
+    expect(trades[0]).toBe('contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net');
+    expect(trades.length).toBeGreaterThan(3);
+  });
+
+  it('gives byte-identical results and the same hash for the same config and data', async () => {
+    const file = config('same', BASE);
+    const a = path.join(dir, 'a');
+    const b = path.join(dir, 'b');
+    await main(['backtest', '--config', file, '--out', a]);
+    await main(['backtest', '--config', file, '--out', b]);
+    const hashes = out.join('').match(/orders sha256: ([0-9a-f]{64})/g)!;
+    expect(hashes).toHaveLength(2);
+    expect(hashes[0]).toBe(hashes[1]);
+    for (const name of readdirSync(a)) expect(readFileSync(path.join(b, name)), name).toEqual(readFileSync(path.join(a, name)));
+    // A different parameter changes the order list.
+    await main(['backtest', '--config', file, '--out', path.join(dir, 'c'), '--param', 'fast=6']);
+    expect(out.join('').match(/orders sha256: ([0-9a-f]{64})/g)![2]).not.toBe(hashes[0]);
+  });
+
+  it('exits 3 when the account breaks a rule, listing the violation', async () => {
+    const file = config('break', `${BASE}account:\n  maximumLossLimit: { amount: 25, variant: static }\n`);
+    expect(await main(['backtest', '--config', file, '--out', path.join(dir, 'o')])).toBe(ExitCode.RuleBreak);
+    expect(out.join('')).toMatch(/Violation\s+\S+ type 6 \(maximumLossLimit, duration 1\)/);
+    const violations = JSON.parse(readFileSync(path.join(dir, 'o', 'violations.json'), 'utf8')) as { type: number; triggeredAt: string }[];
+    expect(violations[0]).toMatchObject({ type: 6, rule: 'maximumLossLimit', duration: 1 });
+    expect(violations[0]!.triggeredAt).toMatch(/:00\.000Z$/);
+  });
+
+  it('exits 2 on config errors, all reported with file and line', async () => {
+    const file = config('bad', `strategy:\n  name: sma-cross\n  parms: {}\ndata:\n  source: synthetic\n  sessions: -1\nfills:\n  slipage: 2\n`);
+    expect(await main(['backtest', '--config', file])).toBe(ExitCode.Usage);
+    const text = err.join('');
+    expect(text).toContain(`${file}:3: strategy.parms: unknown key "parms"`);
+    expect(text).toContain(`${file}:6: data.sessions:`);
+    expect(text).toContain(`${file}:8: fills.slipage: unknown key "slipage"`);
+  });
+
+  it('exits 2 on a bad parameter override, an unknown strategy, a missing file or bad usage', async () => {
+    const file = config('ok', BASE);
+    expect(await main(['backtest', '--config', file, '--param', 'fast=abc'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toMatch(/fast/);
+    expect(await main(['backtest', '--config', file, '--param', 'fast=30'])).toBe(ExitCode.Usage);
+    expect(await main(['backtest', '--config', file, '--strategy', 'no-such-strategy'])).toBe(ExitCode.Usage);
+    expect(await main(['backtest', '--config', path.join(dir, 'missing.yaml')])).toBe(ExitCode.Usage);
+    expect(await main(['backtest'])).toBe(ExitCode.Usage);
+    expect(await main(['backtest', '--bogus'])).toBe(ExitCode.Usage);
+    expect(await main(['backtest', '--config', file, '--data', path.join(dir, 'nope.csv')])).toBe(ExitCode.Usage);
+  });
+
+  it('prints its usage for --help', async () => {
+    expect(await main(['backtest', '--help'])).toBe(ExitCode.Ok);
+    expect(out.join('')).toContain('Usage: tickline backtest --config');
+  });
+});
