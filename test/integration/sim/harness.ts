@@ -49,15 +49,27 @@ export const TEST_OPTIONS: SimulatorOptions = {
 };
 
 export function startTestSimulator(extra: SimulatorOptions = {}): Promise<SimHandle> {
-  return startSimulator({ ...TEST_OPTIONS, ...extra });
+  return startSimulator({ ...TEST_OPTIONS, rateLimits: GENEROUS_RATES, ...extra });
 }
 
+/** Budgets high enough that neither the client nor the simulator paces the tests that poll. */
+export const GENEROUS_RATES = { bars: { requests: 100_000, windowMs: 30_000 }, default: { requests: 100_000, windowMs: 60_000 } };
+
 export function tradingClient(sim: SimHandle, user: { userName: string; apiKey: string } = TRADER): TradingClient {
-  return new TradingClient({ baseUrl: sim.tradingUrl, userName: user.userName, apiKey: user.apiKey, retry: { maxAttempts: 1 } });
+  return new TradingClient({ baseUrl: sim.tradingUrl, userName: user.userName, apiKey: user.apiKey, retry: { maxAttempts: 1 }, rateLimits: GENEROUS_RATES });
+}
+
+/** Steps the manual clock until `done` holds, or fails after `maxMs` of simulated time. */
+export async function advanceUntil(sim: SimHandle, done: () => Promise<boolean>, { stepMs = 60_000, maxMs = 3 * 86_400_000 } = {}): Promise<number> {
+  for (let elapsed = 0; elapsed <= maxMs; elapsed += stepMs) {
+    if (await done()) return elapsed;
+    sim.clock.advance(stepMs);
+  }
+  throw new Error(`condition not reached within ${maxMs} ms of simulated time`);
 }
 
 export function adminClient(sim: SimHandle): AdminClient {
-  return new AdminClient({ baseUrl: sim.adminUrl, headers: sim.adminHeaders });
+  return new AdminClient({ baseUrl: sim.adminUrl, headers: sim.adminHeaders, retry: { maxAttempts: 1 }, rateLimits: GENEROUS_RATES });
 }
 
 /** Account ids by name, as the trader sees them. */
