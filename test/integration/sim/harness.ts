@@ -39,6 +39,7 @@ export const TEST_OPTIONS: SimulatorOptions = {
         { name: 'T-PERSONAL-TARGET', template: 'PRACTICE', personalDailyProfitTarget: 1 },
         { name: 'T-FOLLOWER', template: '50K', follower: true },
         { name: 'T-LIVE', template: 'PRACTICE', live: true },
+        { name: 'T-STATS', template: 'PRACTICE' },
         { name: 'T-CLOSED', template: '50K', active: false },
       ],
     },
