@@ -66,6 +66,8 @@ export interface OrderRecord {
   fillTime: number | null;
   /** Modifies applied, in order (each one changes the order list hash). */
   modifies: number;
+  /** The order as it stands now (what order updates carry). */
+  spec: OrderSpec;
 }
 
 interface Working {
@@ -141,15 +143,16 @@ export class FillModel implements Venue {
 
   place(command: OrderCommand): void {
     const problem = invalidOrder(command);
+    const o = command.order;
     const record: OrderRecord = {
       id: command.id,
       contractId: command.contractId,
       side: command.side,
       size: command.size,
       type: command.order.type,
-      limitPrice: 'limitPrice' in command.order ? command.order.limitPrice : null,
-      stopPrice: 'stopPrice' in command.order ? command.order.stopPrice : null,
-      trailPrice: command.order.type === 'trailingStop' ? command.order.trailPrice : null,
+      limitPrice: o.type === 'limit' || o.type === 'stopLimit' ? o.limitPrice : null,
+      stopPrice: o.type === 'stop' || o.type === 'stopLimit' ? o.stopPrice : null,
+      trailPrice: o.type === 'trailingStop' ? o.trailPrice : null,
       role: 'entry',
       parentId: null,
       placedAt: command.decidedAt,
@@ -157,6 +160,7 @@ export class FillModel implements Venue {
       fillPrice: null,
       fillTime: null,
       modifies: 0,
+      spec: o,
     };
     this.records.push(record);
     if (problem !== undefined || this.byId.has(command.id)) {
@@ -216,6 +220,7 @@ export class FillModel implements Venue {
     if (command.limitPrice !== undefined) record.limitPrice = command.limitPrice;
     if (command.stopPrice !== undefined) record.stopPrice = command.stopPrice;
     record.modifies++;
+    record.spec = specOf(record);
     this.emitOrder(record, time);
   }
 
@@ -390,6 +395,7 @@ export class FillModel implements Venue {
         fillPrice: null,
         fillTime: null,
         modifies: 0,
+        spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
       };
       this.records.push(record);
       const order: Working = { record, sign: exitSide === 'buy' ? 1 : -1, triggered: false, trail: null, bracket: undefined, oco: null };
@@ -434,7 +440,7 @@ export class FillModel implements Venue {
   }
 
   private emitOrder(record: OrderRecord, time: number, reason?: string): void {
-    const update: OrderUpdate = {
+    const update: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } = {
       kind: 'order',
       orderId: record.id,
       state: record.state,
@@ -443,9 +449,9 @@ export class FillModel implements Venue {
       side: record.side,
       size: record.size,
       filledSize: record.state === 'filled' ? record.size : 0,
-      order: specOf(record),
-      ...(reason === undefined ? {} : { reason }),
+      order: record.spec,
     };
+    if (reason !== undefined) update.reason = reason;
     this.subject.next(update);
   }
 
@@ -484,13 +490,32 @@ function specOf(r: OrderRecord): OrderSpec {
 function invalidOrder(command: OrderCommand): string | undefined {
   if (!Number.isInteger(command.size) || command.size <= 0) return `size ${command.size} is not a positive whole number`;
   const o = command.order;
-  for (const [name, value] of Object.entries(o)) {
-    if (name !== 'type' && !Number.isInteger(value)) return `${name} ${String(value)} is not a whole number of ticks`;
+  const whole = (name: string, value: number): string | undefined => (Number.isInteger(value) ? undefined : `${name} ${value} is not a whole number of ticks`);
+  let problem: string | undefined;
+  switch (o.type) {
+    case 'market':
+      break;
+    case 'limit':
+      problem = whole('limitPrice', o.limitPrice);
+      break;
+    case 'stop':
+      problem = whole('stopPrice', o.stopPrice);
+      break;
+    case 'stopLimit':
+      problem = whole('stopPrice', o.stopPrice) ?? whole('limitPrice', o.limitPrice);
+      break;
+    case 'trailingStop':
+      problem = whole('trailPrice', o.trailPrice);
+      break;
   }
+  if (problem !== undefined) return problem;
   const b = command.bracket;
   if (b !== undefined) {
-    for (const [name, value] of Object.entries(b)) {
-      if (value !== undefined && (!Number.isInteger(value) || value <= 0)) return `bracket ${name} ${String(value)} is not a positive whole number of ticks`;
+    for (const [name, value] of [
+      ['stopLossTicks', b.stopLossTicks],
+      ['takeProfitTicks', b.takeProfitTicks],
+    ] as const) {
+      if (value !== undefined && (!Number.isInteger(value) || value <= 0)) return `bracket ${name} ${value} is not a positive whole number of ticks`;
     }
   }
   return undefined;

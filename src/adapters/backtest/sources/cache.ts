@@ -153,21 +153,19 @@ export class BarCache {
   /** Bars with start in [from, to) from the cache, as columns (whatever is stored; check `missing` first). */
   load(key: CacheKey, grid: PriceGrid, from: number, to: number): BarColumns {
     const span = chunkSpan(key.timeframe);
-    const rows = this.db
-      .prepare(
-        'SELECT tick_nanos, count, data FROM bar_chunks WHERE contract = ? AND unit = ? AND unit_number = ? AND live = ? AND chunk_start >= ? AND chunk_start < ? ORDER BY chunk_start',
-      )
-      .raw()
-      .all(...keyParams(key), Math.floor(from / span) * span, to) as [number, number, Buffer][];
-    let total = 0;
-    for (const [tickNanos, count] of rows) {
-      if (tickNanos !== grid.tickNanos) throw new BarCacheError(`cached bars of ${key.contractId} use another tick size; delete ${this.file} to refetch`);
-      total += count;
+    const range = [...keyParams(key), Math.floor(from / span) * span, to] as const;
+    const where = 'contract = ? AND unit = ? AND unit_number = ? AND live = ? AND chunk_start >= ? AND chunk_start < ?';
+    const sizes = this.db.prepare(`SELECT COALESCE(SUM(count), 0), COUNT(*), COALESCE(MIN(tick_nanos), 0), COALESCE(MAX(tick_nanos), 0) FROM bar_chunks WHERE ${where}`).raw().get(...range) as [number, number, number, number];
+    const [total, chunks, minNanos, maxNanos] = sizes;
+    if (chunks > 0 && (minNanos !== grid.tickNanos || maxNanos !== grid.tickNanos)) {
+      throw new BarCacheError(`cached bars of ${key.contractId} use another tick size; delete ${this.file} to refetch`);
     }
     const out = allocateColumns(total);
     const bytes = new Uint8Array(out.time.buffer);
     let at = 0;
-    for (const [, count, data] of rows) {
+    // Row by row, so only one chunk's BLOB is alive at a time next to the columns.
+    for (const row of this.db.prepare(`SELECT count, data FROM bar_chunks WHERE ${where} ORDER BY chunk_start`).raw().iterate(...range)) {
+      const [count, data] = row as [number, Buffer];
       for (let c = 0; c < 6; c++) {
         bytes.set(data.subarray(c * count * 8, (c + 1) * count * 8), (c * total + at) * 8);
       }
