@@ -5,6 +5,7 @@
  * base bar each derived bar became known, so operators and the runner act on it at that bar.
  */
 import { Observable, type OperatorFunction } from 'rxjs';
+import { barCursor } from './indicators.ts';
 import { bucketEnd, bucketStart, nominalMs, timeframeLabel } from './timeframe.ts';
 import type { BarChunk, Timeframe } from './types.ts';
 
@@ -94,7 +95,11 @@ export function resample(timeframe: Timeframe): OperatorFunction<BarChunk, BarCh
       return source.subscribe({
         next: (chunk) => {
           const derived = resampler.update(chunk);
-          if (derived.length > 0) subscriber.next(derived);
+          if (derived.length === 0) return;
+          // A plain `map` downstream then decides at the bar that completed the last derived bar;
+          // per-bar operators (crossover, signals) set the cursor for each of their own emissions.
+          if (derived.baseIndex !== undefined) barCursor.at = derived.baseIndex[derived.length - 1]!;
+          subscriber.next(derived);
         },
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
