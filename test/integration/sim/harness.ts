@@ -56,7 +56,7 @@ export function startTestSimulator(extra: SimulatorOptions = {}): Promise<SimHan
 /** Budgets high enough that neither the client nor the simulator paces the tests that poll. */
 export const GENEROUS_RATES = { bars: { requests: 100_000, windowMs: 30_000 }, default: { requests: 100_000, windowMs: 60_000 } };
 
-export function tradingClient(sim: SimHandle, user: { userName: string; apiKey: string } = TRADER): TradingClient {
+export function tradingClient(sim: Pick<SimHandle, 'tradingUrl'>, user: { userName: string; apiKey: string } = TRADER): TradingClient {
   return new TradingClient({ baseUrl: sim.tradingUrl, userName: user.userName, apiKey: user.apiKey, retry: { maxAttempts: 1 }, rateLimits: GENEROUS_RATES });
 }
 
