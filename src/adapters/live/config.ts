@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { riskConfigSchema } from '../../engine/risk.ts';
+import { accountConfigSchema } from '../../engine/rules.ts';
 
 const barUnit = z.enum(['second', 'minute', 'hour', 'day', 'week', 'month']);
 const ms = z.number().int().positive();
@@ -60,6 +61,11 @@ export const liveConfigSchema = z.strictObject({
       dbPath: z.string().optional(),
     })
     .default({ speed: 60, seed: 1 }),
+  /**
+   * The account's rule limits for the engine's guard (daily loss limit, maximum loss limit and its
+   * variant, personal limits). `startingBalance` defaults to the account's balance at start.
+   */
+  limits: accountConfigSchema.partial().default({}),
   journal: z.string().min(1),
   poll: pollSchema.default(pollSchema.parse({})),
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),

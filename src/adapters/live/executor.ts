@@ -27,6 +27,7 @@ import type {
   VenueEvent,
 } from '../../engine/types.ts';
 import type { Journal, JournaledOrder } from './journal.ts';
+import { describe, flattenAccount, type FlattenResult } from './kill-switch.ts';
 import { isFinal, newOrder, transition, venueStatusOf, type LiveOrder, type OrderEvent } from './order-state.ts';
 
 /** The part of the trading client the executor uses. */
@@ -48,11 +49,6 @@ export interface LiveExecutorOptions {
 
 export type Anomaly = { readonly time: number; readonly tag: string | null; readonly message: string };
 
-export interface FlattenReport {
-  readonly cancelled: number[];
-  readonly closed: string[];
-  readonly failures: string[];
-}
 
 const ISO = (ms: number): string => new Date(ms).toISOString();
 
@@ -298,42 +294,19 @@ export class LiveExecutor implements Venue {
   // ------------------------------------------------------------------ kill switch
 
   /**
-   * Cancel every open order on the account (of one contract, or all) and close every position, then
-   * report. Nothing is retried blindly: a close whose outcome is unknown is checked against
-   * Position/searchOpen by the caller's next poll.
+   * Kill switch: cancel our working orders through the transition table (a place still unresolved gets
+   * its cancel as soon as it turns up), then cancel whatever else is open and close every position at
+   * the gateway, reading back until flat or out of rounds.
    */
-  async flatten(contractId?: string): Promise<FlattenReport> {
-    const report = { cancelled: [] as number[], closed: [] as string[], failures: [] as string[] };
+  async flatten(contractId?: string, options: { rounds?: number; pauseMs?: number } = {}): Promise<FlattenResult> {
     this.journal.record('flatten', 'before', null, { contractId: contractId ?? null });
     for (const order of this.journal.orders({ states: ['working', 'submitting', 'unknown'] })) {
       if (contractId === undefined || order.contractId === contractId) this.apply(order.tag, { type: 'cancelRequested' }, { kind: 'cancel-intent', payload: { flatten: true } });
     }
-    const open = await this.client.searchOpenOrders(this.accountId);
-    for (const o of open) {
-      if (contractId !== undefined && o.contractId !== contractId) continue;
-      const ours = this.journal.orderByVenueId(o.id);
-      if (ours && ours.state === 'cancelling') continue;
-      try {
-        await this.client.cancelOrder({ accountId: this.accountId, orderId: o.id });
-        report.cancelled.push(o.id);
-      } catch (error) {
-        report.failures.push(`cancel ${o.id}: ${describe(error)}`);
-        this.log.error({ endpoint: 'Order/cancel', orderId: o.id, err: error }, 'flatten: cancel failed');
-      }
-    }
-    const positions = await this.client.searchOpenPositions(this.accountId);
-    for (const p of positions) {
-      if (contractId !== undefined && p.contractId !== contractId) continue;
-      try {
-        await this.client.closePosition({ accountId: this.accountId, contractId: p.contractId });
-        report.closed.push(p.contractId);
-      } catch (error) {
-        report.failures.push(`close ${p.contractId}: ${describe(error)}`);
-        this.log.error({ endpoint: 'Position/closeContract', contractId: p.contractId, err: error }, 'flatten: close failed');
-      }
-    }
-    this.journal.record('flatten', 'after', null, report);
-    return report;
+    await this.idle();
+    const result = await flattenAccount(this.client, this.accountId, this.log, { ...options, ...(contractId === undefined ? {} : { contractId }) });
+    this.journal.record('flatten', 'after', null, result);
+    return result;
   }
 
   // ------------------------------------------------------------------ lifecycle
@@ -562,7 +535,4 @@ function modifiedSpec(spec: OrderSpec, m: ModifyCommand): OrderSpec {
   }
 }
 
-export function describe(error: unknown): string {
-  if (error instanceof GatewayError) return `${error.code}${error.errorName ? ` ${error.errorName}` : ''}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
-}
+export { describe };

@@ -80,9 +80,9 @@ export class Poller implements MarketData {
   private readonly feeds = new Map<string, BarFeed>();
   private readonly jobs: Job[] = [];
   private readonly lastPrices = new Map<string, number>();
-  private readonly okAt = { positions: -Infinity, openOrders: -Infinity };
+  private readonly okAt: { positions: number; openOrders: number };
   private readonly failing = new Map<string, string>();
-  private visibilityReason: string | undefined = 'not polled yet';
+  private visibilityReason: string | undefined;
   private tradeCursor: number;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
@@ -94,6 +94,8 @@ export class Poller implements MarketData {
     assertPlan(options.subscriptions, options.intervals, options.plan);
     this.budget = new RateBudget(undefined, options.now);
     this.startedAt = options.now();
+    // The session reads positions and open orders while reconciling, just before the poller exists.
+    this.okAt = { positions: this.startedAt, openOrders: this.startedAt };
     const saved = options.journal.getMeta('tradeCursor');
     this.tradeCursor = saved === undefined ? this.startedAt - 24 * 3_600_000 : Number(saved);
     const slowest = Math.max(options.intervals.positionsMs, options.intervals.openOrdersMs);
@@ -203,7 +205,9 @@ export class Poller implements MarketData {
   // ------------------------------------------------------------------ jobs
 
   private addJob(name: string, schedule: Schedule, bucket: 'bars' | 'default', run: () => Promise<void>): void {
-    this.jobs.push({ name, schedule, bucket, due: nextDue(schedule, this.o.now() - 1), run });
+    // Account-state polls run at once; bar polls wait for the next close.
+    const due = schedule.kind === 'every' ? this.o.now() : nextDue(schedule, this.o.now() - 1);
+    this.jobs.push({ name, schedule, bucket, due, run });
   }
 
   private async pollBars(feed: BarFeed, partial: boolean): Promise<void> {

@@ -20,7 +20,8 @@ import type { StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig } from '../../engine/rules.ts';
 import type { ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './config.ts';
-import { LiveExecutor, engineState, type FlattenReport } from './executor.ts';
+import { LiveExecutor, engineState } from './executor.ts';
+import type { FlattenResult } from './kill-switch.ts';
 import { Journal } from './journal.ts';
 import { Poller } from './poller.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
@@ -89,6 +90,8 @@ export class LiveSession {
       logger,
       timeoutMs: config.gateway.timeoutMs,
       now,
+      // A read waits out at most 10 s of Retry-After: the poller would rather skip a round than stall.
+      retry: { maxAttempts: 3, maxRetryAfterMs: 10_000 },
       ...(o.client ?? {}),
     });
     let journal: Journal | undefined;
@@ -145,7 +148,13 @@ export class LiveSession {
         venueEvents: executor.events,
         accountId: account.id,
         contracts,
-        intervals: config.poll,
+        intervals: {
+          openOrdersMs: config.poll.openOrdersMs,
+          ordersMs: config.poll.ordersMs,
+          tradesMs: config.poll.tradesMs,
+          positionsMs: config.poll.positionsMs,
+          accountMs: config.poll.accountMs,
+        },
         subscriptions: config.contracts.map((contractId) => ({
           contractId,
           timeframe,
@@ -269,30 +278,15 @@ export class LiveSession {
    * Kill switch: halt the engine (nothing new passes the guard), then cancel every working order and
    * close every position at the gateway, and wait until Position/searchOpen shows flat (or the deadline).
    */
-  async killSwitch(reason: string, deadlineMs = 30_000): Promise<FlattenReport & { flat: boolean }> {
+  async killSwitch(reason: string): Promise<FlattenResult> {
     this.journal.record('kill-switch', 'before', null, { reason });
     this.engine.setTradingState('HALTED', `kill switch: ${reason}`);
-    const report = await this.executor.flatten();
-    const deadline = Date.now() + deadlineMs;
-    let flat = false;
-    while (Date.now() < deadline) {
-      try {
-        const positions = await this.client.searchOpenPositions(this.account.id);
-        const open = await this.client.searchOpenOrders(this.account.id);
-        if (positions.length === 0 && open.length === 0) {
-          flat = true;
-          break;
-        }
-      } catch (error) {
-        this.options.logger.warn({ err: error }, 'kill switch: cannot read positions yet');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const result = await this.executor.flatten();
     await this.poller.refreshAccountState().catch((error: unknown) => this.options.logger.warn({ err: error }, 'refresh after kill switch failed'));
     await this.executor.idle();
-    this.journal.record('kill-switch', 'after', null, { ...report, flat });
-    this.options.logger.warn({ ...report, flat }, 'kill switch done');
-    return { ...report, flat };
+    this.journal.record('kill-switch', 'after', null, result);
+    this.options.logger.warn({ ...result }, 'kill switch done');
+    return result;
   }
 
   /** Graceful stop: no new polls, wait for requests in flight and journal their answers, close everything. */
