@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../../src/cli/config.ts';
+import { SimConfig } from '../../../src/cli/sim.ts';
+import { CONTRACTS, findContract } from '../../../src/sim/catalogue.ts';
+import { createClock } from '../../../src/sim/clock.ts';
+import { BarFileError, readBarFile } from '../../../src/sim/market/csv.ts';
+import { RateLimiter } from '../../../src/sim/rate-limit.ts';
+import { nextTradeDayStart, tradeDayLabel, tradeDayStart } from '../../../src/sim/time.ts';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-unit-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('catalogue', () => {
+  it('finds contracts by id, short name or symbol, case-insensitively, preferring the active one', () => {
+    expect(findContract('con.f.us.ep.z25')?.name).toBe('ESZ5');
+    expect(findContract('ESZ5')?.id).toBe('CON.F.US.EP.Z25');
+    expect(findContract('F.US.EP')?.activeContract).toBe(true);
+    expect(findContract('nothing')).toBeUndefined();
+  });
+
+  it('has unique ids and start prices on each grid', () => {
+    expect(new Set(CONTRACTS.map((c) => c.id)).size).toBe(CONTRACTS.length);
+    for (const c of CONTRACTS) expect(c.grid.isAligned(c.startPrice), c.id).toBe(true);
+  });
+});
+
+describe('clock', () => {
+  it('stands still in manual mode until advanced', () => {
+    const clock = createClock('manual', 1000, () => 5);
+    expect(clock.now()).toBe(1000);
+    clock.advance(250);
+    expect(clock.now()).toBe(1250);
+    expect(() => clock.advance(-1)).toThrow(RangeError);
+  });
+
+  it('runs accelerated from the start time', () => {
+    let real = 0;
+    const clock = createClock({ speed: 60 }, 10_000, () => real);
+    real = 1000;
+    expect(clock.now()).toBe(70_000);
+  });
+});
+
+describe('trade days', () => {
+  it('start at 22:00 UTC and are labelled by the date they end on', () => {
+    const evening = Date.UTC(2025, 10, 3, 22, 30);
+    expect(tradeDayLabel(evening)).toBe(Date.UTC(2025, 10, 4));
+    expect(tradeDayStart(evening)).toBe(Date.UTC(2025, 10, 3, 22));
+    expect(nextTradeDayStart(Date.UTC(2025, 10, 3, 21, 59))).toBe(Date.UTC(2025, 10, 3, 22));
+  });
+});
+
+describe('rate limiter', () => {
+  it('allows the budget per caller and bucket, then says how long to wait', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ bars: { requests: 2, windowMs: 30_000 }, default: { requests: 1, windowMs: 60_000 } }, () => now);
+    expect([limiter.take('a', 'bars'), limiter.take('a', 'bars'), limiter.take('a', 'bars')]).toEqual([0, 0, 30]);
+    expect(limiter.take('b', 'bars')).toBe(0);
+    expect(limiter.take('a', 'default')).toBe(0);
+    now = 10_000;
+    expect(limiter.take('a', 'bars')).toBe(20);
+    now = 30_001;
+    expect(limiter.take('a', 'bars')).toBe(0);
+  });
+});
+
+describe('bar files', () => {
+  it('reports every bad line with its number', () => {
+    const file = path.join(dir, 'bad.csv');
+    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,1,2,5\n2025-01-01T00:01:00Z,1.1,2,1,2,5\nnot-a-time,1,2,1,2,5\n2025-01-01T00:00:30Z,1,2,1,2,5\n');
+    const grid = findContract('ESZ5')!.grid;
+    try {
+      readBarFile(file, grid);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(BarFileError);
+      const problems = (error as BarFileError).problems.join('\n');
+      expect(problems).toMatch(/line 3: o "1.1"/);
+      expect(problems).toMatch(/line 4: bad time/);
+      expect(problems).toMatch(/line 5: time does not increase/);
+    }
+  });
+
+  it('reads a good file into ticks with its bar length', () => {
+    const file = path.join(dir, 'good.csv');
+    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,0.75,1.5,5\n2025-01-01T00:01:00Z,1.5,2,1,2,7\n');
+    const { bars, stepMs } = readBarFile(file, findContract('ESZ5')!.grid);
+    expect(stepMs).toBe(60_000);
+    expect(Array.from(bars.low)).toEqual([3, 4]);
+  });
+});
+
+describe('sim config', () => {
+  it('accepts the shipped config/sim.yaml', async () => {
+    const { readFileSync } = await import('node:fs');
+    const text = readFileSync(path.resolve(import.meta.dirname, '../../../config/sim.yaml'), 'utf8');
+    expect(parseConfig(text, 'config/sim.yaml', SimConfig)).toMatchObject({ port: 5005, market: { source: 'synthetic' } });
+  });
+
+  it('reports unknown keys with the file and line, all at once', () => {
+    const text = 'port: 5005\nprot: 1\nmarket:\n  source: synthetic\n  speed: 3\n';
+    try {
+      parseConfig(text, 'sim.yaml', SimConfig);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as ConfigError).message;
+      expect(message).toMatch(/sim\.yaml:2: prot: unknown key/);
+      expect(message).toMatch(/sim\.yaml:5: market\.speed: unknown key/);
+    }
+  });
+});
