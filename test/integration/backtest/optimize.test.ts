@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
+import { loadHistory } from '../../../src/adapters/backtest/backtest.ts';
+import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
+import { gridCombinations, rank, runSweep, splitHistory, type Job, type JobResult } from '../../../src/adapters/backtest/optimize.ts';
+
+const config = BacktestConfig.parse({
+  strategy: { name: 'sma-cross', params: { fast: 5, slow: 20 } },
+  contract: 'MESZ5',
+  data: { source: 'synthetic', seed: 5, sessions: 2, start: '2025-03-02' },
+});
+
+describe('parameter sweeps', () => {
+  it('enumerate the grid in a stable order and rank by a metric, failures last', () => {
+    expect(gridCombinations({ fast: [5, 10], slow: [20, 30] })).toEqual([
+      { fast: 5, slow: 20 },
+      { fast: 5, slow: 30 },
+      { fast: 10, slow: 20 },
+      { fast: 10, slow: 30 },
+    ]);
+    const result = (index: number, netPnl: number | null, maxDrawdown = 0): JobResult => ({
+      index,
+      params: {},
+      sample: 'all',
+      ...(netPnl === null
+        ? { error: 'refused' }
+        : { summary: { netPnl, returnPct: null, sharpe: null, sortino: null, profitFactor: null, expectancy: null, winRate: null, maxDrawdown, trades: 1, passed: true, violations: 0, orderListHash: '' } }),
+    });
+    const results = [result(0, 5, 30), result(1, null), result(2, 9, 10), result(3, 5, 20)];
+    expect(rank(results, 'netPnl').map((r) => r.index)).toEqual([2, 0, 3, 1]);
+    expect(rank(results, 'maxDrawdown').map((r) => r.index)).toEqual([2, 3, 0, 1]);
+    expect(rank(results, 'sharpe').map((r) => r.index)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('give the same results on worker threads as in one thread, in and out of sample', async () => {
+    const history = await loadHistory(config, resolveContract(config.contract));
+    const [inSample, outSample] = splitHistory(history.bars, 0.6);
+    expect(inSample.time.length + outSample.time.length).toBe(history.bars.time.length);
+    expect(outSample.time[0]).toBeGreaterThan(inSample.time[inSample.time.length - 1]!);
+    const samples = { all: undefined, in: { ...history, bars: inSample }, out: { ...history, bars: outSample } };
+    const jobs: Job[] = gridCombinations({ fast: [5, 25], slow: [20] }).flatMap((params, index) => [
+      { index, params, sample: 'in' as const },
+      { index, params, sample: 'out' as const },
+    ]);
+    const sequential = await runSweep({ config, name: 't', samples }, jobs, { workers: 1 });
+    const parallel = await runSweep({ config, name: 't', samples }, jobs, { workers: 2 });
+    expect(parallel).toEqual(sequential);
+    expect(sequential[0]!.summary!.trades).toBeGreaterThan(0);
+    expect(sequential[0]!.summary!.orderListHash).not.toBe(sequential[1]!.summary!.orderListHash);
+    expect(sequential[2]!.error).toMatch(/fast must be shorter than slow/);
+  });
+});
