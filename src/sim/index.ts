@@ -131,9 +131,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const storedTime = Number(getMeta(db, 'lastStep') ?? Number.NaN);
     const mode = options.clock ?? 'realtime';
     let startTime = options.startTime ?? (Number.isFinite(storedTime) ? storedTime : (replay?.defaultStart ?? Date.now()));
+    // A realtime clock follows the wall clock, except over a replayed file or from an explicit start
+    // time: then it runs at real speed from that start (or from where the last run stopped).
+    const anchored = replay !== undefined || options.startTime !== undefined;
     // The market clock never runs backwards across restarts of the same database.
-    if (Number.isFinite(storedTime) && mode !== 'realtime') startTime = Math.max(startTime, storedTime);
-    const clock = createClock(mode, startTime);
+    if (Number.isFinite(storedTime) && (mode !== 'realtime' || anchored)) startTime = Math.max(startTime, storedTime);
+    const clock = createClock(mode === 'realtime' && anchored ? { speed: 1 } : mode, startTime);
     const origin = Number(getMeta(db, 'origin') ?? Math.floor(clock.now() / DAY_MS) * DAY_MS - (options.historyDays ?? 30) * DAY_MS);
     setMeta(db, 'origin', String(origin));
 
