@@ -174,6 +174,9 @@ describe('read faults and visibility', () => {
     bot.executor.setBlind(undefined);
     bot.executor.place(market('t-2', 'buy'));
     await bot.executor.idle();
+    // Accepted is not filled: the fill is believed once Order/search and Trade/search show it.
+    expect(bot.journal.order('t-2')?.state).toBe('working');
+    await bot.poller.refreshAccountState();
     expect(bot.journal.order('t-2')?.state).toBe('filled');
     await agreement(b, bot);
   });
