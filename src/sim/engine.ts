@@ -648,7 +648,22 @@ export class SimEngine {
     } else if (order.stop_loss_bracket || order.take_profit_bracket) {
       this.placeBrackets(order, price, t);
     }
+    this.copyToFollowers(order, price, t);
     this.evaluateRules(order.account_id, t);
+  }
+
+  /**
+   * Copy trading: a fill on a leader account is repeated, at the same price and size, on the active
+   * follower accounts of the same user that are not locked by a violation.
+   */
+  private copyToFollowers(order: OrderRow, price: number, t: number): void {
+    const leader = this.db.prepare('SELECT user_id, is_leader FROM accounts WHERE id = ?').get(order.account_id) as { user_id: number; is_leader: number };
+    if (!leader.is_leader) return;
+    const followers = this.db.prepare('SELECT id FROM accounts WHERE user_id = ? AND is_follower = 1 AND active = 1 AND id != ? ORDER BY id').all(leader.user_id, order.account_id) as { id: number }[];
+    for (const { id } of followers) {
+      if (this.activeViolation(id, t)) continue;
+      this.marketOrder(id, order.contract_id, order.side, order.size, price, t);
+    }
   }
 
   private placeBrackets(entry: OrderRow, price: number, t: number): void {

@@ -160,7 +160,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         firstName: 'Demo',
         lastName: 'Trader',
         accounts: [
-          { name: DEMO_ACCOUNT, template: '50K' },
+          { name: DEMO_ACCOUNT, template: '50K', leader: true },
           { name: 'DEMO-FOLLOWER', template: '50K', follower: true },
           { name: 'DEMO-LIVE', template: 'PRACTICE', live: true },
         ],

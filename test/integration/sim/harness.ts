@@ -40,6 +40,7 @@ export const TEST_OPTIONS: SimulatorOptions = {
         { name: 'T-FOLLOWER', template: '50K', follower: true },
         { name: 'T-LIVE', template: 'PRACTICE', live: true },
         { name: 'T-STATS', template: 'PRACTICE' },
+        { name: 'T-LEADER', template: 'PRACTICE', leader: true },
         { name: 'T-CLOSED', template: '50K', active: false },
       ],
     },

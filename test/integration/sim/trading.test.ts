@@ -383,6 +383,17 @@ describe('simulator trading interface', () => {
     });
   });
 
+  it('copies the fills of a leader account to the follower accounts of the same user', async () => {
+    const leader = ids['T-LEADER']!;
+    const follower = ids['T-FOLLOWER']!;
+    const id = await client.placeOrder({ accountId: leader, contractId: MES, type: OrderType.Market, side: OrderSide.Bid, size: 3 });
+    const price = (await order(leader, id)).filledPrice;
+    expect(await client.searchOpenPositions(follower)).toEqual([expect.objectContaining({ contractId: MES, type: PositionType.Long, size: 3, averagePrice: price })]);
+    await client.closePosition({ accountId: leader, contractId: MES });
+    expect(await client.searchOpenPositions(follower)).toEqual([]);
+    expect(await client.searchOpenPositions(leader)).toEqual([]);
+  });
+
   it('lists the accounts of the user with balance, simulated flag and canTrade', async () => {
     const accounts = await client.searchAccounts(false);
     const byName = Object.fromEntries(accounts.map((a) => [a.name, a]));
