@@ -20,7 +20,8 @@ export type FaultAction =
   | { readonly kind: 'drop-after' }
   | { readonly kind: 'malformed'; readonly corrupt: (body: string) => string }
   | { readonly kind: 'delay'; readonly delayMs: number }
-  | { readonly kind: 'hold' };
+  /** Keep the answer until `release()`; with `forward: false` the request is not even forwarded. */
+  | { readonly kind: 'hold'; readonly forward?: boolean };
 
 export interface FaultRule {
   readonly path: string;
@@ -56,8 +57,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const upstream = new URL(target);
   const rules: FaultRule[] = [];
   const requests: SeenRequest[] = [];
-  const heldAnswers: Array<{ res: http.ServerResponse; status: number; headers: http.IncomingHttpHeaders; body: Buffer }> = [];
   let heldWaiters: Array<() => void> = [];
+  const heldAnswers: Array<{ res: http.ServerResponse; status: number; headers: http.IncomingHttpHeaders; body: Buffer }> = [];
+  const notifyHeld = (): void => {
+    const waiters = heldWaiters;
+    heldWaiters = [];
+    for (const w of waiters) w();
+  };
 
   const forward = (req: http.IncomingMessage, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
     new Promise((resolve, reject) => {
@@ -113,6 +119,12 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         req.socket.destroy();
         return;
       }
+      if (action?.kind === 'hold' && action.forward === false) {
+        record(false);
+        heldAnswers.push({ res, status: 0, headers: {}, body: Buffer.alloc(0) });
+        notifyHeld();
+        return;
+      }
       const go = (): void => {
         record(true);
         forward(req, raw).then((up) => {
@@ -122,9 +134,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
             answer(res, up.status, up.headers, Buffer.from(action.corrupt(up.body.toString('utf8'))));
           } else if (action?.kind === 'hold') {
             heldAnswers.push({ res, ...up });
-            const waiters = heldWaiters;
-            heldWaiters = [];
-            for (const w of waiters) w();
+            notifyHeld();
           } else {
             answer(res, up.status, up.headers, up.body);
           }
@@ -145,7 +155,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     held: () => (heldAnswers.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => heldWaiters.push(resolve))),
     release: (options) => {
       for (const h of heldAnswers.splice(0)) {
-        if (options?.drop) h.res.socket?.destroy();
+        if (options?.drop || h.status === 0) h.res.socket?.destroy();
         else answer(h.res, h.status, h.headers, h.body);
       }
     },
