@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,54 +7,18 @@ import { silentLogger } from '../../../src/engine/log.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { BarCache } from '../../../src/adapters/backtest/sources/cache.ts';
 import { loadGatewayBars } from '../../../src/adapters/backtest/sources/gateway.ts';
+import { barAt, MINUTE, startLoopbackGateway, type LoopbackGateway } from './loopback-gateway.ts';
 
-/**
- * A loopback gateway that answers login and retrieveBars (newest first, at most `limit`, one bar a minute
- * except on Saturdays) and counts the bar requests it receives.
- */
 const ES = new PriceGrid(0.25, 12.5);
-const MINUTE = 60_000;
-let server: Server;
+let gateway: LoopbackGateway;
 let baseUrl: string;
-let barRequests = 0;
-
-function barAt(t: number) {
-  const base = 4000 + ((t / MINUTE) % 97) * 0.25;
-  return { t: new Date(t).toISOString(), o: base, h: base + 0.5, l: base - 0.25, c: base + 0.25, v: 1 + ((t / MINUTE) % 7) };
-}
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (part: Buffer) => (body += part.toString()));
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/json');
-      if (req.url === '/api/Auth/loginKey') {
-        res.end(JSON.stringify({ token: 'test-token', success: true, errorCode: 0, errorMessage: null }));
-        return;
-      }
-      if (req.url === '/api/History/retrieveBars') {
-        barRequests++;
-        const q = JSON.parse(body) as { startTime: string; endTime: string; limit: number };
-        const bars = [];
-        const from = Math.ceil(Date.parse(q.startTime) / MINUTE) * MINUTE;
-        for (let t = from; t <= Date.parse(q.endTime) && bars.length < q.limit; t += MINUTE) {
-          if (new Date(t).getUTCDay() !== 6) bars.push(barAt(t));
-        }
-        res.end(JSON.stringify({ bars: bars.reverse(), success: true, errorCode: 0, errorMessage: null }));
-        return;
-      }
-      res.statusCode = 404;
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  gateway = await startLoopbackGateway();
+  baseUrl = gateway.baseUrl;
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => gateway.close());
 
 describe('gateway bars through the SQLite cache', () => {
   it('fetches only what is missing, and a second run of the same range sends no request', async () => {
@@ -71,7 +33,7 @@ describe('gateway bars through the SQLite cache', () => {
 
       let cache = new BarCache(file);
       const first = await loadGatewayBars(client, cache, { ...key, from, to, now, pageSize: 100 });
-      const requestsAfterFirst = barRequests;
+      const requestsAfterFirst = gateway.barRequests();
       expect(requestsAfterFirst).toBeGreaterThan(1); // paged: 360 bars in pages of 100
       expect(first.fetched).toEqual([[from, to]]);
       const expected = [];
@@ -83,7 +45,7 @@ describe('gateway bars through the SQLite cache', () => {
       // A new process (a new cache handle on the same file): no request at all for the same range.
       cache = new BarCache(file);
       const second = await loadGatewayBars(client, cache, { ...key, from, to, now });
-      expect(barRequests).toBe(requestsAfterFirst);
+      expect(gateway.barRequests()).toBe(requestsAfterFirst);
       expect(second.fetched).toEqual([]);
       expect(Array.from(second.bars.close)).toEqual(Array.from(first.bars.close));
 
@@ -94,9 +56,9 @@ describe('gateway bars through the SQLite cache', () => {
         [to, to + 30 * MINUTE],
       ]);
       expect(wider.bars.time.length).toBe(expected.length + 90);
-      const before = barRequests;
+      const before = gateway.barRequests();
       const inner = await loadGatewayBars(client, cache, { ...key, from: from + 10 * MINUTE, to: from + 20 * MINUTE, now });
-      expect(barRequests).toBe(before);
+      expect(gateway.barRequests()).toBe(before);
       expect(inner.bars.time.length).toBe(10);
       expect(cache.covered(key)).toEqual([[from - 60 * MINUTE, to + 30 * MINUTE]]);
       cache.close();

@@ -1,0 +1,78 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../../src/cli/main.ts';
+import { ExitCode } from '../../../src/cli/exit.ts';
+import { startLoopbackGateway, type LoopbackGateway } from './loopback-gateway.ts';
+
+let gateway: LoopbackGateway;
+let dir: string;
+let out: string[];
+let err: string[];
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  gateway = await startLoopbackGateway();
+});
+afterAll(() => gateway.close());
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tickline-fetch-'));
+  out = [];
+  err = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
+  process.env.TICKLINE_BASE_URL = gateway.baseUrl;
+  process.env.TICKLINE_USERNAME = 'quant';
+  process.env.TICKLINE_API_KEY = 'key-from-the-environment';
+  process.env.TICKLINE_LOG_LEVEL = 'silent';
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.env = { ...saved };
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tickline fetch-bars and a gateway-sourced backtest', () => {
+  it('fills the cache once; a second fetch and a backtest of the range send no request', async () => {
+    const cache = path.join(dir, 'bars.sqlite');
+    const args = ['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-08T14:00:00Z', '--to', '2024-01-08T20:00:00Z', '--cache', cache];
+    expect(await main(args)).toBe(ExitCode.Ok);
+    const first = gateway.barRequests();
+    expect(first).toBeGreaterThan(0);
+    expect(out.join('')).toContain('CON.F.US.EP.Z25: 360 bars');
+    expect(await main(args)).toBe(ExitCode.Ok);
+    expect(gateway.barRequests()).toBe(first);
+    expect(out.join('')).toContain('nothing to fetch');
+
+    // The backtest reads the cache without credentials and without a request.
+    delete process.env.TICKLINE_API_KEY;
+    const file = path.join(dir, 'gw.yaml');
+    writeFileSync(
+      file,
+      [
+        'strategy: { name: sma-cross, params: { fast: 5, slow: 20 } }',
+        'contract: ESZ5',
+        `data: { source: gateway, cache: ${JSON.stringify(cache)} }`,
+        'from: 2024-01-08T14:00:00Z',
+        'to: 2024-01-08T20:00:00Z',
+        '',
+      ].join('\n'),
+    );
+    expect(await main(['backtest', '--config', file, '--out', path.join(dir, 'out')])).toBe(ExitCode.Ok);
+    expect(gateway.barRequests()).toBe(first);
+    expect(out.join('')).toMatch(/\(all from the cache\), 360 bars/);
+  });
+
+  it('refuses to run without credentials or with a bad range (exit 2)', async () => {
+    delete process.env.TICKLINE_API_KEY;
+    expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-08', '--to', '2024-01-09', '--cache', path.join(dir, 'c.sqlite')])).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain('TICKLINE_API_KEY');
+    process.env.TICKLINE_API_KEY = 'k';
+    expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-09', '--to', '2024-01-08'])).toBe(ExitCode.Usage);
+    expect(await main(['fetch-bars', '--contract', 'NOPE', '--from', '2024-01-08', '--to', '2024-01-09'])).toBe(ExitCode.Usage);
+    expect(await main(['fetch-bars', '--help'])).toBe(ExitCode.Ok);
+  });
+});
