@@ -37,7 +37,7 @@ export interface ClosedTrade {
 
 export interface DayRecord {
   readonly tradingDay: string;
-  readonly startBalance: number;
+  startBalance: number;
   /** Balance at the end of the day (realized only). */
   endBalance: number;
   realizedPnl: number;
@@ -76,7 +76,8 @@ export class PositionBook {
     readonly tickValue: number,
   ) {}
   unrealized(price: number): number {
-    return this.size === 0 ? 0 : (price - this.averagePrice) * this.size * this.tickValue;
+    // Before any price is known a position is valued at its entry (a NaN would poison every total).
+    return this.size === 0 || !(price === price) ? 0 : (price - this.averagePrice) * this.size * this.tickValue;
   }
 }
 
@@ -159,6 +160,28 @@ export class Accounting {
     const book = this.books.get(contractId);
     if (book === undefined) throw new RangeError(`unknown contract '${contractId}' (not among the engine's contracts)`);
     return book;
+  }
+
+  /**
+   * Start from a known state instead of flat (a live restart): the balance (realized so far counts as
+   * realized PnL) and open positions with their average prices. Call before the first bar.
+   */
+  restore(balance: number, positions: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }> = []): void {
+    this.realizedPnl = balance - this.startingBalance + this.fees;
+    for (const position of positions) {
+      const book = this.book(position.contractId);
+      if (!Number.isInteger(position.size)) throw new RangeError(`restore: position size ${position.size} is not a whole number`);
+      book.size = position.size;
+      book.averagePrice = position.size === 0 ? NaN : position.averagePrice;
+      book.entryTime = NaN;
+      if (!(book.lastPrice === book.lastPrice)) book.lastPrice = book.averagePrice;
+    }
+    if (this.today !== undefined) this.today.endBalance = this.balance;
+  }
+
+  /** Correct today's starting balance (a restart in the middle of a trading day). */
+  restoreDayStart(balance: number): void {
+    if (this.today !== undefined) this.today.startBalance = balance;
   }
 
   /** The live position state of a contract, for hot loops that must not look it up per bar. */

@@ -83,8 +83,14 @@ export class RuleBook {
     personalDailyProfitTarget: { headroom: Infinity, time: NaN },
   };
 
+  /** False when no limit is configured: the runner then skips the per-bar evaluation. */
+  readonly active: boolean;
+
   constructor(config: AccountConfig) {
     this.config = accountConfigSchema.parse(config);
+    const c = this.config;
+    this.active =
+      c.dailyLossLimit !== undefined || c.maximumLossLimit !== undefined || c.personalDailyLossLimit !== undefined || c.personalDailyProfitTarget !== undefined;
     this.startOfDayBalance = this.config.startingBalance;
     this.highEndOfDay = this.config.startingBalance;
     this.highIntraday = this.config.startingBalance;
@@ -98,6 +104,13 @@ export class RuleBook {
     this.dllHit = false;
     this.personalLossHit = false;
     this.personalTargetHit = false;
+  }
+
+  /** Resume from a known account state (a live restart): today's starting balance and the high-water marks. */
+  restore(state: { startOfDayBalance?: number; highBalance?: number; highEquity?: number }): void {
+    if (state.startOfDayBalance !== undefined) this.startOfDayBalance = state.startOfDayBalance;
+    if (state.highBalance !== undefined) this.highEndOfDay = Math.max(this.highEndOfDay, state.highBalance);
+    if (state.highEquity !== undefined) this.highIntraday = Math.max(this.highIntraday, state.highEquity);
   }
 
   get tradingDay(): string {

@@ -10,7 +10,7 @@
  * `push` per chunk, in one run) or asynchronously by a live adapter (1-bar chunks, fills whenever the
  * venue reports them); intents emitted outside a push are processed at once.
  */
-import { Subject, type Observable, type Subscription } from 'rxjs';
+import { Subject, Subscription, type Observable } from 'rxjs';
 import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';
 import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
 import { barCursor } from './indicators.ts';
@@ -27,6 +27,7 @@ import type {
   ContractSpec,
   Fill,
   Intent,
+  MarketData,
   OrderSpec,
   OrderState,
   OrderUpdate,
@@ -60,6 +61,11 @@ export interface EngineOptions {
   readonly clock?: () => number;
   /** Record equity at every bar's close (for the equity curve). */
   readonly recordEquity?: boolean;
+  /**
+   * Last traded price in ticks where the adapter knows one (live quotes, `MarketData.lastPrice`); the
+   * guard's trailPrice checks prefer it to the last close.
+   */
+  readonly lastPrice?: (contractId: string) => number | undefined;
 }
 
 /** Id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
@@ -89,6 +95,19 @@ export interface TradingStateChange {
   /** When the state lapses back to ACTIVE (epoch ms); Infinity when only the operator can change it. */
   readonly until: number;
   readonly time: number;
+}
+
+/** A known account state to resume from (live restart, after reconciling with the gateway). */
+export interface RestoreState {
+  /** Current balance (realized, after fees). */
+  readonly balance?: number;
+  /** Balance at the start of the current trading day (daily limits are measured from it). */
+  readonly startOfDayBalance?: number;
+  /** Highest end-of-day balance so far (trailing maximum loss limits). */
+  readonly highBalance?: number;
+  /** Highest equity so far, unrealized included (intraday trailing maximum loss limit). */
+  readonly highEquity?: number;
+  readonly positions?: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }>;
 }
 
 export interface EquityCurve {
@@ -121,6 +140,11 @@ export interface Engine {
   submit(strategyId: string, intent: Intent): void;
   /** The engine's book of working orders. */
   openOrders(): WorkingOrder[];
+  /**
+   * Resume from a known state before the first push (live restart). Working orders are restored by
+   * emitting their `OrderUpdate`s on `venue.events`: unknown working orders join the book.
+   */
+  restore(state: RestoreState): void;
   /** The next sequence number each strategy will use (journal it for restarts). */
   nextSequence(strategyId: string): number;
   equityCurve(): EquityCurve;
@@ -231,7 +255,10 @@ export function createEngine(options: EngineOptions): Engine {
     personalDailyProfitTarget: rules.config.personalDailyProfitTarget,
     contract: (id: string) => contracts.get(id),
     position: (id: string) => accounting.position(id),
-    lastPrice: (id: string) => accounting.lastPrice(id),
+    lastPrice: (id: string) => {
+      const quoted = options.lastPrice?.(id);
+      return quoted === undefined ? accounting.lastPrice(id) : quoted;
+    },
     order: (id: string): GuardOrder | undefined => {
       const order = book.get(id);
       return order === undefined ? undefined : { ...order, size: order.size - order.filledSize };
@@ -326,7 +353,7 @@ export function createEngine(options: EngineOptions): Engine {
     } else if (result.adjusted !== undefined) {
       logger.warn({ strategyId, intent, code: result.adjusted }, `risk guard reduced: ${result.message}`);
     }
-    decisions$.next(origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time });
+    if (decisions$.observed) decisions$.next(origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time });
   }
 
   function processIntent(instance: Instance | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
@@ -341,7 +368,7 @@ export function createEngine(options: EngineOptions): Engine {
     } else if (intent.kind === 'flatten' && intent.contractId === PRIMARY_CONTRACT) {
       intent = { ...intent, contractId: resolveContract(instance, PRIMARY_CONTRACT) };
     }
-    intents$.next({ strategyId, intent, time });
+    if (intents$.observed) intents$.next({ strategyId, intent, time });
     switch (intent.kind) {
       case 'target':
         return expandTarget(strategyId, intent, decidedAt, time);
@@ -360,7 +387,7 @@ export function createEngine(options: EngineOptions): Engine {
       case 'place': {
         const size = result.size ?? intent.size;
         const id = intent.id!;
-        const trail = intent.order.type === 'trailingStop' ? startTrail(intent.side, accounting.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
+        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, guardState.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
         if (trail !== undefined) trailingCount++;
         book.set(id, {
           id,
@@ -392,9 +419,11 @@ export function createEngine(options: EngineOptions): Engine {
           if (intent.size !== undefined) order.size = intent.size + order.filledSize;
           order.order = modifiedSpec(order.order, intent);
           if (intent.trailPrice !== undefined) {
-            if (order.trail === undefined) trailingCount++;
-            order.trail = startTrail(order.side, accounting.lastPrice(order.contractId), intent.trailPrice);
-            order.trailStop = trailStopPrice(order.trail);
+            const trail = trackTrail(order.side, guardState.lastPrice(order.contractId), intent.trailPrice);
+            if (order.trail === undefined && trail !== undefined) trailingCount++;
+            if (order.trail !== undefined && trail === undefined) trailingCount--;
+            order.trail = trail;
+            order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
           }
         }
         noteSent(time);
@@ -514,9 +543,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (existing !== undefined) removeOrder(existing);
     } else if (existing === undefined) {
       // Orders the venue created (bracket legs) join the book so targets and the guard see them.
-      const trail = update.order.type === 'trailingStop' && accounting.lastPrice(update.contractId) === accounting.lastPrice(update.contractId)
-        ? startTrail(update.side, accounting.lastPrice(update.contractId), update.order.trailPrice)
-        : undefined;
+      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, guardState.lastPrice(update.contractId), update.order.trailPrice) : undefined;
       if (trail !== undefined) trailingCount++;
       book.set(update.orderId, {
         id: update.orderId,
@@ -668,6 +695,8 @@ export function createEngine(options: EngineOptions): Engine {
     const recordEquity = options.recordEquity === true;
     const positionBook = accounting.bookOf(contractId);
     const single = options.contracts.length === 1;
+    const hasOnBar = venue.onBar !== undefined;
+    const rulesActive = rules.active;
     currentChunk = chunk;
     try {
       for (let i = 0; i < n; i++) {
@@ -676,14 +705,17 @@ export function createEngine(options: EngineOptions): Engine {
         if (barTime >= nextDayStart) rollDay(barTime);
         now = barTime + barMs;
         lastBarEnd = now;
-        if (venue.onBar !== undefined) venue.onBar(chunk, i);
+        if (hasOnBar) venue.onBar!(chunk, i);
 
         const position = positionBook.size;
-        const balance = accounting.balance;
-        if (position === 0) {
+        if (!rulesActive) {
+          // nothing to check
+        } else if (position === 0) {
+          const balance = accounting.balance;
           const others = single ? 0 : accounting.unrealizedPnl();
           rules.evaluate(barTime, balance, balance + others, balance + others, onBreach);
         } else {
+          const balance = accounting.balance;
           const worst = position > 0 ? low[i]! : high[i]!;
           const best = position > 0 ? high[i]! : low[i]!;
           rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
@@ -845,6 +877,14 @@ export function createEngine(options: EngineOptions): Engine {
       receive(instances.find((i) => i.id === strategyId), strategyId, intent);
     },
     openOrders: () => [...book.values()].map(publicOrder),
+    restore(restored) {
+      accounting.restore(restored.balance ?? accounting.balance, restored.positions ?? []);
+      // Open today's trading day now, so the first bar does not reset the day's starting balance.
+      const time = clock();
+      if (time === time) rollDay(time);
+      rules.restore(restored);
+      if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
+    },
     nextSequence: (strategyId) => sequences.get(strategyId) ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
     equityCurve: () => ({ time: Float64Array.from(equityTimes), equity: Float64Array.from(equityValues) }),
     close() {
@@ -863,6 +903,11 @@ export function createEngine(options: EngineOptions): Engine {
 
 const MARKET: OrderSpec = Object.freeze({ type: 'market' });
 const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
+
+/** The engine's own estimate of a trailing stop, when the last price is known in whole ticks. */
+function trackTrail(side: Side, last: number, trailPrice: number): TrailState | undefined {
+  return Number.isInteger(last) && Number.isInteger(trailPrice) ? startTrail(side, last, trailPrice) : undefined;
+}
 
 function publicOrder(order: BookOrder): WorkingOrder {
   return {
@@ -922,3 +967,25 @@ export function sliceChunk(chunk: BarChunk, from: number, to: number): BarChunk 
 }
 
 export type { ReasonCode, TradingState };
+
+/**
+ * Feed an engine from a `MarketData` source (a replay or a live poller): pushes every chunk of each
+ * subscription as it arrives. Returns the subscription; errors are logged and stop that feed.
+ */
+export function connectMarketData(
+  engine: Pick<Engine, 'push'>,
+  marketData: MarketData,
+  feeds: ReadonlyArray<{ contractId: string; timeframe: Timeframe }>,
+  logger: Logger = silentLogger,
+): Subscription {
+  const all = new Subscription();
+  for (const feed of feeds) {
+    all.add(
+      marketData.bars(feed.contractId, feed.timeframe).subscribe({
+        next: (chunk) => engine.push(chunk),
+        error: (error: unknown) => logger.error({ err: error, contractId: feed.contractId }, 'market data feed failed'),
+      }),
+    );
+  }
+  return all;
+}

@@ -158,3 +158,24 @@ describe('runner properties', () => {
     );
   });
 });
+
+describe('restart', () => {
+  it('restores balance, day start and positions so targets and daily limits continue', () => {
+    const now = T0 - 60_000;
+    const venue = new TinyVenue();
+    const engine = createEngine({
+      strategies: [{ strategy: scripted([target(2)]), id: 'live' }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000, dailyLossLimit: 1_000 },
+      clock: () => now,
+      sequenceStart: { live: 118 },
+    });
+    engine.restore({ balance: 50_500, startOfDayBalance: 51_000, positions: [{ contractId: ES.id, size: 1, averagePrice: 100 }] });
+    expect(engine.rules.dailyLossFloor()).toBe(50_000);
+    expect(engine.snapshot()).toMatchObject({ balance: 50_500, dayPnl: -500 });
+    engine.push(chunk([100]));
+    expect(venue.placed.map((o) => `${o.id} ${o.side} ${o.size}`)).toEqual(['live-118 buy 1']);
+    expect(engine.rules.dailyLossFloor()).toBe(50_000);
+  });
+});

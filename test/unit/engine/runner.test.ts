@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY, filter, map } from 'rxjs';
+import { EMPTY, filter, map, of } from 'rxjs';
 import type { Intent } from '../../../src/engine/types.ts';
 import { z } from 'zod';
-import { createEngine, type Decision } from '../../../src/engine/runner.ts';
+import { connectMarketData, createEngine, type Decision } from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
@@ -120,5 +120,14 @@ describe('runner', () => {
     venue.subject.next({ kind: 'fill', fillId: 'x1', orderId: 'idle-1', contractId: ES.id, side: 'buy', size: 1, price: 100, fees: 0, time: 200 });
     venue.subject.next({ kind: 'fill', fillId: 'x1', orderId: 'idle-1', contractId: ES.id, side: 'buy', size: 1, price: 100, fees: 0, time: 200 });
     expect(engine.accounting.position(ES.id)).toBe(1);
+  });
+
+  it('can be fed from a MarketData source', () => {
+    const venue = new TinyVenue();
+    const engine = createEngine({ strategies: [{ strategy: smaCross, params: { fast: 2, slow: 3 } }], contracts: [ES], venue, account: { startingBalance: 50_000 } });
+    const whole = chunk([10, 9, 8, 7, 6, 8, 10, 12, 14, 12, 10, 8, 6]);
+    const marketData = { bars: () => of(...split(whole, [5, 8])) };
+    connectMarketData(engine, marketData, [{ contractId: ES.id, timeframe: whole.timeframe }]);
+    expect(venue.placed.map((o) => `${o.side} ${o.size}`)).toEqual(['buy 1', 'sell 2']);
   });
 });
