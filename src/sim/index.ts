@@ -146,11 +146,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       markets.set(contract.id, new ContractMarket(contract, base));
     });
 
-    const adminKey = options.adminKey ?? getMeta(db, 'adminKey') ?? randomBytes(24).toString('base64url');
+    const adminKey = options.adminKey ?? getMeta(db, 'adminKey') ?? randomBytes(20).toString('hex');
     setMeta(db, 'adminKey', adminKey);
     const now = clock.now();
     seedTemplates(db, [...DEFAULT_TEMPLATES, ...(options.templates ?? [])]);
-    const demoKey = options.demoApiKey ?? getMeta(db, 'demoApiKey') ?? randomBytes(24).toString('base64url');
+    const demoKey = options.demoApiKey ?? getMeta(db, 'demoApiKey') ?? randomBytes(20).toString('hex');
     setMeta(db, 'demoApiKey', demoKey);
     seedUsers(db, now, [
       {
