@@ -34,7 +34,7 @@ export const SyntheticDataConfig = z.strictObject({
   seed: z.number().int().nonnegative().default(42),
   /** Trading sessions (Globex days) of one-minute bars. */
   sessions: z.number().int().positive().max(5000).default(10),
-  /** The first session opens on the first Sunday-to-Thursday 22:00 UTC on or after this date. */
+  /** The first session is the first one opening (17:00 America/Chicago) at or after this time. */
   start: IsoTime.default(Date.UTC(2025, 0, 5)),
   /** Decimal price of the first bar; the contract's usual level by default. */
   startPrice: z.number().positive().optional(),

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { firstValueFrom, toArray } from 'rxjs';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
+import { ZoneClock } from '../../../src/engine/calendar.ts';
 import { CsvBarsError, parseCsvBars, readCsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
 import { aggregate, sliceByTime } from '../../../src/adapters/backtest/sources/columns.ts';
-import { sessionStarts, syntheticBars } from '../../../src/adapters/backtest/sources/synthetic.ts';
+import { globexSessions, syntheticBars } from '../../../src/adapters/backtest/sources/synthetic.ts';
 import { ReplayDataError, ReplayMarketData } from '../../../src/adapters/backtest/replay.ts';
 
 const ES = new PriceGrid(0.25, 12.5);
@@ -80,18 +81,25 @@ describe('columns', () => {
 });
 
 describe('synthetic market', () => {
-  it('lays seeded bars on Globex sessions: no weekend bars, a daily break, same seed same bars', () => {
-    const start = Date.UTC(2024, 0, 5); // a Friday: the first session opens Sunday 22:00 UTC
-    expect(sessionStarts(start, 2)).toEqual([Date.UTC(2024, 0, 7, 22), Date.UTC(2024, 0, 8, 22)]);
+  it('lays seeded bars on Globex sessions (17:00-16:00 Chicago): no weekend bars, a daily break, same seed same bars', () => {
+    const start = Date.UTC(2024, 0, 5); // a Friday: the first session opens Sunday 17:00 CST = 23:00 UTC
+    expect(globexSessions(start, 2)).toEqual([
+      { start: Date.UTC(2024, 0, 7, 23), end: Date.UTC(2024, 0, 8, 22) },
+      { start: Date.UTC(2024, 0, 8, 23), end: Date.UTC(2024, 0, 9, 22) },
+    ]);
+    // Daylight saving time moves the session with Chicago: 17:00 CDT = 22:00 UTC.
+    expect(globexSessions(Date.UTC(2024, 6, 1), 1)[0]!.start).toBe(Date.UTC(2024, 6, 1, 22));
     const a = syntheticBars({ seed: 7, grid: ES, startPrice: 5000, start, sessions: 6 });
     const b = syntheticBars({ seed: 7, grid: ES, startPrice: 5000, start, sessions: 6 });
     expect(a.close).toEqual(b.close);
     expect(a.time.length).toBe(6 * 23 * 60);
+    const chicago = new ZoneClock('America/Chicago');
     let gaps = 0;
     for (let i = 0; i < a.time.length; i++) {
-      const day = new Date(a.time[i]!).getUTCDay();
-      const hour = new Date(a.time[i]!).getUTCHours();
-      expect(day === 6 || (day === 5 && hour >= 21) || (day === 0 && hour < 22) || hour === 21).toBe(false);
+      const wall = new Date(chicago.wall(a.time[i]!));
+      const day = wall.getUTCDay();
+      const hour = wall.getUTCHours();
+      expect(hour === 16 || day === 6 || (day === 5 && hour >= 16) || (day === 0 && hour < 17)).toBe(false);
       expect(Number.isInteger(a.open[i]) && a.low[i]! <= Math.min(a.open[i]!, a.close[i]!) && a.high[i]! >= Math.max(a.open[i]!, a.close[i]!)).toBe(true);
       if (i > 0 && a.time[i]! - a.time[i - 1]! > 60_000) gaps++;
     }
@@ -111,6 +119,7 @@ describe('replay', () => {
     expect(chunks[1]!.time[0]).toBe(bars.time[500]);
     const hourly = await firstValueFrom(replay.bars('ES', { unit: 'hour', unitNumber: 1 }).pipe(toArray()));
     expect(hourly[0]!.length).toBe(23);
+    expect(hourly[0]!.time[0]).toBe(bars.time[0]);
     expect(() => replay.bars('ES', { unit: 'second', unitNumber: 30 })).toThrow(ReplayDataError);
     expect(() => replay.bars('NQ', { unit: 'minute', unitNumber: 1 })).toThrow(ReplayDataError);
   });
