@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from './log.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ReasonCode, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type Breach } from './rules.ts';
-import { parseParams, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
+import { StrategyError, parseParams, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
 import { nominalMs } from './timeframe.ts';
 import { advanceTrail, startTrail, trailStopPrice, type TrailState } from './trailing.ts';
 import type {
@@ -59,6 +59,12 @@ export interface EngineOptions {
   readonly sequenceStart?: number | Readonly<Record<string, number>>;
   /** Engine clock (epoch ms); by default the end of the last bar pushed. Live passes `Date.now`. */
   readonly clock?: () => number;
+  /**
+   * What a strategy that throws (or errors its Observable) does: `throw` (default) makes the `push` in
+   * which it happened throw a `StrategyError` with code STRATEGY_FAILED once the chunk is processed;
+   * `log` only logs it and emits it on `errors$` (the other strategies carry on).
+   */
+  readonly onStrategyError?: 'throw' | 'log';
   /** Record equity at every bar's close (for the equity curve). */
   readonly recordEquity?: boolean;
   /**
@@ -87,6 +93,11 @@ export interface Decision {
   readonly origin?: Intent;
   readonly result: GuardResult;
   readonly time: number;
+}
+
+export interface StrategyFailure {
+  readonly strategyId: string;
+  readonly error: unknown;
 }
 
 export interface TradingStateChange {
@@ -127,6 +138,8 @@ export interface Engine {
   readonly account$: Observable<AccountSnapshot>;
   readonly breaches$: Observable<Breach>;
   readonly tradingState$: Observable<TradingStateChange>;
+  /** Strategies that failed (their intents stop). */
+  readonly errors$: Observable<StrategyFailure>;
   readonly accounting: Accounting;
   readonly rules: RuleBook;
   readonly riskConfig: ResolvedRiskConfig;
@@ -207,6 +220,8 @@ export function createEngine(options: EngineOptions): Engine {
   const account$ = new Subject<AccountSnapshot>();
   const breaches$ = new Subject<Breach>();
   const tradingState$ = new Subject<TradingStateChange>();
+  const errors$ = new Subject<StrategyFailure>();
+  const failures: StrategyFailure[] = [];
 
   const book = new Map<string, BookOrder>();
   let trailingCount = 0;
@@ -744,6 +759,15 @@ export function createEngine(options: EngineOptions): Engine {
       processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, now);
     }
     pending.length = 0;
+    if (failures.length > 0 && options.onStrategyError !== 'log') throwFailure();
+  }
+
+  /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
+  function throwFailure(): never {
+    const failure = failures[0]!;
+    failures.length = 0;
+    const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
+    throw new StrategyError('STRATEGY_FAILED', `strategy '${failure.strategyId}' failed: ${reason}`, { cause: failure.error });
   }
 
   function markPartial(chunk: BarChunk, i: number): void {
@@ -846,7 +870,12 @@ export function createEngine(options: EngineOptions): Engine {
   for (const { instance, module, context } of pendingRuns) {
     instance.subscription = module.run(context).subscribe({
       next: (intent) => receive(instance, instance.id, intent),
-      error: (error: unknown) => logger.error({ err: error, strategy: instance.id }, 'strategy failed; its intents stop'),
+      error: (error: unknown) => {
+        logger.error({ err: error, strategy: instance.id }, 'strategy failed; its intents stop');
+        const failure: StrategyFailure = { strategyId: instance.id, error };
+        failures.push(failure);
+        errors$.next(failure);
+      },
     });
   }
   pendingRuns.length = 0;
@@ -862,6 +891,7 @@ export function createEngine(options: EngineOptions): Engine {
     account$: account$.asObservable(),
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
+    errors$: errors$.asObservable(),
     accounting,
     rules,
     riskConfig: limits,
@@ -894,7 +924,7 @@ export function createEngine(options: EngineOptions): Engine {
       }
       for (const listener of barListeners) listener.subject.complete();
       venueSubscription.unsubscribe();
-      for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$]) {
+      for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$, errors$]) {
         (subject as Subject<unknown>).complete();
       }
     },

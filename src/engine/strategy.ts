@@ -60,22 +60,21 @@ export interface StrategyModule<S extends z.ZodType = z.ZodType> {
   run(context: StrategyContext<z.output<S>>): Observable<Intent>;
 }
 
-const STRATEGY_BRAND = Symbol.for('tickline.strategy');
-
 export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): StrategyModule<S> {
   if (typeof module.name !== 'string' || module.name === '') throw new TypeError('a strategy needs a non-empty name');
   if (typeof (module.params as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new TypeError(`strategy '${module.name}': params must be a zod schema`);
   if (typeof module.run !== 'function') throw new TypeError(`strategy '${module.name}': run must be a function`);
-  return Object.freeze({ ...module, [STRATEGY_BRAND]: true });
+  return Object.freeze({ ...module });
 }
 
 export class StrategyError extends Error {
   override readonly name = 'StrategyError';
   constructor(
-    readonly code: 'STRATEGY_NOT_FOUND' | 'STRATEGY_INVALID' | 'STRATEGY_PARAMS',
+    readonly code: 'STRATEGY_NOT_FOUND' | 'STRATEGY_INVALID' | 'STRATEGY_PARAMS' | 'STRATEGY_FAILED',
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

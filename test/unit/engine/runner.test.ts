@@ -130,4 +130,24 @@ describe('runner', () => {
     connectMarketData(engine, marketData, [{ contractId: ES.id, timeframe: whole.timeframe }]);
     expect(venue.placed.map((o) => `${o.side} ${o.size}`)).toEqual(['buy 1', 'sell 2']);
   });
+
+  it('a failing strategy makes push throw (or is only logged when configured)', () => {
+    const broken = defineStrategy({
+      name: 'broken',
+      params: z.object({}),
+      run: ({ bars }) =>
+        bars().pipe(
+          map(() => {
+            throw new Error('boom');
+          }),
+        ),
+    });
+    const loud = createEngine({ strategies: [{ strategy: broken }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 } });
+    expect(() => loud.push(chunk([1, 2]))).toThrow(/strategy 'broken' failed: boom/);
+    const quiet = createEngine({ strategies: [{ strategy: broken }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 }, onStrategyError: 'log' });
+    const failures: string[] = [];
+    quiet.errors$.subscribe((f) => failures.push(f.strategyId));
+    quiet.push(chunk([1, 2]));
+    expect(failures).toEqual(['broken']);
+  });
 });
