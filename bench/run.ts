@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
-import { compareGrids, gridParams, runGridSequential, startGridPool } from './grid.ts';
+import { compareGrids, GRID, PARALLEL_WORKERS, runGrid } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
 import { CONTRACT, MINUTE, PathsDisagreeError, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, REFERENCE_PARAMS } from './reference.ts';
 
@@ -180,33 +180,20 @@ rows.push({ figure: `6 peak RSS of the ${fmt(BARS)}-bar backtest (fresh process)
 results.peakRss = { megabytes: rssMb, ...rss };
 
 // ------------------------------------------------------------------ 7: grid, sequential vs worker threads
-progress('16-run grid: sequential ...');
-const params = gridParams();
-const sequential = time(() => runGridSequential(bars, params));
-progress('16-run grid: worker threads ...');
-const { pool, first, firstMs } = await startGridPool(bars, params);
-let warmMs: number;
-try {
-  const problem = compareGrids(sequential.value, first, params);
-  if (problem !== undefined) fail(problem);
-  const start = performance.now();
-  const again = await pool.round();
-  warmMs = performance.now() - start;
-  const problemAgain = compareGrids(sequential.value, again, params);
-  if (problemAgain !== undefined) fail(problemAgain);
-} finally {
-  await pool.close();
-}
-const workers = os.availableParallelism();
-const coldRatio = firstMs / sequential.ms;
+progress('16-run grid through the optimize machinery: one after another ...');
+const sequential = await runGrid(bars, 1);
+progress(`16-run grid: on ${PARALLEL_WORKERS} worker threads ...`);
+const parallel = await runGrid(bars, PARALLEL_WORKERS);
+const gridProblem = compareGrids(sequential.results, parallel.results);
+if (gridProblem !== undefined) fail(gridProblem);
+const gridRatio = parallel.ms / sequential.ms;
 rows.push({
-  figure: `7 grid of 16 on ${workers} worker threads / sequential`,
-  value: `${(coldRatio * 100).toFixed(1)}% (${fmt(firstMs)} ms incl. ${fmt(pool.startupMs)} ms worker start-up, vs ${fmt(sequential.ms)} ms)`,
+  figure: `7 grid of 16 (optimize's runSweep) on ${PARALLEL_WORKERS} workers / sequential`,
+  value: `${(gridRatio * 100).toFixed(1)}% (${fmt(parallel.ms)} ms incl. worker start-up, vs ${fmt(sequential.ms)} ms)`,
   target: '<= 60%',
-  verdict: verdict(coldRatio <= 0.6),
+  verdict: verdict(gridRatio <= 0.6),
 });
-rows.push({ figure: '7 same grid again on the warm pool / sequential', value: `${((warmMs / sequential.ms) * 100).toFixed(1)}% (${fmt(warmMs)} ms)`, target: '(info)', verdict: '' });
-results.grid = { params, sequentialMs: sequential.ms, parallelMs: firstMs, workerStartupMs: pool.startupMs, warmPoolMs: warmMs, workers, ratio: coldRatio, warmRatio: warmMs / sequential.ms };
+results.grid = { grid: GRID, sequentialMs: sequential.ms, parallelMs: parallel.ms, workers: PARALLEL_WORKERS, ratio: gridRatio };
 
 // ------------------------------------------------------------------ output
 const loadAfter = os.loadavg();
