@@ -289,14 +289,17 @@ export class SimEngine {
     const ticks: Partial<Record<keyof typeof needs, number>> = {};
     for (const field of ['limitPrice', 'stopPrice', 'trailPrice'] as const) {
       const value = req[field];
-      if (!needs[field]) continue;
+      if (!needs[field]) {
+        if (value !== null && value !== undefined) return rejected(PlaceErrorCode.OrderRejected, `${field} does not apply to order type ${req.type}`);
+        continue;
+      }
       if (value === null || value === undefined) return rejected(PlaceErrorCode.OrderRejected, `${field} is required for order type ${req.type}`);
       const t = contract.grid.toTicks(value);
       if (!Number.isInteger(t)) return rejected(PlaceErrorCode.OrderRejected, `${field} ${value} is not a multiple of the tick size ${contract.tickSize}`);
       ticks[field] = t;
     }
     for (const [name, bracket, allowed] of [
-      ['stopLossBracket', req.stopLossBracket, [OrderType.Stop, OrderType.TrailingStop, OrderType.Market]],
+      ['stopLossBracket', req.stopLossBracket, [OrderType.Stop, OrderType.TrailingStop]],
       ['takeProfitBracket', req.takeProfitBracket, [OrderType.Limit]],
     ] as const) {
       if (bracket && !(allowed as readonly number[]).includes(bracket.type)) {
@@ -674,22 +677,15 @@ export class SimEngine {
       `INSERT INTO orders (account_id, contract_id, type, side, size, limit_ticks, stop_ticks, trail_distance, trail_extreme, status, bracket_of, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const ids: number[] = [];
     if (entry.stop_loss_bracket) {
       const b = JSON.parse(entry.stop_loss_bracket) as S.Bracket;
       const level = price - away * b.ticks;
       const trailing = b.type === OrderType.TrailingStop;
-      const info = insert.run(entry.account_id, entry.contract_id, b.type, exitSide, entry.size, null, trailing || b.type === OrderType.Market ? null : level, trailing ? b.ticks : null, trailing ? price : null, OrderStatus.Open, entry.id, t, t);
-      ids.push(Number(info.lastInsertRowid));
+      insert.run(entry.account_id, entry.contract_id, b.type, exitSide, entry.size, null, trailing ? null : level, trailing ? b.ticks : null, trailing ? price : null, OrderStatus.Open, entry.id, t, t);
     }
     if (entry.take_profit_bracket) {
       const b = JSON.parse(entry.take_profit_bracket) as S.Bracket;
-      const info = insert.run(entry.account_id, entry.contract_id, OrderType.Limit, exitSide, entry.size, price + away * b.ticks, null, null, null, OrderStatus.Open, entry.id, t, t);
-      ids.push(Number(info.lastInsertRowid));
-    }
-    for (const id of ids) {
-      const child = this.order(id);
-      if (child.status === OrderStatus.Open && child.type === OrderType.Market) this.fill(child, price, t);
+      insert.run(entry.account_id, entry.contract_id, OrderType.Limit, exitSide, entry.size, price + away * b.ticks, null, null, null, OrderStatus.Open, entry.id, t, t);
     }
   }
 

@@ -261,6 +261,8 @@ describe('simulator trading interface', () => {
       ['an unsupported order type', { type: 6 }, 2],
       ['a misaligned limit price', { type: OrderType.Limit, limitPrice: 6000.1 }, 2],
       ['a limit order without a price', { type: OrderType.Limit }, 2],
+      ['a price the order type does not use', { limitPrice: 6000 }, 2],
+      ['a market stop-loss bracket', { stopLossBracket: { ticks: 4, type: OrderType.Market } }, 2],
       ['a zero size', { size: 0 }, 2],
       ['an unknown contract', { contractId: 'CON.F.US.NOPE.Z25' }, 8],
       ['an expired contract', { contractId: 'CON.F.US.EP.U25' }, 9],
