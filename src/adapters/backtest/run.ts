@@ -52,6 +52,12 @@ export interface BacktestViolation {
   readonly violationTotalDayPnl: number;
   /** The equity floor (rule breaks) or day-PnL level (personal limits) that was crossed. */
   readonly level: number;
+  /** The maximum-loss floor that was crossed (maximum loss limit breaks only). */
+  readonly minimumBalance: number | null;
+  /** The account's configured limits at the time, as spec 2.10 carries them. */
+  readonly dailyLossLimit: number | null;
+  readonly personalDailyLossLimit: number | null;
+  readonly personalDailyProfitTarget: number | null;
 }
 
 export interface BacktestRunResult {
@@ -115,7 +121,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   const equity = engine.equityCurve();
   engine.close();
 
-  const violations = breaches.map((b) => toViolation(b));
+  const violations = breaches.map((b) => toViolation(b, account));
   const reportViolations: ReportViolation[] = violations.map((v) => ({
     time: Date.parse(v.triggeredAt),
     type: v.type,
@@ -178,7 +184,7 @@ export function orderListHash(orders: readonly OrderRecord[]): string {
   return hash.digest('hex');
 }
 
-function toViolation(b: Breach): BacktestViolation {
+function toViolation(b: Breach, account: AccountConfig): BacktestViolation {
   const rule: RuleName = b.type === 6 ? b.rule! : b.type === 3 ? 'personalDailyLossLimit' : 'personalDailyProfitTarget';
   return {
     type: b.type,
@@ -190,6 +196,10 @@ function toViolation(b: Breach): BacktestViolation {
     violationBalance: b.equity,
     violationTotalDayPnl: b.dayPnl,
     level: b.level,
+    minimumBalance: rule === 'maximumLossLimit' ? b.level : null,
+    dailyLossLimit: account.dailyLossLimit ?? null,
+    personalDailyLossLimit: account.personalDailyLossLimit ?? null,
+    personalDailyProfitTarget: account.personalDailyProfitTarget ?? null,
   };
 }
 

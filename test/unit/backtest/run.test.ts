@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { AccountConfig } from '../../../src/adapters/backtest/config.ts';
+import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
+import { runBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
+import { syntheticBars } from '../../../src/adapters/backtest/sources/synthetic.ts';
+import { TradingCalendar } from '../../../src/engine/calendar.ts';
+import smaCross from '../../../src/strategies/sma-cross.ts';
+
+const contract = resolveContract('MESZ5');
+const bars = syntheticBars({ seed: 11, grid: contract.grid, startPrice: 6700, start: Date.UTC(2025, 2, 2), sessions: 4 });
+const base: BacktestRunInput = {
+  contract,
+  bars,
+  dataTimeframe: { unit: 'minute', unitNumber: 1 },
+  timeframe: { unit: 'minute', unitNumber: 1 },
+  strategy: smaCross,
+  params: { fast: 3, slow: 8 },
+  account: AccountConfig.parse({}),
+  risk: {},
+  fills: { slippageTicks: 1, feePerContractPerSide: 0.37 },
+};
+const calendar = new TradingCalendar();
+
+describe('account rules in the backtest', () => {
+  it('a daily loss limit break flattens and pauses trading until the next trading day, once per day', () => {
+    const result = runBacktest({ ...base, account: AccountConfig.parse({ dailyLossLimit: 40 }) });
+    const days = result.violations.map((v) => v.tradingDay);
+    expect(days.length).toBeGreaterThan(1);
+    expect(new Set(days).size).toBe(days.length);
+    for (const v of result.violations) {
+      expect(v).toMatchObject({ type: 6, rule: 'dailyLossLimit', duration: 2, dailyLossLimit: 40, minimumBalance: null });
+      expect(v.violationBalance).toBeLessThanOrEqual(v.level);
+      const at = Date.parse(v.triggeredAt);
+      // After the break's bar only the flatten (at the next bar's open) trades that day; the next fill is on a later trading day.
+      const sameDay = result.fills.filter((f) => f.time > at && calendar.dayOf(f.time) === v.tradingDay);
+      expect(sameDay.length).toBeLessThanOrEqual(1);
+      const later = result.fills.find((f) => calendar.dayOf(f.time) > v.tradingDay);
+      if (later !== undefined) expect(later.time).toBeGreaterThanOrEqual(calendar.nextDayStart(at));
+    }
+    expect(result.passed).toBe(true);
+    expect(result.closestApproach).toMatchObject([{ rule: 'dailyLossLimit' }]);
+    expect(result.closestApproach[0]!.minRoom).toBeLessThanOrEqual(0);
+  });
+
+  it('a maximum loss limit break fails the account and stops trading for good', () => {
+    const result = runBacktest({ ...base, account: AccountConfig.parse({ maximumLossLimit: { amount: 60, variant: 'static' } }) });
+    const breaks = result.violations.filter((v) => v.rule === 'maximumLossLimit');
+    expect(breaks).toHaveLength(1);
+    expect(breaks[0]).toMatchObject({ type: 6, duration: 1, minimumBalance: 50_000 - 60 });
+    expect(result.passed).toBe(false);
+    const at = Date.parse(breaks[0]!.triggeredAt);
+    // The flatten at the next bar's open is the last fill of the run.
+    const after = result.fills.filter((f) => f.time > at);
+    expect(after.length).toBeLessThanOrEqual(1);
+    expect(after[0]?.orderId ?? 'risk-').toMatch(/^risk-/);
+    expect(result.openPosition).toBe(0);
+  });
+
+  it('a profit target decides pass or fail; personal limits do not fail the account', () => {
+    const personal = runBacktest({ ...base, account: AccountConfig.parse({ personalDailyLossLimit: 20, profitTarget: 1_000_000 }) });
+    expect(personal.violations.every((v) => v.type === 3 && v.duration === 0 && v.personalDailyLossLimit === 20)).toBe(true);
+    expect(personal.violations.length).toBeGreaterThan(0);
+    expect(personal.passed).toBe(false);
+    expect(personal.verdict).toMatch(/profit target not reached/);
+    const plain = runBacktest(base);
+    expect(plain.violations).toEqual([]);
+    expect(plain.passed).toBe(true);
+  });
+});
