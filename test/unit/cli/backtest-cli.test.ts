@@ -102,6 +102,20 @@ describe('tickline backtest', () => {
     expect(await main(['backtest', '--config', file, '--data', path.join(dir, 'nope.csv')])).toBe(ExitCode.Usage);
   });
 
+  it('--data, --from and --to replace the history and cut it', async () => {
+    const file = config('csv', BASE);
+    const csv = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
+    const outDir = path.join(dir, 'csv');
+    const code = await main(['backtest', '--config', file, '--data', csv, '--from', '2013-10-07T13:30:00Z', '--to', '2013-10-07T20:00', '--out', outDir]);
+    expect([ExitCode.Ok, ExitCode.RuleBreak]).toContain(code);
+    const summary = JSON.parse(readFileSync(path.join(outDir, 'summary.json'), 'utf8')) as { bars: number; data: string };
+    expect(summary.bars).toBe(390);
+    expect(summary.data).toContain('es-minute-lean.csv');
+    const equity = readFileSync(path.join(outDir, 'equity.csv'), 'utf8').trim().split('\n');
+    expect(equity[1]).toMatch(/^2013-10-07T13:30:00.000Z,/);
+    expect(equity.at(-1)).toMatch(/^2013-10-07T19:59:00.000Z,/);
+  });
+
   it('prints its usage for --help', async () => {
     expect(await main(['backtest', '--help'])).toBe(ExitCode.Ok);
     expect(out.join('')).toContain('Usage: tickline backtest --config');
