@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Journal, JournalError, parseTag } from '../../../src/adapters/live/journal.ts';
+import { newOrder, transition } from '../../../src/adapters/live/order-state.ts';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-journal-'));
+  file = path.join(dir, 'j.sqlite');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const base = { contractId: 'C', side: 'buy' as const, spec: { type: 'market' as const } };
+
+describe('journal', () => {
+  it('is in WAL mode with synchronous FULL', () => {
+    const j = Journal.open(file);
+    const db = (j as unknown as { db: { pragma(s: string, o: { simple: true }): unknown } }).db;
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    j.close();
+  });
+
+  it('refuses to journal a tag twice, across reopenings', () => {
+    const j = Journal.open(file);
+    j.beginPlace({ ...newOrder('s-1', 1), ...base }, { customTag: 's-1' });
+    expect(() => j.beginPlace({ ...newOrder('s-1', 1), ...base }, {})).toThrow(JournalError);
+    j.close();
+    const again = Journal.open(file);
+    expect(() => again.beginPlace({ ...newOrder('s-1', 1), ...base }, {})).toThrow(JournalError);
+    again.close();
+  });
+
+  it('restores the tag sequence past everything journaled or noted', () => {
+    const j = Journal.open(file);
+    j.beginPlace({ ...newOrder('s-7', 1), ...base }, {});
+    expect(j.nextSequence('s')).toBe(8);
+    j.noteSequence('s', 5);
+    expect(j.nextSequence('s')).toBe(8);
+    j.noteSequence('s', 12);
+    expect(j.reserveTag('s')).toBe('s-13');
+    j.close();
+    const again = Journal.open(file);
+    expect(again.nextSequence('s')).toBe(14);
+    expect(again.nextSequence('other')).toBe(1);
+    again.close();
+    expect(parseTag('my-strat-42')).toEqual({ strategyId: 'my-strat', sequence: 42 });
+  });
+
+  it('applies a fill once and keeps order state with its cause', () => {
+    const j = Journal.open(file, { now: () => 1_000 });
+    j.beginPlace({ ...newOrder('s-1', 2), ...base }, {});
+    const accepted = transition(j.order('s-1')!, { type: 'placeAccepted', venueOrderId: 9 }).order;
+    j.saveOrder(accepted, { kind: 'place', phase: 'after', payload: { orderId: 9 } });
+    const fill = { fillId: '77', tag: 's-1', venueOrderId: 9, contractId: 'C', side: 'buy' as const, size: 1, price: 100, fees: 1.4, time: 1_000 };
+    expect(j.addFill(fill)).toBe(true);
+    expect(j.addFill(fill)).toBe(false);
+    expect(j.orderByVenueId(9)?.tag).toBe('s-1');
+    expect(j.order('s-1')?.fillIds).toEqual(['77']);
+    expect(Object.fromEntries(j.positionsFromFills())).toEqual({ C: 1 });
+    expect(j.entries({ tag: 's-1' }).map((e) => `${e.kind}/${e.phase}`)).toEqual(['place/before', 'place/after', 'fill/event']);
+    j.close();
+  });
+});
