@@ -112,11 +112,25 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
 
   const replay = new ReplayMarketData([{ contractId: contract.id, timeframe: input.dataTimeframe, bars: input.bars }]);
   let done = 0;
-  replay.bars(contract.id, input.timeframe).subscribe((chunk) => {
-    engine.push(chunk);
+  // The replay emits synchronously; an error in a push (a failing strategy) must reach the caller, not
+  // rxjs' asynchronous unhandled-error path, so it is caught here and rethrown after the replay stops.
+  let failure: { error: unknown } | undefined;
+  const feed = replay.bars(contract.id, input.timeframe).subscribe((chunk) => {
+    if (failure !== undefined) return;
+    try {
+      engine.push(chunk);
+    } catch (error) {
+      failure = { error };
+      return;
+    }
     done += chunk.length;
     input.onProgress?.(done, input.bars.time.length);
   });
+  feed.unsubscribe();
+  if (failure !== undefined) {
+    engine.close();
+    throw failure.error;
+  }
   const snapshot = engine.snapshot();
   const equity = engine.equityCurve();
   engine.close();
