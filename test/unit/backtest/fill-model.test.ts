@@ -217,10 +217,10 @@ describe('brackets', () => {
     const h = run(bars, (x) => x.place('e', 'buy', { type: 'market' }, 2, { stopLossTicks: 4, takeProfitTicks: 4 }));
     expect(priceTime(h)).toEqual([
       ['e', 'buy', 101, 1],
-      ['e-tp', 'sell', 105, 2],
+      ['e:tp', 'sell', 105, 2],
     ]);
     expect(h.fills()[1]!.size).toBe(2);
-    expect(h.stateOf('e-sl')).toBe('cancelled');
+    expect(h.stateOf('e:sl')).toBe('cancelled');
   });
 
   it('same-bar rule: stop-first (default), target-first, nearest-to-open', () => {
@@ -232,11 +232,11 @@ describe('brackets', () => {
     const setup = (x: Harness) => x.place('e', 'sell', { type: 'market' }, 1, { stopLossTicks: 4, takeProfitTicks: 10 });
     expect(priceTime(run(bars, setup))).toEqual([
       ['e', 'sell', 100, 1],
-      ['e-sl', 'buy', 104, 2],
+      ['e:sl', 'buy', 104, 2],
     ]);
-    expect(priceTime(run(bars, setup, { sameBar: 'target-first' }))[1]).toEqual(['e-tp', 'buy', 90, 2]);
+    expect(priceTime(run(bars, setup, { sameBar: 'target-first' }))[1]).toEqual(['e:tp', 'buy', 90, 2]);
     // Open 101: stop 104 is 3 away, target 90 is 11 away.
-    expect(priceTime(run(bars, setup, { sameBar: 'nearest-to-open' }))[1]).toEqual(['e-sl', 'buy', 104, 2]);
+    expect(priceTime(run(bars, setup, { sameBar: 'nearest-to-open' }))[1]).toEqual(['e:sl', 'buy', 104, 2]);
   });
 
   it('legs can fill in the entry bar after a fill at the open; a gap through the stop fills at the open', () => {
@@ -246,14 +246,14 @@ describe('brackets', () => {
     ] as const;
     expect(priceTime(run(sameBar, (x) => x.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 3, takeProfitTicks: 3 })))).toEqual([
       ['e', 'buy', 100, 1],
-      ['e-sl', 'sell', 97, 1],
+      ['e:sl', 'sell', 97, 1],
     ]);
     const gap = [
       [100, 100, 100, 100],
       [100, 101, 99, 100],
       [90, 92, 88, 91], // opens below SL 97
     ] as const;
-    expect(priceTime(run(gap, (x) => x.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 3, takeProfitTicks: 3 })))[1]).toEqual(['e-sl', 'sell', 90, 2]);
+    expect(priceTime(run(gap, (x) => x.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 3, takeProfitTicks: 3 })))[1]).toEqual(['e:sl', 'sell', 90, 2]);
   });
 
   it('after an entry filled inside the bar only the favoured leg is tested on that bar', () => {
@@ -262,8 +262,8 @@ describe('brackets', () => {
       [100, 103, 95, 100], // buy limit 98 fills inside; SL 96 and TP 101 both inside the range
     ] as const;
     const setup = (x: Harness) => x.place('e', 'buy', { type: 'limit', limitPrice: 98 }, 1, { stopLossTicks: 2, takeProfitTicks: 3 });
-    expect(priceTime(run(bars, setup))[1]).toEqual(['e-sl', 'sell', 96, 1]);
-    expect(priceTime(run(bars, setup, { sameBar: 'target-first' }))[1]).toEqual(['e-tp', 'sell', 101, 1]);
+    expect(priceTime(run(bars, setup))[1]).toEqual(['e:sl', 'sell', 96, 1]);
+    expect(priceTime(run(bars, setup, { sameBar: 'target-first' }))[1]).toEqual(['e:tp', 'sell', 101, 1]);
     expect(priceTime(run(bars, setup, { sameBar: 'nearest-to-open' }))).toHaveLength(1);
   });
 });
@@ -336,7 +336,7 @@ describe('properties', () => {
             const i = (f.time - T0) / MINUTE;
             expect(f.price).toBeGreaterThanOrEqual(chunk.low[i]!);
             expect(f.price).toBeLessThanOrEqual(chunk.high[i]!);
-            const parent = f.orderId.replace(/-(sl|tp)$/, '');
+            const parent = f.orderId.replace(/:(sl|tp)$/, '');
             expect(i).toBeGreaterThan(decided.get(parent)!);
           }
         },
