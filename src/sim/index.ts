@@ -119,7 +119,18 @@ export const DEFAULT_TEMPLATES: SimTemplateOptions[] = [
   { name: 'PRACTICE', title: 'Practice', description: 'Practice account without rules', startingBalance: 100_000, margin: 100_000, tag: 1 },
 ];
 
-export async function startSimulator(options: SimulatorOptions = {}): Promise<SimHandle> {
+/** The simulator without its HTTP face: engine, admin views, clock and store, for in-process use and tests. */
+export interface SimCore {
+  engine: SimEngine;
+  admin: SimAdmin;
+  db: Db;
+  adminKey: string;
+  demo: SimHandle['demo'];
+  /** Closes the store. */
+  close(): void;
+}
+
+export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 'tickMs'> = {}): SimCore {
   const logger = options.logger ?? silentLogger;
   const db = openStore(options.dbPath ?? ':memory:');
   try {
@@ -171,7 +182,26 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
     const engine = new SimEngine(db, clock, markets, logger);
     engine.step(clock.now());
-    const admin = new SimAdmin(engine);
+    return {
+      engine,
+      admin: new SimAdmin(engine),
+      db,
+      adminKey,
+      demo: { userName: DEMO_USER, apiKey: demoKey, accountId: demoAccount.id, accountName: DEMO_ACCOUNT },
+      close: () => db.close(),
+    };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<SimHandle> {
+  const logger = options.logger ?? silentLogger;
+  const core = openSimulator(options);
+  const { engine, admin, adminKey } = core;
+  const clock = engine.clock;
+  try {
     const rateLimits: RateLimits = {
       bars: { ...DEFAULT_RATE_LIMITS.bars, ...options.rateLimits?.bars } as RateBudget,
       default: { ...DEFAULT_RATE_LIMITS.default, ...options.rateLimits?.default } as RateBudget,
@@ -183,7 +213,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const baseUrl = `http://${host}:${address.port}`;
 
     const timer =
-      mode === 'manual'
+      clock.mode === 'manual'
         ? undefined
         : setInterval(() => {
             try {
@@ -200,7 +230,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       tradingUrl: baseUrl,
       adminUrl: baseUrl + ADMIN_PREFIX,
       adminHeaders: { authorization: `Bearer ${adminKey}` },
-      demo: { userName: DEMO_USER, apiKey: demoKey, accountId: demoAccount.id, accountName: DEMO_ACCOUNT },
+      demo: core.demo,
       clock: {
         now: () => clock.now(),
         advance(ms: number) {
@@ -213,11 +243,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         closed = true;
         if (timer) clearInterval(timer);
         await app.close();
-        db.close();
+        core.close();
       },
     };
   } catch (error) {
-    db.close();
+    core.close();
     throw error;
   }
 }
