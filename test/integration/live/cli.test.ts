@@ -1,0 +1,74 @@
+/**
+ * The `paper` command as a user runs it: a child process on the in-process simulator (accelerated
+ * clock), SIGUSR2 for the kill switch, then Ctrl-C (SIGINT). The journal must end consistent: nothing
+ * unresolved, the kill switch's before/after recorded, the session closed.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../../src/adapters/live/journal.ts';
+import { until } from './harness.ts';
+
+const REPO = path.resolve(import.meta.dirname, '../../..');
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-paper-cli-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const CONFIG = `
+strategy: { name: sma-cross, id: clibot, params: { fast: 2, slow: 4, size: 1 } }
+contracts: [CON.F.US.EP.Z25]
+timeframe: { unit: minute }
+simulator: { speed: 240, seed: 3 }
+journal: journal.sqlite
+poll: { openOrdersMs: 30000, ordersMs: 60000, tradesMs: 30000, positionsMs: 30000, accountMs: 120000, closeDelayMs: 1000, staleAfterMs: 600000 }
+log: { level: warn }
+`;
+
+function fills(file: string): number {
+  const j = Journal.open(file);
+  try {
+    return j.fills().length;
+  } finally {
+    j.close();
+  }
+}
+
+describe('tickline paper', () => {
+  it('trades on the local simulator, flattens on SIGUSR2, and stops cleanly on SIGINT', async () => {
+    const configFile = path.join(dir, 'paper.yaml');
+    writeFileSync(configFile, CONFIG);
+    const journalFile = path.join(dir, 'journal.sqlite');
+    const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await until(() => out.includes('paper session on account'), 10_000, `the session to start (${err})`);
+      await until(() => fills(journalFile) > 0, 15_000, 'a first fill');
+      child.kill('SIGUSR2');
+      await until(() => out.includes('kill switch:'), 10_000, 'the kill switch report');
+      expect(out).toMatch(/kill switch: .*"flat":true/);
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    const j = Journal.open(journalFile);
+    try {
+      expect(j.orders({ states: ['submitting', 'unknown'] })).toEqual([]);
+      const kinds = j.entries().map((e) => `${e.kind}/${e.phase}`);
+      expect(kinds).toContain('kill-switch/before');
+      expect(kinds).toContain('kill-switch/after');
+      expect(kinds.at(-1)).toBe('session/after');
+      expect(j.positionsFromFills().size).toBe(0);
+    } finally {
+      j.close();
+    }
+  }, 30_000);
+});
