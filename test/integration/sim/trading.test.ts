@@ -58,6 +58,15 @@ describe('simulator trading interface', () => {
       await c.close();
     });
 
+    it('answers ping, and logs out the session (the next call logs in again)', async () => {
+      const c = tradingClient(sim);
+      expect(await c.ping()).toBe('pong');
+      await c.login();
+      await c.logout();
+      expect((await c.searchAccounts(true)).length).toBeGreaterThan(0);
+      await c.close();
+    });
+
     it('validate returns a new working token', async () => {
       const token = await client.validate();
       expect(token).toEqual(expect.any(String));
