@@ -63,6 +63,8 @@ export interface AccountSnapshot {
   readonly positions: readonly PositionView[];
 }
 
+const FILL_MEMORY = 65_536;
+
 /** The mutable position state of one contract (the runner's per-bar loop reads and marks it directly). */
 export class PositionBook {
   size = 0;
@@ -85,7 +87,10 @@ export class Accounting {
   readonly startingBalance: number;
   private readonly books = new Map<string, PositionBook>();
   private readonly bookList: PositionBook[] = [];
-  private readonly seenFills = new Set<string>();
+  // Fill ids already applied, in two generations so memory stays bounded on long runs: the last
+  // FILL_MEMORY to 2 x FILL_MEMORY ids are remembered (a venue repeats a fill soon, not days later).
+  private seenFills = new Set<string>();
+  private olderFills = new Set<string>();
   realizedPnl = 0;
   fees = 0;
   /** Closed trades in order. */
@@ -207,12 +212,19 @@ export class Accounting {
 
   /** True when this fill id was already applied (a venue may report a fill twice). */
   hasFill(fillId: string): boolean {
-    return this.seenFills.has(fillId);
+    return this.seenFills.has(fillId) || this.olderFills.has(fillId);
   }
 
-  /** Apply a fill; returns the closed trade when it reduced a position. A fill seen twice is ignored. */
-  applyFill(fill: Fill, tradingDay: string): ClosedTrade | undefined {
-    if (this.seenFills.has(fill.fillId)) return undefined;
+  /**
+   * Apply a fill; returns the closed trade when it reduced a position, undefined when it did not, and
+   * null when this fill id was already applied (it is then ignored).
+   */
+  applyFill(fill: Fill, tradingDay: string): ClosedTrade | undefined | null {
+    if (this.hasFill(fill.fillId)) return null;
+    if (this.seenFills.size >= FILL_MEMORY) {
+      this.olderFills = this.seenFills;
+      this.seenFills = new Set();
+    }
     this.seenFills.add(fill.fillId);
     const book = this.book(fill.contractId);
     const signed = fill.side === 'buy' ? fill.size : -fill.size;

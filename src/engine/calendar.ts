@@ -4,7 +4,9 @@
  * which it ends (Sunday 17:00 CT to Monday 17:00 CT is Monday's trading day). Offsets are cached per UTC
  * hour and day boundaries per day, so the runner's per-bar check is two comparisons.
  */
-const HOUR_MS = 3_600_000;
+const QUARTER_MS = 900_000;
+/** Four weeks of quarter hours: shorter than the gap between any two transitions of a zone. */
+const BLOCK_QUARTERS = 4 * 7 * 96;
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
@@ -18,12 +20,16 @@ export function parseClock(text: string): number {
   return hours * 60 + minutes;
 }
 
-/** UTC offset of a time zone at an instant, cached per UTC hour (offsets change on whole hours). */
+/**
+ * UTC offset of a time zone at an instant. Intl's formatToParts is slow (tens of microseconds), so the
+ * offsets are learnt per four-week block: two probes at the block's edges, and a binary search for the
+ * transition when they differ. Granularity is a quarter of an hour, as every zone's transitions are.
+ */
 export class ZoneClock {
   private readonly format: Intl.DateTimeFormat;
-  private cacheHour = NaN;
+  private cacheQuarter = NaN;
   private cacheOffset = 0;
-  private readonly byHour = new Map<number, number>();
+  private readonly blocks = new Map<number, { readonly at: number; readonly before: number; readonly after: number }>();
 
   constructor(readonly timeZone: string) {
     try {
@@ -44,22 +50,43 @@ export class ZoneClock {
 
   /** Milliseconds to add to a UTC instant to get the zone's wall clock. */
   offsetAt(time: number): number {
-    const hour = Math.floor(time / HOUR_MS);
-    if (hour === this.cacheHour) return this.cacheOffset;
-    const known = this.byHour.get(hour);
-    if (known !== undefined) {
-      this.cacheHour = hour;
-      this.cacheOffset = known;
-      return known;
-    }
-    const parts = this.format.formatToParts(new Date(hour * HOUR_MS));
+    const quarter = Math.floor(time / QUARTER_MS);
+    if (quarter === this.cacheQuarter) return this.cacheOffset;
+    const index = Math.floor(quarter / BLOCK_QUARTERS);
+    let block = this.blocks.get(index);
+    if (block === undefined) block = this.scan(index);
+    this.cacheQuarter = quarter;
+    this.cacheOffset = quarter < block.at ? block.before : block.after;
+    return this.cacheOffset;
+  }
+
+  /** The exact offset at the start of a quarter hour, from Intl. */
+  private probe(quarter: number): number {
+    const instant = quarter * QUARTER_MS;
+    const parts = this.format.formatToParts(new Date(instant));
     const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
     const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-    this.cacheHour = hour;
-    this.cacheOffset = wall - hour * HOUR_MS;
-    if (this.byHour.size > 4096) this.byHour.clear();
-    this.byHour.set(hour, this.cacheOffset);
-    return this.cacheOffset;
+    return wall - instant;
+  }
+
+  private scan(index: number): { at: number; before: number; after: number } {
+    let low = index * BLOCK_QUARTERS;
+    let high = low + BLOCK_QUARTERS;
+    const before = this.probe(low);
+    const after = this.probe(high);
+    let at = Infinity;
+    if (before !== after) {
+      while (high - low > 1) {
+        const middle = Math.floor((low + high) / 2);
+        if (this.probe(middle) === before) low = middle;
+        else high = middle;
+      }
+      at = high;
+    }
+    const block = { at, before, after };
+    if (this.blocks.size > 1024) this.blocks.clear();
+    this.blocks.set(index, block);
+    return block;
   }
 
   /** The zone's wall clock as if it were UTC (use getUTC* on it). */

@@ -587,19 +587,19 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   function onFill(fill: Fill): void {
-    if (accounting.hasFill(fill.fillId)) {
+    if (fill.time >= nextDayStart) rollDay(fill.time);
+    const closed = accounting.applyFill(fill, rules.tradingDay);
+    if (closed === null) {
       logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
       return;
     }
-    if (fill.time >= nextDayStart) rollDay(fill.time);
-    const closed = accounting.applyFill(fill, rules.tradingDay);
     const order = book.get(fill.orderId);
     if (order !== undefined) {
       order.filledSize += fill.size;
       if (order.filledSize >= order.size) removeOrder(order);
     }
     fills$.next(fill);
-    if (closed !== undefined) trades$.next(closed);
+    if (closed !== undefined && trades$.observed) trades$.next(closed);
     if (positions$.observed) positions$.next(accounting.positionView(fill.contractId));
     if (account$.observed) account$.next(accounting.snapshot());
     if (currentIndex < 0) {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SessionClock, TradingCalendar, ZoneClock } from '../../../src/engine/calendar.ts';
 
@@ -33,6 +34,29 @@ describe('trading day (17:00 America/Chicago by default)', () => {
     expect(() => new TradingCalendar({ timeZone: 'Mars/Olympus', startsAt: '17:00' })).toThrow(/time zone/);
     expect(() => new TradingCalendar({ timeZone: 'UTC', startsAt: '25:00' })).toThrow(/range/);
   });
+  it('property: learnt offsets equal Intl at any instant, transitions included (also half-hour zones)', () => {
+    for (const zone of ['America/Chicago', 'Europe/London', 'Australia/Lord_Howe', 'America/St_Johns', 'Asia/Kolkata']) {
+      const clock = new ZoneClock(zone);
+      const format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' });
+      const direct = (t: number) => {
+        const parts = format.formatToParts(new Date(t));
+        const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+        return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute')) - Math.floor(t / 60_000) * 60_000;
+      };
+      fc.assert(
+        fc.property(fc.integer({ min: Date.UTC(2020, 0, 1) / 60_000, max: Date.UTC(2030, 0, 1) / 60_000 }), (minute) => {
+          expect(clock.offsetAt(minute * 60_000)).toBe(direct(minute * 60_000));
+        }),
+        { numRuns: 300 },
+      );
+      // around this zone's transitions in 2026, minute by minute for an hour either side
+      for (let t = Date.UTC(2026, 0, 1); t < Date.UTC(2027, 0, 1); t += 86_400_000) {
+        if (direct(t) === direct(t + 86_400_000)) continue;
+        for (let m = t; m <= t + 86_400_000; m += 15 * 60_000) expect(clock.offsetAt(m)).toBe(direct(m));
+      }
+    }
+  });
+
   it('zone clock offsets', () => {
     const chicago = new ZoneClock('America/Chicago');
     expect(chicago.offsetAt(utc('2026-01-10T12:00:00Z'))).toBe(-6 * 3_600_000);
