@@ -12,7 +12,11 @@ export type PriceField = 'open' | 'high' | 'low' | 'close' | 'volume';
 
 /** A stateful indicator over consecutive chunks: returns one value per bar of the chunk. */
 export interface Series<T> {
-  update(chunk: BarChunk): T;
+  /**
+   * Advance over the chunk. Single-column series write into `into` when it is given and long enough
+   * (operators that consume the values at once reuse one buffer; the first `chunk.length` entries count).
+   */
+  update(chunk: BarChunk, into?: Float64Array): T;
 }
 
 /** A recipe for a fresh `Series` (so one description can be used by several subscriptions). */
@@ -160,10 +164,11 @@ function columnSeries(field: PriceField, makeKernel: () => { next(value: number)
   return () => {
     const kernel = makeKernel();
     return {
-      update(chunk) {
+      update(chunk, into) {
         const input = chunk[field];
-        const out = new Float64Array(chunk.length);
-        for (let i = 0; i < out.length; i++) out[i] = kernel.next(input[i]!);
+        const n = chunk.length;
+        const out = into !== undefined && into.length >= n ? into : new Float64Array(n);
+        for (let i = 0; i < n; i++) out[i] = kernel.next(input[i]!);
         return out;
       },
     };
@@ -190,9 +195,10 @@ export function atr(period = 14): SeriesSpec {
   return () => {
     const kernel = new AtrKernel(period);
     return {
-      update(chunk) {
-        const out = new Float64Array(chunk.length);
-        for (let i = 0; i < out.length; i++) out[i] = kernel.next(chunk.high[i]!, chunk.low[i]!, chunk.close[i]!);
+      update(chunk, into) {
+        const n = chunk.length;
+        const out = into !== undefined && into.length >= n ? into : new Float64Array(n);
+        for (let i = 0; i < n; i++) out[i] = kernel.next(chunk.high[i]!, chunk.low[i]!, chunk.close[i]!);
         return out;
       },
     };
@@ -340,11 +346,18 @@ export function crossover(fast: SeriesSpec, slow: SeriesSpec): OperatorFunction<
     new Observable<Cross>((subscriber) => {
       const fastSeries = fast();
       const slowSeries = slow();
+      // The values are consumed at once, so two buffers serve every chunk (no garbage per chunk).
+      let fastBuffer = new Float64Array(0);
+      let slowBuffer = new Float64Array(0);
       let side = 0;
       return source.subscribe({
         next: (chunk) => {
-          const f = fastSeries.update(chunk);
-          const s = slowSeries.update(chunk);
+          if (fastBuffer.length < chunk.length) {
+            fastBuffer = new Float64Array(chunk.length);
+            slowBuffer = new Float64Array(chunk.length);
+          }
+          const f = fastSeries.update(chunk, fastBuffer);
+          const s = slowSeries.update(chunk, slowBuffer);
           for (let i = 0; i < chunk.length; i++) {
             const a = f[i]!;
             const b = s[i]!;

@@ -417,15 +417,11 @@ export function createEngine(options: EngineOptions): Engine {
           trailStop: trail === undefined ? NaN : trailStopPrice(trail),
         });
         noteSent(time);
-        venue.place({
-          id,
-          contractId: intent.contractId,
-          side: intent.side,
-          size,
-          order: intent.order,
-          ...(intent.bracket === undefined ? {} : { bracket: intent.bracket }),
-          decidedAt,
-        });
+        venue.place(
+          intent.bracket === undefined
+            ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
+            : { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, bracket: intent.bracket, decidedAt },
+        );
         return;
       }
       case 'modify': {
@@ -486,15 +482,7 @@ export function createEngine(options: EngineOptions): Engine {
       decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
       return;
     }
-    const order: PlaceIntent = {
-      kind: 'place',
-      id: intent.id!,
-      contractId: intent.contractId,
-      side: diff > 0 ? 'buy' : 'sell',
-      size: Math.abs(diff),
-      order: MARKET,
-      ...(intent.at === undefined ? {} : { at: intent.at }),
-    };
+    const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
     const result = checkIntent(order, refreshGuardState(time), limits);
     decide(strategyId, order, intent, result, time);
     if (result.accepted) execute(strategyId, order, result, decidedAt, time);
