@@ -69,6 +69,8 @@ export class LiveExecutor implements Venue {
   /** Place refused while positions cannot be seen, unless it provably reduces (set by the session). */
   private blindReason: string | undefined;
   private lastPositions = new Map<string, number>();
+  /** Orders at the gateway the bot did not place (bracket legs, manual orders): last state sent to the engine. */
+  private readonly foreign = new Map<number, { key: string; working: boolean; createdAt: number }>();
 
   constructor(options: LiveExecutorOptions) {
     this.client = options.client;
@@ -187,11 +189,50 @@ export class LiveExecutor implements Venue {
       const seen = byVenueId.get(order.venueOrderId);
       if (seen) this.apply(order.tag, { type: 'venueStatus', status: venueStatusOf(seen.status) }, { kind: 'status', payload: seen });
     }
+    for (const o of orders) {
+      if ((o.customTag && this.journal.order(o.customTag)) || this.journal.orderByVenueId(o.id)) continue;
+      this.reportForeign(o, venueStatusOf(o.status), o.fillVolume ?? 0);
+    }
+  }
+
+  /** Creation time of the oldest order the bot did not place that is still working (for the search window). */
+  oldestForeignWorking(): number | undefined {
+    let oldest: number | undefined;
+    for (const f of this.foreign.values()) if (f.working) oldest = Math.min(oldest ?? f.createdAt, f.createdAt);
+    return oldest;
+  }
+
+  /**
+   * Orders the bot did not place (the gateway's bracket legs, orders placed by hand) reach the engine as
+   * `venue-<id>` order updates, so its book and the guard see the protective orders that are working.
+   */
+  private reportForeign(o: S.OpenOrder | S.Order, status: ReturnType<typeof venueStatusOf>, filledSize: number): void {
+    const spec = foreignSpec(o, this.contracts.get(o.contractId)?.grid);
+    if (!spec) return;
+    const state: OrderState = status === 'open' ? 'working' : status;
+    const key = `${state}|${o.size}|${filledSize}|${JSON.stringify(spec)}`;
+    const known = this.foreign.get(o.id);
+    if (known?.key === key) return;
+    if (known === undefined && state !== 'working') return;
+    this.foreign.set(o.id, { key, working: state === 'working', createdAt: Date.parse(o.creationTimestamp) });
+    this.events.next({
+      kind: 'order',
+      orderId: `venue-${o.id}`,
+      state,
+      time: this.now(),
+      contractId: o.contractId,
+      side: o.side === OrderSide.Bid ? 'buy' : 'sell',
+      size: o.size,
+      filledSize,
+      order: spec,
+      venueOrderId: o.id,
+    });
   }
 
   /** Apply an Order/searchOpen result: every working order of ours that is absent has left the book. */
   applyOpenOrders(open: readonly S.OpenOrder[]): void {
     const ids = new Set(open.map((o) => o.id));
+    for (const o of open) if (!this.journal.orderByVenueId(o.id)) this.reportForeign(o, 'open', 0);
     for (const order of this.journal.orders({ states: ['working', 'cancelling'] })) {
       if (order.venueOrderId !== undefined && ids.has(order.venueOrderId)) {
         this.apply(order.tag, { type: 'venueStatus', status: 'open' }, { kind: 'status', payload: { open: true } });
@@ -517,6 +558,33 @@ export function engineState(order: LiveOrder): OrderState {
       return 'rejected';
     default:
       return order.state;
+  }
+}
+
+/** The engine's view of an order the bot did not place; undefined for types it has no spec for (join bid/ask). */
+function foreignSpec(o: S.OpenOrder, grid: { toTicks(p: number): number; roundToTicks(p: number): number } | undefined): OrderSpec | undefined {
+  if (!grid) return undefined;
+  const ticks = (p: number | null): number | undefined => {
+    if (p === null) return undefined;
+    const t = grid.toTicks(p);
+    return Number.isInteger(t) ? t : grid.roundToTicks(p);
+  };
+  const limit = ticks(o.limitPrice);
+  const stop = ticks(o.stopPrice);
+  switch (o.type) {
+    case OrderType.Market:
+      return { type: 'market' };
+    case OrderType.Limit:
+      return limit === undefined ? undefined : { type: 'limit', limitPrice: limit };
+    case OrderType.Stop:
+      return stop === undefined ? undefined : { type: 'stop', stopPrice: stop };
+    case OrderType.StopLimit:
+      return stop === undefined || limit === undefined ? undefined : { type: 'stopLimit', stopPrice: stop, limitPrice: limit };
+    case OrderType.TrailingStop:
+      // The open order shows the stop's current level; as an absolute trailPrice it gives the same distance.
+      return stop === undefined ? undefined : { type: 'trailingStop', trailPrice: stop };
+    default:
+      return undefined;
   }
 }
 

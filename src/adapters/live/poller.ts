@@ -274,7 +274,8 @@ export class Poller implements MarketData {
   private async pollOrders(): Promise<void> {
     const now = this.o.now();
     const live = this.o.journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] });
-    const from = Math.min(now - 10 * 60_000, ...live.map((o) => o.createdAt - 120_000));
+    const foreign = this.o.executor.oldestForeignWorking();
+    const from = Math.min(now - 10 * 60_000, ...live.map((o) => o.createdAt - 120_000), ...(foreign === undefined ? [] : [foreign - 120_000]));
     const orders = await this.o.client.searchOrders({ accountId: this.o.accountId, startTimestamp: new Date(from).toISOString() });
     this.o.executor.applyOrderSearch(orders, from);
   }

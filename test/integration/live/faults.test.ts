@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OrderUpdate, VenueEvent } from '../../../src/engine/types.ts';
-import { agreement, ES, lastTicks, limit, market, startBench, startBot, until, type Bench, type Bot } from './harness.ts';
+import { agreement, ES, lastTicks, limit, market, START, startBench, startBot, until, type Bench, type Bot } from './harness.ts';
 
 let b: Bench;
 let bot: Bot;
@@ -137,6 +137,27 @@ describe('cancels and fills', () => {
   });
 });
 
+describe('brackets', () => {
+  it('bracket legs the gateway creates reach the engine as venue orders, and their fills and OCO cancel keep positions right', async () => {
+    bot.executor.place({ ...market('t-1', 'buy'), bracket: { stopLossTicks: 6, takeProfitTicks: 6 } });
+    await bot.executor.idle();
+    await bot.poller.refreshAccountState();
+    const legs = (): OrderUpdate[] => events.filter((e): e is OrderUpdate => e.kind === 'order' && e.orderId.startsWith('venue-'));
+    const working = legs().filter((u) => u.state === 'working');
+    expect(working.map((u) => u.order.type).sort()).toEqual(['limit', 'stop']);
+    expect(working.every((u) => u.side === 'sell' && u.size === 1)).toBe(true);
+    const accountId = b.sim.demo.accountId;
+    for (let i = 0; i < 200 && (await b.truth.searchOpenPositions(accountId)).length > 0; i++) b.sim.clock.advance(30_000);
+    expect(await b.truth.searchOpenPositions(accountId)).toEqual([]);
+    await bot.poller.refreshAccountState();
+    await bot.executor.idle();
+    const final = new Map(legs().map((u) => [u.orderId, u.state]));
+    expect([...final.values()].sort()).toEqual(['cancelled', 'filled']);
+    expect(events.filter((e) => e.kind === 'fill').length).toBe(2);
+    await agreement(b, bot);
+  });
+});
+
 describe('read faults and visibility', () => {
   it('401 mid-run logs in again transparently; 429 backs off and retries; positions stay visible', async () => {
     b.proxy.inject({ path: '/api/Order/searchOpen', action: { kind: 'status', status: 401 } });
@@ -196,5 +217,37 @@ describe('read faults and visibility', () => {
     // Six bars closed after the start; the failed poll's bar arrives with the next one.
     expect(times.length).toBe(6);
     expect(chunks.every((c) => Number.isInteger(c.c))).toBe(true);
+  });
+
+  it('partial bars: the forming bar is re-sent while it changes, flagged partial, and closed once', async () => {
+    const { Poller } = await import('../../../src/adapters/live/poller.ts');
+    const { silentLogger } = await import('../../../src/engine/log.ts');
+    const tf = { unit: 'minute' as const, unitNumber: 5 };
+    const poller = new Poller({
+      client: b.client,
+      executor: bot.executor,
+      journal: bot.journal,
+      venueEvents: bot.executor.events,
+      accountId: b.sim.demo.accountId,
+      contracts: b.contracts,
+      intervals: { openOrdersMs: 5_000, ordersMs: 10_000, tradesMs: 5_000, positionsMs: 5_000, accountMs: 15_000 },
+      subscriptions: [{ contractId: ES, timeframe: tf, partialEveryMs: 60_000 }],
+      logger: silentLogger,
+      now: b.now,
+    });
+    const seen: Array<{ t: number; partial: boolean }> = [];
+    poller.bars(ES, tf).subscribe((ch) => seen.push({ t: ch.time[0]!, partial: ch.partial === true }));
+    for (let i = 0; i < 11; i++) {
+      b.sim.clock.advance(60_000);
+      await poller.tick();
+    }
+    poller.stop();
+    const closed = seen.filter((x) => !x.partial).map((x) => x.t);
+    expect(closed).toEqual([START, START + 5 * 60_000]);
+    expect(seen.filter((x) => x.partial).length).toBeGreaterThan(3);
+    // A partial update never comes for a bar that was already emitted closed.
+    seen.forEach((x, i) => {
+      if (x.partial) expect(seen.slice(0, i).some((y) => !y.partial && y.t >= x.t)).toBe(false);
+    });
   });
 });
