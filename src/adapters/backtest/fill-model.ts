@@ -96,6 +96,7 @@ export class FillModel implements Venue {
   /** Working orders in placement order. */
   private working: Working[] = [];
   private readonly records: OrderRecord[] = [];
+  /** Working orders by id (finished ones leave, so the map stays small over a long run). */
   private readonly byId = new Map<string, Working>();
   private fillSequence = 0;
   private lastChunk: BarChunk | null = null;
@@ -164,6 +165,7 @@ export class FillModel implements Venue {
     };
     this.records.push(record);
     if (problem !== undefined || this.byId.has(command.id)) {
+      // Only a duplicate of a working order is caught here; the engine's ids are unique by construction.
       record.state = 'rejected';
       this.emitOrder(record, command.decidedAt, problem ?? `duplicate order id ${command.id}`);
       return;
@@ -189,11 +191,8 @@ export class FillModel implements Venue {
   modify(command: ModifyCommand): void {
     const order = this.byId.get(command.orderId);
     const time = this.currentTime();
-    if (order === undefined || order.record.state !== 'working') {
-      const record = order?.record;
-      // An id the venue never saw is a bug in the caller, not a market event.
-      if (record === undefined) throw new UnknownOrderError(command.orderId, 'modify');
-      this.emitOrder(record, time, `modify refused: order is ${record.state}`);
+    if (order === undefined) {
+      this.refuseFinished(command.orderId, 'modify', time);
       return;
     }
     const record = order.record;
@@ -227,12 +226,24 @@ export class FillModel implements Venue {
   cancel(orderId: string): void {
     const order = this.byId.get(orderId);
     const time = this.currentTime();
-    if (order === undefined) throw new UnknownOrderError(orderId, 'cancel');
-    if (order.record.state !== 'working') {
-      this.emitOrder(order.record, time, `cancel refused: order is ${order.record.state}`);
+    if (order === undefined) {
+      this.refuseFinished(orderId, 'cancel', time);
       return;
     }
     this.finish(order, 'cancelled', time);
+  }
+
+  /** A modify or cancel of an order that is no longer working is refused with its state; an id never seen is a caller's bug. */
+  private refuseFinished(orderId: string, action: 'modify' | 'cancel', time: number): void {
+    // Rare, so a scan from the newest order back is cheaper than keeping every finished order indexed.
+    for (let k = this.records.length - 1; k >= 0; k--) {
+      const record = this.records[k]!;
+      if (record.id === orderId) {
+        this.emitOrder(record, time, `${action} refused: order is ${record.state}`);
+        return;
+      }
+    }
+    throw new UnknownOrderError(orderId, action);
   }
 
   // ---------------------------------------------------------------- matching
@@ -436,6 +447,7 @@ export class FillModel implements Venue {
 
   private finish(order: Working, state: OrderState, time: number, reason?: string): void {
     order.record.state = state;
+    this.byId.delete(order.record.id);
     const index = this.working.indexOf(order);
     if (index >= 0) this.working.splice(index, 1);
     this.emitOrder(order.record, time, reason);

@@ -187,15 +187,12 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
 
 /** sha256 of the order list (every order, its prices in ticks, final state and fill), in placement order. */
 export function orderListHash(orders: readonly OrderRecord[]): string {
-  const hash = createHash('sha256');
-  for (const o of orders) {
-    hash.update(
-      [o.id, o.contractId, o.side, o.size, o.type, o.limitPrice, o.stopPrice, o.trailPrice, o.role, o.parentId, o.placedAt, o.state, o.fillPrice, o.fillTime, o.modifies]
-        .map((v) => (v === null ? '' : String(v)))
-        .join(',') + '\n',
-    );
+  const lines = new Array<string>(orders.length);
+  for (let k = 0; k < orders.length; k++) {
+    const o = orders[k]!;
+    lines[k] = `${o.id},${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},${o.parentId ?? ''},${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`;
   }
-  return hash.digest('hex');
+  return createHash('sha256').update(lines.join('')).digest('hex');
 }
 
 function toViolation(b: Breach, account: AccountConfig): BacktestViolation {

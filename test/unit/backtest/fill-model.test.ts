@@ -286,8 +286,14 @@ describe('modify, cancel and validation', () => {
     expect(priceTime(h)).toEqual([['a', 'buy', 97, 1]]);
     expect(h.stateOf('c')).toBe('cancelled');
     expect(h.stateOf('bad')).toBe('rejected');
+    h.model.cancel('a');
+    h.model.modify({ orderId: 'c', limitPrice: 95 });
     const refused = h.events.filter((e): e is OrderUpdate => e.kind === 'order' && e.reason !== undefined);
-    expect(refused.map((e) => e.orderId)).toEqual(['bad']);
+    expect(refused.map((e) => [e.orderId, e.state, e.reason])).toEqual([
+      ['bad', 'rejected', 'limitPrice 99.5 is not a whole number of ticks'],
+      ['a', 'filled', 'cancel refused: order is filled'],
+      ['c', 'cancelled', 'modify refused: order is cancelled'],
+    ]);
   });
 
   it('does nothing on bars with no working order', () => {
