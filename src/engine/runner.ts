@@ -984,7 +984,6 @@ export function sliceChunk(chunk: BarChunk, from: number, to: number): BarChunk 
   };
 }
 
-export type { ReasonCode, TradingState };
 
 /**
  * Feed an engine from a `MarketData` source (a replay or a live poller): pushes every chunk of each
