@@ -65,6 +65,13 @@ export interface AccountFigures {
 export class SimEngine {
   private lastStep: number;
   private liquidating = false;
+  /**
+   * Reads remembered during a market step, where the same open orders, positions and sums are read at
+   * every price point; cleared by every change (a fill, a liquidation), and absent outside a step.
+   */
+  private memo: Map<string, unknown> | undefined;
+  /** Counts changes during a step, so a loop over remembered orders knows to re-read them. */
+  private generation = 0;
 
   constructor(
     readonly db: Db,
@@ -127,11 +134,26 @@ export class SimEngine {
     return this.db.prepare('SELECT * FROM accounts WHERE id = ? AND user_id = ?').get(accountId, user.id) as AccountRow | undefined;
   }
 
+  private remember<T>(key: string, load: () => T): T {
+    if (!this.memo) return load();
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const value = load();
+    this.memo.set(key, value);
+    return value;
+  }
+
+  private changed(): void {
+    this.generation++;
+    this.memo?.clear();
+  }
+
   figures(account: AccountRow, t = this.clock.now()): AccountFigures {
-    const all = this.db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0').get(account.id) as { pnl: number; fees: number };
-    const day = this.db
-      .prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0 AND created_at >= ?')
-      .get(account.id, tradeDayStart(t)) as { pnl: number; fees: number };
+    type Sums = { pnl: number; fees: number };
+    const all = this.remember(`sums:${account.id}`, () => this.db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0').get(account.id) as Sums);
+    const dayStart = tradeDayStart(t);
+    const day = this.remember(`day:${account.id}:${dayStart}`, () =>
+      this.db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0 AND created_at >= ?').get(account.id, dayStart) as Sums,
+    );
     return {
       balance: round2(account.starting_balance + all.pnl - all.fees),
       realizedDayPnl: round2(day.pnl - day.fees),
@@ -151,7 +173,7 @@ export class SimEngine {
   }
 
   openPositions(accountId: number): PositionRow[] {
-    return this.db.prepare('SELECT * FROM positions WHERE account_id = ? AND size != 0 ORDER BY id').all(accountId) as PositionRow[];
+    return this.remember(`positions:${accountId}`, () => this.db.prepare('SELECT * FROM positions WHERE account_id = ? AND size != 0 ORDER BY id').all(accountId) as PositionRow[]);
   }
 
   /** The violation that stops the account trading now, if any (the permanent one first). */
@@ -503,6 +525,15 @@ export class SimEngine {
   step(to: number): void {
     const from = this.lastStep;
     if (to <= from) return;
+    this.memo = new Map();
+    try {
+      this.stepInTransaction(from, to);
+    } finally {
+      this.memo = undefined;
+    }
+  }
+
+  private stepInTransaction(from: number, to: number): void {
     this.db.transaction(() => {
       const contracts = this.db
         .prepare('SELECT contract_id FROM orders WHERE status = ? UNION SELECT contract_id FROM positions WHERE size != 0')
@@ -527,10 +558,11 @@ export class SimEngine {
   }
 
   private matchContract(contractId: string, before: number | undefined, point: PricePoint): void {
-    const orders = this.db.prepare('SELECT * FROM orders WHERE contract_id = ? AND status = ? ORDER BY id').all(contractId, OrderStatus.Open) as OrderRow[];
+    const orders = this.remember(`open:${contractId}`, () => this.db.prepare('SELECT * FROM orders WHERE contract_id = ? AND status = ? ORDER BY id').all(contractId, OrderStatus.Open) as OrderRow[]);
+    const generation = this.generation;
     for (const order of orders) {
-      // A fill earlier in this loop may have cancelled a bracket sibling.
-      const current = this.order(order.id);
+      // A fill earlier in this loop may have cancelled a bracket sibling: re-read after any change.
+      const current = generation === this.generation ? order : this.order(order.id);
       if (current.status !== OrderStatus.Open) continue;
       if (before === undefined || point.gap) this.matchAtPrice(current, point.price, point.time);
       else this.matchAlong(current, before, point.price, point.time);
@@ -578,6 +610,8 @@ export class SimEngine {
           const at = stopTrigger(order.stop_ticks as number);
           if (at === undefined) return;
           this.db.prepare('UPDATE orders SET triggered = 1, updated_at = ? WHERE id = ?').run(t, order.id);
+          order.triggered = 1;
+          order.updated_at = t;
           start = at;
         }
         const price = limitFill(order.limit_ticks as number, start, Math.min(start, to), Math.max(start, to));
@@ -594,7 +628,10 @@ export class SimEngine {
           return;
         }
         state = advanceTrail(state, to);
-        if (state.extreme !== order.trail_extreme) this.db.prepare('UPDATE orders SET trail_extreme = ? WHERE id = ?').run(state.extreme, order.id);
+        if (state.extreme !== order.trail_extreme) {
+          this.db.prepare('UPDATE orders SET trail_extreme = ? WHERE id = ?').run(state.extreme, order.id);
+          order.trail_extreme = state.extreme;
+        }
         return;
       }
       default:
@@ -604,6 +641,7 @@ export class SimEngine {
 
   /** Fills an order completely at `price` (ticks): trades, position, brackets, rules. */
   private fill(order: OrderRow, price: number, t: number): void {
+    this.changed();
     const contract = findContract(order.contract_id) as SimContract;
     this.db.prepare('UPDATE orders SET status = ?, fill_volume = size, filled_ticks = ?, updated_at = ? WHERE id = ?').run(OrderStatus.Filled, price, t, order.id);
     const signed = order.side === OrderSide.Bid ? order.size : -order.size;
@@ -692,12 +730,12 @@ export class SimEngine {
   // ------------------------------------------------------------------ rules
 
   private checkAccountsIn(contractId: string, t: number): void {
-    const accounts = this.db.prepare('SELECT DISTINCT account_id FROM positions WHERE contract_id = ? AND size != 0').all(contractId) as { account_id: number }[];
+    const accounts = this.remember(`holders:${contractId}`, () => this.db.prepare('SELECT DISTINCT account_id FROM positions WHERE contract_id = ? AND size != 0').all(contractId) as { account_id: number }[]);
     for (const { account_id } of accounts) this.evaluateRules(account_id, t);
   }
 
   rules(templateId: number): RuleRow[] {
-    return this.db.prepare('SELECT * FROM rules WHERE template_id = ? ORDER BY id').all(templateId) as RuleRow[];
+    return this.remember(`rules:${templateId}`, () => this.db.prepare('SELECT * FROM rules WHERE template_id = ? ORDER BY id').all(templateId) as RuleRow[]);
   }
 
   /**
@@ -706,7 +744,7 @@ export class SimEngine {
    */
   evaluateRules(accountId: number, t: number): void {
     if (this.liquidating) return;
-    const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow;
+    const account = this.remember(`account:${accountId}`, () => this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow);
     const f = this.figures(account, t);
     const dayPnl = f.realizedDayPnl + f.unrealized;
     const equity = f.balance + f.unrealized;
@@ -748,6 +786,7 @@ export class SimEngine {
   }
 
   private liquidate(accountId: number, t: number): void {
+    this.changed();
     this.liquidating = true;
     try {
       this.db.prepare('UPDATE orders SET status = ?, updated_at = ? WHERE account_id = ? AND status = ?').run(OrderStatus.Cancelled, t, accountId, OrderStatus.Open);
@@ -759,6 +798,7 @@ export class SimEngine {
       this.db.prepare('UPDATE accounts SET updated_at = ? WHERE id = ?').run(t, accountId);
     } finally {
       this.liquidating = false;
+      this.changed();
     }
   }
 }
