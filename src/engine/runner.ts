@@ -16,7 +16,7 @@ import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts'
 import { barCursor } from './indicators.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { Resampler, resample } from './resample.ts';
-import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ReasonCode, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
+import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type Breach } from './rules.ts';
 import { StrategyError, parseParams, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
 import { nominalMs } from './timeframe.ts';
