@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ExitCode, UsageError } from './exit.ts';
-import { runTrading } from '../adapters/live/run.ts';
+import { runTrading } from './paper.ts';
 
 export const summary = 'Trade a strategy on a live account (needs --confirm-live)';
 
