@@ -5,7 +5,6 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TradingClient } from '../gateway/trading.ts';
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
 import type { StrategyModule } from '../../engine/strategy.ts';
@@ -81,6 +80,9 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
           const unset = [baseUrl ? undefined : 'TICKLINE_BASE_URL (or data.baseUrl)', userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
           if (unset.length > 0) throw new BacktestDataError(`the cache lacks part of the range; to fetch it set ${unset.join(', ')} in the environment`);
         }
+        // Imported here, not at the top: the gateway client (undici) costs every optimize worker ~150 ms of
+        // start-up, and only this source needs it.
+        const { TradingClient } = await import('../gateway/trading.ts');
         const client = new TradingClient({ baseUrl: baseUrl ?? 'http://127.0.0.1:1', userName: userName ?? '', apiKey: apiKey ?? '', logger: options.logger ?? silentLogger });
         try {
           const result = await loadGatewayBars(client, cache, { ...key, grid: contract.grid, from, to, now });
