@@ -13,9 +13,10 @@ import { UnknownContractError } from '../adapters/backtest/contract.ts';
 import { CsvBarsError } from '../adapters/backtest/sources/csv.ts';
 import { ReplayDataError } from '../adapters/backtest/replay.ts';
 import { createLogger } from '../engine/log.ts';
-import { StrategyError } from '../engine/strategy.ts';
+import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
+import { loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
-import { ConfigError, parseConfigDocument, parseScalar, setConfigValue, validateDocument, type ConfigDocument } from './config.ts';
+import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
 import { readFileSync } from 'node:fs';
 import { ExitCode, UsageError } from './exit.ts';
 
@@ -83,8 +84,11 @@ export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs |
   };
 }
 
-/** Read the definition, apply the command-line overrides to it, and validate the whole (all issues at once). */
-export function loadBacktestConfig(args: BacktestArgs): { config: BacktestConfig; name: string } {
+/**
+ * Read the definition, apply the command-line overrides to it, validate the whole (all issues at once),
+ * load the strategy and check its parameters with the strategy's own schema, each issue at its line.
+ */
+export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule }> {
   let text: string;
   try {
     text = readFileSync(args.config, 'utf8');
@@ -103,8 +107,16 @@ export function loadBacktestConfig(args: BacktestArgs): { config: BacktestConfig
   if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: args.data });
   if (args.out !== undefined) setConfigValue(doc, ['out'], args.out);
   const config = validateDocument(doc, BacktestConfig);
+  let strategy: StrategyModule;
+  try {
+    strategy = await loadStrategy(config.strategy.name);
+  } catch (error) {
+    if (error instanceof StrategyError) throw new ConfigError([configIssue(doc, ['strategy', 'name'], error.message)]);
+    throw error;
+  }
+  validateAt(doc, ['strategy', 'params'], strategy.params, config.strategy.params);
   const name = config.name ?? path.basename(args.config).replace(/\.ya?ml$/i, '');
-  return { config, name };
+  return { config, name, strategy };
 }
 
 /** Errors that mean "nothing was run because the input is wrong" (exit code 2). */
@@ -141,8 +153,8 @@ export async function run(args: string[]): Promise<number> {
       }
     : undefined;
   try {
-    const { config, name } = loadBacktestConfig(parsed);
-    const outcome = await executeBacktest(config, name, { logger, ...(onProgress ? { onProgress } : {}) });
+    const { config, name, strategy } = await loadBacktestConfig(parsed);
+    const outcome = await executeBacktest(config, name, { logger, strategy, ...(onProgress ? { onProgress } : {}) });
     (bar as SingleBar | null)?.stop();
     const outDir = config.out ?? path.join('out', name);
     const written = await writeBacktestOutputs(outDir, outcome);

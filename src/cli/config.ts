@@ -84,22 +84,39 @@ export function setConfigValue(config: ConfigDocument, path: readonly (string | 
 
 export function validateDocument<S extends z.ZodType>(config: ConfigDocument, schema: S): z.infer<S> {
   const data: unknown = config.doc.toJS() ?? {};
-  const result = schema.safeParse(data);
+  return validateAt(config, [], schema, data);
+}
+
+/**
+ * Validate `value`, found at `at` in the document, with another schema (a strategy's parameters, for
+ * example): issues are reported at the lines of the document's fields, like the document's own.
+ */
+export function validateAt<S extends z.ZodType>(config: ConfigDocument, at: readonly (string | number)[], schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value);
   if (result.success) return result.data;
+  throw new ConfigError(issuesOf(config, result.error.issues, at));
+}
+
+/** An issue about the field at `path` of the document (for checks a schema cannot express). */
+export function configIssue(config: ConfigDocument, path: readonly (string | number)[], message: string): ConfigIssue {
+  return { file: config.file, line: nodeLine(config, path), path: formatPath(path), message };
+}
+
+function issuesOf(config: ConfigDocument, zodIssues: readonly z.core.$ZodIssue[], at: readonly PropertyKey[]): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  for (const issue of result.error.issues) {
+  for (const issue of zodIssues) {
+    const path = [...at, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
       // One issue per unknown key, each at the key's own line, so a typo is found at a glance.
       for (const key of issue.keys) {
-        const path = [...issue.path, key] as PropertyKey[];
-        issues.push({ file: config.file, line: keyLine(config, issue.path, key), path: formatPath(path), message: `unknown key "${key}"` });
+        issues.push({ file: config.file, line: keyLine(config, path, key), path: formatPath([...path, key]), message: `unknown key "${key}"` });
       }
       continue;
     }
-    issues.push({ file: config.file, line: nodeLine(config, issue.path), path: formatPath(issue.path), message: issue.message });
+    issues.push({ file: config.file, line: nodeLine(config, path), path: formatPath(path), message: issue.message });
   }
   issues.sort((a, b) => a.line - b.line || a.path.localeCompare(b.path));
-  throw new ConfigError(issues);
+  return issues;
 }
 
 /**

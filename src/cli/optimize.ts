@@ -14,7 +14,6 @@ import { resolveContract } from '../adapters/backtest/contract.ts';
 import { aggregate } from '../adapters/backtest/sources/columns.ts';
 import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
-import { loadStrategy } from '../strategies/index.ts';
 import { isInputError, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config.ts';
 import { ExitCode, UsageError } from './exit.ts';
@@ -88,7 +87,7 @@ export async function run(args: string[]): Promise<number> {
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
   try {
-    const { config, name } = loadBacktestConfig({
+    const { config, name } = await loadBacktestConfig({
       config: values.config,
       params: values.param ?? [],
       ...(values.strategy !== undefined ? { strategy: values.strategy } : {}),
@@ -97,8 +96,6 @@ export async function run(args: string[]): Promise<number> {
       ...(values.data !== undefined ? { data: values.data } : {}),
       ...(values.out !== undefined ? { out: values.out } : {}),
     });
-    // Fail on a missing strategy before starting any worker.
-    await loadStrategy(config.strategy.name);
     const contract = resolveContract(config.contract);
     let history: History = await loadHistory(config, contract);
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {

@@ -93,9 +93,11 @@ describe('tickline backtest', () => {
   it('exits 2 on a bad parameter override, an unknown strategy, a missing file or bad usage', async () => {
     const file = config('ok', BASE);
     expect(await main(['backtest', '--config', file, '--param', 'fast=abc'])).toBe(ExitCode.Usage);
-    expect(err.join('')).toMatch(/fast/);
+    // Checked by the strategy's own schema, reported at the parameter's line in the file.
+    expect(err.join('')).toContain(`${file}:3: strategy.params.fast:`);
     expect(await main(['backtest', '--config', file, '--param', 'fast=30'])).toBe(ExitCode.Usage);
     expect(await main(['backtest', '--config', file, '--strategy', 'no-such-strategy'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain(`${file}:2: strategy.name: unknown strategy 'no-such-strategy'`);
     expect(await main(['backtest', '--config', path.join(dir, 'missing.yaml')])).toBe(ExitCode.Usage);
     expect(await main(['backtest'])).toBe(ExitCode.Usage);
     expect(await main(['backtest', '--bogus'])).toBe(ExitCode.Usage);
