@@ -13,6 +13,7 @@ export const REASON_CODES = {
   INVALID_BRACKET: 'Bracket distances must be positive whole numbers of ticks.',
   UNKNOWN_CONTRACT: 'The contract is not one the engine trades.',
   UNKNOWN_ORDER: 'A modify or cancel names no working order.',
+  DUPLICATE_ID: 'A place reuses the client id of a working order (ids become customTags and must be unique).',
   TICK_MISALIGNED: 'A limit, stop or trail price is not a whole number of ticks on the contract grid.',
   NO_LAST_PRICE: 'A trailing stop cannot be checked (or a trail modified) before a last price is known.',
   TRAIL_WRONG_SIDE: 'trailPrice is on the wrong side of the last price (a sell trail must be below it, a buy trail above).',
@@ -165,6 +166,7 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
   const contract = state.contract(intent.contractId);
   if (contract === undefined) return reject('UNKNOWN_CONTRACT', `unknown contract '${intent.contractId}'`);
   if (!validSize(intent.size)) return reject('INVALID_SIZE', `size ${intent.size} is not a positive whole number`);
+  if (intent.id !== undefined && state.order(intent.id) !== undefined) return reject('DUPLICATE_ID', `id '${intent.id}' is already a working order`);
   const order = intent.order;
   const bad =
     misaligned(contract, 'limitPrice', 'limitPrice' in order ? order.limitPrice : undefined) ??

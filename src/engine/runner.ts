@@ -206,8 +206,8 @@ export function createEngine(options: EngineOptions): Engine {
   const limits = riskConfigSchema.parse(options.risk ?? {});
   if (options.contracts.length === 0) throw new RangeError('createEngine: at least one contract is needed');
   const contracts = new Map(options.contracts.map((c) => [c.id, c]));
-  const accounting = new Accounting(options.contracts, new RuleBook(options.account).config.startingBalance);
   const rules = new RuleBook(options.account);
+  const accounting = new Accounting(options.contracts, rules.config.startingBalance);
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions = limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
 

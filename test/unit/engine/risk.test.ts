@@ -59,6 +59,9 @@ describe('risk guard checks', () => {
     expect(code(check(marketOrder('buy', 1, { contractId: C, bracket: { stopLossTicks: 0 } })))).toBe('INVALID_BRACKET');
     expect(code(check(modifyOrder('nope', { size: 2 })))).toBe('UNKNOWN_ORDER');
     expect(code(check(cancelOrder('nope')))).toBe('UNKNOWN_ORDER');
+    const working = guardState({ orders: { 'q-7': { contractId: C, side: 'buy', size: 1, order: { type: 'limit', limitPrice: 1 }, trailStop: NaN } } });
+    expect(code(check(marketOrder('buy', 1, { contractId: C, id: 'q-7' }), working))).toBe('DUPLICATE_ID');
+    expect(code(check(marketOrder('buy', 1, { contractId: C, id: 'q-8' }), working))).toBe('ok');
   });
 
   it('tick alignment of limit, stop and trail prices, with the decimal price in the message', () => {
