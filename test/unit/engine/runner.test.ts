@@ -150,4 +150,16 @@ describe('runner', () => {
     quiet.push(chunk([1, 2]));
     expect(failures).toEqual(['broken']);
   });
+
+  it("stamps an intent emitted without a bar index at the chunk's last bar", () => {
+    const everyChunk = defineStrategy({ name: 'every-chunk', params: z.object({}), run: ({ bars }) => bars().pipe(map((c) => target(c.length))) });
+    const venue = new TinyVenue();
+    const engine = createEngine({ strategies: [{ strategy: everyChunk }], contracts: [ES], venue, account: { startingBalance: 1 } });
+    const whole = chunk([1, 2, 3, 4, 5, 6]);
+    for (const piece of split(whole, [4, 2])) engine.push(piece);
+    expect(venue.placed.map((o) => [(o.decidedAt - whole.time[0]!) / 60_000, o.side, o.size])).toEqual([
+      [3, 'buy', 4],
+      [5, 'sell', 2],
+    ]);
+  });
 });
