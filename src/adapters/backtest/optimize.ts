@@ -161,11 +161,13 @@ export async function runSweep(context: SweepContext, jobs: readonly Job[], opti
       Object.entries(context.samples).map(([k, h]) => [k, h === undefined ? undefined : { ...h, bars: h.bars.time.buffer instanceof SharedArrayBuffer ? h.bars : shareColumns(h.bars) }]),
     ) as SweepContext['samples'],
   };
-  await Promise.all(
+  const pool: Worker[] = [];
+  const running = Promise.all(
     Array.from({ length: workers }, () =>
       new Promise<void>((resolve, reject) => {
         // The .mjs entry registers tsx in the worker (Node 20 ignores `--import tsx` in a worker's execArgv).
         const worker = new Worker(new URL('./optimize-worker.mjs', import.meta.url), { workerData: shared });
+        pool.push(worker);
         const next = () => {
           const job = queue.shift();
           if (job === undefined) {
@@ -187,6 +189,14 @@ export async function runSweep(context: SweepContext, jobs: readonly Job[], opti
       }),
     ),
   );
+  try {
+    await running;
+  } catch (error) {
+    // One failed run fails the sweep: stop the other workers instead of letting them finish the queue.
+    queue.length = 0;
+    await Promise.all(pool.map((w) => w.terminate()));
+    throw error;
+  }
   return results;
 }
 
