@@ -167,7 +167,8 @@ export class LiveExecutor implements Venue {
     const byVenueId = new Map(orders.map((o) => [o.id, o]));
     const byTag = new Map<string, S.Order>();
     for (const o of orders) if (o.customTag) byTag.set(o.customTag, o);
-    for (const order of this.journal.orders()) {
+    // Filled and rejected orders cannot change any more; everything else may (a cancelled order can turn out filled).
+    for (const order of this.journal.orders({ states: ['submitting', 'unknown', 'lost', 'working', 'cancelling', 'cancelled', 'expired'] })) {
       if (order.state === 'submitting' || order.state === 'unknown' || order.state === 'lost') {
         const found = byTag.get(order.tag);
         if (found) {
@@ -187,12 +188,29 @@ export class LiveExecutor implements Venue {
         continue;
       }
       const seen = byVenueId.get(order.venueOrderId);
-      if (seen) this.apply(order.tag, { type: 'venueStatus', status: venueStatusOf(seen.status) }, { kind: 'status', payload: seen });
+      if (seen) {
+        this.syncTerms(order, seen);
+        this.apply(order.tag, { type: 'venueStatus', status: venueStatusOf(seen.status) }, { kind: 'status', payload: seen });
+      }
     }
     for (const o of orders) {
       if ((o.customTag && this.journal.order(o.customTag)) || this.journal.orderByVenueId(o.id)) continue;
       this.reportForeign(o, venueStatusOf(o.status), o.fillVolume ?? 0);
     }
+  }
+
+  /**
+   * The gateway's prices and size of a working order are the truth: after a modify whose outcome was
+   * unknown (or one made by hand), the journal and the engine take them over.
+   */
+  private syncTerms(order: JournaledOrder, seen: S.Order): void {
+    const venueSpec = foreignSpec(seen, this.contracts.get(order.contractId)?.grid);
+    if (!venueSpec || venueSpec.type !== order.spec.type || order.spec.type === 'trailingStop') return;
+    if (JSON.stringify(venueSpec) === JSON.stringify(order.spec) && seen.size === order.size) return;
+    this.journal.updateTerms(order.tag, venueSpec, seen.size);
+    this.journal.record('terms', 'event', order.tag, { from: { spec: order.spec, size: order.size }, to: { spec: venueSpec, size: seen.size } });
+    const latest = this.journal.order(order.tag);
+    if (latest) this.emitFromJournal(latest);
   }
 
   /** Creation time of the oldest order the bot did not place that is still working (for the search window). */

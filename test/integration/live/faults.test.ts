@@ -137,6 +137,36 @@ describe('cancels and fills', () => {
   });
 });
 
+describe('modify', () => {
+  it('an accepted modify changes the order; one whose answer is lost is settled by what Order/search shows', async () => {
+    const px = await lastTicks(b);
+    bot.executor.place(limit('t-1', 'buy', px - 40));
+    await bot.executor.idle();
+    bot.executor.modify({ orderId: 't-1', limitPrice: px - 44 });
+    await bot.executor.idle();
+    expect(bot.journal.order('t-1')?.spec).toEqual({ type: 'limit', limitPrice: px - 44 });
+    expect(orderUpdates('t-1').at(-1)?.order).toEqual({ type: 'limit', limitPrice: px - 44 });
+
+    b.proxy.inject({ path: '/api/Order/modify', action: { kind: 'drop-after' } });
+    bot.executor.modify({ orderId: 't-1', limitPrice: px - 48, size: 2 });
+    await bot.executor.idle();
+    expect(bot.journal.order('t-1')?.spec).toEqual({ type: 'limit', limitPrice: px - 44 });
+    expect(b.proxy.requests.filter((r) => r.path === '/api/Order/modify').length).toBe(2);
+    await bot.poller.refreshAccountState();
+    expect(bot.journal.order('t-1')?.spec).toEqual({ type: 'limit', limitPrice: px - 48 });
+    expect(bot.journal.order('t-1')?.size).toBe(2);
+    expect(orderUpdates('t-1').at(-1)).toMatchObject({ size: 2, order: { type: 'limit', limitPrice: px - 48 } });
+    await agreement(b, bot);
+  });
+
+  it('a modify of an order that is not working is refused without a request', async () => {
+    bot.executor.modify({ orderId: 'nope', limitPrice: 1 });
+    await bot.executor.idle();
+    expect(b.proxy.requests.filter((r) => r.path === '/api/Order/modify')).toEqual([]);
+    expect(bot.journal.entries({ kind: 'modify-refused' }).length).toBe(1);
+  });
+});
+
 describe('brackets', () => {
   it('bracket legs the gateway creates reach the engine as venue orders, and their fills and OCO cancel keep positions right', async () => {
     bot.executor.place({ ...market('t-1', 'buy'), bracket: { stopLossTicks: 6, takeProfitTicks: 6 } });
