@@ -28,7 +28,7 @@ import type {
 } from '../../engine/types.ts';
 import type { Journal, JournaledOrder } from './journal.ts';
 import { describe, flattenAccount, type FlattenResult } from './kill-switch.ts';
-import { isFinal, newOrder, transition, venueStatusOf, type LiveOrder, type OrderEvent } from './order-state.ts';
+import { newOrder, transition, venueStatusOf, type LiveOrder, type OrderEvent } from './order-state.ts';
 
 /** The part of the trading client the executor uses. */
 export type ExecutionClient = Pick<
@@ -167,8 +167,9 @@ export class LiveExecutor implements Venue {
     const byVenueId = new Map(orders.map((o) => [o.id, o]));
     const byTag = new Map<string, S.Order>();
     for (const o of orders) if (o.customTag) byTag.set(o.customTag, o);
-    // Filled and rejected orders cannot change any more; everything else may (a cancelled order can turn out filled).
-    for (const order of this.journal.orders({ states: ['submitting', 'unknown', 'lost', 'working', 'cancelling', 'cancelled', 'expired'] })) {
+    // Only orders that can still change by status: final ones change only by a late fill, which
+    // Trade/search delivers (a cancelled order whose fills complete it becomes filled).
+    for (const order of this.journal.orders({ states: ['submitting', 'unknown', 'lost', 'working', 'cancelling'] })) {
       if (order.state === 'submitting' || order.state === 'unknown' || order.state === 'lost') {
         const found = byTag.get(order.tag);
         if (found) {
@@ -178,15 +179,7 @@ export class LiveExecutor implements Venue {
         }
         continue;
       }
-      if (order.venueOrderId === undefined || isFinal(order.state)) {
-        if (order.venueOrderId !== undefined && order.state !== 'filled') {
-          const seen = byVenueId.get(order.venueOrderId);
-          if (seen && venueStatusOf(seen.status) === 'filled') {
-            this.apply(order.tag, { type: 'venueStatus', status: 'filled' }, { kind: 'status', payload: seen });
-          }
-        }
-        continue;
-      }
+      if (order.venueOrderId === undefined) continue;
       const seen = byVenueId.get(order.venueOrderId);
       if (seen) {
         this.syncTerms(order, seen);
