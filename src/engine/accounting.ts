@@ -4,6 +4,7 @@
  * these numbers, so they cannot disagree.
  */
 import type { ContractSpec, Fill, Side } from './types.ts';
+import { EngineError } from './errors.ts';
 
 export interface PositionView {
   readonly contractId: string;
@@ -163,7 +164,7 @@ export class Accounting {
 
   private book(contractId: string): PositionBook {
     const book = this.books.get(contractId);
-    if (book === undefined) throw new RangeError(`unknown contract '${contractId}' (not among the engine's contracts)`);
+    if (book === undefined) throw new EngineError('UNKNOWN_CONTRACT', `unknown contract '${contractId}' (not among the engine's contracts)`);
     return book;
   }
 
@@ -175,7 +176,7 @@ export class Accounting {
     this.realizedPnl = balance - this.startingBalance + this.fees;
     for (const position of positions) {
       const book = this.book(position.contractId);
-      if (!Number.isInteger(position.size)) throw new RangeError(`restore: position size ${position.size} is not a whole number`);
+      if (!Number.isInteger(position.size)) throw new EngineError('INVALID_RESTORE', `restore: position size ${position.size} is not a whole number`);
       book.size = position.size;
       book.averagePrice = position.size === 0 ? NaN : position.averagePrice;
       book.entryTime = NaN;

@@ -4,6 +4,8 @@
  * which it ends (Sunday 17:00 CT to Monday 17:00 CT is Monday's trading day). Offsets are cached per UTC
  * hour and day boundaries per day, so the runner's per-bar check is two comparisons.
  */
+import { EngineError } from './errors.ts';
+
 const QUARTER_MS = 900_000;
 /** Four weeks of quarter hours: shorter than the gap between any two transitions of a zone. */
 const BLOCK_QUARTERS = 4 * 7 * 96;
@@ -13,10 +15,10 @@ const MINUTE_MS = 60_000;
 /** Minutes since midnight of an `HH:MM` string. */
 export function parseClock(text: string): number {
   const match = /^(\d{1,2}):(\d{2})$/.exec(text);
-  if (match === null) throw new RangeError(`expected a time of day as HH:MM, got '${text}'`);
+  if (match === null) throw new EngineError('INVALID_TIME_OF_DAY', `expected a time of day as HH:MM, got '${text}'`);
   const hours = Number(match[1]);
   const minutes = Number(match[2]);
-  if (hours > 23 || minutes > 59) throw new RangeError(`time of day out of range: '${text}'`);
+  if (hours > 23 || minutes > 59) throw new EngineError('INVALID_TIME_OF_DAY', `time of day out of range: '${text}'`);
   return hours * 60 + minutes;
 }
 
@@ -44,7 +46,7 @@ export class ZoneClock {
         second: 'numeric',
       });
     } catch {
-      throw new RangeError(`unknown time zone '${timeZone}'`);
+      throw new EngineError('UNKNOWN_TIME_ZONE', `unknown time zone '${timeZone}'`);
     }
   }
 

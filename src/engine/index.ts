@@ -13,3 +13,4 @@ export * from './risk.ts';
 export * from './strategy.ts';
 export * from './resample.ts';
 export * from './runner.ts';
+export * from './errors.ts';

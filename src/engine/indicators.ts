@@ -7,6 +7,7 @@
  */
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { BarChunk } from './types.ts';
+import { EngineError } from './errors.ts';
 
 export type PriceField = 'open' | 'high' | 'low' | 'close' | 'volume';
 
@@ -155,7 +156,7 @@ export class AtrKernel {
 }
 
 function assertPeriod(period: number): void {
-  if (!Number.isInteger(period) || period < 1) throw new RangeError(`indicator period must be a positive integer, got ${period}`);
+  if (!Number.isInteger(period) || period < 1) throw new EngineError('INVALID_PERIOD', `indicator period must be a positive integer, got ${period}`);
 }
 
 // ------------------------------------------------------------------ column series

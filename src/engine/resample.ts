@@ -8,6 +8,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { barCursor } from './indicators.ts';
 import { bucketEnd, bucketStart, nominalMs, timeframeLabel } from './timeframe.ts';
 import type { BarChunk, Timeframe } from './types.ts';
+import { EngineError } from './errors.ts';
 
 export function sameTimeframe(a: Timeframe, b: Timeframe): boolean {
   return a.unit === b.unit && a.unitNumber === b.unitNumber;
@@ -30,7 +31,7 @@ export class Resampler {
     const tf = this.timeframe;
     if (sameTimeframe(chunk.timeframe, tf)) return chunk;
     if (nominalMs(chunk.timeframe) > nominalMs(tf)) {
-      throw new RangeError(`cannot derive ${timeframeLabel(tf)} bars from coarser ${timeframeLabel(chunk.timeframe)} bars`);
+      throw new EngineError('INVALID_TIMEFRAME', `cannot derive ${timeframeLabel(tf)} bars from coarser ${timeframeLabel(chunk.timeframe)} bars`);
     }
     const capacity = chunk.length + 1;
     const time = new Float64Array(capacity);

@@ -37,6 +37,7 @@ import type {
   Venue,
   VenueEvent,
 } from './types.ts';
+import { EngineError } from './errors.ts';
 
 export interface StrategyEntry {
   readonly strategy: StrategyModule;
@@ -204,7 +205,7 @@ export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? silentLogger;
   const venue = options.venue;
   const limits = riskConfigSchema.parse(options.risk ?? {});
-  if (options.contracts.length === 0) throw new RangeError('createEngine: at least one contract is needed');
+  if (options.contracts.length === 0) throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
   const contracts = new Map(options.contracts.map((c) => [c.id, c]));
   const rules = new RuleBook(options.account);
   const accounting = new Accounting(options.contracts, rules.config.startingBalance);
@@ -654,7 +655,7 @@ export function createEngine(options: EngineOptions): Engine {
   function push(chunk: BarChunk): void {
     if (chunk.length === 0) return;
     const contract = contracts.get(chunk.contractId);
-    if (contract === undefined) throw new RangeError(`push: unknown contract '${chunk.contractId}'`);
+    if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `push: unknown contract '${chunk.contractId}'`);
     if (chunk.partial === true) {
       if (chunk.length > 1) push(sliceChunk(chunk, 0, chunk.length - 1));
       markPartial(chunk, chunk.length - 1);
@@ -795,11 +796,11 @@ export function createEngine(options: EngineOptions): Engine {
     const module = entry.strategy;
     const id = entry.id ?? module.name;
     if (id === RISK_STRATEGY_ID || instances.some((other) => other.id === id)) {
-      throw new RangeError(`strategy id '${id}' is ${id === RISK_STRATEGY_ID ? 'reserved' : 'used twice'}`);
+      throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === RISK_STRATEGY_ID ? 'reserved' : 'used twice'}`);
     }
     const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map((contractId) => {
       const contract = contracts.get(contractId);
-      if (contract === undefined) throw new RangeError(`strategy '${id}': unknown contract '${contractId}'`);
+      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
       return contract;
     });
     const params = parseParams(module, entry.params);
@@ -813,7 +814,7 @@ export function createEngine(options: EngineOptions): Engine {
       contract: own[0]!,
       bars(contractId, timeframe) {
         const resolved = resolve(contractId);
-        if (!contracts.has(resolved)) throw new RangeError(`strategy '${id}': bars of unknown contract '${resolved}'`);
+        if (!contracts.has(resolved)) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': bars of unknown contract '${resolved}'`);
         let subject = instance.chunkSubjects.get(resolved);
         if (subject === undefined) {
           subject = new Subject<BarChunk>();

@@ -61,9 +61,9 @@ export interface StrategyModule<S extends z.ZodType = z.ZodType> {
 }
 
 export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): StrategyModule<S> {
-  if (typeof module.name !== 'string' || module.name === '') throw new TypeError('a strategy needs a non-empty name');
-  if (typeof (module.params as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new TypeError(`strategy '${module.name}': params must be a zod schema`);
-  if (typeof module.run !== 'function') throw new TypeError(`strategy '${module.name}': run must be a function`);
+  if (typeof module.name !== 'string' || module.name === '') throw new StrategyError('STRATEGY_INVALID', 'a strategy needs a non-empty name');
+  if (typeof (module.params as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': params must be a zod schema`);
+  if (typeof module.run !== 'function') throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': run must be a function`);
   return Object.freeze({ ...module });
 }
 
