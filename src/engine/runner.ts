@@ -846,6 +846,8 @@ export function createEngine(options: EngineOptions): Engine {
       },
       fills: fills$.asObservable(),
       orders: orders$.asObservable(),
+      positions: positions$.asObservable(),
+      account: account$.asObservable(),
       now: () => (currentIndex >= 0 ? clockState.now : clock()),
       logger: strategyLogger,
     };

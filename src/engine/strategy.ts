@@ -4,6 +4,7 @@
  */
 import type { Observable } from 'rxjs';
 import { z } from 'zod';
+import type { AccountSnapshot, PositionView } from './accounting.ts';
 import type { Logger } from './log.ts';
 import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, OrderSpec, OrderState, OrderUpdate, Side, Timeframe } from './types.ts';
 
@@ -48,6 +49,10 @@ export interface StrategyContext<P = unknown> {
   openOrders(contractId?: string): readonly WorkingOrder[];
   readonly fills: Observable<Fill>;
   readonly orders: Observable<OrderUpdate>;
+  /** A contract's position after each fill. */
+  readonly positions: Observable<PositionView>;
+  /** The account (balance, equity, day PnL) after each fill and at each new trading day. */
+  readonly account: Observable<AccountSnapshot>;
   /** The engine's clock: epoch ms (the end of the bar being processed in a backtest). */
   now(): number;
   readonly logger: Logger;
