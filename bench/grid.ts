@@ -27,11 +27,19 @@ export function gridContext(bars: BarColumns): { context: SweepContext; jobs: Jo
   return { context: { config, name: 'bench-grid', samples: { all: history, in: undefined, out: undefined } }, jobs };
 }
 
-export async function runGrid(bars: BarColumns, workers: number): Promise<{ ms: number; results: JobResult[] }> {
+/**
+ * One sweep: wall time, and CPU time of the whole process (every thread, the workers' included), which
+ * other load on the machine inflates far less than wall time: on an idle machine the parallel wall time
+ * approaches its CPU time divided by the cores.
+ */
+export async function runGrid(bars: BarColumns, workers: number): Promise<{ ms: number; cpuMs: number; results: JobResult[] }> {
   const { context, jobs } = gridContext(bars);
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const results = await runSweep(context, jobs, { workers });
-  return { ms: performance.now() - start, results };
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { ms, cpuMs: (used.user + used.system) / 1000, results };
 }
 
 export const PARALLEL_WORKERS = availableParallelism();
@@ -44,7 +52,7 @@ export function compareGrids(a: readonly JobResult[], b: readonly JobResult[]): 
     const y = b[k]!;
     if (x.error !== undefined || y.error !== undefined) return `parameter set ${JSON.stringify(x.params)} failed: ${x.error ?? y.error}`;
     if (x.summary?.orderListHash !== y.summary?.orderListHash || x.summary?.netPnl !== y.summary?.netPnl) {
-      return `parameter set ${JSON.stringify(x.params)} differs between the sequential and the parallel sweep`;
+      return `parameter set ${JSON.stringify(x.params)} differs between the sequential and the parallel sweep: net PnL ${x.summary?.netPnl} vs ${y.summary?.netPnl}, order list hash ${x.summary?.orderListHash.slice(0, 12)} vs ${y.summary?.orderListHash.slice(0, 12)}`;
     }
   }
   return undefined;

@@ -193,7 +193,22 @@ rows.push({
   target: '<= 60%',
   verdict: verdict(gridRatio <= 0.6),
 });
-results.grid = { grid: GRID, sequentialMs: sequential.ms, parallelMs: parallel.ms, workers: PARALLEL_WORKERS, ratio: gridRatio };
+rows.push({
+  figure: '7 same, CPU time (all threads): parallel / sequential',
+  value: `${fmt(parallel.cpuMs)} ms / ${fmt(sequential.cpuMs)} ms; idle-machine estimate ${((parallel.cpuMs / PARALLEL_WORKERS / sequential.cpuMs) * 100).toFixed(1)}%`,
+  target: '(info)',
+  verdict: '',
+});
+results.grid = {
+  grid: GRID,
+  sequentialMs: sequential.ms,
+  parallelMs: parallel.ms,
+  sequentialCpuMs: sequential.cpuMs,
+  parallelCpuMs: parallel.cpuMs,
+  workers: PARALLEL_WORKERS,
+  ratio: gridRatio,
+  idleEstimate: parallel.cpuMs / PARALLEL_WORKERS / sequential.cpuMs,
+};
 
 // ------------------------------------------------------------------ output
 const loadAfter = os.loadavg();
