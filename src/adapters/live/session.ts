@@ -170,6 +170,7 @@ export class LiveSession {
         onVisibility: (reason) => hooks.session?.onVisibility(reason),
         onPositions: (positions) => hooks.session && (hooks.session.positions = positions),
         onAccount: (a) => hooks.session && (hooks.session.lastAccount = a),
+        onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
       hooks.session = session;
@@ -241,6 +242,17 @@ export class LiveSession {
   /** Start polling (after `start`, so a caller can subscribe to the engine's streams first). */
   run(): void {
     this.poller.start();
+  }
+
+  private lastLimits: string | undefined;
+
+  /** The administration record's personal limits: journaled and logged when they change. */
+  private onTradingAccount(t: S.TradingAccount): void {
+    const limits = JSON.stringify({ personalDailyLossLimit: t.personalDailyLossLimit, personalDailyProfitTarget: t.personalDailyProfitTarget, status: t.status });
+    if (limits === this.lastLimits) return;
+    if (this.lastLimits !== undefined) this.options.logger.warn({ limits: JSON.parse(limits) }, 'personal limits changed at the gateway; restart to apply them to the guard');
+    this.lastLimits = limits;
+    this.journal.record('trading-account', 'event', null, JSON.parse(limits));
   }
 
   private onVisibility(reason: string | undefined): void {
