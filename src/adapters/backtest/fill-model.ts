@@ -94,7 +94,7 @@ export class FillModel implements Venue {
   private readonly fee: number;
   private readonly sameBar: SameBarRule;
   /** Working orders in placement order. */
-  private working: Working[] = [];
+  private readonly working: Working[] = [];
   private readonly records: OrderRecord[] = [];
   /** Working orders by id (finished ones leave, so the map stays small over a long run). */
   private readonly byId = new Map<string, Working>();
