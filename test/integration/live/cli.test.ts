@@ -49,8 +49,8 @@ describe('tickline paper', () => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      await until(() => out.includes('paper session on account'), 10_000, `the session to start (${err})`);
-      await until(() => fills(journalFile) > 0, 15_000, 'a first fill');
+      await until(() => out.includes('paper session on account'), 25_000, `the session to start (${err})`);
+      await until(() => fills(journalFile) > 0, 20_000, 'a first fill');
       child.kill('SIGUSR2');
       await until(() => out.includes('kill switch:'), 10_000, 'the kill switch report');
       expect(out).toMatch(/kill switch: .*"flat":true/);
@@ -70,5 +70,5 @@ describe('tickline paper', () => {
     } finally {
       j.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
