@@ -1,0 +1,53 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../../src/cli/main.ts';
+import { ExitCode } from '../../../src/cli/exit.ts';
+
+let dir: string;
+let out: string[];
+let err: string[];
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tickline-optimize-'));
+  out = [];
+  err = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tickline optimize', () => {
+  it('runs the grid, prints the table sorted by the metric and writes every row', async () => {
+    const file = path.join(dir, 'opt.yaml');
+    writeFileSync(file, 'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n');
+    const outDir = path.join(dir, 'out');
+    const code = await main(['optimize', '--config', file, '--grid', 'fast=4,8,40', '--grid', 'slow=20', '--metric', 'netPnl', '--workers', '1', '--walk-forward', '0.5', '--out', outDir]);
+    expect(code).toBe(ExitCode.Ok);
+    const text = out.join('');
+    expect(text).toContain('3 parameter sets, walk-forward 50% in-sample, sorted by netPnl');
+    expect(text).toMatch(/#3 not run: .*fast must be shorter than slow/);
+    const rows = readFileSync(path.join(outDir, 'optimize.csv'), 'utf8').trim().split('\n');
+    expect(rows).toHaveLength(4);
+    const netPnl = rows.slice(1, 3).map((r) => Number(r.split(',')[3]));
+    expect(netPnl[0]).toBeGreaterThanOrEqual(netPnl[1]!);
+    const json = JSON.parse(readFileSync(path.join(outDir, 'optimize.json'), 'utf8')) as { rows: { inSample: unknown; outOfSample: unknown }[] };
+    expect(json.rows[0]!.inSample).not.toBeNull();
+    expect(json.rows[0]!.outOfSample).not.toBeNull();
+  });
+
+  it('exits 2 on bad usage', async () => {
+    const file = path.join(dir, 'opt.yaml');
+    writeFileSync(file, 'strategy: { name: sma-cross }\ndata: { source: synthetic, sessions: 1 }\n');
+    expect(await main(['optimize', '--config', file])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--metric', 'luck'])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--walk-forward', '1.5'])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast='])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--help'])).toBe(ExitCode.Ok);
+  });
+});
