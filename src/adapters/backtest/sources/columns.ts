@@ -14,10 +14,6 @@ export interface BarColumns {
   readonly volume: Float64Array;
 }
 
-export function barCount(bars: BarColumns): number {
-  return bars.time.length;
-}
-
 export function allocateColumns(count: number): BarColumns {
   // One buffer for all six columns: one allocation, and views stay cheap.
   const buffer = new ArrayBuffer(count * 6 * 8);
