@@ -101,12 +101,19 @@ export class LiveExecutor implements Venue {
       this.emitOrder(command, 'rejected', 0, undefined, `positions not visible: ${this.blindReason}`);
       return;
     }
-    const request = this.placeRequest(command);
-    const order = newOrder(command.id, command.size);
-    this.journal.beginPlace(
-      { ...order, contractId: command.contractId, side: command.side, spec: command.order, ...(command.bracket ? { bracket: command.bracket } : {}) },
-      request,
-    );
+    let request: S.PlaceOrderRequest;
+    try {
+      request = this.placeRequest(command);
+      // The one write that must precede the request: if it fails, nothing is sent.
+      this.journal.beginPlace(
+        { ...newOrder(command.id, command.size), contractId: command.contractId, side: command.side, spec: command.order, ...(command.bracket ? { bracket: command.bracket } : {}) },
+        request,
+      );
+    } catch (error) {
+      this.log.error({ tag: command.id, err: error }, 'place not sent');
+      this.emitOrder(command, 'rejected', 0, undefined, `not sent: ${describe(error)}`);
+      return;
+    }
     this.emitOrder(command, 'pending', 0);
     this.placing.add(command.id);
     this.track(this.sendPlace(command.id, request));

@@ -75,6 +75,14 @@ describe('place with an unknown outcome', () => {
     await agreement(b, bot);
   });
 
+  it('a place that cannot be journaled or priced is not sent', async () => {
+    bot.executor.place({ ...market('t-1', 'buy'), contractId: 'CON.F.US.NOPE.Z25' });
+    await bot.executor.idle();
+    expect(orderUpdates('t-1').at(-1)).toMatchObject({ state: 'rejected' });
+    expect(bot.journal.order('t-1')).toBeUndefined();
+    expect(b.proxy.requests.filter((r) => r.path === '/api/Order/place')).toEqual([]);
+  });
+
   it('a customTag already journaled is refused without a request', async () => {
     bot.executor.place(market('t-1', 'buy'));
     await bot.executor.idle();
