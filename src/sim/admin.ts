@@ -9,7 +9,7 @@ import type * as S from '../adapters/gateway/schemas.ts';
 import { findContract } from './catalogue.ts';
 import { averagePrice, type SimEngine } from './engine.ts';
 import type { AccountRow, PositionRow, RuleRow, TemplateRow, TradeRow, UserRow, ViolationRow } from './store.ts';
-import { NO_DATE, iso, round2, tradeDayLabel, tradeDayStart } from './time.ts';
+import { NO_DATE, iso, round2 } from './wire.ts';
 
 /** A failure the server turns into an HTTP status with a message (404 for a missing record). */
 export class AdminNotFound extends Error {
@@ -30,6 +30,11 @@ export class SimAdmin {
 
   private get db() {
     return this.engine.db;
+  }
+
+  /** 00:00 UTC of the date naming the exchange trading day of `t` (the date the day ends on). */
+  private tradeDayLabel(t: number): number {
+    return Date.parse(this.engine.calendar.dayOf(t));
   }
 
   // ---------------------------------------------------------------- templates and rules
@@ -98,7 +103,7 @@ export class SimAdmin {
     const account = this.db.prepare('SELECT * FROM accounts WHERE name = ?').get(accountName) as AccountRow | undefined;
     if (!account) throw new AdminNotFound(`No trading account named ${accountName}`);
     const now = this.engine.clock.now();
-    const f = this.engine.figures(account, now);
+    const f = this.engine.floors(account, now);
     const template = this.db.prepare('SELECT * FROM templates WHERE id = ?').get(account.template_id) as TemplateRow;
     const rules = this.engine.rules(account.template_id);
     const daily = rules.find((r) => r.kind === 'dailyLossLimit')?.amount ?? 0;
@@ -106,7 +111,7 @@ export class SimAdmin {
     const trades = this.trades(account.id);
     const closed = trades.filter((t) => t.pnl !== null);
     const wins = closed.filter((t) => (t.pnl as number) > 0);
-    const dayStart = tradeDayStart(now);
+    const dayStart = this.engine.calendar.dayStart(now);
     const dayTrades = trades.filter((t) => t.created_at >= dayStart);
     const startOfDay = round2(f.balance - f.realizedDayPnl);
     const stoppedAt = (this.db.prepare('SELECT created_at FROM violations WHERE account_id = ? AND duration = ? AND voided = 0 ORDER BY id LIMIT 1').get(account.id, ViolationDuration.Permanent) as { created_at: number } | undefined)?.created_at;
@@ -124,7 +129,7 @@ export class SimAdmin {
       closedDate: iso(stoppedAt ?? NO_DATE),
       dailyLoss: daily,
       maximumLoss: maximum,
-      drawDownLimit: round2(account.starting_balance - maximum),
+      drawDownLimit: Number.isFinite(f.maximumLossFloor) ? round2(f.maximumLossFloor) : 0,
       maxPositions: Math.floor(account.margin / 500),
       type: account.simulated ? 0 : 1,
       startOfDayBalance: startOfDay,
@@ -215,7 +220,7 @@ export class SimAdmin {
           contractGroupName: contract?.group ?? '',
           contractId: t.contract_id,
           contractName: contract?.name ?? t.contract_id,
-          tradeDay: iso(tradeDayLabel(t.created_at)),
+          tradeDay: iso(this.tradeDayLabel(t.created_at)),
           createdAt: iso(t.created_at),
           tradeDuration: closing && t.entered_at !== null ? t.created_at - t.entered_at : null,
           price: price(t.price_ticks),
@@ -314,14 +319,14 @@ export class SimAdmin {
   dailyStatistics(req: S.StatisticsRequest): ResponseOf<'dailyStatistics'> {
     const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(req.tradingAccountId) as AccountRow | undefined;
     if (!account) throw new AdminNotFound(`No trading account ${req.tradingAccountId}`);
-    // Trade days are labelled by a UTC date (see time.ts); the request's datetimes name such dates.
+    // Trade days are labelled by the date they end on, at 00:00 UTC; the request's datetimes name such dates.
     const startLabel = req.startTradeDay ? Math.floor(Date.parse(req.startTradeDay) / 86_400_000) * 86_400_000 : Number.NEGATIVE_INFINITY;
     const endLabel = req.endTradeDay ? Math.floor(Date.parse(req.endTradeDay) / 86_400_000) * 86_400_000 : Number.POSITIVE_INFINITY;
     const days = new Map<number, TradeRow[]>();
     let balance = account.starting_balance;
     const out: S.DailyStatistics[] = [];
     for (const t of this.trades(account.id)) {
-      const label = tradeDayLabel(t.created_at);
+      const label = this.tradeDayLabel(t.created_at);
       const list = days.get(label) ?? [];
       list.push(t);
       days.set(label, list);
@@ -385,7 +390,10 @@ export function templateRecord(t: TemplateRow): S.AccountTemplate {
   };
 }
 
-/** `violationStatus` 1 here means "the account is locked while the violation lasts". Sources are 0 (static amount). */
+/**
+ * `violationStatus` 1 here means "the account is locked while the violation lasts". Loss limit `source` is 0
+ * (a fixed amount); the maximum loss limit's `maximumSource` and `minimumSource` choose its variant (rules.ts).
+ */
 export function ruleRecord(r: RuleRow): S.RuleConfiguration {
   return {
     accountTemplateId: r.template_id,
@@ -399,7 +407,7 @@ export function ruleRecord(r: RuleRow): S.RuleConfiguration {
           ? { source: 0, percentage: null, limit: r.amount, disableBalanceSource: null, disableCheckSource: null, disablePercentage: null, disableLimit: null, disableMinimumBalanceSource: null, disableMaximumBalanceSource: null }
           : null,
       maximumLossLimit:
-        r.kind === 'maximumLossLimit' ? { source: 0, percentage: null, limit: r.amount, minimumSource: null, maximumSource: 0, maximumSourceSpecifiedBalance: null } : null,
+        r.kind === 'maximumLossLimit' ? { source: 0, percentage: null, limit: r.amount, minimumSource: r.minimum_source, maximumSource: r.maximum_source, maximumSourceSpecifiedBalance: null } : null,
       marginScale: null,
     },
   };

@@ -25,14 +25,17 @@ import {
 } from '../adapters/gateway/codes.ts';
 import { Limits, type ResponseOf } from '../adapters/gateway/endpoints.ts';
 import type * as S from '../adapters/gateway/schemas.ts';
+import { TradingCalendar } from '../engine/calendar.ts';
 import type { Logger } from '../engine/log.ts';
+import type { RuleBook } from '../engine/rules.ts';
 import { barUnitFromCode, timeframe } from '../engine/timeframe.ts';
 import { advanceTrail, startTrail, trailStopPrice, trailTriggered, type TrailState } from '../engine/trailing.ts';
 import { CONTRACTS, contractRecord, findContract, type SimContract } from './catalogue.ts';
 import type { SimClock } from './clock.ts';
 import type { ContractMarket, PricePoint } from './market/market.ts';
 import { getMeta, setMeta, type AccountRow, type Db, type OrderRow, type PositionRow, type RuleRow, type TradeRow, type UserRow } from './store.ts';
-import { NEVER, iso, nextTradeDayStart, round2, tradeDayStart } from './time.ts';
+import { accountRuleBook } from './rules.ts';
+import { NEVER, iso, round2 } from './wire.ts';
 
 type Envelope = S.TradingEnvelope;
 
@@ -62,6 +65,12 @@ export interface AccountFigures {
   unrealized: number;
 }
 
+/** An account's figures with the equity levels of its template's rules (-Infinity where it has no such rule). */
+export interface AccountFloors extends AccountFigures {
+  dailyLossFloor: number;
+  maximumLossFloor: number;
+}
+
 export class SimEngine {
   private lastStep: number;
   private liquidating = false;
@@ -72,12 +81,16 @@ export class SimEngine {
   private memo: Map<string, unknown> | undefined;
   /** Counts changes during a step, so a loop over remembered orders knows to re-read them. */
   private generation = 0;
+  /** The engine's rule book per account; its high-water marks are restored from the database at each check. */
+  private readonly books = new Map<number, RuleBook>();
 
   constructor(
     readonly db: Db,
     readonly clock: SimClock,
     readonly markets: ReadonlyMap<string, ContractMarket>,
     private readonly logger: Logger,
+    /** The exchange trading day: daily P&L, daily limits, lockouts and the statistics' days. */
+    readonly calendar: TradingCalendar = new TradingCalendar(),
   ) {
     const stored = Number(getMeta(db, 'lastStep') ?? Number.NaN);
     const now = clock.now();
@@ -150,7 +163,7 @@ export class SimEngine {
   figures(account: AccountRow, t = this.clock.now()): AccountFigures {
     type Sums = { pnl: number; fees: number };
     const all = this.remember(`sums:${account.id}`, () => this.db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0').get(account.id) as Sums);
-    const dayStart = tradeDayStart(t);
+    const dayStart = this.calendar.dayStart(t);
     const day = this.remember(`day:${account.id}:${dayStart}`, () =>
       this.db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0 AND created_at >= ?').get(account.id, dayStart) as Sums,
     );
@@ -290,6 +303,7 @@ export class SimEngine {
     const rejected = (code: number, message: string) => fail(code, message);
     const account = this.ownedAccount(user, req.accountId);
     if (!account) return rejected(PlaceErrorCode.AccountNotFound, `No account ${req.accountId}`);
+    if (this.takePendingAnswer(account, 'pending_places')) return rejected(PlaceErrorCode.OrderPending, `Order on account ${account.name} is pending (test hook: nothing was placed)`);
     if (!account.active) return rejected(PlaceErrorCode.AccountRejected, `Account ${account.name} is not active`);
     const contract = findContract(req.contractId);
     const market = contract && this.market(contract.id);
@@ -445,6 +459,7 @@ export class SimEngine {
     return this.db.transaction((): Envelope => {
       const account = this.ownedAccount(user, req.accountId);
       if (!account) return fail(CancelErrorCode.AccountNotFound, `No account ${req.accountId}`);
+      if (this.takePendingAnswer(account, 'pending_cancels')) return fail(CancelErrorCode.Pending, `Cancel of order ${req.orderId} is pending (test hook: nothing was cancelled)`);
       if (account.is_follower) return fail(CancelErrorCode.AccountRejected, CancelRejectionMessage.Follower);
       if (!account.simulated) return fail(CancelErrorCode.AccountRejected, CancelRejectionMessage.Live);
       const order = this.db.prepare('SELECT * FROM orders WHERE id = ? AND account_id = ?').get(req.orderId, account.id) as OrderRow | undefined;
@@ -453,6 +468,16 @@ export class SimEngine {
       this.setStatus(order.id, OrderStatus.Cancelled, this.clock.now());
       return ok();
     })();
+  }
+
+  /**
+   * Test hook (the account options `pendingPlaces` / `pendingCancels`): while the account's counter is
+   * above zero, a request answers pending without acting, and the counter goes down by one.
+   */
+  private takePendingAnswer(account: AccountRow, counter: 'pending_places' | 'pending_cancels'): boolean {
+    if (account[counter] <= 0) return false;
+    this.db.prepare(`UPDATE accounts SET ${counter} = ${counter} - 1 WHERE id = ?`).run(account.id);
+    return true;
   }
 
   private setStatus(orderId: number, status: number, t: number): void {
@@ -745,23 +770,23 @@ export class SimEngine {
   evaluateRules(accountId: number, t: number): void {
     if (this.liquidating) return;
     const account = this.remember(`account:${accountId}`, () => this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow);
-    const f = this.figures(account, t);
+    const f = this.floors(account, t);
     const dayPnl = f.realizedDayPnl + f.unrealized;
     const equity = f.balance + f.unrealized;
-    const day = tradeDayStart(t);
+    const day = this.calendar.dayStart(t);
     const rules = this.rules(account.template_id);
     const dailyRule = rules.find((r) => r.kind === 'dailyLossLimit');
     const maximumRule = rules.find((r) => r.kind === 'maximumLossLimit');
-    const minimumBalance = round2(account.starting_balance - (maximumRule?.amount ?? account.starting_balance));
+    const minimumBalance = maximumRule ? round2(f.maximumLossFloor) : 0;
     const exists = (type: number, ruleId: number | null, sameDay: boolean): boolean =>
       this.db
         .prepare(`SELECT 1 FROM violations WHERE account_id = ? AND type = ? AND rule_id IS ? AND voided = 0 ${sameDay ? 'AND trade_day = ?' : ''}`)
         .get(...[accountId, type, ruleId, ...(sameDay ? [day] : [])]) !== undefined;
     const broken: { type: number; duration: number; ruleId: number | null }[] = [];
-    if (dailyRule && dayPnl <= -dailyRule.amount && !exists(ViolationType.RuleBreak, dailyRule.id, true)) {
+    if (dailyRule && equity <= f.dailyLossFloor && !exists(ViolationType.RuleBreak, dailyRule.id, true)) {
       broken.push({ type: ViolationType.RuleBreak, duration: dailyRule.violation_duration, ruleId: dailyRule.id });
     }
-    if (maximumRule && equity <= minimumBalance && !exists(ViolationType.RuleBreak, maximumRule.id, maximumRule.violation_duration !== ViolationDuration.Permanent)) {
+    if (maximumRule && equity <= f.maximumLossFloor && !exists(ViolationType.RuleBreak, maximumRule.id, maximumRule.violation_duration !== ViolationDuration.Permanent)) {
       broken.push({ type: ViolationType.RuleBreak, duration: maximumRule.violation_duration, ruleId: maximumRule.id });
     }
     const personalLoss = account.personal_daily_loss_limit;
@@ -778,11 +803,63 @@ export class SimEngine {
          minimum_balance, daily_loss_limit, personal_daily_loss_limit, personal_daily_profit_target) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     for (const b of broken) {
-      const expires = b.duration === ViolationDuration.Permanent ? NEVER : nextTradeDayStart(t);
+      const expires = b.duration === ViolationDuration.Permanent ? NEVER : this.calendar.nextDayStart(t);
       insert.run(accountId, b.type, b.duration, b.ruleId, day, t, expires, f.balance, f.realizedDayPnl, f.unrealized, minimumBalance, dailyRule?.amount ?? 0, personalLoss, target);
       this.logger.info({ accountId, type: b.type, duration: b.duration, ruleId: b.ruleId }, 'violation');
     }
     this.liquidate(accountId, t);
+  }
+
+  /**
+   * The account's figures and the floors of its template's rules at `t`, from the engine's rule book
+   * (src/engine/rules.ts, variants mapped in rules.ts) fed with the account's high-water marks, which are
+   * brought up to `t` first.
+   */
+  floors(account: AccountRow, t = this.clock.now()): AccountFloors {
+    const f = this.figures(account, t);
+    let book = this.books.get(account.id);
+    if (!book) {
+      book = accountRuleBook(account.starting_balance, this.rules(account.template_id));
+      this.books.set(account.id, book);
+    }
+    const variant = book.config.maximumLossLimit?.variant;
+    if (variant === 'trailingIntraday') this.raiseHighEquity(account, f.balance + f.unrealized);
+    if (variant === 'trailingEndOfDay' || variant === 'trailingUntilLocked') this.rollHighBalance(account, this.calendar.dayStart(t));
+    book.restore({
+      startOfDayBalance: round2(f.balance - f.realizedDayPnl),
+      highBalance: account.high_balance ?? account.starting_balance,
+      highEquity: account.high_equity ?? account.starting_balance,
+    });
+    return { ...f, dailyLossFloor: book.dailyLossFloor(), maximumLossFloor: book.maximumLossFloor() };
+  }
+
+  private raiseHighEquity(account: AccountRow, equity: number): void {
+    if (equity <= (account.high_equity ?? account.starting_balance)) return;
+    this.db.prepare('UPDATE accounts SET high_equity = ? WHERE id = ?').run(equity, account.id);
+    account.high_equity = equity;
+  }
+
+  /**
+   * Brings the highest end-of-day balance up to the trading day starting at `dayStart`: the balance at the
+   * end of each day that had trades since the last roll (days without trades end where the previous did).
+   */
+  private rollHighBalance(account: AccountRow, dayStart: number): void {
+    const through = account.high_balance_through;
+    if (dayStart <= through) return;
+    const before = this.db.prepare('SELECT COALESCE(SUM(COALESCE(pnl, 0) - fees), 0) AS net FROM trades WHERE account_id = ? AND voided = 0 AND created_at < ?').get(account.id, through) as { net: number };
+    const trades = this.db
+      .prepare('SELECT COALESCE(pnl, 0) - fees AS net, created_at FROM trades WHERE account_id = ? AND voided = 0 AND created_at >= ? AND created_at < ? ORDER BY created_at, id')
+      .all(account.id, through, dayStart) as { net: number; created_at: number }[];
+    let high = account.high_balance ?? account.starting_balance;
+    let balance = account.starting_balance + before.net;
+    trades.forEach((trade, i) => {
+      balance += trade.net;
+      const next = trades[i + 1];
+      if (next === undefined || this.calendar.dayStart(next.created_at) !== this.calendar.dayStart(trade.created_at)) high = Math.max(high, round2(balance));
+    });
+    this.db.prepare('UPDATE accounts SET high_balance = ?, high_balance_through = ? WHERE id = ?').run(high, dayStart, account.id);
+    account.high_balance = high;
+    account.high_balance_through = dayStart;
   }
 
   private liquidate(accountId: number, t: number): void {

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
 import { silentLogger, type Logger } from '../engine/log.ts';
 import { SimAdmin } from './admin.ts';
 import { CONTRACTS, findContract } from './catalogue.ts';
@@ -14,12 +15,14 @@ import { SimEngine } from './engine.ts';
 import { readBarFile } from './market/csv.ts';
 import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
+import { mllVariant, type MaximumSource, type MinimumSource } from './rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
 import { getMeta, openStore, setMeta, type Db } from './store.ts';
 
 export { CONTRACTS, findContract } from './catalogue.ts';
 export { generateBars } from './market/synthetic.ts';
 export { ADMIN_PREFIX } from './server.ts';
+export { MaximumSource, MinimumSource, SimRuleError, mllVariant } from './rules.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -35,8 +38,13 @@ export interface SimTemplateOptions {
   tag?: 0 | 1;
   /** A daily loss limit rule; `duration` 2 (Temporary, the default) or 1 (Permanent). */
   dailyLossLimit?: { limit: number; duration?: 1 | 2 };
-  /** A maximum loss limit rule; `duration` 1 (Permanent, the default) or 2 (Temporary). */
-  maximumLossLimit?: { limit: number; duration?: 1 | 2 };
+  /**
+   * A maximum loss limit rule; `duration` 1 (Permanent, the default) or 2 (Temporary). `maximumSource`
+   * (default 0) and `minimumSource` (default null) are spec 2.11's and choose the variant: 0 static,
+   * 1 trailing the end-of-day high balance (with `minimumSource` 0: until the floor locks at the starting
+   * balance), 2 trailing the intraday high equity.
+   */
+  maximumLossLimit?: { limit: number; duration?: 1 | 2; maximumSource?: MaximumSource; minimumSource?: MinimumSource | null };
 }
 
 export interface SimAccountOptions {
@@ -51,6 +59,10 @@ export interface SimAccountOptions {
   active?: boolean;
   personalDailyLossLimit?: number;
   personalDailyProfitTarget?: number;
+  /** Test hook: the first this-many `Order/place` requests on the account answer OrderPending (6) and place nothing. */
+  pendingPlaces?: number;
+  /** Test hook: the first this-many `Order/cancel` requests on the account answer Pending (4) and cancel nothing. */
+  pendingCancels?: number;
 }
 
 export interface SimUserOptions {
@@ -88,6 +100,8 @@ export interface SimulatorOptions {
   adminKey?: string;
   /** The demo user's API key; generated and kept in the database when absent. */
   demoApiKey?: string;
+  /** The exchange trading day (daily P&L, daily limits, lockouts, statistics). Default 17:00 America/Chicago. */
+  tradingDay?: TradingDayConfig;
   /** How often a realtime or accelerated clock moves the market and matches orders. Default 250 ms. */
   tickMs?: number;
   logger?: Logger;
@@ -180,7 +194,7 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     ]);
     const demoAccount = db.prepare('SELECT id FROM accounts WHERE name = ?').get(DEMO_ACCOUNT) as { id: number };
 
-    const engine = new SimEngine(db, clock, markets, logger);
+    const engine = new SimEngine(db, clock, markets, logger, new TradingCalendar(options.tradingDay));
     engine.step(clock.now());
     return {
       engine,
@@ -271,9 +285,15 @@ function seedTemplates(db: Db, templates: SimTemplateOptions[]): void {
         .prepare('INSERT INTO templates (name, title, description, starting_balance, margin, tag) VALUES (?, ?, ?, ?, ?, ?)')
         .run(t.name, t.title ?? t.name, t.description ?? '', t.startingBalance ?? 50_000, t.margin ?? t.startingBalance ?? 50_000, t.tag ?? 0);
       const templateId = Number(info.lastInsertRowid);
-      const rule = db.prepare('INSERT INTO rules (template_id, kind, amount, violation_duration) VALUES (?, ?, ?, ?)');
-      if (t.dailyLossLimit) rule.run(templateId, 'dailyLossLimit', t.dailyLossLimit.limit, t.dailyLossLimit.duration ?? 2);
-      if (t.maximumLossLimit) rule.run(templateId, 'maximumLossLimit', t.maximumLossLimit.limit, t.maximumLossLimit.duration ?? 1);
+      const rule = db.prepare('INSERT INTO rules (template_id, kind, amount, violation_duration, maximum_source, minimum_source) VALUES (?, ?, ?, ?, ?, ?)');
+      if (t.dailyLossLimit) rule.run(templateId, 'dailyLossLimit', t.dailyLossLimit.limit, t.dailyLossLimit.duration ?? 2, 0, null);
+      const maximum = t.maximumLossLimit;
+      if (maximum) {
+        const maximumSource = maximum.maximumSource ?? 0;
+        const minimumSource = maximum.minimumSource ?? null;
+        mllVariant(maximumSource, minimumSource); // refuses a combination the engine has no variant for
+        rule.run(templateId, 'maximumLossLimit', maximum.limit, maximum.duration ?? 1, maximumSource, minimumSource);
+      }
     }
   })();
 }
@@ -305,7 +325,8 @@ function seedUsers(db: Db, now: number, users: SimUserOptions[]): void {
         if (!template) throw new RangeError(`account ${a.name}: no template named ${a.template}`);
         db.prepare(
           `INSERT INTO accounts (user_id, name, template_id, starting_balance, margin, simulated, is_leader, is_follower, active,
-             personal_daily_loss_limit, personal_daily_profit_target, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             personal_daily_loss_limit, personal_daily_profit_target, pending_places, pending_cancels, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         ).run(
           userId,
           a.name,
@@ -318,6 +339,8 @@ function seedUsers(db: Db, now: number, users: SimUserOptions[]): void {
           a.active === false ? 0 : 1,
           a.personalDailyLossLimit ?? null,
           a.personalDailyProfitTarget ?? null,
+          a.pendingPlaces ?? 0,
+          a.pendingCancels ?? 0,
           now,
           now,
         );

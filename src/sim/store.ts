@@ -147,7 +147,26 @@ export function openStore(path: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.exec(SCHEMA);
+  addMissingColumns(db);
   return db;
+}
+
+/** Columns added after the first release, here only, so a new file and one from then end up alike. */
+const ADDED_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = [
+  ['rules', 'maximum_source', 'INTEGER NOT NULL DEFAULT 0'],
+  ['rules', 'minimum_source', 'INTEGER'],
+  ['accounts', 'high_balance', 'REAL'],
+  ['accounts', 'high_balance_through', 'INTEGER NOT NULL DEFAULT 0'],
+  ['accounts', 'high_equity', 'REAL'],
+  ['accounts', 'pending_places', 'INTEGER NOT NULL DEFAULT 0'],
+  ['accounts', 'pending_cancels', 'INTEGER NOT NULL DEFAULT 0'],
+];
+
+function addMissingColumns(db: Db): void {
+  for (const [table, column, definition] of ADDED_COLUMNS) {
+    const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+  }
 }
 
 export function getMeta(db: Db, key: string): string | undefined {
@@ -193,6 +212,10 @@ export interface RuleRow {
   kind: 'dailyLossLimit' | 'maximumLossLimit';
   amount: number;
   violation_duration: number;
+  /** Spec 2.11 `maximumLossLimit.maximumSource` (see rules.ts for the meaning this simulator gives it). */
+  maximum_source: number;
+  /** Spec 2.11 `maximumLossLimit.minimumSource`. */
+  minimum_source: number | null;
 }
 export interface AccountRow {
   id: number;
@@ -207,6 +230,16 @@ export interface AccountRow {
   active: number;
   personal_daily_loss_limit: number | null;
   personal_daily_profit_target: number | null;
+  /** Highest end-of-day balance (null: the starting balance), counted for the trading days before `high_balance_through`. */
+  high_balance: number | null;
+  /** Start (epoch ms) of the trading day up to which `high_balance` has been rolled. */
+  high_balance_through: number;
+  /** Highest equity (balance + unrealized) seen at a rule check (null: the starting balance). */
+  high_equity: number | null;
+  /** Test hook: the next this-many `Order/place` requests answer OrderPending (6). */
+  pending_places: number;
+  /** Test hook: the next this-many `Order/cancel` requests answer Pending (4). */
+  pending_cancels: number;
   created_at: number;
   updated_at: number;
 }

@@ -45,9 +45,11 @@ describe('simulator rules and administration', () => {
       expect(rule.configuration.violationDuration).toBe(2);
       await expect(client.placeOrder(market(accountId))).rejects.toMatchObject({ errorCode: 4 });
       expect((await client.searchAccounts(false)).find((a) => a.id === accountId)?.canTrade).toBe(false);
-      // Next session (22:00 UTC): the lock lapses.
-      const nextSession = Date.UTC(2025, 10, 3, 22, 0) + 1000;
-      sim.clock.advance(Math.max(0, nextSession - sim.clock.now()));
+      // The next trading day starts at 17:00 Chicago: 23:00 UTC in November (CST), not 22:00 UTC.
+      expect(violation!.expiresAt).toBe('2025-11-03T23:00:00.000Z');
+      sim.clock.advance(Math.max(0, Date.UTC(2025, 10, 3, 22, 30) - sim.clock.now()));
+      await expect(client.placeOrder(market(accountId))).rejects.toMatchObject({ errorCode: 4 });
+      sim.clock.advance(Date.UTC(2025, 10, 3, 23, 0, 1) - sim.clock.now());
       await client.placeOrder(market(accountId));
       await client.closePosition({ accountId, contractId: ES });
     });

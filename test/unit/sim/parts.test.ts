@@ -8,7 +8,7 @@ import { CONTRACTS, findContract } from '../../../src/sim/catalogue.ts';
 import { createClock } from '../../../src/sim/clock.ts';
 import { BarFileError, readBarFile } from '../../../src/sim/market/csv.ts';
 import { RateLimiter } from '../../../src/sim/rate-limit.ts';
-import { nextTradeDayStart, tradeDayLabel, tradeDayStart } from '../../../src/sim/time.ts';
+import { SimRuleError, mllVariant } from '../../../src/sim/rules.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,12 +44,19 @@ describe('clock', () => {
   });
 });
 
-describe('trade days', () => {
-  it('start at 22:00 UTC and are labelled by the date they end on', () => {
-    const evening = Date.UTC(2025, 10, 3, 22, 30);
-    expect(tradeDayLabel(evening)).toBe(Date.UTC(2025, 10, 4));
-    expect(tradeDayStart(evening)).toBe(Date.UTC(2025, 10, 3, 22));
-    expect(nextTradeDayStart(Date.UTC(2025, 10, 3, 21, 59))).toBe(Date.UTC(2025, 10, 3, 22));
+describe('maximum loss limit sources', () => {
+  it('map spec 2.11 maximumSource and minimumSource onto the engine variants', () => {
+    expect(mllVariant(0, null)).toBe('static');
+    expect(mllVariant(1, null)).toBe('trailingEndOfDay');
+    expect(mllVariant(1, 0)).toBe('trailingUntilLocked');
+    expect(mllVariant(2, null)).toBe('trailingIntraday');
+  });
+
+  it('refuse combinations the engine has no variant for, naming the field', () => {
+    expect(() => mllVariant(3, null)).toThrow(/maximumSource must be 0, 1 or 2, got 3/);
+    expect(() => mllVariant(2, 0)).toThrow(/minimumSource 0 .* needs maximumSource 1/);
+    expect(() => mllVariant(0, 0)).toThrow(SimRuleError);
+    expect(() => mllVariant(1, 1)).toThrow(/minimumSource must be null or 0/);
   });
 });
 

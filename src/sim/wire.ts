@@ -1,0 +1,15 @@
+/** Wire-format helpers of the simulator: datetimes, money rounding and the service's sentinel dates. */
+
+/** Expiry written on permanent violations: they never lapse. */
+export const NEVER = Date.UTC(2099, 11, 31);
+
+/** The datetime the service writes for "no date" where the wire field is not nullable. */
+export const NO_DATE = Date.parse('0001-01-01T00:00:00Z');
+
+export function iso(t: number): string {
+  return new Date(t).toISOString();
+}
+
+export function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
