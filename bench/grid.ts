@@ -1,7 +1,8 @@
 /**
  * Figure 7: a grid of 16 parameter sets of the reference strategy through the backtest's own sweep
  * machinery (`runSweep` of src/adapters/backtest/optimize.ts, what `tickline optimize` runs): once in this
- * thread, one run after another, and once on worker threads (one per core, the history in shared memory).
+ * thread, one run after another, and once in parallel (one lane per core: this thread and worker threads,
+ * the history in shared memory).
  * Both must give the same order list hash and net PnL for every parameter set.
  */
 import { availableParallelism } from 'node:os';
@@ -28,9 +29,8 @@ export function gridContext(bars: BarColumns): { context: SweepContext; jobs: Jo
 }
 
 /**
- * One sweep: wall time, and CPU time of the whole process (every thread, the workers' included), which
- * other load on the machine inflates far less than wall time: on an idle machine the parallel wall time
- * approaches its CPU time divided by the cores.
+ * One sweep: wall time, and CPU time of the whole process (every thread: the workers', and V8's garbage
+ * collection and compiler helpers, which is why even the sequential sweep uses more than one core).
  */
 export async function runGrid(bars: BarColumns, workers: number): Promise<{ ms: number; cpuMs: number; results: JobResult[] }> {
   const { context, jobs } = gridContext(bars);

@@ -1,0 +1,16 @@
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { fullPathBacktest, referenceBars } from './reference.ts';
+const bars = referenceBars(1_000_000);
+fullPathBacktest(bars); fullPathBacktest(bars);
+const s = new Session(); s.connect();
+await s.post('HeapProfiler.enable');
+await s.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+fullPathBacktest(bars); fullPathBacktest(bars);
+const { profile } = await s.post('HeapProfiler.stopSampling') as { profile: any };
+const self = new Map<string, number>();
+let total = 0;
+const walk = (n: any) => { const k = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').slice(-2).join('/')}:${n.callFrame.lineNumber + 1}`; self.set(k, (self.get(k) ?? 0) + n.selfSize); total += n.selfSize; n.children.forEach(walk); };
+walk(profile.head);
+for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log((v / 2e6).toFixed(1).padStart(7), 'MB/run', k);
+console.log('total MB per run', (total / 2e6).toFixed(1));

@@ -1,0 +1,238 @@
+/**
+ * `npm run bench`: the throughput figures of issue 7 in one run, printed as a table with each target and
+ * PASS/MISS, and written as JSON to bench/results/latest.json. docs/bench.md says what each figure means.
+ *
+ *   node --import tsx bench/run.ts [--bars 1000000] [--reps 7] [--requests 2000] [--out bench/results/latest.json]
+ *
+ * Exits 1 when the full path and the plain loop (or the sequential and parallel grids, or the cached and
+ * in-memory runs) disagree: a fast wrong answer is not a result. A MISS against a target does not fail it.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
+import { measureClient, RAISED_BUDGETS } from './client.ts';
+import { compareGrids, GRID, PARALLEL_WORKERS, runGrid } from './grid.ts';
+import { guardBench, runGuardChecks } from './guard.ts';
+import { CONTRACT, MINUTE, PathsDisagreeError, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, REFERENCE_PARAMS } from './reference.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    bars: { type: 'string', default: '1000000' },
+    reps: { type: 'string', default: '7' },
+    requests: { type: 'string', default: '2000' },
+    out: { type: 'string', default: path.resolve(import.meta.dirname, 'results/latest.json') },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (args.help) {
+  process.stdout.write('usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--out file.json]\n');
+  process.exit(0);
+}
+const BARS = positiveInt('bars', args.bars);
+const REPS = Math.max(5, positiveInt('reps', args.reps));
+const REQUESTS = positiveInt('requests', args.requests);
+
+function positiveInt(name: string, text: string | undefined): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) {
+    process.stderr.write(`--${name} must be a positive whole number, got '${text}'\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function time<T>(work: () => T): { ms: number; value: T } {
+  const start = performance.now();
+  const value = work();
+  return { ms: performance.now() - start, value };
+}
+
+function fail(message: string): never {
+  throw new PathsDisagreeError(message);
+}
+
+interface Row {
+  readonly figure: string;
+  readonly value: string;
+  readonly target: string;
+  readonly verdict: 'PASS' | 'MISS' | '';
+}
+
+const rows: Row[] = [];
+const results: Record<string, unknown> = {};
+const progress = (text: string) => process.stderr.write(`  ${text}\n`);
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const verdict = (pass: boolean): 'PASS' | 'MISS' => (pass ? 'PASS' : 'MISS');
+
+const loadBefore = os.loadavg();
+process.stderr.write(`tickline bench: ${fmt(BARS)} one-minute bars, SMA(${REFERENCE_PARAMS.fast})/SMA(${REFERENCE_PARAMS.slow}) crossover, ${REPS} repetitions\n`);
+process.stderr.write(`  load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} cores${loadBefore[0]! > 1 ? ' (busy machine: figures are noisy)' : ''}\n`);
+
+// ------------------------------------------------------------------ setup (untimed)
+const bars = referenceBars(BARS);
+
+// ------------------------------------------------------------------ 1 and 2: full path and plain loop
+progress('full path through the engine ...');
+fullPathBacktest(bars);
+fullPathBacktest(bars);
+const fullTimes: number[] = [];
+let lastRun = fullPathBacktest(bars);
+for (let r = 0; r < REPS; r++) {
+  const t = time(() => fullPathBacktest(bars));
+  fullTimes.push(t.ms);
+  lastRun = t.value;
+}
+const fullMs = median(fullTimes);
+const fullRate = (BARS / fullMs) * 1000;
+
+progress('plain loop ...');
+for (let r = 0; r < 5; r++) plainLoop(bars);
+const loopTimes: number[] = [];
+let loop = plainLoop(bars);
+for (let r = 0; r < Math.max(21, REPS); r++) {
+  const t = time(() => plainLoop(bars));
+  loopTimes.push(t.ms);
+  loop = t.value;
+}
+const loopMs = median(loopTimes);
+const loopRate = (BARS / loopMs) * 1000;
+const disagreement = compareRuns(fullPathResult(lastRun), loop);
+if (disagreement !== undefined) fail(`full path and plain loop disagree: ${disagreement}`);
+rows.push({ figure: '1 full path (engine + sma-cross + guard + fill model + accounting)', value: `${fmt(fullRate)} bars/s (median ${fmt(fullMs, 1)} ms)`, target: '>= 3,000,000 bars/s', verdict: verdict(fullRate >= 3_000_000) });
+rows.push({ figure: '2 plain loop over typed arrays', value: `${fmt(loopRate)} bars/s (median ${fmt(loopMs, 2)} ms)`, target: 'same fills and PnL', verdict: 'PASS' });
+rows.push({ figure: '2 ratio full path / plain loop', value: `${(fullRate / loopRate).toFixed(4)} (loop ${(loopRate / fullRate).toFixed(1)}x faster)`, target: '', verdict: '' });
+results.fullPath = { barsPerSecond: fullRate, medianMs: fullMs, runsMs: fullTimes, fills: lastRun.fills.length, realizedPnl: lastRun.realizedPnl, endingEquity: lastRun.endingEquity, orderListHash: lastRun.orderListHash };
+results.plainLoop = { barsPerSecond: loopRate, medianMs: loopMs, fills: loop.fills.time.length, realizedPnl: loop.realizedPnl, endingEquity: loop.endingEquity, agreesWithFullPath: true };
+results.ratioFullToLoop = fullRate / loopRate;
+
+// ------------------------------------------------------------------ 3: end to end from the SQLite bar cache
+progress('end to end from the bar cache ...');
+const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'tickline-bench-'));
+try {
+  const file = path.join(cacheDir, 'bars.sqlite');
+  const key = { contractId: CONTRACT.id, timeframe: MINUTE, live: false };
+  const from = bars.time[0]!;
+  const to = bars.time[BARS - 1]! + 60_000;
+  const setup = new BarCache(file);
+  setup.store(key, CONTRACT.grid, bars, from, to);
+  setup.close();
+  const e2eTimes: number[] = [];
+  let loadMs = 0;
+  for (let r = 0; r < 3; r++) {
+    const t = time(() => {
+      const cache = new BarCache(file);
+      try {
+        if (cache.missing(key, from, to).length > 0) fail('the bar cache lost part of the range it stored');
+        const loaded = time(() => cache.load(key, CONTRACT.grid, from, to));
+        loadMs = loaded.ms;
+        return fullPathBacktest(loaded.value);
+      } finally {
+        cache.close();
+      }
+    });
+    if (t.value.bars !== BARS || t.value.orderListHash !== lastRun.orderListHash) fail('the backtest of the cached bars differs from the in-memory one');
+    e2eTimes.push(t.ms);
+  }
+  const e2eMs = median(e2eTimes);
+  rows.push({ figure: '3 end to end from the SQLite cache (load + backtest)', value: `${fmt(e2eMs / 1000, 3)} s (load ${fmt(loadMs)} ms)`, target: '<= 1.5 s', verdict: verdict(e2eMs <= 1500) });
+  results.endToEndFromCache = { medianMs: e2eMs, runsMs: e2eTimes, lastLoadMs: loadMs };
+} finally {
+  rmSync(cacheDir, { recursive: true, force: true });
+}
+
+// ------------------------------------------------------------------ 4: risk guard
+progress('risk guard ...');
+const guard = guardBench();
+const GUARD_CHECKS = 2_000_000;
+const perCycle = runGuardChecks(guard, guard.intents.length);
+if (perCycle !== 6) fail(`the guard bench's intents should be 6 accepted of 8, got ${perCycle}`);
+runGuardChecks(guard, GUARD_CHECKS);
+const guardTimes: number[] = [];
+for (let r = 0; r < REPS; r++) guardTimes.push(time(() => runGuardChecks(guard, GUARD_CHECKS)).ms);
+const guardRate = (GUARD_CHECKS / median(guardTimes)) * 1000;
+rows.push({ figure: '4 risk guard checkIntent (8 intents, every check on)', value: `${fmt(guardRate)} checks/s`, target: '>= 2,000,000 checks/s', verdict: verdict(guardRate >= 2_000_000) });
+results.riskGuard = { checksPerSecond: guardRate, checks: GUARD_CHECKS, runsMs: guardTimes };
+
+// ------------------------------------------------------------------ 5: client against the simulator
+progress('client against the simulator on loopback ...');
+const client = await measureClient({ requests: REQUESTS, concurrency: 8, warmup: 200 });
+rows.push({ figure: `5 TradingClient -> simulator, ${client.endpoint}, 1 in flight`, value: `${fmt(client.sequentialPerSecond)} req/s, p50 ${client.p50Ms.toFixed(2)} ms, p99 ${client.p99Ms.toFixed(2)} ms`, target: '(no target)', verdict: '' });
+rows.push({ figure: `5 same, ${client.concurrency} in flight`, value: `${fmt(client.concurrentPerSecond)} req/s, p50 ${client.concurrentP50Ms.toFixed(2)} ms, p99 ${client.concurrentP99Ms.toFixed(2)} ms`, target: '(no target)', verdict: '' });
+results.client = { ...client, note: RAISED_BUDGETS };
+
+// ------------------------------------------------------------------ 6: peak RSS in a fresh process
+progress('peak RSS in a child process ...');
+const child = spawnSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'peak-rss.ts'), String(BARS)], { encoding: 'utf8', cwd: path.resolve(import.meta.dirname, '..') });
+if (child.status !== 0) throw new Error(`peak RSS child failed (${child.status}): ${child.stderr}`);
+const rss = JSON.parse(child.stdout.trim().split('\n').pop()!) as { bars: number; fills: number; baselineKiB: number; maxRssKiB: number };
+if (rss.fills !== lastRun.fills.length) fail(`the child's run made ${rss.fills} fills, this process's ${lastRun.fills.length}`);
+const rssMb = (rss.maxRssKiB * 1024) / 1e6;
+rows.push({ figure: `6 peak RSS of the ${fmt(BARS)}-bar backtest (fresh process)`, value: `${fmt(rssMb, 1)} MB (process at start ${fmt((rss.baselineKiB * 1024) / 1e6, 1)} MB)`, target: '< 300 MB', verdict: verdict(rssMb < 300) });
+results.peakRss = { megabytes: rssMb, ...rss };
+
+// ------------------------------------------------------------------ 7: grid, sequential vs worker threads
+progress('16-run grid through the optimize machinery: one after another ...');
+const sequential = await runGrid(bars, 1);
+progress(`16-run grid: on ${PARALLEL_WORKERS} worker threads ...`);
+const parallel = await runGrid(bars, PARALLEL_WORKERS);
+const gridProblem = compareGrids(sequential.results, parallel.results);
+if (gridProblem !== undefined) fail(gridProblem);
+const gridRatio = parallel.ms / sequential.ms;
+rows.push({
+  figure: `7 grid of 16 (optimize's runSweep) on ${PARALLEL_WORKERS} workers / sequential`,
+  value: `${(gridRatio * 100).toFixed(1)}% (${fmt(parallel.ms)} ms incl. worker start-up, vs ${fmt(sequential.ms)} ms)`,
+  target: '<= 60%',
+  verdict: verdict(gridRatio <= 0.6),
+});
+rows.push({
+  figure: '7 same, CPU time (all threads): parallel / sequential',
+  value: `${fmt(parallel.cpuMs)} ms / ${fmt(sequential.cpuMs)} ms; idle-machine estimate ${((parallel.cpuMs / PARALLEL_WORKERS / sequential.cpuMs) * 100).toFixed(1)}%`,
+  target: '(info)',
+  verdict: '',
+});
+results.grid = {
+  grid: GRID,
+  sequentialMs: sequential.ms,
+  parallelMs: parallel.ms,
+  sequentialCpuMs: sequential.cpuMs,
+  parallelCpuMs: parallel.cpuMs,
+  workers: PARALLEL_WORKERS,
+  ratio: gridRatio,
+  idleEstimate: parallel.cpuMs / PARALLEL_WORKERS / sequential.cpuMs,
+};
+
+// ------------------------------------------------------------------ output
+const loadAfter = os.loadavg();
+const width = [0, 1, 2].map((c) => Math.max(...rows.map((r) => [r.figure, r.value, r.target][c]!.length), ['figure', 'measured', 'target'][c]!.length));
+const line = (cells: string[]) => cells.map((cell, c) => (c < 3 ? cell.padEnd(width[c]!) : cell)).join('  ');
+const table = [line(['figure', 'measured', 'target', '']), line(width.map((w) => '-'.repeat(w)).concat('----')), ...rows.map((r) => line([r.figure, r.value, r.target, r.verdict]))];
+process.stdout.write(`\n${table.join('\n')}\n\n`);
+process.stdout.write(`${fmt(BARS)} bars, ${lastRun.fills.length} fills, realized PnL ${lastRun.realizedPnl.toFixed(2)}; full path and plain loop agree fill for fill\n`);
+process.stdout.write(`client: ${RAISED_BUDGETS}\n`);
+process.stdout.write(`load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}; node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'} x ${os.availableParallelism()}\n`);
+
+const out = path.resolve(args.out!);
+mkdirSync(path.dirname(out), { recursive: true });
+const report = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.availableParallelism(),
+  loadAverage: { before: loadBefore, after: loadAfter },
+  bars: BARS,
+  repetitions: REPS,
+  strategy: { name: 'sma-cross', ...REFERENCE_PARAMS, size: 1, fills: 'market at the next open, no slippage, no fees' },
+  table: rows,
+  ...results,
+};
+writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`, 'utf8');
+process.stdout.write(`results written to ${path.relative(process.cwd(), out) || out}\n`);

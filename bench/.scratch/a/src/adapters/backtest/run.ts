@@ -1,0 +1,243 @@
+/**
+ * One backtest: history replayed through the engine (strategies, risk guard, rule floors, accounting)
+ * with the fill model as its venue. Synchronous and deterministic: the same inputs give the same fills,
+ * trades, equity, violations and order list hash, byte for byte.
+ */
+import { createHash } from 'node:crypto';
+import { createEngine } from '../../engine/runner.ts';
+import type { Breach } from '../../engine/rules.ts';
+import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
+import type { StrategyModule } from '../../engine/strategy.ts';
+import type { Fill, Timeframe } from '../../engine/types.ts';
+import { silentLogger, type Logger } from '../../engine/log.ts';
+import type { ClosedTrade, ClosestApproach, ReportViolation, RuleName } from '../../report/types.ts';
+import type { AccountConfig } from './config.ts';
+import type { BacktestContract } from './contract.ts';
+import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
+import { ReplayMarketData } from './replay.ts';
+import type { BarColumns } from './sources/columns.ts';
+import { TradeLedger } from './trades.ts';
+
+export interface BacktestRunInput {
+  readonly contract: BacktestContract;
+  /** History of `contract`, oldest first, in `dataTimeframe`. */
+  readonly bars: BarColumns;
+  readonly dataTimeframe: Timeframe;
+  /** What the strategy trades; aggregated from the data when coarser. */
+  readonly timeframe: Timeframe;
+  readonly strategy: StrategyModule;
+  readonly params: unknown;
+  readonly account: AccountConfig;
+  readonly risk: RiskConfig;
+  readonly fills: FillModelOptions;
+  /** Record the equity at every bar (for reports); off in parameter sweeps. */
+  readonly recordEquity?: boolean;
+  readonly logger?: Logger;
+  /** Called after every replayed chunk with bars done and total. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/** A violation that would have happened, in the vocabulary of spec 2.10. */
+export interface BacktestViolation {
+  readonly type: 3 | 5 | 6;
+  /** Which rule broke (type 6 covers both the daily and the maximum loss limit). */
+  readonly rule: RuleName;
+  readonly duration: 0 | 1 | 2;
+  /** Start of the minute (bar) in which it triggered, ISO 8601 UTC. */
+  readonly triggeredAt: string;
+  readonly tradingDay: string;
+  readonly balance: number;
+  /** Equity at the bar's worst price (best price for a profit target) that crossed the level. */
+  readonly violationBalance: number;
+  readonly violationTotalDayPnl: number;
+  /** The equity floor (rule breaks) or day-PnL level (personal limits) that was crossed. */
+  readonly level: number;
+  /** The maximum-loss floor that was crossed (maximum loss limit breaks only). */
+  readonly minimumBalance: number | null;
+  /** The account's configured limits at the time, as spec 2.10 carries them. */
+  readonly dailyLossLimit: number | null;
+  readonly personalDailyLossLimit: number | null;
+  readonly personalDailyProfitTarget: number | null;
+}
+
+export interface BacktestRunResult {
+  readonly bars: number;
+  readonly fills: readonly Fill[];
+  readonly orders: readonly OrderRecord[];
+  readonly orderListHash: string;
+  readonly trades: readonly ClosedTrade[];
+  readonly equity: { readonly time: Float64Array; readonly equity: Float64Array };
+  readonly violations: readonly BacktestViolation[];
+  readonly reportViolations: readonly ReportViolation[];
+  readonly closestApproach: readonly ClosestApproach[];
+  readonly passed: boolean;
+  readonly verdict: string;
+  readonly startingBalance: number;
+  readonly endingBalance: number;
+  readonly endingEquity: number;
+  readonly realizedPnl: number;
+  readonly fees: number;
+  /** Position still open at the end (signed contracts), marked at the last close. */
+  readonly openPosition: number;
+  readonly riskConfig: ResolvedRiskConfig;
+  /** Intents the risk guard rejected. */
+  readonly rejectedIntents: number;
+}
+
+export function runBacktest(input: BacktestRunInput): BacktestRunResult {
+  const { contract, account } = input;
+  const venue = new FillModel(input.fills);
+  const { profitTarget, ...rules } = account;
+  const engine = createEngine({
+    strategies: [{ strategy: input.strategy, params: input.params }],
+    contracts: [contract],
+    venue,
+    risk: input.risk,
+    account: rules,
+    logger: input.logger ?? silentLogger,
+    recordEquity: input.recordEquity ?? true,
+  });
+  const ledger = new TradeLedger(() => contract.grid.tickValue);
+  const fills: Fill[] = [];
+  const breaches: Breach[] = [];
+  let rejectedIntents = 0;
+  engine.fills$.subscribe((fill) => {
+    fills.push(fill);
+    ledger.record(fill);
+  });
+  engine.breaches$.subscribe((breach) => breaches.push(breach));
+  engine.decisions$.subscribe((decision) => {
+    if (!decision.result.accepted) rejectedIntents++;
+  });
+
+  const replay = new ReplayMarketData([{ contractId: contract.id, timeframe: input.dataTimeframe, bars: input.bars }]);
+  let done = 0;
+  // The replay emits synchronously; an error in a push (a failing strategy) must reach the caller, not
+  // rxjs' asynchronous unhandled-error path, so it is caught here and rethrown after the replay stops.
+  let failure: { error: unknown } | undefined;
+  const feed = replay.bars(contract.id, input.timeframe).subscribe((chunk) => {
+    if (failure !== undefined) return;
+    try {
+      engine.push(chunk);
+    } catch (error) {
+      failure = { error };
+      return;
+    }
+    done += chunk.length;
+    input.onProgress?.(done, input.bars.time.length);
+  });
+  feed.unsubscribe();
+  if (failure !== undefined) {
+    engine.close();
+    throw failure.error;
+  }
+  const snapshot = engine.snapshot();
+  const equity = engine.equityCurve();
+  engine.close();
+
+  const violations = breaches.map((b) => toViolation(b, account));
+  const reportViolations: ReportViolation[] = violations.map((v) => ({
+    time: Date.parse(v.triggeredAt),
+    type: v.type,
+    rule: v.rule,
+    duration: v.duration,
+    balance: v.violationBalance,
+    message: violationMessage(v),
+  }));
+  const closestApproach = approaches(engine.rules.closest, account);
+  const mllBroken = breaches.some((b) => b.type === 6 && b.rule === 'maximumLossLimit');
+  const target = profitTarget === undefined ? undefined : account.startingBalance + profitTarget;
+  let passed: boolean;
+  let verdict: string;
+  if (mllBroken) {
+    passed = false;
+    verdict = 'maximum loss limit broken (permanent violation)';
+  } else if (target !== undefined && snapshot.balance < target) {
+    passed = false;
+    verdict = `profit target not reached: balance ${snapshot.balance.toFixed(2)} < ${target.toFixed(2)}`;
+  } else {
+    passed = true;
+    const daily = breaches.filter((b) => b.type === 6).length;
+    verdict = target !== undefined ? 'profit target reached without a permanent violation' : 'no permanent violation';
+    if (daily > 0) verdict += ` (${daily} daily loss limit break${daily > 1 ? 's' : ''}, trading paused those days)`;
+  }
+  const orders = venue.orders();
+  return {
+    bars: done,
+    fills,
+    orders,
+    orderListHash: orderListHash(orders),
+    trades: ledger.trades,
+    equity,
+    violations,
+    reportViolations,
+    closestApproach,
+    passed,
+    verdict,
+    startingBalance: account.startingBalance,
+    endingBalance: snapshot.balance,
+    endingEquity: snapshot.equity,
+    realizedPnl: snapshot.realizedPnl,
+    fees: snapshot.fees,
+    openPosition: ledger.position(contract.id),
+    riskConfig: engine.riskConfig,
+    rejectedIntents,
+  };
+}
+
+/** sha256 of the order list (every order, its prices in ticks, final state and fill), in placement order. */
+export function orderListHash(orders: readonly OrderRecord[]): string {
+  const lines = new Array<string>(orders.length);
+  for (let k = 0; k < orders.length; k++) {
+    const o = orders[k]!;
+    lines[k] = `${o.id},${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},${o.parentId ?? ''},${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`;
+  }
+  return createHash('sha256').update(lines.join('')).digest('hex');
+}
+
+function toViolation(b: Breach, account: AccountConfig): BacktestViolation {
+  const rule: RuleName = b.type === 6 ? b.rule! : b.type === 3 ? 'personalDailyLossLimit' : 'personalDailyProfitTarget';
+  return {
+    type: b.type,
+    rule,
+    duration: b.duration,
+    triggeredAt: new Date(b.time).toISOString(),
+    tradingDay: b.tradingDay,
+    balance: b.balance,
+    violationBalance: b.equity,
+    violationTotalDayPnl: b.dayPnl,
+    level: b.level,
+    minimumBalance: rule === 'maximumLossLimit' ? b.level : null,
+    dailyLossLimit: account.dailyLossLimit ?? null,
+    personalDailyLossLimit: account.personalDailyLossLimit ?? null,
+    personalDailyProfitTarget: account.personalDailyProfitTarget ?? null,
+  };
+}
+
+function violationMessage(v: BacktestViolation): string {
+  switch (v.rule) {
+    case 'dailyLossLimit':
+      return `daily loss limit: equity ${v.violationBalance.toFixed(2)} reached the day's floor ${v.level.toFixed(2)}; flattened, trading paused until the next trading day`;
+    case 'maximumLossLimit':
+      return `maximum loss limit: equity ${v.violationBalance.toFixed(2)} reached the floor ${v.level.toFixed(2)}; flattened, account closed`;
+    case 'personalDailyLossLimit':
+      return `personal daily loss limit: day PnL ${v.violationTotalDayPnl.toFixed(2)} reached ${v.level.toFixed(2)}; only reducing orders for the rest of the day`;
+    case 'personalDailyProfitTarget':
+      return `personal daily profit target: day PnL ${v.violationTotalDayPnl.toFixed(2)} reached ${v.level.toFixed(2)}; only reducing orders for the rest of the day`;
+  }
+}
+
+function approaches(closest: Record<RuleName, { headroom: number; time: number }>, account: AccountConfig): ClosestApproach[] {
+  const configured: Record<RuleName, boolean> = {
+    dailyLossLimit: account.dailyLossLimit !== undefined,
+    maximumLossLimit: account.maximumLossLimit !== undefined,
+    personalDailyLossLimit: account.personalDailyLossLimit !== undefined,
+    personalDailyProfitTarget: account.personalDailyProfitTarget !== undefined,
+  };
+  return (Object.keys(configured) as RuleName[])
+    .filter((rule) => configured[rule])
+    .map((rule) => {
+      const a = closest[rule];
+      return Number.isFinite(a.headroom) ? { rule, minRoom: a.headroom, time: a.time } : { rule, minRoom: 0, time: null };
+    });
+}

@@ -1,0 +1,617 @@
+/**
+ * The live `Venue`: turns accepted commands into Order/place, Order/modify and Order/cancel calls, and
+ * learns what happened only from the gateway (Order/search, Order/searchOpen, Trade/search), through the
+ * transition table of `order-state.ts`. Invariants:
+ *
+ * - Every order is journaled (state `submitting`, with its customTag) before the place request is sent.
+ * - A place whose outcome is unknown is looked up by customTag before anything else; it is never re-sent.
+ * - A fill is a Trade/search record, identified by the trade id; a trade already journaled is ignored.
+ * - A write that failed is not retried blindly: the next status report decides.
+ */
+import { Subject } from 'rxjs';
+import { GatewayError } from '../gateway/errors.ts';
+import { OrderSide, OrderType, TradeSide } from '../gateway/codes.ts';
+import type * as S from '../gateway/schemas.ts';
+import type { TradingClient } from '../gateway/trading.ts';
+import type { Logger } from '../../engine/log.ts';
+import type {
+  ContractSpec,
+  Fill,
+  ModifyCommand,
+  OrderCommand,
+  OrderSpec,
+  OrderState,
+  OrderUpdate,
+  Side,
+  Venue,
+  VenueEvent,
+} from '../../engine/types.ts';
+import type { Journal, JournaledOrder } from './journal.ts';
+import { describe, flattenAccount, type FlattenResult } from './kill-switch.ts';
+import { newOrder, transition, venueStatusOf, type LiveOrder, type OrderEvent } from './order-state.ts';
+
+/** The part of the trading client the executor uses. */
+export type ExecutionClient = Pick<
+  TradingClient,
+  'placeOrder' | 'modifyOrder' | 'cancelOrder' | 'searchOrders' | 'searchOpenOrders' | 'searchTrades' | 'searchOpenPositions' | 'closePosition'
+>;
+
+export interface LiveExecutorOptions {
+  readonly client: ExecutionClient;
+  readonly journal: Journal;
+  readonly accountId: number;
+  readonly contracts: ReadonlyMap<string, ContractSpec>;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  /** How far before an order's creation a lookup by tag searches (clock skew between bot and gateway). */
+  readonly lookupSlackMs?: number;
+}
+
+export type Anomaly = { readonly time: number; readonly tag: string | null; readonly message: string };
+
+
+const ISO = (ms: number): string => new Date(ms).toISOString();
+
+export class LiveExecutor implements Venue {
+  readonly events = new Subject<VenueEvent>();
+  readonly anomalies: Anomaly[] = [];
+  private readonly client: ExecutionClient;
+  private readonly journal: Journal;
+  private readonly accountId: number;
+  private readonly contracts: ReadonlyMap<string, ContractSpec>;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly lookupSlackMs: number;
+  /** Tags whose place request is in flight in this process: a lookup must not call them missing. */
+  private readonly placing = new Set<string>();
+  private readonly tasks = new Set<Promise<void>>();
+  private stopped = false;
+  /** Place refused while positions cannot be seen, unless it provably reduces (set by the session). */
+  private blindReason: string | undefined;
+  private lastPositions = new Map<string, number>();
+  /** Orders at the gateway the bot did not place (bracket legs, manual orders): last state sent to the engine. */
+  private readonly foreign = new Map<number, { key: string; working: boolean; createdAt: number }>();
+
+  constructor(options: LiveExecutorOptions) {
+    this.client = options.client;
+    this.journal = options.journal;
+    this.accountId = options.accountId;
+    this.contracts = options.contracts;
+    this.log = options.logger;
+    this.now = options.now ?? Date.now;
+    this.lookupSlackMs = options.lookupSlackMs ?? 120_000;
+  }
+
+  // ------------------------------------------------------------------ Venue
+
+  place(command: OrderCommand): void {
+    if (this.stopped) {
+      this.emitOrder(command, 'rejected', 0, undefined, 'executor stopped');
+      return;
+    }
+    if (this.journal.order(command.id)) {
+      // The engine restored its sequence from the journal, so this is a bug upstream; sending would
+      // place a second order under one tag.
+      this.anomaly(command.id, `place for ${command.id} refused: the tag is already journaled`);
+      return;
+    }
+    if (this.blindReason !== undefined && !this.reducesKnownPosition(command)) {
+      this.journal.record('place-refused', 'event', command.id, { reason: this.blindReason, command });
+      this.log.warn({ tag: command.id, reason: this.blindReason }, 'place refused while positions cannot be seen');
+      this.emitOrder(command, 'rejected', 0, undefined, `positions not visible: ${this.blindReason}`);
+      return;
+    }
+    const request = this.placeRequest(command);
+    const order = newOrder(command.id, command.size);
+    this.journal.beginPlace(
+      { ...order, contractId: command.contractId, side: command.side, spec: command.order, ...(command.bracket ? { bracket: command.bracket } : {}) },
+      request,
+    );
+    this.emitOrder(command, 'pending', 0);
+    this.placing.add(command.id);
+    this.track(this.sendPlace(command.id, request));
+  }
+
+  modify(command: ModifyCommand): void {
+    const order = this.journal.order(command.orderId);
+    if (!order || order.venueOrderId === undefined || order.state !== 'working') {
+      const reason = order ? `order is ${order.state}` : 'unknown order';
+      this.journal.record('modify-refused', 'event', command.orderId, { reason, command });
+      this.log.warn({ tag: command.orderId, reason }, 'modify refused');
+      if (order) this.emitFromJournal(order, `modify refused: ${reason}`);
+      return;
+    }
+    const grid = this.grid(order.contractId);
+    const request: S.ModifyRequest = {
+      accountId: this.accountId,
+      orderId: order.venueOrderId,
+      ...(command.size === undefined ? {} : { size: command.size }),
+      ...(command.limitPrice === undefined ? {} : { limitPrice: grid.toPrice(command.limitPrice) }),
+      ...(command.stopPrice === undefined ? {} : { stopPrice: grid.toPrice(command.stopPrice) }),
+      ...(command.trailPrice === undefined ? {} : { trailPrice: grid.toPrice(command.trailPrice) }),
+    };
+    this.journal.record('modify', 'before', order.tag, request);
+    this.track(
+      this.client.modifyOrder(request).then(
+        () => {
+          this.journal.record('modify', 'after', order.tag, { ok: true });
+          const spec = modifiedSpec(order.spec, command);
+          const size = command.size ?? order.size;
+          this.journal.updateTerms(order.tag, spec, size);
+          const latest = this.journal.order(order.tag);
+          if (latest) this.emitFromJournal(latest);
+        },
+        (error: unknown) => {
+          const outcome = error instanceof GatewayError ? error.outcome : 'unknown';
+          this.journal.record('modify', 'after', order.tag, { ok: false, outcome, error: describe(error) });
+          this.log.warn({ tag: order.tag, endpoint: 'Order/modify', outcome, err: error }, 'modify failed');
+          const latest = this.journal.order(order.tag);
+          if (latest) this.emitFromJournal(latest, `modify ${outcome === 'unknown' ? 'outcome unknown' : 'rejected'}: ${describe(error)}`);
+        },
+      ),
+    );
+  }
+
+  cancel(orderId: string): void {
+    this.apply(orderId, { type: 'cancelRequested' }, { kind: 'cancel-intent', payload: {} });
+  }
+
+  // ------------------------------------------------------------------ state from the gateway
+
+  /**
+   * Apply an Order/search result: statuses of known orders by venue id, and resolution of orders whose
+   * place outcome is unknown (or that were in flight when a previous process died) by customTag.
+   * `searchedFrom` is the search's start: an unresolved order created after it that is absent is lost.
+   */
+  applyOrderSearch(orders: readonly S.Order[], searchedFrom: number): void {
+    const byVenueId = new Map(orders.map((o) => [o.id, o]));
+    const byTag = new Map<string, S.Order>();
+    for (const o of orders) if (o.customTag) byTag.set(o.customTag, o);
+    // Only orders that can still change by status: final ones change only by a late fill, which
+    // Trade/search delivers (a cancelled order whose fills complete it becomes filled).
+    for (const order of this.journal.orders({ states: ['submitting', 'unknown', 'lost', 'working', 'cancelling'] })) {
+      if (order.state === 'submitting' || order.state === 'unknown' || order.state === 'lost') {
+        const found = byTag.get(order.tag);
+        if (found) {
+          this.apply(order.tag, { type: 'lookupFound', venueOrderId: found.id, status: venueStatusOf(found.status) }, { kind: 'lookup', payload: found });
+        } else if (order.state !== 'lost' && !this.placing.has(order.tag) && order.createdAt - this.lookupSlackMs >= searchedFrom) {
+          this.apply(order.tag, { type: 'lookupMissing' }, { kind: 'lookup', payload: { found: false, searchedFrom: ISO(searchedFrom) } });
+        }
+        continue;
+      }
+      if (order.venueOrderId === undefined) continue;
+      const seen = byVenueId.get(order.venueOrderId);
+      if (seen) {
+        this.syncTerms(order, seen);
+        this.apply(order.tag, { type: 'venueStatus', status: venueStatusOf(seen.status) }, { kind: 'status', payload: seen });
+      }
+    }
+    for (const o of orders) {
+      if ((o.customTag && this.journal.order(o.customTag)) || this.journal.orderByVenueId(o.id)) continue;
+      this.reportForeign(o, venueStatusOf(o.status), o.fillVolume ?? 0);
+    }
+  }
+
+  /**
+   * The gateway's prices and size of a working order are the truth: after a modify whose outcome was
+   * unknown (or one made by hand), the journal and the engine take them over.
+   */
+  private syncTerms(order: JournaledOrder, seen: S.Order): void {
+    const venueSpec = foreignSpec(seen, this.contracts.get(order.contractId)?.grid);
+    if (!venueSpec || venueSpec.type !== order.spec.type || order.spec.type === 'trailingStop') return;
+    if (JSON.stringify(venueSpec) === JSON.stringify(order.spec) && seen.size === order.size) return;
+    this.journal.updateTerms(order.tag, venueSpec, seen.size);
+    this.journal.record('terms', 'event', order.tag, { from: { spec: order.spec, size: order.size }, to: { spec: venueSpec, size: seen.size } });
+    const latest = this.journal.order(order.tag);
+    if (latest) this.emitFromJournal(latest);
+  }
+
+  /** Creation time of the oldest order the bot did not place that is still working (for the search window). */
+  oldestForeignWorking(): number | undefined {
+    let oldest: number | undefined;
+    for (const f of this.foreign.values()) if (f.working) oldest = Math.min(oldest ?? f.createdAt, f.createdAt);
+    return oldest;
+  }
+
+  /**
+   * Orders the bot did not place (the gateway's bracket legs, orders placed by hand) reach the engine as
+   * `venue-<id>` order updates, so its book and the guard see the protective orders that are working.
+   */
+  private reportForeign(o: S.OpenOrder | S.Order, status: ReturnType<typeof venueStatusOf>, filledSize: number): void {
+    const spec = foreignSpec(o, this.contracts.get(o.contractId)?.grid);
+    if (!spec) return;
+    const state: OrderState = status === 'open' ? 'working' : status;
+    const key = `${state}|${o.size}|${filledSize}|${JSON.stringify(spec)}`;
+    const known = this.foreign.get(o.id);
+    if (known?.key === key) return;
+    if (known === undefined && state !== 'working') return;
+    this.foreign.set(o.id, { key, working: state === 'working', createdAt: Date.parse(o.creationTimestamp) });
+    this.events.next({
+      kind: 'order',
+      orderId: `venue-${o.id}`,
+      state,
+      time: this.now(),
+      contractId: o.contractId,
+      side: o.side === OrderSide.Bid ? 'buy' : 'sell',
+      size: o.size,
+      filledSize,
+      order: spec,
+      venueOrderId: o.id,
+    });
+  }
+
+  /** Apply an Order/searchOpen result: every working order of ours that is absent has left the book. */
+  applyOpenOrders(open: readonly S.OpenOrder[]): void {
+    const ids = new Set(open.map((o) => o.id));
+    for (const o of open) if (!this.journal.orderByVenueId(o.id)) this.reportForeign(o, 'open', 0);
+    for (const order of this.journal.orders({ states: ['working', 'cancelling'] })) {
+      if (order.venueOrderId !== undefined && ids.has(order.venueOrderId)) {
+        this.apply(order.tag, { type: 'venueStatus', status: 'open' }, { kind: 'status', payload: { open: true } });
+      }
+      // Absent from the open list: filled, cancelled or expired, which only Order/search can tell apart.
+    }
+  }
+
+  /**
+   * Apply a Trade/search result. Each non-voided trade is a fill, applied once (by trade id). A trade of
+   * an order the journal cannot name yet is held back while any of our places is unresolved (it may be
+   * that order's); otherwise it is journaled without a tag (a bracket child, a position close, an order
+   * placed by hand) so that positions stay right. Returns the time of the newest trade applied.
+   */
+  applyTrades(trades: readonly S.Trade[]): { newest: number | undefined; heldBack: number | undefined } {
+    let newest: number | undefined;
+    let heldBack: number | undefined;
+    const unresolved = this.journal.orders({ states: ['submitting', 'unknown'] }).length > 0;
+    const sorted = [...trades].sort((a, b) => Date.parse(a.creationTimestamp) - Date.parse(b.creationTimestamp) || a.id - b.id);
+    for (const trade of sorted) {
+      const time = Date.parse(trade.creationTimestamp);
+      const fillId = String(trade.id);
+      if (trade.voided || this.journal.hasFill(fillId)) {
+        newest = Math.max(newest ?? time, time);
+        continue;
+      }
+      const owner = this.journal.orderByVenueId(trade.orderId);
+      if (!owner && unresolved) {
+        heldBack = Math.min(heldBack ?? time, time);
+        continue;
+      }
+      const grid = this.grid(trade.contractId);
+      const exact = grid.toTicks(trade.price);
+      const price = Number.isInteger(exact) ? exact : grid.roundToTicks(trade.price);
+      if (!Number.isInteger(exact)) this.anomaly(owner?.tag ?? null, `trade ${trade.id} price ${trade.price} is off the tick grid`);
+      const side: Side = trade.side === TradeSide.Buy ? 'buy' : 'sell';
+      const fill: Fill = {
+        kind: 'fill',
+        fillId,
+        orderId: owner?.tag ?? `venue-${trade.orderId}`,
+        contractId: trade.contractId,
+        side,
+        size: trade.size,
+        price,
+        fees: trade.fees,
+        time,
+      };
+      const added = this.journal.addFill({
+        fillId,
+        tag: owner?.tag ?? null,
+        venueOrderId: trade.orderId,
+        contractId: trade.contractId,
+        side,
+        size: trade.size,
+        price,
+        fees: trade.fees,
+        time,
+      });
+      newest = Math.max(newest ?? time, time);
+      if (!added) continue;
+      this.events.next(fill);
+      if (owner) this.apply(owner.tag, { type: 'fill', fillId, size: trade.size }, { kind: 'fill-state', payload: { fillId } });
+      else this.log.info({ tradeId: trade.id, orderId: trade.orderId, contractId: trade.contractId }, 'fill of an order the bot did not place');
+    }
+    return { newest, heldBack };
+  }
+
+  /** Latest Position/searchOpen, signed sizes per contract; used to judge whether a place reduces. */
+  setPositions(positions: readonly S.Position[]): void {
+    this.lastPositions = new Map(positions.map((p) => [p.contractId, p.type === 2 ? -p.size : p.size]));
+  }
+
+  /** While set, places that do not provably reduce a known position are refused. */
+  setBlind(reason: string | undefined): void {
+    if (reason !== this.blindReason) this.journal.record('visibility', 'event', null, { blind: reason ?? null });
+    this.blindReason = reason;
+  }
+
+  get blind(): string | undefined {
+    return this.blindReason;
+  }
+
+  /** Orders whose place outcome is not known yet. */
+  unresolved(): JournaledOrder[] {
+    return this.journal.orders({ states: ['submitting', 'unknown'] });
+  }
+
+  /**
+   * Look every unresolved order up by customTag now (Order/search over their creation window). Called
+   * at start and after each unknown outcome, before anything else is sent for that order.
+   */
+  async resolveUnknown(): Promise<void> {
+    const pending = this.unresolved().filter((o) => !this.placing.has(o.tag));
+    if (pending.length === 0) return;
+    const from = Math.min(...pending.map((o) => o.createdAt)) - this.lookupSlackMs;
+    const orders = await this.client.searchOrders({ accountId: this.accountId, startTimestamp: ISO(from) });
+    this.applyOrderSearch(orders, from);
+  }
+
+  // ------------------------------------------------------------------ kill switch
+
+  /**
+   * Kill switch: cancel our working orders through the transition table (a place still unresolved gets
+   * its cancel as soon as it turns up), then cancel whatever else is open and close every position at
+   * the gateway, reading back until flat or out of rounds.
+   */
+  async flatten(contractId?: string, options: { rounds?: number; pauseMs?: number } = {}): Promise<FlattenResult> {
+    this.journal.record('flatten', 'before', null, { contractId: contractId ?? null });
+    for (const order of this.journal.orders({ states: ['working', 'submitting', 'unknown'] })) {
+      if (contractId === undefined || order.contractId === contractId) this.apply(order.tag, { type: 'cancelRequested' }, { kind: 'cancel-intent', payload: { flatten: true } });
+    }
+    await this.idle();
+    const result = await flattenAccount(this.client, this.accountId, this.log, { ...options, ...(contractId === undefined ? {} : { contractId }) });
+    this.journal.record('flatten', 'after', null, result);
+    return result;
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  /** Wait for every request in flight (their answers get journaled), then refuse new work. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
+  }
+
+  async idle(): Promise<void> {
+    while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
+  }
+
+  complete(): void {
+    this.events.complete();
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async sendPlace(tag: string, request: S.PlaceOrderRequest): Promise<void> {
+    let event: OrderEvent;
+    let payload: unknown;
+    try {
+      const venueOrderId = await this.client.placeOrder(request);
+      event = { type: 'placeAccepted', venueOrderId };
+      payload = { orderId: venueOrderId };
+    } catch (error) {
+      const outcome = error instanceof GatewayError ? error.outcome : 'unknown';
+      payload = { outcome, error: describe(error) };
+      if (outcome === 'unknown') {
+        this.log.warn({ tag, endpoint: 'Order/place', err: error }, 'place outcome unknown; looking the order up by customTag');
+        event = { type: 'placeUnknown' };
+      } else {
+        this.log.warn({ tag, endpoint: 'Order/place', err: error }, 'place rejected');
+        event = { type: 'placeRejected', reason: describe(error) };
+      }
+    } finally {
+      this.placing.delete(tag);
+    }
+    this.apply(tag, event, { kind: 'place', phase: 'after', payload });
+  }
+
+  private async lookup(tag: string): Promise<void> {
+    const order = this.journal.order(tag);
+    if (!order) return;
+    const from = order.createdAt - this.lookupSlackMs;
+    try {
+      const orders = await this.client.searchOrders({ accountId: this.accountId, startTimestamp: ISO(from) });
+      this.applyOrderSearch(orders, from);
+    } catch (error) {
+      // Stays `unknown`; the poller's next Order/search resolves it. Nothing is sent for it meanwhile.
+      this.log.warn({ tag, endpoint: 'Order/search', err: error }, 'lookup by customTag failed; will retry on the next poll');
+    }
+  }
+
+  private async sendCancel(tag: string): Promise<void> {
+    const order = this.journal.order(tag);
+    if (!order || order.venueOrderId === undefined) return;
+    const request = { accountId: this.accountId, orderId: order.venueOrderId };
+    this.journal.record('cancel', 'before', tag, request);
+    let event: OrderEvent;
+    let payload: unknown;
+    try {
+      await this.client.cancelOrder(request);
+      event = { type: 'cancelAccepted' };
+      payload = { ok: true };
+    } catch (error) {
+      const outcome = error instanceof GatewayError ? error.outcome : 'unknown';
+      payload = { ok: false, outcome, error: describe(error) };
+      this.log.warn({ tag, endpoint: 'Order/cancel', outcome, err: error }, 'cancel failed');
+      event = outcome === 'unknown' ? { type: 'cancelUnknown' } : { type: 'cancelRejected', reason: describe(error) };
+    }
+    this.apply(tag, event, { kind: 'cancel', phase: 'after', payload });
+  }
+
+  private apply(tag: string, event: OrderEvent, cause: { kind: string; phase?: 'before' | 'after' | 'event'; payload: unknown }): void {
+    const current = this.journal.order(tag);
+    if (!current) {
+      this.log.warn({ tag, event: event.type }, 'event for an order the journal does not know');
+      return;
+    }
+    const result = transition(current, event);
+    if (result.anomaly) this.anomaly(tag, result.anomaly);
+    if (result.ignored) {
+      if (cause.phase === 'after') this.journal.record(cause.kind, 'after', tag, cause.payload);
+      return;
+    }
+    this.journal.saveOrder(result.order, { kind: cause.kind, phase: cause.phase ?? 'event', payload: { event, data: cause.payload } });
+    const saved = this.journal.order(tag);
+    if (saved && (saved.state !== current.state || saved.filledSize !== current.filledSize)) this.emitFromJournal(saved);
+    for (const effect of result.effects) {
+      if (effect === 'lookupByTag') this.track(this.lookup(tag));
+      else this.track(this.sendCancel(tag));
+    }
+  }
+
+  private track(task: Promise<void>): void {
+    const guarded = task.catch((error: unknown) => this.log.error({ err: error }, 'executor task failed'));
+    this.tasks.add(guarded);
+    void guarded.finally(() => this.tasks.delete(guarded));
+  }
+
+  private anomaly(tag: string | null, message: string): void {
+    const entry = { time: this.now(), tag, message };
+    this.anomalies.push(entry);
+    this.journal.record('anomaly', 'event', tag, { message });
+    this.log.warn({ tag }, message);
+  }
+
+  private reducesKnownPosition(command: OrderCommand): boolean {
+    const position = this.lastPositions.get(command.contractId) ?? 0;
+    const signed = command.side === 'buy' ? command.size : -command.size;
+    return position !== 0 && Math.sign(signed) === -Math.sign(position) && Math.abs(signed) <= Math.abs(position);
+  }
+
+  private grid(contractId: string) {
+    const spec = this.contracts.get(contractId);
+    if (!spec) throw new Error(`contract ${contractId} is not configured`);
+    return spec.grid;
+  }
+
+  private placeRequest(command: OrderCommand): S.PlaceOrderRequest {
+    const grid = this.grid(command.contractId);
+    const o = command.order;
+    const prices: Partial<Record<'limitPrice' | 'stopPrice' | 'trailPrice', number>> = {};
+    let type: number;
+    switch (o.type) {
+      case 'market':
+        type = OrderType.Market;
+        break;
+      case 'limit':
+        type = OrderType.Limit;
+        prices.limitPrice = grid.toPrice(o.limitPrice);
+        break;
+      case 'stop':
+        type = OrderType.Stop;
+        prices.stopPrice = grid.toPrice(o.stopPrice);
+        break;
+      case 'stopLimit':
+        type = OrderType.StopLimit;
+        prices.stopPrice = grid.toPrice(o.stopPrice);
+        prices.limitPrice = grid.toPrice(o.limitPrice);
+        break;
+      case 'trailingStop':
+        type = OrderType.TrailingStop;
+        prices.trailPrice = grid.toPrice(o.trailPrice);
+        break;
+    }
+    const b = command.bracket;
+    return {
+      accountId: this.accountId,
+      contractId: command.contractId,
+      type,
+      side: command.side === 'buy' ? OrderSide.Bid : OrderSide.Ask,
+      size: command.size,
+      ...prices,
+      customTag: command.id,
+      ...(b?.stopLossTicks ? { stopLossBracket: { ticks: b.stopLossTicks, type: OrderType.Stop } } : {}),
+      ...(b?.takeProfitTicks ? { takeProfitBracket: { ticks: b.takeProfitTicks, type: OrderType.Limit } } : {}),
+    };
+  }
+
+  private emitOrder(command: OrderCommand, state: OrderState, filledSize: number, venueOrderId?: number, reason?: string): void {
+    const update: OrderUpdate = {
+      kind: 'order',
+      orderId: command.id,
+      state,
+      time: this.now(),
+      contractId: command.contractId,
+      side: command.side,
+      size: command.size,
+      filledSize,
+      order: command.order,
+      ...(venueOrderId === undefined ? {} : { venueOrderId }),
+      ...(reason === undefined ? {} : { reason }),
+    };
+    this.events.next(update);
+  }
+
+  private emitFromJournal(order: JournaledOrder, reason?: string): void {
+    this.events.next({
+      kind: 'order',
+      orderId: order.tag,
+      state: engineState(order),
+      time: this.now(),
+      contractId: order.contractId,
+      side: order.side,
+      size: order.size,
+      filledSize: order.filledSize,
+      order: order.spec,
+      ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
+      ...(reason === undefined ? (order.state === 'lost' ? { reason: 'not found at the gateway after an unknown outcome' } : {}) : { reason }),
+    });
+  }
+}
+
+/** The engine's coarser view of a live order state. */
+export function engineState(order: LiveOrder): OrderState {
+  switch (order.state) {
+    case 'submitting':
+    case 'unknown':
+      return 'pending';
+    case 'working':
+    case 'cancelling':
+      return 'working';
+    case 'lost':
+      return 'rejected';
+    default:
+      return order.state;
+  }
+}
+
+/** The engine's view of an order the bot did not place; undefined for types it has no spec for (join bid/ask). */
+function foreignSpec(o: S.OpenOrder, grid: { toTicks(p: number): number; roundToTicks(p: number): number } | undefined): OrderSpec | undefined {
+  if (!grid) return undefined;
+  const ticks = (p: number | null): number | undefined => {
+    if (p === null) return undefined;
+    const t = grid.toTicks(p);
+    return Number.isInteger(t) ? t : grid.roundToTicks(p);
+  };
+  const limit = ticks(o.limitPrice);
+  const stop = ticks(o.stopPrice);
+  switch (o.type) {
+    case OrderType.Market:
+      return { type: 'market' };
+    case OrderType.Limit:
+      return limit === undefined ? undefined : { type: 'limit', limitPrice: limit };
+    case OrderType.Stop:
+      return stop === undefined ? undefined : { type: 'stop', stopPrice: stop };
+    case OrderType.StopLimit:
+      return stop === undefined || limit === undefined ? undefined : { type: 'stopLimit', stopPrice: stop, limitPrice: limit };
+    case OrderType.TrailingStop:
+      // The open order shows the stop's current level; as an absolute trailPrice it gives the same distance.
+      return stop === undefined ? undefined : { type: 'trailingStop', trailPrice: stop };
+    default:
+      return undefined;
+  }
+}
+
+function modifiedSpec(spec: OrderSpec, m: ModifyCommand): OrderSpec {
+  switch (spec.type) {
+    case 'market':
+      return spec;
+    case 'limit':
+      return { ...spec, limitPrice: m.limitPrice ?? spec.limitPrice };
+    case 'stop':
+      return { ...spec, stopPrice: m.stopPrice ?? spec.stopPrice };
+    case 'stopLimit':
+      return { ...spec, stopPrice: m.stopPrice ?? spec.stopPrice, limitPrice: m.limitPrice ?? spec.limitPrice };
+    case 'trailingStop':
+      return { ...spec, trailPrice: m.trailPrice ?? spec.trailPrice };
+  }
+}
+
+export { describe };

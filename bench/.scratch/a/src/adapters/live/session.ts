@@ -1,0 +1,348 @@
+/**
+ * A paper or live trading session: the gateway client, the journal, the executor (`Venue`), the poller
+ * (`MarketData`), the engine, start-up reconciliation, the kill switch and the status line, wired in
+ * the one order that keeps the journal authoritative:
+ *
+ * 1. log in, find the account and the contracts;
+ * 2. open the journal (bound to one account) and reconcile it with the gateway before sending anything;
+ * 3. start the engine with its id sequences restored, and replay the journal's fills and live orders
+ *    into it so its positions and book match what was traded before a restart;
+ * 4. poll; each closed bar goes to the engine, whose accepted intents reach the executor.
+ */
+import type { Subscription } from 'rxjs';
+import { AdminClient } from '../gateway/admin.ts';
+import { TradingClient, type TradingClientOptions } from '../gateway/trading.ts';
+import type * as S from '../gateway/schemas.ts';
+import type { Logger } from '../../engine/log.ts';
+import { PriceGrid } from '../../engine/ticks.ts';
+import { createEngine, RISK_STRATEGY_ID, type Engine } from '../../engine/runner.ts';
+import type { StrategyModule } from '../../engine/strategy.ts';
+import type { AccountConfig } from '../../engine/rules.ts';
+import type { ContractSpec, Timeframe } from '../../engine/types.ts';
+import type { LiveConfig, Credentials } from './config.ts';
+import { LiveExecutor, engineState } from './executor.ts';
+import type { FlattenResult } from './kill-switch.ts';
+import { Journal } from './journal.ts';
+import { Poller } from './poller.ts';
+import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
+import { renderStatus, type StatusInput } from './status.ts';
+
+export interface SessionOptions {
+  readonly config: LiveConfig;
+  readonly mode: 'paper' | 'live';
+  readonly tradingUrl: string;
+  readonly credentials: Credentials;
+  readonly admin?: { readonly url: string; readonly headers: Record<string, string> };
+  readonly strategy: StrategyModule;
+  readonly logger: Logger;
+  /** The gateway's clock and its speed relative to the wall clock (the simulator may run accelerated). */
+  readonly now?: () => number;
+  readonly speed?: number;
+  /** Where the status line goes (only when it is a TTY). */
+  readonly statusStream?: NodeJS.WriteStream;
+  /** Transport settings for tests (short timeouts, fast retries). */
+  readonly client?: Partial<Pick<TradingClientOptions, 'timeoutMs' | 'retry' | 'sleep'>>;
+  /** Account rule limits for the engine's guard (starting balance defaults to the account's balance). */
+  readonly account?: Partial<AccountConfig>;
+}
+
+export class SessionError extends Error {
+  override readonly name = 'SessionError';
+  constructor(
+    readonly code: 'ACCOUNT_NOT_FOUND' | 'ACCOUNT_KIND' | 'JOURNAL_ACCOUNT' | 'CONTRACT',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class LiveSession {
+  readonly finished: Promise<void>;
+  private finish!: () => void;
+  private readonly subscriptions: Subscription[] = [];
+  private statusTimer: NodeJS.Timeout | undefined;
+  private closedBars = 0;
+  private stopping: Promise<void> | undefined;
+  private lastAccount: S.Account | undefined;
+  private positions: readonly S.Position[] = [];
+  private visibilityReason: string | undefined;
+
+  private constructor(
+    readonly options: SessionOptions,
+    readonly client: TradingClient,
+    readonly journal: Journal,
+    readonly executor: LiveExecutor,
+    readonly poller: Poller,
+    readonly engine: Engine,
+    readonly account: S.Account,
+    readonly reconcile: ReconcileReport,
+  ) {
+    this.finished = new Promise((resolve) => (this.finish = resolve));
+  }
+
+  static async start(o: SessionOptions): Promise<LiveSession> {
+    const { config, logger } = o;
+    const now = o.now ?? Date.now;
+    const client = new TradingClient({
+      baseUrl: o.tradingUrl,
+      userName: o.credentials.userName,
+      apiKey: o.credentials.apiKey,
+      logger,
+      timeoutMs: config.gateway.timeoutMs,
+      now,
+      // A read waits out at most 10 s of Retry-After: the poller would rather skip a round than stall.
+      retry: { maxAttempts: 3, maxRetryAfterMs: 10_000 },
+      ...(o.client ?? {}),
+    });
+    let journal: Journal | undefined;
+    try {
+      await client.login();
+      const account = await findAccount(client, config, o.mode);
+      const contracts = await loadContracts(client, config.contracts);
+      journal = Journal.open(config.journal, { now });
+      const boundTo = journal.getMeta('accountId');
+      if (boundTo !== undefined && Number(boundTo) !== account.id) {
+        throw new SessionError('JOURNAL_ACCOUNT', `journal ${config.journal} belongs to account ${boundTo}, not ${account.id} (${account.name}); use another journal file`);
+      }
+      journal.setMeta('accountId', String(account.id));
+      journal.record('session', 'before', null, { mode: o.mode, account: account.name, strategy: config.strategy.name, id: config.strategy.id });
+
+      const executor = new LiveExecutor({ client, journal, accountId: account.id, contracts, logger: logger.child({ part: 'executor' }), now });
+      const strategyIds = [config.strategy.id, RISK_STRATEGY_ID];
+      const report = await reconcileOnStart({ client, journal, executor, accountId: account.id, strategyIds, now, logger });
+
+      let adminAccount: S.TradingAccount | undefined;
+      const admin = o.admin ? new AdminClient({ baseUrl: o.admin.url, headers: o.admin.headers, logger, now }) : undefined;
+      if (admin) {
+        try {
+          adminAccount = await admin.findTradingAccount(account.name);
+        } catch (error) {
+          logger.warn({ endpoint: 'TradingAccount/find', err: error }, 'personal limits unavailable; using the configured ones');
+        }
+      }
+      const accountConfig: AccountConfig = {
+        ...(adminAccount?.personalDailyLossLimit ? { personalDailyLossLimit: Math.abs(adminAccount.personalDailyLossLimit) } : {}),
+        ...(adminAccount?.personalDailyProfitTarget ? { personalDailyProfitTarget: adminAccount.personalDailyProfitTarget } : {}),
+        ...(o.account ?? {}),
+        startingBalance: o.account?.startingBalance ?? adminAccount?.startOfDayBalance ?? account.balance,
+      };
+
+      const engine = createEngine({
+        strategies: [{ strategy: o.strategy, params: config.strategy.params, id: config.strategy.id, contracts: config.contracts }],
+        contracts: [...contracts.values()],
+        venue: executor,
+        risk: config.risk,
+        account: accountConfig,
+        logger: logger.child({ part: 'engine' }),
+        sequenceStart: report.sequenceStart,
+        clock: now,
+      });
+
+      const timeframe: Timeframe = config.timeframe;
+      // The poller reports to the session, which exists only once the poller does.
+      const hooks: { session?: LiveSession } = {};
+      const poller = new Poller({
+        client,
+        executor,
+        journal,
+        venueEvents: executor.events,
+        accountId: account.id,
+        contracts,
+        intervals: {
+          openOrdersMs: config.poll.openOrdersMs,
+          ordersMs: config.poll.ordersMs,
+          tradesMs: config.poll.tradesMs,
+          positionsMs: config.poll.positionsMs,
+          accountMs: config.poll.accountMs,
+        },
+        subscriptions: config.contracts.map((contractId) => ({
+          contractId,
+          timeframe,
+          ...(config.partialEveryMs === undefined ? {} : { partialEveryMs: config.partialEveryMs }),
+        })),
+        logger: logger.child({ part: 'poller' }),
+        now,
+        speed: o.speed ?? 1,
+        liveData: config.gateway.liveData,
+        closeDelayMs: config.poll.closeDelayMs,
+        ...(config.poll.staleAfterMs === undefined ? {} : { staleAfterMs: config.poll.staleAfterMs }),
+        ...(admin ? { admin: { client: admin, accountName: account.name, everyMs: config.gateway.adminEveryMs } } : {}),
+        onVisibility: (reason) => hooks.session?.onVisibility(reason),
+        onPositions: (positions) => hooks.session && (hooks.session.positions = positions),
+        onAccount: (a) => hooks.session && (hooks.session.lastAccount = a),
+        onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
+      });
+      const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
+      hooks.session = session;
+      session.wire(report);
+      return session;
+    } catch (error) {
+      journal?.close();
+      await client.close();
+      throw error;
+    }
+  }
+
+  private wire(report: ReconcileReport): void {
+    const { config, logger } = this.options;
+    const { engine, journal, executor } = this;
+    this.subscriptions.push(
+      engine.intents$.subscribe((i) => journal.record('intent', 'event', i.intent.id ?? null, i)),
+      engine.decisions$.subscribe((d) => {
+        journal.record(d.result.accepted ? 'risk-accepted' : 'risk-rejected', 'event', d.intent.id ?? null, d);
+        if (!d.result.accepted) logger.warn({ strategy: d.strategyId, intent: d.intent, result: d.result }, 'intent rejected by the risk guard');
+      }),
+      engine.breaches$.subscribe((b) => journal.record('breach', 'event', null, b)),
+      engine.tradingState$.subscribe((s) => {
+        journal.record('trading-state', 'event', null, s);
+        logger.info({ state: s.state, reason: s.reason }, 'trading state');
+      }),
+    );
+
+    // The engine learns what happened before this start: every journaled fill, then every live order.
+    for (const fill of journal.fills()) {
+      executor.events.next({ kind: 'fill', fillId: fill.fillId, orderId: fill.tag ?? `venue-${fill.venueOrderId}`, contractId: fill.contractId, side: fill.side, size: fill.size, price: fill.price, fees: fill.fees, time: fill.time });
+    }
+    for (const order of journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] })) {
+      executor.events.next({
+        kind: 'order',
+        orderId: order.tag,
+        state: engineState(order),
+        time: order.updatedAt,
+        contractId: order.contractId,
+        side: order.side,
+        size: order.size,
+        filledSize: order.filledSize,
+        order: order.spec,
+        ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
+      });
+    }
+    if (report.positionDifferences.length > 0) {
+      const text = report.positionDifferences.map((d) => `${d.contractId} journal ${d.journal} gateway ${d.gateway}`).join(', ');
+      engine.setTradingState('REDUCING', `positions differ from the journal (${text}); flatten or reconcile by hand`);
+    }
+
+    for (const contractId of config.contracts) {
+      this.subscriptions.push(
+        this.poller.bars(contractId, config.timeframe).subscribe((chunk) => {
+          engine.push(chunk);
+          if (chunk.partial) return;
+          this.closedBars++;
+          if (config.session.maxBars !== undefined && contractId === config.contracts[0] && this.closedBars >= config.session.maxBars) this.finish();
+        }),
+      );
+    }
+    const stream = this.options.statusStream;
+    if (stream?.isTTY) {
+      this.statusTimer = setInterval(() => stream.write(`\r\x1b[2K${renderStatus(this.statusInput())}`), 1_000);
+      this.statusTimer.unref();
+    }
+  }
+
+  /** Start polling (after `start`, so a caller can subscribe to the engine's streams first). */
+  run(): void {
+    this.poller.start();
+  }
+
+  private lastLimits: string | undefined;
+
+  /** The administration record's personal limits: journaled and logged when they change. */
+  private onTradingAccount(t: S.TradingAccount): void {
+    const limits = JSON.stringify({ personalDailyLossLimit: t.personalDailyLossLimit, personalDailyProfitTarget: t.personalDailyProfitTarget, status: t.status });
+    if (limits === this.lastLimits) return;
+    if (this.lastLimits !== undefined) this.options.logger.warn({ limits: JSON.parse(limits) }, 'personal limits changed at the gateway; restart to apply them to the guard');
+    this.lastLimits = limits;
+    this.journal.record('trading-account', 'event', null, JSON.parse(limits));
+  }
+
+  private onVisibility(reason: string | undefined): void {
+    this.visibilityReason = reason;
+    this.executor.setBlind(reason);
+    const current = this.engine.tradingState();
+    if (reason !== undefined) {
+      if (current.state === 'ACTIVE') this.engine.setTradingState('REDUCING', `positions not visible: ${reason}`);
+    } else if (current.state === 'REDUCING' && current.reason.startsWith('positions not visible')) {
+      this.engine.setTradingState('ACTIVE', 'positions visible again');
+    }
+  }
+
+  statusInput(): StatusInput {
+    const snapshot = this.engine.snapshot();
+    const rules = this.engine.rules;
+    return {
+      mode: this.options.mode,
+      account: this.account.name,
+      state: this.engine.tradingState().state,
+      visible: this.visibilityReason === undefined,
+      positions: this.positions.map((p) => ({ contractId: p.contractId, size: p.type === 2 ? -p.size : p.size, averagePrice: p.averagePrice })),
+      dayPnl: snapshot.dayPnl,
+      balance: this.lastAccount?.balance ?? snapshot.balance,
+      equity: snapshot.equity,
+      dailyLossFloor: rules.dailyLossFloor(),
+      maximumLossFloor: rules.maximumLossFloor(),
+      personalDailyLossLimit: rules.config.personalDailyLossLimit,
+      personalDailyProfitTarget: rules.config.personalDailyProfitTarget,
+      bars: this.closedBars,
+    };
+  }
+
+  /**
+   * Kill switch: halt the engine (nothing new passes the guard), then cancel every working order and
+   * close every position at the gateway, and wait until Position/searchOpen shows flat (or the deadline).
+   */
+  async killSwitch(reason: string): Promise<FlattenResult> {
+    this.journal.record('kill-switch', 'before', null, { reason });
+    this.engine.setTradingState('HALTED', `kill switch: ${reason}`);
+    const result = await this.executor.flatten();
+    await this.poller.refreshAccountState().catch((error: unknown) => this.options.logger.warn({ err: error }, 'refresh after kill switch failed'));
+    await this.executor.idle();
+    this.journal.record('kill-switch', 'after', null, result);
+    this.options.logger.warn({ ...result }, 'kill switch done');
+    return result;
+  }
+
+  /** Graceful stop: no new polls, wait for requests in flight and journal their answers, close everything. */
+  stop(options: { flatten?: boolean } = {}): Promise<void> {
+    this.stopping ??= (async () => {
+      if (this.statusTimer) clearInterval(this.statusTimer);
+      this.poller.stop();
+      if (options.flatten ?? this.options.config.session.flattenOnExit) await this.killSwitch('session end');
+      await this.executor.stop();
+      for (const s of this.subscriptions) s.unsubscribe();
+      this.engine.close();
+      this.executor.complete();
+      this.journal.record('session', 'after', null, { bars: this.closedBars, snapshot: this.engine.snapshot() });
+      this.journal.close();
+      await this.client.close();
+      this.finish();
+    })();
+    return this.stopping;
+  }
+}
+
+async function findAccount(client: TradingClient, config: LiveConfig, mode: 'paper' | 'live'): Promise<S.Account> {
+  const accounts = await client.searchAccounts(true);
+  const wanted = config.account;
+  const matches = accounts.filter((a) => (wanted.id === undefined || a.id === wanted.id) && (wanted.name === undefined || a.name === wanted.name));
+  const eligible = matches.filter((a) => (mode === 'paper' ? a.simulated : !a.simulated));
+  if (eligible.length === 0) {
+    if (matches.length > 0) {
+      throw new SessionError(
+        'ACCOUNT_KIND',
+        mode === 'paper' ? `account ${matches[0]!.name} is not simulated: paper trading refuses real accounts` : `account ${matches[0]!.name} is simulated: use the paper command`,
+      );
+    }
+    throw new SessionError('ACCOUNT_NOT_FOUND', `no active account matches ${JSON.stringify(wanted)} (found: ${accounts.map((a) => a.name).join(', ') || 'none'})`);
+  }
+  if (eligible.length > 1) throw new SessionError('ACCOUNT_NOT_FOUND', `several accounts match; set account.name or account.id (${eligible.map((a) => a.name).join(', ')})`);
+  return eligible[0]!;
+}
+
+async function loadContracts(client: TradingClient, ids: readonly string[]): Promise<Map<string, ContractSpec>> {
+  const map = new Map<string, ContractSpec>();
+  for (const id of ids) {
+    const c = await client.contractById(id);
+    map.set(id, { id: c.id, name: c.name, symbolId: c.symbolId, description: c.description, grid: new PriceGrid(c.tickSize, c.tickValue) });
+  }
+  return map;
+}

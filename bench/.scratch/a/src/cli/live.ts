@@ -1,0 +1,35 @@
+/**
+ * `tickline live --config config/live.yaml --confirm-live`: the same as paper, on a real (non-simulated)
+ * account of a configured gateway. Refuses to start without the explicit confirmation flag.
+ */
+import { parseArgs } from 'node:util';
+import { ExitCode, UsageError } from './exit.ts';
+import { runTrading } from './paper.ts';
+
+export const summary = 'Trade a strategy on a live account (needs --confirm-live)';
+
+const USAGE = `Usage: tickline live --config <file.yaml> --confirm-live
+
+Trades real money. Credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY (and TICKLINE_ADMIN_AUTH
+for the administration interface); never put them in the config file. SIGUSR2 triggers the kill switch
+(cancel working orders, flatten positions); Ctrl-C stops after requests in flight are journaled.
+
+Options:
+  --config <file>    live configuration (see config/live.yaml and docs/live.md)
+  --confirm-live     required: confirms that orders go to a live account
+  --help             this text`;
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { config: { type: 'string' }, 'confirm-live': { type: 'boolean' }, help: { type: 'boolean' } },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
+  if (!values['confirm-live']) throw new UsageError('live trading sends real orders: add --confirm-live to confirm');
+  return runTrading({ mode: 'live', configFile: values.config });
+}

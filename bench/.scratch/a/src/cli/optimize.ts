@@ -1,0 +1,204 @@
+/**
+ * `tickline optimize --config backtest/<name>.yaml --grid fast=5,10,20 --grid slow=30,50`: every
+ * combination of the grid, run in parallel on worker threads, printed as a table sorted by a metric and
+ * written to out/<name>/optimize.{csv,json}. `--walk-forward 0.7` ranks on the first 70% of the bars and
+ * shows how the same parameters did on the remaining 30%.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { availableParallelism } from 'node:os';
+import { SingleBar } from 'cli-progress';
+import { loadHistory, type History } from '../adapters/backtest/backtest.ts';
+import { resolveContract } from '../adapters/backtest/contract.ts';
+import { aggregate } from '../adapters/backtest/sources/columns.ts';
+import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
+import { timeframeLabel } from '../engine/timeframe.ts';
+import { isInputError, loadBacktestConfig } from './backtest.ts';
+import { parseScalar } from './config.ts';
+import { ExitCode, UsageError } from './exit.ts';
+
+export const summary = 'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
+
+const USAGE = `Usage: tickline optimize --config <file.yaml> --grid <key=v1,v2,...> [--grid ...] [options]
+
+Runs the backtest definition once per combination of the grid (strategy parameters), in parallel on
+worker threads, and prints the results sorted by a metric.
+
+Options:
+  --config <file>        Backtest definition (required)
+  --grid <key=v1,v2>     Values of one strategy parameter (repeatable; required at least once)
+  --metric <name>        Sort key: ${METRICS.join(', ')} (default sharpe)
+  --walk-forward <f>     Rank on the first fraction f of the bars (0 < f < 1), then run the same
+                         parameters on the rest (out-of-sample)
+  --workers <n>          Worker threads (default: the number of cores; 1 runs in this thread)
+  --top <n>              Rows to print (default 20; the files hold every row)
+  --param <key=value>    Fix a strategy parameter for every run (repeatable)
+  --strategy, --from, --to, --data, --out   As for \`tickline backtest\`
+  -h, --help             This help
+
+Writes out/<name>/optimize.csv and optimize.json. Exit codes: 0 done, 2 bad config or arguments, 1 failure.`;
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        config: { type: 'string' },
+        grid: { type: 'string', multiple: true },
+        metric: { type: 'string', default: 'sharpe' },
+        'walk-forward': { type: 'string' },
+        workers: { type: 'string' },
+        top: { type: 'string', default: '20' },
+        param: { type: 'string', multiple: true },
+        strategy: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        data: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  if (values.config === undefined) throw new UsageError(`--config is required\n\n${USAGE}`);
+  if (!values.grid || values.grid.length === 0) throw new UsageError(`at least one --grid key=v1,v2,... is required\n\n${USAGE}`);
+  const metric = values.metric as Metric;
+  if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
+  const grid: Record<string, unknown[]> = {};
+  for (const spec of values.grid) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--grid ${spec}: expected key=v1,v2,...`);
+    grid[spec.slice(0, eq)] = spec.slice(eq + 1).split(',').map((v) => parseScalar(v.trim()));
+  }
+  const fraction = values['walk-forward'] === undefined ? undefined : Number(values['walk-forward']);
+  if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
+  const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
+  if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive whole number');
+  const top = Number(values.top);
+  if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
+
+  try {
+    const { config, name } = await loadBacktestConfig({
+      config: values.config,
+      params: values.param ?? [],
+      ...(values.strategy !== undefined ? { strategy: values.strategy } : {}),
+      ...(values.from !== undefined ? { from: values.from } : {}),
+      ...(values.to !== undefined ? { to: values.to } : {}),
+      ...(values.data !== undefined ? { data: values.data } : {}),
+      ...(values.out !== undefined ? { out: values.out } : {}),
+    });
+    const contract = resolveContract(config.contract);
+    let history: History = await loadHistory(config, contract);
+    if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
+      history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
+    }
+    const combos = gridCombinations(grid);
+    let samples: Record<'all' | 'in' | 'out', History | undefined>;
+    let jobs: Job[];
+    if (fraction === undefined) {
+      samples = { all: history, in: undefined, out: undefined };
+      jobs = combos.map((params, index) => ({ index, params, sample: 'all' as const }));
+    } else {
+      const [inSample, outSample] = splitHistory(history.bars, fraction);
+      if (inSample.time.length === 0 || outSample.time.length === 0) throw new UsageError('--walk-forward leaves one side without bars');
+      samples = {
+        all: undefined,
+        in: { ...history, bars: inSample, description: `${history.description} (in-sample)` },
+        out: { ...history, bars: outSample, description: `${history.description} (out-of-sample)` },
+      };
+      jobs = combos.flatMap((params, index) => [
+        { index, params, sample: 'in' as const },
+        { index, params, sample: 'out' as const },
+      ]);
+    }
+    const progress = process.stderr.isTTY ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
+    progress?.start(jobs.length, 0);
+    const started = Date.now();
+    let results: JobResult[];
+    try {
+      results = await runSweep({ config, name, samples }, jobs, { workers, onResult: (_r, done) => progress?.update(done) });
+    } finally {
+      progress?.stop();
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const primary = results.filter((r) => r.sample !== 'out');
+    const outOf = new Map(results.filter((r) => r.sample === 'out').map((r) => [r.index, r]));
+    const ranked = rank(primary, metric);
+    const rows = ranked.map((r, position) => ({ rank: position + 1, params: r.params, result: r, out: outOf.get(r.index) }));
+
+    const keys = Object.keys(grid);
+    const show = (v: number | null | undefined, d = 2) => (v === null || v === undefined ? '-' : v.toFixed(d));
+    // netPnl is always shown; as the metric it is not shown twice.
+    const extra = metric === 'netPnl' ? [] : ['netPnl'];
+    const header = ['#', ...keys, metric, ...extra, 'trades', 'maxDD', 'passed', ...(fraction === undefined ? [] : [`out ${metric}`, ...extra.map((e) => `out ${e}`), 'out passed'])];
+    const table: string[][] = [header];
+    for (const row of rows.slice(0, top)) {
+      const s = row.result.summary;
+      const o = row.out?.summary;
+      table.push([
+        String(row.rank),
+        ...keys.map((k) => String(row.params[k])),
+        show(s?.[metric]),
+        ...extra.map(() => show(s?.netPnl)),
+        s ? String(s.trades) : '-',
+        show(s?.maxDrawdown),
+        s ? (s.passed ? 'yes' : 'no') : '-',
+        ...(fraction === undefined ? [] : [show(o?.[metric]), ...extra.map(() => show(o?.netPnl)), o ? (o.passed ? 'yes' : 'no') : '-']),
+      ]);
+    }
+    const refused = rows.filter((r) => r.result.error !== undefined);
+    const widths = header.map((_, c) => Math.max(...table.map((r) => (r[c] ?? '').length)));
+    const text = table.map((r) => r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')).join('\n');
+    const outDir = config.out ?? path.join('out', name);
+    await mkdir(outDir, { recursive: true });
+    const csvHeader = ['rank', ...keys, ...METRICS, 'passed', 'violations', 'orderListHash', ...(fraction === undefined ? [] : METRICS.map((m) => `out_${m}`).concat(['out_passed'])), 'error'];
+    const csvCell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'string' && /[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : String(v));
+    const csv = [csvHeader.join(',')];
+    for (const row of rows) {
+      const s = row.result.summary;
+      const o = row.out?.summary;
+      csv.push(
+        [
+          row.rank,
+          ...keys.map((k) => row.params[k]),
+          ...METRICS.map((m) => s?.[m]),
+          s?.passed,
+          s?.violations,
+          s?.orderListHash,
+          ...(fraction === undefined ? [] : [...METRICS.map((m) => o?.[m]), o?.passed]),
+          row.result.error ?? row.out?.error,
+        ]
+          .map(csvCell)
+          .join(','),
+      );
+    }
+    await writeFile(path.join(outDir, 'optimize.csv'), `${csv.join('\n')}\n`, 'utf8');
+    await writeFile(
+      path.join(outDir, 'optimize.json'),
+      `${JSON.stringify({ metric, grid, walkForward: fraction ?? null, data: history.description, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
+      'utf8',
+    );
+    process.stdout.write(
+      `${name}: ${combos.length} parameter sets${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
+        ` (${jobs.length} runs on ${Math.min(workers, jobs.length)} worker${workers === 1 ? '' : 's'}, ${seconds.toFixed(1)} s)\n${text}\n` +
+        refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
+        `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}\n`,
+    );
+    return ExitCode.Ok;
+  } catch (error) {
+    if (isInputError(error)) {
+      process.stderr.write(`optimize: ${(error as Error).message}\n`);
+      return ExitCode.Usage;
+    }
+    throw error;
+  }
+}

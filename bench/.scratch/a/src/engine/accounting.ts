@@ -1,0 +1,323 @@
+/**
+ * Positions, average prices, realized and unrealized PnL (ticks x tick value), fees, per trading day and
+ * in total. The runner feeds it fills and marks; the risk guard, the rule floors and the reports all read
+ * these numbers, so they cannot disagree.
+ */
+import type { ContractSpec, Fill, Side } from './types.ts';
+import { EngineError } from './errors.ts';
+
+export interface PositionView {
+  readonly contractId: string;
+  /** Signed size: positive long, negative short. */
+  readonly size: number;
+  /** Average entry price in ticks (fractional when entries were at different prices); NaN when flat. */
+  readonly averagePrice: number;
+  /** Last known price in ticks (NaN before the first bar). */
+  readonly lastPrice: number;
+  readonly unrealizedPnl: number;
+  readonly realizedPnl: number;
+  readonly fees: number;
+}
+
+/** A closed (part of a) position: one record per fill that reduced a position. */
+export interface ClosedTrade {
+  readonly contractId: string;
+  /** Side of the position that was closed. */
+  readonly side: Side;
+  readonly size: number;
+  /** Ticks. */
+  readonly entryPrice: number;
+  readonly exitPrice: number;
+  readonly entryTime: number;
+  readonly exitTime: number;
+  /** Money, before fees. */
+  readonly pnl: number;
+  readonly exitFillId: string;
+  readonly tradingDay: string;
+}
+
+export interface DayRecord {
+  readonly tradingDay: string;
+  startBalance: number;
+  /** Balance at the end of the day (realized only). */
+  endBalance: number;
+  realizedPnl: number;
+  fees: number;
+  trades: number;
+  winningTrades: number;
+  losingTrades: number;
+  contracts: number;
+}
+
+export interface AccountSnapshot {
+  readonly time: number;
+  readonly tradingDay: string;
+  readonly startingBalance: number;
+  /** Starting balance + realized - fees. */
+  readonly balance: number;
+  readonly equity: number;
+  readonly realizedPnl: number;
+  readonly unrealizedPnl: number;
+  readonly fees: number;
+  /** Today's realized + unrealized - fees. */
+  readonly dayPnl: number;
+  readonly positions: readonly PositionView[];
+}
+
+const FILL_MEMORY = 65_536;
+
+/** The mutable position state of one contract (the runner's per-bar loop reads and marks it directly). */
+export class PositionBook {
+  size = 0;
+  averagePrice = NaN;
+  entryTime = NaN;
+  lastPrice = NaN;
+  realizedPnl = 0;
+  fees = 0;
+  constructor(
+    readonly contractId: string,
+    readonly tickValue: number,
+  ) {}
+  unrealized(price: number): number {
+    // Before any price is known a position is valued at its entry (a NaN would poison every total).
+    return this.size === 0 || !(price === price) ? 0 : (price - this.averagePrice) * this.size * this.tickValue;
+  }
+}
+
+export class Accounting {
+  readonly startingBalance: number;
+  private readonly books = new Map<string, PositionBook>();
+  private readonly bookList: PositionBook[] = [];
+  // Fill ids already applied, in two generations so memory stays bounded on long runs: the last
+  // FILL_MEMORY to 2 x FILL_MEMORY ids are remembered (a venue repeats a fill soon, not days later).
+  private seenFills = new Set<string>();
+  private olderFills = new Set<string>();
+  realizedPnl = 0;
+  fees = 0;
+  /** Closed trades in order. */
+  readonly trades: ClosedTrade[] = [];
+  /** One record per trading day that had a bar or a fill. */
+  readonly days: DayRecord[] = [];
+  private today: DayRecord | undefined;
+  time = NaN;
+
+  constructor(contracts: readonly ContractSpec[], startingBalance: number) {
+    this.startingBalance = startingBalance;
+    for (const contract of contracts) {
+      const book = new PositionBook(contract.id, contract.grid.tickValue);
+      this.books.set(contract.id, book);
+      this.bookList.push(book);
+    }
+  }
+
+  get balance(): number {
+    return this.startingBalance + this.realizedPnl - this.fees;
+  }
+
+  /** Sum of the open positions' PnL at their last prices. */
+  unrealizedPnl(): number {
+    let total = 0;
+    for (const book of this.bookList) if (book.size !== 0) total += book.unrealized(book.lastPrice);
+    return total;
+  }
+
+  /** Unrealized PnL with one contract valued at `price` and the others at their last prices. */
+  unrealizedWith(contractId: string, price: number): number {
+    let total = 0;
+    for (const book of this.bookList) {
+      if (book.size !== 0) total += book.unrealized(book.contractId === contractId ? price : book.lastPrice);
+    }
+    return total;
+  }
+
+  equity(): number {
+    return this.balance + this.unrealizedPnl();
+  }
+
+  /** Today's realized + unrealized - fees. */
+  dayPnl(): number {
+    return this.today === undefined ? this.unrealizedPnl() : this.balance + this.unrealizedPnl() - this.today.startBalance;
+  }
+
+  get tradingDay(): string {
+    return this.today?.tradingDay ?? '';
+  }
+
+  /** Open a new trading day (the runner calls it at the day boundary). Returns the day that ended, if any. */
+  startDay(tradingDay: string): DayRecord | undefined {
+    const ended = this.today;
+    if (ended !== undefined) ended.endBalance = this.balance;
+    this.today = {
+      tradingDay,
+      startBalance: this.balance,
+      endBalance: this.balance,
+      realizedPnl: 0,
+      fees: 0,
+      trades: 0,
+      winningTrades: 0,
+      losingTrades: 0,
+      contracts: 0,
+    };
+    this.days.push(this.today);
+    return ended;
+  }
+
+  private book(contractId: string): PositionBook {
+    const book = this.books.get(contractId);
+    if (book === undefined) throw new EngineError('UNKNOWN_CONTRACT', `unknown contract '${contractId}' (not among the engine's contracts)`);
+    return book;
+  }
+
+  /**
+   * Start from a known state instead of flat (a live restart): the balance (realized so far counts as
+   * realized PnL) and open positions with their average prices. Call before the first bar.
+   */
+  restore(balance: number, positions: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }> = []): void {
+    this.realizedPnl = balance - this.startingBalance + this.fees;
+    for (const position of positions) {
+      const book = this.book(position.contractId);
+      if (!Number.isInteger(position.size)) throw new EngineError('INVALID_RESTORE', `restore: position size ${position.size} is not a whole number`);
+      book.size = position.size;
+      book.averagePrice = position.size === 0 ? NaN : position.averagePrice;
+      book.entryTime = NaN;
+      if (!(book.lastPrice === book.lastPrice)) book.lastPrice = book.averagePrice;
+    }
+    if (this.today !== undefined) this.today.endBalance = this.balance;
+  }
+
+  /** Correct today's starting balance (a restart in the middle of a trading day). */
+  restoreDayStart(balance: number): void {
+    if (this.today !== undefined) this.today.startBalance = balance;
+  }
+
+  /** The live position state of a contract, for hot loops that must not look it up per bar. */
+  bookOf(contractId: string): PositionBook {
+    return this.book(contractId);
+  }
+
+  mark(contractId: string, price: number): void {
+    this.book(contractId).lastPrice = price;
+  }
+
+  lastPrice(contractId: string): number {
+    return this.books.get(contractId)?.lastPrice ?? NaN;
+  }
+
+  position(contractId: string): number {
+    return this.books.get(contractId)?.size ?? 0;
+  }
+
+  averagePrice(contractId: string): number {
+    return this.books.get(contractId)?.averagePrice ?? NaN;
+  }
+
+  /** True when this fill id was already applied (a venue may report a fill twice). */
+  hasFill(fillId: string): boolean {
+    return this.seenFills.has(fillId) || this.olderFills.has(fillId);
+  }
+
+  /**
+   * Apply a fill; returns the closed trade when it reduced a position, undefined when it did not, and
+   * null when this fill id was already applied (it is then ignored).
+   */
+  applyFill(fill: Fill, tradingDay: string): ClosedTrade | undefined | null {
+    if (this.hasFill(fill.fillId)) return null;
+    if (this.seenFills.size >= FILL_MEMORY) {
+      this.olderFills = this.seenFills;
+      this.seenFills = new Set();
+    }
+    this.seenFills.add(fill.fillId);
+    const book = this.book(fill.contractId);
+    const signed = fill.side === 'buy' ? fill.size : -fill.size;
+    const before = book.size;
+    book.fees += fill.fees;
+    this.fees += fill.fees;
+    book.lastPrice = book.lastPrice === book.lastPrice ? book.lastPrice : fill.price;
+    this.time = fill.time;
+    const day = this.today;
+    if (day !== undefined) {
+      day.fees += fill.fees;
+      day.contracts += fill.size;
+    }
+    let closed: ClosedTrade | undefined;
+    if (before === 0 || Math.sign(before) === Math.sign(signed)) {
+      const after = before + signed;
+      book.averagePrice = before === 0 ? fill.price : (book.averagePrice * before + fill.price * signed) / after;
+      if (before === 0) book.entryTime = fill.time;
+      book.size = after;
+    } else {
+      const closing = Math.min(Math.abs(before), fill.size);
+      const direction = Math.sign(before);
+      const pnl = (fill.price - book.averagePrice) * closing * direction * book.tickValue;
+      book.realizedPnl += pnl;
+      this.realizedPnl += pnl;
+      closed = {
+        contractId: fill.contractId,
+        side: direction > 0 ? 'buy' : 'sell',
+        size: closing,
+        entryPrice: book.averagePrice,
+        exitPrice: fill.price,
+        entryTime: book.entryTime,
+        exitTime: fill.time,
+        pnl,
+        exitFillId: fill.fillId,
+        tradingDay,
+      };
+      this.trades.push(closed);
+      if (day !== undefined) {
+        day.realizedPnl += pnl;
+        day.trades++;
+        if (pnl > 0) day.winningTrades++;
+        else if (pnl < 0) day.losingTrades++;
+      }
+      const after = before + signed;
+      book.size = after;
+      if (after === 0) {
+        book.averagePrice = NaN;
+        book.entryTime = NaN;
+      } else if (Math.sign(after) !== Math.sign(before)) {
+        // Reversed through zero: the remainder opened a new position at the fill price.
+        book.averagePrice = fill.price;
+        book.entryTime = fill.time;
+      }
+    }
+    if (day !== undefined) day.endBalance = this.balance;
+    return closed;
+  }
+
+  positions(): PositionView[] {
+    return this.bookList.map((book) => this.view(book));
+  }
+
+  positionView(contractId: string): PositionView {
+    return this.view(this.book(contractId));
+  }
+
+  private view(book: PositionBook): PositionView {
+    return {
+      contractId: book.contractId,
+      size: book.size,
+      averagePrice: book.averagePrice,
+      lastPrice: book.lastPrice,
+      unrealizedPnl: book.unrealized(book.lastPrice),
+      realizedPnl: book.realizedPnl,
+      fees: book.fees,
+    };
+  }
+
+  snapshot(): AccountSnapshot {
+    const unrealized = this.unrealizedPnl();
+    return {
+      time: this.time,
+      tradingDay: this.tradingDay,
+      startingBalance: this.startingBalance,
+      balance: this.balance,
+      equity: this.balance + unrealized,
+      realizedPnl: this.realizedPnl,
+      unrealizedPnl: unrealized,
+      fees: this.fees,
+      dayPnl: this.dayPnl(),
+      positions: this.positions(),
+    };
+  }
+}

@@ -1,0 +1,16 @@
+/** The engine's public surface: import from here in adapters, the CLI and strategies. */
+export * from './types.ts';
+export * from './ticks.ts';
+export * from './trailing.ts';
+export * from './timeframe.ts';
+export { createLogger, silentLogger, type Logger } from './log.ts';
+export * from './indicators.ts';
+export * from './intents.ts';
+export * from './calendar.ts';
+export * from './rules.ts';
+export * from './accounting.ts';
+export * from './risk.ts';
+export * from './strategy.ts';
+export * from './resample.ts';
+export * from './runner.ts';
+export * from './errors.ts';

@@ -1,0 +1,83 @@
+/**
+ * Constructors for intents, so a strategy reads like what it wants. Prices are ticks. A contract id left
+ * out (the empty string) means the strategy's primary contract: the runner fills it in.
+ */
+import type {
+  BracketSpec,
+  CancelIntent,
+  FlattenIntent,
+  ModifyIntent,
+  PlaceIntent,
+  Side,
+  TargetIntent,
+} from './types.ts';
+
+/** The contract id that stands for "the strategy's primary contract"; resolved by the runner. */
+export const PRIMARY_CONTRACT = '';
+
+export interface PlaceOptions {
+  contractId?: string;
+  bracket?: BracketSpec;
+  /** Client id (becomes the customTag); stamped by the runner when left out. */
+  id?: string;
+}
+
+function place(side: Side, size: number, order: PlaceIntent['order'], options: PlaceOptions): PlaceIntent {
+  return {
+    kind: 'place',
+    contractId: options.contractId ?? PRIMARY_CONTRACT,
+    side,
+    size,
+    order,
+    ...(options.bracket === undefined ? {} : { bracket: options.bracket }),
+    ...(options.id === undefined ? {} : { id: options.id }),
+  };
+}
+
+/** Desired signed position: +2 long two, -1 short one, 0 flat. */
+export function target(size: number, contractId: string = PRIMARY_CONTRACT): TargetIntent {
+  return { kind: 'target', contractId, size };
+}
+
+export function marketOrder(side: Side, size: number, options: PlaceOptions = {}): PlaceIntent {
+  return place(side, size, { type: 'market' }, options);
+}
+
+export function limitOrder(side: Side, size: number, limitPrice: number, options: PlaceOptions = {}): PlaceIntent {
+  return place(side, size, { type: 'limit', limitPrice }, options);
+}
+
+export function stopOrder(side: Side, size: number, stopPrice: number, options: PlaceOptions = {}): PlaceIntent {
+  return place(side, size, { type: 'stop', stopPrice }, options);
+}
+
+export function stopLimitOrder(side: Side, size: number, stopPrice: number, limitPrice: number, options: PlaceOptions = {}): PlaceIntent {
+  return place(side, size, { type: 'stopLimit', stopPrice, limitPrice }, options);
+}
+
+/** `trailPrice` is an ABSOLUTE price in ticks (spec 4.1): the trail distance is |last - trailPrice|. */
+export function trailingStopOrder(side: Side, size: number, trailPrice: number, options: PlaceOptions = {}): PlaceIntent {
+  return place(side, size, { type: 'trailingStop', trailPrice }, options);
+}
+
+export function modifyOrder(orderId: string, changes: Omit<ModifyIntent, 'kind' | 'orderId' | 'id' | 'at'>): ModifyIntent {
+  return { kind: 'modify', orderId, ...changes };
+}
+
+export function cancelOrder(orderId: string): CancelIntent {
+  return { kind: 'cancel', orderId };
+}
+
+/** Cancel working orders and close the position of one contract, or of every contract when left out. */
+export function flatten(contractId?: string): FlattenIntent {
+  return contractId === undefined ? { kind: 'flatten' } : { kind: 'flatten', contractId };
+}
+
+export function opposite(side: Side): Side {
+  return side === 'buy' ? 'sell' : 'buy';
+}
+
+/** +1 for buy, -1 for sell. */
+export function sideSign(side: Side): 1 | -1 {
+  return side === 'buy' ? 1 : -1;
+}

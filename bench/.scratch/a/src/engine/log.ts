@@ -1,0 +1,42 @@
+/**
+ * The one way to log: pino, with every credential-bearing field redacted wherever it appears
+ * (top level, one or two levels deep, and in header maps).
+ */
+import pino, { type Logger, type DestinationStream } from 'pino';
+
+export type { Logger } from 'pino';
+
+const SECRET_KEYS = ['apiKey', 'token', 'password', 'newToken', 'loginToken', 'Authorization', 'authorization'];
+
+export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((key) => [
+  key,
+  `*.${key}`,
+  `*.*.${key}`,
+  `headers["${key.toLowerCase()}"]`,
+  `*.headers["${key.toLowerCase()}"]`,
+  `headers.${key}`,
+  `*.headers.${key}`,
+]);
+
+export interface LoggerOptions {
+  level?: string;
+  name?: string;
+  /** Where lines go; standard error by default so command output on standard out stays clean. */
+  destination?: DestinationStream;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? process.env.TICKLINE_LOG_LEVEL ?? 'info';
+  return pino(
+    {
+      level,
+      ...(options.name === undefined ? {} : { name: options.name }),
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      serializers: { err: pino.stdSerializers.err },
+    },
+    options.destination ?? pino.destination(2),
+  );
+}
+
+/** A logger that writes nothing, for library callers that pass none. */
+export const silentLogger: Logger = pino({ level: 'silent' });

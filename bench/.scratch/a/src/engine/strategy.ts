@@ -1,0 +1,106 @@
+/**
+ * A strategy module: a name, a zod schema of its parameters (with defaults) and a function from its
+ * context to an Observable of intents. The same module runs in a backtest, on paper and live.
+ */
+import type { Observable } from 'rxjs';
+import { z } from 'zod';
+import type { AccountSnapshot, PositionView } from './accounting.ts';
+import type { Logger } from './log.ts';
+import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, OrderSpec, OrderState, OrderUpdate, Side, Timeframe } from './types.ts';
+
+/** A working order as the engine's book sees it. */
+export interface WorkingOrder {
+  readonly id: string;
+  readonly strategyId: string;
+  readonly contractId: string;
+  readonly side: Side;
+  /** Original size. */
+  readonly size: number;
+  readonly filledSize: number;
+  readonly order: OrderSpec;
+  readonly state: OrderState;
+  /** Current stop level of a trailing stop in ticks as the engine tracks it from bars, NaN otherwise. */
+  readonly trailStop: number;
+}
+
+export interface StrategyContext<P = unknown> {
+  /** The strategy instance's id: prefix of its intents' client ids. */
+  readonly id: string;
+  readonly params: P;
+  readonly contracts: readonly ContractSpec[];
+  /** The primary (first) contract. */
+  readonly contract: ContractSpec;
+  /**
+   * Closed bars as chunks, of the primary contract by default. A timeframe coarser than the base stream
+   * is aggregated from it (a bar is emitted at the base bar that completes it; `baseIndex` says which).
+   */
+  bars(contractId?: string, timeframe?: Timeframe): Observable<BarChunk>;
+  /**
+   * The same bars one by one, emitted inside the runner's per-bar loop: after the venue filled orders
+   * at that bar and accounting was updated, so `position()` and `openOrders()` are current.
+   */
+  barRecords(contractId?: string, timeframe?: Timeframe): Observable<BarRecord>;
+  position(contractId?: string): number;
+  /** Average entry price in ticks, NaN when flat. */
+  averagePrice(contractId?: string): number;
+  /** Last price in ticks (last close or the venue's last trade), NaN when unknown. */
+  lastPrice(contractId?: string): number;
+  /** This strategy's working orders (of one contract, or all). */
+  openOrders(contractId?: string): readonly WorkingOrder[];
+  readonly fills: Observable<Fill>;
+  readonly orders: Observable<OrderUpdate>;
+  /** A contract's position after each fill. */
+  readonly positions: Observable<PositionView>;
+  /** The account (balance, equity, day PnL) after each fill and at each new trading day. */
+  readonly account: Observable<AccountSnapshot>;
+  /** The engine's clock: epoch ms (the end of the bar being processed in a backtest). */
+  now(): number;
+  readonly logger: Logger;
+}
+
+export interface StrategyModule<S extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly description?: string;
+  readonly params: S;
+  run(context: StrategyContext<z.output<S>>): Observable<Intent>;
+}
+
+export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): StrategyModule<S> {
+  if (typeof module.name !== 'string' || module.name === '') throw new StrategyError('STRATEGY_INVALID', 'a strategy needs a non-empty name');
+  if (typeof (module.params as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': params must be a zod schema`);
+  if (typeof module.run !== 'function') throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': run must be a function`);
+  return Object.freeze({ ...module });
+}
+
+export class StrategyError extends Error {
+  override readonly name = 'StrategyError';
+  constructor(
+    readonly code: 'STRATEGY_NOT_FOUND' | 'STRATEGY_INVALID' | 'STRATEGY_PARAMS' | 'STRATEGY_FAILED',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** True for a value shaped like a strategy module (defined with `defineStrategy` or by hand). */
+export function isStrategyModule(value: unknown): value is StrategyModule {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<StrategyModule>;
+  // Duck-typed rather than instanceof: a quant's file may resolve its own copy of zod.
+  return (
+    typeof candidate.name === 'string' &&
+    typeof (candidate.params as { safeParse?: unknown } | undefined)?.safeParse === 'function' &&
+    typeof candidate.run === 'function'
+  );
+}
+
+/** Validate parameters against the strategy's schema; every problem is named at once. */
+export function parseParams<S extends z.ZodType>(module: StrategyModule<S>, params: unknown): z.output<S> {
+  const result = module.params.safeParse(params ?? {});
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(params)'}: ${issue.message}`).join('; ');
+    throw new StrategyError('STRATEGY_PARAMS', `strategy '${module.name}' parameters: ${problems}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,221 @@
+/**
+ * The engine's core vocabulary. Adapters (backtest, live, paper) translate to and from these types at
+ * their edges; nothing here knows HTTP or the gateway's wire shapes. Prices are integers of ticks.
+ */
+import type { Observable } from 'rxjs';
+import type { PriceGrid } from './ticks.ts';
+
+// ------------------------------------------------------------------ instruments and time
+
+export type BarUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
+
+export interface Timeframe {
+  readonly unit: BarUnit;
+  readonly unitNumber: number;
+}
+
+export interface ContractSpec {
+  /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
+  readonly id: string;
+  /** Short code, for example `ESZ5`. */
+  readonly name: string;
+  readonly symbolId: string;
+  readonly description: string;
+  readonly grid: PriceGrid;
+}
+
+// ------------------------------------------------------------------ bars
+
+/**
+ * A run of consecutive closed bars of one contract and timeframe, as typed-array columns. Prices are
+ * ticks (integers stored in Float64Array), times are the bar's start in epoch milliseconds (UTC).
+ * Columns may be views into larger arrays; a chunk is never mutated after it is emitted.
+ * Live adapters emit chunks of one bar; the backtest emits large chunks so that per-bar costs stay low.
+ */
+export interface BarChunk {
+  readonly contractId: string;
+  readonly timeframe: Timeframe;
+  readonly length: number;
+  readonly time: Float64Array;
+  readonly open: Float64Array;
+  readonly high: Float64Array;
+  readonly low: Float64Array;
+  readonly close: Float64Array;
+  readonly volume: Float64Array;
+  /** True when the last bar is still forming (live, `includePartialBar`); it is re-sent when it closes. */
+  readonly partial?: boolean;
+  /**
+   * For a chunk derived from a finer base stream (multi-timeframe): for each bar, the index in the base
+   * chunk at whose close this bar became known. Absent on base chunks (bar i is known at index i).
+   */
+  readonly baseIndex?: Int32Array;
+}
+
+/** One bar as an object, for strategies that prefer per-bar callbacks to columns. */
+export interface BarRecord {
+  readonly contractId: string;
+  readonly time: number;
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  readonly volume: number;
+}
+
+// ------------------------------------------------------------------ intents
+
+export type Side = 'buy' | 'sell';
+
+/** What kind of order, with exactly the prices it needs (ticks). A limit without a price cannot be written. */
+export type OrderSpec =
+  | { readonly type: 'market' }
+  | { readonly type: 'limit'; readonly limitPrice: number }
+  | { readonly type: 'stop'; readonly stopPrice: number }
+  | { readonly type: 'stopLimit'; readonly stopPrice: number; readonly limitPrice: number }
+  /**
+   * `trailPrice` is an absolute price level in ticks, as the gateway reads it (spec 4.1): the trail
+   * distance becomes |last traded price - trailPrice| in whole ticks at the moment the order is accepted.
+   */
+  | { readonly type: 'trailingStop'; readonly trailPrice: number };
+
+/** Protective orders attached to an entry, as unsigned distances in ticks from the entry's fill. */
+export interface BracketSpec {
+  readonly stopLossTicks?: number;
+  readonly takeProfitTicks?: number;
+}
+
+interface IntentBase {
+  /**
+   * Unique client id, stamped by the runner when the strategy leaves it out (`<strategyId>-<sequence>`).
+   * For a place it becomes the order's `customTag`, and modify/cancel name their order by it.
+   */
+  readonly id?: string;
+  /** Index of the bar (in the chunk being processed) at whose close this intent was decided. */
+  readonly at?: number;
+}
+
+export interface PlaceIntent extends IntentBase {
+  readonly kind: 'place';
+  readonly contractId: string;
+  readonly side: Side;
+  readonly size: number;
+  readonly order: OrderSpec;
+  readonly bracket?: BracketSpec;
+}
+
+export interface ModifyIntent extends IntentBase {
+  readonly kind: 'modify';
+  /** Client id of the working order to change. */
+  readonly orderId: string;
+  readonly size?: number;
+  readonly limitPrice?: number;
+  readonly stopPrice?: number;
+  readonly trailPrice?: number;
+}
+
+export interface CancelIntent extends IntentBase {
+  readonly kind: 'cancel';
+  readonly orderId: string;
+}
+
+/** Cancel working orders and close positions: of one contract, or of everything. */
+export interface FlattenIntent extends IntentBase {
+  readonly kind: 'flatten';
+  readonly contractId?: string;
+}
+
+/** Desired signed position; the engine orders only the difference from position plus working orders. */
+export interface TargetIntent extends IntentBase {
+  readonly kind: 'target';
+  readonly contractId: string;
+  readonly size: number;
+}
+
+export type Intent = PlaceIntent | ModifyIntent | CancelIntent | FlattenIntent | TargetIntent;
+export type IntentKind = Intent['kind'];
+
+// ------------------------------------------------------------------ venue (what an adapter executes)
+
+/** An order the risk guard accepted, with its id fixed; what a venue places. */
+export interface OrderCommand {
+  readonly id: string;
+  readonly contractId: string;
+  readonly side: Side;
+  readonly size: number;
+  readonly order: OrderSpec;
+  readonly bracket?: BracketSpec;
+  /** Bar time (epoch ms) at which it was decided. */
+  readonly decidedAt: number;
+}
+
+export interface ModifyCommand {
+  readonly orderId: string;
+  readonly size?: number;
+  readonly limitPrice?: number;
+  readonly stopPrice?: number;
+  readonly trailPrice?: number;
+}
+
+export type OrderState = 'pending' | 'working' | 'filled' | 'cancelled' | 'rejected' | 'expired';
+
+export interface OrderUpdate {
+  readonly kind: 'order';
+  readonly orderId: string;
+  readonly state: OrderState;
+  readonly time: number;
+  readonly contractId: string;
+  readonly side: Side;
+  readonly size: number;
+  readonly filledSize: number;
+  readonly order: OrderSpec;
+  /** Venue's own id (the gateway's integer order id), where it has one. */
+  readonly venueOrderId?: number;
+  readonly reason?: string;
+}
+
+/** One execution. `fillId` is unique per venue, so a fill seen twice is recognised. */
+export interface Fill {
+  readonly kind: 'fill';
+  readonly fillId: string;
+  readonly orderId: string;
+  readonly contractId: string;
+  readonly side: Side;
+  readonly size: number;
+  /** Ticks. */
+  readonly price: number;
+  /** Money, this fill's fees. */
+  readonly fees: number;
+  readonly time: number;
+}
+
+export interface AccountUpdate {
+  readonly kind: 'account';
+  readonly time: number;
+  readonly balance: number;
+  readonly canTrade: boolean;
+}
+
+export type VenueEvent = OrderUpdate | Fill | AccountUpdate;
+
+/**
+ * What the backtest and the live adapter both implement. The engine calls `place`, `modify` and `cancel`
+ * only for intents the risk guard accepted, and learns what happened only from `events`.
+ */
+export interface Venue {
+  readonly events: Observable<VenueEvent>;
+  /**
+   * Called by the runner before bar `index` of `chunk` reaches the strategies. A simulated venue matches
+   * its working orders against the bar and emits fills synchronously; a live venue ignores it.
+   */
+  onBar?(chunk: BarChunk, index: number): void;
+  place(command: OrderCommand): void;
+  modify(command: ModifyCommand): void;
+  cancel(orderId: string): void;
+}
+
+/** Where bars come from: a replayed history or a live poller. */
+export interface MarketData {
+  bars(contractId: string, timeframe: Timeframe): Observable<BarChunk>;
+  /** Last traded price in ticks where the adapter knows one (live quotes); the runner otherwise uses the last close. */
+  lastPrice?(contractId: string): number | undefined;
+}

@@ -1,0 +1,407 @@
+/**
+ * Statistics of a run, from its trades, equity curve and bars. Pure functions: the same input gives the
+ * same output to the byte. Money is summed in floating point (in input order) and rounded to cents only
+ * at the end, so rounding never accumulates; ratios are rounded to 4 decimals.
+ */
+import type { DailyStatistics, DayStatistics } from '../adapters/gateway/schemas.ts';
+import { DEFAULT_TRADING_DAY_START_HOUR, tradingDayResolver } from './trading-day.ts';
+import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics } from './types.ts';
+import { validateReportInput } from './validate.ts';
+
+/** Trading days per year used to annualise Sharpe and Sortino. */
+export const TRADING_DAYS_PER_YEAR = 252;
+
+/** Money rounded to cents, half away from zero; never `-0`. */
+export function cents(value: number): number {
+  // The 1e-9 nudge keeps sums such as 1.005 (stored as 1.00499999...) rounding the way a person would.
+  const rounded = Math.sign(value) * Math.round(Math.abs(value) * 100 + 1e-9) / 100;
+  return rounded === 0 ? 0 : rounded;
+}
+
+/** A ratio rounded to 4 decimals; null stays null and a non-finite value becomes null. */
+export function ratio(value: number | null): number | null {
+  if (value === null || !Number.isFinite(value)) return null;
+  const rounded = Math.round(value * 10_000) / 10_000;
+  return rounded === 0 ? 0 : rounded;
+}
+
+// ------------------------------------------------------------------ trades
+
+export interface TradeStatistics {
+  readonly netPnl: number;
+  readonly grossPnl: number;
+  readonly fees: number;
+  readonly trades: number;
+  readonly contracts: number;
+  readonly winningTrades: number;
+  readonly losingTrades: number;
+  readonly neutralTrades: number;
+  readonly winRate: number | null;
+  readonly profitFactor: number | null;
+  readonly expectancy: number | null;
+  readonly averageWin: number | null;
+  readonly averageLoss: number | null;
+  readonly largestWin: number | null;
+  readonly largestLoss: number | null;
+}
+
+/** A trade's PnL after fees, to the cent: what decides whether it won. */
+export function netTradePnl(trade: ClosedTrade): number {
+  return cents(trade.pnl - trade.fees);
+}
+
+export function tradeStatistics(trades: readonly ClosedTrade[]): TradeStatistics {
+  let gross = 0;
+  let fees = 0;
+  let contracts = 0;
+  let winSum = 0;
+  let lossSum = 0;
+  let wins = 0;
+  let losses = 0;
+  let largestWin = Number.NEGATIVE_INFINITY;
+  let largestLoss = Number.POSITIVE_INFINITY;
+  for (const trade of trades) {
+    gross += trade.pnl;
+    fees += trade.fees;
+    contracts += trade.size;
+    const net = netTradePnl(trade);
+    if (net > 0) {
+      wins++;
+      winSum += net;
+      if (net > largestWin) largestWin = net;
+    } else if (net < 0) {
+      losses++;
+      lossSum += net;
+      if (net < largestLoss) largestLoss = net;
+    }
+  }
+  const count = trades.length;
+  const net = gross - fees;
+  return {
+    netPnl: cents(net),
+    grossPnl: cents(gross),
+    fees: cents(fees),
+    trades: count,
+    contracts,
+    winningTrades: wins,
+    losingTrades: losses,
+    neutralTrades: count - wins - losses,
+    winRate: count === 0 ? null : ratio(wins / count),
+    // With no losing trade the factor is infinite: reported as null, the table says why.
+    profitFactor: losses === 0 ? null : ratio(winSum / -lossSum),
+    expectancy: count === 0 ? null : cents(net / count),
+    averageWin: wins === 0 ? null : cents(winSum / wins),
+    averageLoss: losses === 0 ? null : cents(lossSum / losses),
+    largestWin: wins === 0 ? null : largestWin,
+    largestLoss: losses === 0 ? null : largestLoss,
+  };
+}
+
+// ------------------------------------------------------------------ drawdown
+
+export interface DrawdownStatistics {
+  readonly maxDrawdown: number;
+  readonly maxDrawdownPct: number;
+  readonly maxDrawdownPeakTime: number | null;
+  readonly maxDrawdownTroughTime: number | null;
+  readonly maxDrawdownDurationMs: number;
+}
+
+/**
+ * Drawdown of an equity curve. The starting balance is the first peak, dated at the first point of the
+ * curve (the balance before the first bar). Duration is the longest time from a peak until equity first
+ * gets back to it, or until the end of the curve when it never does.
+ */
+export function drawdownStatistics(curve: EquityCurve, startingBalance: number): DrawdownStatistics {
+  const { time, equity } = curve;
+  const length = Math.min(time.length, equity.length);
+  let peak = startingBalance;
+  let peakTime = length > 0 ? (time[0] as number) : 0;
+  let underwater = false;
+  let longestUnderwater = 0;
+  let maxDrawdown = 0;
+  let maxDrawdownFraction = 0;
+  let maxPeakTime: number | null = null;
+  let maxTroughTime: number | null = null;
+  for (let i = 0; i < length; i++) {
+    const t = time[i] as number;
+    const value = equity[i] as number;
+    if (value >= peak) {
+      if (underwater) longestUnderwater = Math.max(longestUnderwater, t - peakTime);
+      underwater = false;
+      peak = value;
+      peakTime = t;
+      continue;
+    }
+    underwater = true;
+    const drawdown = peak - value;
+    if (drawdown > maxDrawdown) {
+      maxDrawdown = drawdown;
+      maxPeakTime = peakTime;
+      maxTroughTime = t;
+    }
+    if (peak > 0 && drawdown / peak > maxDrawdownFraction) maxDrawdownFraction = drawdown / peak;
+  }
+  if (underwater) longestUnderwater = Math.max(longestUnderwater, (time[length - 1] as number) - peakTime);
+  return {
+    maxDrawdown: cents(maxDrawdown),
+    maxDrawdownPct: ratio(maxDrawdownFraction * 100) ?? 0,
+    maxDrawdownPeakTime: maxPeakTime,
+    maxDrawdownTroughTime: maxTroughTime,
+    maxDrawdownDurationMs: longestUnderwater,
+  };
+}
+
+// ------------------------------------------------------------------ daily returns, Sharpe, Sortino
+
+/** Equity at the end of each trading day of the curve, oldest first. */
+export function endOfDayEquity(
+  curve: EquityCurve,
+  startHour = DEFAULT_TRADING_DAY_START_HOUR,
+): { day: string; equity: number }[] {
+  const dayOf = tradingDayResolver(startHour);
+  const days: { day: string; equity: number }[] = [];
+  const length = Math.min(curve.time.length, curve.equity.length);
+  for (let i = 0; i < length; i++) {
+    const day = dayOf(curve.time[i] as number);
+    const value = curve.equity[i] as number;
+    const last = days[days.length - 1];
+    if (last !== undefined && last.day === day) last.equity = value;
+    else days.push({ day, equity: value });
+  }
+  return days;
+}
+
+/**
+ * Simple daily returns: each day's closing equity over the previous day's (the starting balance before
+ * the first day). Null when a previous equity is not positive, since a return is then meaningless.
+ */
+export function dailyReturns(dayEnds: readonly { equity: number }[], startingBalance: number): number[] | null {
+  const returns: number[] = [];
+  let previous = startingBalance;
+  for (const { equity } of dayEnds) {
+    if (!(previous > 0)) return null;
+    returns.push(equity / previous - 1);
+    previous = equity;
+  }
+  return returns;
+}
+
+function mean(values: readonly number[]): number {
+  let sum = 0;
+  for (const value of values) sum += value;
+  return sum / values.length;
+}
+
+/** Relative spread below which a series counts as constant (float noise, not variance). */
+const ZERO_VARIANCE = 1e-12;
+
+/**
+ * Annualised Sharpe ratio of daily returns, risk-free rate 0: mean / sample standard deviation (n - 1)
+ * x sqrt(252). Null with fewer than two returns or no variance (no trades gives all-zero returns).
+ */
+export function sharpeRatio(returns: readonly number[]): number | null {
+  if (returns.length < 2) return null;
+  const average = mean(returns);
+  let squares = 0;
+  for (const value of returns) squares += (value - average) ** 2;
+  const deviation = Math.sqrt(squares / (returns.length - 1));
+  if (deviation <= ZERO_VARIANCE) return null;
+  return ratio((average / deviation) * Math.sqrt(TRADING_DAYS_PER_YEAR));
+}
+
+/**
+ * Annualised Sortino ratio of daily returns, target 0: mean / downside deviation x sqrt(252), where the
+ * downside deviation is sqrt(sum(min(r, 0)^2) / n) over all n days. Null with fewer than two returns or
+ * no losing day (the ratio would be infinite).
+ */
+export function sortinoRatio(returns: readonly number[]): number | null {
+  if (returns.length < 2) return null;
+  let downside = 0;
+  for (const value of returns) if (value < 0) downside += value * value;
+  const deviation = Math.sqrt(downside / returns.length);
+  if (deviation <= ZERO_VARIANCE) return null;
+  return ratio((mean(returns) / deviation) * Math.sqrt(TRADING_DAYS_PER_YEAR));
+}
+
+// ------------------------------------------------------------------ exposure
+
+/** Index of the last bar starting at or before `t` (-1 when `t` is before every bar). */
+function lastBarAtOrBefore(time: ArrayLike<number>, t: number): number {
+  let low = 0;
+  let high = time.length - 1;
+  let found = -1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if ((time[middle] as number) <= t) {
+      found = middle;
+      low = middle + 1;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return found;
+}
+
+/** Index of the last bar starting strictly before `t`. */
+function lastBarBefore(time: ArrayLike<number>, t: number): number {
+  let low = 0;
+  let high = time.length - 1;
+  let found = -1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if ((time[middle] as number) < t) {
+      found = middle;
+      low = middle + 1;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return found;
+}
+
+/**
+ * Fraction of bars during which a position was open: a bar counts when a trade's [entry, exit) overlaps
+ * it; a trade opened and closed at the same instant counts for the bar containing that instant.
+ */
+export function exposure(bars: Pick<ReportBars, 'time'>, trades: readonly ClosedTrade[]): number | null {
+  const count = bars.time.length;
+  if (count === 0) return null;
+  const coverage = new Int32Array(count + 1);
+  for (const trade of trades) {
+    const first = Math.max(0, lastBarAtOrBefore(bars.time, trade.entryTime));
+    const last = trade.exitTime > trade.entryTime ? lastBarBefore(bars.time, trade.exitTime) : first;
+    if (last < first) continue;
+    coverage[first]! += 1;
+    coverage[last + 1]! -= 1;
+  }
+  let open = 0;
+  let exposed = 0;
+  for (let i = 0; i < count; i++) {
+    open += coverage[i]!;
+    if (open > 0) exposed++;
+  }
+  return ratio(exposed / count);
+}
+
+// ------------------------------------------------------------------ daily records (spec 2.16, 2.17)
+
+/**
+ * One record per trading day that had bars or closed trades. Trades belong to the day they closed in, as
+ * the gateway books them; `totalPnL` is before fees (`totalFees` beside it, as the gateway reports a
+ * trade's pnl and fees apart), while a trade wins or loses on its PnL after fees, as in the headline
+ * statistics; `winRate` is a fraction in [0, 1], `balance` the realised balance (after fees) at the
+ * day's end, and `totalTradedContracts` counts round-turn contracts. `tradeDay` and `tradeDate` are the trading day's date at 00:00 UTC.
+ */
+export function dailyStatistics(
+  input: Pick<ReportInput, 'trades' | 'equity' | 'startingBalance' | 'contract' | 'tradingDayStartHour'>,
+): DailyStatistics[] {
+  const dayOf = tradingDayResolver(input.tradingDayStartHour ?? DEFAULT_TRADING_DAY_START_HOUR);
+  const days = new Set<string>();
+  const length = Math.min(input.equity.time.length, input.equity.equity.length);
+  for (let i = 0; i < length; i++) days.add(dayOf(input.equity.time[i] as number));
+  const tradesByDay = new Map<string, ClosedTrade[]>();
+  for (const trade of input.trades) {
+    const day = dayOf(trade.exitTime);
+    days.add(day);
+    const list = tradesByDay.get(day);
+    if (list) list.push(trade);
+    else tradesByDay.set(day, [trade]);
+  }
+  const symbolOf = (contractId: string): string =>
+    contractId === input.contract.id ? (input.contract.symbolId ?? input.contract.name) : contractId;
+
+  const records: DailyStatistics[] = [];
+  let realised = input.startingBalance;
+  for (const day of [...days].sort()) {
+    const stamp = `${day}T00:00:00Z`;
+    const trades = tradesByDay.get(day) ?? [];
+    let pnl = 0;
+    let fees = 0;
+    let wins = 0;
+    let losses = 0;
+    const contracts = new Map<string, number>();
+    for (const trade of trades) {
+      pnl += trade.pnl;
+      fees += trade.fees;
+      const net = netTradePnl(trade);
+      if (net > 0) wins++;
+      else if (net < 0) losses++;
+      const symbol = symbolOf(trade.contractId);
+      contracts.set(symbol, (contracts.get(symbol) ?? 0) + trade.size);
+    }
+    realised += pnl - fees;
+    records.push({
+      tradeDay: stamp,
+      balance: cents(realised),
+      products: [...contracts.keys()]
+        .sort()
+        .map((symbolId) => ({ tradeDay: stamp, symbolId, totalTradedContracts: contracts.get(symbolId)! })),
+      tradeDate: stamp,
+      totalPnL: cents(pnl),
+      totalTrades: trades.length,
+      winningTrades: wins,
+      losingTrades: losses,
+      neutralTrades: trades.length - wins - losses,
+      winRate: trades.length === 0 ? 0 : ratio(wins / trades.length)!,
+      totalFees: cents(fees),
+    });
+  }
+  return records;
+}
+
+/** The spec 2.17 view of the daily records. */
+export function dayStatistics(daily: readonly DailyStatistics[]): DayStatistics[] {
+  return daily.map((record) => ({
+    tradeDate: record.tradeDate,
+    totalPnL: record.totalPnL,
+    totalTrades: record.totalTrades,
+    winningTrades: record.winningTrades,
+    losingTrades: record.losingTrades,
+    neutralTrades: record.neutralTrades,
+    winRate: record.winRate,
+    totalFees: record.totalFees,
+  }));
+}
+
+// ------------------------------------------------------------------ everything
+
+/** Every statistic of a run. Throws a `ReportInputError` naming each problem of a malformed input. */
+export function computeStatistics(input: ReportInput): Statistics {
+  validateReportInput(input);
+  const startHour = input.tradingDayStartHour ?? DEFAULT_TRADING_DAY_START_HOUR;
+  const trades = tradeStatistics(input.trades);
+  const drawdown = drawdownStatistics(input.equity, input.startingBalance);
+  const returns = dailyReturns(endOfDayEquity(input.equity, startHour), input.startingBalance);
+  const daily = dailyStatistics(input);
+  const equityLength = Math.min(input.equity.time.length, input.equity.equity.length);
+  const endingEquity =
+    equityLength > 0 ? (input.equity.equity[equityLength - 1] as number) : input.startingBalance;
+  return {
+    startingBalance: cents(input.startingBalance),
+    endingEquity: cents(endingEquity),
+    netPnl: trades.netPnl,
+    grossPnl: trades.grossPnl,
+    fees: trades.fees,
+    returnPct: input.startingBalance > 0 ? ratio((trades.netPnl / input.startingBalance) * 100) : null,
+    trades: trades.trades,
+    contracts: trades.contracts,
+    winningTrades: trades.winningTrades,
+    losingTrades: trades.losingTrades,
+    neutralTrades: trades.neutralTrades,
+    winRate: trades.winRate,
+    profitFactor: trades.profitFactor,
+    expectancy: trades.expectancy,
+    averageWin: trades.averageWin,
+    averageLoss: trades.averageLoss,
+    largestWin: trades.largestWin,
+    largestLoss: trades.largestLoss,
+    ...drawdown,
+    sharpe: returns === null ? null : sharpeRatio(returns),
+    sortino: returns === null ? null : sortinoRatio(returns),
+    exposure: exposure(input.bars, input.trades),
+    tradingDays: daily.length,
+    daily,
+    dayStats: dayStatistics(daily),
+  };
+}

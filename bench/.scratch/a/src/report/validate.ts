@@ -1,0 +1,83 @@
+/**
+ * Checks a `ReportInput` before anything is computed from it, so a malformed run fails with every problem
+ * named instead of producing plausible-looking numbers (a shorter equity column would silently cut the
+ * drawdown; an unsorted time column would split trading days wrongly).
+ */
+import type { ReportInput } from './types.ts';
+
+export class ReportInputError extends Error {
+  override readonly name = 'ReportInputError';
+  readonly code = 'REPORT_INPUT_INVALID';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid report input:\n- ${problems.join('\n- ')}`);
+  }
+}
+
+const MAX_PROBLEMS = 20;
+
+function checkColumn(
+  problems: string[],
+  name: string,
+  column: ArrayLike<number>,
+  length: number,
+  order: 'increasing' | 'non-decreasing' | 'none',
+): void {
+  if (column.length !== length) {
+    problems.push(`${name} has ${column.length} values, expected ${length}`);
+    return;
+  }
+  for (let i = 0; i < length; i++) {
+    const value = column[i] as number;
+    if (!Number.isFinite(value)) {
+      problems.push(`${name}[${i}] is not a finite number (${value})`);
+      return;
+    }
+    if (i > 0 && order !== 'none') {
+      const previous = column[i - 1] as number;
+      if (order === 'increasing' ? value <= previous : value < previous) {
+        problems.push(`${name}[${i}] = ${value} is not after ${name}[${i - 1}] = ${previous} (oldest first, ${order})`);
+        return;
+      }
+    }
+  }
+}
+
+/** Throws a `ReportInputError` listing every problem found (up to 20). */
+export function validateReportInput(input: ReportInput): void {
+  const problems: string[] = [];
+  if (!Number.isFinite(input.startingBalance)) problems.push(`startingBalance is not a finite number (${input.startingBalance})`);
+  if (!(input.contract.tickSize > 0)) problems.push(`contract.tickSize must be positive (${input.contract.tickSize})`);
+  if (!(input.contract.tickValue > 0)) problems.push(`contract.tickValue must be positive (${input.contract.tickValue})`);
+  const startHour = input.tradingDayStartHour;
+  if (startHour !== undefined && !(Number.isInteger(startHour) && startHour >= 0 && startHour <= 23)) {
+    problems.push(`tradingDayStartHour must be an integer from 0 to 23 (${startHour})`);
+  }
+
+  const bars = input.bars.time.length;
+  checkColumn(problems, 'bars.time', input.bars.time, bars, 'increasing');
+  for (const column of ['open', 'high', 'low', 'close'] as const) {
+    checkColumn(problems, `bars.${column}`, input.bars[column], bars, 'none');
+  }
+  const points = input.equity.time.length;
+  checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
+  checkColumn(problems, 'equity.equity', input.equity.equity, points, 'none');
+
+  input.trades.forEach((trade, i) => {
+    for (const field of ['entryTime', 'exitTime', 'entryPrice', 'exitPrice', 'pnl', 'fees'] as const) {
+      if (!Number.isFinite(trade[field])) problems.push(`trades[${i}].${field} is not a finite number (${trade[field]})`);
+    }
+    if (!(Number.isInteger(trade.size) && trade.size > 0)) problems.push(`trades[${i}].size must be a positive integer (${trade.size})`);
+    if (trade.exitTime < trade.entryTime) problems.push(`trades[${i}] exits (${trade.exitTime}) before it enters (${trade.entryTime})`);
+    if (trade.side !== 'buy' && trade.side !== 'sell') problems.push(`trades[${i}].side must be 'buy' or 'sell' (${String(trade.side)})`);
+  });
+  input.violations.forEach((violation, i) => {
+    if (!Number.isFinite(violation.time)) problems.push(`violations[${i}].time is not a finite number (${violation.time})`);
+    if (![3, 5, 6].includes(violation.type)) problems.push(`violations[${i}].type must be 3, 5 or 6 (${violation.type})`);
+  });
+
+  if (problems.length > 0) {
+    const shown = problems.slice(0, MAX_PROBLEMS);
+    if (problems.length > MAX_PROBLEMS) shown.push(`... and ${problems.length - MAX_PROBLEMS} more`);
+    throw new ReportInputError(shown);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Channel breakout with a trailing-stop exit. Entry: when flat with no working order, a close above the
+ * highest high (below the lowest low) of the previous `channel` bars buys (sells) `size` at market.
+ * Exit: once the position exists, a trailing stop `trailTicks` behind the close protects it; when the
+ * open profit reaches `tightenAfterTicks`, one modify tightens it to `tightTrailTicks` behind the close.
+ * Both use `trailPrice` as the gateway reads it: an ABSOLUTE price in ticks (close -/+ distance), never
+ * a distance. Works bar by bar (`barRecords`) because it needs its position and working orders.
+ */
+import { Observable } from 'rxjs';
+import { z } from 'zod';
+import { cancelOrder, marketOrder, modifyOrder, trailingStopOrder } from '../engine/intents.ts';
+import { defineStrategy } from '../engine/strategy.ts';
+import type { Intent } from '../engine/types.ts';
+
+export default defineStrategy({
+  name: 'breakout',
+  description: 'Channel breakout entry; exit by a trailing stop tightened with a trailPrice modify.',
+  params: z
+    .strictObject({
+      channel: z.number().int().min(2).default(20),
+      size: z.number().int().positive().default(1),
+      trailTicks: z.number().int().positive().default(12),
+      tightenAfterTicks: z.number().int().positive().default(16),
+      tightTrailTicks: z.number().int().positive().default(6),
+    })
+    .refine((p) => p.tightTrailTicks < p.trailTicks, { message: 'tightTrailTicks must be smaller than trailTicks' }),
+  run: (ctx) =>
+    new Observable<Intent>((subscriber) => {
+      const { channel, size, trailTicks, tightenAfterTicks, tightTrailTicks } = ctx.params;
+      const highs = new Float64Array(channel);
+      const lows = new Float64Array(channel);
+      let seen = 0;
+      let tightened = false;
+      return ctx.barRecords().subscribe((bar) => {
+        const position = ctx.position();
+        const orders = ctx.openOrders();
+        const trail = orders.find((o) => o.order.type === 'trailingStop');
+        if (position === 0) {
+          tightened = false;
+          // A trail left over from a closed position goes; a pending entry (live) is left to fill.
+          if (trail !== undefined) subscriber.next(cancelOrder(trail.id));
+          if (orders.length === 0 && seen >= channel) {
+            let high = -Infinity;
+            let low = Infinity;
+            for (let k = 0; k < channel; k++) {
+              if (highs[k]! > high) high = highs[k]!;
+              if (lows[k]! < low) low = lows[k]!;
+            }
+            if (bar.close > high) subscriber.next(marketOrder('buy', size));
+            else if (bar.close < low) subscriber.next(marketOrder('sell', size));
+          }
+        } else {
+          const long = position > 0;
+          const side = long ? 'sell' : 'buy';
+          if (trail === undefined) {
+            subscriber.next(trailingStopOrder(side, Math.abs(position), long ? bar.close - trailTicks : bar.close + trailTicks));
+          } else if (!tightened) {
+            const profit = (bar.close - ctx.averagePrice()) * (long ? 1 : -1);
+            if (profit >= tightenAfterTicks) {
+              tightened = true;
+              subscriber.next(modifyOrder(trail.id, { trailPrice: long ? bar.close - tightTrailTicks : bar.close + tightTrailTicks }));
+            }
+          }
+        }
+        highs[seen % channel] = bar.high;
+        lows[seen % channel] = bar.low;
+        seen++;
+      });
+    }),
+});

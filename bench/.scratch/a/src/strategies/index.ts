@@ -1,0 +1,57 @@
+/**
+ * Built-in strategies by name, and `loadStrategy`, which also imports a quant's own module from a
+ * `.ts` or `.js` file (the CLI runs under tsx, so TypeScript works) and checks it is a strategy.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { StrategyError, isStrategyModule, type StrategyModule } from '../engine/strategy.ts';
+import breakout from './breakout.ts';
+import meanReversion from './mean-reversion.ts';
+import smaCross from './sma-cross.ts';
+
+export const builtinStrategies: Readonly<Record<string, StrategyModule>> = Object.freeze({
+  [smaCross.name]: smaCross as StrategyModule,
+  [breakout.name]: breakout as StrategyModule,
+  [meanReversion.name]: meanReversion as StrategyModule,
+});
+
+/** Names of the built-in strategies, sorted. */
+export function builtinStrategyNames(): string[] {
+  return Object.keys(builtinStrategies).sort();
+}
+
+function looksLikePath(nameOrPath: string): boolean {
+  return /[\\/]/.test(nameOrPath) || /\.(c|m)?(t|j)s$/.test(nameOrPath);
+}
+
+/**
+ * A built-in strategy by name, or the strategy exported (default, or as `strategy`) by a file, resolved
+ * against `baseDir` (the working directory by default). Errors are `StrategyError`s with a code.
+ */
+export async function loadStrategy(nameOrPath: string, baseDir: string = process.cwd()): Promise<StrategyModule> {
+  if (!looksLikePath(nameOrPath)) {
+    const builtin = builtinStrategies[nameOrPath];
+    if (builtin !== undefined) return builtin;
+    throw new StrategyError(
+      'STRATEGY_NOT_FOUND',
+      `unknown strategy '${nameOrPath}': built-ins are ${builtinStrategyNames().join(', ')}; a file path (ending in .ts or .js) loads your own`,
+    );
+  }
+  const file = path.resolve(baseDir, nameOrPath);
+  if (!existsSync(file)) throw new StrategyError('STRATEGY_NOT_FOUND', `strategy file not found: ${file}`);
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new StrategyError('STRATEGY_INVALID', `strategy file ${file} failed to load: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const candidate = loaded.default ?? loaded.strategy;
+  if (!isStrategyModule(candidate)) {
+    throw new StrategyError(
+      'STRATEGY_INVALID',
+      `${file} does not export a strategy: export default defineStrategy({ name, params: z.object({...}), run: (ctx) => intents$ })`,
+    );
+  }
+  return candidate;
+}

@@ -1,0 +1,270 @@
+/**
+ * A backtest from its definition: load the history (synthetic, CSV or gateway through the cache), run it,
+ * compute the statistics (src/report) and write the results. The `backtest` and `optimize` commands are
+ * thin shells around this module.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../engine/log.ts';
+import { silentLogger } from '../../engine/log.ts';
+import type { StrategyModule } from '../../engine/strategy.ts';
+import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
+import type { Timeframe } from '../../engine/types.ts';
+import { computeStatistics, cents } from '../../report/statistics.ts';
+import { writeReport } from '../../report/html.ts';
+import type { ReportInput, Statistics } from '../../report/types.ts';
+import type { BacktestConfig, DataConfig } from './config.ts';
+import { resolveContract, type BacktestContract } from './contract.ts';
+import { runBacktest, type BacktestRunResult } from './run.ts';
+import { BarCache } from './sources/cache.ts';
+import { aggregate, sliceByTime, type BarColumns } from './sources/columns.ts';
+import { readCsvBars } from './sources/csv.ts';
+import { loadGatewayBars } from './sources/gateway.ts';
+import { syntheticBars } from './sources/synthetic.ts';
+import { loadStrategy } from '../../strategies/index.ts';
+
+export class BacktestDataError extends Error {
+  override readonly name = 'BacktestDataError';
+  readonly code = 'BACKTEST_DATA';
+}
+
+export interface History {
+  readonly bars: BarColumns;
+  readonly timeframe: Timeframe;
+  /** One line saying where the bars came from. */
+  readonly description: string;
+}
+
+export interface HistoryOptions {
+  readonly cwd?: string;
+  readonly logger?: Logger;
+  /** Epoch ms now (the gateway source never caches the bar still forming). */
+  readonly now?: number;
+  /** Environment for gateway credentials (TICKLINE_USERNAME, TICKLINE_API_KEY, TICKLINE_BASE_URL). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** The bars of a backtest definition, cut to [from, to). */
+export async function loadHistory(config: BacktestConfig, contract: BacktestContract, options: HistoryOptions = {}): Promise<History> {
+  const data: DataConfig = config.data;
+  const cwd = options.cwd ?? process.cwd();
+  const from = config.from;
+  const to = config.to;
+  switch (data.source) {
+    case 'synthetic': {
+      const startPrice = data.startPrice ?? contract.startPrice ?? 1000;
+      const bars = syntheticBars({ seed: data.seed, grid: contract.grid, startPrice, start: data.start, sessions: data.sessions });
+      return {
+        bars: sliceByTime(bars, from, to),
+        timeframe: { unit: 'minute', unitNumber: 1 },
+        description: `synthetic market, seed ${data.seed}, ${data.sessions} sessions of 1m bars from ${startPrice}`,
+      };
+    }
+    case 'csv': {
+      const file = path.resolve(cwd, data.file);
+      const { bars, segments } = readCsvBars(file, contract.grid, data.file);
+      const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
+      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${data.file}${rolls}` };
+    }
+    case 'gateway': {
+      if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
+      const env = options.env ?? process.env;
+      const baseUrl = data.baseUrl ?? env.TICKLINE_BASE_URL;
+      const userName = env.TICKLINE_USERNAME;
+      const apiKey = env.TICKLINE_API_KEY;
+      const cache = new BarCache(path.resolve(cwd, data.cache));
+      try {
+        const key = { contractId: contract.id, timeframe: data.timeframe, live: data.live };
+        const now = options.now ?? Date.now();
+        // A range the cache covers completely is read without credentials or a connection.
+        const end = Math.min(to, bucketStart(now, data.timeframe));
+        if (cache.missing(key, from, end).length === 0) {
+          return { bars: cache.load(key, contract.grid, from, end), timeframe: data.timeframe, description: `gateway ${contract.id} ${timeframeLabel(data.timeframe)} (all from the cache)` };
+        }
+        const unset = [baseUrl ? undefined : 'TICKLINE_BASE_URL (or data.baseUrl)', userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
+        if (unset.length > 0) throw new BacktestDataError(`the cache lacks part of the range; to fetch it set ${unset.join(', ')} in the environment`);
+        // Imported here, not at the top: the gateway client (undici) costs every optimize worker ~150 ms of
+        // start-up, and only this source needs it.
+        const { TradingClient } = await import('../gateway/trading.ts');
+        const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger: options.logger ?? silentLogger });
+        try {
+          const result = await loadGatewayBars(client, cache, { ...key, grid: contract.grid, from, to, now });
+          return { bars: result.bars, timeframe: data.timeframe, description: `gateway ${contract.id} ${timeframeLabel(data.timeframe)} (${result.fetched.length} range(s) fetched)` };
+        } finally {
+          await client.close();
+        }
+      } finally {
+        cache.close();
+      }
+    }
+  }
+}
+
+export interface BacktestOutcome {
+  readonly name: string;
+  readonly title: string;
+  readonly contract: BacktestContract;
+  readonly history: History;
+  readonly result: BacktestRunResult;
+  readonly report: ReportInput;
+  readonly statistics: Statistics;
+}
+
+export interface ExecuteOptions extends HistoryOptions {
+  /** Preloaded strategy (workers pass theirs); loaded from `config.strategy.name` otherwise. */
+  readonly strategy?: StrategyModule;
+  /** Preloaded history (the optimizer loads it once). */
+  readonly history?: History;
+  readonly onProgress?: (done: number, total: number) => void;
+  /** Record the per-bar equity curve (needed for drawdown statistics and the report). */
+  readonly recordEquity?: boolean;
+}
+
+/** Load, run and compute statistics; writes nothing. */
+export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
+  const contract = resolveContract(config.contract);
+  const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
+  const history = options.history ?? (await loadHistory(config, contract, options));
+  if (history.bars.time.length === 0) throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
+  if (nominalMs(config.timeframe) < nominalMs(history.timeframe)) {
+    throw new BacktestDataError(`timeframe ${timeframeLabel(config.timeframe)} is finer than the data's ${timeframeLabel(history.timeframe)}`);
+  }
+  const same = config.timeframe.unit === history.timeframe.unit && config.timeframe.unitNumber === history.timeframe.unitNumber;
+  const bars = same ? history.bars : aggregate(history.bars, config.timeframe);
+  const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
+  const result = runBacktest({
+    contract,
+    bars,
+    dataTimeframe: config.timeframe,
+    timeframe: config.timeframe,
+    strategy,
+    params: config.strategy.params,
+    account: config.account,
+    risk: config.risk,
+    fills: { slippageTicks: config.fills.slippageTicks, stopSlippageTicks: config.fills.stopSlippageTicks, feePerContractPerSide: fee, sameBar: config.fills.sameBar },
+    recordEquity: options.recordEquity ?? true,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+  const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
+  const startHour = Number(result.riskConfig.tradingDay.startsAt.slice(0, 2));
+  const report: ReportInput = {
+    title,
+    contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
+    startingBalance: result.startingBalance,
+    bars,
+    trades: result.trades,
+    equity: result.equity,
+    violations: result.reportViolations,
+    closestApproach: result.closestApproach,
+    passed: result.passed,
+    verdict: result.verdict,
+    orderListHash: result.orderListHash,
+    config: {
+      strategy: strategy.name,
+      params: JSON.stringify(config.strategy.params),
+      contract: contract.id,
+      timeframe: timeframeLabel(config.timeframe),
+      data: history.description,
+      from: new Date(bars.time[0]!).toISOString(),
+      to: new Date(bars.time[bars.time.length - 1]!).toISOString(),
+      bars: bars.time.length,
+      slippageTicks: config.fills.slippageTicks,
+      stopSlippageTicks: config.fills.stopSlippageTicks,
+      feePerContractPerSide: fee,
+      sameBar: config.fills.sameBar,
+      startingBalance: config.account.startingBalance,
+      dailyLossLimit: config.account.dailyLossLimit ?? null,
+      maximumLossLimit: config.account.maximumLossLimit === undefined ? null : `${config.account.maximumLossLimit.amount} (${config.account.maximumLossLimit.variant})`,
+      personalDailyLossLimit: config.account.personalDailyLossLimit ?? null,
+      personalDailyProfitTarget: config.account.personalDailyProfitTarget ?? null,
+      profitTarget: config.account.profitTarget ?? null,
+    },
+    ...(Number.isInteger(startHour) && result.riskConfig.tradingDay.timeZone === 'America/Chicago' ? { tradingDayStartHour: startHour } : {}),
+  };
+  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report) };
+}
+
+export interface WrittenFiles {
+  readonly dir: string;
+  readonly report: string;
+  readonly files: readonly string[];
+}
+
+/** Write every result file into `dir`; the same outcome always gives the same bytes. */
+export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome): Promise<WrittenFiles> {
+  await mkdir(dir, { recursive: true });
+  const { result, contract, statistics } = outcome;
+  const grid = contract.grid;
+  // Averaged entries can be fractional ticks: print them with extra places instead of rounding to the grid.
+  const price = (ticks: number): number => (Number.isInteger(ticks) ? grid.toPrice(ticks) : Number((ticks * grid.tickSize).toFixed(grid.decimals + 4)));
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  const trades = result.trades.map((t) => ({
+    contractId: t.contractId,
+    side: t.side === 'buy' ? 'long' : 'short',
+    size: t.size,
+    entryTime: iso(t.entryTime),
+    exitTime: iso(t.exitTime),
+    entryPrice: price(t.entryPrice),
+    exitPrice: price(t.exitPrice),
+    pnl: cents(t.pnl),
+    fees: cents(t.fees),
+    net: cents(t.pnl - t.fees),
+  }));
+  const orders = result.orders.map((o) => ({
+    id: o.id,
+    contractId: o.contractId,
+    side: o.side,
+    size: o.size,
+    type: o.type,
+    role: o.role,
+    parentId: o.parentId,
+    limitPrice: o.limitPrice === null ? null : price(o.limitPrice),
+    stopPrice: o.stopPrice === null ? null : price(o.stopPrice),
+    trailPrice: o.trailPrice === null ? null : price(o.trailPrice),
+    placedAt: iso(o.placedAt),
+    state: o.state,
+    fillPrice: o.fillPrice === null ? null : price(o.fillPrice),
+    fillTime: o.fillTime === null ? null : iso(o.fillTime),
+    modifies: o.modifies,
+  }));
+  const csvRow = (cells: readonly (string | number)[]) => cells.join(',');
+  const tradesCsv = [
+    'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net',
+    ...trades.map((t) => csvRow([t.contractId, t.side, t.size, t.entryTime, t.exitTime, t.entryPrice, t.exitPrice, t.pnl, t.fees, t.net])),
+  ].join('\n');
+  const equityLines = ['time,equity'];
+  for (let i = 0; i < result.equity.time.length; i++) equityLines.push(`${iso(result.equity.time[i]!)},${cents(result.equity.equity[i]!)}`);
+  const summary = {
+    name: outcome.name,
+    title: outcome.title,
+    data: outcome.history.description,
+    bars: result.bars,
+    orderListHash: result.orderListHash,
+    passed: result.passed,
+    verdict: result.verdict,
+    startingBalance: result.startingBalance,
+    endingBalance: cents(result.endingBalance),
+    endingEquity: cents(result.endingEquity),
+    openPosition: result.openPosition,
+    rejectedIntents: result.rejectedIntents,
+    violations: result.violations.length,
+    closestApproach: result.closestApproach.map((a) => ({ rule: a.rule, minRoom: cents(a.minRoom), time: a.time === null ? null : iso(a.time) })),
+  };
+  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+  const files: Record<string, string> = {
+    'trades.csv': `${tradesCsv}\n`,
+    'trades.json': json(trades),
+    'orders.json': json(orders),
+    'equity.csv': `${equityLines.join('\n')}\n`,
+    'violations.json': json(result.violations),
+    'statistics.json': json(statistics),
+    'daily.json': json(statistics.daily),
+    'daystats.json': json(statistics.dayStats),
+    'summary.json': json(summary),
+  };
+  for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');
+  const reportPath = path.join(dir, 'report.html');
+  await writeReport(reportPath, outcome.report, statistics);
+  return { dir, report: reportPath, files: [...Object.keys(files), 'report.html'] };
+}

@@ -1,0 +1,122 @@
+/**
+ * The backtest definition (`backtest/<name>.yaml`), validated strictly by `loadConfig` (src/cli/config.ts):
+ * unknown keys are errors. Money in the account currency, prices in decimals as people write them, times
+ * as ISO dates (UTC when no offset is written).
+ */
+import { z } from 'zod';
+import { accountConfigSchema } from '../../engine/rules.ts';
+import { riskConfigSchema } from '../../engine/risk.ts';
+
+const IsoTime = z
+  .union([z.string(), z.date()])
+  .transform((value, ctx) => {
+    if (value instanceof Date) return value.getTime();
+    // A bare date or a time without offset is UTC: the data's times are UTC.
+    const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : /[zZ]|[+-]\d{2}:\d{2}$/.test(value) ? value : `${value}Z`;
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: `"${value}" is not an ISO 8601 date or time` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const Unit = z.enum(['second', 'minute', 'hour', 'day', 'week', 'month']);
+export const TimeframeConfig = z.strictObject({
+  unit: Unit.default('minute'),
+  unitNumber: z.number().int().positive().default(1),
+});
+
+const Money = z.number().finite().positive();
+
+export const SyntheticDataConfig = z.strictObject({
+  source: z.literal('synthetic'),
+  seed: z.number().int().nonnegative().default(42),
+  /** Trading sessions (Globex days) of one-minute bars. */
+  sessions: z.number().int().positive().max(5000).default(10),
+  /** The first session is the first one opening (17:00 America/Chicago) at or after this time. */
+  start: IsoTime.default(Date.UTC(2025, 0, 5)),
+  /** Decimal price of the first bar; the contract's usual level by default. */
+  startPrice: z.number().positive().optional(),
+});
+
+export const CsvDataConfig = z.strictObject({
+  source: z.literal('csv'),
+  /** Relative to the working directory (the repository root for `npm start`). */
+  file: z.string().min(1),
+  /** The file's bar length; one minute by default. */
+  timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
+});
+
+export const GatewayDataConfig = z.strictObject({
+  source: z.literal('gateway'),
+  /** Live data subscription (true) or the sim one (false). */
+  live: z.boolean().default(false),
+  /** SQLite bar cache. */
+  cache: z.string().min(1).default('.cache/bars.sqlite'),
+  timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
+  /** Base URL of the trading interface; the environment variable TICKLINE_BASE_URL otherwise. */
+  baseUrl: z.url().optional(),
+});
+
+export const DataConfig = z.discriminatedUnion('source', [SyntheticDataConfig, CsvDataConfig, GatewayDataConfig]);
+export type DataConfig = z.infer<typeof DataConfig>;
+
+export const ContractConfig = z.union([
+  /** A catalogue contract by id, short name or symbol (`ESZ5`, `CON.F.US.EP.Z25`, `F.US.EP`). */
+  z.string().min(1),
+  z.strictObject({
+    id: z.string().min(1),
+    name: z.string().min(1),
+    symbolId: z.string().min(1).optional(),
+    tickSize: z.number().positive(),
+    tickValue: z.number().positive(),
+  }),
+]);
+
+/**
+ * The account's rules, in the engine's own schema (src/engine/rules.ts), plus the evaluation's profit
+ * target: the backtest judges pass or fail with the same floors the risk guard trades against.
+ */
+export const AccountConfig = accountConfigSchema.extend({
+  startingBalance: z.number().finite().positive().default(50_000),
+  /** Evaluation target: the account passes when its balance reaches starting balance + profitTarget without a permanent violation. */
+  profitTarget: Money.optional(),
+});
+export type AccountConfig = z.infer<typeof AccountConfig>;
+
+export const FillsConfig = z.strictObject({
+  slippageTicks: z.number().int().nonnegative().default(1),
+  stopSlippageTicks: z.number().int().nonnegative().default(0),
+  /** Money per contract per side; the catalogue contract's typical fee when left out. */
+  feePerContractPerSide: z.number().nonnegative().optional(),
+  sameBar: z.enum(['stop-first', 'target-first', 'nearest-to-open']).default('stop-first'),
+});
+
+export const BacktestConfig = z.strictObject({
+  /** Names the output folder `out/<name>/`; the config file's name by default. */
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash and underscore only')
+    .optional(),
+  title: z.string().optional(),
+  strategy: z.strictObject({
+    /** A built-in strategy (`sma-cross`, `breakout`, `mean-reversion`) or a path to a module. */
+    name: z.string().min(1),
+    /** Validated by the strategy's own schema. */
+    params: z.record(z.string(), z.unknown()).default({}),
+  }),
+  contract: ContractConfig.default('ESZ5'),
+  /** Timeframe the strategy trades (aggregated from the data when coarser). */
+  timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
+  data: DataConfig,
+  from: IsoTime.optional(),
+  to: IsoTime.optional(),
+  account: AccountConfig.default(AccountConfig.parse({})),
+  fills: FillsConfig.default(FillsConfig.parse({})),
+  /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */
+  risk: riskConfigSchema.default(riskConfigSchema.parse({})),
+  /** Output folder; `out/<name>` by default. */
+  out: z.string().optional(),
+});
+export type BacktestConfig = z.infer<typeof BacktestConfig>;

@@ -1,0 +1,86 @@
+/**
+ * Bar history from the gateway, through the client's pager and the local cache: only the parts of the
+ * range the cache has not covered are requested, so a second run of the same range sends no request.
+ * The range ends no later than the last closed bar, so a partial bar is never cached as history.
+ */
+import type { Bar } from '../../gateway/schemas.ts';
+import type { RetrieveBarsRangeRequest } from '../../gateway/trading.ts';
+import type { PageInfo } from '../../gateway/history.ts';
+import type { PriceGrid } from '../../../engine/ticks.ts';
+import { BAR_UNIT_CODES, bucketStart } from '../../../engine/timeframe.ts';
+import { allocateColumns, type BarColumns } from './columns.ts';
+import type { BarCache, CacheKey, TimeRange } from './cache.ts';
+
+/** The one client method this source needs (the `TradingClient` has it). */
+export interface BarsClient {
+  retrieveBarsRange(request: RetrieveBarsRangeRequest): Promise<Bar[]>;
+}
+
+export interface GatewayBarsRequest extends CacheKey {
+  readonly grid: PriceGrid;
+  readonly from: number;
+  readonly to: number;
+  /** Epoch ms now; the range is cut at the start of the bar still forming. */
+  readonly now: number;
+  /** Bars per request (at most 20,000, the default). */
+  readonly pageSize?: number;
+  readonly onPage?: (info: PageInfo & { range: TimeRange }) => void;
+}
+
+export interface GatewayBarsResult {
+  readonly bars: BarColumns;
+  /** Ranges that were requested (empty when the cache had everything). */
+  readonly fetched: readonly TimeRange[];
+}
+
+export class GatewayBarsError extends Error {
+  override readonly name = 'GatewayBarsError';
+  readonly code = 'GATEWAY_BARS_INVALID';
+}
+
+export async function loadGatewayBars(client: BarsClient, cache: BarCache, request: GatewayBarsRequest): Promise<GatewayBarsResult> {
+  const to = Math.min(request.to, bucketStart(request.now, request.timeframe));
+  const fetched: TimeRange[] = [];
+  if (request.from < to) {
+    for (const range of cache.missing(request, request.from, to)) {
+      const [start, end] = range;
+      const bars = await client.retrieveBarsRange({
+        contractId: request.contractId,
+        live: request.live,
+        unit: BAR_UNIT_CODES[request.timeframe.unit],
+        unitNumber: request.timeframe.unitNumber,
+        start: new Date(start),
+        // The pager's end is inclusive; the cache's ranges are half-open.
+        end: new Date(end - 1),
+        includePartialBar: false,
+        ...(request.pageSize !== undefined ? { pageSize: request.pageSize } : {}),
+        ...(request.onPage ? { onPage: (info: PageInfo) => request.onPage!({ ...info, range }) } : {}),
+      });
+      cache.store(request, request.grid, toColumns(bars, request.grid, request.contractId, start, end), start, end);
+      fetched.push(range);
+    }
+  }
+  return { bars: cache.load(request, request.grid, request.from, to), fetched };
+}
+
+/** Wire bars (oldest first, decimal prices) to tick columns, exactly: a price off the grid is an error. */
+export function toColumns(bars: readonly Bar[], grid: PriceGrid, contractId: string, from: number, to: number): BarColumns {
+  const times = bars.map((b) => Date.parse(b.t));
+  const keep = times.map((t) => t >= from && t < to);
+  const out = allocateColumns(keep.filter(Boolean).length);
+  let k = 0;
+  bars.forEach((bar, i) => {
+    if (!keep[i]) return;
+    const t = times[i]!;
+    if (k > 0 && t <= out.time[k - 1]!) throw new GatewayBarsError(`bars of ${contractId} are not oldest first at ${bar.t}`);
+    const where = `${contractId} bar ${bar.t}`;
+    out.time[k] = t;
+    out.open[k] = grid.toTicksExact(bar.o, `${where} open`);
+    out.high[k] = grid.toTicksExact(bar.h, `${where} high`);
+    out.low[k] = grid.toTicksExact(bar.l, `${where} low`);
+    out.close[k] = grid.toTicksExact(bar.c, `${where} close`);
+    out.volume[k] = bar.v;
+    k++;
+  });
+  return out;
+}

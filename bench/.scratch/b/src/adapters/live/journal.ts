@@ -1,0 +1,352 @@
+/**
+ * The live adapter's journal: an SQLite file (better-sqlite3, WAL) that records every intent, request,
+ * response, fill and risk event before and after it happens, and the current state of every order the
+ * bot placed. It is what makes a `kill -9` survivable: an order is written here (state `submitting`,
+ * with its customTag) in a committed transaction before the place request leaves the process, so after
+ * any crash the restart knows every tag that may exist at the gateway and looks each unresolved one up.
+ *
+ * Durability: `synchronous = FULL`. WAL with NORMAL already survives a killed process (the write is in
+ * the OS page cache), but it can lose the last commits on a power loss or kernel crash, and the one
+ * commit we cannot afford to lose is the "about to place tag X" row: without it an order could exist at
+ * the gateway that the journal never heard of. The bot commits a handful of rows per bar, so an fsync
+ * per commit costs nothing that matters.
+ */
+import Database from 'better-sqlite3';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { BracketSpec, OrderSpec, Side } from '../../engine/types.ts';
+import type { LiveOrder, LiveOrderState } from './order-state.ts';
+
+export type JournalPhase = 'before' | 'after' | 'event';
+
+export interface JournalEntry {
+  readonly seq: number;
+  readonly time: number;
+  readonly kind: string;
+  readonly phase: JournalPhase;
+  readonly tag: string | null;
+  readonly payload: unknown;
+}
+
+/** An order as the journal keeps it: the state machine's record plus what was asked for. */
+export interface JournaledOrder extends LiveOrder {
+  readonly contractId: string;
+  readonly side: Side;
+  readonly spec: OrderSpec;
+  readonly bracket?: BracketSpec;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface JournaledFill {
+  readonly fillId: string;
+  readonly tag: string | null;
+  readonly venueOrderId: number;
+  readonly contractId: string;
+  readonly side: Side;
+  readonly size: number;
+  /** Ticks. */
+  readonly price: number;
+  readonly fees: number;
+  readonly time: number;
+}
+
+export class JournalError extends Error {
+  override readonly name = 'JournalError';
+  readonly code = 'JOURNAL';
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sequences (strategy_id TEXT PRIMARY KEY, last INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS orders (
+  tag TEXT PRIMARY KEY,
+  contract_id TEXT NOT NULL,
+  side TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  spec TEXT NOT NULL,
+  bracket TEXT,
+  state TEXT NOT NULL,
+  filled_size INTEGER NOT NULL,
+  venue_order_id INTEGER,
+  cancel_wanted INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS orders_state ON orders(state);
+CREATE UNIQUE INDEX IF NOT EXISTS orders_venue ON orders(venue_order_id) WHERE venue_order_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS fills (
+  fill_id TEXT PRIMARY KEY,
+  tag TEXT,
+  venue_order_id INTEGER NOT NULL,
+  contract_id TEXT NOT NULL,
+  side TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  price INTEGER NOT NULL,
+  fees REAL NOT NULL,
+  time INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  time INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  tag TEXT,
+  payload TEXT NOT NULL
+);
+`;
+
+interface OrderRow {
+  tag: string;
+  contract_id: string;
+  side: string;
+  size: number;
+  spec: string;
+  bracket: string | null;
+  state: string;
+  filled_size: number;
+  venue_order_id: number | null;
+  cancel_wanted: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** `<strategyId>-<sequence>`: the customTag of every order the bot places. */
+export function formatTag(strategyId: string, sequence: number): string {
+  return `${strategyId}-${sequence}`;
+}
+
+export function parseTag(tag: string): { strategyId: string; sequence: number } | undefined {
+  const match = /^(.+)-(\d+)$/.exec(tag);
+  if (!match) return undefined;
+  return { strategyId: match[1]!, sequence: Number(match[2]) };
+}
+
+export class Journal {
+  readonly file: string;
+  private readonly db: SqliteDatabase;
+  private readonly now: () => number;
+  private readonly fillsByOrder = new Map<string, string[]>();
+
+  private constructor(file: string, db: SqliteDatabase, now: () => number) {
+    this.file = file;
+    this.db = db;
+    this.now = now;
+  }
+
+  static open(file: string, options: { now?: () => number } = {}): Journal {
+    if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    db.exec(SCHEMA);
+    const journal = new Journal(file, db, options.now ?? Date.now);
+    for (const row of db.prepare('SELECT fill_id, tag FROM fills WHERE tag IS NOT NULL ORDER BY rowid').all() as { fill_id: string; tag: string }[]) {
+      const list = journal.fillsByOrder.get(row.tag) ?? [];
+      list.push(row.fill_id);
+      journal.fillsByOrder.set(row.tag, list);
+    }
+    return journal;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // ---------------------------------------------------------------- sequences
+
+  /** The next sequence number for a strategy's tags: one past the highest ever journaled or reserved. */
+  nextSequence(strategyId: string): number {
+    const row = this.db.prepare('SELECT last FROM sequences WHERE strategy_id = ?').get(strategyId) as { last: number } | undefined;
+    return (row?.last ?? 0) + 1;
+  }
+
+  /** Remember that `sequence` is used (an order found at the gateway, or one the engine stamped). */
+  noteSequence(strategyId: string, sequence: number): void {
+    this.db
+      .prepare('INSERT INTO sequences (strategy_id, last) VALUES (?, ?) ON CONFLICT(strategy_id) DO UPDATE SET last = max(last, excluded.last)')
+      .run(strategyId, sequence);
+  }
+
+  /** Reserve the next tag of a strategy durably (for orders the adapter itself originates). */
+  reserveTag(strategyId: string): string {
+    return this.db.transaction(() => {
+      const sequence = this.nextSequence(strategyId);
+      this.noteSequence(strategyId, sequence);
+      return formatTag(strategyId, sequence);
+    })();
+  }
+
+  // ---------------------------------------------------------------- events
+
+  record(kind: string, phase: JournalPhase, tag: string | null, payload: unknown): void {
+    this.db
+      .prepare('INSERT INTO events (time, kind, phase, tag, payload) VALUES (?, ?, ?, ?, ?)')
+      .run(this.now(), kind, phase, tag, JSON.stringify(payload ?? null));
+  }
+
+  entries(options: { kind?: string; tag?: string; afterSeq?: number } = {}): JournalEntry[] {
+    const rows = this.db
+      .prepare(
+        `SELECT seq, time, kind, phase, tag, payload FROM events
+         WHERE (@kind IS NULL OR kind = @kind) AND (@tag IS NULL OR tag = @tag) AND seq > @after ORDER BY seq`,
+      )
+      .all({ kind: options.kind ?? null, tag: options.tag ?? null, after: options.afterSeq ?? 0 }) as {
+      seq: number;
+      time: number;
+      kind: string;
+      phase: JournalPhase;
+      tag: string | null;
+      payload: string;
+    }[];
+    return rows.map((r) => ({ ...r, payload: JSON.parse(r.payload) as unknown }));
+  }
+
+  // ---------------------------------------------------------------- orders
+
+  /**
+   * Write a new order (state `submitting`) and the request about to be sent, in one committed
+   * transaction. Call it before the request leaves the process. A tag already journaled is refused:
+   * that is the guarantee that no customTag is ever sent twice.
+   */
+  beginPlace(order: Omit<JournaledOrder, 'createdAt' | 'updatedAt' | 'fillIds'>, request: unknown): void {
+    const time = this.now();
+    this.db.transaction(() => {
+      const exists = this.db.prepare('SELECT 1 FROM orders WHERE tag = ?').get(order.tag);
+      if (exists) throw new JournalError(`order ${order.tag} is already journaled; a customTag is never placed twice`);
+      this.db
+        .prepare(
+          `INSERT INTO orders (tag, contract_id, side, size, spec, bracket, state, filled_size, venue_order_id, cancel_wanted, created_at, updated_at)
+           VALUES (@tag, @contract_id, @side, @size, @spec, @bracket, @state, @filled_size, @venue_order_id, @cancel_wanted, @time, @time)`,
+        )
+        .run({
+          tag: order.tag,
+          contract_id: order.contractId,
+          side: order.side,
+          size: order.size,
+          spec: JSON.stringify(order.spec),
+          bracket: order.bracket === undefined ? null : JSON.stringify(order.bracket),
+          state: order.state,
+          filled_size: order.filledSize,
+          venue_order_id: order.venueOrderId ?? null,
+          cancel_wanted: order.cancelWanted ? 1 : 0,
+          time,
+        });
+      const parsed = parseTag(order.tag);
+      if (parsed) this.noteSequence(parsed.strategyId, parsed.sequence);
+      this.record('place', 'before', order.tag, request);
+    })();
+  }
+
+  /** Save an order's new state, with the event that caused it, atomically. */
+  saveOrder(order: LiveOrder, cause: { kind: string; phase: JournalPhase; payload: unknown }): void {
+    this.db.transaction(() => {
+      const result = this.db
+        .prepare(
+          `UPDATE orders SET state = ?, filled_size = ?, venue_order_id = ?, cancel_wanted = ?, updated_at = ? WHERE tag = ?`,
+        )
+        .run(order.state, order.filledSize, order.venueOrderId ?? null, order.cancelWanted ? 1 : 0, this.now(), order.tag);
+      if (result.changes !== 1) throw new JournalError(`order ${order.tag} is not in the journal`);
+      this.record(cause.kind, cause.phase, order.tag, cause.payload);
+    })();
+  }
+
+  /** After an accepted modify: the order's new prices and size. */
+  updateTerms(tag: string, spec: OrderSpec, size: number): void {
+    this.db.prepare('UPDATE orders SET spec = ?, size = ?, updated_at = ? WHERE tag = ?').run(JSON.stringify(spec), size, this.now(), tag);
+  }
+
+  order(tag: string): JournaledOrder | undefined {
+    const row = this.db.prepare('SELECT * FROM orders WHERE tag = ?').get(tag) as OrderRow | undefined;
+    return row === undefined ? undefined : this.fromRow(row);
+  }
+
+  orderByVenueId(venueOrderId: number): JournaledOrder | undefined {
+    const row = this.db.prepare('SELECT * FROM orders WHERE venue_order_id = ?').get(venueOrderId) as OrderRow | undefined;
+    return row === undefined ? undefined : this.fromRow(row);
+  }
+
+  orders(filter: { states?: readonly LiveOrderState[] } = {}): JournaledOrder[] {
+    const rows = this.db.prepare('SELECT * FROM orders ORDER BY created_at, rowid').all() as OrderRow[];
+    const wanted = filter.states === undefined ? undefined : new Set<string>(filter.states);
+    return rows.filter((r) => wanted === undefined || wanted.has(r.state)).map((r) => this.fromRow(r));
+  }
+
+  private fromRow(row: OrderRow): JournaledOrder {
+    return {
+      tag: row.tag,
+      contractId: row.contract_id,
+      side: row.side as Side,
+      size: row.size,
+      spec: JSON.parse(row.spec) as OrderSpec,
+      ...(row.bracket === null ? {} : { bracket: JSON.parse(row.bracket) as BracketSpec }),
+      state: row.state as LiveOrderState,
+      filledSize: row.filled_size,
+      ...(row.venue_order_id === null ? {} : { venueOrderId: row.venue_order_id }),
+      fillIds: this.fillsByOrder.get(row.tag) ?? [],
+      cancelWanted: row.cancel_wanted === 1,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  // ---------------------------------------------------------------- fills
+
+  /** Record a fill once; false when its id was already journaled (the fill is then ignored). */
+  addFill(fill: JournaledFill): boolean {
+    return this.db.transaction(() => {
+      const result = this.db
+        .prepare(
+          `INSERT OR IGNORE INTO fills (fill_id, tag, venue_order_id, contract_id, side, size, price, fees, time)
+           VALUES (@fillId, @tag, @venueOrderId, @contractId, @side, @size, @price, @fees, @time)`,
+        )
+        .run({ ...fill });
+      if (result.changes === 0) return false;
+      this.record('fill', 'event', fill.tag, fill);
+      if (fill.tag !== null) {
+        const list = this.fillsByOrder.get(fill.tag) ?? [];
+        list.push(fill.fillId);
+        this.fillsByOrder.set(fill.tag, list);
+      }
+      return true;
+    })();
+  }
+
+  hasFill(fillId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM fills WHERE fill_id = ?').get(fillId) !== undefined;
+  }
+
+  fills(): JournaledFill[] {
+    return (this.db.prepare('SELECT * FROM fills ORDER BY time, rowid').all() as Record<string, unknown>[]).map((r) => ({
+      fillId: r.fill_id as string,
+      tag: r.tag as string | null,
+      venueOrderId: r.venue_order_id as number,
+      contractId: r.contract_id as string,
+      side: r.side as Side,
+      size: r.size as number,
+      price: r.price as number,
+      fees: r.fees as number,
+      time: r.time as number,
+    }));
+  }
+
+  /** Net signed position per contract implied by the journaled fills. */
+  positionsFromFills(): Map<string, number> {
+    const net = new Map<string, number>();
+    for (const f of this.fills()) net.set(f.contractId, (net.get(f.contractId) ?? 0) + (f.side === 'buy' ? f.size : -f.size));
+    for (const [k, v] of net) if (v === 0) net.delete(k);
+    return net;
+  }
+
+  // ---------------------------------------------------------------- meta
+
+  getMeta(key: string): string | undefined {
+    return (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+}

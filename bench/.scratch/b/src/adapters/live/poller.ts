@@ -1,0 +1,354 @@
+/**
+ * The live `MarketData` and account watcher: everything the bot knows about the gateway comes from
+ * polls run here on schedules checked against the rate budgets (`rate-plan.ts`).
+ *
+ * - Bars: History/retrieveBars just after each bar of a subscription closes (and every `partialEveryMs`
+ *   with `includePartialBar` where asked). Bars arrive newest first; they are sorted, converted to ticks
+ *   with the contract's `PriceGrid`, de-duplicated by start time, and each closed bar is emitted once.
+ * - Orders (Order/searchOpen and Order/search), trades (Trade/search from a cursor), positions
+ *   (Position/searchOpen) and the account (Account/search), handed to the executor; the account as
+ *   `AccountUpdate` events. Personal limits and rules through the admin client when one is configured.
+ * - Visibility: while positions or open orders cannot be read (faults, malformed answers, budget
+ *   exhausted), `onVisibility` is told why, so the session stops opening risk until they can be again.
+ */
+import { Subject, type Observable } from 'rxjs';
+import type { Subject as SubjectType } from 'rxjs';
+import { GatewayError } from '../gateway/errors.ts';
+import type * as S from '../gateway/schemas.ts';
+import type { TradingClient } from '../gateway/trading.ts';
+import type { AdminClient } from '../gateway/admin.ts';
+import type { Logger } from '../../engine/log.ts';
+import type { BarChunk, ContractSpec, MarketData, Timeframe, VenueEvent } from '../../engine/types.ts';
+import { BAR_UNIT_CODES, bucketEnd, bucketStart, nominalMs } from '../../engine/timeframe.ts';
+import type { LiveExecutor } from './executor.ts';
+import type { Journal } from './journal.ts';
+import { RateBudget, assertPlan, barSchedules, nextDue, type BarSubscription, type PlanOptions, type PollIntervals, type Schedule } from './rate-plan.ts';
+
+export type PollClient = Pick<TradingClient, 'retrieveBars' | 'searchOrders' | 'searchOpenOrders' | 'searchTrades' | 'searchOpenPositions' | 'searchAccounts'>;
+
+export interface PollerOptions {
+  readonly client: PollClient;
+  readonly executor: LiveExecutor;
+  readonly journal: Journal;
+  readonly venueEvents: SubjectType<VenueEvent>;
+  readonly accountId: number;
+  readonly contracts: ReadonlyMap<string, ContractSpec>;
+  readonly intervals: PollIntervals;
+  readonly subscriptions: readonly BarSubscription[];
+  readonly logger: Logger;
+  /** The gateway's clock (epoch ms): real time, or the simulator's accelerated clock. */
+  readonly now: () => number;
+  /** Gateway milliseconds per wall millisecond (1 in real time; the simulator's speed when accelerated). */
+  readonly speed?: number;
+  /** `live` flag of retrieveBars (live or sim data subscription). */
+  readonly liveData?: boolean;
+  /** Wait this long after a bar's end before asking for it, so the gateway has aggregated it (default 500 ms). */
+  readonly closeDelayMs?: number;
+  /** Positions or open orders older than this count as not visible (default 3 × the slower interval). */
+  readonly staleAfterMs?: number;
+  /** Trade/search looks back this far before its cursor, to catch late-stamped trades (default 60 s). */
+  readonly tradeOverlapMs?: number;
+  readonly plan?: PlanOptions;
+  readonly admin?: { readonly client: Pick<AdminClient, 'findTradingAccount'>; readonly accountName: string; readonly everyMs: number };
+  readonly onVisibility?: (reason: string | undefined) => void;
+  readonly onPositions?: (positions: readonly S.Position[]) => void;
+  readonly onTradingAccount?: (account: S.TradingAccount) => void;
+  readonly onAccount?: (account: S.Account) => void;
+}
+
+interface Job {
+  readonly name: string;
+  readonly schedule: Schedule;
+  readonly bucket: 'bars' | 'default';
+  due: number;
+  readonly run: () => Promise<void>;
+}
+
+interface BarFeed {
+  readonly sub: BarSubscription;
+  readonly subject: Subject<BarChunk>;
+  lastClosed: number | undefined;
+  lastPartialKey: string | undefined;
+}
+
+/** Requests per default window reads must leave free for writes and lookups. */
+const WRITE_ROOM = 20;
+
+export class Poller implements MarketData {
+  private readonly o: PollerOptions;
+  private readonly budget: RateBudget;
+  private readonly feeds = new Map<string, BarFeed>();
+  private readonly jobs: Job[] = [];
+  private readonly lastPrices = new Map<string, number>();
+  private readonly okAt: { positions: number; openOrders: number };
+  private readonly failing = new Map<string, string>();
+  private visibilityReason: string | undefined;
+  private tradeCursor: number;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private readonly startedAt: number;
+  private readonly staleAfterMs: number;
+
+  constructor(options: PollerOptions) {
+    this.o = options;
+    assertPlan(options.subscriptions, options.intervals, options.plan);
+    this.budget = new RateBudget(undefined, options.now);
+    this.startedAt = options.now();
+    // The session reads positions and open orders while reconciling, just before the poller exists.
+    this.okAt = { positions: this.startedAt, openOrders: this.startedAt };
+    const saved = options.journal.getMeta('tradeCursor');
+    this.tradeCursor = saved === undefined ? this.startedAt - 24 * 3_600_000 : Number(saved);
+    const slowest = Math.max(options.intervals.positionsMs, options.intervals.openOrdersMs);
+    this.staleAfterMs = options.staleAfterMs ?? 3 * slowest;
+    const delay = options.closeDelayMs ?? 500;
+    for (const sub of options.subscriptions) {
+      const feed: BarFeed = { sub, subject: new Subject<BarChunk>(), lastClosed: undefined, lastPartialKey: undefined };
+      this.feeds.set(feedKey(sub.contractId, sub.timeframe), feed);
+      for (const schedule of barSchedules(sub, delay)) {
+        this.addJob(`bars ${feedKey(sub.contractId, sub.timeframe)}${schedule.kind === 'every' ? ' partial' : ''}`, schedule, 'bars', () =>
+          this.pollBars(feed, schedule.kind === 'every'),
+        );
+      }
+    }
+    const every = (periodMs: number): Schedule => ({ kind: 'every', periodMs, offsetMs: 0 });
+    const iv = options.intervals;
+    this.addJob('positions', every(iv.positionsMs), 'default', () => this.pollPositions());
+    this.addJob('openOrders', every(iv.openOrdersMs), 'default', () => this.pollOpenOrders());
+    this.addJob('orders', every(iv.ordersMs), 'default', () => this.pollOrders());
+    this.addJob('trades', every(iv.tradesMs), 'default', () => this.pollTrades());
+    this.addJob('account', every(iv.accountMs), 'default', () => this.pollAccount());
+    if (options.admin) {
+      const admin = options.admin;
+      this.addJob('tradingAccount', every(admin.everyMs), 'default', async () => {
+        const account = await admin.client.findTradingAccount(admin.accountName);
+        this.o.onTradingAccount?.(account);
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------ MarketData
+
+  bars(contractId: string, timeframe: Timeframe): Observable<BarChunk> {
+    const feed = this.feeds.get(feedKey(contractId, timeframe));
+    if (!feed) {
+      throw new Error(
+        `no bar subscription for ${feedKey(contractId, timeframe)}: add it to the config's subscriptions so the poll plan can check it against the rate budget`,
+      );
+    }
+    return feed.subject.asObservable();
+  }
+
+  lastPrice(contractId: string): number | undefined {
+    return this.lastPrices.get(contractId);
+  }
+
+  // ------------------------------------------------------------------ running
+
+  /** Poll positions, open orders, orders and trades once, now (start-up and after a restart). */
+  async refreshAccountState(): Promise<void> {
+    await this.pollPositions();
+    await this.pollOpenOrders();
+    await this.pollOrders();
+    await this.pollTrades();
+    await this.pollAccount();
+  }
+
+  /** Run every job that is due at the gateway's current time. Tests with a manual clock call this directly. */
+  async tick(): Promise<void> {
+    const now = this.o.now();
+    for (const job of this.jobs) {
+      if (job.due > now) continue;
+      job.due = nextDue(job.schedule, now);
+      // Reads keep room for writes in the default bucket; a skipped read runs at its next due time.
+      if (!this.budget.tryTake(job.bucket, job.bucket === 'default' ? WRITE_ROOM : 0)) {
+        this.o.logger.warn({ job: job.name }, 'poll skipped: rate budget window full');
+        this.noteFailure(job.name, 'rate budget window full');
+        continue;
+      }
+      try {
+        await job.run();
+        this.failing.delete(job.name);
+      } catch (error) {
+        this.noteFailure(job.name, error instanceof Error ? error.message : String(error));
+        const endpoint = error instanceof GatewayError ? error.endpoint : undefined;
+        this.o.logger.warn({ job: job.name, endpoint, err: error }, 'poll failed; will retry at the next due time');
+      }
+    }
+    this.updateVisibility();
+  }
+
+  /** Poll on the schedule until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const loop = async (): Promise<void> => {
+      if (!this.running) return;
+      await this.tick();
+      if (!this.running) return;
+      const next = Math.min(...this.jobs.map((j) => j.due));
+      const wallMs = Math.max(1, (next - this.o.now()) / (this.o.speed ?? 1));
+      this.timer = setTimeout(() => void loop(), Math.min(wallMs, 60_000));
+    };
+    void loop();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    for (const feed of this.feeds.values()) feed.subject.complete();
+  }
+
+  get visibility(): string | undefined {
+    return this.visibilityReason;
+  }
+
+  // ------------------------------------------------------------------ jobs
+
+  private addJob(name: string, schedule: Schedule, bucket: 'bars' | 'default', run: () => Promise<void>): void {
+    // Account-state polls run at once; bar polls wait for the next close.
+    const due = schedule.kind === 'every' ? this.o.now() : nextDue(schedule, this.o.now() - 1);
+    this.jobs.push({ name, schedule, bucket, due, run });
+  }
+
+  private async pollBars(feed: BarFeed, partial: boolean): Promise<void> {
+    const { contractId, timeframe } = feed.sub;
+    const spec = this.o.contracts.get(contractId);
+    if (!spec) throw new Error(`contract ${contractId} is not configured`);
+    const now = this.o.now();
+    const barMs = nominalMs(timeframe);
+    const from = feed.lastClosed === undefined ? bucketStart(now, timeframe) - 2 * barMs : feed.lastClosed + 1;
+    const raw = await this.o.client.retrieveBars({
+      contractId,
+      live: this.o.liveData ?? false,
+      startTime: new Date(from).toISOString(),
+      endTime: new Date(now).toISOString(),
+      unit: BAR_UNIT_CODES[timeframe.unit],
+      unitNumber: timeframe.unitNumber,
+      limit: Math.min(20_000, Math.ceil((now - from) / barMs) + 2),
+      includePartialBar: partial,
+    });
+    const bars = dedupeAscending(raw);
+    const closed: S.Bar[] = [];
+    let forming: S.Bar | undefined;
+    for (const bar of bars) {
+      const t = Date.parse(bar.t);
+      if (bucketEnd(t, timeframe) <= now) {
+        // The first poll only establishes where the live session starts: older bars are history.
+        if (feed.lastClosed === undefined ? bucketEnd(t, timeframe) > this.startedAt : t > feed.lastClosed) closed.push(bar);
+      } else {
+        forming = bar;
+      }
+    }
+    for (const bar of closed) {
+      const chunk = toChunk(contractId, timeframe, spec, bar, false);
+      feed.lastClosed = chunk.time[0]!;
+      this.lastPrices.set(contractId, chunk.close[0]!);
+      this.o.journal.setMeta(`lastBar ${feedKey(contractId, timeframe)}`, String(feed.lastClosed));
+      feed.subject.next(chunk);
+    }
+    if (feed.lastClosed === undefined) feed.lastClosed = bucketStart(now, timeframe) - barMs;
+    if (partial && forming) {
+      const chunk = toChunk(contractId, timeframe, spec, forming, true);
+      const key = `${forming.t}|${chunk.high[0]}|${chunk.low[0]}|${chunk.close[0]}|${chunk.volume[0]}`;
+      this.lastPrices.set(contractId, chunk.close[0]!);
+      if (key !== feed.lastPartialKey) {
+        feed.lastPartialKey = key;
+        feed.subject.next(chunk);
+      }
+    }
+  }
+
+  private async pollPositions(): Promise<void> {
+    const positions = await this.o.client.searchOpenPositions(this.o.accountId);
+    this.o.executor.setPositions(positions);
+    this.okAt.positions = this.o.now();
+    this.o.onPositions?.(positions);
+  }
+
+  private async pollOpenOrders(): Promise<void> {
+    const open = await this.o.client.searchOpenOrders(this.o.accountId);
+    this.o.executor.applyOpenOrders(open);
+    this.okAt.openOrders = this.o.now();
+  }
+
+  private async pollOrders(): Promise<void> {
+    const now = this.o.now();
+    const live = this.o.journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] });
+    const foreign = this.o.executor.oldestForeignWorking();
+    const from = Math.min(now - 10 * 60_000, ...live.map((o) => o.createdAt - 120_000), ...(foreign === undefined ? [] : [foreign - 120_000]));
+    const orders = await this.o.client.searchOrders({ accountId: this.o.accountId, startTimestamp: new Date(from).toISOString() });
+    this.o.executor.applyOrderSearch(orders, from);
+  }
+
+  private async pollTrades(): Promise<void> {
+    const from = this.tradeCursor - (this.o.tradeOverlapMs ?? 60_000);
+    const trades = await this.o.client.searchTrades({ accountId: this.o.accountId, startTimestamp: new Date(from).toISOString() });
+    const { newest, heldBack } = this.o.executor.applyTrades(trades);
+    const next = heldBack !== undefined ? Math.min(heldBack, newest ?? heldBack) : newest;
+    if (next !== undefined && next > this.tradeCursor) {
+      this.tradeCursor = next;
+      this.o.journal.setMeta('tradeCursor', String(next));
+    }
+  }
+
+  private async pollAccount(): Promise<void> {
+    const accounts = await this.o.client.searchAccounts(true);
+    const account = accounts.find((a) => a.id === this.o.accountId);
+    if (!account) throw new GatewayError('MALFORMED_RESPONSE', `Account/search: account ${this.o.accountId} not listed`, { endpoint: 'Account/search', outcome: 'rejected' });
+    this.o.onAccount?.(account);
+    this.o.venueEvents.next({ kind: 'account', time: this.o.now(), balance: account.balance, canTrade: account.canTrade });
+  }
+
+  private noteFailure(job: string, message: string): void {
+    this.failing.set(job, message);
+  }
+
+  private updateVisibility(): void {
+    const now = this.o.now();
+    let reason: string | undefined;
+    for (const job of ['positions', 'openOrders'] as const) {
+      const failure = this.failing.get(job);
+      if (failure !== undefined) reason = `${job}: ${failure}`;
+      else if (now - this.okAt[job] > this.staleAfterMs) reason = `${job} not read for ${Math.round((now - this.okAt[job]) / 1000)} s`;
+      if (reason) break;
+    }
+    if (reason !== this.visibilityReason) {
+      this.visibilityReason = reason;
+      if (reason) this.o.logger.warn({ reason }, 'positions not visible: not opening risk');
+      else this.o.logger.info('positions visible again');
+      this.o.onVisibility?.(reason);
+    }
+  }
+}
+
+export function feedKey(contractId: string, tf: Timeframe): string {
+  return `${contractId} ${tf.unitNumber}${tf.unit}`;
+}
+
+/** Oldest first, one bar per start time (the last one seen wins: a later answer is fresher). */
+export function dedupeAscending(bars: readonly S.Bar[]): S.Bar[] {
+  const byTime = new Map<number, S.Bar>();
+  for (const bar of bars) byTime.set(Date.parse(bar.t), bar);
+  return [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([, bar]) => bar);
+}
+
+/** One gateway bar as a one-bar chunk, prices in ticks (off-grid prices are rounded to the grid). */
+export function toChunk(contractId: string, timeframe: Timeframe, spec: ContractSpec, bar: S.Bar, partial: boolean): BarChunk {
+  const g = spec.grid;
+  const ticks = (p: number): number => {
+    const t = g.toTicks(p);
+    return Number.isInteger(t) ? t : g.roundToTicks(p);
+  };
+  return {
+    contractId,
+    timeframe,
+    length: 1,
+    time: Float64Array.of(Date.parse(bar.t)),
+    open: Float64Array.of(ticks(bar.o)),
+    high: Float64Array.of(ticks(bar.h)),
+    low: Float64Array.of(ticks(bar.l)),
+    close: Float64Array.of(ticks(bar.c)),
+    volume: Float64Array.of(bar.v),
+    ...(partial ? { partial: true } : {}),
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * `tickline backtest --config backtest/<name>.yaml`: run a backtest definition, print the summary, the
+ * order list hash and the report's path, and write every result to `out/<name>/`.
+ * Exit codes: 0 the account passed, 3 it broke a rule (or missed its target), 2 bad config, arguments or
+ * data (nothing was run), 1 anything else failed.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { SingleBar } from 'cli-progress';
+import { BacktestConfig } from '../adapters/backtest/config.ts';
+import { BacktestDataError, executeBacktest, writeBacktestOutputs } from '../adapters/backtest/backtest.ts';
+import { UnknownContractError } from '../adapters/backtest/contract.ts';
+import { CsvBarsError } from '../adapters/backtest/sources/csv.ts';
+import { ReplayDataError } from '../adapters/backtest/replay.ts';
+import { createLogger } from '../engine/log.ts';
+import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
+import { loadStrategy } from '../strategies/index.ts';
+import { renderSummary } from '../report/format.ts';
+import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
+import { readFileSync } from 'node:fs';
+import { ExitCode, UsageError } from './exit.ts';
+
+export const summary = 'Run a backtest definition (backtest/<name>.yaml) and write its results and report';
+
+const USAGE = `Usage: tickline backtest --config <file.yaml> [options]
+
+Runs a strategy over history with the fill model, the risk guard and the account's rules, prints a
+summary and the hash of the order list, and writes trades, equity, statistics and an HTML report.
+
+Options:
+  --config <file>      Backtest definition (required), e.g. backtest/default.yaml
+  --strategy <name>    Override strategy.name (a built-in name or a path to a module)
+  --param <key=value>  Override one strategy parameter (repeatable), validated by the strategy's schema
+  --from <date>        Override the start (ISO date or time, UTC when no offset)
+  --to <date>          Override the end (exclusive)
+  --data <file.csv>    Use this CSV file (t,o,h,l,c,v[,contract]) as the history
+  --out <dir>          Output folder (default out/<name>)
+  -h, --help           This help
+
+Exit codes: 0 passed, 3 the account broke a rule or missed its profit target,
+            2 bad config, arguments or data, 1 failure.`;
+
+export interface BacktestArgs {
+  readonly config: string;
+  readonly strategy?: string;
+  readonly params: readonly string[];
+  readonly from?: string;
+  readonly to?: string;
+  readonly data?: string;
+  readonly out?: string;
+}
+
+export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        config: { type: 'string' },
+        strategy: { type: 'string' },
+        param: { type: 'string', multiple: true },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        data: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${usage}`);
+  }
+  if (values.help) return 'help';
+  if (values.config === undefined) throw new UsageError(`--config is required\n\n${usage}`);
+  return {
+    config: values.config,
+    params: values.param ?? [],
+    ...(values.strategy !== undefined ? { strategy: values.strategy } : {}),
+    ...(values.from !== undefined ? { from: values.from } : {}),
+    ...(values.to !== undefined ? { to: values.to } : {}),
+    ...(values.data !== undefined ? { data: values.data } : {}),
+    ...(values.out !== undefined ? { out: values.out } : {}),
+  };
+}
+
+/**
+ * Read the definition, apply the command-line overrides to it, validate the whole (all issues at once),
+ * load the strategy and check its parameters with the strategy's own schema, each issue at its line.
+ */
+export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule }> {
+  let text: string;
+  try {
+    text = readFileSync(args.config, 'utf8');
+  } catch (error) {
+    throw new ConfigError([{ file: args.config, line: 0, path: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
+  }
+  const doc: ConfigDocument = parseConfigDocument(text, args.config);
+  if (args.strategy !== undefined) setConfigValue(doc, ['strategy', 'name'], args.strategy);
+  for (const pair of args.params) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--param ${pair}: expected key=value`);
+    setConfigValue(doc, ['strategy', 'params', pair.slice(0, eq)], parseScalar(pair.slice(eq + 1)));
+  }
+  if (args.from !== undefined) setConfigValue(doc, ['from'], args.from);
+  if (args.to !== undefined) setConfigValue(doc, ['to'], args.to);
+  if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: args.data });
+  if (args.out !== undefined) setConfigValue(doc, ['out'], args.out);
+  const config = validateDocument(doc, BacktestConfig);
+  let strategy: StrategyModule;
+  try {
+    strategy = await loadStrategy(config.strategy.name);
+  } catch (error) {
+    if (error instanceof StrategyError) throw new ConfigError([configIssue(doc, ['strategy', 'name'], error.message)]);
+    throw error;
+  }
+  validateAt(doc, ['strategy', 'params'], strategy.params, config.strategy.params);
+  const name = config.name ?? path.basename(args.config).replace(/\.ya?ml$/i, '');
+  return { config, name, strategy };
+}
+
+/** Errors that mean "nothing was run because the input is wrong" (exit code 2). */
+export function isInputError(error: unknown): boolean {
+  return (
+    error instanceof ConfigError ||
+    error instanceof UsageError ||
+    error instanceof CsvBarsError ||
+    error instanceof BacktestDataError ||
+    error instanceof ReplayDataError ||
+    error instanceof UnknownContractError ||
+    (error instanceof StrategyError && (error.code === 'STRATEGY_NOT_FOUND' || error.code === 'STRATEGY_PARAMS' || error.code === 'STRATEGY_INVALID'))
+  );
+}
+
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseBacktestArgs(args);
+  if (parsed === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  const logger = createLogger({ name: 'backtest', level: process.env.TICKLINE_LOG_LEVEL ?? 'error' });
+  const started = Date.now();
+  let bar: SingleBar | null = null;
+  // A progress bar only where someone watches, and only once the run has taken a second.
+  const onProgress = process.stderr.isTTY
+    ? (done: number, total: number) => {
+        if (bar === null) {
+          if (Date.now() - started < 1000) return;
+          bar = new SingleBar({ format: 'backtest [{bar}] {percentage}% {value}/{total} bars', hideCursor: true, stream: process.stderr });
+          bar.start(total, done);
+        }
+        bar.update(done);
+      }
+    : undefined;
+  try {
+    const { config, name, strategy } = await loadBacktestConfig(parsed);
+    const outcome = await executeBacktest(config, name, { logger, strategy, ...(onProgress ? { onProgress } : {}) });
+    (bar as SingleBar | null)?.stop();
+    const outDir = config.out ?? path.join('out', name);
+    const written = await writeBacktestOutputs(outDir, outcome);
+    const { result } = outcome;
+    const lines = [
+      renderSummary(outcome.statistics, { ...outcome.report, violations: outcome.report.violations }).trimEnd(),
+      `  Data            ${outcome.history.description}, ${result.bars} bars`,
+    ];
+    for (const v of result.violations) lines.push(`  Violation       ${v.triggeredAt} type ${v.type} (${v.rule}, duration ${v.duration}) equity ${v.violationBalance.toFixed(2)} vs ${v.level.toFixed(2)}`);
+    for (const a of result.closestApproach) lines.push(`  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`);
+    lines.push(`orders sha256: ${result.orderListHash}`, `report: ${written.report}`, `results: ${written.dir}/ (${written.files.join(', ')})`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return result.passed ? ExitCode.Ok : ExitCode.RuleBreak;
+  } catch (error) {
+    (bar as SingleBar | null)?.stop();
+    if (isInputError(error)) {
+      process.stderr.write(`backtest: ${(error as Error).message}\n`);
+      return ExitCode.Usage;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * `tickline fetch-bars`: download a range of bars from the gateway into the local SQLite cache, so later
+ * backtests of that range send no request. Only the parts not yet cached are asked for; the client's
+ * rate limiter paces the requests (retrieveBars has its own budget). Credentials come from the
+ * environment (TICKLINE_USERNAME, TICKLINE_API_KEY), never from a file or an argument.
+ */
+import { parseArgs } from 'node:util';
+import { SingleBar } from 'cli-progress';
+import { TradingClient } from '../adapters/gateway/trading.ts';
+import { BarCache } from '../adapters/backtest/sources/cache.ts';
+import { loadGatewayBars } from '../adapters/backtest/sources/gateway.ts';
+import { resolveContract, UnknownContractError } from '../adapters/backtest/contract.ts';
+import { createLogger } from '../engine/log.ts';
+import { timeframe as makeTimeframe } from '../engine/timeframe.ts';
+import type { BarUnit } from '../engine/types.ts';
+import { ExitCode, UsageError } from './exit.ts';
+
+export const summary = 'Download a range of bars from the gateway into the local bar cache';
+
+const USAGE = `Usage: tickline fetch-bars --contract <id|name> --from <date> --to <date> [options]
+
+Downloads bars into the SQLite cache used by backtests with \`data.source: gateway\`.
+
+Options:
+  --contract <c>      Contract id (CON.F.US.EP.Z25) or catalogue name (ESZ5)       (required)
+  --from <date>       Start, ISO date or time (UTC when no offset)                (required)
+  --to <date>         End (exclusive)                                              (required)
+  --unit <u>          second|minute|hour|day|week|month (default minute)
+  --unit-number <n>   Units per bar (default 1)
+  --live              Use the live data subscription (default: the sim one)
+  --cache <file>      Cache file (default .cache/bars.sqlite)
+  --base-url <url>    Trading interface URL (default: $TICKLINE_BASE_URL)
+  -h, --help          This help
+
+Environment: TICKLINE_USERNAME, TICKLINE_API_KEY (required), TICKLINE_BASE_URL.
+Exit codes: 0 done, 2 bad usage or missing credentials, 1 the gateway failed.`;
+
+const UNITS: readonly BarUnit[] = ['second', 'minute', 'hour', 'day', 'week', 'month'];
+
+export function parseTime(text: string, option: string): number {
+  const iso = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /[zZ]|[+-]\d{2}:\d{2}$/.test(text) ? text : `${text}Z`;
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new UsageError(`${option}: "${text}" is not an ISO 8601 date or time`);
+  return ms;
+}
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        contract: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        unit: { type: 'string', default: 'minute' },
+        'unit-number': { type: 'string', default: '1' },
+        live: { type: 'boolean', default: false },
+        cache: { type: 'string', default: '.cache/bars.sqlite' },
+        'base-url': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  const missing = (['contract', 'from', 'to'] as const).filter((k) => values[k] === undefined);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}\n\n${USAGE}`);
+  if (!UNITS.includes(values.unit as BarUnit)) throw new UsageError(`--unit must be one of ${UNITS.join(', ')}`);
+  const unitNumber = Number(values['unit-number']);
+  if (!Number.isInteger(unitNumber) || unitNumber < 1) throw new UsageError('--unit-number must be a positive whole number');
+  const from = parseTime(values.from!, '--from');
+  const to = parseTime(values.to!, '--to');
+  if (from >= to) throw new UsageError('--from must be before --to');
+  const baseUrl = values['base-url'] ?? process.env.TICKLINE_BASE_URL;
+  const userName = process.env.TICKLINE_USERNAME;
+  const apiKey = process.env.TICKLINE_API_KEY;
+  const unset = [baseUrl ? undefined : 'TICKLINE_BASE_URL (or --base-url)', userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
+  if (unset.length > 0) throw new UsageError(`set ${unset.join(', ')} in the environment (credentials are never read from files)`);
+
+  let contract;
+  try {
+    contract = resolveContract(values.contract!);
+  } catch (error) {
+    if (error instanceof UnknownContractError) throw new UsageError(`--contract: ${error.message}`);
+    throw error;
+  }
+  const logger = createLogger({ name: 'fetch-bars' });
+  const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger });
+  const cache = new BarCache(values.cache!);
+  const progress = process.stderr.isTTY ? new SingleBar({ format: 'fetching {bars} bars, {pages} pages [{range}]', hideCursor: true }) : null;
+  progress?.start(1, 0, { bars: 0, pages: 0, range: '' });
+  try {
+    const result = await loadGatewayBars(client, cache, {
+      contractId: contract.id,
+      timeframe: makeTimeframe(values.unit as BarUnit, unitNumber),
+      live: values.live!,
+      grid: contract.grid,
+      from,
+      to,
+      now: Date.now(),
+      onPage: (info) => progress?.update(0, { bars: info.bars, pages: info.pages, range: `${new Date(info.range[0]).toISOString()} .. ${new Date(info.range[1]).toISOString()}` }),
+    });
+    progress?.stop();
+    const n = result.bars.time.length;
+    process.stdout.write(
+      `${contract.id}: ${n} bars in cache for ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}` +
+        ` (${result.fetched.length === 0 ? 'nothing to fetch' : `fetched ${result.fetched.length} range(s)`}) -> ${values.cache}\n`,
+    );
+    return ExitCode.Ok;
+  } finally {
+    progress?.stop();
+    cache.close();
+    await client.close();
+  }
+}

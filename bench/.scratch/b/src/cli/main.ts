@@ -1,0 +1,53 @@
+/**
+ * The `tickline` command: one file per subcommand in this folder, each exporting
+ * `run(args: string[]): Promise<number>` and a one-line `summary`.
+ */
+import { ExitCode, UsageError } from './exit.ts';
+
+interface CommandModule {
+  run(args: string[]): Promise<number>;
+  summary: string;
+}
+
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  backtest: () => import('./backtest.ts'),
+  optimize: () => import('./optimize.ts'),
+  'fetch-bars': () => import('./fetch-bars.ts'),
+  sim: () => import('./sim.ts'),
+  paper: () => import('./paper.ts'),
+  live: () => import('./live.ts'),
+  flatten: () => import('./flatten.ts'),
+};
+
+async function usage(): Promise<string> {
+  const lines = ['Usage: tickline <command> [options]', '', 'Commands:'];
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    const summary = await load().then((m) => m.summary, () => '(unavailable)');
+    lines.push(`  ${name.padEnd(12)} ${summary}`);
+  }
+  lines.push('', 'Run `tickline <command> --help` for a command\'s options.');
+  return lines.join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${await usage()}\n`);
+    return name === undefined ? ExitCode.Usage : ExitCode.Ok;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(`Unknown command "${name}".\n\n${await usage()}\n`);
+    return ExitCode.Usage;
+  }
+  try {
+    return await (await load()).run(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n`);
+      return ExitCode.Usage;
+    }
+    process.stderr.write(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return ExitCode.Failure;
+  }
+}

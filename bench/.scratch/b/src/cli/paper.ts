@@ -1,0 +1,187 @@
+/**
+ * `tickline paper --config config/paper.yaml`: run a strategy against a simulated account. Without
+ * `gateway.url` the local simulator is started in-process with an accelerated clock (so a session of
+ * bars passes quickly); with one, the account must be a simulated account of that gateway and the
+ * credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { ExitCode, UsageError } from './exit.ts';
+import { createLogger, type Logger } from '../engine/log.ts';
+import { StrategyError } from '../engine/strategy.ts';
+import { loadStrategy } from '../strategies/index.ts';
+import { credentialsFromEnv, liveConfigSchema, type Credentials, type LiveConfig } from '../adapters/live/config.ts';
+import { LiveSession } from '../adapters/live/session.ts';
+import { startSimulator } from '../sim/index.ts';
+import { Limits } from '../adapters/gateway/endpoints.ts';
+
+/**
+ * What the `paper` and `live` commands share: load the strict config, find the gateway (a configured URL
+ * with credentials from the environment, or in paper mode the local simulator started in-process with an
+ * accelerated clock), start the session, wire the kill switch (SIGUSR2) and a graceful Ctrl-C, and run
+ * until the configured number of bars or a signal.
+ */
+export interface LocalGateway {
+  readonly tradingUrl: string;
+  readonly adminUrl?: string;
+  readonly adminHeaders?: Record<string, string>;
+  readonly credentials: Credentials;
+  readonly accountId?: number;
+  readonly accountName?: string;
+  readonly now: () => number;
+  readonly speed: number;
+  close(): Promise<void>;
+}
+
+export interface RunOptions {
+  readonly mode: 'paper' | 'live';
+  readonly configFile: string;
+  readonly logger?: Logger;
+  /** Starts the local simulator (paper without a URL). */
+  readonly startLocal?: (config: LiveConfig, logger: Logger) => Promise<LocalGateway>;
+  readonly signals?: boolean;
+}
+
+export async function runTrading(o: RunOptions): Promise<number> {
+  let config: LiveConfig;
+  try {
+    config = loadConfig(o.configFile, liveConfigSchema);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const logger = o.logger ?? createLogger({ level: config.log.level, name: `tickline-${o.mode}` });
+  let strategy;
+  try {
+    strategy = await loadStrategy(config.strategy.name, path.dirname(path.resolve(o.configFile)));
+  } catch (error) {
+    if (error instanceof StrategyError) throw new UsageError(`${o.configFile}: strategy.name: ${error.message}`);
+    throw error;
+  }
+  let local: LocalGateway | undefined;
+  let session: LiveSession;
+  if (config.gateway.url === undefined) {
+    if (o.mode === 'live') throw new UsageError('live trading needs gateway.url in the config');
+    if (!o.startLocal) throw new UsageError('no gateway.url configured and no local simulator available');
+    local = await o.startLocal(config, logger);
+    logger.info({ tradingUrl: local.tradingUrl, speed: local.speed }, 'paper trading on the local simulator');
+  }
+  try {
+    const credentials = local?.credentials ?? credentialsFromEnv();
+    const adminAuth = process.env.TICKLINE_ADMIN_AUTH;
+    const admin =
+      local?.adminUrl !== undefined
+        ? { url: local.adminUrl, headers: local.adminHeaders ?? {} }
+        : config.gateway.adminUrl !== undefined && adminAuth
+          ? { url: config.gateway.adminUrl, headers: { [config.gateway.adminAuthHeader]: adminAuth } }
+          : undefined;
+    const configWithAccount: LiveConfig =
+      local && config.account.id === undefined && config.account.name === undefined && local.accountId !== undefined
+        ? { ...config, account: { id: local.accountId } }
+        : config;
+    session = await LiveSession.start({
+      config: configWithAccount,
+      mode: o.mode,
+      tradingUrl: local?.tradingUrl ?? config.gateway.url!,
+      credentials,
+      ...(admin ? { admin } : {}),
+      strategy,
+      logger,
+      account: config.limits,
+      ...(local ? { now: local.now, speed: local.speed } : {}),
+      statusStream: process.stderr,
+    });
+  } catch (error) {
+    await local?.close();
+    throw error;
+  }
+
+  const r = session.reconcile;
+  process.stdout.write(
+    `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; ` +
+      `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
+  );
+
+  let interrupted = false;
+  const onInt = (): void => {
+    interrupted = true;
+    logger.warn('interrupt: stopping after requests in flight are journaled');
+    void session.stop();
+  };
+  const onKill = (): void => {
+    logger.warn('SIGUSR2: kill switch');
+    void session.killSwitch('SIGUSR2').then((report) => process.stdout.write(`kill switch: ${JSON.stringify(report)}\n`));
+  };
+  if (o.signals ?? true) {
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onInt);
+    process.on('SIGUSR2', onKill);
+  }
+  session.run();
+  try {
+    await session.finished;
+    await session.stop();
+    const snapshot = session.engine.snapshot();
+    process.stdout.write(`\nsession ended: balance ${snapshot.balance.toFixed(2)}, day PnL ${snapshot.dayPnl.toFixed(2)}, state ${session.engine.tradingState().state}\n`);
+  } finally {
+    if (o.signals ?? true) {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onInt);
+      process.off('SIGUSR2', onKill);
+    }
+    await local?.close();
+  }
+  return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
+}
+
+export const summary = 'Paper trade a strategy on the local simulator (default) or a gateway sim account';
+
+const USAGE = `Usage: tickline paper --config <file.yaml>
+
+Runs the configured strategy on a simulated account, journaling every order to the configured SQLite
+journal, until session.maxBars closed bars have passed or Ctrl-C. SIGUSR2 triggers the kill switch.
+
+Options:
+  --config <file>   paper configuration (see config/paper.yaml and docs/live.md)
+  --help            this text`;
+
+export async function startLocalSimulator(config: LiveConfig, logger: Logger): Promise<LocalGateway> {
+  const dbPath = config.simulator.dbPath ?? path.join(path.dirname(path.resolve(config.journal)), 'paper-sim.sqlite');
+  mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
+  const sim = await startSimulator({
+    clock: { speed: config.simulator.speed },
+    seed: config.simulator.seed,
+    dbPath,
+    logger: logger.child({ part: 'sim' }),
+    // The simulator counts its rate budgets on the wall clock; with the market running `speed` times
+    // faster, the gateway's budgets (per 30 s and 60 s of market time) are `speed` times more requests
+    // per wall window. The poll plan is checked in market time, as it would be against a real gateway.
+    rateLimits: {
+      bars: { requests: Limits.rate.bars.requests * Math.ceil(config.simulator.speed), windowMs: Limits.rate.bars.windowMs },
+      default: { requests: Limits.rate.default.requests * Math.ceil(config.simulator.speed), windowMs: Limits.rate.default.windowMs },
+    },
+  });
+  return {
+    tradingUrl: sim.tradingUrl,
+    adminUrl: sim.adminUrl,
+    adminHeaders: sim.adminHeaders,
+    credentials: { userName: sim.demo.userName, apiKey: sim.demo.apiKey },
+    accountId: sim.demo.accountId,
+    accountName: sim.demo.accountName,
+    now: () => sim.clock.now(),
+    speed: config.simulator.speed,
+    close: () => sim.close(),
+  };
+}
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { config: { type: 'string' }, help: { type: 'boolean' } }, strict: true });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
+  return runTrading({ mode: 'paper', configFile: values.config, startLocal: startLocalSimulator });
+}

@@ -1,0 +1,191 @@
+/**
+ * `tickline sim` (`npm run sim`): the gateway simulator on 127.0.0.1, configured by `config/sim.yaml`
+ * (strict: unknown keys are errors, reported with file and line) and a few flags. Prints where the two
+ * interfaces are and the demo credentials, then serves until Ctrl-C.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { createLogger } from '../engine/log.ts';
+import { startSimulator, type SimulatorOptions } from '../sim/index.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { ExitCode, UsageError } from './exit.ts';
+
+export const summary = 'Run the local gateway simulator (trading and administration interfaces)';
+
+export const DEFAULT_CONFIG = 'config/sim.yaml';
+
+const USAGE = `Usage: tickline sim [options]
+
+Starts the gateway simulator on 127.0.0.1 and prints the trading URL, the administration URL with its
+header, and the demo user's name and API key. Ctrl-C stops it.
+
+Options:
+  --config <file>   Config file (default ${DEFAULT_CONFIG}; built-in defaults when that file is absent)
+  --port <n>        Port (overrides the config; 0 picks a free one)
+  --db <file>       SQLite state file (overrides the config; ':memory:' keeps nothing)
+  --seed <n>        Seed of the synthetic market (used when the database is created)
+  --speed <x>       Run the market clock x times faster than real time
+  --csv <file>      Replay this bar file for ES instead of the synthetic market
+  -h, --help        This help`;
+
+const Budget = z.strictObject({ requests: z.number().int().positive(), windowMs: z.number().int().positive() });
+const Limit = z.strictObject({ limit: z.number().positive(), duration: z.union([z.literal(1), z.literal(2)]).optional() });
+
+export const SimConfig = z.strictObject({
+  port: z.number().int().min(0).max(65535).default(5005),
+  host: z.string().default('127.0.0.1'),
+  dbPath: z.string().default('.tickline/sim.db'),
+  seed: z.number().int().default(1),
+  clock: z.union([z.literal('realtime'), z.strictObject({ speed: z.number().positive() })]).default('realtime'),
+  startTime: z.iso.datetime({ offset: true }).optional(),
+  market: z
+    .discriminatedUnion('source', [
+      z.strictObject({ source: z.literal('synthetic') }),
+      z.strictObject({ source: z.literal('csv'), path: z.string().min(1), contractId: z.string().optional() }),
+    ])
+    .default({ source: 'synthetic' }),
+  historyDays: z.number().int().min(1).max(365).default(30),
+  rateLimits: z.strictObject({ bars: Budget.optional(), default: Budget.optional() }).optional(),
+  templates: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        title: z.string().optional(),
+        description: z.string().optional(),
+        startingBalance: z.number().positive().optional(),
+        margin: z.number().positive().optional(),
+        tag: z.union([z.literal(0), z.literal(1)]).optional(),
+        dailyLossLimit: Limit.optional(),
+        maximumLossLimit: Limit.optional(),
+      }),
+    )
+    .default([]),
+  users: z
+    .array(
+      z.strictObject({
+        userName: z.string().min(1),
+        apiKey: z.string().min(1),
+        email: z.string().optional(),
+        firstName: z.string().optional(),
+        lastName: z.string().optional(),
+        agreementsSigned: z.boolean().optional(),
+        subscriptionActive: z.boolean().optional(),
+        apiKeyLoginEnabled: z.boolean().optional(),
+        accounts: z
+          .array(
+            z.strictObject({
+              name: z.string().min(1),
+              template: z.string().optional(),
+              live: z.boolean().optional(),
+              leader: z.boolean().optional(),
+              follower: z.boolean().optional(),
+              active: z.boolean().optional(),
+              personalDailyLossLimit: z.number().positive().optional(),
+              personalDailyProfitTarget: z.number().positive().optional(),
+            }),
+          )
+          .optional(),
+      }),
+    )
+    .default([]),
+});
+export type SimConfig = z.infer<typeof SimConfig>;
+
+/** Simulator options from a validated config. */
+export function simOptions(config: SimConfig): SimulatorOptions {
+  return {
+    port: config.port,
+    host: config.host,
+    dbPath: config.dbPath,
+    seed: config.seed,
+    clock: config.clock,
+    ...(config.startTime === undefined ? {} : { startTime: Date.parse(config.startTime) }),
+    market: config.market,
+    historyDays: config.historyDays,
+    ...(config.rateLimits === undefined ? {} : { rateLimits: config.rateLimits }),
+    templates: config.templates,
+    users: config.users,
+  };
+}
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        config: { type: 'string' },
+        port: { type: 'string' },
+        db: { type: 'string' },
+        seed: { type: 'string' },
+        speed: { type: 'string' },
+        csv: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  const file = values.config ?? DEFAULT_CONFIG;
+  let config: SimConfig;
+  try {
+    config = values.config === undefined && !existsSync(file) ? SimConfig.parse({}) : loadConfig(file, SimConfig);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const options = simOptions(config);
+  const integer = (text: string, flag: string, min: number): number => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number of at least ${min}, got "${text}"`);
+    return n;
+  };
+  if (values.port !== undefined) options.port = integer(values.port, '--port', 0);
+  if (values.db !== undefined) options.dbPath = values.db;
+  if (values.seed !== undefined) options.seed = integer(values.seed, '--seed', Number.MIN_SAFE_INTEGER);
+  if (values.speed !== undefined) {
+    const speed = Number(values.speed);
+    if (!(speed > 0)) throw new UsageError(`--speed must be a positive number, got "${values.speed}"`);
+    options.clock = { speed };
+  }
+  if (values.csv !== undefined) options.market = { source: 'csv', path: values.csv };
+  if (options.dbPath && options.dbPath !== ':memory:') mkdirSync(dirname(options.dbPath), { recursive: true });
+
+  const logger = createLogger({ name: 'sim' });
+  const sim = await startSimulator({ ...options, logger });
+  const out = process.stdout;
+  out.write(
+    [
+      'tickline gateway simulator',
+      `  trading URL   ${sim.tradingUrl}   (POST ${sim.tradingUrl}/api/Auth/loginKey)`,
+      `  admin URL     ${sim.adminUrl}`,
+      `  admin header  Authorization: ${sim.adminHeaders.authorization}`,
+      `  demo user     ${sim.demo.userName}`,
+      `  demo API key  ${sim.demo.apiKey}`,
+      `  demo account  ${sim.demo.accountName} (id ${sim.demo.accountId})`,
+      `  state         ${options.dbPath}`,
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await sim.close();
+  out.write('simulator stopped\n');
+  return ExitCode.Ok;
+}

@@ -1,0 +1,229 @@
+/**
+ * The prop-firm account's rule floors (spec 2.11) and the trader's personal limits (spec 2.15), as equity
+ * levels, and the breaches a given equity causes, typed as the gateway's violations (spec 2.10):
+ * 3 personal daily loss, 5 personal daily profit target, 6 rule break (daily loss limit or maximum loss
+ * limit). The runner evaluates them at every bar's worst price; the guard reads the same floors.
+ */
+import { z } from 'zod';
+
+export const MLL_VARIANTS = ['static', 'trailingEndOfDay', 'trailingIntraday', 'trailingUntilLocked'] as const;
+export type MllVariant = (typeof MLL_VARIANTS)[number];
+
+export const MLL_VARIANT_DESCRIPTIONS: Record<MllVariant, string> = {
+  static: 'floor = starting balance - limit, never moves',
+  trailingEndOfDay: 'floor = highest end-of-day balance (realized) - limit',
+  trailingIntraday: 'floor = highest equity seen, unrealized PnL included (best price of each bar) - limit',
+  trailingUntilLocked: 'trails the end-of-day high balance until the floor reaches the starting balance, then stays there',
+};
+
+const money = z.number().finite().positive();
+
+export const accountConfigSchema = z.strictObject({
+  startingBalance: z.number().finite().positive(),
+  /** Money the account may lose in one trading day (spec 2.11 dailyLossLimit.limit). */
+  dailyLossLimit: money.optional(),
+  maximumLossLimit: z
+    .strictObject({
+      amount: money,
+      variant: z.enum(MLL_VARIANTS).default('trailingEndOfDay'),
+    })
+    .optional(),
+  personalDailyLossLimit: money.optional(),
+  personalDailyProfitTarget: money.optional(),
+  /** What reaching a personal limit does: 'reduce' allows only reducing orders for the rest of the day; 'halt' also flattens. */
+  personalLimitAction: z.enum(['reduce', 'halt']).default('reduce'),
+});
+
+export type AccountConfig = z.input<typeof accountConfigSchema>;
+export type ResolvedAccountConfig = z.output<typeof accountConfigSchema>;
+
+export type BreachType = 3 | 5 | 6;
+export type BreachRule = 'dailyLossLimit' | 'maximumLossLimit';
+/** Spec 2.10 `duration`: 1 permanent, 2 temporary, 0 on personal-limit violations. */
+export type BreachDuration = 0 | 1 | 2;
+
+export interface Breach {
+  readonly type: BreachType;
+  /** Which rule of a type-6 rule break. */
+  readonly rule?: BreachRule;
+  readonly duration: BreachDuration;
+  /** Start of the bar (epoch ms) in which it happened. */
+  readonly time: number;
+  readonly tradingDay: string;
+  /** Equity at the moment of the breach (balance + unrealized). */
+  readonly equity: number;
+  readonly balance: number;
+  readonly dayPnl: number;
+  /** Equity level (or day PnL level for personal limits) that was crossed. */
+  readonly level: number;
+}
+
+/** Smallest distance to each limit seen, in money (negative once crossed). */
+export interface Approach {
+  headroom: number;
+  time: number;
+}
+
+export type LimitName = 'dailyLossLimit' | 'maximumLossLimit' | 'personalDailyLossLimit' | 'personalDailyProfitTarget';
+
+export class RuleBook {
+  readonly config: ResolvedAccountConfig;
+  private startOfDayBalance: number;
+  private highEndOfDay: number;
+  private highIntraday: number;
+  private dayKey = '';
+  private dllHit = false;
+  private mllHit = false;
+  private personalLossHit = false;
+  private personalTargetHit = false;
+  readonly closest: Record<LimitName, Approach> = {
+    dailyLossLimit: { headroom: Infinity, time: NaN },
+    maximumLossLimit: { headroom: Infinity, time: NaN },
+    personalDailyLossLimit: { headroom: Infinity, time: NaN },
+    personalDailyProfitTarget: { headroom: Infinity, time: NaN },
+  };
+
+  /** False when no limit is configured: the runner then skips the per-bar evaluation. */
+  readonly active: boolean;
+
+  constructor(config: AccountConfig) {
+    this.config = accountConfigSchema.parse(config);
+    const c = this.config;
+    this.active =
+      c.dailyLossLimit !== undefined || c.maximumLossLimit !== undefined || c.personalDailyLossLimit !== undefined || c.personalDailyProfitTarget !== undefined;
+    this.startOfDayBalance = this.config.startingBalance;
+    this.highEndOfDay = this.config.startingBalance;
+    this.highIntraday = this.config.startingBalance;
+  }
+
+  /** A new trading day starts with this balance (the previous day's closing balance). */
+  startDay(dayKey: string, balance: number): void {
+    if (this.dayKey !== '' && balance > this.highEndOfDay) this.highEndOfDay = balance;
+    this.dayKey = dayKey;
+    this.startOfDayBalance = balance;
+    this.dllHit = false;
+    this.personalLossHit = false;
+    this.personalTargetHit = false;
+  }
+
+  /** Resume from a known account state (a live restart): today's starting balance and the high-water marks. */
+  restore(state: { startOfDayBalance?: number; highBalance?: number; highEquity?: number }): void {
+    if (state.startOfDayBalance !== undefined) this.startOfDayBalance = state.startOfDayBalance;
+    if (state.highBalance !== undefined) this.highEndOfDay = Math.max(this.highEndOfDay, state.highBalance);
+    if (state.highEquity !== undefined) this.highIntraday = Math.max(this.highIntraday, state.highEquity);
+  }
+
+  get tradingDay(): string {
+    return this.dayKey;
+  }
+
+  get dayStartBalance(): number {
+    return this.startOfDayBalance;
+  }
+
+  /** Equity at or below which the daily loss limit is broken (-Infinity when none is configured). */
+  dailyLossFloor(): number {
+    const limit = this.config.dailyLossLimit;
+    return limit === undefined ? -Infinity : this.startOfDayBalance - limit;
+  }
+
+  /** Equity at or below which the maximum loss limit is broken (-Infinity when none is configured). */
+  maximumLossFloor(): number {
+    const mll = this.config.maximumLossLimit;
+    if (mll === undefined) return -Infinity;
+    switch (mll.variant) {
+      case 'static':
+        return this.config.startingBalance - mll.amount;
+      case 'trailingEndOfDay':
+        return this.highEndOfDay - mll.amount;
+      case 'trailingIntraday':
+        return this.highIntraday - mll.amount;
+      case 'trailingUntilLocked':
+        return Math.min(this.highEndOfDay - mll.amount, this.config.startingBalance);
+    }
+  }
+
+  /** The highest floor of the account's rules (the one that binds first). */
+  tightestFloor(): number {
+    return Math.max(this.dailyLossFloor(), this.maximumLossFloor());
+  }
+
+  /**
+   * Evaluate a bar: `worstEquity` at the bar's adverse extreme, `bestEquity` at its favourable one.
+   * The intraday high-water mark moves first (conservative: the high may have come after the low).
+   * Calls `onBreach` once per breach (once per day for daily limits, once ever for the maximum loss).
+   */
+  evaluate(time: number, balance: number, worstEquity: number, bestEquity: number, onBreach: (breach: Breach) => void): void {
+    if (bestEquity > this.highIntraday) this.highIntraday = bestEquity;
+    const start = this.startOfDayBalance;
+    const worstDay = worstEquity - start;
+    const config = this.config;
+    if (config.dailyLossLimit !== undefined) {
+      const floor = start - config.dailyLossLimit;
+      const headroom = worstEquity - floor;
+      if (headroom < this.closest.dailyLossLimit.headroom) this.note('dailyLossLimit', headroom, time);
+      if (!this.dllHit && headroom <= 0) {
+        this.dllHit = true;
+        onBreach(this.breach(6, 'dailyLossLimit', 2, time, worstEquity, balance, floor));
+      }
+    }
+    if (config.maximumLossLimit !== undefined) {
+      const floor = this.maximumLossFloor();
+      const headroom = worstEquity - floor;
+      if (headroom < this.closest.maximumLossLimit.headroom) this.note('maximumLossLimit', headroom, time);
+      if (!this.mllHit && headroom <= 0) {
+        this.mllHit = true;
+        onBreach(this.breach(6, 'maximumLossLimit', 1, time, worstEquity, balance, floor));
+      }
+    }
+    if (config.personalDailyLossLimit !== undefined) {
+      const headroom = worstDay + config.personalDailyLossLimit;
+      if (headroom < this.closest.personalDailyLossLimit.headroom) this.note('personalDailyLossLimit', headroom, time);
+      if (!this.personalLossHit && headroom <= 0) {
+        this.personalLossHit = true;
+        onBreach(this.breach(3, undefined, 0, time, worstEquity, balance, -config.personalDailyLossLimit));
+      }
+    }
+    if (config.personalDailyProfitTarget !== undefined) {
+      const headroom = config.personalDailyProfitTarget - (bestEquity - start);
+      if (headroom < this.closest.personalDailyProfitTarget.headroom) this.note('personalDailyProfitTarget', headroom, time);
+      if (!this.personalTargetHit && headroom <= 0) {
+        this.personalTargetHit = true;
+        onBreach(this.breach(5, undefined, 0, time, bestEquity, balance, config.personalDailyProfitTarget));
+      }
+    }
+  }
+
+  /** True once the maximum loss limit was broken (permanent). */
+  get maximumLossBroken(): boolean {
+    return this.mllHit;
+  }
+
+  private note(name: LimitName, headroom: number, time: number): void {
+    const approach = this.closest[name];
+    approach.headroom = headroom;
+    approach.time = time;
+  }
+
+  private breach(
+    type: BreachType,
+    rule: BreachRule | undefined,
+    duration: BreachDuration,
+    time: number,
+    equity: number,
+    balance: number,
+    level: number,
+  ): Breach {
+    return {
+      type,
+      ...(rule === undefined ? {} : { rule }),
+      duration,
+      time,
+      tradingDay: this.dayKey,
+      equity,
+      balance,
+      dayPnl: equity - this.startOfDayBalance,
+      level,
+    };
+  }
+}

@@ -1,0 +1,1012 @@
+/**
+ * The runner: drives strategies, the risk guard, a venue and accounting from bar chunks.
+ *
+ * Per pushed chunk: (1) the chunk goes through each strategy's chunk pipeline; intents emitted while it
+ * does carry `at`, the bar index in the chunk at whose close they were decided; (2) for each bar i: the
+ * venue matches its working orders against bar i (fills arrive synchronously on `venue.events`),
+ * accounting marks the bar, the account's rule floors are checked at the bar's worst price, per-bar
+ * subscribers see bar i, and the intents decided at bar i are stamped, guarded and sent to the venue.
+ * Nothing in this loop allocates unless something happens. Driven synchronously by a backtest (one
+ * `push` per chunk, in one run) or asynchronously by a live adapter (1-bar chunks, fills whenever the
+ * venue reports them); intents emitted outside a push are processed at once.
+ */
+import { Subject, Subscription, type Observable } from 'rxjs';
+import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';
+import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
+import { barCursor } from './indicators.ts';
+import { silentLogger, type Logger } from './log.ts';
+import { Resampler, resample } from './resample.ts';
+import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
+import { RuleBook, type AccountConfig, type Breach } from './rules.ts';
+import { StrategyError, parseParams, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
+import { nominalMs } from './timeframe.ts';
+import { advanceTrail, startTrail, trailStopPrice, type TrailState } from './trailing.ts';
+import type {
+  BarChunk,
+  BarRecord,
+  ContractSpec,
+  Fill,
+  Intent,
+  MarketData,
+  OrderSpec,
+  OrderState,
+  OrderUpdate,
+  PlaceIntent,
+  Side,
+  Timeframe,
+  Venue,
+  VenueEvent,
+} from './types.ts';
+import { EngineError } from './errors.ts';
+
+export interface StrategyEntry {
+  readonly strategy: StrategyModule;
+  /** Raw parameters, validated against the strategy's schema (defaults applied). */
+  readonly params?: unknown;
+  /** Instance id, prefix of its client ids; the strategy's name by default. */
+  readonly id?: string;
+  /** Contract ids it trades, the first being its primary; all of the engine's by default. */
+  readonly contracts?: readonly string[];
+}
+
+export interface EngineOptions {
+  readonly strategies: readonly StrategyEntry[];
+  readonly contracts: readonly ContractSpec[];
+  readonly venue: Venue;
+  readonly risk?: RiskConfig;
+  readonly account: AccountConfig;
+  readonly logger?: Logger;
+  /** Next sequence number of client ids, for all strategies or per strategy id (live restarts); 1 by default. */
+  readonly sequenceStart?: number | Readonly<Record<string, number>>;
+  /** Engine clock (epoch ms); by default the end of the last bar pushed. Live passes `Date.now`. */
+  readonly clock?: () => number;
+  /**
+   * What a strategy that throws (or errors its Observable) does: `throw` (default) makes the `push` in
+   * which it happened throw a `StrategyError` with code STRATEGY_FAILED once the chunk is processed;
+   * `log` only logs it and emits it on `errors$` (the other strategies carry on).
+   */
+  readonly onStrategyError?: 'throw' | 'log';
+  /** Record equity at every bar's close (for the equity curve). */
+  readonly recordEquity?: boolean;
+  /**
+   * Last traded price in ticks where the adapter knows one (live quotes, `MarketData.lastPrice`); the
+   * guard's trailPrice checks prefer it to the last close.
+   */
+  readonly lastPrice?: (contractId: string) => number | undefined;
+}
+
+/** Id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
+export const RISK_STRATEGY_ID = 'risk';
+
+export interface StampedIntent {
+  readonly strategyId: string;
+  readonly intent: Intent;
+  /** Decision time, epoch ms. */
+  readonly time: number;
+}
+
+/** One risk-guard decision. Expanded target and flatten intents give one decision per resulting order. */
+export interface Decision {
+  readonly strategyId: string;
+  /** What was checked (a place, modify or cancel; or a target/flatten that needed no order). */
+  readonly intent: Intent;
+  /** The target or flatten intent this order was expanded from. */
+  readonly origin?: Intent;
+  readonly result: GuardResult;
+  readonly time: number;
+}
+
+export interface StrategyFailure {
+  readonly strategyId: string;
+  readonly error: unknown;
+}
+
+export interface TradingStateChange {
+  readonly state: TradingState;
+  readonly reason: string;
+  /** When the state lapses back to ACTIVE (epoch ms); Infinity when only the operator can change it. */
+  readonly until: number;
+  readonly time: number;
+}
+
+/** A known account state to resume from (live restart, after reconciling with the gateway). */
+export interface RestoreState {
+  /** Current balance (realized, after fees). */
+  readonly balance?: number;
+  /** Balance at the start of the current trading day (daily limits are measured from it). */
+  readonly startOfDayBalance?: number;
+  /** Highest end-of-day balance so far (trailing maximum loss limits). */
+  readonly highBalance?: number;
+  /** Highest equity so far, unrealized included (intraday trailing maximum loss limit). */
+  readonly highEquity?: number;
+  readonly positions?: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }>;
+}
+
+export interface EquityCurve {
+  readonly time: Float64Array;
+  readonly equity: Float64Array;
+}
+
+export interface Engine {
+  /** Process a chunk of closed bars (a partial last bar only marks prices). */
+  push(chunk: BarChunk): void;
+  readonly intents$: Observable<StampedIntent>;
+  readonly decisions$: Observable<Decision>;
+  readonly fills$: Observable<Fill>;
+  readonly orders$: Observable<OrderUpdate>;
+  readonly trades$: Observable<ClosedTrade>;
+  readonly positions$: Observable<PositionView>;
+  readonly account$: Observable<AccountSnapshot>;
+  readonly breaches$: Observable<Breach>;
+  readonly tradingState$: Observable<TradingStateChange>;
+  /** Strategies that failed (their intents stop). */
+  readonly errors$: Observable<StrategyFailure>;
+  readonly accounting: Accounting;
+  readonly rules: RuleBook;
+  readonly riskConfig: ResolvedRiskConfig;
+  snapshot(): AccountSnapshot;
+  tradingState(): TradingStateChange;
+  /** Operator control: ACTIVE, REDUCING or HALTED until changed again. */
+  setTradingState(state: TradingState, reason: string): void;
+  /** Cancel every working order, close every position, HALT and lock out until `setTradingState('ACTIVE')`. */
+  killSwitch(reason: string): void;
+  /** Submit an intent on behalf of a strategy id (operator commands); guarded like any other. */
+  submit(strategyId: string, intent: Intent): void;
+  /** The engine's book of working orders. */
+  openOrders(): WorkingOrder[];
+  /**
+   * Resume from a known state before the first push (live restart). Working orders are restored by
+   * emitting their `OrderUpdate`s on `venue.events`: unknown working orders join the book.
+   */
+  restore(state: RestoreState): void;
+  /** The next sequence number each strategy will use (journal it for restarts). */
+  nextSequence(strategyId: string): number;
+  equityCurve(): EquityCurve;
+  close(): void;
+}
+
+interface BookOrder extends WorkingOrder {
+  size: number;
+  filledSize: number;
+  order: OrderSpec;
+  state: OrderState;
+  trailStop: number;
+  trail: TrailState | undefined;
+}
+
+interface Instance {
+  readonly id: string;
+  readonly contracts: readonly ContractSpec[];
+  readonly chunkSubjects: Map<string, Subject<BarChunk>>;
+  subscription?: Subscription;
+}
+
+interface PendingIntent {
+  readonly instance: Instance | undefined;
+  readonly strategyId: string;
+  readonly intent: Intent;
+  readonly at: number;
+}
+
+interface BarListener {
+  readonly contractId: string;
+  readonly timeframe: Timeframe | undefined;
+  readonly subject: Subject<BarRecord>;
+  readonly resampler: Resampler | undefined;
+  derived: BarChunk | undefined;
+  cursor: number;
+}
+
+/** Same as intents.ts' PRIMARY_CONTRACT: the strategy's first contract. */
+const PRIMARY_CONTRACT = '';
+const TERMINAL: ReadonlySet<OrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired']);
+
+export function createEngine(options: EngineOptions): Engine {
+  const logger = options.logger ?? silentLogger;
+  const venue = options.venue;
+  const limits = riskConfigSchema.parse(options.risk ?? {});
+  if (options.contracts.length === 0) throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
+  const contracts = new Map(options.contracts.map((c) => [c.id, c]));
+  const rules = new RuleBook(options.account);
+  const accounting = new Accounting(options.contracts, rules.config.startingBalance);
+  const calendar = new TradingCalendar(limits.tradingDay);
+  const sessions = limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
+
+  const intents$ = new Subject<StampedIntent>();
+  const decisions$ = new Subject<Decision>();
+  const fills$ = new Subject<Fill>();
+  const orders$ = new Subject<OrderUpdate>();
+  const trades$ = new Subject<ClosedTrade>();
+  const positions$ = new Subject<PositionView>();
+  const account$ = new Subject<AccountSnapshot>();
+  const breaches$ = new Subject<Breach>();
+  const tradingState$ = new Subject<TradingStateChange>();
+  const errors$ = new Subject<StrategyFailure>();
+  const failures: StrategyFailure[] = [];
+
+  const book = new Map<string, BookOrder>();
+  let trailingCount = 0;
+  const sequences = new Map<string, number>();
+  const sequenceStart = options.sequenceStart;
+  let state: TradingStateChange = { state: 'ACTIVE', reason: 'start', until: Infinity, time: NaN };
+  let lockedUntil = 0;
+  let nextDayStart = -Infinity;
+  // Fields, not closure variables: a double stored into a closure's context is boxed afresh on every
+  // write (V8 in Node 20), which was the per-bar loop's only allocation (32 bytes a bar, bench heap profile).
+  const clockState = { lastBarEnd: NaN, now: NaN };
+  let session: SessionPhase = 'open';
+  const clock = options.clock ?? (() => clockState.lastBarEnd);
+
+  // Order-rate window: the send times of the last `orders` places and modifies.
+  const rateSize = limits.maxOrderRate?.orders ?? 0;
+  const rateTimes = new Float64Array(rateSize);
+  let rateCount = 0;
+
+  // Intents decided during a push wait here for their bar.
+  let pushing = false;
+  let pushLength = 0;
+  const pending: PendingIntent[] = [];
+  let pendingCursor = 0;
+  let currentChunk: BarChunk | undefined;
+  let currentIndex = -1;
+
+  const barListeners: BarListener[] = [];
+  const instances: Instance[] = [];
+
+  const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
+  const equityTimes: number[] = [];
+  const equityValues: number[] = [];
+
+  // ---------------------------------------------------------------- guard state (one mutable object)
+
+  const guardState = {
+    now: 0,
+    tradingState: 'ACTIVE' as TradingState,
+    lockedUntil: 0,
+    session: 'open' as SessionPhase,
+    equity: 0,
+    dayPnl: 0,
+    dailyLossFloor: -Infinity,
+    maximumLossFloor: -Infinity,
+    personalDailyLossLimit: rules.config.personalDailyLossLimit,
+    personalDailyProfitTarget: rules.config.personalDailyProfitTarget,
+    contract: (id: string) => contracts.get(id),
+    position: (id: string) => accounting.position(id),
+    lastPrice: (id: string) => {
+      const quoted = options.lastPrice?.(id);
+      return quoted === undefined ? accounting.lastPrice(id) : quoted;
+    },
+    order: (id: string): GuardOrder | undefined => {
+      const order = book.get(id);
+      return order === undefined ? undefined : { ...order, size: order.size - order.filledSize };
+    },
+    openOrderCount: () => book.size,
+    workingEntrySize: (contractId: string, side: Side) => {
+      let total = 0;
+      for (const order of book.values()) {
+        if (order.contractId === contractId && order.side === side && (order.order.type === 'market' || order.order.type === 'limit')) {
+          total += order.size - order.filledSize;
+        }
+      }
+      return total;
+    },
+    hasStopOrder: (contractId: string, side: Side) => {
+      for (const order of book.values()) {
+        if (order.contractId === contractId && order.side === side && order.order.type !== 'market' && order.order.type !== 'limit') return true;
+      }
+      return false;
+    },
+    ordersSince: (since: number) => {
+      let count = 0;
+      const n = Math.min(rateCount, rateSize);
+      for (let k = 0; k < n; k++) if (rateTimes[k]! >= since) count++;
+      return count;
+    },
+  } satisfies GuardState;
+
+  function refreshGuardState(time: number): GuardState {
+    const equity = accounting.equity();
+    guardState.now = time;
+    guardState.tradingState = state.state;
+    guardState.lockedUntil = lockedUntil;
+    guardState.session = sessions === undefined ? 'open' : sessions.phase(time);
+    guardState.equity = equity;
+    guardState.dayPnl = equity - rules.dayStartBalance;
+    guardState.dailyLossFloor = rules.dailyLossFloor();
+    guardState.maximumLossFloor = rules.maximumLossFloor();
+    return guardState;
+  }
+
+  function noteSent(time: number): void {
+    if (rateSize === 0) return;
+    rateTimes[rateCount % rateSize] = time;
+    rateCount++;
+  }
+
+  // ---------------------------------------------------------------- trading state
+
+  function changeState(next: TradingState, reason: string, until: number, time: number): void {
+    state = { state: next, reason, until, time };
+    logger.warn({ state: next, reason, until: until === Infinity ? 'operator' : new Date(until).toISOString() }, 'trading state changed');
+    tradingState$.next(state);
+  }
+
+  function setTradingState(next: TradingState, reason: string): void {
+    if (next === 'ACTIVE') lockedUntil = 0;
+    changeState(next, reason, Infinity, clock());
+  }
+
+  // ---------------------------------------------------------------- ids and intents
+
+  function nextId(strategyId: string): string {
+    let seq = sequences.get(strategyId);
+    if (seq === undefined) {
+      seq = typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1);
+    }
+    sequences.set(strategyId, seq + 1);
+    return `${strategyId}-${seq}`;
+  }
+
+  function receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
+    if (pushing) {
+      let at = intent.at;
+      if (at === undefined) at = barCursor.at >= 0 && barCursor.at < pushLength ? barCursor.at : pushLength - 1;
+      pending.push({ instance, strategyId, intent, at });
+      return;
+    }
+    const chunk = currentChunk;
+    const decidedAt = chunk !== undefined && currentIndex >= 0 ? chunk.time[currentIndex]! : clock();
+    processIntent(instance, strategyId, intent, decidedAt, currentIndex >= 0 ? clockState.now : clock());
+  }
+
+  function resolveContract(instance: Instance | undefined, contractId: string): string {
+    if (contractId !== PRIMARY_CONTRACT) return contractId;
+    return instance?.contracts[0]?.id ?? options.contracts[0]!.id;
+  }
+
+  function decide(strategyId: string, intent: Intent, origin: Intent | undefined, result: GuardResult, time: number): void {
+    if (!result.accepted) {
+      logger.warn({ strategyId, intent, code: result.code }, `risk guard rejected: ${result.message}`);
+    } else if (result.adjusted !== undefined) {
+      logger.warn({ strategyId, intent, code: result.adjusted }, `risk guard reduced: ${result.message}`);
+    }
+    if (decisions$.observed) decisions$.next(origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time });
+  }
+
+  function processIntent(instance: Instance | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
+    let intent: Intent = raw;
+    if (raw.kind === 'target' && raw.id === undefined) {
+      // The hot path of target-position strategies: one literal instead of two spreads.
+      const stamped: Intent = { kind: 'target', contractId: raw.contractId === PRIMARY_CONTRACT ? resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId, size: raw.size, id: nextId(strategyId) };
+      intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
+    } else if (intent.id === undefined) intent = { ...intent, id: nextId(strategyId) };
+    if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
+      intent = { ...intent, contractId: resolveContract(instance, intent.contractId) };
+    } else if (intent.kind === 'flatten' && intent.contractId === PRIMARY_CONTRACT) {
+      intent = { ...intent, contractId: resolveContract(instance, PRIMARY_CONTRACT) };
+    }
+    if (intents$.observed) intents$.next({ strategyId, intent, time });
+    switch (intent.kind) {
+      case 'target':
+        return expandTarget(strategyId, intent, decidedAt, time);
+      case 'flatten':
+        return expandFlatten(strategyId, intent, decidedAt, time);
+      default: {
+        const result = checkIntent(intent, refreshGuardState(time), limits);
+        decide(strategyId, intent, undefined, result, time);
+        if (result.accepted) execute(strategyId, intent, result, decidedAt, time);
+      }
+    }
+  }
+
+  function execute(strategyId: string, intent: Intent, result: GuardResult & { accepted: true }, decidedAt: number, time: number): void {
+    switch (intent.kind) {
+      case 'place': {
+        const size = result.size ?? intent.size;
+        const id = intent.id!;
+        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, guardState.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
+        if (trail !== undefined) trailingCount++;
+        book.set(id, {
+          id,
+          strategyId,
+          contractId: intent.contractId,
+          side: intent.side,
+          size,
+          filledSize: 0,
+          order: intent.order,
+          state: 'pending',
+          trail,
+          trailStop: trail === undefined ? NaN : trailStopPrice(trail),
+        });
+        noteSent(time);
+        venue.place(
+          intent.bracket === undefined
+            ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
+            : { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, bracket: intent.bracket, decidedAt },
+        );
+        return;
+      }
+      case 'modify': {
+        const order = book.get(intent.orderId);
+        if (order !== undefined) {
+          if (intent.size !== undefined) order.size = intent.size + order.filledSize;
+          order.order = modifiedSpec(order.order, intent);
+          if (intent.trailPrice !== undefined) {
+            const trail = trackTrail(order.side, guardState.lastPrice(order.contractId), intent.trailPrice);
+            if (order.trail === undefined && trail !== undefined) trailingCount++;
+            if (order.trail !== undefined && trail === undefined) trailingCount--;
+            order.trail = trail;
+            order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
+          }
+        }
+        noteSent(time);
+        venue.modify({
+          orderId: intent.orderId,
+          ...(intent.size === undefined ? {} : { size: intent.size }),
+          ...(intent.limitPrice === undefined ? {} : { limitPrice: intent.limitPrice }),
+          ...(intent.stopPrice === undefined ? {} : { stopPrice: intent.stopPrice }),
+          ...(intent.trailPrice === undefined ? {} : { trailPrice: intent.trailPrice }),
+        });
+        return;
+      }
+      case 'cancel':
+        venue.cancel(intent.orderId);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Signed remaining size of working market and limit orders of a contract (protective stops excluded). */
+  function workingSigned(contractId: string): number {
+    let total = 0;
+    for (const order of book.values()) {
+      if (order.contractId !== contractId) continue;
+      const type = order.order.type;
+      if (type !== 'market' && type !== 'limit') continue;
+      const remaining = order.size - order.filledSize;
+      total += order.side === 'buy' ? remaining : -remaining;
+    }
+    return total;
+  }
+
+  function expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
+    if (!Number.isInteger(intent.size)) {
+      decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
+      return;
+    }
+    if (!contracts.has(intent.contractId)) {
+      decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
+      return;
+    }
+    const diff = intent.size - accounting.position(intent.contractId) - workingSigned(intent.contractId);
+    if (diff === 0) {
+      decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
+      return;
+    }
+    const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
+    const result = checkIntent(order, refreshGuardState(time), limits);
+    decide(strategyId, order, intent, result, time);
+    if (result.accepted) execute(strategyId, order, result, decidedAt, time);
+  }
+
+  function expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
+    const targets = intent.contractId === undefined ? [...contracts.keys()] : [intent.contractId];
+    let any = false;
+    for (const contractId of targets) {
+      for (const order of [...book.values()]) {
+        if (order.contractId !== contractId) continue;
+        any = true;
+        const cancel: Intent = { kind: 'cancel', orderId: order.id, id: order.id };
+        decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
+        venue.cancel(order.id);
+      }
+      const position = accounting.position(contractId);
+      if (position !== 0) {
+        any = true;
+        const close: PlaceIntent = {
+          kind: 'place',
+          id: targets.length === 1 ? intent.id! : nextId(strategyId),
+          contractId,
+          side: position > 0 ? 'sell' : 'buy',
+          size: Math.abs(position),
+          order: MARKET,
+        };
+        // Closing orders of a flatten pass in every state (the kill switch must be able to flatten).
+        decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
+        execute(strategyId, close, ACCEPTED_FLATTEN, decidedAt, time);
+      }
+    }
+    if (!any) decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
+  }
+
+  function engineFlatten(reason: string, time: number): void {
+    logger.warn({ reason }, 'engine flattens every position');
+    processIntent(undefined, RISK_STRATEGY_ID, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
+  }
+
+  // ---------------------------------------------------------------- venue events
+
+  function onVenueEvent(event: VenueEvent): void {
+    switch (event.kind) {
+      case 'fill':
+        return onFill(event);
+      case 'order':
+        return onOrder(event);
+      case 'account':
+        if (!event.canTrade && state.state !== 'HALTED') changeState('HALTED', 'venue reports canTrade = false', Infinity, event.time);
+        else if (event.canTrade && state.state === 'HALTED' && state.reason === 'venue reports canTrade = false') {
+          changeState('ACTIVE', 'venue reports canTrade = true', Infinity, event.time);
+        }
+        return;
+    }
+  }
+
+  function onOrder(update: OrderUpdate): void {
+    const existing = book.get(update.orderId);
+    if (TERMINAL.has(update.state)) {
+      if (existing !== undefined) removeOrder(existing);
+    } else if (existing === undefined) {
+      // Orders the venue created (bracket legs) join the book so targets and the guard see them.
+      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, guardState.lastPrice(update.contractId), update.order.trailPrice) : undefined;
+      if (trail !== undefined) trailingCount++;
+      book.set(update.orderId, {
+        id: update.orderId,
+        strategyId: update.orderId.slice(0, Math.max(0, update.orderId.lastIndexOf('-'))),
+        contractId: update.contractId,
+        side: update.side,
+        size: update.size,
+        filledSize: update.filledSize,
+        order: update.order,
+        state: update.state,
+        trail,
+        trailStop: trail === undefined ? NaN : trailStopPrice(trail),
+      });
+    } else {
+      existing.state = update.state;
+      existing.size = update.size;
+      existing.filledSize = Math.max(existing.filledSize, update.filledSize);
+      existing.order = update.order;
+    }
+    if (orders$.observed) orders$.next(update);
+  }
+
+  function removeOrder(order: BookOrder): void {
+    if (order.trail !== undefined) trailingCount--;
+    book.delete(order.id);
+  }
+
+  function onFill(fill: Fill): void {
+    if (fill.time >= nextDayStart) rollDay(fill.time);
+    const closed = accounting.applyFill(fill, rules.tradingDay);
+    if (closed === null) {
+      logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
+      return;
+    }
+    const order = book.get(fill.orderId);
+    if (order !== undefined) {
+      order.filledSize += fill.size;
+      if (order.filledSize >= order.size) removeOrder(order);
+    }
+    fills$.next(fill);
+    if (closed !== undefined && trades$.observed) trades$.next(closed);
+    if (positions$.observed) positions$.next(accounting.positionView(fill.contractId));
+    if (account$.observed) account$.next(accounting.snapshot());
+    if (currentIndex < 0) {
+      const equity = accounting.equity();
+      rules.evaluate(fill.time, accounting.balance, equity, equity, onBreach);
+    }
+  }
+
+  // ---------------------------------------------------------------- rules and days
+
+  function onBreach(breach: Breach): void {
+    logger.warn({ breach }, 'account rule breached');
+    breaches$.next(breach);
+    const time = breach.time;
+    const untilNextDay = calendar.nextDayStart(time);
+    if (breach.type === 6 && breach.rule === 'maximumLossLimit') {
+      if (limits.lockoutAfterViolation) lockedUntil = Infinity;
+      changeState('HALTED', 'maximum loss limit broken', Infinity, time);
+      engineFlatten('maximum loss limit', clockState.now === clockState.now ? clockState.now : time);
+    } else if (breach.type === 6) {
+      if (limits.lockoutAfterViolation) lockedUntil = Math.max(lockedUntil, untilNextDay);
+      if (!(state.state === 'HALTED' && state.until === Infinity)) changeState('HALTED', 'daily loss limit broken', untilNextDay, time);
+      engineFlatten('daily loss limit', clockState.now === clockState.now ? clockState.now : time);
+    } else {
+      const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';
+      if (rules.config.personalLimitAction === 'halt') {
+        if (state.state !== 'HALTED') changeState('HALTED', reason, untilNextDay, time);
+        engineFlatten(reason, clockState.now === clockState.now ? clockState.now : time);
+      } else if (state.state === 'ACTIVE') {
+        changeState('REDUCING', reason, untilNextDay, time);
+      }
+    }
+  }
+
+  function rollDay(time: number): void {
+    const day = calendar.dayOf(time);
+    nextDayStart = calendar.nextDayStart(time);
+    if (day === rules.tradingDay) return;
+    accounting.startDay(day);
+    rules.startDay(day, accounting.balance);
+    if (state.until <= time) changeState('ACTIVE', `new trading day ${day}`, Infinity, time);
+    if (account$.observed) account$.next(accounting.snapshot());
+  }
+
+  // ---------------------------------------------------------------- bars
+
+  function emitBarRecords(chunk: BarChunk, i: number): void {
+    for (const listener of barListeners) {
+      if (listener.contractId !== chunk.contractId || !listener.subject.observed) continue;
+      if (listener.resampler === undefined) {
+        listener.subject.next(record(chunk, i));
+        continue;
+      }
+      const derived = listener.derived;
+      if (derived === undefined) continue;
+      while (listener.cursor < derived.length && derived.baseIndex![listener.cursor] === i) {
+        listener.subject.next(record(derived, listener.cursor));
+        listener.cursor++;
+      }
+    }
+  }
+
+  function push(chunk: BarChunk): void {
+    if (chunk.length === 0) return;
+    const contract = contracts.get(chunk.contractId);
+    if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `push: unknown contract '${chunk.contractId}'`);
+    if (chunk.partial === true) {
+      if (chunk.length > 1) push(sliceChunk(chunk, 0, chunk.length - 1));
+      markPartial(chunk, chunk.length - 1);
+      return;
+    }
+    const n = chunk.length;
+    const barMs = nominalMs(chunk.timeframe);
+    const contractId = chunk.contractId;
+
+    // (1) the strategies' chunk pipelines
+    pending.length = 0;
+    pendingCursor = 0;
+    pushing = true;
+    pushLength = n;
+    try {
+      for (const instance of instances) {
+        const subject = instance.chunkSubjects.get(contractId);
+        if (subject === undefined) continue;
+        barCursor.at = -1;
+        subject.next(chunk);
+      }
+    } finally {
+      pushing = false;
+      barCursor.at = -1;
+    }
+    let sorted = true;
+    for (let k = 1; k < pending.length; k++) if (pending[k]!.at < pending[k - 1]!.at) sorted = false;
+    if (!sorted) pending.sort((a, b) => a.at - b.at);
+
+    let listening = false;
+    for (const listener of barListeners) {
+      if (listener.contractId !== contractId || !listener.subject.observed) continue;
+      listening = true;
+      if (listener.resampler !== undefined) {
+        listener.derived = listener.resampler.update(chunk);
+        listener.cursor = 0;
+      }
+    }
+
+    // (2) bar by bar
+    const { time, high, low, close } = chunk;
+    const recordEquity = options.recordEquity === true;
+    const positionBook = accounting.bookOf(contractId);
+    const single = options.contracts.length === 1;
+    const hasOnBar = venue.onBar !== undefined;
+    const rulesActive = rules.active;
+    currentChunk = chunk;
+    try {
+      for (let i = 0; i < n; i++) {
+        currentIndex = i;
+        const barTime = time[i]!;
+        if (barTime >= nextDayStart) rollDay(barTime);
+        clockState.now = barTime + barMs;
+        clockState.lastBarEnd = clockState.now;
+        if (hasOnBar) venue.onBar!(chunk, i);
+
+        const position = positionBook.size;
+        if (!rulesActive) {
+          // nothing to check
+        } else if (position === 0) {
+          const balance = accounting.balance;
+          const others = single ? 0 : accounting.unrealizedPnl();
+          rules.evaluate(barTime, balance, balance + others, balance + others, onBreach);
+        } else {
+          const balance = accounting.balance;
+          const worst = position > 0 ? low[i]! : high[i]!;
+          const best = position > 0 ? high[i]! : low[i]!;
+          rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
+        }
+        positionBook.lastPrice = close[i]!;
+        if (trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
+        if (sessions !== undefined) checkSession(clockState.now);
+        if (listening) emitBarRecords(chunk, i);
+        while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
+          const item = pending[pendingCursor++]!;
+          processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
+        }
+        if (recordEquity) {
+          equityTimes.push(barTime);
+          equityValues.push(accounting.equity());
+        }
+      }
+    } finally {
+      currentIndex = -1;
+      currentChunk = undefined;
+    }
+    // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
+    while (pendingCursor < pending.length) {
+      const item = pending[pendingCursor++]!;
+      logger.warn({ strategyId: item.strategyId, at: item.at, length: n }, 'intent stamped outside its chunk; decided at the last bar');
+      processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, clockState.now);
+    }
+    pending.length = 0;
+    if (failures.length > 0 && options.onStrategyError !== 'log') throwFailure();
+  }
+
+  /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
+  function throwFailure(): never {
+    const failure = failures[0]!;
+    failures.length = 0;
+    const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
+    throw new StrategyError('STRATEGY_FAILED', `strategy '${failure.strategyId}' failed: ${reason}`, { cause: failure.error });
+  }
+
+  function markPartial(chunk: BarChunk, i: number): void {
+    const barTime = chunk.time[i]!;
+    if (barTime >= nextDayStart) rollDay(barTime);
+    const contractId = chunk.contractId;
+    const position = accounting.position(contractId);
+    const balance = accounting.balance;
+    const worst = position >= 0 ? chunk.low[i]! : chunk.high[i]!;
+    const best = position >= 0 ? chunk.high[i]! : chunk.low[i]!;
+    rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
+    accounting.mark(contractId, chunk.close[i]!);
+  }
+
+  function advanceTrails(contractId: string, high: number, low: number): void {
+    for (const order of book.values()) {
+      if (order.trail === undefined || order.contractId !== contractId) continue;
+      order.trail = advanceTrail(order.trail, order.side === 'sell' ? high : low);
+      order.trailStop = trailStopPrice(order.trail);
+    }
+  }
+
+  function checkSession(time: number): void {
+    const phase = sessions!.phase(time);
+    if (phase === 'flatBy' && session !== 'flatBy') {
+      session = phase;
+      engineFlatten('flat-by time', time);
+      return;
+    }
+    session = phase;
+  }
+
+  // ---------------------------------------------------------------- strategies
+
+  for (const entry of options.strategies) {
+    const module = entry.strategy;
+    const id = entry.id ?? module.name;
+    if (id === RISK_STRATEGY_ID || instances.some((other) => other.id === id)) {
+      throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === RISK_STRATEGY_ID ? 'reserved' : 'used twice'}`);
+    }
+    const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map((contractId) => {
+      const contract = contracts.get(contractId);
+      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
+      return contract;
+    });
+    const params = parseParams(module, entry.params);
+    const instance: Instance = { id, contracts: own, chunkSubjects: new Map() };
+    const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
+    const strategyLogger = logger.child({ strategy: id });
+    const context: StrategyContext = {
+      id,
+      params,
+      contracts: own,
+      contract: own[0]!,
+      bars(contractId, timeframe) {
+        const resolved = resolve(contractId);
+        if (!contracts.has(resolved)) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': bars of unknown contract '${resolved}'`);
+        let subject = instance.chunkSubjects.get(resolved);
+        if (subject === undefined) {
+          subject = new Subject<BarChunk>();
+          instance.chunkSubjects.set(resolved, subject);
+        }
+        return timeframe === undefined ? subject.asObservable() : subject.pipe(resample(timeframe));
+      },
+      barRecords(contractId, timeframe) {
+        const subject = new Subject<BarRecord>();
+        barListeners.push({
+          contractId: resolve(contractId),
+          timeframe,
+          subject,
+          resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
+          derived: undefined,
+          cursor: 0,
+        });
+        return subject.asObservable();
+      },
+      position: (contractId) => accounting.position(resolve(contractId)),
+      averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
+      lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
+      openOrders: (contractId) => {
+        const out: WorkingOrder[] = [];
+        for (const order of book.values()) {
+          if (order.strategyId === id && (contractId === undefined || order.contractId === contractId)) out.push(publicOrder(order));
+        }
+        return out;
+      },
+      fills: fills$.asObservable(),
+      orders: orders$.asObservable(),
+      positions: positions$.asObservable(),
+      account: account$.asObservable(),
+      now: () => (currentIndex >= 0 ? clockState.now : clock()),
+      logger: strategyLogger,
+    };
+    instances.push(instance);
+    pendingRuns.push({ instance, module, context });
+  }
+
+  const venueSubscription = venue.events.subscribe({
+    next: onVenueEvent,
+    error: (error: unknown) => logger.error({ err: error }, 'venue event stream failed'),
+  });
+  for (const { instance, module, context } of pendingRuns) {
+    instance.subscription = module.run(context).subscribe({
+      next: (intent) => receive(instance, instance.id, intent),
+      error: (error: unknown) => {
+        logger.error({ err: error, strategy: instance.id }, 'strategy failed; its intents stop');
+        const failure: StrategyFailure = { strategyId: instance.id, error };
+        failures.push(failure);
+        errors$.next(failure);
+      },
+    });
+  }
+  pendingRuns.length = 0;
+
+  return {
+    push,
+    intents$: intents$.asObservable(),
+    decisions$: decisions$.asObservable(),
+    fills$: fills$.asObservable(),
+    orders$: orders$.asObservable(),
+    trades$: trades$.asObservable(),
+    positions$: positions$.asObservable(),
+    account$: account$.asObservable(),
+    breaches$: breaches$.asObservable(),
+    tradingState$: tradingState$.asObservable(),
+    errors$: errors$.asObservable(),
+    accounting,
+    rules,
+    riskConfig: limits,
+    snapshot: () => accounting.snapshot(),
+    tradingState: () => state,
+    setTradingState,
+    killSwitch(reason) {
+      lockedUntil = Infinity;
+      changeState('HALTED', `kill switch: ${reason}`, Infinity, clock());
+      engineFlatten(`kill switch: ${reason}`, clock());
+    },
+    submit(strategyId, intent) {
+      receive(instances.find((i) => i.id === strategyId), strategyId, intent);
+    },
+    openOrders: () => [...book.values()].map(publicOrder),
+    restore(restored) {
+      accounting.restore(restored.balance ?? accounting.balance, restored.positions ?? []);
+      // Open today's trading day now, so the first bar does not reset the day's starting balance.
+      const time = clock();
+      if (time === time) rollDay(time);
+      rules.restore(restored);
+      if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
+    },
+    nextSequence: (strategyId) => sequences.get(strategyId) ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
+    equityCurve: () => ({ time: Float64Array.from(equityTimes), equity: Float64Array.from(equityValues) }),
+    close() {
+      for (const instance of instances) {
+        instance.subscription?.unsubscribe();
+        for (const subject of instance.chunkSubjects.values()) subject.complete();
+      }
+      for (const listener of barListeners) listener.subject.complete();
+      venueSubscription.unsubscribe();
+      for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$, errors$]) {
+        (subject as Subject<unknown>).complete();
+      }
+    },
+  };
+}
+
+const MARKET: OrderSpec = Object.freeze({ type: 'market' });
+const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
+
+/** The engine's own estimate of a trailing stop, when the last price is known in whole ticks. */
+function trackTrail(side: Side, last: number, trailPrice: number): TrailState | undefined {
+  return Number.isInteger(last) && Number.isInteger(trailPrice) ? startTrail(side, last, trailPrice) : undefined;
+}
+
+function publicOrder(order: BookOrder): WorkingOrder {
+  return {
+    id: order.id,
+    strategyId: order.strategyId,
+    contractId: order.contractId,
+    side: order.side,
+    size: order.size,
+    filledSize: order.filledSize,
+    order: order.order,
+    state: order.state,
+    trailStop: order.trailStop,
+  };
+}
+
+function modifiedSpec(spec: OrderSpec, intent: { limitPrice?: number; stopPrice?: number; trailPrice?: number }): OrderSpec {
+  switch (spec.type) {
+    case 'market':
+      return spec;
+    case 'limit':
+      return intent.limitPrice === undefined ? spec : { type: 'limit', limitPrice: intent.limitPrice };
+    case 'stop':
+      return intent.stopPrice === undefined ? spec : { type: 'stop', stopPrice: intent.stopPrice };
+    case 'stopLimit':
+      return { type: 'stopLimit', stopPrice: intent.stopPrice ?? spec.stopPrice, limitPrice: intent.limitPrice ?? spec.limitPrice };
+    case 'trailingStop':
+      return intent.trailPrice === undefined ? spec : { type: 'trailingStop', trailPrice: intent.trailPrice };
+  }
+}
+
+function record(chunk: BarChunk, i: number): BarRecord {
+  return {
+    contractId: chunk.contractId,
+    time: chunk.time[i]!,
+    open: chunk.open[i]!,
+    high: chunk.high[i]!,
+    low: chunk.low[i]!,
+    close: chunk.close[i]!,
+    volume: chunk.volume[i]!,
+  };
+}
+
+/** A view of bars [from, to) of a chunk (no copy). */
+export function sliceChunk(chunk: BarChunk, from: number, to: number): BarChunk {
+  return {
+    contractId: chunk.contractId,
+    timeframe: chunk.timeframe,
+    length: to - from,
+    time: chunk.time.subarray(from, to),
+    open: chunk.open.subarray(from, to),
+    high: chunk.high.subarray(from, to),
+    low: chunk.low.subarray(from, to),
+    close: chunk.close.subarray(from, to),
+    volume: chunk.volume.subarray(from, to),
+    ...(chunk.baseIndex === undefined ? {} : { baseIndex: chunk.baseIndex.subarray(from, to) }),
+  };
+}
+
+
+/**
+ * Feed an engine from a `MarketData` source (a replay or a live poller): pushes every chunk of each
+ * subscription as it arrives. Returns the subscription; errors are logged and stop that feed.
+ */
+export function connectMarketData(
+  engine: Pick<Engine, 'push'>,
+  marketData: MarketData,
+  feeds: ReadonlyArray<{ contractId: string; timeframe: Timeframe }>,
+  logger: Logger = silentLogger,
+): Subscription {
+  const all = new Subscription();
+  for (const feed of feeds) {
+    all.add(
+      marketData.bars(feed.contractId, feed.timeframe).subscribe({
+        next: (chunk) => engine.push(chunk),
+        error: (error: unknown) => logger.error({ err: error, contractId: feed.contractId }, 'market data feed failed'),
+      }),
+    );
+  }
+  return all;
+}

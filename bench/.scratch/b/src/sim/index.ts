@@ -1,0 +1,327 @@
+/**
+ * Starts the gateway simulator: a real HTTP service on loopback implementing the trading and the
+ * administration interfaces, with its state in SQLite and a market from the synthetic generator or a
+ * replayed bar file. `startSimulator()` with no options gives an in-memory simulator on a free port with a
+ * demo user, the way tests and newcomers want it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { silentLogger, type Logger } from '../engine/log.ts';
+import { SimAdmin } from './admin.ts';
+import { CONTRACTS, findContract } from './catalogue.ts';
+import { createClock, type ClockMode } from './clock.ts';
+import { SimEngine } from './engine.ts';
+import { readBarFile } from './market/csv.ts';
+import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
+import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
+import { ADMIN_PREFIX, buildServer } from './server.ts';
+import { getMeta, openStore, setMeta, type Db } from './store.ts';
+
+export { CONTRACTS, findContract } from './catalogue.ts';
+export { generateBars } from './market/synthetic.ts';
+export { ADMIN_PREFIX } from './server.ts';
+
+const DAY_MS = 86_400_000;
+
+export type MarketSource = { source: 'synthetic' } | { source: 'csv'; path: string; contractId?: string };
+
+export interface SimTemplateOptions {
+  name: string;
+  title?: string;
+  description?: string;
+  startingBalance?: number;
+  margin?: number;
+  /** 0 Regular, 1 Practice. */
+  tag?: 0 | 1;
+  /** A daily loss limit rule; `duration` 2 (Temporary, the default) or 1 (Permanent). */
+  dailyLossLimit?: { limit: number; duration?: 1 | 2 };
+  /** A maximum loss limit rule; `duration` 1 (Permanent, the default) or 2 (Temporary). */
+  maximumLossLimit?: { limit: number; duration?: 1 | 2 };
+}
+
+export interface SimAccountOptions {
+  name: string;
+  /** Template name; `50K` by default. */
+  template?: string;
+  /** A live (brokerage) account instead of a simulated one. */
+  live?: boolean;
+  leader?: boolean;
+  follower?: boolean;
+  /** An inactive account is refused orders (AccountRejected). Default true. */
+  active?: boolean;
+  personalDailyLossLimit?: number;
+  personalDailyProfitTarget?: number;
+}
+
+export interface SimUserOptions {
+  userName: string;
+  apiKey: string;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  /** false makes login answer errorCode 7 (AgreementsNotSigned). */
+  agreementsSigned?: boolean;
+  /** false makes login answer errorCode 9 (ApiSubscriptionNotFound). */
+  subscriptionActive?: boolean;
+  /** false makes login answer errorCode 10 (ApiKeyAuthenticationDisabled). */
+  apiKeyLoginEnabled?: boolean;
+  accounts?: SimAccountOptions[];
+}
+
+export interface SimulatorOptions {
+  port?: number;
+  host?: string;
+  /** SQLite file; ':memory:' (the default) keeps nothing after close. */
+  dbPath?: string;
+  /** Seed of the synthetic market; fixed when the database is created. Default 1. */
+  seed?: number;
+  clock?: ClockMode;
+  /** Epoch ms the clock starts at (manual and accelerated clocks). */
+  startTime?: number;
+  market?: MarketSource;
+  /** Days of synthetic history before the start time. Default 30. */
+  historyDays?: number;
+  rateLimits?: Partial<RateLimits>;
+  templates?: SimTemplateOptions[];
+  users?: SimUserOptions[];
+  /** The administration credential; generated and kept in the database when absent. */
+  adminKey?: string;
+  /** The demo user's API key; generated and kept in the database when absent. */
+  demoApiKey?: string;
+  /** How often a realtime or accelerated clock moves the market and matches orders. Default 250 ms. */
+  tickMs?: number;
+  logger?: Logger;
+}
+
+export interface SimHandle {
+  tradingUrl: string;
+  adminUrl: string;
+  adminHeaders: Record<string, string>;
+  demo: { userName: string; apiKey: string; accountId: number; accountName: string };
+  clock: { now(): number; advance(ms: number): void };
+  close(): Promise<void>;
+}
+
+export const DEMO_USER = 'demo';
+export const DEMO_ACCOUNT = 'DEMO-50K-1';
+
+export const DEFAULT_TEMPLATES: SimTemplateOptions[] = [
+  {
+    name: '50K',
+    title: '50K Combine',
+    description: 'Evaluation account: $50,000 start, $1,000 daily loss limit (temporary), $2,000 maximum loss limit (permanent)',
+    startingBalance: 50_000,
+    margin: 50_000,
+    tag: 0,
+    dailyLossLimit: { limit: 1000, duration: 2 },
+    maximumLossLimit: { limit: 2000, duration: 1 },
+  },
+  { name: 'PRACTICE', title: 'Practice', description: 'Practice account without rules', startingBalance: 100_000, margin: 100_000, tag: 1 },
+];
+
+/** The simulator without its HTTP face: engine, admin views, clock and store, for in-process use and tests. */
+export interface SimCore {
+  engine: SimEngine;
+  admin: SimAdmin;
+  db: Db;
+  adminKey: string;
+  demo: SimHandle['demo'];
+  /** Closes the store. */
+  close(): void;
+}
+
+export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 'tickMs'> = {}): SimCore {
+  const logger = options.logger ?? silentLogger;
+  const db = openStore(options.dbPath ?? ':memory:');
+  try {
+    const source = options.market ?? { source: 'synthetic' };
+    const replay = source.source === 'csv' ? loadReplay(source) : undefined;
+
+    const seed = Number(getMeta(db, 'seed') ?? options.seed ?? 1);
+    setMeta(db, 'seed', String(seed));
+    const storedTime = Number(getMeta(db, 'lastStep') ?? Number.NaN);
+    const mode = options.clock ?? 'realtime';
+    let startTime = options.startTime ?? (Number.isFinite(storedTime) ? storedTime : (replay?.defaultStart ?? Date.now()));
+    // A realtime clock follows the wall clock, except over a replayed file or from an explicit start
+    // time: then it runs at real speed from that start (or from where the last run stopped).
+    const anchored = replay !== undefined || options.startTime !== undefined;
+    // The market clock never runs backwards across restarts of the same database.
+    if (Number.isFinite(storedTime) && (mode !== 'realtime' || anchored)) startTime = Math.max(startTime, storedTime);
+    const clock = createClock(mode === 'realtime' && anchored ? { speed: 1 } : mode, startTime);
+    const origin = Number(getMeta(db, 'origin') ?? Math.floor(clock.now() / DAY_MS) * DAY_MS - (options.historyDays ?? 30) * DAY_MS);
+    setMeta(db, 'origin', String(origin));
+
+    const markets = new Map<string, ContractMarket>();
+    CONTRACTS.forEach((contract, index) => {
+      const base = replay && replay.contractId === contract.id ? new FixedBars(replay.file.stepMs, replay.file.bars) : new SyntheticBars(contract, seed, index, origin);
+      markets.set(contract.id, new ContractMarket(contract, base));
+    });
+
+    const adminKey = options.adminKey ?? getMeta(db, 'adminKey') ?? randomBytes(20).toString('hex');
+    setMeta(db, 'adminKey', adminKey);
+    const now = clock.now();
+    seedTemplates(db, [...DEFAULT_TEMPLATES, ...(options.templates ?? [])]);
+    const demoKey = options.demoApiKey ?? getMeta(db, 'demoApiKey') ?? randomBytes(20).toString('hex');
+    setMeta(db, 'demoApiKey', demoKey);
+    seedUsers(db, now, [
+      {
+        userName: DEMO_USER,
+        apiKey: demoKey,
+        email: 'demo@example.com',
+        firstName: 'Demo',
+        lastName: 'Trader',
+        accounts: [
+          { name: DEMO_ACCOUNT, template: '50K', leader: true },
+          { name: 'DEMO-FOLLOWER', template: '50K', follower: true },
+          { name: 'DEMO-LIVE', template: 'PRACTICE', live: true },
+        ],
+      },
+      ...(options.users ?? []),
+    ]);
+    const demoAccount = db.prepare('SELECT id FROM accounts WHERE name = ?').get(DEMO_ACCOUNT) as { id: number };
+
+    const engine = new SimEngine(db, clock, markets, logger);
+    engine.step(clock.now());
+    return {
+      engine,
+      admin: new SimAdmin(engine),
+      db,
+      adminKey,
+      demo: { userName: DEMO_USER, apiKey: demoKey, accountId: demoAccount.id, accountName: DEMO_ACCOUNT },
+      close: () => db.close(),
+    };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<SimHandle> {
+  const logger = options.logger ?? silentLogger;
+  const core = openSimulator(options);
+  const { engine, admin, adminKey } = core;
+  const clock = engine.clock;
+  try {
+    const rateLimits: RateLimits = {
+      bars: { ...DEFAULT_RATE_LIMITS.bars, ...options.rateLimits?.bars } as RateBudget,
+      default: { ...DEFAULT_RATE_LIMITS.default, ...options.rateLimits?.default } as RateBudget,
+    };
+    const app = buildServer({ engine, admin, adminKey, rateLimits, logger });
+    await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+    const address = app.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const baseUrl = `http://${host}:${address.port}`;
+
+    const timer =
+      clock.mode === 'manual'
+        ? undefined
+        : setInterval(() => {
+            try {
+              engine.step(clock.now());
+            } catch (error) {
+              logger.error({ err: error }, 'simulator market step failed');
+            }
+          }, options.tickMs ?? 250);
+    timer?.unref();
+
+    let closed = false;
+    logger.info({ tradingUrl: baseUrl, adminUrl: baseUrl + ADMIN_PREFIX }, 'simulator listening');
+    return {
+      tradingUrl: baseUrl,
+      adminUrl: baseUrl + ADMIN_PREFIX,
+      adminHeaders: { authorization: `Bearer ${adminKey}` },
+      demo: core.demo,
+      clock: {
+        now: () => clock.now(),
+        advance(ms: number) {
+          clock.advance(ms);
+          engine.step(clock.now());
+        },
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        if (timer) clearInterval(timer);
+        await app.close();
+        core.close();
+      },
+    };
+  } catch (error) {
+    core.close();
+    throw error;
+  }
+}
+
+function loadReplay(source: { path: string; contractId?: string }) {
+  const contractId = source.contractId ?? 'CON.F.US.EP.Z25';
+  const contract = findContract(contractId);
+  if (!contract || contract.id !== contractId) throw new RangeError(`market.contractId ${contractId} is not in the catalogue`);
+  const file = readBarFile(source.path, contract.grid);
+  // Start in the middle of the file, so there is history to ask for and a market to trade.
+  const defaultStart = file.bars.time[Math.floor(file.bars.time.length / 2)] as number;
+  return { contractId, file, defaultStart };
+}
+
+function seedTemplates(db: Db, templates: SimTemplateOptions[]): void {
+  db.transaction(() => {
+    for (const t of templates) {
+      const existing = db.prepare('SELECT id FROM templates WHERE name = ?').get(t.name) as { id: number } | undefined;
+      if (existing) continue;
+      const info = db
+        .prepare('INSERT INTO templates (name, title, description, starting_balance, margin, tag) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(t.name, t.title ?? t.name, t.description ?? '', t.startingBalance ?? 50_000, t.margin ?? t.startingBalance ?? 50_000, t.tag ?? 0);
+      const templateId = Number(info.lastInsertRowid);
+      const rule = db.prepare('INSERT INTO rules (template_id, kind, amount, violation_duration) VALUES (?, ?, ?, ?)');
+      if (t.dailyLossLimit) rule.run(templateId, 'dailyLossLimit', t.dailyLossLimit.limit, t.dailyLossLimit.duration ?? 2);
+      if (t.maximumLossLimit) rule.run(templateId, 'maximumLossLimit', t.maximumLossLimit.limit, t.maximumLossLimit.duration ?? 1);
+    }
+  })();
+}
+
+/** Users and their accounts from options or config: created once, their login settings refreshed on each start. */
+function seedUsers(db: Db, now: number, users: SimUserOptions[]): void {
+  db.transaction(() => {
+    for (const u of users) {
+      const settings = [u.apiKey, u.agreementsSigned === false ? 0 : 1, u.subscriptionActive === false ? 0 : 1, u.apiKeyLoginEnabled === false ? 0 : 1];
+      const existing = db.prepare('SELECT id FROM users WHERE user_name = ?').get(u.userName) as { id: number } | undefined;
+      let userId: number;
+      if (existing) {
+        userId = existing.id;
+        db.prepare('UPDATE users SET api_key = ?, agreements_signed = ?, subscription_active = ?, api_key_login_enabled = ? WHERE id = ?').run(...settings, userId);
+      } else {
+        const info = db
+          .prepare(
+            `INSERT INTO users (user_name, email, first_name, last_name, api_key, agreements_signed, subscription_active, api_key_login_enabled, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(u.userName, u.email ?? `${u.userName.toLowerCase()}@example.com`, u.firstName ?? '', u.lastName ?? '', ...settings, now);
+        userId = Number(info.lastInsertRowid);
+      }
+      for (const a of u.accounts ?? []) {
+        if (db.prepare('SELECT 1 FROM accounts WHERE name = ?').get(a.name)) continue;
+        const template = db.prepare('SELECT id, starting_balance, margin FROM templates WHERE name = ?').get(a.template ?? '50K') as
+          | { id: number; starting_balance: number; margin: number }
+          | undefined;
+        if (!template) throw new RangeError(`account ${a.name}: no template named ${a.template}`);
+        db.prepare(
+          `INSERT INTO accounts (user_id, name, template_id, starting_balance, margin, simulated, is_leader, is_follower, active,
+             personal_daily_loss_limit, personal_daily_profit_target, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          userId,
+          a.name,
+          template.id,
+          template.starting_balance,
+          template.margin,
+          a.live ? 0 : 1,
+          a.leader ? 1 : 0,
+          a.follower ? 1 : 0,
+          a.active === false ? 0 : 1,
+          a.personalDailyLossLimit ?? null,
+          a.personalDailyProfitTarget ?? null,
+          now,
+          now,
+        );
+      }
+    }
+  })();
+}
