@@ -1,7 +1,6 @@
 /** The report's public surface: statistics, the terminal summary and the HTML report. */
 export type * from './types.ts';
-export { computeStatistics, cents, ratio, TRADING_DAYS_PER_YEAR } from './statistics.ts';
+export { computeStatistics, cents, ratio, tradingDayConfig, TRADING_DAYS_PER_YEAR } from './statistics.ts';
 export { renderSummary, statisticRows } from './format.ts';
 export { renderReport, writeReport, type RenderOptions } from './html.ts';
-export { tradingDay, tradingDayResolver } from './trading-day.ts';
 export { ReportInputError, validateReportInput } from './validate.ts';

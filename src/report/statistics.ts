@@ -4,7 +4,7 @@
  * at the end, so rounding never accumulates; ratios are rounded to 4 decimals.
  */
 import type { DailyStatistics, DayStatistics } from '../adapters/gateway/schemas.ts';
-import { DEFAULT_TRADING_DAY_START_HOUR, tradingDayResolver } from './trading-day.ts';
+import { DEFAULT_TRADING_DAY, TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
 import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics } from './types.ts';
 import { validateReportInput } from './validate.ts';
 
@@ -154,16 +154,22 @@ export function drawdownStatistics(curve: EquityCurve, startingBalance: number):
 
 // ------------------------------------------------------------------ daily returns, Sharpe, Sortino
 
+/**
+ * The input's exchange trading day, as the engine defines it (src/engine/calendar.ts): `tradingDay` as
+ * given, else `tradingDayStartHour` (default 17) in America/Chicago.
+ */
+export function tradingDayConfig(input: Pick<ReportInput, 'tradingDay' | 'tradingDayStartHour'>): TradingDayConfig {
+  if (input.tradingDay !== undefined) return input.tradingDay;
+  if (input.tradingDayStartHour === undefined) return DEFAULT_TRADING_DAY;
+  return { timeZone: DEFAULT_TRADING_DAY.timeZone, startsAt: `${String(input.tradingDayStartHour).padStart(2, '0')}:00` };
+}
+
 /** Equity at the end of each trading day of the curve, oldest first. */
-export function endOfDayEquity(
-  curve: EquityCurve,
-  startHour = DEFAULT_TRADING_DAY_START_HOUR,
-): { day: string; equity: number }[] {
-  const dayOf = tradingDayResolver(startHour);
+export function endOfDayEquity(curve: EquityCurve, calendar = new TradingCalendar()): { day: string; equity: number }[] {
   const days: { day: string; equity: number }[] = [];
   const length = Math.min(curve.time.length, curve.equity.length);
   for (let i = 0; i < length; i++) {
-    const day = dayOf(curve.time[i] as number);
+    const day = calendar.dayOf(curve.time[i] as number);
     const value = curve.equity[i] as number;
     const last = days[days.length - 1];
     if (last !== undefined && last.day === day) last.equity = value;
@@ -294,9 +300,10 @@ export function exposure(bars: Pick<ReportBars, 'time'>, trades: readonly Closed
  * day's end, and `totalTradedContracts` counts round-turn contracts. `tradeDay` and `tradeDate` are the trading day's date at 00:00 UTC.
  */
 export function dailyStatistics(
-  input: Pick<ReportInput, 'trades' | 'equity' | 'startingBalance' | 'contract' | 'tradingDayStartHour'>,
+  input: Pick<ReportInput, 'trades' | 'equity' | 'startingBalance' | 'contract' | 'tradingDay' | 'tradingDayStartHour'>,
+  calendar = new TradingCalendar(tradingDayConfig(input)),
 ): DailyStatistics[] {
-  const dayOf = tradingDayResolver(input.tradingDayStartHour ?? DEFAULT_TRADING_DAY_START_HOUR);
+  const dayOf = (time: number) => calendar.dayOf(time);
   const days = new Set<string>();
   const length = Math.min(input.equity.time.length, input.equity.equity.length);
   for (let i = 0; i < length; i++) days.add(dayOf(input.equity.time[i] as number));
@@ -369,11 +376,11 @@ export function dayStatistics(daily: readonly DailyStatistics[]): DayStatistics[
 /** Every statistic of a run. Throws a `ReportInputError` naming each problem of a malformed input. */
 export function computeStatistics(input: ReportInput): Statistics {
   validateReportInput(input);
-  const startHour = input.tradingDayStartHour ?? DEFAULT_TRADING_DAY_START_HOUR;
+  const calendar = new TradingCalendar(tradingDayConfig(input));
   const trades = tradeStatistics(input.trades);
   const drawdown = drawdownStatistics(input.equity, input.startingBalance);
-  const returns = dailyReturns(endOfDayEquity(input.equity, startHour), input.startingBalance);
-  const daily = dailyStatistics(input);
+  const returns = dailyReturns(endOfDayEquity(input.equity, calendar), input.startingBalance);
+  const daily = dailyStatistics(input, calendar);
   const equityLength = Math.min(input.equity.time.length, input.equity.equity.length);
   const endingEquity =
     equityLength > 0 ? (input.equity.equity[equityLength - 1] as number) : input.startingBalance;

@@ -8,6 +8,7 @@
  * - money is in the account currency, as plain numbers (fees included where said so).
  */
 import type { DailyStatistics, DayStatistics } from '../adapters/gateway/schemas.ts';
+import type { TradingDayConfig } from '../engine/calendar.ts';
 import type { Side } from '../engine/types.ts';
 
 export interface ReportContract {
@@ -117,8 +118,10 @@ export interface ReportInput {
   readonly config?: Readonly<Record<string, string | number | boolean | null>>;
   /** Shown in the footer when given; never taken from the clock, so a report is byte-identical across runs. */
   readonly generatedAt?: string;
-  /** Hour (America/Chicago) at which a trading day starts. Default 17 (CME Globex). */
+  /** Hour (America/Chicago) at which a trading day starts. Default 17 (CME Globex). Ignored when `tradingDay` is given. */
   readonly tradingDayStartHour?: number;
+  /** The trading day as the engine configures it (`riskConfig.tradingDay`); default 17:00 America/Chicago. */
+  readonly tradingDay?: TradingDayConfig;
 }
 
 /**

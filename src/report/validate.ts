@@ -3,6 +3,7 @@
  * named instead of producing plausible-looking numbers (a shorter equity column would silently cut the
  * drawdown; an unsorted time column would split trading days wrongly).
  */
+import { TradingCalendar } from '../engine/calendar.ts';
 import type { ReportInput } from './types.ts';
 
 export class ReportInputError extends Error {
@@ -51,6 +52,13 @@ export function validateReportInput(input: ReportInput): void {
   const startHour = input.tradingDayStartHour;
   if (startHour !== undefined && !(Number.isInteger(startHour) && startHour >= 0 && startHour <= 23)) {
     problems.push(`tradingDayStartHour must be an integer from 0 to 23 (${startHour})`);
+  }
+  if (input.tradingDay !== undefined) {
+    try {
+      new TradingCalendar(input.tradingDay);
+    } catch (error) {
+      problems.push(`tradingDay: ${(error as Error).message}`);
+    }
   }
 
   const bars = input.bars.time.length;

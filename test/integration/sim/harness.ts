@@ -42,6 +42,8 @@ export const TEST_OPTIONS: SimulatorOptions = {
         { name: 'T-STATS', template: 'PRACTICE' },
         { name: 'T-LEADER', template: 'PRACTICE', leader: true },
         { name: 'T-CLOSED', template: '50K', active: false },
+        // Test hook: its first place answers OrderPending (6) and its first two cancels Pending (4).
+        { name: 'T-PENDING', template: 'PRACTICE', pendingPlaces: 1, pendingCancels: 2 },
       ],
     },
     { userName: 'unsigned', apiKey: 'unsigned-key', agreementsSigned: false },

@@ -364,6 +364,28 @@ describe('simulator trading interface', () => {
     });
   });
 
+  describe('pending answers (account test hook)', () => {
+    it('answers the first place with OrderPending (6), placing nothing, then places', async () => {
+      const accountId = ids['T-PENDING']!;
+      const req = { accountId, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 1, limitPrice: (await last()) - 400 * TICK, customTag: 'pending-hook-1' };
+      await expect(client.placeOrder(req)).rejects.toMatchObject({ code: 'GATEWAY_REJECTED', errorCode: 6, errorName: 'OrderPending' });
+      expect(await client.searchOpenOrders(accountId)).toEqual([]);
+      const id = await client.placeOrder(req);
+      expect(await client.searchOpenOrders(accountId)).toEqual([expect.objectContaining({ id })]);
+    });
+
+    it('answers the next two cancels with Pending (4), cancelling nothing, then cancels', async () => {
+      const accountId = ids['T-PENDING']!;
+      const [working] = await client.searchOpenOrders(accountId);
+      for (let i = 0; i < 2; i++) {
+        await expect(client.cancelOrder({ accountId, orderId: working!.id })).rejects.toMatchObject({ code: 'GATEWAY_REJECTED', errorCode: 4, errorName: 'Pending' });
+        expect((await order(accountId, working!.id)).status).toBe(OrderStatus.Open);
+      }
+      await client.cancelOrder({ accountId, orderId: working!.id });
+      expect((await order(accountId, working!.id)).status).toBe(OrderStatus.Cancelled);
+    });
+  });
+
   describe('positions', () => {
     it('partially closes and closes a position at the market', async () => {
       await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Ask, size: 3 });

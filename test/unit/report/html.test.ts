@@ -4,7 +4,6 @@ import { downsampleMinMax } from '../../../src/report/downsample.ts';
 import { formatDuration, formatMoney, formatTime, renderSummary } from '../../../src/report/format.ts';
 import { renderReport } from '../../../src/report/html.ts';
 import { computeStatistics } from '../../../src/report/statistics.ts';
-import { tradingDay, tradingDayResolver } from '../../../src/report/trading-day.ts';
 import { generatedRun } from './fixture.ts';
 
 function embeddedData(html: string): { charts: { price: { x: number[]; close: (number | null)[] } } } {
@@ -93,20 +92,5 @@ describe('renderReport', () => {
     for (const close of data.charts.price.close) if (close !== null) expect((close * 4) % 1).toBe(0);
     const first = input.bars.close[0]! * 0.25;
     expect(data.charts.price.close[0]).toBe(first);
-  });
-});
-
-describe('tradingDayResolver', () => {
-  it('agrees with tradingDay on any instant (hour cache is exact)', () => {
-    fc.assert(
-      fc.property(fc.array(fc.integer({ min: Date.parse('2000-01-01T00:00:00Z'), max: Date.parse('2040-01-01T00:00:00Z') }), { maxLength: 50 }), (times) => {
-        const resolve = tradingDayResolver();
-        for (const t of [...times].sort((a, b) => a - b)) expect(resolve(t)).toBe(tradingDay(t));
-      }),
-    );
-  });
-
-  it('rejects an impossible start hour', () => {
-    expect(() => tradingDay(0, 24)).toThrow(RangeError);
   });
 });

@@ -11,6 +11,7 @@ import {
   sharpeRatio,
   sortinoRatio,
   tradeStatistics,
+  tradingDayConfig,
 } from '../../../src/report/statistics.ts';
 import type { ClosedTrade, ReportInput } from '../../../src/report/types.ts';
 import { ReportInputError } from '../../../src/report/validate.ts';
@@ -243,6 +244,21 @@ describe('dailyStatistics', () => {
     // A Sunday in winter opens an hour later in UTC than a Sunday in summer.
     expect(days(['2024-01-07T22:00:00Z'])).toEqual(['2024-01-07']);
     expect(days(['2024-01-07T23:00:00Z'])).toEqual(['2024-01-08']);
+  });
+
+  it('takes the trading day as an hour in Chicago or as the engine TradingDayConfig, with the same records', () => {
+    const trades = [trade(10, 0, { exitTime: at('2024-01-10T23:30:00Z') }), trade(10, 0, { exitTime: at('2024-01-11T00:30:00Z') })];
+    const byHour = dailyStatistics(input({ trades, tradingDayStartHour: 18 }));
+    expect(byHour.map((d) => d.tradeDate.slice(0, 10))).toEqual(['2024-01-10', '2024-01-11']);
+    expect(tradingDayConfig({ tradingDayStartHour: 18 })).toEqual({ timeZone: 'America/Chicago', startsAt: '18:00' });
+    expect(dailyStatistics(input({ trades, tradingDay: { timeZone: 'America/Chicago', startsAt: '18:00' } }))).toEqual(byHour);
+    // The default day starts at 17:00 Chicago: both trades close in the trading day of 11 January.
+    expect(dailyStatistics(input({ trades })).map((d) => d.tradeDate.slice(0, 10))).toEqual(['2024-01-11']);
+  });
+
+  it('refuses an impossible start hour or time zone, naming it', () => {
+    expect(() => computeStatistics(input({ tradingDayStartHour: 24 }))).toThrow(/tradingDayStartHour must be an integer from 0 to 23 \(24\)/);
+    expect(() => computeStatistics(input({ tradingDay: { timeZone: 'Mars/Olympus', startsAt: '17:00' } }))).toThrow(ReportInputError);
   });
 
   it('produces records that parse with the gateway schemas of spec 2.16 and 2.17', () => {
