@@ -90,6 +90,43 @@ class Restart implements Cmd {
   toString = (): string => 'restart on the same journal';
 }
 
+/**
+ * The in-process kill -9: a place is sent (and forwarded to the simulator or not), the process "dies"
+ * before the answer (its journal is closed under it, so nothing more is written), and a fresh executor
+ * starts on the same journal file.
+ */
+class PlaceAndCrash implements Cmd {
+  constructor(readonly forwarded: boolean) {}
+  check = (): boolean => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const tag = `m-${m.tags.length + 1}`;
+    m.tags.push(tag);
+    // Pending faults would take the place's turn at the proxy; this command is about the crash alone.
+    r.b.proxy.clear();
+    r.b.proxy.inject({ path: '/api/Order/place', action: { kind: 'hold', forward: this.forwarded } });
+    r.bot.executor.place(market(tag, 'buy'));
+    await Promise.race([
+      r.b.proxy.held(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`place ${tag} never reached the proxy`)), 3_000)),
+    ]);
+    r.bot.poller.stop();
+    r.bot.journal.close();
+    r.b.proxy.release({ drop: true });
+    await r.bot.executor.idle();
+    r.bot = startBot(r.b);
+    const report = await reconcileOnStart({ client: r.b.client, journal: r.bot.journal, executor: r.bot.executor, accountId: r.b.sim.demo.accountId, strategyIds: ['m'], now: r.b.now, logger: silentLogger }).catch(
+      () => undefined,
+    );
+    if (report) {
+      expect(report.resolved.map((x) => x.tag)).toContain(tag);
+      expect(report.sequenceStart.m).toBeGreaterThan(m.tags.length);
+    }
+    await r.bot.executor.idle();
+    noDuplicate(r);
+  }
+  toString = (): string => `place, then die before the answer (${this.forwarded ? 'order reached the simulator' : 'order never arrived'})`;
+}
+
 const paths = ['/api/Order/place', '/api/Order/cancel', '/api/Order/search', '/api/Order/searchOpen', '/api/Trade/search', '/api/Position/searchOpen'];
 const commands = [
   fc.tuple(fc.constantFrom<'buy' | 'sell'>('buy', 'sell'), fc.boolean()).map(([side, resting]) => new Place(side, resting)),
@@ -97,6 +134,7 @@ const commands = [
   fc.tuple(fc.constantFrom(...paths), fc.constantFrom<'drop-before' | 'drop-after' | 'status'>('drop-before', 'drop-after', 'status')).map(([p, k]) => new Fault(p, k)),
   fc.constant(new Poll()),
   fc.constant(new Restart()),
+  fc.boolean().map((forwarded) => new PlaceAndCrash(forwarded)),
 ];
 
 describe('executor against the simulator under random faults', () => {
