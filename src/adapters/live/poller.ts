@@ -183,7 +183,12 @@ export class Poller implements MarketData {
     this.running = true;
     const loop = async (): Promise<void> => {
       if (!this.running) return;
-      await this.tick();
+      try {
+        await this.tick();
+      } catch (error) {
+        // A listener failed (not a poll: those are caught per job); keep polling, the bot must keep seeing.
+        this.o.logger.error({ err: error }, 'poll round failed');
+      }
       if (!this.running) return;
       const next = Math.min(...this.jobs.map((j) => j.due));
       const wallMs = Math.max(1, (next - this.o.now()) / (this.o.speed ?? 1));

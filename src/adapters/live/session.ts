@@ -225,7 +225,15 @@ export class LiveSession {
     for (const contractId of config.contracts) {
       this.subscriptions.push(
         this.poller.bars(contractId, config.timeframe).subscribe((chunk) => {
-          engine.push(chunk);
+          try {
+            engine.push(chunk);
+          } catch (error) {
+            // An engine or strategy failure leaves its state in doubt: stop everything but cancels.
+            logger.error({ err: error, contractId, time: chunk.time[0] }, 'engine failed on a bar; trading HALTED');
+            journal.record('engine-error', 'event', null, { message: error instanceof Error ? error.message : String(error) });
+            engine.setTradingState('HALTED', 'engine failed on a bar');
+            return;
+          }
           if (chunk.partial) return;
           this.closedBars++;
           if (config.session.maxBars !== undefined && contractId === config.contracts[0] && this.closedBars >= config.session.maxBars) this.finish();
