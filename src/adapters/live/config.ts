@@ -27,7 +27,7 @@ export const liveConfigSchema = z.strictObject({
     /** A built-in strategy's name, or a path to a module. */
     name: z.string().min(1),
     /** Prefix of every customTag (`<id>-<sequence>`); keep it stable across restarts of one bot. */
-    id: z.string().regex(/^[A-Za-z][A-Za-z0-9_.]*$/, 'letters, digits, _ and . only, starting with a letter'),
+    id: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'letters, digits, _ . and - only, starting with a letter'),
     params: z.record(z.string(), z.unknown()).default({}),
   }),
   /** Contract ids (for example CON.F.US.EP.Z25); the first is the strategy's primary contract. */
