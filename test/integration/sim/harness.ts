@@ -76,6 +76,33 @@ export function adminClient(sim: SimHandle): AdminClient {
   return new AdminClient({ baseUrl: sim.adminUrl, headers: sim.adminHeaders, retry: { maxAttempts: 1 }, rateLimits: GENEROUS_RATES });
 }
 
+/** A simulator driven by the trader's trading client and an admin client, with the trader's account ids. */
+export interface Session {
+  sim: SimHandle;
+  client: TradingClient;
+  admin: AdminClient;
+  ids: Record<string, number>;
+  /** Closes both clients, then the simulator. */
+  close(): Promise<void>;
+}
+
+export async function openSession(extra: SimulatorOptions = {}): Promise<Session> {
+  const sim = await startTestSimulator(extra);
+  const client = tradingClient(sim);
+  const admin = adminClient(sim);
+  return {
+    sim,
+    client,
+    admin,
+    ids: await accountIds(client),
+    async close() {
+      await client.close();
+      await admin.close();
+      await sim.close();
+    },
+  };
+}
+
 /** Account ids by name, as the trader sees them. */
 export async function accountIds(client: TradingClient): Promise<Record<string, number>> {
   const accounts = await client.searchAccounts(false);

@@ -4,7 +4,7 @@ import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { OrderSide, OrderType, ViolationDuration, ViolationType } from '../../../src/adapters/gateway/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ES, ISO, MES, START, accountIds, adminClient, advanceUntil, rawPost, startTestSimulator, tradingClient } from './harness.ts';
+import { ES, ISO, MES, START, advanceUntil, openSession, rawPost, type Session } from './harness.ts';
 
 describe('simulator rules and administration', () => {
   let sim: SimHandle;
@@ -12,17 +12,13 @@ describe('simulator rules and administration', () => {
   let admin: AdminClient;
   let ids: Record<string, number>;
 
+  let session: Session;
+
   beforeAll(async () => {
-    sim = await startTestSimulator();
-    client = tradingClient(sim);
-    admin = adminClient(sim);
-    ids = await accountIds(client);
+    session = await openSession();
+    ({ sim, client, admin, ids } = session);
   });
-  afterAll(async () => {
-    await client.close();
-    await admin.close();
-    await sim.close();
-  });
+  afterAll(() => session.close());
 
   /** Buy and sell `size` at once: no market move, so the day's loss is exactly the fees. */
   async function roundTrip(accountId: number, size = 2, contractId = ES) {

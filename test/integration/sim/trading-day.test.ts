@@ -8,7 +8,7 @@ import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { OrderSide, OrderType } from '../../../src/adapters/gateway/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ES, accountIds, adminClient, startTestSimulator, tradingClient } from './harness.ts';
+import { ES, openSession, type Session } from './harness.ts';
 
 const ROUND_TRIP_FEES = 2.8; // 1 ES, 1.40 a side
 
@@ -17,18 +17,14 @@ describe('simulator trading day across daylight saving time', () => {
   let client: TradingClient;
   let admin: AdminClient;
   let accountId: number;
+  let session: Session;
 
   beforeAll(async () => {
-    sim = await startTestSimulator({ startTime: Date.UTC(2026, 0, 14, 21, 0) });
-    client = tradingClient(sim);
-    admin = adminClient(sim);
-    accountId = (await accountIds(client))['T-STATS']!;
+    session = await openSession({ startTime: Date.UTC(2026, 0, 14, 21, 0) });
+    ({ sim, client, admin } = session);
+    accountId = session.ids['T-STATS']!;
   });
-  afterAll(async () => {
-    await client.close();
-    await admin.close();
-    await sim.close();
-  });
+  afterAll(() => session.close());
 
   const moveTo = (t: number) => sim.clock.advance(t - sim.clock.now());
   async function roundTrip() {

@@ -11,7 +11,7 @@ import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { OrderSide, OrderType, PlaceErrorCode, ViolationDuration, ViolationType } from '../../../src/adapters/gateway/codes.ts';
 import { MaximumSource, MinimumSource, type SimHandle } from '../../../src/sim/index.ts';
-import { ES, TRADER, accountIds, adminClient, startTestSimulator, tradingClient } from './harness.ts';
+import { ES, TRADER, openSession, type Session } from './harness.ts';
 
 const START = Date.UTC(2025, 10, 3, 14, 0);
 const MINUTE = 60_000;
@@ -50,11 +50,12 @@ describe('simulator maximum loss limit variants', () => {
   let client: TradingClient;
   let admin: AdminClient;
   let ids: Record<string, number>;
+  let session: Session;
 
   beforeAll(async () => {
     const file = path.join(dir, 'es-path.csv');
     writePath(file);
-    sim = await startTestSimulator({
+    session = await openSession({
       market: { source: 'csv', path: file },
       startTime: START,
       templates: [
@@ -75,14 +76,10 @@ describe('simulator maximum loss limit variants', () => {
         },
       ],
     });
-    client = tradingClient(sim);
-    admin = adminClient(sim);
-    ids = await accountIds(client);
+    ({ sim, client, admin, ids } = session);
   });
   afterAll(async () => {
-    await client.close();
-    await admin.close();
-    await sim.close();
+    await session.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
