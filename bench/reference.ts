@@ -95,6 +95,8 @@ export function plainLoop(bars: BarColumns, params: ReferenceParams = REFERENCE_
   const slowWindow = new Float64Array(slow);
   let fastSum = 0;
   let slowSum = 0;
+  let fastSlot = 0;
+  let slowSlot = 0;
   let side = 0;
   let position = 0;
   let average = NaN;
@@ -120,13 +122,13 @@ export function plainLoop(bars: BarColumns, params: ReferenceParams = REFERENCE_
       pending = 0;
     }
     const value = close[i]!;
-    const fastSlot = i % fast;
-    const slowSlot = i % slow;
     // Same operation order as the engine's SmaKernel (sum - oldest + newest), so equal sums, equal sides.
     fastSum = i < fast ? fastSum + value : fastSum - fastWindow[fastSlot]! + value;
     slowSum = i < slow ? slowSum + value : slowSum - slowWindow[slowSlot]! + value;
     fastWindow[fastSlot] = value;
     slowWindow[slowSlot] = value;
+    fastSlot = fastSlot + 1 === fast ? 0 : fastSlot + 1;
+    slowSlot = slowSlot + 1 === slow ? 0 : slowSlot + 1;
     if (i < slow - 1) continue;
     const a = fastSum / fast;
     const b = slowSum / slow;
