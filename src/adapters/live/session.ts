@@ -16,6 +16,7 @@ import type * as S from '../gateway/schemas.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PriceGrid } from '../../engine/ticks.ts';
 import { createEngine, RISK_STRATEGY_ID, type Engine } from '../../engine/runner.ts';
+import { Accounting } from '../../engine/accounting.ts';
 import type { StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig } from '../../engine/rules.ts';
 import type { ContractSpec, Timeframe } from '../../engine/types.ts';
@@ -124,7 +125,9 @@ export class LiveSession {
         ...(adminAccount?.personalDailyLossLimit ? { personalDailyLossLimit: Math.abs(adminAccount.personalDailyLossLimit) } : {}),
         ...(adminAccount?.personalDailyProfitTarget ? { personalDailyProfitTarget: adminAccount.personalDailyProfitTarget } : {}),
         ...(o.account ?? {}),
-        startingBalance: o.account?.startingBalance ?? adminAccount?.startOfDayBalance ?? account.balance,
+        // The journal's fills are replayed into the engine below; starting from the balance before them
+        // makes the engine's balance equal the gateway's after the replay (no PnL counted twice).
+        startingBalance: o.account?.startingBalance ?? account.balance - journalNet(journal, contracts),
       };
 
       const engine = createEngine({
@@ -326,6 +329,16 @@ export class LiveSession {
     })();
     return this.stopping;
   }
+}
+
+/** Realized PnL minus fees of every journaled fill (of the configured contracts). */
+function journalNet(journal: Journal, contracts: ReadonlyMap<string, ContractSpec>): number {
+  const scratch = new Accounting([...contracts.values()], 0);
+  for (const f of journal.fills()) {
+    if (!contracts.has(f.contractId)) continue;
+    scratch.applyFill({ kind: 'fill', fillId: f.fillId, orderId: f.tag ?? `venue-${f.venueOrderId}`, contractId: f.contractId, side: f.side, size: f.size, price: f.price, fees: f.fees, time: f.time }, 'replay');
+  }
+  return scratch.balance;
 }
 
 async function findAccount(client: TradingClient, config: LiveConfig, mode: 'paper' | 'live'): Promise<S.Account> {

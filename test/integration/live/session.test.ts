@@ -71,6 +71,8 @@ describe('paper session on the simulator', () => {
     const positions = await b.truth.searchOpenPositions(b.sim.demo.accountId);
     const enginePosition = s1.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0;
     expect(enginePosition).toBe(positions.reduce((a, p) => a + signedSize(p), 0));
+    const simBalance = async (): Promise<number> => (await b.truth.searchAccounts(true)).find((a) => a.id === b.sim.demo.accountId)!.balance;
+    expect(s1.engine.snapshot().balance).toBeCloseTo(await simBalance(), 6);
     const next = s1.engine.nextSequence('smacross');
     await s1.stop();
 
@@ -79,6 +81,8 @@ describe('paper session on the simulator', () => {
     expect(s2.reconcile.clean).toBe(true);
     expect(s2.reconcile.sequenceStart.smacross).toBe(next);
     expect(s2.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0).toBe(enginePosition);
+    // The journal's fills replayed on top of the balance before them: nothing counted twice.
+    expect(s2.engine.snapshot().balance).toBeCloseTo(await simBalance(), 6);
     await runBars(s2, 10);
     await agreement(b, asBot(s2));
     for (const [, count] of b.proxy.placesByTag()) expect(count).toBe(1);
