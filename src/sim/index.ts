@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
 import { TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
 import { silentLogger, type Logger } from '../engine/log.ts';
 import { SimAdmin } from './admin.ts';
@@ -15,9 +16,9 @@ import { SimEngine } from './engine.ts';
 import { readBarFile } from './market/csv.ts';
 import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
-import { mllVariant, type MaximumSource, type MinimumSource } from './rules.ts';
+import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
-import { getMeta, openStore, setMeta, type Db } from './store.ts';
+import { getMeta, openStore, setMeta, type Db, type RuleRow } from './store.ts';
 
 export { CONTRACTS, findContract } from './catalogue.ts';
 export { generateBars } from './market/synthetic.ts';
@@ -281,21 +282,31 @@ function seedTemplates(db: Db, templates: SimTemplateOptions[]): void {
     for (const t of templates) {
       const existing = db.prepare('SELECT id FROM templates WHERE name = ?').get(t.name) as { id: number } | undefined;
       if (existing) continue;
+      const startingBalance = t.startingBalance ?? 50_000;
       const info = db
         .prepare('INSERT INTO templates (name, title, description, starting_balance, margin, tag) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(t.name, t.title ?? t.name, t.description ?? '', t.startingBalance ?? 50_000, t.margin ?? t.startingBalance ?? 50_000, t.tag ?? 0);
+        .run(t.name, t.title ?? t.name, t.description ?? '', startingBalance, t.margin ?? startingBalance, t.tag ?? 0);
       const templateId = Number(info.lastInsertRowid);
       const rule = db.prepare('INSERT INTO rules (template_id, kind, amount, violation_duration, maximum_source, minimum_source) VALUES (?, ?, ?, ?, ?, ?)');
       if (t.dailyLossLimit) rule.run(templateId, 'dailyLossLimit', t.dailyLossLimit.limit, t.dailyLossLimit.duration ?? 2, 0, null);
-      const maximum = t.maximumLossLimit;
-      if (maximum) {
-        const maximumSource = maximum.maximumSource ?? 0;
-        const minimumSource = maximum.minimumSource ?? null;
-        mllVariant(maximumSource, minimumSource); // refuses a combination the engine has no variant for
-        rule.run(templateId, 'maximumLossLimit', maximum.limit, maximum.duration ?? 1, maximumSource, minimumSource);
+      if (t.maximumLossLimit) {
+        const { limit, duration, maximumSource, minimumSource } = t.maximumLossLimit;
+        rule.run(templateId, 'maximumLossLimit', limit, duration ?? 1, maximumSource ?? 0, minimumSource ?? null);
       }
+      checkTemplateRules(t.name, startingBalance, db.prepare('SELECT * FROM rules WHERE template_id = ?').all(templateId) as RuleRow[]);
     }
   })();
+}
+
+/** A template's rules must make an engine rule book (positive amounts, a known variant): refused at creation, not at the first fill. */
+function checkTemplateRules(name: string, startingBalance: number, rules: RuleRow[]): void {
+  try {
+    accountRuleBook(startingBalance, rules);
+  } catch (error) {
+    if (error instanceof SimRuleError) throw new SimRuleError(`template ${name}: ${error.message}`);
+    if (error instanceof z.ZodError) throw new SimRuleError(`template ${name}: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw error;
+  }
 }
 
 /** Users and their accounts from options or config: created once, their login settings refreshed on each start. */
