@@ -11,6 +11,8 @@ import { sliceByIndex, type BarColumns } from '../../../src/adapters/backtest/so
 import { createEngine } from '../../../src/engine/runner.ts';
 import type { BarChunk, Fill } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
+import { checkIntent } from '../../../src/engine/risk.ts';
+import { guardBench, runGuardChecks } from '../../../bench/guard.ts';
 import { CONTRACT, MINUTE, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, type PathResult } from '../../../bench/reference.ts';
 
 const BARS = 50_000;
@@ -78,5 +80,14 @@ describe('bench: full path and plain loop', () => {
     const shorter = { ...loop, fills: { time: loop.fills.time.slice(1), size: loop.fills.size.slice(1), price: loop.fills.price.slice(1) } };
     expect(compareRuns(loop, shorter)).toBeDefined();
     expect(compareRuns(loop, { ...loop, realizedPnl: loop.realizedPnl + 12.5 })).toMatch(/realized PnL/);
+  });
+});
+
+describe('bench: the risk guard figure checks realistic intents', () => {
+  it('accepts the six sound intents and rejects the distance-as-trailPrice and the misaligned price with their codes', () => {
+    const bench = guardBench();
+    const results = bench.intents.map((intent) => checkIntent(intent, bench.state, bench.limits));
+    expect(results.map((r) => (r.accepted ? 'ok' : r.code))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'TRAIL_TOO_FAR', 'TICK_MISALIGNED', 'ok']);
+    expect(runGuardChecks(bench, bench.intents.length * 3)).toBe(18);
   });
 });
