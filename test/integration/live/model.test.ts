@@ -153,7 +153,7 @@ describe('executor against the simulator under random faults', () => {
           await b.close();
         }
       }),
-      { numRuns: 30 },
+      { numRuns: 20 },
     );
   }, 60_000);
 });
