@@ -65,6 +65,7 @@ export class LiveSession {
   private closedBars = 0;
   private stopping: Promise<void> | undefined;
   private lastAccount: S.Account | undefined;
+  private admin: AdminClient | undefined;
   private positions: readonly S.Position[] = [];
   private visibilityReason: string | undefined;
 
@@ -96,6 +97,7 @@ export class LiveSession {
       ...(o.client ?? {}),
     });
     let journal: Journal | undefined;
+    let admin: AdminClient | undefined;
     try {
       await client.login();
       const account = await findAccount(client, config, o.mode);
@@ -113,7 +115,7 @@ export class LiveSession {
       const report = await reconcileOnStart({ client, journal, executor, accountId: account.id, strategyIds, now, logger });
 
       let adminAccount: S.TradingAccount | undefined;
-      const admin = o.admin ? new AdminClient({ baseUrl: o.admin.url, headers: o.admin.headers, logger, now }) : undefined;
+      admin = o.admin ? new AdminClient({ baseUrl: o.admin.url, headers: o.admin.headers, logger, now }) : undefined;
       if (admin) {
         try {
           adminAccount = await admin.findTradingAccount(account.name);
@@ -176,12 +178,14 @@ export class LiveSession {
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
+      session.admin = admin;
       hooks.session = session;
       session.wire(report);
       return session;
     } catch (error) {
       journal?.close();
       await client.close();
+      await admin?.close();
       throw error;
     }
   }
@@ -325,6 +329,7 @@ export class LiveSession {
       this.journal.record('session', 'after', null, { bars: this.closedBars, snapshot: this.engine.snapshot() });
       this.journal.close();
       await this.client.close();
+      await this.admin?.close();
       this.finish();
     })();
     return this.stopping;
