@@ -106,8 +106,14 @@ export async function runTrading(o: RunOptions): Promise<number> {
 
   let interrupted = false;
   const onInt = (): void => {
+    if (interrupted) {
+      // A second Ctrl-C does not wait: every journal write is a committed transaction, and a request
+      // still in flight is looked up by its customTag at the next start.
+      logger.warn('second interrupt: exiting now');
+      process.exit(ExitCode.Interrupted);
+    }
     interrupted = true;
-    logger.warn('interrupt: stopping after requests in flight are journaled');
+    logger.warn('interrupt: stopping after requests in flight are journaled (Ctrl-C again to exit at once)');
     void session.stop();
   };
   const onKill = (): void => {
