@@ -1,14 +1,36 @@
 /**
- * Child process of the benchmark (figure 6): generates the 1,000,000 bars and runs the reference backtest
- * once, then prints its peak resident set size as JSON. A fresh process, so the parent's other
- * measurements (the simulator, the grid, earlier runs' garbage) do not inflate it.
+ * Child process of the benchmark: one 1M-bar reference backtest in a fresh process, so the parent's other
+ * measurements (the simulator, the grid, earlier runs' garbage, a warmed-up compiler) do not flatter or
+ * inflate it. Prints one JSON line: wall time from the bars' source to the result (modules already
+ * loaded), the run's fills and order list hash, and the process's peak resident set size.
+ *
+ *   fresh-run.ts synthetic <bars>              generate the seeded market, then run (figure 6)
+ *   fresh-run.ts cache <file> <from> <to>      load the range from the SQLite bar cache, then run (figure 3, cold)
  */
-import { fullPathBacktest, referenceBars } from './reference.ts';
+import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
+import { CONTRACT, MINUTE, fullPathBacktest, referenceBars } from './reference.ts';
 
-const count = Number(process.argv[2] ?? 1_000_000);
-if (!Number.isInteger(count) || count < 1) throw new RangeError(`bar count must be a positive whole number, got ${process.argv[2]}`);
-const baseline = process.resourceUsage().maxRSS;
-const bars = referenceBars(count);
-const run = fullPathBacktest(bars);
-// maxRSS is in kilobytes (KiB).
-process.stdout.write(`${JSON.stringify({ bars: run.bars, fills: run.fills.length, baselineKiB: baseline, maxRssKiB: process.resourceUsage().maxRSS })}\n`);
+const [mode, ...rest] = process.argv.slice(2);
+const baselineKiB = process.resourceUsage().maxRSS;
+const start = performance.now();
+let run;
+if (mode === 'synthetic') {
+  const count = Number(rest[0]);
+  if (!Number.isInteger(count) || count < 1) throw new RangeError(`bar count must be a positive whole number, got ${rest[0]}`);
+  run = fullPathBacktest(referenceBars(count));
+} else if (mode === 'cache') {
+  const [file, from, to] = [rest[0]!, Number(rest[1]), Number(rest[2])];
+  const cache = new BarCache(file);
+  try {
+    const key = { contractId: CONTRACT.id, timeframe: MINUTE, live: false };
+    if (cache.missing(key, from, to).length > 0) throw new RangeError(`${file} does not cover the range asked for`);
+    run = fullPathBacktest(cache.load(key, CONTRACT.grid, from, to));
+  } finally {
+    cache.close();
+  }
+} else {
+  throw new RangeError(`mode must be 'synthetic' or 'cache', got '${mode}'`);
+}
+const ms = performance.now() - start;
+// maxRSS is in kibibytes.
+process.stdout.write(`${JSON.stringify({ mode, ms, bars: run.bars, fills: run.fills.length, orderListHash: run.orderListHash, baselineKiB, maxRssKiB: process.resourceUsage().maxRSS })}\n`);
