@@ -153,7 +153,7 @@ describe('executor against the simulator under random faults', () => {
           await b.close();
         }
       }),
-      { numRuns: 20 },
+      { numRuns: 15 },
     );
   }, 60_000);
 });
