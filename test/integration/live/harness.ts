@@ -40,7 +40,7 @@ export interface Bench {
 
 export async function startBench(options: { sim?: SimulatorOptions; timeoutMs?: number } = {}): Promise<Bench> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-live-'));
-  const sim = await startSimulator({ clock: 'manual', startTime: START, rateLimits: UNLIMITED, ...options.sim });
+  const sim = await startSimulator({ clock: 'manual', startTime: START, historyDays: 2, rateLimits: UNLIMITED, ...options.sim });
   const proxy = await startFaultProxy(sim.tradingUrl);
   const now = (): number => sim.clock.now();
   const client = new TradingClient({
