@@ -333,23 +333,6 @@ export class LiveExecutor implements Venue {
     return this.blindReason;
   }
 
-  /** Orders whose place outcome is not known yet. */
-  unresolved(): JournaledOrder[] {
-    return this.journal.orders({ states: ['submitting', 'unknown'] });
-  }
-
-  /**
-   * Look every unresolved order up by customTag now (Order/search over their creation window). Called
-   * at start and after each unknown outcome, before anything else is sent for that order.
-   */
-  async resolveUnknown(): Promise<void> {
-    const pending = this.unresolved().filter((o) => !this.placing.has(o.tag));
-    if (pending.length === 0) return;
-    const from = Math.min(...pending.map((o) => o.createdAt)) - this.lookupSlackMs;
-    const orders = await this.client.searchOrders({ accountId: this.accountId, startTimestamp: ISO(from) });
-    this.applyOrderSearch(orders, from);
-  }
-
   // ------------------------------------------------------------------ kill switch
 
   /**
