@@ -604,4 +604,3 @@ function modifiedSpec(spec: OrderSpec, m: ModifyCommand): OrderSpec {
   }
 }
 
-export { describe };
