@@ -7,13 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { readCsvBars } from '../adapters/backtest/sources/csv.ts';
 import { TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
 import { silentLogger, type Logger } from '../engine/log.ts';
 import { SimAdmin } from './admin.ts';
 import { CONTRACTS, findContract } from './catalogue.ts';
 import { createClock, type ClockMode } from './clock.ts';
 import { SimEngine } from './engine.ts';
-import { readBarFile } from './market/csv.ts';
 import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
@@ -271,10 +271,20 @@ function loadReplay(source: { path: string; contractId?: string }) {
   const contractId = source.contractId ?? 'CON.F.US.EP.Z25';
   const contract = findContract(contractId);
   if (!contract || contract.id !== contractId) throw new RangeError(`market.contractId ${contractId} is not in the catalogue`);
-  const file = readBarFile(source.path, contract.grid);
+  // The backtest's reader: one CSV format (and one set of file/line/column errors) for both. Its contract
+  // month segments are not used: the replay stands for one contract.
+  const { bars } = readCsvBars(source.path, contract.grid);
+  const file = { bars, stepMs: smallestStep(bars.time) };
   // Start in the middle of the file, so there is history to ask for and a market to trade.
-  const defaultStart = file.bars.time[Math.floor(file.bars.time.length / 2)] as number;
+  const defaultStart = bars.time[Math.floor(bars.time.length / 2)] as number;
   return { contractId, file, defaultStart };
+}
+
+/** The bar length of a replayed file: the smallest spacing between consecutive bars (gaps are closed market). */
+function smallestStep(times: Float64Array): number {
+  let step = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < times.length; i++) step = Math.min(step, (times[i] as number) - (times[i - 1] as number));
+  return Number.isFinite(step) ? step : 60_000;
 }
 
 function seedTemplates(db: Db, templates: SimTemplateOptions[]): void {

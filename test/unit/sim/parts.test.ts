@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CsvBarsError } from '../../../src/adapters/backtest/sources/csv.ts';
 import { ConfigError, parseConfig } from '../../../src/cli/config.ts';
 import { SimConfig } from '../../../src/cli/sim.ts';
 import { CONTRACTS, findContract } from '../../../src/sim/catalogue.ts';
 import { createClock } from '../../../src/sim/clock.ts';
-import { BarFileError, readBarFile } from '../../../src/sim/market/csv.ts';
+import { openSimulator } from '../../../src/sim/index.ts';
 import { RateLimiter } from '../../../src/sim/rate-limit.ts';
 import { SimRuleError, mllVariant } from '../../../src/sim/rules.ts';
 
@@ -74,29 +75,39 @@ describe('rate limiter', () => {
   });
 });
 
-describe('bar files', () => {
-  it('reports every bad line with its number', () => {
+describe('bar files (read with the backtest\'s CSV reader)', () => {
+  it('refuses a replay file, reporting every bad line and column at once', () => {
     const file = path.join(dir, 'bad.csv');
-    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,1,2,5\n2025-01-01T00:01:00Z,1.1,2,1,2,5\nnot-a-time,1,2,1,2,5\n2025-01-01T00:00:30Z,1,2,1,2,5\n');
-    const grid = findContract('ESZ5')!.grid;
+    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,1,2,5\n2025-01-01T00:01:00Z,1.1,2,1,2,5\n2025-01-01T00:00:30Z,1,2,1,2,5\nnot-a-time,1,2,1,2,5\n');
     try {
-      readBarFile(file, grid);
+      openSimulator({ market: { source: 'csv', path: file }, clock: 'manual' });
       expect.unreachable();
     } catch (error) {
-      expect(error).toBeInstanceOf(BarFileError);
-      const problems = (error as BarFileError).problems.join('\n');
-      expect(problems).toMatch(/line 3: o "1.1"/);
-      expect(problems).toMatch(/line 4: bad time/);
-      expect(problems).toMatch(/line 5: time does not increase/);
+      expect(error).toBeInstanceOf(CsvBarsError);
+      const problems = (error as CsvBarsError).problems;
+      expect(problems).toContainEqual(expect.objectContaining({ file, line: 3, column: 'o' }));
+      expect(problems).toContainEqual(expect.objectContaining({ file, line: 4, column: 't', message: expect.stringMatching(/not after the previous bar/) }));
+      expect(problems).toContainEqual(expect.objectContaining({ file, line: 5, column: 't', message: expect.stringMatching(/not an ISO 8601 time/) }));
     }
   });
 
-  it('reads a good file into ticks with its bar length', () => {
+  it('replays a good file in ticks, taking the bar length from the smallest spacing', () => {
     const file = path.join(dir, 'good.csv');
-    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,0.75,1.5,5\n2025-01-01T00:01:00Z,1.5,2,1,2,7\n');
-    const { bars, stepMs } = readBarFile(file, findContract('ESZ5')!.grid);
-    expect(stepMs).toBe(60_000);
-    expect(Array.from(bars.low)).toEqual([3, 4]);
+    // Five-minute bars with a gap: the bar length is five minutes, not the gap.
+    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,0.75,1.5,5\n2025-01-01T00:05:00Z,1.5,2,1,2,7\n2025-01-01T01:00:00Z,2,2.25,2,2.25,3\n');
+    const start = Date.parse('2025-01-01T00:00:00Z');
+    const sim = openSimulator({ market: { source: 'csv', path: file }, clock: 'manual', startTime: start + 2 * 3_600_000 });
+    try {
+      const market = sim.engine.market('CON.F.US.EP.Z25')!;
+      const bars = market.bars({ unit: 'minute', unitNumber: 5 }, start, start + 3_600_000, sim.engine.clock.now(), 10, false);
+      expect(bars.map((b) => [b.t - start, b.l])).toEqual([[3_600_000, 8], [300_000, 4], [0, 3]]);
+      // Open through the whole second bar; closed in the gap after it, at that bar's close.
+      expect(market.isOpen(start + 9 * 60_000)).toBe(true);
+      expect(market.isOpen(start + 30 * 60_000)).toBe(false);
+      expect(market.lastPrice(start + 30 * 60_000)).toBe(8);
+    } finally {
+      sim.close();
+    }
   });
 });
 
