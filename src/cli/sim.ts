@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createLogger } from '../engine/log.ts';
-import { startSimulator, type SimulatorOptions } from '../sim/index.ts';
+import { MaximumSource, MinimumSource, startSimulator, type SimulatorOptions } from '../sim/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
@@ -32,6 +32,12 @@ Options:
 
 const Budget = z.strictObject({ requests: z.number().int().positive(), windowMs: z.number().int().positive() });
 const Limit = z.strictObject({ limit: z.number().positive(), duration: z.union([z.literal(1), z.literal(2)]).optional() });
+// Which combinations make a variant is the simulator's check (mllVariant), made when the template is created.
+const MaximumLossLimit = Limit.extend({
+  maximumSource: z.enum(MaximumSource).optional(),
+  minimumSource: z.enum(MinimumSource).nullable().optional(),
+});
+const PendingCount = z.number().int().min(0).optional();
 
 export const SimConfig = z.strictObject({
   port: z.number().int().min(0).max(65535).default(5005),
@@ -58,7 +64,7 @@ export const SimConfig = z.strictObject({
         margin: z.number().positive().optional(),
         tag: z.union([z.literal(0), z.literal(1)]).optional(),
         dailyLossLimit: Limit.optional(),
-        maximumLossLimit: Limit.optional(),
+        maximumLossLimit: MaximumLossLimit.optional(),
       }),
     )
     .default([]),
@@ -84,6 +90,8 @@ export const SimConfig = z.strictObject({
               active: z.boolean().optional(),
               personalDailyLossLimit: z.number().positive().optional(),
               personalDailyProfitTarget: z.number().positive().optional(),
+              pendingPlaces: PendingCount,
+              pendingCancels: PendingCount,
             }),
           )
           .optional(),
