@@ -147,7 +147,6 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
-  const startHour = Number(result.riskConfig.tradingDay.startsAt.slice(0, 2));
   const report: ReportInput = {
     title,
     contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
@@ -180,7 +179,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
       personalDailyProfitTarget: config.account.personalDailyProfitTarget ?? null,
       profitTarget: config.account.profitTarget ?? null,
     },
-    ...(Number.isInteger(startHour) && result.riskConfig.tradingDay.timeZone === 'America/Chicago' ? { tradingDayStartHour: startHour } : {}),
+    tradingDay: result.riskConfig.tradingDay,
   };
   return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report) };
 }
