@@ -7,10 +7,11 @@
  * (low first on an up bar, high first on a down bar), reaching the vertices at 0, 1/3, 2/3 of the bar and
  * its last millisecond. Between bars the price jumps from one close to the next open (a gap).
  */
+import type { BarColumns } from '../../adapters/backtest/sources/columns.ts';
 import { bucketEnd, bucketStart } from '../../engine/timeframe.ts';
 import type { Timeframe } from '../../engine/types.ts';
 import type { SimContract } from '../catalogue.ts';
-import { generateBars, type GeneratedBars } from './synthetic.ts';
+import { generateBars } from './synthetic.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -32,7 +33,7 @@ export interface BaseBars {
 /** An unbounded synthetic series generated a day at a time from `origin` (a UTC midnight). */
 export class SyntheticBars implements BaseBars {
   readonly stepMs = 60_000;
-  private readonly blocks: GeneratedBars[] = [];
+  private readonly blocks: BarColumns[] = [];
   private readonly perBlock = DAY_MS / 60_000;
 
   constructor(
@@ -42,7 +43,7 @@ export class SyntheticBars implements BaseBars {
     private readonly origin: number,
   ) {}
 
-  private block(k: number): GeneratedBars {
+  private block(k: number): BarColumns {
     while (this.blocks.length <= k) {
       const index = this.blocks.length;
       const previous = this.blocks[index - 1];
@@ -58,10 +59,10 @@ export class SyntheticBars implements BaseBars {
         }),
       );
     }
-    return this.blocks[k] as GeneratedBars;
+    return this.blocks[k] as BarColumns;
   }
 
-  private at(i: number): [GeneratedBars, number] {
+  private at(i: number): [BarColumns, number] {
     return [this.block(Math.floor(i / this.perBlock)), i % this.perBlock];
   }
 
@@ -103,7 +104,7 @@ export class SyntheticBars implements BaseBars {
 export class FixedBars implements BaseBars {
   constructor(
     readonly stepMs: number,
-    private readonly bars: GeneratedBars,
+    private readonly bars: BarColumns,
   ) {}
   lastAtOrBefore(t: number): number {
     const times = this.bars.time;
