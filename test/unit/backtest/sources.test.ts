@@ -53,6 +53,14 @@ describe('CSV bars', () => {
     expect(problemsOf(text)[0]).toEqual({ file: 'bars.csv', line: 3, column: 'o', message: 'price 100.1 is not a multiple of the tick size 0.25' });
   });
 
+  it('still sees a time going backwards right after an unreadable time', () => {
+    const text = ['t,o,h,l,c,v', '2024-01-02T15:05:00Z,100,101,99,100,1', 'soon,100,101,99,100,1', '2024-01-02T15:01:00Z,100,101,99,100,1'].join('\n');
+    expect(problemsOf(text).map((p) => [p.line, p.column])).toEqual([
+      [3, 't'],
+      [4, 't'],
+    ]);
+  });
+
   it('names missing header columns and a missing file', () => {
     expect(problemsOf('t,o,h,c,v\n').map((p) => p.column)).toEqual(['l']);
     expect(() => readCsvBars(path.join(import.meta.dirname, 'nope.csv'), ES, 'nope.csv')).toThrow(/nope.csv:0: file not found/);

@@ -68,6 +68,8 @@ export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBa
   const bars = allocateColumns(lines.length);
   const segments: ContractSegment[] = [];
   let n = 0;
+  // The last readable time, so a row after an unreadable one is still checked for going backwards.
+  let lastTime = Number.NEGATIVE_INFINITY;
   for (let k = 1; k < lines.length && problems.length < MAX_PROBLEMS; k++) {
     let line = lines[k]!;
     if (line.endsWith('\r')) line = line.slice(0, -1);
@@ -106,8 +108,9 @@ export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBa
     if (!Number.isNaN(o + h + l + c) && (h < Math.max(o, c, l) || l > Math.min(o, c))) {
       problem('', `high ${grid.toPrice(h)} and low ${grid.toPrice(l)} do not contain open ${grid.toPrice(o)} and close ${grid.toPrice(c)}`);
     }
-    if (!Number.isNaN(t) && n > 0 && t <= bars.time[n - 1]!) {
-      problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
+    if (!Number.isNaN(t)) {
+      if (t <= lastTime) problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
+      lastTime = t;
     }
     bars.time[n] = t;
     bars.open[n] = o;
