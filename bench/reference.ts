@@ -123,8 +123,9 @@ export function plainLoop(bars: BarColumns, params: ReferenceParams = REFERENCE_
     }
     const value = close[i]!;
     // Same operation order as the engine's SmaKernel (sum - oldest + newest), so equal sums, equal sides.
-    fastSum = i < fast ? fastSum + value : fastSum - fastWindow[fastSlot]! + value;
-    slowSum = i < slow ? slowSum + value : slowSum - slowWindow[slowSlot]! + value;
+    // During warm-up the windows still hold zeros, and sum - 0 + value is exactly sum + value.
+    fastSum = fastSum - fastWindow[fastSlot]! + value;
+    slowSum = slowSum - slowWindow[slowSlot]! + value;
     fastWindow[fastSlot] = value;
     slowWindow[slowSlot] = value;
     fastSlot = fastSlot + 1 === fast ? 0 : fastSlot + 1;
