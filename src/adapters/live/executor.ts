@@ -452,11 +452,12 @@ export class LiveExecutor implements Venue {
     void guarded.finally(() => this.tasks.delete(guarded));
   }
 
-  private anomaly(tag: string | null, message: string): void {
+  /** Journal, log and keep a difference between what the bot believes and what the gateway shows. */
+  anomaly(tag: string | null, message: string, detail?: object): void {
     const entry = { time: this.now(), tag, message };
     this.anomalies.push(entry);
-    this.journal.record('anomaly', 'event', tag, { message });
-    this.log.warn({ tag }, message);
+    this.journal.record('anomaly', 'event', tag, { message, ...detail });
+    this.log.warn({ tag, ...detail }, message);
   }
 
   private reducesKnownPosition(command: OrderCommand): boolean {

@@ -24,6 +24,7 @@ import type { LiveConfig, Credentials } from './config.ts';
 import { LiveExecutor, engineState } from './executor.ts';
 import type { FlattenResult } from './kill-switch.ts';
 import { Journal } from './journal.ts';
+import { disagreementText, floorDisagreements, gatewayLimits, resolveLimits, restoreFromGateway, type GatewayLimits, type LimitDisagreement } from './limits.ts';
 import { Poller } from './poller.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
 import { renderStatus, type StatusInput } from './status.ts';
@@ -43,7 +44,11 @@ export interface SessionOptions {
   readonly statusStream?: NodeJS.WriteStream;
   /** Transport settings for tests (short timeouts, fast retries). */
   readonly client?: Partial<Pick<TradingClientOptions, 'timeoutMs' | 'retry' | 'sleep'>>;
-  /** Account rule limits for the engine's guard (starting balance defaults to the account's balance). */
+  /**
+   * Account rule limits for the engine's guard (the config's `limits`): they override the gateway's
+   * (`TradingAccount/find`, when `admin` is set), which fill what they leave out. The starting balance
+   * defaults to the account's balance less the journal's net PnL.
+   */
   readonly account?: Partial<AccountConfig>;
 }
 
@@ -120,13 +125,14 @@ export class LiveSession {
         try {
           adminAccount = await admin.findTradingAccount(account.name);
         } catch (error) {
-          logger.warn({ endpoint: 'TradingAccount/find', err: error }, 'personal limits unavailable; using the configured ones');
+          logger.warn({ endpoint: 'TradingAccount/find', err: error }, 'account limits unavailable from the gateway; using the configured ones only');
         }
       }
+      const fromGateway = adminAccount === undefined ? undefined : gatewayLimits(adminAccount);
+      const limits = resolveLimits(o.account ?? {}, fromGateway);
+      logger.info({ limits: limits.account, sources: limits.sources }, 'account limits for the risk guard');
       const accountConfig: AccountConfig = {
-        ...(adminAccount?.personalDailyLossLimit ? { personalDailyLossLimit: Math.abs(adminAccount.personalDailyLossLimit) } : {}),
-        ...(adminAccount?.personalDailyProfitTarget ? { personalDailyProfitTarget: adminAccount.personalDailyProfitTarget } : {}),
-        ...(o.account ?? {}),
+        ...limits.account,
         // The journal's fills are replayed into the engine below; starting from the balance before them
         // makes the engine's balance equal the gateway's after the replay (no PnL counted twice).
         startingBalance: o.account?.startingBalance ?? account.balance - journalNet(journal, contracts),
@@ -181,6 +187,12 @@ export class LiveSession {
       session.admin = admin;
       hooks.session = session;
       session.wire(report);
+      if (fromGateway !== undefined && adminAccount !== undefined) {
+        // After the journal's replay and before the first bar: the floors start where the gateway's are.
+        engine.restore(restoreFromGateway(fromGateway, engine.rules.config.maximumLossLimit?.variant));
+        session.reportLimitDisagreements([...limits.disagreements, ...floorDisagreements(engine.rules, fromGateway)]);
+        session.noteTradingAccount(adminAccount, fromGateway);
+      }
       return session;
     } catch (error) {
       journal?.close();
@@ -260,14 +272,36 @@ export class LiveSession {
   }
 
   private lastLimits: string | undefined;
+  private reportedDisagreements = '';
 
-  /** The administration record's personal limits: journaled and logged when they change. */
+  /**
+   * Each poll of the administration record: a change of its limits is journaled and logged, and the
+   * guard's floors are compared with the gateway's again. The engine has no way to take new limits
+   * while it runs (no `Engine.setAccountLimits`), so a change reaches the guard at the next start.
+   */
   private onTradingAccount(t: S.TradingAccount): void {
-    const limits = JSON.stringify({ personalDailyLossLimit: t.personalDailyLossLimit, personalDailyProfitTarget: t.personalDailyProfitTarget, status: t.status });
-    if (limits === this.lastLimits) return;
-    if (this.lastLimits !== undefined) this.options.logger.warn({ limits: JSON.parse(limits) }, 'personal limits changed at the gateway; restart to apply them to the guard');
-    this.lastLimits = limits;
-    this.journal.record('trading-account', 'event', null, JSON.parse(limits));
+    const limits = gatewayLimits(t);
+    this.noteTradingAccount(t, limits);
+    this.reportLimitDisagreements(resolveLimits(this.options.account ?? {}, limits).disagreements.concat(floorDisagreements(this.engine.rules, limits)));
+  }
+
+  private noteTradingAccount(t: S.TradingAccount, limits: GatewayLimits): void {
+    const { maximumLossFloor: _floorMovesOnItsOwn, startOfDayBalance: _daily, ...amounts } = limits;
+    const key = JSON.stringify({ ...amounts, status: t.status });
+    if (key === this.lastLimits) return;
+    if (this.lastLimits !== undefined) {
+      this.options.logger.warn({ limits: amounts, status: t.status }, 'account limits changed at the gateway; the guard applies them at the next start');
+    }
+    this.lastLimits = key;
+    this.journal.record('trading-account', 'event', null, { ...amounts, status: t.status });
+  }
+
+  /** A difference between the guard's limits and the gateway's is an anomaly, reported once while it lasts. */
+  private reportLimitDisagreements(disagreements: readonly LimitDisagreement[]): void {
+    const key = disagreements.map(disagreementText).join('; ');
+    if (key === this.reportedDisagreements) return;
+    this.reportedDisagreements = key;
+    if (key !== '') this.executor.anomaly(null, `risk guard limits differ from the gateway's (${key})`, { disagreements });
   }
 
   private onVisibility(reason: string | undefined): void {
