@@ -33,7 +33,8 @@ export type ConfiguredLimits = Partial<AccountConfig>;
 export interface LimitDisagreement {
   /** A limit, or `dailyLossFloor` / `maximumLossFloor` for the equity levels derived from them. */
   readonly limit: LimitName | 'dailyLossFloor' | 'maximumLossFloor';
-  readonly config: number;
+  /** The guard's value; null when the guard does not check a limit the gateway has. */
+  readonly config: number | null;
   readonly gateway: number;
 }
 
@@ -42,7 +43,6 @@ export interface ResolvedLimits {
   readonly account: Omit<ConfiguredLimits, 'startingBalance'>;
   /** Where each limit in force came from. */
   readonly sources: Partial<Record<LimitName, 'config' | 'gateway'>>;
-  readonly disagreements: LimitDisagreement[];
 }
 
 const RULE_LIMITS = ['dailyLossLimit', 'personalDailyLossLimit', 'personalDailyProfitTarget'] as const;
@@ -79,28 +79,21 @@ export function resolveLimits(configured: ConfiguredLimits, gateway: GatewayLimi
   const { startingBalance: _startingBalance, ...account } = configured;
   const resolved: Omit<ConfiguredLimits, 'startingBalance'> = { ...account };
   const sources: Partial<Record<LimitName, 'config' | 'gateway'>> = {};
-  const disagreements: LimitDisagreement[] = [];
   for (const name of RULE_LIMITS) {
-    const own = configured[name];
-    const theirs = gateway?.[name];
-    if (own !== undefined) {
+    if (configured[name] !== undefined) {
       sources[name] = 'config';
-      if (theirs !== undefined && !sameMoney(own, theirs)) disagreements.push({ limit: name, config: own, gateway: theirs });
-    } else if (theirs !== undefined) {
-      resolved[name] = theirs;
+    } else if (gateway?.[name] !== undefined) {
+      resolved[name] = gateway[name];
       sources[name] = 'gateway';
     }
   }
-  const ownMll = configured.maximumLossLimit;
-  const theirMll = gateway?.maximumLossLimit;
-  if (ownMll !== undefined) {
+  if (configured.maximumLossLimit !== undefined) {
     sources.maximumLossLimit = 'config';
-    if (theirMll !== undefined && !sameMoney(ownMll.amount, theirMll)) disagreements.push({ limit: 'maximumLossLimit', config: ownMll.amount, gateway: theirMll });
-  } else if (theirMll !== undefined) {
-    resolved.maximumLossLimit = { amount: theirMll, variant: DEFAULT_MLL_VARIANT };
+  } else if (gateway?.maximumLossLimit !== undefined) {
+    resolved.maximumLossLimit = { amount: gateway.maximumLossLimit, variant: DEFAULT_MLL_VARIANT };
     sources.maximumLossLimit = 'gateway';
   }
-  return { account: resolved, sources, disagreements };
+  return { account: resolved, sources };
 }
 
 /**
@@ -116,13 +109,23 @@ export function restoreFromGateway(gateway: GatewayLimits, variant: MllVariant |
 }
 
 /**
- * The engine's floors against the gateway's, where the amounts agree (a different amount is reported
- * as such; its floor differs by construction). A static floor measured from another starting balance,
- * or a high-water mark the engine already had higher, shows up here.
+ * The guard's limits against the gateway's: each amount both give (a config override, or a limit the
+ * gateway changed during the run), then the floors where the amounts agree (a different amount's floor
+ * differs by construction): a static floor measured from another starting balance, a high-water mark
+ * the engine already had higher, or floors that trailed apart during the run.
  */
-export function floorDisagreements(rules: RuleBook, gateway: GatewayLimits): LimitDisagreement[] {
+export function limitDisagreements(rules: RuleBook, gateway: GatewayLimits): LimitDisagreement[] {
   const out: LimitDisagreement[] = [];
   const config = rules.config;
+  for (const name of RULE_LIMITS) {
+    const own = config[name];
+    const theirs = gateway[name];
+    if (theirs !== undefined && (own === undefined || !sameMoney(own, theirs))) out.push({ limit: name, config: own ?? null, gateway: theirs });
+  }
+  const theirMll = gateway.maximumLossLimit;
+  if (theirMll !== undefined && (config.maximumLossLimit === undefined || !sameMoney(config.maximumLossLimit.amount, theirMll))) {
+    out.push({ limit: 'maximumLossLimit', config: config.maximumLossLimit?.amount ?? null, gateway: theirMll });
+  }
   if (gateway.dailyLossLimit !== undefined && config.dailyLossLimit !== undefined && sameMoney(config.dailyLossLimit, gateway.dailyLossLimit)) {
     const theirs = gateway.startOfDayBalance - gateway.dailyLossLimit;
     const own = rules.dailyLossFloor();
@@ -137,5 +140,5 @@ export function floorDisagreements(rules: RuleBook, gateway: GatewayLimits): Lim
 }
 
 export function disagreementText(d: LimitDisagreement): string {
-  return `${d.limit}: guard ${d.config}, gateway ${d.gateway}`;
+  return `${d.limit}: guard ${d.config ?? 'none'}, gateway ${d.gateway}`;
 }

@@ -24,7 +24,7 @@ import type { LiveConfig, Credentials } from './config.ts';
 import { LiveExecutor, engineState } from './executor.ts';
 import type { FlattenResult } from './kill-switch.ts';
 import { Journal } from './journal.ts';
-import { disagreementText, floorDisagreements, gatewayLimits, resolveLimits, restoreFromGateway, type GatewayLimits, type LimitDisagreement } from './limits.ts';
+import { disagreementText, gatewayLimits, limitDisagreements, resolveLimits, restoreFromGateway, type GatewayLimits, type LimitDisagreement } from './limits.ts';
 import { Poller } from './poller.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
 import { renderStatus, type StatusInput } from './status.ts';
@@ -190,7 +190,7 @@ export class LiveSession {
       if (fromGateway !== undefined && adminAccount !== undefined) {
         // After the journal's replay and before the first bar: the floors start where the gateway's are.
         engine.restore(restoreFromGateway(fromGateway, engine.rules.config.maximumLossLimit?.variant));
-        session.reportLimitDisagreements([...limits.disagreements, ...floorDisagreements(engine.rules, fromGateway)]);
+        session.reportLimitDisagreements(limitDisagreements(engine.rules, fromGateway));
         session.noteTradingAccount(adminAccount, fromGateway);
       }
       return session;
@@ -282,7 +282,7 @@ export class LiveSession {
   private onTradingAccount(t: S.TradingAccount): void {
     const limits = gatewayLimits(t);
     this.noteTradingAccount(t, limits);
-    this.reportLimitDisagreements(resolveLimits(this.options.account ?? {}, limits).disagreements.concat(floorDisagreements(this.engine.rules, limits)));
+    this.reportLimitDisagreements(limitDisagreements(this.engine.rules, limits));
   }
 
   private noteTradingAccount(t: S.TradingAccount, limits: GatewayLimits): void {

@@ -56,7 +56,7 @@ afterEach(async () => {
   await b.close();
 });
 
-function start(o: { limits?: Partial<AccountConfig>; risk?: RiskConfig } = {}): Promise<LiveSession> {
+function start(o: { limits?: Partial<AccountConfig>; risk?: RiskConfig; adminUrl?: string } = {}): Promise<LiveSession> {
   const config = liveConfigSchema.parse({
     strategy: { name: 'sma-cross', id: 'smacross', params: { fast: 2, slow: 4, size: 1 } },
     contracts: [ES],
@@ -70,7 +70,7 @@ function start(o: { limits?: Partial<AccountConfig>; risk?: RiskConfig } = {}): 
     mode: 'paper',
     tradingUrl: b.sim.tradingUrl,
     credentials: TRADER,
-    admin: { url: b.sim.adminUrl, headers: b.sim.adminHeaders },
+    admin: { url: o.adminUrl ?? b.sim.adminUrl, headers: b.sim.adminHeaders },
     strategy: smaCross,
     logger: silentLogger,
     now: b.now,
@@ -123,6 +123,30 @@ describe('account limits from TradingAccount/find', () => {
       b.sim.clock.advance(120_000);
       await s.poller.tick();
       expect(s.executor.anomalies).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('a limit changed at the gateway during the run is journaled and reported, and reaches the guard at the next start', async () => {
+    // The administration answers go through the proxy, which rewrites the record as a changed limit would.
+    const adminUrl = `${b.proxy.url}/admin`;
+    const s = await start({ adminUrl });
+    try {
+      expect(s.engine.rules.config.personalDailyLossLimit).toBeUndefined();
+      b.proxy.inject({
+        path: '/admin/TradingAccount/find',
+        action: { kind: 'malformed', corrupt: (body) => JSON.stringify({ ...JSON.parse(body), personalDailyLossLimit: 200, dailyLoss: 400 }) },
+      });
+      b.sim.clock.advance(120_000);
+      await s.poller.tick();
+      const seen = s.journal.entries({ kind: 'trading-account' }).map((e) => e.payload);
+      expect(seen).toHaveLength(2);
+      expect(seen[1]).toMatchObject({ personalDailyLossLimit: 200, dailyLossLimit: 400 });
+      // No engine hook takes limits at run time: the guard keeps the ones it started with.
+      expect(s.engine.rules.config.personalDailyLossLimit).toBeUndefined();
+      expect(s.engine.rules.config.dailyLossLimit).toBe(500);
+      expect(s.executor.anomalies.map((a) => a.message)).toEqual([expect.stringContaining('dailyLossLimit: guard 500, gateway 400; personalDailyLossLimit: guard none, gateway 200')]);
     } finally {
       await s.stop();
     }

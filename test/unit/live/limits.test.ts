@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { RuleBook } from '../../../src/engine/rules.ts';
-import { floorDisagreements, gatewayLimits, resolveLimits, restoreFromGateway, type GatewayLimits } from '../../../src/adapters/live/limits.ts';
+import { limitDisagreements, gatewayLimits, resolveLimits, restoreFromGateway, type GatewayLimits } from '../../../src/adapters/live/limits.ts';
 import type * as S from '../../../src/adapters/gateway/schemas.ts';
 
 function record(fields: Partial<S.TradingAccount>): S.TradingAccount {
@@ -36,18 +36,24 @@ describe('resolveLimits', () => {
     const r = resolveLimits({}, gateway);
     expect(r.account).toEqual({ dailyLossLimit: 1_000, maximumLossLimit: { amount: 2_000, variant: 'trailingEndOfDay' }, personalDailyLossLimit: 400 });
     expect(r.sources).toEqual({ dailyLossLimit: 'gateway', maximumLossLimit: 'gateway', personalDailyLossLimit: 'gateway' });
-    expect(r.disagreements).toEqual([]);
   });
 
-  it('keeps the config where it speaks and lists each disagreement', () => {
+  it('keeps the config where it speaks; the guard built from it lists each disagreement', () => {
     const r = resolveLimits({ startingBalance: 50_000, dailyLossLimit: 900, maximumLossLimit: { amount: 2_000, variant: 'static' }, personalDailyProfitTarget: 500 }, gateway);
     expect(r.account).toEqual({ dailyLossLimit: 900, maximumLossLimit: { amount: 2_000, variant: 'static' }, personalDailyLossLimit: 400, personalDailyProfitTarget: 500 });
     expect(r.sources).toMatchObject({ dailyLossLimit: 'config', maximumLossLimit: 'config', personalDailyLossLimit: 'gateway', personalDailyProfitTarget: 'config' });
-    expect(r.disagreements).toEqual([{ limit: 'dailyLossLimit', config: 900, gateway: 1_000 }]);
+    const rules = new RuleBook({ ...r.account, startingBalance: 50_000 });
+    expect(limitDisagreements(rules, gateway)).toEqual([{ limit: 'dailyLossLimit', config: 900, gateway: 1_000 }]);
+    // A limit the gateway has and the guard does not check (set at the gateway during a run) is one too.
+    expect(limitDisagreements(new RuleBook({ startingBalance: 50_000 }), gateway).map((d) => [d.limit, d.config])).toEqual([
+      ['dailyLossLimit', null],
+      ['personalDailyLossLimit', null],
+      ['maximumLossLimit', null],
+    ]);
   });
 
   it('without a gateway, the config is all there is', () => {
-    expect(resolveLimits({ dailyLossLimit: 900 }, undefined)).toEqual({ account: { dailyLossLimit: 900 }, sources: { dailyLossLimit: 'config' }, disagreements: [] });
+    expect(resolveLimits({ dailyLossLimit: 900 }, undefined)).toEqual({ account: { dailyLossLimit: 900 }, sources: { dailyLossLimit: 'config' } });
   });
 });
 
@@ -62,7 +68,7 @@ describe('restoreFromGateway', () => {
         rules.restore(restoreFromGateway(gateway, variant));
         expect(rules.maximumLossFloor()).toBe(floor);
         expect(rules.dailyLossFloor()).toBe(start + up - 1_000);
-        expect(floorDisagreements(rules, gateway)).toEqual([]);
+        expect(limitDisagreements(rules, gateway)).toEqual([]);
       }),
     );
   });
@@ -71,6 +77,6 @@ describe('restoreFromGateway', () => {
     const gateway: GatewayLimits = { maximumLossLimit: 2_000, maximumLossFloor: 48_000, startOfDayBalance: 49_000 };
     const rules = new RuleBook({ startingBalance: 49_000, maximumLossLimit: { amount: 2_000, variant: 'static' } });
     rules.restore(restoreFromGateway(gateway, 'static'));
-    expect(floorDisagreements(rules, gateway)).toEqual([{ limit: 'maximumLossFloor', config: 47_000, gateway: 48_000 }]);
+    expect(limitDisagreements(rules, gateway)).toEqual([{ limit: 'maximumLossFloor', config: 47_000, gateway: 48_000 }]);
   });
 });
