@@ -32,6 +32,8 @@ export interface ClosedTrade {
   readonly exitTime: number;
   /** Money, before fees. */
   readonly pnl: number;
+  /** Money: the fees of both sides of the closed contracts (entry fees averaged like the entry price). */
+  readonly fees: number;
   readonly exitFillId: string;
   readonly tradingDay: string;
 }
@@ -71,6 +73,8 @@ export class PositionBook {
   size = 0;
   averagePrice = NaN;
   entryTime = NaN;
+  /** Entry fees per open contract not yet assigned to a closed trade. */
+  entryFeePerContract = 0;
   lastPrice = NaN;
   realizedPnl = 0;
   fees = 0;
@@ -180,6 +184,7 @@ export class Accounting {
       book.size = position.size;
       book.averagePrice = position.size === 0 ? NaN : position.averagePrice;
       book.entryTime = NaN;
+      book.entryFeePerContract = 0;
       if (!(book.lastPrice === book.lastPrice)) book.lastPrice = book.averagePrice;
     }
     if (this.today !== undefined) this.today.endBalance = this.balance;
@@ -240,9 +245,11 @@ export class Accounting {
       day.contracts += fill.size;
     }
     let closed: ClosedTrade | undefined;
+    const feePerContract = fill.size === 0 ? 0 : fill.fees / fill.size;
     if (before === 0 || Math.sign(before) === Math.sign(signed)) {
       const after = before + signed;
       book.averagePrice = before === 0 ? fill.price : (book.averagePrice * before + fill.price * signed) / after;
+      book.entryFeePerContract = before === 0 ? feePerContract : (book.entryFeePerContract * before + fill.fees * Math.sign(signed)) / after;
       if (before === 0) book.entryTime = fill.time;
       book.size = after;
     } else {
@@ -260,6 +267,7 @@ export class Accounting {
         entryTime: book.entryTime,
         exitTime: fill.time,
         pnl,
+        fees: (book.entryFeePerContract + feePerContract) * closing,
         exitFillId: fill.fillId,
         tradingDay,
       };
@@ -275,10 +283,12 @@ export class Accounting {
       if (after === 0) {
         book.averagePrice = NaN;
         book.entryTime = NaN;
+        book.entryFeePerContract = 0;
       } else if (Math.sign(after) !== Math.sign(before)) {
         // Reversed through zero: the remainder opened a new position at the fill price.
         book.averagePrice = fill.price;
         book.entryTime = fill.time;
+        book.entryFeePerContract = feePerContract;
       }
     }
     if (day !== undefined) day.endBalance = this.balance;

@@ -8,6 +8,7 @@
  * - money is in the account currency, as plain numbers (fees included where said so).
  */
 import type { DailyStatistics, DayStatistics } from '../adapters/gateway/schemas.ts';
+import type { ClosedTrade as EngineClosedTrade } from '../engine/accounting.ts';
 import type { TradingDayConfig } from '../engine/calendar.ts';
 import type { Side } from '../engine/types.ts';
 
@@ -35,25 +36,12 @@ export interface ReportBars {
 }
 
 /**
- * One round turn: `size` contracts opened at `entryTime` and closed at `exitTime`. A position closed in
- * parts is several trades (one per closing fill), each with its share of the entry.
+ * One round turn, the engine's closed trade: `size` contracts opened at `entryTime` and closed at
+ * `exitTime`, gross `pnl` and the `fees` of both sides. A position closed in parts is several trades (one
+ * per closing fill), each with its share of the entry. A report reads only these fields, so a journal can
+ * build them too.
  */
-export interface ClosedTrade {
-  readonly contractId: string;
-  /** Direction of the position: `buy` = long, `sell` = short. */
-  readonly side: Side;
-  readonly size: number;
-  readonly entryTime: number;
-  readonly exitTime: number;
-  /** Ticks (average entry price of the closed contracts; may be fractional after averaging). */
-  readonly entryPrice: number;
-  /** Ticks. */
-  readonly exitPrice: number;
-  /** Money, gross of fees: (exit - entry) ticks x tick value x size, sign by side. */
-  readonly pnl: number;
-  /** Money, the fees of both sides of this round turn. */
-  readonly fees: number;
-}
+export type ClosedTrade = Pick<EngineClosedTrade, 'contractId' | 'side' | 'size' | 'entryTime' | 'exitTime' | 'entryPrice' | 'exitPrice' | 'pnl' | 'fees'>;
 
 /**
  * Marked-to-market equity (balance after fees + open PnL), one point per bar close or per change, oldest

@@ -16,7 +16,6 @@ import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
 import { ReplayMarketData } from './replay.ts';
 import type { BarColumns } from './sources/columns.ts';
-import { TradeLedger } from './trades.ts';
 
 export interface BacktestRunInput {
   readonly contract: BacktestContract;
@@ -97,14 +96,10 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
   });
-  const ledger = new TradeLedger(() => contract.grid.tickValue);
   const fills: Fill[] = [];
   const breaches: Breach[] = [];
   let rejectedIntents = 0;
-  engine.fills$.subscribe((fill) => {
-    fills.push(fill);
-    ledger.record(fill);
-  });
+  engine.fills$.subscribe((fill) => fills.push(fill));
   engine.breaches$.subscribe((breach) => breaches.push(breach));
   engine.decisions$.subscribe((decision) => {
     if (!decision.result.accepted) rejectedIntents++;
@@ -167,7 +162,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     fills,
     orders,
     orderListHash: orderListHash(orders),
-    trades: ledger.trades,
+    trades: engine.accounting.trades,
     equity,
     violations,
     reportViolations,
@@ -179,7 +174,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     endingEquity: snapshot.equity,
     realizedPnl: snapshot.realizedPnl,
     fees: snapshot.fees,
-    openPosition: ledger.position(contract.id),
+    openPosition: snapshot.positions.find((p) => p.contractId === contract.id)?.size ?? 0,
     riskConfig: engine.riskConfig,
     rejectedIntents,
   };

@@ -28,7 +28,8 @@ describe('accounting', () => {
     acc.mark(ES.id, 110);
     expect(acc.unrealizedPnl()).toBe(8 * 2 * 12.5);
     const closed = acc.applyFill(fill('sell', 3, 106, 3), 'd1');
-    expect(closed).toMatchObject({ side: 'buy', size: 2, entryPrice: 102, exitPrice: 106, pnl: 4 * 2 * 12.5 });
+    // Fees of the round turn: 2 a contract on entry, 3 / 3 = 1 a contract on exit; the reversed contract keeps its 1.
+    expect(closed).toMatchObject({ side: 'buy', size: 2, entryPrice: 102, exitPrice: 106, pnl: 4 * 2 * 12.5, fees: (2 + 1) * 2 });
     expect(acc.position(ES.id)).toBe(-1);
     expect(acc.averagePrice(ES.id)).toBe(106);
     expect(acc.fees).toBe(7);
@@ -59,7 +60,7 @@ describe('accounting', () => {
     ]);
   });
 
-  it("property: realized PnL equals the sum of the trades' PnL and, once flat, the fills' cash flow", () => {
+  it("property: realized PnL equals the sum of the trades' PnL and, once flat, the fills' cash flow; the trades carry every fee", () => {
     const fills = fc.array(
       fc.record({ side: fc.constantFrom('buy' as const, 'sell' as const), size: fc.integer({ min: 1, max: 5 }), price: fc.integer({ min: 1_000, max: 1_100 }), fees: fc.integer({ min: 0, max: 3 }) }),
       { maxLength: 60 },
@@ -87,6 +88,7 @@ describe('accounting', () => {
         expect(acc.realizedPnl).toBeCloseTo(tradesPnl, 6);
         expect(acc.realizedPnl).toBeCloseTo(cash, 6);
         expect(acc.fees).toBe(fees);
+        expect(acc.trades.reduce((sum, t) => sum + t.fees, 0)).toBeCloseTo(fees, 6);
         expect(acc.balance).toBeCloseTo(10_000 + cash - fees, 6);
       }),
       { numRuns: 300 },
