@@ -37,6 +37,9 @@ export const accountConfigSchema = z.strictObject({
 export type AccountConfig = z.input<typeof accountConfigSchema>;
 export type ResolvedAccountConfig = z.output<typeof accountConfigSchema>;
 
+/** The limits an account's administrator can change while a bot runs (a limit left out is not checked). */
+export type AccountLimits = Pick<AccountConfig, 'dailyLossLimit' | 'maximumLossLimit' | 'personalDailyLossLimit' | 'personalDailyProfitTarget'>;
+
 export type BreachType = 3 | 5 | 6;
 export type BreachRule = 'dailyLossLimit' | 'maximumLossLimit';
 /** Spec 2.10 `duration`: 1 permanent, 2 temporary, 0 on personal-limit violations. */
@@ -67,7 +70,7 @@ export interface Approach {
 export type LimitName = 'dailyLossLimit' | 'maximumLossLimit' | 'personalDailyLossLimit' | 'personalDailyProfitTarget';
 
 export class RuleBook {
-  readonly config: ResolvedAccountConfig;
+  private resolved: ResolvedAccountConfig;
   private startOfDayBalance: number;
   private highEndOfDay: number;
   private highIntraday: number;
@@ -84,16 +87,29 @@ export class RuleBook {
   };
 
   /** False when no limit is configured: the runner then skips the per-bar evaluation. */
-  readonly active: boolean;
+  active = false;
 
   constructor(config: AccountConfig) {
-    this.config = accountConfigSchema.parse(config);
-    const c = this.config;
-    this.active =
-      c.dailyLossLimit !== undefined || c.maximumLossLimit !== undefined || c.personalDailyLossLimit !== undefined || c.personalDailyProfitTarget !== undefined;
+    this.resolved = accountConfigSchema.parse(config);
+    this.active = hasLimits(this.resolved);
     this.startOfDayBalance = this.config.startingBalance;
     this.highEndOfDay = this.config.startingBalance;
     this.highIntraday = this.config.startingBalance;
+  }
+
+  get config(): ResolvedAccountConfig {
+    return this.resolved;
+  }
+
+  /**
+   * Replace the four limits while running (an administrator changed them at the gateway). Floors are
+   * recomputed from the same high-water marks and today's starting balance; a breach already reported
+   * stays reported. Throws a ZodError naming the field when a limit is not a positive amount.
+   */
+  setLimits(limits: AccountLimits): void {
+    const { startingBalance, personalLimitAction } = this.resolved;
+    this.resolved = accountConfigSchema.parse({ startingBalance, personalLimitAction, ...definedOnly(limits) });
+    this.active = hasLimits(this.resolved);
   }
 
   /** A new trading day starts with this balance (the previous day's closing balance). */
@@ -226,4 +242,13 @@ export class RuleBook {
       level,
     };
   }
+}
+
+function hasLimits(c: ResolvedAccountConfig): boolean {
+  return c.dailyLossLimit !== undefined || c.maximumLossLimit !== undefined || c.personalDailyLossLimit !== undefined || c.personalDailyProfitTarget !== undefined;
+}
+
+/** `{ dailyLossLimit: undefined }` means "none", as leaving the key out does (the schema is strict about keys). */
+function definedOnly(limits: AccountLimits): AccountLimits {
+  return Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)) as AccountLimits;
 }

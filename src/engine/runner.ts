@@ -17,7 +17,7 @@ import { barCursor } from './indicators.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
-import { RuleBook, type AccountConfig, type Breach } from './rules.ts';
+import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
 import { StrategyError, parseParams, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
 import { nominalMs } from './timeframe.ts';
 import { advanceTrail, startTrail, trailStopPrice, type TrailState } from './trailing.ts';
@@ -73,9 +73,14 @@ export interface EngineOptions {
    * guard's trailPrice checks prefer it to the last close.
    */
   readonly lastPrice?: (contractId: string) => number | undefined;
+  /**
+   * Id prefix of the engine's own orders (flatten on a breach, flat-by, kill switch); `risk` by default.
+   * Bots that share an account need different ones: a customTag is unique per account.
+   */
+  readonly riskStrategyId?: string;
 }
 
-/** Id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
+/** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
 export const RISK_STRATEGY_ID = 'risk';
 
 export interface StampedIntent {
@@ -150,6 +155,11 @@ export interface Engine {
   setTradingState(state: TradingState, reason: string): void;
   /** Cancel every working order, close every position, HALT and lock out until `setTradingState('ACTIVE')`. */
   killSwitch(reason: string): void;
+  /**
+   * Change the account's limits while running (the gateway's administrator changed them): the rule
+   * floors and the guard's personal limits follow from the next check on. A limit left out is removed.
+   */
+  setAccountLimits(limits: AccountLimits): void;
   /** Submit an intent on behalf of a strategy id (operator commands); guarded like any other. */
   submit(strategyId: string, intent: Intent): void;
   /** The engine's book of working orders. */
@@ -226,6 +236,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   const book = new Map<string, BookOrder>();
   let trailingCount = 0;
+  const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const sequences = new Map<string, number>();
   const sequenceStart = options.sequenceStart;
   let state: TradingStateChange = { state: 'ACTIVE', reason: 'start', until: Infinity, time: NaN };
@@ -526,7 +537,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   function engineFlatten(reason: string, time: number): void {
     logger.warn({ reason }, 'engine flattens every position');
-    processIntent(undefined, RISK_STRATEGY_ID, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
+    processIntent(undefined, riskStrategyId, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
   }
 
   // ---------------------------------------------------------------- venue events
@@ -809,8 +820,8 @@ export function createEngine(options: EngineOptions): Engine {
   for (const entry of options.strategies) {
     const module = entry.strategy;
     const id = entry.id ?? module.name;
-    if (id === RISK_STRATEGY_ID || instances.some((other) => other.id === id)) {
-      throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === RISK_STRATEGY_ID ? 'reserved' : 'used twice'}`);
+    if (id === riskStrategyId || instances.some((other) => other.id === id)) {
+      throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`);
     }
     const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map((contractId) => {
       const contract = contracts.get(contractId);
@@ -908,6 +919,12 @@ export function createEngine(options: EngineOptions): Engine {
       lockedUntil = Infinity;
       changeState('HALTED', `kill switch: ${reason}`, Infinity, clock());
       engineFlatten(`kill switch: ${reason}`, clock());
+    },
+    setAccountLimits(accountLimits) {
+      rules.setLimits(accountLimits);
+      guardState.personalDailyLossLimit = rules.config.personalDailyLossLimit;
+      guardState.personalDailyProfitTarget = rules.config.personalDailyProfitTarget;
+      logger.info({ limits: accountLimits }, 'account limits changed');
     },
     submit(strategyId, intent) {
       receive(instances.find((i) => i.id === strategyId), strategyId, intent);

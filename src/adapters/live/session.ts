@@ -116,7 +116,10 @@ export class LiveSession {
       journal.record('session', 'before', null, { mode: o.mode, account: account.name, strategy: config.strategy.name, id: config.strategy.id });
 
       const executor = new LiveExecutor({ client, journal, accountId: account.id, contracts, logger: logger.child({ part: 'executor' }), now });
-      const strategyIds = [config.strategy.id, RISK_STRATEGY_ID];
+      // The engine's own orders (kill switch, flat-by, breach flatten) carry this bot's id too, so two bots
+      // on one account never reuse each other's customTags.
+      const riskStrategyId = `${config.strategy.id}-${RISK_STRATEGY_ID}`;
+      const strategyIds = [config.strategy.id, riskStrategyId];
       const report = await reconcileOnStart({ client, journal, executor, accountId: account.id, strategyIds, now, logger });
 
       let adminAccount: S.TradingAccount | undefined;
@@ -146,6 +149,7 @@ export class LiveSession {
         account: accountConfig,
         logger: logger.child({ part: 'engine' }),
         sequenceStart: report.sequenceStart,
+        riskStrategyId,
         clock: now,
       });
 
@@ -275,25 +279,33 @@ export class LiveSession {
   private reportedDisagreements = '';
 
   /**
-   * Each poll of the administration record: a change of its limits is journaled and logged, and the
-   * guard's floors are compared with the gateway's again. The engine has no way to take new limits
-   * while it runs (no `Engine.setAccountLimits`), so a change reaches the guard at the next start.
+   * Each poll of the administration record: a change of its limits is journaled, logged and handed to
+   * the guard (the config's overrides still win, as at start), then the guard's floors are compared with
+   * the gateway's again.
    */
   private onTradingAccount(t: S.TradingAccount): void {
     const limits = gatewayLimits(t);
-    this.noteTradingAccount(t, limits);
+    if (this.noteTradingAccount(t, limits)) {
+      const { personalLimitAction: _notALimit, ...resolved } = resolveLimits(this.options.account ?? {}, limits).account;
+      try {
+        this.engine.setAccountLimits(resolved);
+      } catch (error) {
+        this.executor.anomaly(null, `account limits from the gateway not applied: ${error instanceof Error ? error.message : String(error)}`, { limits: resolved });
+      }
+    }
     this.reportLimitDisagreements(limitDisagreements(this.engine.rules, limits));
   }
 
-  private noteTradingAccount(t: S.TradingAccount, limits: GatewayLimits): void {
+  /** Journals the record's limits when they changed; true when they changed during the run. */
+  private noteTradingAccount(t: S.TradingAccount, limits: GatewayLimits): boolean {
     const { maximumLossFloor: _floorMovesOnItsOwn, startOfDayBalance: _daily, ...amounts } = limits;
     const key = JSON.stringify({ ...amounts, status: t.status });
-    if (key === this.lastLimits) return;
-    if (this.lastLimits !== undefined) {
-      this.options.logger.warn({ limits: amounts, status: t.status }, 'account limits changed at the gateway; the guard applies them at the next start');
-    }
+    if (key === this.lastLimits) return false;
+    const changed = this.lastLimits !== undefined;
+    if (changed) this.options.logger.warn({ limits: amounts, status: t.status }, 'account limits changed at the gateway; the guard applies them now');
     this.lastLimits = key;
     this.journal.record('trading-account', 'event', null, { ...amounts, status: t.status });
+    return changed;
   }
 
   /** A difference between the guard's limits and the gateway's is an anomaly, reported once while it lasts. */

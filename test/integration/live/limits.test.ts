@@ -128,7 +128,7 @@ describe('account limits from TradingAccount/find', () => {
     }
   });
 
-  it('a limit changed at the gateway during the run is journaled and reported, and reaches the guard at the next start', async () => {
+  it('a limit changed at the gateway during the run is journaled and reaches the guard at once', async () => {
     // The administration answers go through the proxy, which rewrites the record as a changed limit would.
     const adminUrl = `${b.proxy.url}/admin`;
     const s = await start({ adminUrl });
@@ -143,10 +143,29 @@ describe('account limits from TradingAccount/find', () => {
       const seen = s.journal.entries({ kind: 'trading-account' }).map((e) => e.payload);
       expect(seen).toHaveLength(2);
       expect(seen[1]).toMatchObject({ personalDailyLossLimit: 200, dailyLossLimit: 400 });
-      // No engine hook takes limits at run time: the guard keeps the ones it started with.
-      expect(s.engine.rules.config.personalDailyLossLimit).toBeUndefined();
-      expect(s.engine.rules.config.dailyLossLimit).toBe(500);
-      expect(s.executor.anomalies.map((a) => a.message)).toEqual([expect.stringContaining('dailyLossLimit: guard 500, gateway 400; personalDailyLossLimit: guard none, gateway 200')]);
+      expect(s.engine.rules.config.personalDailyLossLimit).toBe(200);
+      expect(s.engine.rules.config.dailyLossLimit).toBe(400);
+      expect(s.engine.rules.dailyLossFloor()).toBeCloseTo((await admin.findTradingAccount(ACCOUNT)).startOfDayBalance - 400, 6);
+      // The guard now agrees with the gateway: nothing to report.
+      expect(s.executor.anomalies).toEqual([]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('a config override still wins over a limit changed at the gateway, and the difference is reported', async () => {
+    const adminUrl = `${b.proxy.url}/admin`;
+    const s = await start({ adminUrl, limits: { dailyLossLimit: 450 } });
+    try {
+      b.proxy.inject({
+        path: '/admin/TradingAccount/find',
+        action: { kind: 'malformed', corrupt: (body) => JSON.stringify({ ...JSON.parse(body), personalDailyProfitTarget: 900, dailyLoss: 400 }) },
+      });
+      b.sim.clock.advance(120_000);
+      await s.poller.tick();
+      expect(s.engine.rules.config.dailyLossLimit).toBe(450);
+      expect(s.engine.rules.config.personalDailyProfitTarget).toBe(900);
+      expect(s.executor.anomalies.map((a) => a.message).at(-1)).toContain('dailyLossLimit: guard 450, gateway 400');
     } finally {
       await s.stop();
     }

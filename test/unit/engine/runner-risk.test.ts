@@ -53,6 +53,33 @@ describe('runner and the rules', () => {
     expect(engine.tradingState().state).toBe('ACTIVE');
   });
 
+  it('limits changed while running apply from the next bar; a bad limit is refused by name', () => {
+    const plan = [target(1), undefined, undefined, undefined, target(2)];
+    const { engine, breaches, decisions } = setup(plan);
+    // long at 100; bar 2 low 90 = -10 ticks = -125: no limit yet
+    engine.push(chunk([100, 100, { open: 100, high: 100, low: 90, close: 95 }]));
+    expect(breaches).toEqual([]);
+    engine.setAccountLimits({ personalDailyLossLimit: 100, maximumLossLimit: { amount: 2_000, variant: 'static' } });
+    expect(engine.rules.maximumLossFloor()).toBe(48_000);
+    // bar 3 low 91: -112.5 today, past the new personal limit
+    engine.push(chunk([{ open: 95, high: 95, low: 91, close: 95 }, 95], Date.UTC(2026, 10, 16, 15, 3)));
+    expect(breaches).toMatchObject([{ type: 3 }]);
+    expect(engine.tradingState().state).toBe('REDUCING');
+    expect(codes(decisions).at(-1)).toBe('STATE_REDUCING');
+    expect(() => engine.setAccountLimits({ dailyLossLimit: -5 })).toThrow(/dailyLossLimit/);
+    expect(engine.rules.config.personalDailyLossLimit).toBe(100);
+    engine.setAccountLimits({});
+    expect(engine.rules.active).toBe(false);
+  });
+
+  it("the engine's own orders carry its riskStrategyId, which no strategy may take", () => {
+    const plan = [target(1), undefined, undefined, target(1)];
+    const { engine, venue } = setup(plan, { riskStrategyId: 'bot7-risk', account: { startingBalance: 50_000, maximumLossLimit: { amount: 500, variant: 'static' } } });
+    engine.push(chunk([100, 100, { open: 100, high: 100, low: 60, close: 99 }, 99, 99]));
+    expect(venue.placed.map((o) => o.id)).toEqual(['scripted-1', 'bot7-risk-1']);
+    expect(() => setup([], { riskStrategyId: 'scripted' })).toThrow(/riskStrategyId/);
+  });
+
   it('maximum loss limit: permanent HALT, lockout and flatten', () => {
     const plan = [target(1), undefined, undefined, target(1)];
     const { engine, breaches, venue } = setup(plan, { account: { startingBalance: 50_000, maximumLossLimit: { amount: 500, variant: 'static' } } });
