@@ -31,7 +31,8 @@ Options:
   --metric <name>        Sort key: ${METRICS.join(', ')} (default sharpe)
   --walk-forward <f>     Rank on the first fraction f of the bars (0 < f < 1), then run the same
                          parameters on the rest (out-of-sample)
-  --workers <n>          Worker threads (default: the number of cores; 1 runs in this thread)
+  --workers <n>          Parallel lanes: this thread and n - 1 worker threads (default: the
+                         number of cores; 1 runs every job in this thread)
   --top <n>              Rows to print (default 20; the files hold every row)
   --param <key=value>    Fix a strategy parameter for every run (repeatable)
   --strategy, --from, --to, --data, --out   As for \`tickline backtest\`
@@ -187,9 +188,10 @@ export async function run(args: string[]): Promise<number> {
       `${JSON.stringify({ metric, grid, walkForward: fraction ?? null, data: history.description, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
       'utf8',
     );
+    const lanes = Math.min(workers, jobs.length);
     process.stdout.write(
       `${name}: ${combos.length} parameter sets${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
-        ` (${jobs.length} runs on ${Math.min(workers, jobs.length)} worker${workers === 1 ? '' : 's'}, ${seconds.toFixed(1)} s)\n${text}\n` +
+        ` (${jobs.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s)\n${text}\n` +
         refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
         `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}\n`,
     );
