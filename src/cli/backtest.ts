@@ -5,7 +5,6 @@
  * data (nothing was run), 1 anything else failed.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { BacktestConfig } from '../adapters/backtest/config.ts';
 import { BacktestDataError, executeBacktest, writeBacktestOutputs } from '../adapters/backtest/backtest.ts';
@@ -18,6 +17,7 @@ import { loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
 import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
 import { readFileSync } from 'node:fs';
+import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Run a backtest definition (backtest/<name>.yaml) and write its results and report';
@@ -51,26 +51,19 @@ export interface BacktestArgs {
 }
 
 export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs | 'help' {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        config: { type: 'string' },
-        strategy: { type: 'string' },
-        param: { type: 'string', multiple: true },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        data: { type: 'string' },
-        out: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${usage}`);
-  }
+  const values = parseCommandArgs(
+    args,
+    {
+      config: { type: 'string' },
+      strategy: { type: 'string' },
+      param: { type: 'string', multiple: true },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      data: { type: 'string' },
+      out: { type: 'string' },
+    },
+    usage,
+  );
   if (values.help) return 'help';
   if (values.config === undefined) throw new UsageError(`--config is required\n\n${usage}`);
   return {

@@ -4,7 +4,6 @@
  * rate limiter paces the requests (retrieveBars has its own budget). Credentials come from the
  * environment (TICKLINE_USERNAME, TICKLINE_API_KEY), never from a file or an argument.
  */
-import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { TradingClient } from '../adapters/gateway/trading.ts';
 import { BarCache } from '../adapters/backtest/sources/cache.ts';
@@ -13,6 +12,7 @@ import { resolveContract, UnknownContractError } from '../adapters/backtest/cont
 import { createLogger } from '../engine/log.ts';
 import { timeframe as makeTimeframe } from '../engine/timeframe.ts';
 import type { BarUnit } from '../engine/types.ts';
+import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Download a range of bars from the gateway into the local bar cache';
@@ -45,27 +45,20 @@ export function parseTime(text: string, option: string): number {
 }
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        contract: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        unit: { type: 'string', default: 'minute' },
-        'unit-number': { type: 'string', default: '1' },
-        live: { type: 'boolean', default: false },
-        cache: { type: 'string', default: '.cache/bars.sqlite' },
-        'base-url': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
-  }
+  const values = parseCommandArgs(
+    args,
+    {
+      contract: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      unit: { type: 'string', default: 'minute' },
+      'unit-number': { type: 'string', default: '1' },
+      live: { type: 'boolean', default: false },
+      cache: { type: 'string', default: '.cache/bars.sqlite' },
+      'base-url': { type: 'string' },
+    },
+    USAGE,
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;

@@ -5,7 +5,7 @@
  * first (SIGUSR2 halts it and flattens; this command is for a bot that is gone or stuck).
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { loadConfig } from './config.ts';
 import { createLogger } from '../engine/log.ts';
@@ -27,11 +27,7 @@ Options:
 Credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.`;
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { config: { type: 'string' }, contract: { type: 'string' }, url: { type: 'string' }, help: { type: 'boolean' } },
-    strict: true,
-  });
+  const values = parseCommandArgs(args, { config: { type: 'string' }, contract: { type: 'string' }, url: { type: 'string' } }, USAGE);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;

@@ -2,7 +2,7 @@
  * `tickline live --config config/live.yaml --confirm-live`: the same as paper, on a real (non-simulated)
  * account of a configured gateway. Refuses to start without the explicit confirmation flag.
  */
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { runTrading } from './paper.ts';
 
@@ -20,11 +20,7 @@ Options:
   --help             this text`;
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { config: { type: 'string' }, 'confirm-live': { type: 'boolean' }, help: { type: 'boolean' } },
-    strict: true,
-  });
+  const values = parseCommandArgs(args, { config: { type: 'string' }, 'confirm-live': { type: 'boolean' } }, USAGE);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;

@@ -6,7 +6,6 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
 import { loadHistory, type History } from '../adapters/backtest/backtest.ts';
@@ -16,6 +15,7 @@ import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type
 import { timeframeLabel } from '../engine/timeframe.ts';
 import { isInputError, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config.ts';
+import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
@@ -41,31 +41,24 @@ Options:
 Writes out/<name>/optimize.csv and optimize.json. Exit codes: 0 done, 2 bad config or arguments, 1 failure.`;
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        config: { type: 'string' },
-        grid: { type: 'string', multiple: true },
-        metric: { type: 'string', default: 'sharpe' },
-        'walk-forward': { type: 'string' },
-        workers: { type: 'string' },
-        top: { type: 'string', default: '20' },
-        param: { type: 'string', multiple: true },
-        strategy: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        data: { type: 'string' },
-        out: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
-  }
+  const values = parseCommandArgs(
+    args,
+    {
+      config: { type: 'string' },
+      grid: { type: 'string', multiple: true },
+      metric: { type: 'string', default: 'sharpe' },
+      'walk-forward': { type: 'string' },
+      workers: { type: 'string' },
+      top: { type: 'string', default: '20' },
+      param: { type: 'string', multiple: true },
+      strategy: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      data: { type: 'string' },
+      out: { type: 'string' },
+    },
+    USAGE,
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;

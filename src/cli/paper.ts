@@ -6,8 +6,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
+import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { StrategyError } from '../engine/strategy.ts';
@@ -183,7 +183,7 @@ export async function startLocalSimulator(config: LiveConfig, logger: Logger): P
 }
 
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { config: { type: 'string' }, help: { type: 'boolean' } }, strict: true });
+  const values = parseCommandArgs(args, { config: { type: 'string' } }, USAGE);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;

@@ -5,11 +5,11 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createLogger } from '../engine/log.ts';
 import { MaximumSource, MinimumSource, startSimulator, type SimulatorOptions } from '../sim/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Run the local gateway simulator (trading and administration interfaces)';
@@ -119,25 +119,18 @@ export function simOptions(config: SimConfig): SimulatorOptions {
 }
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        config: { type: 'string' },
-        port: { type: 'string' },
-        db: { type: 'string' },
-        seed: { type: 'string' },
-        speed: { type: 'string' },
-        csv: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
-  }
+  const values = parseCommandArgs(
+    args,
+    {
+      config: { type: 'string' },
+      port: { type: 'string' },
+      db: { type: 'string' },
+      seed: { type: 'string' },
+      speed: { type: 'string' },
+      csv: { type: 'string' },
+    },
+    USAGE,
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;

@@ -1,0 +1,21 @@
+/**
+ * Every command parses its flags here, so an unknown or malformed flag is a usage error (exit 2, with
+ * the command's usage) in every command alike, never a stack trace.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './exit.ts';
+
+type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
+type Values<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>>['values'];
+
+/** The flags' values; `--help` and `-h` are added to every command and come back as `help`. */
+export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(args: string[], options: O, usage: string): Values<O & typeof HELP> {
+  try {
+    return parseArgs({ args, options: { ...options, ...HELP }, strict: true, allowPositionals: false }).values as Values<O & typeof HELP>;
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${usage}`);
+  }
+}
+
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
