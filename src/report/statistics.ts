@@ -27,23 +27,25 @@ export function ratio(value: number | null): number | null {
 
 // ------------------------------------------------------------------ trades
 
-export interface TradeStatistics {
-  readonly netPnl: number;
-  readonly grossPnl: number;
-  readonly fees: number;
-  readonly trades: number;
-  readonly contracts: number;
-  readonly winningTrades: number;
-  readonly losingTrades: number;
-  readonly neutralTrades: number;
-  readonly winRate: number | null;
-  readonly profitFactor: number | null;
-  readonly expectancy: number | null;
-  readonly averageWin: number | null;
-  readonly averageLoss: number | null;
-  readonly largestWin: number | null;
-  readonly largestLoss: number | null;
-}
+/** The statistics that depend on the trades alone. */
+export type TradeStatistics = Pick<
+  Statistics,
+  | 'netPnl'
+  | 'grossPnl'
+  | 'fees'
+  | 'trades'
+  | 'contracts'
+  | 'winningTrades'
+  | 'losingTrades'
+  | 'neutralTrades'
+  | 'winRate'
+  | 'profitFactor'
+  | 'expectancy'
+  | 'averageWin'
+  | 'averageLoss'
+  | 'largestWin'
+  | 'largestLoss'
+>;
 
 /** A trade's PnL after fees, to the cent: what decides whether it won. */
 export function netTradePnl(trade: ClosedTrade): number {
