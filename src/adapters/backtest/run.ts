@@ -182,19 +182,129 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
 
 /** sha256 of the order list (every order, its prices in ticks, final state and fill), in placement order. */
 export function orderListHash(orders: readonly OrderRecord[]): string {
-  // Hashed in pieces of about 64 KB: joining every line into one string first and hashing that took 5x
-  // longer (131 ms against 24 ms for the bench's 38,517 orders); the bytes hashed are the same.
-  const hash = createHash('sha256');
-  let text = '';
+  // The lines are written as UTF-8 straight into one reused buffer and hashed a buffer at a time. Building
+  // them as strings (a template per order, then hashing the text in ~64 KB pieces) allocated ~1 KB per order
+  // (number-to-string conversions, concatenations, the flattened piece): a fifth of all the garbage of the
+  // bench's 1M-bar run. The bytes hashed are the same: `${o.id},${o.contractId},...,${o.modifies}\n`.
+  const out = new LineHasher();
   for (let k = 0; k < orders.length; k++) {
     const o = orders[k]!;
-    text += `${o.id},${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},${o.parentId ?? ''},${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`;
-    if (text.length >= 65_536) {
-      hash.update(text);
-      text = '';
-    }
+    out.text(o.id);
+    out.comma();
+    out.text(o.contractId);
+    out.comma();
+    out.text(o.side);
+    out.comma();
+    out.number(o.size);
+    out.comma();
+    out.text(o.type);
+    out.comma();
+    out.optional(o.limitPrice);
+    out.comma();
+    out.optional(o.stopPrice);
+    out.comma();
+    out.optional(o.trailPrice);
+    out.comma();
+    out.text(o.role);
+    out.comma();
+    if (o.parentId !== null) out.text(o.parentId);
+    out.comma();
+    out.number(o.placedAt);
+    out.comma();
+    out.text(o.state);
+    out.comma();
+    out.optional(o.fillPrice);
+    out.comma();
+    out.optional(o.fillTime);
+    out.comma();
+    out.number(o.modifies);
+    out.byte(0x0a);
   }
-  return hash.update(text).digest('hex');
+  return out.digest();
+}
+
+const HASH_BUFFER_BYTES = 65_536;
+/** Room kept for one field: a string longer than this (in UTF-16 units, up to 3 bytes each) is hashed on its own. */
+const FIELD_ROOM = 1_024;
+
+/** Bytes of the order list's lines, hashed as they fill a buffer; numbers and strings written as `${}` would print them. */
+class LineHasher {
+  private readonly hash = createHash('sha256');
+  private readonly buffer = Buffer.allocUnsafe(HASH_BUFFER_BYTES);
+  private used = 0;
+
+  private room(bytes: number): void {
+    if (this.used + bytes > HASH_BUFFER_BYTES) this.flush();
+  }
+
+  private flush(): void {
+    if (this.used > 0) this.hash.update(this.buffer.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  byte(value: number): void {
+    this.room(1);
+    this.buffer[this.used++] = value;
+  }
+
+  comma(): void {
+    this.byte(0x2c);
+  }
+
+  text(value: string): void {
+    if (value.length > FIELD_ROOM) {
+      this.flush();
+      this.hash.update(value, 'utf8');
+      return;
+    }
+    this.room(value.length * 3);
+    const buffer = this.buffer;
+    const start = this.used;
+    for (let k = 0; k < value.length; k++) {
+      const code = value.charCodeAt(k);
+      if (code >= 0x80) {
+        // Not ASCII: let the buffer encode the whole string.
+        this.used = start + buffer.write(value, start, 'utf8');
+        return;
+      }
+      buffer[start + k] = code;
+    }
+    this.used = start + value.length;
+  }
+
+  /** `${value}`: safe integers digit by digit (no string), anything else through String(). */
+  number(value: number): void {
+    if (!Number.isSafeInteger(value)) {
+      this.text(String(value));
+      return;
+    }
+    this.room(17);
+    const buffer = this.buffer;
+    let n = value;
+    if (n < 0) {
+      buffer[this.used++] = 0x2d;
+      n = -n;
+    }
+    let digits = 1;
+    for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    let at = this.used + digits;
+    this.used = at;
+    do {
+      const next = Math.floor(n / 10);
+      buffer[--at] = 0x30 + (n - next * 10);
+      n = next;
+    } while (n > 0);
+  }
+
+  /** `${value ?? ''}`. */
+  optional(value: number | null): void {
+    if (value !== null) this.number(value);
+  }
+
+  digest(): string {
+    this.flush();
+    return this.hash.digest('hex');
+  }
 }
 
 function toViolation(b: Breach, account: AccountConfig): BacktestViolation {

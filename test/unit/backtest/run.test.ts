@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AccountConfig } from '../../../src/adapters/backtest/config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { runBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
+import type { OrderRecord } from '../../../src/adapters/backtest/fill-model.ts';
+import { orderListHash, runBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
 import { syntheticBars } from '../../../src/adapters/backtest/sources/synthetic.ts';
 import { TradingCalendar } from '../../../src/engine/calendar.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
@@ -65,5 +67,38 @@ describe('account rules in the backtest', () => {
     const plain = runBacktest(base);
     expect(plain.violations).toEqual([]);
     expect(plain.passed).toBe(true);
+  });
+});
+
+describe('orderListHash', () => {
+  /** The definition: sha256 of one text line per order, the fields as a template literal prints them. */
+  const byText = (orders: readonly OrderRecord[]): string =>
+    createHash('sha256')
+      .update(orders.map((o) => `${o.id},${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},${o.parentId ?? ''},${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`).join(''))
+      .digest('hex');
+
+  it('hashes the same bytes as the text lines: a backtest, odd numbers, non-ASCII and long ids, more than one buffer', () => {
+    const run = runBacktest(base);
+    expect(run.orders.length).toBeGreaterThan(10);
+    expect(run.orderListHash).toBe(byText(run.orders));
+    const odd = [0, -0, 7, -12, 2 ** 53 - 1, -(2 ** 53), 1e21, 0.25, -1.5e-7, NaN, Infinity, 1_741_000_000_000];
+    const ids = ['s-1', '', 'é€😀-2', 'x'.repeat(5000), 'ü'.repeat(600)];
+    const orders: OrderRecord[] = [];
+    for (let k = 0; k < 3000; k++) {
+      const price = odd[k % odd.length]!;
+      orders.push({
+        ...run.orders[k % run.orders.length]!,
+        id: `${ids[k % ids.length]}${k}`,
+        size: odd[(k * 7) % odd.length]!,
+        limitPrice: k % 3 === 0 ? null : price,
+        stopPrice: k % 5 === 0 ? price : null,
+        parentId: k % 2 === 0 ? null : ids[(k >> 1) % ids.length]!,
+        placedAt: odd[(k * 5) % odd.length]!,
+        fillTime: k % 4 === 0 ? null : 1_741_000_000_000 + k,
+        modifies: k % 11,
+      });
+    }
+    expect(orderListHash(orders)).toBe(byText(orders));
+    expect(orderListHash([])).toBe(byText([]));
   });
 });
