@@ -15,6 +15,7 @@ import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView }
 import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
 import { barCursor } from './indicators.ts';
 import { silentLogger, type Logger } from './log.ts';
+import { Multicast } from './multicast.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
@@ -201,7 +202,7 @@ interface PendingIntent {
 interface BarListener {
   readonly contractId: string;
   readonly timeframe: Timeframe | undefined;
-  readonly subject: Subject<BarRecord>;
+  readonly subject: Multicast<BarRecord>;
   readonly resampler: Resampler | undefined;
   derived: BarChunk | undefined;
   cursor: number;
@@ -222,16 +223,16 @@ export function createEngine(options: EngineOptions): Engine {
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions = limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
 
-  const intents$ = new Subject<StampedIntent>();
-  const decisions$ = new Subject<Decision>();
-  const fills$ = new Subject<Fill>();
-  const orders$ = new Subject<OrderUpdate>();
-  const trades$ = new Subject<ClosedTrade>();
-  const positions$ = new Subject<PositionView>();
-  const account$ = new Subject<AccountSnapshot>();
-  const breaches$ = new Subject<Breach>();
-  const tradingState$ = new Subject<TradingStateChange>();
-  const errors$ = new Subject<StrategyFailure>();
+  const intents$ = new Multicast<StampedIntent>();
+  const decisions$ = new Multicast<Decision>();
+  const fills$ = new Multicast<Fill>();
+  const orders$ = new Multicast<OrderUpdate>();
+  const trades$ = new Multicast<ClosedTrade>();
+  const positions$ = new Multicast<PositionView>();
+  const account$ = new Multicast<AccountSnapshot>();
+  const breaches$ = new Multicast<Breach>();
+  const tradingState$ = new Multicast<TradingStateChange>();
+  const errors$ = new Multicast<StrategyFailure>();
   const failures: StrategyFailure[] = [];
 
   const book = new Map<string, BookOrder>();
@@ -848,7 +849,7 @@ export function createEngine(options: EngineOptions): Engine {
         return timeframe === undefined ? subject.asObservable() : subject.pipe(resample(timeframe));
       },
       barRecords(contractId, timeframe) {
-        const subject = new Subject<BarRecord>();
+        const subject = new Multicast<BarRecord>();
         barListeners.push({
           contractId: resolve(contractId),
           timeframe,
@@ -948,7 +949,7 @@ export function createEngine(options: EngineOptions): Engine {
       for (const listener of barListeners) listener.subject.complete();
       venueSubscription.unsubscribe();
       for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$, errors$]) {
-        (subject as Subject<unknown>).complete();
+        (subject as Multicast<unknown>).complete();
       }
     },
   };

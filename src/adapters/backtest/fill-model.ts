@@ -17,7 +17,8 @@
  *   one-cancels-other; when one bar touches both, `sameBar` decides (default `stop-first`, conservative);
  * - fees: `feePerContractPerSide` times the fill size on every fill.
  */
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { Multicast } from '../../engine/multicast.ts';
 import { advanceTrail, startTrail, trailStopPrice, type TrailState } from '../../engine/trailing.ts';
 import type {
   BarChunk,
@@ -88,7 +89,7 @@ const enum Phase {
 
 export class FillModel implements Venue {
   readonly events: Observable<VenueEvent>;
-  private readonly subject = new Subject<VenueEvent>();
+  private readonly subject = new Multicast<VenueEvent>();
   private readonly slippage: number;
   private readonly stopSlippage: number;
   private readonly fee: number;

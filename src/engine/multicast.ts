@@ -1,0 +1,74 @@
+/**
+ * A hot stream for the engine's per-order events (venue events, fills, decisions, order updates): what an
+ * RxJS `Subject` does for its subscribers, without allocating per value.
+ *
+ * RxJS 7's `Subject.next` allocates a closure (its `errorContext` callback) and an array iterator with its
+ * result objects for every value, about 240 bytes, and an order passed through four of them (the venue's
+ * order update, fill and final update, and the engine's fill): ~1 KB of garbage per order in the bench's
+ * heap profile. Here `next` loops over an array of the subscribers with an index.
+ *
+ * The same behaviour as a `Subject` where the engine relies on it: values are delivered synchronously, in
+ * subscription order; a subscriber added while a value is delivered gets the next value, not this one; one
+ * that unsubscribes during a delivery gets nothing more; a subscriber's throwing handler is reported the way
+ * RxJS reports it (each subscriber is RxJS's own `Subscriber`), and the others still get the value; after
+ * `complete` (or `error`) later values are ignored and a late subscriber is completed (or errored) at once.
+ */
+import { Observable, type Subscriber } from 'rxjs';
+
+export class Multicast<T> {
+  /** Replaced, never changed in place: a delivery in progress keeps iterating the list it started with. */
+  private subscribers: ReadonlyArray<Subscriber<T>> = [];
+  private stopped = false;
+  private failure: { readonly error: unknown } | undefined;
+  private readonly stream: Observable<T>;
+
+  constructor() {
+    this.stream = new Observable<T>((subscriber) => {
+      if (this.failure !== undefined) {
+        subscriber.error(this.failure.error);
+        return undefined;
+      }
+      if (this.stopped) {
+        subscriber.complete();
+        return undefined;
+      }
+      this.subscribers = [...this.subscribers, subscriber];
+      return () => {
+        this.subscribers = this.subscribers.filter((s) => s !== subscriber);
+      };
+    });
+  }
+
+  /** True when someone is subscribed (emit only then when building the value costs something). */
+  get observed(): boolean {
+    return this.subscribers.length > 0;
+  }
+
+  next(value: T): void {
+    if (this.stopped) return;
+    const list = this.subscribers;
+    for (let k = 0; k < list.length; k++) list[k]!.next(value);
+  }
+
+  error(error: unknown): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.failure = { error };
+    const list = this.subscribers;
+    this.subscribers = [];
+    for (const subscriber of list) subscriber.error(error);
+  }
+
+  complete(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    const list = this.subscribers;
+    this.subscribers = [];
+    for (const subscriber of list) subscriber.complete();
+  }
+
+  /** The stream to hand out (subscribers cannot emit into it). */
+  asObservable(): Observable<T> {
+    return this.stream;
+  }
+}
