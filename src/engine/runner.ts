@@ -15,6 +15,7 @@ import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView }
 import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
 import { barCursor } from './indicators.ts';
 import { silentLogger, type Logger } from './log.ts';
+import { IdList } from './id-list.ts';
 import { Multicast } from './multicast.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
@@ -235,7 +236,7 @@ export function createEngine(options: EngineOptions): Engine {
   const errors$ = new Multicast<StrategyFailure>();
   const failures: StrategyFailure[] = [];
 
-  const book = new Map<string, BookOrder>();
+  const book = new IdList<BookOrder>();
   let trailingCount = 0;
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const sequences = new Map<string, number>();
@@ -299,7 +300,8 @@ export function createEngine(options: EngineOptions): Engine {
     openOrderCount: () => book.size,
     workingEntrySize: (contractId: string, side: Side) => {
       let total = 0;
-      for (const order of book.values()) {
+      for (let k = 0; k < book.size; k++) {
+        const order = book.at(k);
         if (order.contractId === contractId && order.side === side && (order.order.type === 'market' || order.order.type === 'limit')) {
           total += order.size - order.filledSize;
         }
@@ -307,7 +309,8 @@ export function createEngine(options: EngineOptions): Engine {
       return total;
     },
     hasStopOrder: (contractId: string, side: Side) => {
-      for (const order of book.values()) {
+      for (let k = 0; k < book.size; k++) {
+        const order = book.at(k);
         if (order.contractId === contractId && order.side === side && order.order.type !== 'market' && order.order.type !== 'limit') return true;
       }
       return false;
@@ -476,7 +479,8 @@ export function createEngine(options: EngineOptions): Engine {
   /** Signed remaining size of working market and limit orders of a contract (protective stops excluded). */
   function workingSigned(contractId: string): number {
     let total = 0;
-    for (const order of book.values()) {
+    for (let k = 0; k < book.size; k++) {
+      const order = book.at(k);
       if (order.contractId !== contractId) continue;
       const type = order.order.type;
       if (type !== 'market' && type !== 'limit') continue;
@@ -510,7 +514,7 @@ export function createEngine(options: EngineOptions): Engine {
     const targets = intent.contractId === undefined ? [...contracts.keys()] : [intent.contractId];
     let any = false;
     for (const contractId of targets) {
-      for (const order of [...book.values()]) {
+      for (const order of book.values()) {
         if (order.contractId !== contractId) continue;
         any = true;
         const cancel: Intent = { kind: 'cancel', orderId: order.id, id: order.id };
@@ -799,7 +803,8 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   function advanceTrails(contractId: string, high: number, low: number): void {
-    for (const order of book.values()) {
+    for (let k = 0; k < book.size; k++) {
+      const order = book.at(k);
       if (order.trail === undefined || order.contractId !== contractId) continue;
       order.trail = advanceTrail(order.trail, order.side === 'sell' ? high : low);
       order.trailStop = trailStopPrice(order.trail);
@@ -865,7 +870,8 @@ export function createEngine(options: EngineOptions): Engine {
       lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
       openOrders: (contractId) => {
         const out: WorkingOrder[] = [];
-        for (const order of book.values()) {
+        for (let k = 0; k < book.size; k++) {
+          const order = book.at(k);
           if (order.strategyId === id && (contractId === undefined || order.contractId === contractId)) out.push(publicOrder(order));
         }
         return out;
@@ -930,7 +936,7 @@ export function createEngine(options: EngineOptions): Engine {
     submit(strategyId, intent) {
       receive(instances.find((i) => i.id === strategyId), strategyId, intent);
     },
-    openOrders: () => [...book.values()].map(publicOrder),
+    openOrders: () => book.values().map(publicOrder),
     restore(restored) {
       accounting.restore(restored.balance ?? accounting.balance, restored.positions ?? []);
       // Open today's trading day now, so the first bar does not reset the day's starting balance.

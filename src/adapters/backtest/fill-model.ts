@@ -18,6 +18,7 @@
  * - fees: `feePerContractPerSide` times the fill size on every fill.
  */
 import type { Observable } from 'rxjs';
+import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
 import { advanceTrail, startTrail, trailStopPrice, type TrailState } from '../../engine/trailing.ts';
 import type {
@@ -94,11 +95,13 @@ export class FillModel implements Venue {
   private readonly stopSlippage: number;
   private readonly fee: number;
   private readonly sameBar: SameBarRule;
-  /** Working orders in placement order. */
-  private readonly working: Working[] = [];
+  /** Working orders in placement order, by id (finished ones leave, so the list stays small over a long run). */
+  private readonly working = new IdList<Working>();
   private readonly records: OrderRecord[] = [];
-  /** Working orders by id (finished ones leave, so the map stays small over a long run). */
-  private readonly byId = new Map<string, Working>();
+  /** matchBar's lists of the orders to try (reused: a bar with orders working must not allocate them anew). */
+  private readonly atOpen: Array<Working | undefined> = [];
+  private readonly inside: Array<Working | undefined> = [];
+  private matching = false;
   private fillSequence = 0;
   private lastChunk: BarChunk | null = null;
   private lastIndex = -1;
@@ -139,7 +142,7 @@ export class FillModel implements Venue {
     this.lastChunk = chunk;
     this.lastIndex = index;
     // The hot path of a backtest: most bars have nothing working.
-    if (this.working.length === 0) return;
+    if (this.working.size === 0) return;
     this.matchBar(chunk.contractId, chunk.time[index]!, chunk.open[index]!, chunk.high[index]!, chunk.low[index]!, chunk.close[index]!);
   }
 
@@ -165,7 +168,7 @@ export class FillModel implements Venue {
       spec: o,
     };
     this.records.push(record);
-    if (problem !== undefined || this.byId.has(command.id)) {
+    if (problem !== undefined || this.working.has(command.id)) {
       // Only a duplicate of a working order is caught here; the engine's ids are unique by construction.
       record.state = 'rejected';
       this.emitOrder(record, command.decidedAt, problem ?? `duplicate order id ${command.id}`);
@@ -184,13 +187,12 @@ export class FillModel implements Venue {
       record.stopPrice = trailStopPrice(trail);
     }
     const order: Working = { record, sign: command.side === 'buy' ? 1 : -1, triggered: false, trail, bracket: command.bracket, oco: null };
-    this.working.push(order);
-    this.byId.set(record.id, order);
+    this.working.set(record.id, order);
     this.emitOrder(record, command.decidedAt);
   }
 
   modify(command: ModifyCommand): void {
-    const order = this.byId.get(command.orderId);
+    const order = this.working.get(command.orderId);
     const time = this.currentTime();
     if (order === undefined) {
       this.refuseFinished(command.orderId, 'modify', time);
@@ -225,7 +227,7 @@ export class FillModel implements Venue {
   }
 
   cancel(orderId: string): void {
-    const order = this.byId.get(orderId);
+    const order = this.working.get(orderId);
     const time = this.currentTime();
     if (order === undefined) {
       this.refuseFinished(orderId, 'cancel', time);
@@ -250,30 +252,48 @@ export class FillModel implements Venue {
   // ---------------------------------------------------------------- matching
 
   private matchBar(contractId: string, time: number, open: number, high: number, low: number, close: number): void {
+    // A nested call (a subscriber that pushed a bar from inside a fill) gets lists of its own.
+    const nested = this.matching;
+    const atOpen = nested ? [] : this.atOpen;
+    const inside = nested ? [] : this.inside;
+    this.matching = true;
     // Iterate over a snapshot: fills add bracket legs and remove orders.
-    const candidates = this.working.filter((o) => o.record.contractId === contractId);
-    // Phase 1: everything that trades at the open (market orders, gaps through a price).
-    const inside: Working[] = [];
-    for (const order of candidates) {
-      if (order.record.state !== 'working') continue;
-      const price = this.openFill(order, open);
-      if (price !== undefined) this.execute(order, price, time, Phase.Open, open, high, low);
-      else inside.push(order);
+    let candidates = 0;
+    for (let k = 0; k < this.working.size; k++) {
+      const order = this.working.at(k);
+      if (order.record.contractId === contractId) atOpen[candidates++] = order;
     }
-    // Phase 2: prices touched inside the bar. A bracket pair touched together follows the same-bar rule.
-    for (const order of inside) {
-      if (order.record.state !== 'working') continue;
-      const price = this.insideFill(order, open, high, low, close);
-      if (price === undefined) continue;
-      const other = order.oco;
-      if (other !== null && other.record.state === 'working') {
-        const otherPrice = this.insideFill(other, open, high, low, close, true);
-        if (otherPrice !== undefined && this.otherLegFirst(order, price, other, otherPrice, open)) {
-          this.execute(other, otherPrice, time, Phase.Inside, open, high, low);
-          continue;
-        }
+    let waiting = 0;
+    try {
+      // Phase 1: everything that trades at the open (market orders, gaps through a price).
+      for (let k = 0; k < candidates; k++) {
+        const order = atOpen[k]!;
+        if (order.record.state !== 'working') continue;
+        const price = this.openFill(order, open);
+        if (price !== undefined) this.execute(order, price, time, Phase.Open, open, high, low);
+        else inside[waiting++] = order;
       }
-      this.execute(order, price, time, Phase.Inside, open, high, low);
+      // Phase 2: prices touched inside the bar. A bracket pair touched together follows the same-bar rule.
+      for (let k = 0; k < waiting; k++) {
+        const order = inside[k]!;
+        if (order.record.state !== 'working') continue;
+        const price = this.insideFill(order, open, high, low, close);
+        if (price === undefined) continue;
+        const other = order.oco;
+        if (other !== null && other.record.state === 'working') {
+          const otherPrice = this.insideFill(other, open, high, low, close, true);
+          if (otherPrice !== undefined && this.otherLegFirst(order, price, other, otherPrice, open)) {
+            this.execute(other, otherPrice, time, Phase.Inside, open, high, low);
+            continue;
+          }
+        }
+        this.execute(order, price, time, Phase.Inside, open, high, low);
+      }
+    } finally {
+      // The lists keep their length (and capacity), not the orders.
+      for (let k = 0; k < candidates; k++) atOpen[k] = undefined;
+      for (let k = 0; k < waiting; k++) inside[k] = undefined;
+      this.matching = nested;
     }
   }
 
@@ -413,8 +433,7 @@ export class FillModel implements Venue {
       };
       this.records.push(record);
       const order: Working = { record, sign: exitSide === 'buy' ? 1 : -1, triggered: false, trail: null, bracket: undefined, oco: null };
-      this.working.push(order);
-      this.byId.set(record.id, order);
+      this.working.set(record.id, order);
       this.emitOrder(record, time);
       return order;
     };
@@ -448,9 +467,7 @@ export class FillModel implements Venue {
 
   private finish(order: Working, state: OrderState, time: number, reason?: string): void {
     order.record.state = state;
-    this.byId.delete(order.record.id);
-    const index = this.working.indexOf(order);
-    if (index >= 0) this.working.splice(index, 1);
+    this.working.delete(order.record.id);
     this.emitOrder(order.record, time, reason);
   }
 
