@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { BacktestConfig } from '../src/adapters/backtest/config.ts';
 import { gridCombinations, runSweep, type Job, type JobResult, type SweepContext } from '../src/adapters/backtest/optimize.ts';
-import type { BarColumns } from '../src/adapters/backtest/sources/columns.ts';
+import type { BarColumns } from '../src/engine/types.ts';
 import { MINUTE } from './reference.ts';
 
 /** fast 5..20 by 5 x slow 30..60 by 10: sixteen sets around the reference's 10/30. */

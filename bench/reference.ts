@@ -8,9 +8,8 @@
 import { AccountConfig } from '../src/adapters/backtest/config.ts';
 import { resolveContract, type BacktestContract } from '../src/adapters/backtest/contract.ts';
 import { runBacktest, type BacktestRunResult } from '../src/adapters/backtest/run.ts';
-import type { BarColumns } from '../src/adapters/backtest/sources/columns.ts';
 import { timeframe } from '../src/engine/timeframe.ts';
-import type { Fill } from '../src/engine/types.ts';
+import type { BarColumns, Fill } from '../src/engine/types.ts';
 import { generateBars } from '../src/sim/market/synthetic.ts';
 import smaCross from '../src/strategies/sma-cross.ts';
 

@@ -27,21 +27,28 @@ export interface ContractSpec {
 // ------------------------------------------------------------------ bars
 
 /**
- * A run of consecutive closed bars of one contract and timeframe, as typed-array columns. Prices are
- * ticks (integers stored in Float64Array), times are the bar's start in epoch milliseconds (UTC).
- * Columns may be views into larger arrays; a chunk is never mutated after it is emitted.
- * Live adapters emit chunks of one bar; the backtest emits large chunks so that per-bar costs stay low.
+ * Bars as typed-array columns, one entry per bar: prices in ticks, times the bar's start in epoch ms
+ * (UTC). About 48 bytes a bar and no object per bar: the form every history source produces.
  */
-export interface BarChunk {
-  readonly contractId: string;
-  readonly timeframe: Timeframe;
-  readonly length: number;
+export interface BarColumns {
   readonly time: Float64Array;
   readonly open: Float64Array;
   readonly high: Float64Array;
   readonly low: Float64Array;
   readonly close: Float64Array;
   readonly volume: Float64Array;
+}
+
+/**
+ * A run of consecutive closed bars of one contract and timeframe, as typed-array columns. Prices are
+ * ticks (integers stored in Float64Array), times are the bar's start in epoch milliseconds (UTC).
+ * Columns may be views into larger arrays; a chunk is never mutated after it is emitted.
+ * Live adapters emit chunks of one bar; the backtest emits large chunks so that per-bar costs stay low.
+ */
+export interface BarChunk extends BarColumns {
+  readonly contractId: string;
+  readonly timeframe: Timeframe;
+  readonly length: number;
   /** True when the last bar is still forming (live, `includePartialBar`); it is re-sent when it closes. */
   readonly partial?: boolean;
   /**

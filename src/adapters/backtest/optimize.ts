@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
 import type { Statistics } from '../../report/types.ts';
 import type { BacktestConfig } from './config.ts';
 import { executeBacktest, type History } from './backtest.ts';
-import { sliceByIndex, type BarColumns } from './sources/columns.ts';
+import type { BarColumns } from '../../engine/types.ts';
+import { sliceByIndex } from './sources/columns.ts';
 
 export const METRICS = ['netPnl', 'returnPct', 'sharpe', 'sortino', 'profitFactor', 'expectancy', 'winRate', 'maxDrawdown', 'trades'] as const;
 export type Metric = (typeof METRICS)[number];

@@ -6,8 +6,8 @@
  */
 import { Observable } from 'rxjs';
 import { nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
-import type { BarChunk, MarketData, Timeframe } from '../../engine/types.ts';
-import { aggregate, type BarColumns } from './sources/columns.ts';
+import type { BarChunk, BarColumns, MarketData, Timeframe } from '../../engine/types.ts';
+import { aggregate } from './sources/columns.ts';
 
 export interface ReplaySeries {
   readonly contractId: string;

@@ -8,14 +8,13 @@ import { createEngine } from '../../engine/runner.ts';
 import type { Breach } from '../../engine/rules.ts';
 import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
 import type { StrategyModule } from '../../engine/strategy.ts';
-import type { Fill, Timeframe } from '../../engine/types.ts';
+import type { BarColumns, Fill, Timeframe } from '../../engine/types.ts';
 import { silentLogger, type Logger } from '../../engine/log.ts';
 import type { ClosedTrade, ClosestApproach, ReportViolation, RuleName } from '../../report/types.ts';
 import type { AccountConfig } from './config.ts';
 import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
 import { ReplayMarketData } from './replay.ts';
-import type { BarColumns } from './sources/columns.ts';
 
 export interface BacktestRunInput {
   readonly contract: BacktestContract;

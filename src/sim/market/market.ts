@@ -7,9 +7,8 @@
  * (low first on an up bar, high first on a down bar), reaching the vertices at 0, 1/3, 2/3 of the bar and
  * its last millisecond. Between bars the price jumps from one close to the next open (a gap).
  */
-import type { BarColumns } from '../../adapters/backtest/sources/columns.ts';
 import { bucketEnd, bucketStart } from '../../engine/timeframe.ts';
-import type { Timeframe } from '../../engine/types.ts';
+import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import type { SimContract } from '../catalogue.ts';
 import { generateBars } from './synthetic.ts';
 

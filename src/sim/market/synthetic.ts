@@ -7,7 +7,7 @@
  * Speed matters (a million bars in a few tens of milliseconds): one pass over typed arrays, a small PRNG,
  * no allocation per bar.
  */
-import type { BarColumns } from '../../adapters/backtest/sources/columns.ts';
+import type { BarColumns } from '../../engine/types.ts';
 
 export interface GenerateBarsOptions {
   seed: number;

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FillModel } from '../../../src/adapters/backtest/fill-model.ts';
-import { sliceByIndex, type BarColumns } from '../../../src/adapters/backtest/sources/columns.ts';
+import { sliceByIndex } from '../../../src/adapters/backtest/sources/columns.ts';
 import { createEngine } from '../../../src/engine/runner.ts';
-import type { BarChunk, Fill } from '../../../src/engine/types.ts';
+import type { BarChunk, BarColumns, Fill } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 import { checkIntent } from '../../../src/engine/risk.ts';
 import { guardBench, runGuardChecks } from '../../../bench/guard.ts';

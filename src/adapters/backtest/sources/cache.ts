@@ -11,8 +11,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import { BAR_UNIT_CODES } from '../../../engine/timeframe.ts';
-import type { Timeframe } from '../../../engine/types.ts';
-import { allocateColumns, sliceByTime, type BarColumns } from './columns.ts';
+import type { BarColumns, Timeframe } from '../../../engine/types.ts';
+import { allocateColumns, sliceByTime } from './columns.ts';
 
 export interface CacheKey {
   readonly contractId: string;

@@ -3,16 +3,7 @@
  * produces and the replay reads: about 48 bytes a bar, no object per bar.
  */
 import { bucketStart } from '../../../engine/timeframe.ts';
-import type { Timeframe } from '../../../engine/types.ts';
-
-export interface BarColumns {
-  readonly time: Float64Array;
-  readonly open: Float64Array;
-  readonly high: Float64Array;
-  readonly low: Float64Array;
-  readonly close: Float64Array;
-  readonly volume: Float64Array;
-}
+import type { BarColumns, Timeframe } from '../../../engine/types.ts';
 
 export function allocateColumns(count: number): BarColumns {
   // One buffer for all six columns: one allocation, and views stay cheap.

@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { PriceGrid } from '../../../engine/ticks.ts';
-import { allocateColumns, sliceByIndex, type BarColumns } from './columns.ts';
+import type { BarColumns } from '../../../engine/types.ts';
+import { allocateColumns, sliceByIndex } from './columns.ts';
 
 export interface CsvProblem {
   readonly file: string;

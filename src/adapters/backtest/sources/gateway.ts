@@ -8,7 +8,8 @@ import type { RetrieveBarsRangeRequest } from '../../gateway/trading.ts';
 import type { PageInfo } from '../../gateway/history.ts';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import { BAR_UNIT_CODES, bucketStart } from '../../../engine/timeframe.ts';
-import { allocateColumns, type BarColumns } from './columns.ts';
+import type { BarColumns } from '../../../engine/types.ts';
+import { allocateColumns } from './columns.ts';
 import type { BarCache, CacheKey, TimeRange } from './cache.ts';
 
 /** The one client method this source needs (the `TradingClient` has it). */

@@ -7,7 +7,8 @@
 import { generateBars } from '../../../sim/market/synthetic.ts';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import { DEFAULT_TRADING_DAY, TradingCalendar } from '../../../engine/calendar.ts';
-import { allocateColumns, type BarColumns } from './columns.ts';
+import type { BarColumns } from '../../../engine/types.ts';
+import { allocateColumns } from './columns.ts';
 
 export interface SyntheticMarketOptions {
   readonly seed: number;
