@@ -50,21 +50,27 @@ export interface BacktestArgs {
   readonly out?: string;
 }
 
+/** The flags that choose and override a backtest definition; `optimize` takes them too. */
+export const BACKTEST_FLAGS = {
+  config: { type: 'string' },
+  strategy: { type: 'string' },
+  param: { type: 'string', multiple: true },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  data: { type: 'string' },
+  out: { type: 'string' },
+} as const;
+
+type BacktestFlagValues = { [K in keyof typeof BACKTEST_FLAGS]?: K extends 'param' ? string[] : string };
+
 export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs | 'help' {
-  const values = parseCommandArgs(
-    args,
-    {
-      config: { type: 'string' },
-      strategy: { type: 'string' },
-      param: { type: 'string', multiple: true },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      data: { type: 'string' },
-      out: { type: 'string' },
-    },
-    usage,
-  );
+  const values = parseCommandArgs(args, BACKTEST_FLAGS, usage);
   if (values.help) return 'help';
+  return backtestArgs(values, usage);
+}
+
+/** The backtest definition and its overrides from parsed flags; `--config` is required. */
+export function backtestArgs(values: BacktestFlagValues, usage: string): BacktestArgs {
   if (values.config === undefined) throw new UsageError(`--config is required\n\n${usage}`);
   return {
     config: values.config,

@@ -13,7 +13,7 @@ import { resolveContract } from '../adapters/backtest/contract.ts';
 import { aggregate } from '../adapters/backtest/sources/columns.ts';
 import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
-import { isInputError, loadBacktestConfig } from './backtest.ts';
+import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
@@ -44,18 +44,12 @@ export async function run(args: string[]): Promise<number> {
   const values = parseCommandArgs(
     args,
     {
-      config: { type: 'string' },
+      ...BACKTEST_FLAGS,
       grid: { type: 'string', multiple: true },
       metric: { type: 'string', default: 'sharpe' },
       'walk-forward': { type: 'string' },
       workers: { type: 'string' },
       top: { type: 'string', default: '20' },
-      param: { type: 'string', multiple: true },
-      strategy: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      data: { type: 'string' },
-      out: { type: 'string' },
     },
     USAGE,
   );
@@ -63,7 +57,7 @@ export async function run(args: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
   }
-  if (values.config === undefined) throw new UsageError(`--config is required\n\n${USAGE}`);
+  const backtest = backtestArgs(values, USAGE);
   if (!values.grid || values.grid.length === 0) throw new UsageError(`at least one --grid key=v1,v2,... is required\n\n${USAGE}`);
   const metric = values.metric as Metric;
   if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
@@ -81,15 +75,7 @@ export async function run(args: string[]): Promise<number> {
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
   try {
-    const { config, name } = await loadBacktestConfig({
-      config: values.config,
-      params: values.param ?? [],
-      ...(values.strategy !== undefined ? { strategy: values.strategy } : {}),
-      ...(values.from !== undefined ? { from: values.from } : {}),
-      ...(values.to !== undefined ? { to: values.to } : {}),
-      ...(values.data !== undefined ? { data: values.data } : {}),
-      ...(values.out !== undefined ? { out: values.out } : {}),
-    });
+    const { config, name } = await loadBacktestConfig(backtest);
     const contract = resolveContract(config.contract);
     let history: History = await loadHistory(config, contract);
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
