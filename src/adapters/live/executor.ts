@@ -531,20 +531,26 @@ export class LiveExecutor implements Venue {
   }
 
   private emitFromJournal(order: JournaledOrder, reason?: string): void {
-    this.events.next({
-      kind: 'order',
-      orderId: order.tag,
-      state: engineState(order),
-      time: this.now(),
-      contractId: order.contractId,
-      side: order.side,
-      size: order.size,
-      filledSize: order.filledSize,
-      order: order.spec,
-      ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
-      ...(reason === undefined ? (order.state === 'lost' ? { reason: 'not found at the gateway after an unknown outcome' } : {}) : { reason }),
-    });
+    const why = reason ?? (order.state === 'lost' ? 'not found at the gateway after an unknown outcome' : undefined);
+    this.events.next(journaledUpdate(order, this.now(), why));
   }
+}
+
+/** The engine's update for a journaled order, as of `time`. */
+export function journaledUpdate(order: JournaledOrder, time: number, reason?: string): OrderUpdate {
+  return {
+    kind: 'order',
+    orderId: order.tag,
+    state: engineState(order),
+    time,
+    contractId: order.contractId,
+    side: order.side,
+    size: order.size,
+    filledSize: order.filledSize,
+    order: order.spec,
+    ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
+    ...(reason === undefined ? {} : { reason }),
+  };
 }
 
 /** The engine's coarser view of a live order state. */

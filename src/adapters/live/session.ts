@@ -21,7 +21,7 @@ import type { StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig } from '../../engine/rules.ts';
 import type { ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './config.ts';
-import { LiveExecutor, engineState } from './executor.ts';
+import { LiveExecutor, journaledUpdate } from './executor.ts';
 import type { FlattenResult } from './kill-switch.ts';
 import { Journal } from './journal.ts';
 import { disagreementText, gatewayLimits, limitDisagreements, resolveLimits, restoreFromGateway, type GatewayLimits, type LimitDisagreement } from './limits.ts';
@@ -227,18 +227,7 @@ export class LiveSession {
       executor.events.next({ kind: 'fill', fillId: fill.fillId, orderId: fill.tag ?? `venue-${fill.venueOrderId}`, contractId: fill.contractId, side: fill.side, size: fill.size, price: fill.price, fees: fill.fees, time: fill.time });
     }
     for (const order of journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] })) {
-      executor.events.next({
-        kind: 'order',
-        orderId: order.tag,
-        state: engineState(order),
-        time: order.updatedAt,
-        contractId: order.contractId,
-        side: order.side,
-        size: order.size,
-        filledSize: order.filledSize,
-        order: order.spec,
-        ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
-      });
+      executor.events.next(journaledUpdate(order, order.updatedAt));
     }
     if (report.positionDifferences.length > 0) {
       const text = report.positionDifferences.map((d) => `${d.contractId} journal ${d.journal} gateway ${d.gateway}`).join(', ');
