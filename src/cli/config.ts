@@ -24,8 +24,10 @@ export class ConfigError extends Error {
   }
 }
 
+/** `file:line: path: message`; an issue of the whole file (line 0: not found, unreadable) is `file: message`. */
 export function formatIssue(issue: ConfigIssue): string {
-  return `${issue.file}:${issue.line}: ${issue.path === '' ? '(document)' : issue.path}: ${issue.message}`;
+  const where = issue.line > 0 ? `${issue.file}:${issue.line}` : issue.file;
+  return issue.path === '' ? `${where}: ${issue.message}` : `${where}: ${issue.path}: ${issue.message}`;
 }
 
 export function formatPath(path: readonly PropertyKey[]): string {

@@ -63,7 +63,7 @@ describe('CSV bars', () => {
 
   it('names missing header columns and a missing file', () => {
     expect(problemsOf('t,o,h,c,v\n').map((p) => p.column)).toEqual(['l']);
-    expect(() => readCsvBars(path.join(import.meta.dirname, 'nope.csv'), ES, 'nope.csv')).toThrow(/nope.csv:0: file not found/);
+    expect(() => readCsvBars(path.join(import.meta.dirname, 'nope.csv'), ES, 'nope.csv')).toThrow(/nope.csv: file not found/);
   });
 });
 

@@ -21,7 +21,7 @@ export class CsvBarsError extends Error {
   override readonly name = 'CsvBarsError';
   readonly code = 'CSV_INVALID';
   constructor(readonly problems: readonly CsvProblem[]) {
-    const shown = problems.slice(0, 20).map((p) => `${p.file}:${p.line}${p.column ? ` column ${p.column}` : ''}: ${p.message}`);
+    const shown = problems.slice(0, 20).map((p) => `${p.file}${p.line > 0 ? `:${p.line}` : ''}${p.column ? ` column ${p.column}` : ''}: ${p.message}`);
     if (problems.length > 20) shown.push(`... and ${problems.length - 20} more`);
     super(shown.join('\n'));
   }
