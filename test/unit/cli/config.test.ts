@@ -49,7 +49,19 @@ describe('strict YAML config loader', () => {
 
   it('reports a missing key at the line of its parent', () => {
     const issues = issuesOf(() => parseConfig('name: a\ndata:\n  from: "2020"\nparams: { fast: 5, slow: 20 }\n', 'c.yaml', Schema));
-    expect(issues).toMatchObject([{ line: 2, path: 'data.file' }]);
+    expect(issues).toMatchObject([{ line: 2, path: 'data.file', message: 'required, missing (expected string)' }]);
+  });
+
+  it('tells a key that is missing from one set to null', () => {
+    const issues = issuesOf(() => parseConfig('name: ~\ndata:\n  file: x.csv\n', 'n.yaml', Schema));
+    expect(issues.map((i) => [i.path, i.message])).toEqual([
+      ['name', 'Invalid input: expected string, received null'],
+      ['params', 'required, missing (expected object)'],
+    ]);
+  });
+
+  it('prints an issue of the whole file without a line', () => {
+    expect(new ConfigError([{ file: 'gone.yaml', line: 0, path: '', message: 'file not found' }]).message).toBe('gone.yaml: file not found');
   });
 
   it('reports YAML syntax errors and duplicate keys with their lines', () => {
