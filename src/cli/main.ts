@@ -44,7 +44,7 @@ export async function main(argv: string[]): Promise<number> {
     return await (await load()).run(rest);
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n`);
+      process.stderr.write(`${name}: ${error.message}\n`);
       return ExitCode.Usage;
     }
     process.stderr.write(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
