@@ -7,12 +7,13 @@ import { UsageError } from './exit.ts';
 
 type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
-type Values<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>>['values'];
+/** What `parseArgs` returns for the flags `O`. */
+export type FlagValues<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>>['values'];
 
 /** The flags' values; `--help` and `-h` are added to every command and come back as `help`. */
-export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(args: string[], options: O, usage: string): Values<O & typeof HELP> {
+export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(args: string[], options: O, usage: string): FlagValues<O & typeof HELP> {
   try {
-    return parseArgs({ args, options: { ...options, ...HELP }, strict: true, allowPositionals: false }).values as Values<O & typeof HELP>;
+    return parseArgs({ args, options: { ...options, ...HELP }, strict: true, allowPositionals: false }).values as FlagValues<O & typeof HELP>;
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n\n${usage}`);
   }

@@ -17,7 +17,7 @@ import { loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
 import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
 import { readFileSync } from 'node:fs';
-import { parseCommandArgs } from './args.ts';
+import { parseCommandArgs, type FlagValues } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Run a backtest definition (backtest/<name>.yaml) and write its results and report';
@@ -61,8 +61,6 @@ export const BACKTEST_FLAGS = {
   out: { type: 'string' },
 } as const;
 
-type BacktestFlagValues = { [K in keyof typeof BACKTEST_FLAGS]?: K extends 'param' ? string[] : string };
-
 export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs | 'help' {
   const values = parseCommandArgs(args, BACKTEST_FLAGS, usage);
   if (values.help) return 'help';
@@ -70,7 +68,7 @@ export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs |
 }
 
 /** The backtest definition and its overrides from parsed flags; `--config` is required. */
-export function backtestArgs(values: BacktestFlagValues, usage: string): BacktestArgs {
+export function backtestArgs(values: FlagValues<typeof BACKTEST_FLAGS>, usage: string): BacktestArgs {
   if (values.config === undefined) throw new UsageError(`--config is required\n\n${usage}`);
   return {
     config: values.config,
@@ -169,10 +167,7 @@ export async function run(args: string[]): Promise<number> {
     return result.passed ? ExitCode.Ok : ExitCode.RuleBreak;
   } catch (error) {
     (bar as SingleBar | null)?.stop();
-    if (isInputError(error)) {
-      process.stderr.write(`backtest: ${(error as Error).message}\n`);
-      return ExitCode.Usage;
-    }
+    if (isInputError(error)) throw new UsageError((error as Error).message);
     throw error;
   }
 }

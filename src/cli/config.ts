@@ -116,8 +116,8 @@ function issuesOf(config: ConfigDocument, zodIssues: readonly z.core.$ZodIssue[]
       continue;
     }
     // zod says "expected object, received undefined" for a key that is not there at all.
-    const missing = issue.code === 'invalid_type' && config.doc.getIn(path as unknown[]) === undefined && !config.doc.hasIn(path as unknown[]);
-    const message = missing ? `required, missing (${issue.message.replace(/^Invalid input: /, '').replace(/, received undefined$/, '')})` : issue.message;
+    const missing = issue.code === 'invalid_type' && !config.doc.hasIn(path as unknown[]);
+    const message = missing ? `required, missing (expected ${issue.expected})` : issue.message;
     issues.push({ file: config.file, line: nodeLine(config, path), path: formatPath(path), message });
   }
   issues.sort((a, b) => a.line - b.line || a.path.localeCompare(b.path));

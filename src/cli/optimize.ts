@@ -176,10 +176,7 @@ export async function run(args: string[]): Promise<number> {
     );
     return ExitCode.Ok;
   } catch (error) {
-    if (isInputError(error)) {
-      process.stderr.write(`optimize: ${(error as Error).message}\n`);
-      return ExitCode.Usage;
-    }
+    if (isInputError(error)) throw new UsageError((error as Error).message);
     throw error;
   }
 }
