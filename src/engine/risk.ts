@@ -9,6 +9,7 @@ import type { SessionPhase } from './calendar.ts';
 import type { ContractSpec, Intent, ModifyIntent, OrderSpec, PlaceIntent, Side } from './types.ts';
 
 export const REASON_CODES = {
+  INVALID_INTENT: 'The intent is malformed (a field of the wrong type, an unknown side, kind or order type, a price that is not a finite number); the message names the field.',
   INVALID_SIZE: 'Size is not a positive whole number of contracts.',
   INVALID_BRACKET: 'Bracket distances must be positive whole numbers of ticks.',
   UNKNOWN_CONTRACT: 'The contract is not one the engine trades.',
@@ -33,6 +34,7 @@ export const REASON_CODES = {
   ORDER_RATE: 'Too many orders in the rate window.',
   OUTSIDE_SESSION: 'No new risk outside the configured trading session.',
   FLAT_BY: 'Past the flat-by time: no new risk until the next session opens.',
+  SUPERSEDED: 'Several bars were processed at once (after an outage): a later target of the same strategy and contract replaced this one.',
 } as const;
 
 export type ReasonCode = keyof typeof REASON_CODES;

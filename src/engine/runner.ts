@@ -15,8 +15,10 @@ import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView }
 import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
 import { barCursor } from './indicators.ts';
 import { silentLogger, type Logger } from './log.ts';
-import { IdList } from './id-list.ts';
 import { Multicast } from './multicast.ts';
+import { ContainedObservable } from './contained.ts';
+import { intentShapeProblem } from './intent-shape.ts';
+import { OrderBook, orderTowards, type BookOrder } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
@@ -80,6 +82,12 @@ export interface EngineOptions {
    * Bots that share an account need different ones: a customTag is unique per account.
    */
   readonly riskStrategyId?: string;
+  /**
+   * The venue answers asynchronously (paper and live): several bars pushed at once (after an outage) send
+   * only each strategy's last target per contract, and when a pending order's outcome turns out to execute
+   * the strategy's last target is re-asserted. A backtest's venue answers at once and leaves it off.
+   */
+  readonly live?: boolean;
 }
 
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
@@ -106,6 +114,8 @@ export interface Decision {
 export interface StrategyFailure {
   readonly strategyId: string;
   readonly error: unknown;
+  /** Start of the bar being processed when it failed (epoch ms); NaN outside a bar. */
+  readonly barTime: number;
 }
 
 export interface TradingStateChange {
@@ -177,20 +187,13 @@ export interface Engine {
   close(): void;
 }
 
-interface BookOrder extends WorkingOrder {
-  size: number;
-  filledSize: number;
-  order: OrderSpec;
-  state: OrderState;
-  trailStop: number;
-  trail: TrailState | undefined;
-}
-
 interface Instance {
   readonly id: string;
   readonly contracts: readonly ContractSpec[];
   readonly chunkSubjects: Map<string, Subject<BarChunk>>;
   subscription?: Subscription;
+  /** Set when it threw or its stream errored: its intents are ignored from then on. */
+  failed: boolean;
 }
 
 interface PendingIntent {
@@ -236,8 +239,13 @@ export function createEngine(options: EngineOptions): Engine {
   const errors$ = new Multicast<StrategyFailure>();
   const failures: StrategyFailure[] = [];
 
-  const book = new IdList<BookOrder>();
-  let trailingCount = 0;
+  const book = new OrderBook();
+  /** The last target of each strategy per contract (`strategyId\0contractId`), for re-assertion in live mode. */
+  const lastTargets = new Map<string, number>();
+  /** Pending orders a target decision counted conservatively: their outcome re-asserts that target (live). */
+  const reassertOnOutcome = new Map<string, string>();
+  const reassertQueue = new Set<string>();
+  const live = options.live === true;
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const sequences = new Map<string, number>();
   const sequenceStart = options.sequenceStart;
@@ -288,7 +296,7 @@ export function createEngine(options: EngineOptions): Engine {
     personalDailyLossLimit: rules.config.personalDailyLossLimit,
     personalDailyProfitTarget: rules.config.personalDailyProfitTarget,
     contract: (id: string) => contracts.get(id),
-    position: (id: string) => accounting.position(id),
+    position: (id: string) => accounting.position(id) + book.provisionalPosition(id),
     lastPrice: (id: string) => {
       const quoted = options.lastPrice?.(id);
       return quoted === undefined ? accounting.lastPrice(id) : quoted;
@@ -298,23 +306,8 @@ export function createEngine(options: EngineOptions): Engine {
       return order === undefined ? undefined : { ...order, size: order.size - order.filledSize };
     },
     openOrderCount: () => book.size,
-    workingEntrySize: (contractId: string, side: Side) => {
-      let total = 0;
-      for (let k = 0; k < book.size; k++) {
-        const order = book.at(k);
-        if (order.contractId === contractId && order.side === side && (order.order.type === 'market' || order.order.type === 'limit')) {
-          total += order.size - order.filledSize;
-        }
-      }
-      return total;
-    },
-    hasStopOrder: (contractId: string, side: Side) => {
-      for (let k = 0; k < book.size; k++) {
-        const order = book.at(k);
-        if (order.contractId === contractId && order.side === side && order.order.type !== 'market' && order.order.type !== 'limit') return true;
-      }
-      return false;
-    },
+    workingEntrySize: (contractId: string, side: Side) => book.workingEntrySize(contractId, side),
+    hasStopOrder: (contractId: string, side: Side) => book.hasStopOrder(contractId, side),
     ordersSince: (since: number) => {
       let count = 0;
       const n = Math.min(rateCount, rateSize);
@@ -367,6 +360,10 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   function receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
+    if (instance?.failed === true) {
+      logger.debug({ strategyId }, 'intent of a failed strategy ignored');
+      return;
+    }
     if (pushing) {
       let at = intent.at;
       if (at === undefined) at = barCursor.at >= 0 && barCursor.at < pushLength ? barCursor.at : pushLength - 1;
@@ -393,6 +390,11 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   function processIntent(instance: Instance | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
+    const problem = intentShapeProblem(raw);
+    if (problem !== undefined) {
+      decide(strategyId, raw, undefined, { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` }, time);
+      return;
+    }
     let intent: Intent = raw;
     if (raw.kind === 'target' && raw.id === undefined) {
       // The hot path of target-position strategies: one literal instead of two spreads.
@@ -424,14 +426,14 @@ export function createEngine(options: EngineOptions): Engine {
         const size = result.size ?? intent.size;
         const id = intent.id!;
         const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, guardState.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
-        if (trail !== undefined) trailingCount++;
-        book.set(id, {
+        book.add({
           id,
           strategyId,
           contractId: intent.contractId,
           side: intent.side,
           size,
           filledSize: 0,
+          reportedFilled: 0,
           order: intent.order,
           state: 'pending',
           trail,
@@ -452,8 +454,8 @@ export function createEngine(options: EngineOptions): Engine {
           order.order = modifiedSpec(order.order, intent);
           if (intent.trailPrice !== undefined) {
             const trail = trackTrail(order.side, guardState.lastPrice(order.contractId), intent.trailPrice);
-            if (order.trail === undefined && trail !== undefined) trailingCount++;
-            if (order.trail !== undefined && trail === undefined) trailingCount--;
+            if (order.trail === undefined && trail !== undefined) book.trailingCount++;
+            if (order.trail !== undefined && trail === undefined) book.trailingCount--;
             order.trail = trail;
             order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
           }
@@ -476,20 +478,6 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
-  /** Signed remaining size of working market and limit orders of a contract (protective stops excluded). */
-  function workingSigned(contractId: string): number {
-    let total = 0;
-    for (let k = 0; k < book.size; k++) {
-      const order = book.at(k);
-      if (order.contractId !== contractId) continue;
-      const type = order.order.type;
-      if (type !== 'market' && type !== 'limit') continue;
-      const remaining = order.size - order.filledSize;
-      total += order.side === 'buy' ? remaining : -remaining;
-    }
-    return total;
-  }
-
   function expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
     if (!Number.isInteger(intent.size)) {
       decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
@@ -499,7 +487,10 @@ export function createEngine(options: EngineOptions): Engine {
       decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
       return;
     }
-    const diff = intent.size - accounting.position(intent.contractId) - workingSigned(intent.contractId);
+    if (live) lastTargets.set(targetKey(strategyId, intent.contractId), intent.size);
+    const exposure = book.exposure(intent.contractId, accounting.position(intent.contractId));
+    if (live && exposure.pendingBuys + exposure.pendingSells > 0) notePendingCounted(strategyId, intent.contractId);
+    const diff = orderTowards(intent.size, exposure);
     if (diff === 0) {
       decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
       return;
@@ -508,6 +499,54 @@ export function createEngine(options: EngineOptions): Engine {
     const result = checkIntent(order, refreshGuardState(time), limits);
     decide(strategyId, order, intent, result, time);
     if (result.accepted) execute(strategyId, order, result, decidedAt, time);
+  }
+
+  // ---------------------------------------------------------------- re-assertion (live)
+
+  /** The pending orders of a contract were counted conservatively: their outcome must re-assert this target. */
+  function notePendingCounted(strategyId: string, contractId: string): void {
+    const key = targetKey(strategyId, contractId);
+    for (let k = 0; k < book.size; k++) {
+      const order = book.at(k);
+      if (order.contractId === contractId && order.state === 'pending') reassertOnOutcome.set(order.id, key);
+    }
+  }
+
+  /**
+   * Bring a strategy's exposure back to its last target after an order's outcome turned out to execute
+   * (a pending order acknowledged or filled, an order adopted after it had been given up). Deferred to a
+   * microtask so it never runs inside the venue call or event that caused it; at most one order results.
+   */
+  function scheduleReassert(key: string): void {
+    if (reassertQueue.size === 0) queueMicrotask(flushReasserts);
+    reassertQueue.add(key);
+  }
+
+  function flushReasserts(): void {
+    const keys = [...reassertQueue];
+    reassertQueue.clear();
+    for (const key of keys) {
+      const size = lastTargets.get(key);
+      if (size === undefined) continue;
+      const separator = key.indexOf('\u0000');
+      const strategyId = key.slice(0, separator);
+      const contractId = key.slice(separator + 1);
+      const exposure = book.exposure(contractId, accounting.position(contractId));
+      const diff = orderTowards(size, exposure);
+      if (diff === 0) continue;
+      // Outside ACTIVE only a correction that reduces the position is made (the guard would refuse the rest).
+      const position = exposure.definite;
+      const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
+      if (state.state !== 'ACTIVE' && !reduces) continue;
+      logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
+      const instance = instances.find((i) => i.id === strategyId);
+      processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
+    }
+  }
+
+  /** After the engine flattened on its own (breach, kill switch, flat-by), every target stands at flat. */
+  function zeroTargets(): void {
+    for (const key of lastTargets.keys()) lastTargets.set(key, 0);
   }
 
   function expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
@@ -521,7 +560,7 @@ export function createEngine(options: EngineOptions): Engine {
         decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
         venue.cancel(order.id);
       }
-      const position = accounting.position(contractId);
+      const position = accounting.position(contractId) + book.provisionalPosition(contractId);
       if (position !== 0) {
         any = true;
         const close: PlaceIntent = {
@@ -542,6 +581,8 @@ export function createEngine(options: EngineOptions): Engine {
 
   function engineFlatten(reason: string, time: number): void {
     logger.warn({ reason }, 'engine flattens every position');
+    // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
+    zeroTargets();
     processIntent(undefined, riskStrategyId, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
   }
 
@@ -564,19 +605,26 @@ export function createEngine(options: EngineOptions): Engine {
 
   function onOrder(update: OrderUpdate): void {
     const existing = book.get(update.orderId);
+    const reported = Math.max(update.filledSize, update.reportedFilledSize ?? 0);
     if (TERMINAL.has(update.state)) {
-      if (existing !== undefined) removeOrder(existing);
+      if (existing !== undefined) {
+        existing.reportedFilled = Math.max(existing.reportedFilled, reported);
+        existing.filledSize = Math.max(existing.filledSize, update.filledSize);
+        book.remove(existing);
+      } else if (reported > update.filledSize) {
+        book.addProvisional(update.orderId, update.contractId, update.side, reported - update.filledSize);
+      }
     } else if (existing === undefined) {
-      // Orders the venue created (bracket legs) join the book so targets and the guard see them.
+      // Orders the venue created (bracket legs), or one of ours adopted again, join the book so targets and the guard see them.
       const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, guardState.lastPrice(update.contractId), update.order.trailPrice) : undefined;
-      if (trail !== undefined) trailingCount++;
-      book.set(update.orderId, {
+      book.add({
         id: update.orderId,
-        strategyId: update.orderId.slice(0, Math.max(0, update.orderId.lastIndexOf('-'))),
+        strategyId: strategyOf(update.orderId),
         contractId: update.contractId,
         side: update.side,
         size: update.size,
         filledSize: update.filledSize,
+        reportedFilled: reported,
         order: update.order,
         state: update.state,
         trail,
@@ -586,14 +634,31 @@ export function createEngine(options: EngineOptions): Engine {
       existing.state = update.state;
       existing.size = update.size;
       existing.filledSize = Math.max(existing.filledSize, update.filledSize);
+      existing.reportedFilled = Math.max(existing.reportedFilled, reported);
       existing.order = update.order;
     }
     if (orders$.observed) orders$.next(update);
+    if (live) afterOrderOutcome(update, reported);
   }
 
-  function removeOrder(order: BookOrder): void {
-    if (order.trail !== undefined) trailingCount--;
-    book.delete(order.id);
+  function afterOrderOutcome(update: OrderUpdate, reported: number): void {
+    if (update.adopted === true) {
+      const key = targetKey(strategyOf(update.orderId), update.contractId);
+      if (!TERMINAL.has(update.state)) {
+        // Given up once, the strategy has decided without it since: it must not execute now.
+        const cancel: Intent = { kind: 'cancel', orderId: update.orderId, id: update.orderId };
+        decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
+        venue.cancel(update.orderId);
+      }
+      reassertOnOutcome.set(update.orderId, key);
+      if (reported > 0) scheduleReassert(key);
+      return;
+    }
+    const key = reassertOnOutcome.get(update.orderId);
+    if (key === undefined) return;
+    if (update.state === 'pending') return;
+    if (update.state === 'working' || reported > 0) scheduleReassert(key);
+    if (TERMINAL.has(update.state)) reassertOnOutcome.delete(update.orderId);
   }
 
   function onFill(fill: Fill): void {
@@ -606,7 +671,10 @@ export function createEngine(options: EngineOptions): Engine {
     const order = book.get(fill.orderId);
     if (order !== undefined) {
       order.filledSize += fill.size;
-      if (order.filledSize >= order.size) removeOrder(order);
+      if (order.reportedFilled < order.filledSize) order.reportedFilled = order.filledSize;
+      if (order.filledSize >= order.size) book.remove(order);
+    } else {
+      book.confirmFill(fill.orderId, fill.size);
     }
     fills$.next(fill);
     if (closed !== undefined && trades$.observed) trades$.next(closed);
@@ -615,6 +683,10 @@ export function createEngine(options: EngineOptions): Engine {
     if (currentIndex < 0) {
       const equity = accounting.equity();
       rules.evaluate(fill.time, accounting.balance, equity, equity, onBreach);
+    }
+    if (live) {
+      const key = reassertOnOutcome.get(fill.orderId);
+      if (key !== undefined) scheduleReassert(key);
     }
   }
 
@@ -689,6 +761,7 @@ export function createEngine(options: EngineOptions): Engine {
     pending.length = 0;
     pendingCursor = 0;
     pushing = true;
+    currentChunk = chunk;
     pushLength = n;
     try {
       for (const instance of instances) {
@@ -704,6 +777,7 @@ export function createEngine(options: EngineOptions): Engine {
     let sorted = true;
     for (let k = 1; k < pending.length; k++) if (pending[k]!.at < pending[k - 1]!.at) sorted = false;
     if (!sorted) pending.sort((a, b) => a.at - b.at);
+    if (live && n > 1 && pending.length > 1) coalesceTargets(chunk.time[n - 1]!);
 
     let listening = false;
     for (const listener of barListeners) {
@@ -755,7 +829,7 @@ export function createEngine(options: EngineOptions): Engine {
           rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
         }
         positionBook.lastPrice = close[i]!;
-        if (trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
+        if (book.trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) checkSession(clockState.now);
         if (listening) emitBarRecords(chunk, i);
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
@@ -782,12 +856,37 @@ export function createEngine(options: EngineOptions): Engine {
     if (failures.length > 0 && options.onStrategyError !== 'log') throwFailure();
   }
 
+  /**
+   * Several bars at once (a live feed catching up after an outage): a target is a target, so only each
+   * strategy's last target (or flatten) per contract is sent; the earlier ones are recorded as superseded.
+   */
+  function coalesceTargets(time: number): void {
+    const seen = new Set<string>();
+    const kept: PendingIntent[] = [];
+    for (let k = pending.length - 1; k >= 0; k--) {
+      const item = pending[k]!;
+      const intent = item.intent;
+      if (intent.kind === 'target' || intent.kind === 'flatten') {
+        const contractId = intent.contractId === undefined ? '*' : resolveContract(item.instance, intent.contractId);
+        const key = targetKey(item.strategyId, contractId);
+        if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
+          decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${pushLength} bars; a later target replaced it` }, time);
+          continue;
+        }
+        seen.add(key);
+      }
+      kept.push(item);
+    }
+    kept.reverse();
+    pending.length = 0;
+    for (const item of kept) pending.push(item);
+  }
+
   /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
   function throwFailure(): never {
     const failure = failures[0]!;
     failures.length = 0;
-    const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
-    throw new StrategyError('STRATEGY_FAILED', `strategy '${failure.strategyId}' failed: ${reason}`, { cause: failure.error });
+    throw failureError(failure);
   }
 
   function markPartial(chunk: BarChunk, i: number): void {
@@ -835,7 +934,8 @@ export function createEngine(options: EngineOptions): Engine {
       return contract;
     });
     const params = parseParams(module, entry.params);
-    const instance: Instance = { id, contracts: own, chunkSubjects: new Map() };
+    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false };
+    const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
     const strategyLogger = logger.child({ strategy: id });
     const context: StrategyContext = {
@@ -851,7 +951,7 @@ export function createEngine(options: EngineOptions): Engine {
           subject = new Subject<BarChunk>();
           instance.chunkSubjects.set(resolved, subject);
         }
-        return timeframe === undefined ? subject.asObservable() : subject.pipe(resample(timeframe));
+        return contain(timeframe === undefined ? subject.asObservable() : subject.pipe(resample(timeframe)));
       },
       barRecords(contractId, timeframe) {
         const subject = new Multicast<BarRecord>();
@@ -863,9 +963,9 @@ export function createEngine(options: EngineOptions): Engine {
           derived: undefined,
           cursor: 0,
         });
-        return subject.asObservable();
+        return contain(subject.asObservable());
       },
-      position: (contractId) => accounting.position(resolve(contractId)),
+      position: (contractId) => guardState.position(resolve(contractId)),
       averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
       lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
       openOrders: (contractId) => {
@@ -876,15 +976,29 @@ export function createEngine(options: EngineOptions): Engine {
         }
         return out;
       },
-      fills: fills$.asObservable(),
-      orders: orders$.asObservable(),
-      positions: positions$.asObservable(),
-      account: account$.asObservable(),
+      fills: contain(fills$.asObservable()),
+      orders: contain(orders$.asObservable()),
+      positions: contain(positions$.asObservable()),
+      account: contain(account$.asObservable()),
       now: () => (currentIndex >= 0 ? clockState.now : clock()),
       logger: strategyLogger,
     };
     instances.push(instance);
     pendingRuns.push({ instance, module, context });
+  }
+
+  /** A strategy threw (in any callback) or its stream errored: it stops here, the engine and the others go on. */
+  function failStrategy(instance: Instance, error: unknown): void {
+    if (instance.failed) return;
+    instance.failed = true;
+    const index = currentIndex >= 0 ? currentIndex : pushing ? (barCursor.at >= 0 && barCursor.at < pushLength ? barCursor.at : pushLength - 1) : -1;
+    const barTime = currentChunk !== undefined && index >= 0 ? currentChunk.time[index]! : NaN;
+    const failure: StrategyFailure = { strategyId: instance.id, error, barTime };
+    logger.error({ err: error, strategy: instance.id, bar: barTime === barTime ? new Date(barTime).toISOString() : undefined }, 'strategy failed; its intents stop');
+    failures.push(failure);
+    errors$.next(failure);
+    // Unsubscribing is deferred: the failure may be reported from inside the stream being torn down.
+    queueMicrotask(() => instance.subscription?.unsubscribe());
   }
 
   const venueSubscription = venue.events.subscribe({
@@ -894,12 +1008,7 @@ export function createEngine(options: EngineOptions): Engine {
   for (const { instance, module, context } of pendingRuns) {
     instance.subscription = module.run(context).subscribe({
       next: (intent) => receive(instance, instance.id, intent),
-      error: (error: unknown) => {
-        logger.error({ err: error, strategy: instance.id }, 'strategy failed; its intents stop');
-        const failure: StrategyFailure = { strategyId: instance.id, error };
-        failures.push(failure);
-        errors$.next(failure);
-      },
+      error: (error: unknown) => failStrategy(instance, error),
     });
   }
   pendingRuns.length = 0;
@@ -963,6 +1072,26 @@ export function createEngine(options: EngineOptions): Engine {
 
 const MARKET: OrderSpec = Object.freeze({ type: 'market' });
 const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
+
+/** The error a failed strategy stops a synchronous run with: its id and the bar it failed on. */
+export function failureError(failure: StrategyFailure): StrategyError {
+  const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
+  const at = failure.barTime === failure.barTime ? ` at the bar of ${new Date(failure.barTime).toISOString()}` : '';
+  return new StrategyError('STRATEGY_FAILED', `strategy '${failure.strategyId}' failed${at}: ${reason}`, {
+    cause: failure.error,
+    strategyId: failure.strategyId,
+    ...(failure.barTime === failure.barTime ? { barTime: failure.barTime } : {}),
+  });
+}
+
+function targetKey(strategyId: string, contractId: string): string {
+  return `${strategyId}\u0000${contractId}`;
+}
+
+/** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */
+function strategyOf(orderId: string): string {
+  return orderId.slice(0, Math.max(0, orderId.lastIndexOf('-')));
+}
 
 /** The engine's own estimate of a trailing stop, when the last price is known in whole ticks. */
 function trackTrail(side: Side, last: number, trailPrice: number): TrailState | undefined {

@@ -74,12 +74,18 @@ export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): 
 
 export class StrategyError extends Error {
   override readonly name = 'StrategyError';
+  /** The strategy instance that failed (STRATEGY_FAILED). */
+  readonly strategyId: string | undefined;
+  /** Start of the bar being processed when it failed (epoch ms), where there was one. */
+  readonly barTime: number | undefined;
   constructor(
     readonly code: 'STRATEGY_NOT_FOUND' | 'STRATEGY_INVALID' | 'STRATEGY_PARAMS' | 'STRATEGY_FAILED',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; strategyId?: string; barTime?: number },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.strategyId = options?.strategyId;
+    this.barTime = options?.barTime;
   }
 }
 

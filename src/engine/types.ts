@@ -173,11 +173,22 @@ export interface OrderUpdate {
   readonly contractId: string;
   readonly side: Side;
   readonly size: number;
+  /** Filled size confirmed by fills delivered on `events`. */
   readonly filledSize: number;
+  /**
+   * Filled size as the venue's order record reports it, when that is ahead of the fills delivered (a live
+   * gateway's order search can show a fill before its trade search does): provisional until they arrive.
+   */
+  readonly reportedFilledSize?: number;
   readonly order: OrderSpec;
   /** Venue's own id (the gateway's integer order id), where it has one. */
   readonly venueOrderId?: number;
   readonly reason?: string;
+  /**
+   * The venue holds an order of ours that had been given up (its place outcome stayed unknown past the
+   * window and it was taken as lost): the engine cancels it if it still works and re-asserts its target.
+   */
+  readonly adopted?: boolean;
 }
 
 /** One execution. `fillId` is unique per venue, so a fill seen twice is recognised. */

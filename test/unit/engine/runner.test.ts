@@ -143,7 +143,7 @@ describe('runner', () => {
         ),
     });
     const loud = createEngine({ strategies: [{ strategy: broken }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 } });
-    expect(() => loud.push(chunk([1, 2]))).toThrow(/strategy 'broken' failed: boom/);
+    expect(() => loud.push(chunk([1, 2]))).toThrow(/strategy 'broken' failed at the bar of 20[0-9-]+T[0-9:.]+Z: boom/);
     const quiet = createEngine({ strategies: [{ strategy: broken }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 }, onStrategyError: 'log' });
     const failures: string[] = [];
     quiet.errors$.subscribe((f) => failures.push(f.strategyId));

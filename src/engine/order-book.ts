@@ -1,0 +1,176 @@
+/**
+ * The engine's order book and exposure: every order that may still execute, per contract.
+ *
+ * Exposure is more than the position. An order the venue has not acknowledged yet (`pending`: in flight,
+ * or its place outcome unknown after a timeout) may still execute, later; a fill the venue reported on an
+ * order (its filled volume) before the trade itself was delivered is already a position. So a target is
+ * computed from three parts:
+ *
+ * - `definite`: the confirmed position, plus fills reported but not yet delivered (provisional), plus
+ *   working orders, which are counted as if they fill;
+ * - `pendingBuys` / `pendingSells`: orders whose fate is unknown, counted only in the direction that makes
+ *   the next order smaller, so the position never goes beyond the target whichever way they resolve.
+ *
+ * With a synchronous venue (the backtest) an order is working as soon as it is placed, so nothing is ever
+ * pending at a decision and the target is `target - definite`, as it always was.
+ */
+import { IdList } from './id-list.ts';
+import type { WorkingOrder } from './strategy.ts';
+import type { TrailState } from './trailing.ts';
+import type { OrderSpec, OrderState, Side } from './types.ts';
+
+export interface BookOrder extends WorkingOrder {
+  size: number;
+  /** Confirmed by fills the engine has applied. */
+  filledSize: number;
+  /** Filled as the venue reports it (at least `filledSize`); the difference is provisional. */
+  reportedFilled: number;
+  order: OrderSpec;
+  state: OrderState;
+  trailStop: number;
+  trail: TrailState | undefined;
+}
+
+interface Provisional {
+  readonly contractId: string;
+  readonly side: Side;
+  size: number;
+}
+
+export interface Exposure {
+  /** Position + provisional fills + working market and limit orders (signed). */
+  readonly definite: number;
+  /** Remaining size of pending (unacknowledged) buy and sell market and limit orders. */
+  readonly pendingBuys: number;
+  readonly pendingSells: number;
+}
+
+/** The signed size of the one order that moves `exposure` to `target` without overshooting it; 0 when none. */
+export function orderTowards(target: number, exposure: Exposure): number {
+  const highest = exposure.definite + exposure.pendingBuys;
+  if (target > highest) return target - highest;
+  const lowest = exposure.definite - exposure.pendingSells;
+  if (target < lowest) return target - lowest;
+  return 0;
+}
+
+export class OrderBook {
+  private readonly orders = new IdList<BookOrder>();
+  /** Terminal orders whose reported fills have not all been delivered yet, by order id. */
+  private readonly provisional = new Map<string, Provisional>();
+  private readonly provisionalNet = new Map<string, number>();
+  trailingCount = 0;
+
+  get size(): number {
+    return this.orders.size;
+  }
+
+  at(k: number): BookOrder {
+    return this.orders.at(k);
+  }
+
+  get(id: string): BookOrder | undefined {
+    return this.orders.get(id);
+  }
+
+  values(): BookOrder[] {
+    return this.orders.values();
+  }
+
+  add(order: BookOrder): void {
+    if (order.trail !== undefined) this.trailingCount++;
+    this.orders.set(order.id, order);
+  }
+
+  /**
+   * The order leaves the book (terminal). Whatever the venue reported filled beyond the fills delivered
+   * stays counted as a provisional position until those fills arrive.
+   */
+  remove(order: BookOrder): void {
+    if (order.trail !== undefined) this.trailingCount--;
+    this.orders.delete(order.id);
+    this.addProvisional(order.id, order.contractId, order.side, order.reportedFilled - order.filledSize);
+  }
+
+  /** A terminal order the book did not hold (adopted after it was given up) with reported fills. */
+  addProvisional(id: string, contractId: string, side: Side, size: number): void {
+    if (size <= 0) return;
+    const existing = this.provisional.get(id);
+    if (existing !== undefined) {
+      this.shiftNet(contractId, side, size - existing.size);
+      existing.size = size;
+      return;
+    }
+    this.provisional.set(id, { contractId, side, size });
+    this.shiftNet(contractId, side, size);
+  }
+
+  /** A delivered fill confirms that much of an order's provisional size (no-op for orders without one). */
+  confirmFill(orderId: string, size: number): void {
+    if (this.provisional.size === 0) return;
+    const entry = this.provisional.get(orderId);
+    if (entry === undefined) return;
+    const used = Math.min(size, entry.size);
+    entry.size -= used;
+    this.shiftNet(entry.contractId, entry.side, -used);
+    if (entry.size <= 0) this.provisional.delete(orderId);
+  }
+
+  /** Signed provisional position of a contract (fills reported, not delivered yet). */
+  provisionalPosition(contractId: string): number {
+    if (this.provisionalNet.size === 0) return 0;
+    return this.provisionalNet.get(contractId) ?? 0;
+  }
+
+  provisionalOrders(): Array<{ orderId: string; contractId: string; side: Side; size: number }> {
+    return [...this.provisional].map(([orderId, p]) => ({ orderId, contractId: p.contractId, side: p.side, size: p.size }));
+  }
+
+  /** Exposure of a contract beyond `position` (the confirmed one), for target expansion. */
+  exposure(contractId: string, position: number): Exposure {
+    let definite = position + this.provisionalPosition(contractId);
+    let pendingBuys = 0;
+    let pendingSells = 0;
+    for (let k = 0; k < this.orders.size; k++) {
+      const order = this.orders.at(k);
+      if (order.contractId !== contractId) continue;
+      const type = order.order.type;
+      // Protective stops are not exposure a target should offset: they trade only against the position.
+      if (type !== 'market' && type !== 'limit') continue;
+      const remaining = order.size - order.filledSize;
+      if (order.state === 'pending') {
+        if (order.side === 'buy') pendingBuys += remaining;
+        else pendingSells += remaining;
+      } else {
+        definite += order.side === 'buy' ? remaining : -remaining;
+      }
+    }
+    return { definite, pendingBuys, pendingSells };
+  }
+
+  /** Remaining size of market and limit orders on one side, pending ones included (the position cap's worst case). */
+  workingEntrySize(contractId: string, side: Side): number {
+    let total = 0;
+    for (let k = 0; k < this.orders.size; k++) {
+      const order = this.orders.at(k);
+      if (order.contractId === contractId && order.side === side && (order.order.type === 'market' || order.order.type === 'limit')) {
+        total += order.size - order.filledSize;
+      }
+    }
+    return total;
+  }
+
+  hasStopOrder(contractId: string, side: Side): boolean {
+    for (let k = 0; k < this.orders.size; k++) {
+      const order = this.orders.at(k);
+      if (order.contractId === contractId && order.side === side && order.order.type !== 'market' && order.order.type !== 'limit') return true;
+    }
+    return false;
+  }
+
+  private shiftNet(contractId: string, side: Side, size: number): void {
+    const next = (this.provisionalNet.get(contractId) ?? 0) + (side === 'buy' ? size : -size);
+    if (next === 0) this.provisionalNet.delete(contractId);
+    else this.provisionalNet.set(contractId, next);
+  }
+}
