@@ -5,7 +5,11 @@
  *
  * - Every order is journaled (state `submitting`, with its customTag) before the place request is sent.
  * - A place whose outcome is unknown is looked up by customTag before anything else; it is never re-sent.
- * - A fill is a Trade/search record, identified by the trade id; a trade already journaled is ignored.
+ *   It stays unresolved (the engine counts it as pending exposure) until a lookup finds it or the
+ *   unknown-outcome window has passed; one that turns up after that is adopted and the engine is told so.
+ * - A fill the gateway's order record reports (`fillVolume`) reaches the engine at once as provisional;
+ *   the exact fills are Trade/search records, identified by the trade id; a trade already journaled is
+ *   ignored, and the order's fill transition is journaled in the same transaction as the fill.
  * - A write that failed is not retried blindly: the next status report decides.
  */
 import { Subject } from 'rxjs';
@@ -45,7 +49,17 @@ export interface LiveExecutorOptions {
   readonly now?: () => number;
   /** How far before an order's creation a lookup by tag searches (clock skew between bot and gateway). */
   readonly lookupSlackMs?: number;
+  /**
+   * Wall milliseconds after its creation during which a place whose outcome is unknown is not taken as
+   * lost however many lookups miss it (default 60 s: well above any request timeout).
+   */
+  readonly unknownOutcomeMs?: number;
+  /** Gateway milliseconds per wall millisecond (the simulator may run accelerated); 1 by default. */
+  readonly speed?: number;
 }
+
+/** Default of `unknownOutcomeMs`. */
+export const UNKNOWN_OUTCOME_MS = 60_000;
 
 export type Anomaly = { readonly time: number; readonly tag: string | null; readonly message: string };
 
@@ -62,6 +76,10 @@ export class LiveExecutor implements Venue {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly lookupSlackMs: number;
+  private readonly unknownOutcomeMs: number;
+  private readonly speed: number;
+  /** The gateway's reported fill volume per tag, where it is ahead of the journaled fills. */
+  private readonly reportedFills = new Map<string, number>();
   /** Tags whose place request is in flight in this process: a lookup must not call them missing. */
   private readonly placing = new Set<string>();
   private readonly tasks = new Set<Promise<void>>();
@@ -80,6 +98,8 @@ export class LiveExecutor implements Venue {
     this.log = options.logger;
     this.now = options.now ?? Date.now;
     this.lookupSlackMs = options.lookupSlackMs ?? 120_000;
+    this.unknownOutcomeMs = options.unknownOutcomeMs ?? UNKNOWN_OUTCOME_MS;
+    this.speed = options.speed ?? 1;
   }
 
   // ------------------------------------------------------------------ Venue
@@ -180,9 +200,12 @@ export class LiveExecutor implements Venue {
       if (order.state === 'submitting' || order.state === 'unknown' || order.state === 'lost') {
         const found = byTag.get(order.tag);
         if (found) {
+          this.noteReportedFill(order.tag, found);
           this.apply(order.tag, { type: 'lookupFound', venueOrderId: found.id, status: venueStatusOf(found.status) }, { kind: 'lookup', payload: found });
         } else if (order.state !== 'lost' && !this.placing.has(order.tag) && order.createdAt - this.lookupSlackMs >= searchedFrom) {
-          this.apply(order.tag, { type: 'lookupMissing' }, { kind: 'lookup', payload: { found: false, searchedFrom: ISO(searchedFrom) } });
+          const ageMs = (this.now() - order.createdAt) / this.speed;
+          const expired = ageMs >= this.unknownOutcomeMs;
+          this.apply(order.tag, { type: 'lookupMissing', expired }, { kind: 'lookup', payload: { found: false, searchedFrom: ISO(searchedFrom), ageMs: Math.round(ageMs), expired } });
         }
         continue;
       }
@@ -190,7 +213,8 @@ export class LiveExecutor implements Venue {
       const seen = byVenueId.get(order.venueOrderId);
       if (seen) {
         this.syncTerms(order, seen);
-        this.apply(order.tag, { type: 'venueStatus', status: venueStatusOf(seen.status) }, { kind: 'status', payload: seen });
+        const moreFilled = this.noteReportedFill(order.tag, seen);
+        this.apply(order.tag, { type: 'venueStatus', status: venueStatusOf(seen.status) }, { kind: 'status', payload: seen }, moreFilled);
       }
     }
     for (const o of orders) {
@@ -211,6 +235,29 @@ export class LiveExecutor implements Venue {
     this.journal.record('terms', 'event', order.tag, { from: { spec: order.spec, size: order.size }, to: { spec: venueSpec, size: seen.size } });
     const latest = this.journal.order(order.tag);
     if (latest) this.emitFromJournal(latest);
+  }
+
+  /**
+   * Remember the gateway's fill volume of an order when it is ahead of the journaled fills; true when it
+   * grew (the engine must hear of it now, not when Trade/search gets round to it).
+   */
+  private noteReportedFill(tag: string, seen: S.Order): boolean {
+    const volume = seen.fillVolume ?? 0;
+    const journaled = this.journal.order(tag)?.filledSize ?? 0;
+    const known = this.reportedFills.get(tag) ?? 0;
+    if (volume <= journaled) {
+      this.reportedFills.delete(tag);
+      return false;
+    }
+    if (volume <= known) return false;
+    this.reportedFills.set(tag, volume);
+    this.journal.record('reported-fill', 'event', tag, { fillVolume: volume, filledPrice: seen.filledPrice ?? null, journaled });
+    return true;
+  }
+
+  /** Places whose outcome is not known yet (in flight, unknown, or from a previous process). */
+  unresolvedCount(): number {
+    return this.journal.orders({ states: ['submitting', 'unknown'] }).length;
   }
 
   /** Creation time of the oldest order the bot did not place that is still working (for the search window). */
@@ -298,22 +345,22 @@ export class LiveExecutor implements Venue {
         fees: trade.fees,
         time,
       };
-      const added = this.journal.addFill({
-        fillId,
-        tag: owner?.tag ?? null,
-        venueOrderId: trade.orderId,
-        contractId: trade.contractId,
-        side,
-        size: trade.size,
-        price,
-        fees: trade.fees,
-        time,
-      });
+      const journaled = { fillId, tag: owner?.tag ?? null, venueOrderId: trade.orderId, contractId: trade.contractId, side, size: trade.size, price, fees: trade.fees, time };
       newest = Math.max(newest ?? time, time);
+      if (!owner) {
+        if (!this.journal.addFill(journaled)) continue;
+        this.events.next(fill);
+        this.log.info({ tradeId: trade.id, orderId: trade.orderId, contractId: trade.contractId }, 'fill of an order the bot did not place');
+        continue;
+      }
+      // The fill and the order's fill transition are one transaction: neither is journaled without the other.
+      const step = transition(owner, { type: 'fill', fillId, size: trade.size });
+      if (step.anomaly) this.anomaly(owner.tag, step.anomaly);
+      const added = this.journal.addFill(journaled, step.ignored ? undefined : { order: step.order, cause: { kind: 'fill-state', phase: 'event', payload: { event: { type: 'fill', fillId, size: trade.size } } } });
       if (!added) continue;
       this.events.next(fill);
-      if (owner) this.apply(owner.tag, { type: 'fill', fillId, size: trade.size }, { kind: 'fill-state', payload: { fillId } });
-      else this.log.info({ tradeId: trade.id, orderId: trade.orderId, contractId: trade.contractId }, 'fill of an order the bot did not place');
+      const saved = this.journal.order(owner.tag);
+      if (saved && (saved.state !== owner.state || saved.filledSize !== owner.filledSize)) this.emitFromJournal(saved);
     }
     return { newest, heldBack };
   }
@@ -425,21 +472,23 @@ export class LiveExecutor implements Venue {
     this.apply(tag, event, { kind: 'cancel', phase: 'after', payload });
   }
 
-  private apply(tag: string, event: OrderEvent, cause: { kind: string; phase?: 'before' | 'after' | 'event'; payload: unknown }): void {
+  private apply(tag: string, event: OrderEvent, cause: { kind: string; phase?: 'before' | 'after' | 'event'; payload: unknown }, reportedFillGrew = false): void {
     const current = this.journal.order(tag);
     if (!current) {
       this.log.warn({ tag, event: event.type }, 'event for an order the journal does not know');
       return;
     }
     const result = transition(current, event);
-    if (result.anomaly) this.anomaly(tag, result.anomaly);
+    const adopted = current.state === 'lost' && result.order.state !== 'lost';
+    if (result.anomaly) this.anomaly(tag, adopted ? this.adoptionText(current, result.anomaly) : result.anomaly);
     if (result.ignored) {
       if (cause.phase === 'after') this.journal.record(cause.kind, 'after', tag, cause.payload);
+      if (reportedFillGrew) this.emitFromJournal(current);
       return;
     }
     this.journal.saveOrder(result.order, { kind: cause.kind, phase: cause.phase ?? 'event', payload: { event, data: cause.payload } });
     const saved = this.journal.order(tag);
-    if (saved && (saved.state !== current.state || saved.filledSize !== current.filledSize)) this.emitFromJournal(saved);
+    if (saved && (adopted || reportedFillGrew || saved.state !== current.state || saved.filledSize !== current.filledSize)) this.emitFromJournal(saved, undefined, adopted);
     for (const effect of result.effects) {
       if (effect === 'lookupByTag') this.track(this.lookup(tag));
       else this.track(this.sendCancel(tag));
@@ -530,14 +579,24 @@ export class LiveExecutor implements Venue {
     this.events.next(update);
   }
 
-  private emitFromJournal(order: JournaledOrder, reason?: string): void {
-    const why = reason ?? (order.state === 'lost' ? 'not found at the gateway after an unknown outcome' : undefined);
-    this.events.next(journaledUpdate(order, this.now(), why));
+  private emitFromJournal(order: JournaledOrder, reason?: string, adopted = false): void {
+    const why = reason ?? (order.state === 'lost' ? 'not found at the gateway for the whole unknown-outcome window' : undefined);
+    const update = journaledUpdate(order, this.now(), why, this.reportedFills.get(order.tag));
+    this.events.next(adopted ? { ...update, adopted: true } : update);
+  }
+
+  /** The anomaly of an adopted order names it and the orders of its contract placed since it was given up. */
+  private adoptionText(order: JournaledOrder, anomaly: string): string {
+    const since = this.journal
+      .orders()
+      .filter((o) => o.contractId === order.contractId && o.createdAt >= order.updatedAt && o.tag !== order.tag)
+      .map((o) => o.tag);
+    return `${anomaly}; adopted, the engine corrects its exposure (orders placed since it was given up: ${since.join(', ') || 'none'})`;
   }
 }
 
-/** The engine's update for a journaled order, as of `time`. */
-export function journaledUpdate(order: JournaledOrder, time: number, reason?: string): OrderUpdate {
+/** The engine's update for a journaled order, as of `time`; `reportedFilled` is the gateway's fill volume when ahead of the journal. */
+export function journaledUpdate(order: JournaledOrder, time: number, reason?: string, reportedFilled?: number): OrderUpdate {
   return {
     kind: 'order',
     orderId: order.tag,
@@ -547,6 +606,7 @@ export function journaledUpdate(order: JournaledOrder, time: number, reason?: st
     side: order.side,
     size: order.size,
     filledSize: order.filledSize,
+    ...(reportedFilled !== undefined && reportedFilled > order.filledSize ? { reportedFilledSize: reportedFilled } : {}),
     order: order.spec,
     ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
     ...(reason === undefined ? {} : { reason }),

@@ -294,8 +294,11 @@ export class Journal {
 
   // ---------------------------------------------------------------- fills
 
-  /** Record a fill once; false when its id was already journaled (the fill is then ignored). */
-  addFill(fill: JournaledFill): boolean {
+  /**
+   * Record a fill once, with the fill transition of its order (`order`) in the same transaction; false
+   * when its id was already journaled (the fill is then ignored and the order left as it was).
+   */
+  addFill(fill: JournaledFill, order?: { order: LiveOrder; cause: { kind: string; phase: JournalPhase; payload: unknown } }): boolean {
     return this.db.transaction(() => {
       const result = this.db
         .prepare(
@@ -305,6 +308,7 @@ export class Journal {
         .run({ ...fill });
       if (result.changes === 0) return false;
       this.record('fill', 'event', fill.tag, fill);
+      if (order !== undefined) this.saveOrder(order.order, order.cause);
       if (fill.tag !== null) {
         const list = this.fillsByOrder.get(fill.tag) ?? [];
         list.push(fill.fillId);

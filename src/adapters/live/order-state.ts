@@ -10,8 +10,11 @@
  * - `working`: the gateway holds the order (its venue id is known).
  * - `cancelling`: a cancel was sent and not yet confirmed by Order/search.
  * - `filled`, `cancelled`, `rejected`, `expired`: final as the gateway reports them.
- * - `lost`: a lookup by customTag found nothing, so the order is taken as never placed. It is not
- *   re-sent; should the gateway show it later anyway, it is adopted again (and reported as an anomaly).
+ * - `lost`: lookups by customTag found nothing for the whole unknown-outcome window, so the order is
+ *   taken as never placed. It is not re-sent; should the gateway show it later anyway, it is adopted
+ *   again (and reported as an anomaly). One missing lookup proves nothing: a request held by the network
+ *   can reach the gateway seconds after the client gave up on it, so until the window has passed a
+ *   missing lookup leaves the order `unknown` (its exposure still counted).
  */
 import { OrderStatus } from '../gateway/codes.ts';
 
@@ -65,7 +68,8 @@ export type OrderEvent =
   | { readonly type: 'placeRejected'; readonly reason: string }
   | { readonly type: 'placeUnknown' }
   | { readonly type: 'lookupFound'; readonly venueOrderId: number; readonly status: VenueStatus }
-  | { readonly type: 'lookupMissing' }
+  /** `expired`: the unknown-outcome window has passed since the place was sent. */
+  | { readonly type: 'lookupMissing'; readonly expired: boolean }
   | { readonly type: 'cancelRequested' }
   | { readonly type: 'cancelAccepted' }
   | { readonly type: 'cancelRejected'; readonly reason: string }
@@ -137,7 +141,9 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
     }
 
     case 'lookupMissing':
-      if (s === 'submitting' || s === 'unknown') return settle(order, 'lost');
+      if ((s === 'submitting' || s === 'unknown') && event.expired) return settle(order, 'lost');
+      // Not found yet: stays unresolved (a submitting order of a previous process becomes unknown).
+      if (s === 'submitting') return { order: { ...order, state: 'unknown' }, effects: [], ignored: false };
       return same(order);
 
     case 'cancelRequested':

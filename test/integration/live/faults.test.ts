@@ -32,12 +32,34 @@ describe('place with an unknown outcome', () => {
     expect(searches.length).toBeGreaterThanOrEqual(1);
     // The journal holds the request before it was sent, then the unknown outcome, then the lookup.
     const kinds = bot.journal.entries({ tag: 't-1' }).map((e) => `${e.kind}/${e.phase}`);
-    expect(kinds.slice(0, 3)).toEqual(['place/before', 'place/after', 'lookup/event']);
+    expect(kinds.slice(0, 4)).toEqual(['place/before', 'place/after', 'reported-fill/event', 'lookup/event']);
     await agreement(b, bot);
     expect(events.some((e) => e.kind === 'fill' && e.orderId === 't-1')).toBe(true);
   });
 
-  it('connection dropped before the simulator saw it: marked lost, not re-sent', async () => {
+  it('connection dropped before the simulator saw it: unknown while the window lasts, then lost, never re-sent', async () => {
+    b.proxy.inject({ path: '/api/Order/place', action: { kind: 'drop-before' } });
+    bot.executor.place(market('t-1', 'buy'));
+    await bot.executor.idle();
+    // One lookup that misses proves nothing: the order stays pending in the engine's eyes.
+    expect(bot.journal.order('t-1')?.state).toBe('unknown');
+    expect(orderUpdates('t-1').at(-1)?.state).toBe('pending');
+    await bot.poller.refreshAccountState();
+    expect(bot.journal.order('t-1')?.state).toBe('unknown');
+    b.sim.clock.advance(61_000);
+    await bot.poller.refreshAccountState();
+    await bot.executor.idle();
+    expect(bot.journal.order('t-1')?.state).toBe('lost');
+    expect(orderUpdates('t-1').at(-1)?.state).toBe('rejected');
+    expect(placesReceived('t-1')).toBe(1);
+    expect(b.proxy.placesByTag().get('t-1')).toBeUndefined();
+    await agreement(b, bot);
+  });
+
+  it('connection dropped before the simulator saw it: with no window, lost at the first missing lookup', async () => {
+    await bot.stop();
+    bot = startBot(b, b.client, { unknownOutcomeMs: 0 });
+    bot.executor.events.subscribe((e) => events.push(e));
     b.proxy.inject({ path: '/api/Order/place', action: { kind: 'drop-before' } });
     bot.executor.place(market('t-1', 'buy'));
     await bot.executor.idle();
@@ -48,6 +70,8 @@ describe('place with an unknown outcome', () => {
   });
 
   it('a 500 on place is an unknown outcome (looked up); a 429 is a rejection (never retried)', async () => {
+    await bot.stop();
+    bot = startBot(b, b.client, { unknownOutcomeMs: 0 });
     b.proxy.inject({ path: '/api/Order/place', action: { kind: 'status', status: 500, body: 'oops' } });
     bot.executor.place(market('t-1', 'buy'));
     await bot.executor.idle();
@@ -61,7 +85,25 @@ describe('place with an unknown outcome', () => {
     await agreement(b, bot);
   });
 
-  it('a timeout whose request lands late: lost at first, adopted when the gateway shows it, reported as an anomaly', async () => {
+  it('a timeout whose request lands late inside the window: stays unknown, then found; no anomaly', async () => {
+    b.proxy.inject({ path: '/api/Order/place', action: { kind: 'delay', delayMs: 700 } });
+    bot.executor.place(market('t-1', 'buy'));
+    await bot.executor.idle();
+    expect(bot.journal.order('t-1')?.state).toBe('unknown');
+    await until(() => b.proxy.placesByTag().get('t-1') === 1, 3_000, 'the delayed place to reach the simulator');
+    await until(async () => (await b.truth.searchOpenPositions(b.sim.demo.accountId)).length === 1, 3_000, 'the fill');
+    await bot.poller.refreshAccountState();
+    await bot.executor.idle();
+    expect(bot.journal.order('t-1')?.state).toBe('filled');
+    expect(orderUpdates('t-1').some((u) => u.state === 'rejected')).toBe(false);
+    expect(bot.executor.anomalies.filter((a) => a.tag === 't-1')).toEqual([]);
+    await agreement(b, bot);
+  });
+
+  it('a timeout whose request lands after the window: lost, then adopted when the gateway shows it, reported as an anomaly', async () => {
+    await bot.stop();
+    bot = startBot(b, b.client, { unknownOutcomeMs: 0 });
+    bot.executor.events.subscribe((e) => events.push(e));
     b.proxy.inject({ path: '/api/Order/place', action: { kind: 'delay', delayMs: 700 } });
     bot.executor.place(market('t-1', 'buy'));
     await bot.executor.idle();
@@ -72,6 +114,7 @@ describe('place with an unknown outcome', () => {
     await bot.executor.idle();
     expect(bot.journal.order('t-1')?.state).toBe('filled');
     expect(bot.executor.anomalies.some((a) => a.tag === 't-1' && /reappeared/.test(a.message))).toBe(true);
+    expect(orderUpdates('t-1').some((u) => u.adopted === true)).toBe(true);
     await agreement(b, bot);
   });
 

@@ -82,9 +82,9 @@ export interface Bot {
   stop(): Promise<void>;
 }
 
-export function startBot(b: Bench, client: TradingClient = b.client): Bot {
+export function startBot(b: Bench, client: TradingClient = b.client, options: { unknownOutcomeMs?: number } = {}): Bot {
   const journal = Journal.open(b.journalFile, { now: b.now });
-  const executor = new LiveExecutor({ client, journal, accountId: b.sim.demo.accountId, contracts: b.contracts, logger: silentLogger, now: b.now });
+  const executor = new LiveExecutor({ client, journal, accountId: b.sim.demo.accountId, contracts: b.contracts, logger: silentLogger, now: b.now, ...options });
   const poller = new Poller({
     client,
     executor,

@@ -62,10 +62,14 @@ describe('kill -9 between sending a place and receiving its answer', () => {
     await bot.stop();
   }, 20_000);
 
-  it('the order never reached the gateway: the restart marks it lost and sends nothing for it', async () => {
+  it('the order never reached the gateway: the restart keeps it unknown for the window, then marks it lost and sends nothing for it', async () => {
     b.proxy.inject({ path: '/api/Order/place', action: { kind: 'hold', forward: false } });
     await killMidPlace('k-1');
     const bot = startBot(b);
+    const early = await reconcileOnStart({ client: b.client, journal: bot.journal, executor: bot.executor, accountId: b.sim.demo.accountId, strategyIds: ['k'], now: b.now, logger: silentLogger });
+    // Sent by a process that died: it may still land, so its exposure stands until the window has passed.
+    expect(early.resolved).toEqual([{ tag: 'k-1', state: 'unknown' }]);
+    b.sim.clock.advance(61_000);
     const report = await reconcileOnStart({ client: b.client, journal: bot.journal, executor: bot.executor, accountId: b.sim.demo.accountId, strategyIds: ['k'], now: b.now, logger: silentLogger });
     expect(report.resolved).toEqual([{ tag: 'k-1', state: 'lost' }]);
     expect(report.clean).toBe(true);

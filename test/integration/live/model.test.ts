@@ -147,6 +147,8 @@ describe('executor against the simulator under random faults', () => {
           await fc.asyncModelRun(() => ({ model: { tags: [] }, real }), cmds);
           b.proxy.clear();
           await real.bot.executor.idle();
+          // Past the unknown-outcome window every place is resolved: found, or taken as lost.
+          b.sim.clock.advance(61_000);
           await agreement(b, real.bot);
         } finally {
           await real.bot.stop();

@@ -56,6 +56,9 @@ class EventCommand implements fc.Command<Model, Real> {
     if (before.state === 'unknown' && !['lookupFound', 'lookupMissing', 'fill'].includes(this.event.type)) {
       expect(after.state).toBe('unknown');
     }
+    // One missing lookup proves nothing: only one past the unknown-outcome window gives an order up.
+    if (this.event.type === 'lookupMissing' && !this.event.expired && before.state !== 'lost') expect(after.state).not.toBe('lost');
+    if (this.event.type === 'lookupMissing' && this.event.expired && (before.state === 'submitting' || before.state === 'unknown')) expect(after.state).toBe('lost');
     if ((before.state === 'submitting' || before.state === 'unknown') && this.event.type === 'cancelRequested') m.cancelAskedWhileUnresolved = true;
     const wasResolved = m.resolved;
     if (!(after.state === 'submitting' || after.state === 'unknown')) m.resolved = true;
@@ -77,7 +80,7 @@ const eventArb: fc.Arbitrary<OrderEvent> = fc.oneof(
   fc.constant<OrderEvent>({ type: 'placeRejected', reason: 'OrderRejected' }),
   fc.constant<OrderEvent>({ type: 'placeUnknown' }),
   venueStatus.map<OrderEvent>((status) => ({ type: 'lookupFound', venueOrderId: 7, status })),
-  fc.constant<OrderEvent>({ type: 'lookupMissing' }),
+  fc.boolean().map<OrderEvent>((expired) => ({ type: 'lookupMissing', expired })),
   fc.constant<OrderEvent>({ type: 'cancelRequested' }),
   fc.constant<OrderEvent>({ type: 'cancelAccepted' }),
   fc.constant<OrderEvent>({ type: 'cancelRejected', reason: 'Rejected' }),
