@@ -8,11 +8,11 @@ import { existsSync } from 'node:fs';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { loadConfig } from './config.ts';
-import { createLogger } from '../engine/log.ts';
+import { createLogger, type Logger } from '../engine/log.ts';
 import { TradingClient } from '../adapters/gateway/trading.ts';
 import { credentialsFromEnv, liveConfigSchema } from '../adapters/live/config.ts';
 import { flattenAccount } from '../adapters/live/kill-switch.ts';
-import { Journal } from '../adapters/live/journal.ts';
+import { Journal, JournalError } from '../adapters/live/journal.ts';
 
 export const summary = 'Kill switch: cancel all working orders and flatten all positions of an account';
 
@@ -38,7 +38,7 @@ export async function run(args: string[]): Promise<number> {
   if (!baseUrl) throw new UsageError('no gateway: set gateway.url in the config or pass --url');
   const logger = createLogger({ level: config.log.level, name: 'tickline-flatten' });
   const client = new TradingClient({ baseUrl, ...credentialsFromEnv(), logger, timeoutMs: config.gateway.timeoutMs });
-  const journal = existsSync(config.journal) ? Journal.open(config.journal) : undefined;
+  const journal = existsSync(config.journal) ? openUnlessHeld(config.journal, logger) : undefined;
   try {
     const accounts = await client.searchAccounts(true);
     const account = accounts.find((a) => (config.account.id === undefined || a.id === config.account.id) && (config.account.name === undefined || a.name === config.account.name));
@@ -51,5 +51,16 @@ export async function run(args: string[]): Promise<number> {
   } finally {
     journal?.close();
     await client.close();
+  }
+}
+
+/** The running bot holds its journal: the flatten then goes unjournaled here, and that bot's next poll sees it. */
+function openUnlessHeld(file: string, logger: Logger): Journal | undefined {
+  try {
+    return Journal.open(file);
+  } catch (error) {
+    if (!(error instanceof JournalError) || error.code !== 'JOURNAL_LOCKED') throw error;
+    logger.warn({ journal: file }, `${error.message}; flattening without journaling here (the running bot sees the flatten at its next poll)`);
+    return undefined;
   }
 }

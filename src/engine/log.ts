@@ -1,8 +1,10 @@
 /**
  * The one way to log: pino, with every credential-bearing field redacted wherever it appears
- * (top level, one or two levels deep, and in header maps).
+ * (top level, one or two levels deep, and in header maps), and every registered secret value scrubbed
+ * from each line as it is written (`secrets.ts`).
  */
 import pino, { type Logger, type DestinationStream } from 'pino';
+import { scrubSecrets } from './secrets.ts';
 
 export type { Logger } from 'pino';
 
@@ -33,6 +35,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       ...(options.name === undefined ? {} : { name: options.name }),
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       serializers: { err: pino.stdSerializers.err },
+      // By value as well as by field: a secret inside a message, a raw body or an error's text.
+      hooks: { streamWrite: scrubSecrets },
     },
     options.destination ?? pino.destination(2),
   );

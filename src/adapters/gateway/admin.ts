@@ -12,6 +12,7 @@ import { Transport } from './transport.ts';
 import { assertTradeExportRange, mergeById, tradeExportWindows } from './exports.ts';
 import { isoOf, toEpochMs } from './history.ts';
 import { GatewayError } from './errors.ts';
+import { registerSecret } from '../../engine/secrets.ts';
 
 export interface AdminClientOptions {
   baseUrl: string;
@@ -29,6 +30,11 @@ export class AdminClient {
   private readonly transport: Transport;
 
   constructor(options: AdminClientOptions) {
+    for (const value of Object.values(options.headers ?? {})) {
+      registerSecret(value);
+      // `Bearer <credential>`: the credential alone may show up elsewhere too.
+      registerSecret(/^\S+\s+(\S+)$/.exec(value)?.[1]);
+    }
     this.transport = new Transport({
       baseUrl: options.baseUrl,
       ...(options.headers ? { headers: options.headers } : {}),

@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { codeName, type CodeTable } from './codes.ts';
+import { scrubSecrets } from '../../engine/secrets.ts';
 
 export type Outcome = 'rejected' | 'unknown' | 'not-sent';
 
@@ -61,15 +62,15 @@ export class GatewayError extends Error {
   readonly attempts: number | undefined;
 
   constructor(code: GatewayErrorCode, message: string, details: GatewayErrorDetails) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(scrubSecrets(message), details.cause === undefined ? undefined : { cause: details.cause });
     this.code = code;
     this.endpoint = details.endpoint;
     this.outcome = details.outcome;
     this.httpStatus = details.httpStatus;
     this.errorCode = details.errorCode;
     this.errorName = details.errorName;
-    this.errorMessage = details.errorMessage;
-    this.issues = details.issues;
+    this.errorMessage = typeof details.errorMessage === 'string' ? scrubSecrets(details.errorMessage) : details.errorMessage;
+    this.issues = details.issues?.map(scrubIssue);
     this.attempts = details.attempts;
   }
 
@@ -135,6 +136,15 @@ export class LoginError extends GatewayError {
       errorMessage,
     });
   }
+}
+
+/** An issue's received value, as an excerpt with secrets scrubbed: an error never carries a raw body whole. */
+function scrubIssue(issue: FieldIssue): FieldIssue {
+  const received = issue.received;
+  if (received === undefined || received === null || typeof received === 'number' || typeof received === 'boolean') return issue;
+  const text = typeof received === 'string' ? received : JSON.stringify(received);
+  const clean = scrubSecrets(text.length > 120 ? `${text.slice(0, 120)}…` : text);
+  return clean === text ? issue : { ...issue, received: clean };
 }
 
 function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {

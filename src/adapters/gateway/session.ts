@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
+import { registerSecret } from '../../engine/secrets.ts';
 import { Endpoints, Limits, type Endpoint } from './endpoints.ts';
 import { GatewayError } from './errors.ts';
 import type { Transport } from './transport.ts';
@@ -39,6 +40,7 @@ export class SessionManager {
     this.transport = transport;
     // Kept off `this` as named fields only; never logged (the logger redacts apiKey as a second guard).
     this.credentials = { userName: options.userName, apiKey: options.apiKey };
+    registerSecret(options.apiKey);
     this.now = options.now ?? Date.now;
     this.renewBeforeMs = options.renewBeforeMs ?? DEFAULT_RENEW_BEFORE_MS;
     this.logger = options.logger ?? silentLogger;
@@ -120,6 +122,7 @@ export class SessionManager {
         issues: [{ path: 'token', message: 'expected a token on success', received: response.token }],
       });
     }
+    registerSecret(response.token);
     this.held = { token: response.token, issuedAt };
     return response.token;
   }
@@ -127,6 +130,7 @@ export class SessionManager {
   private async doValidate(token: string): Promise<string> {
     const issuedAt = this.now();
     const response = (await this.transport.send(Endpoints.validate, {}, { headers: bearer(token) })) as { newToken: string };
+    registerSecret(response.newToken);
     this.held = { token: response.newToken, issuedAt };
     return response.newToken;
   }

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { riskConfigSchema } from '../../engine/risk.ts';
 import { accountConfigSchema } from '../../engine/rules.ts';
+import { registerSecret } from '../../engine/secrets.ts';
 
 const barUnit = z.enum(['second', 'minute', 'hour', 'day', 'week', 'month']);
 const ms = z.number().int().positive();
@@ -98,5 +99,6 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): Creden
   const apiKey = env.TICKLINE_API_KEY;
   const missing = [userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
   if (missing.length > 0) throw new CredentialsError(`set ${missing.join(' and ')} in the environment (credentials are never read from a config file)`);
+  registerSecret(apiKey);
   return { userName: userName!, apiKey: apiKey! };
 }

@@ -14,6 +14,7 @@
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type { BracketSpec, OrderSpec, Side } from '../../engine/types.ts';
 import type { LiveOrder, LiveOrderState } from './order-state.ts';
@@ -54,7 +55,20 @@ export interface JournaledFill {
 
 export class JournalError extends Error {
   override readonly name = 'JournalError';
-  readonly code = 'JOURNAL';
+  constructor(
+    message: string,
+    /** JOURNAL: a broken invariant; JOURNAL_OPEN: the file cannot be used; JOURNAL_LOCKED: another bot holds it. */
+    readonly code: 'JOURNAL' | 'JOURNAL_OPEN' | 'JOURNAL_LOCKED' = 'JOURNAL',
+  ) {
+    super(message);
+  }
+}
+
+/** Who holds a journal: kept in its meta table by the process that holds the lock, for the next one's message. */
+interface LockOwner {
+  readonly pid: number;
+  readonly host: string;
+  readonly since: string;
 }
 
 const SCHEMA = `
@@ -135,14 +149,36 @@ export class Journal {
     this.now = now;
   }
 
-  static open(file: string, options: { now?: () => number } = {}): Journal {
-    if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 5000');
-    db.exec(SCHEMA);
+  /**
+   * Open (or create) a journal. By default the process takes the journal's lock for as long as it stays
+   * open: two bots on one journal would place under each other's tags. The lock is SQLite's exclusive
+   * lock on a small companion file (`<journal>.lock`), so readers of the journal itself are never blocked,
+   * and the operating system drops it with the process: a `kill -9` leaves nothing to clean up.
+   * `lock: false` opens it for reading alongside the bot that holds it.
+   */
+  static open(file: string, options: { now?: () => number; lock?: boolean } = {}): Journal {
+    const memory = file === ':memory:';
+    let db: SqliteDatabase;
+    try {
+      if (!memory) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+      db = new Database(file);
+    } catch (error) {
+      throw new JournalError(`journal ${file} cannot be opened: ${error instanceof Error ? error.message : String(error)} (journal must be a writable file path)`, 'JOURNAL_OPEN');
+    }
+    let lock: SqliteDatabase | undefined;
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('busy_timeout = 5000');
+      db.exec(SCHEMA);
+      if ((options.lock ?? true) && !memory) lock = Journal.acquire(db, file);
+    } catch (error) {
+      db.close();
+      if (error instanceof JournalError) throw error;
+      throw new JournalError(`journal ${file} cannot be used: ${error instanceof Error ? error.message : String(error)}`, 'JOURNAL_OPEN');
+    }
     const journal = new Journal(file, db, options.now ?? Date.now);
+    journal.lock = lock;
     for (const row of db.prepare('SELECT fill_id, tag FROM fills WHERE tag IS NOT NULL ORDER BY rowid').all() as { fill_id: string; tag: string }[]) {
       const list = journal.fillsByOrder.get(row.tag) ?? [];
       list.push(row.fill_id);
@@ -151,8 +187,29 @@ export class Journal {
     return journal;
   }
 
+  private lock: SqliteDatabase | undefined;
+
+  private static acquire(db: SqliteDatabase, file: string): SqliteDatabase {
+    const lock = new Database(`${file}.lock`);
+    try {
+      lock.pragma('busy_timeout = 0');
+      lock.pragma('locking_mode = EXCLUSIVE');
+      lock.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS held (pid INTEGER); COMMIT');
+    } catch (error) {
+      lock.close();
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+      const owner = readOwner(db);
+      const who = owner === undefined ? 'another process' : `process ${owner.pid} on ${owner.host} (since ${owner.since})`;
+      throw new JournalError(`journal ${file} is in use by ${who}: one bot per journal; stop that bot first, or give this one its own journal file`, 'JOURNAL_LOCKED');
+    }
+    const owner: LockOwner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+    db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run('owner', JSON.stringify(owner));
+    return lock;
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
+    if (this.lock?.open) this.lock.close();
   }
 
   // ---------------------------------------------------------------- sequences
@@ -352,5 +409,18 @@ export class Journal {
 
   setMeta(key: string, value: string): void {
     this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+}
+
+function readOwner(db: SqliteDatabase): LockOwner | undefined {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get('owner') as { value: string } | undefined;
+  if (row === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(row.value) as Partial<LockOwner>;
+    return typeof parsed.pid === 'number' ? { pid: parsed.pid, host: String(parsed.host), since: String(parsed.since) } : undefined;
+  } catch (error) {
+    // A damaged owner record says nothing about who holds the lock; the lock itself is what counts.
+    void error;
+    return undefined;
   }
 }

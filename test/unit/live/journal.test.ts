@@ -65,3 +65,49 @@ describe('journal', () => {
     j.close();
   });
 });
+
+describe('journal lock: one bot per journal', () => {
+  it('a second open fails with JOURNAL_LOCKED naming the holding process; readers are not blocked; close releases it', () => {
+    const first = Journal.open(file);
+    let error: unknown;
+    try {
+      Journal.open(file);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(JournalError);
+    expect((error as JournalError).code).toBe('JOURNAL_LOCKED');
+    expect((error as Error).message).toContain(`process ${process.pid} on `);
+    expect((error as Error).message).toContain(file);
+    const reader = Journal.open(file, { lock: false });
+    expect(reader.orders()).toEqual([]);
+    reader.close();
+    first.close();
+    Journal.open(file).close();
+  });
+
+  it('a process killed with SIGKILL releases the lock', async () => {
+    const { spawn } = await import('node:child_process');
+    const script = `import { Journal } from ${JSON.stringify(path.resolve('src/adapters/live/journal.ts'))}; Journal.open(${JSON.stringify(file)}); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => d.toString().includes('held') && resolve());
+      child.on('exit', () => reject(new Error('child exited before holding the journal')));
+    });
+    expect(() => Journal.open(file)).toThrow(/in use by process/);
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    Journal.open(file).close();
+  }, 20_000);
+
+  it('a journal path that is a folder is JOURNAL_OPEN with the path', () => {
+    try {
+      Journal.open(dir);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as JournalError).code).toBe('JOURNAL_OPEN');
+      expect((e as Error).message).toContain(dir);
+    }
+  });
+});
