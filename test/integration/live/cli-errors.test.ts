@@ -10,12 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/adapters/live/journal.ts';
-import { startSimulator, type Simulator } from '../../../src/sim/index.ts';
+import { startSimulator, type SimHandle } from '../../../src/sim/index.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
 const UNREACHABLE = 'http://127.0.0.1:9';
 let dir: string;
-let sim: Simulator;
+let sim: SimHandle;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-cli-errors-'));
