@@ -11,7 +11,7 @@ import { loadConfig } from './config.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { TradingClient } from '../adapters/gateway/trading.ts';
 import { credentialsFromEnv, liveConfigSchema } from '../adapters/live/config.ts';
-import { flattenAccount } from '../adapters/live/kill-switch.ts';
+import { flattenAccount, flattenText } from '../adapters/live/kill-switch.ts';
 import { Journal, JournalError } from '../adapters/live/journal.ts';
 
 export const summary = 'Kill switch: cancel all working orders and flatten all positions of an account';
@@ -22,12 +22,13 @@ Options:
   --config <file>    the paper or live configuration of the account (gateway.url and account)
   --contract <id>    only this contract
   --url <url>        trading URL, overriding gateway.url (for example a local simulator)
+  --json             print the result as JSON instead of words
   --help             this text
 
 Credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.`;
 
 export async function run(args: string[]): Promise<number> {
-  const values = parseCommandArgs(args, { config: { type: 'string' }, contract: { type: 'string' }, url: { type: 'string' } }, USAGE);
+  const values = parseCommandArgs(args, { config: { type: 'string' }, contract: { type: 'string' }, url: { type: 'string' }, json: { type: 'boolean' } }, USAGE);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
@@ -46,7 +47,7 @@ export async function run(args: string[]): Promise<number> {
     journal?.record('flatten-command', 'before', null, { account: account.name, contract: values.contract ?? null });
     const result = await flattenAccount(client, account.id, logger, values.contract === undefined ? {} : { contractId: values.contract });
     journal?.record('flatten-command', 'after', null, result);
-    process.stdout.write(`${JSON.stringify({ account: account.name, ...result })}\n`);
+    process.stdout.write(`${values.json ? JSON.stringify({ account: account.name, ...result }) : flattenText(account.name, result)}\n`);
     return result.flat ? ExitCode.Ok : ExitCode.Failure;
   } finally {
     journal?.close();

@@ -5,7 +5,10 @@
  * credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.
  */
 import { mkdirSync } from 'node:fs';
-import { config as rxjsConfig } from 'rxjs';
+import { config as rxjsConfig, Subscription } from 'rxjs';
+import { decisionLine, fillLine, orderLine } from '../adapters/live/event-lines.ts';
+import { flattenText } from '../adapters/live/kill-switch.ts';
+import type { OrderUpdate } from '../engine/types.ts';
 import path from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { parseCommandArgs } from './args.ts';
@@ -54,7 +57,8 @@ export async function runTrading(o: RunOptions): Promise<number> {
     throw error;
   }
   // TICKLINE_LOG_LEVEL wins over the config: it is how one looks closer at a run without editing files.
-  const logger = o.logger ?? createLogger({ level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level, name: `tickline-${o.mode}` });
+  const logFile = config.log.file ?? defaultLogFile(config.journal);
+  const logger = o.logger ?? createLogger({ level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level, name: `tickline-${o.mode}`, file: logFile });
   let strategy;
   try {
     strategy = await loadStrategy(config.strategy.name, path.dirname(path.resolve(o.configFile)));
@@ -102,9 +106,10 @@ export async function runTrading(o: RunOptions): Promise<number> {
 
   const r = session.reconcile;
   process.stdout.write(
-    `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; ` +
+    `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; log ${logFile}; ` +
       `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
   );
+  const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`));
 
   let interrupted = false;
   const onInt = (): void => {
@@ -120,7 +125,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
   };
   const onKill = (): void => {
     logger.warn('SIGUSR2: kill switch');
-    void session.killSwitch('SIGUSR2').then((report) => process.stdout.write(`kill switch: ${JSON.stringify(report)}\n`));
+    void session.killSwitch('SIGUSR2').then((report) => process.stdout.write(`kill switch: ${flattenText(session.account.name, report)}\n`));
   };
   if (o.signals ?? true) {
     process.on('SIGINT', onInt);
@@ -142,6 +147,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
     );
   } finally {
     rxjsConfig.onUnhandledError = previousUnhandled;
+    printing.unsubscribe();
     if (o.signals ?? true) {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onInt);
@@ -155,6 +161,35 @@ export async function runTrading(o: RunOptions): Promise<number> {
     return ExitCode.Failure;
   }
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
+}
+
+/** `<journal>.log` beside the journal (`journal.sqlite` -> `journal.log`). */
+function defaultLogFile(journal: string): string {
+  const parsed = path.parse(journal);
+  return path.join(parsed.dir, `${parsed.name}.log`);
+}
+
+/** The operator's readable lines: orders placed, modified, cancelled and rejected, fills with position and PnL, refusals. */
+function printEvents(session: LiveSession, write: (line: string) => void): Subscription {
+  const { engine } = session;
+  const ctx = { contracts: session.contracts, now: session.options.now ?? Date.now };
+  const last = new Map<string, OrderUpdate>();
+  const all = new Subscription();
+  all.add(
+    engine.orders$.subscribe((update) => {
+      const line = orderLine(ctx, update, last.get(update.orderId));
+      last.set(update.orderId, update);
+      if (line !== undefined) write(line);
+    }),
+  );
+  all.add(engine.fills$.subscribe((fill) => write(fillLine(ctx, fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl))));
+  all.add(
+    engine.decisions$.subscribe((decision) => {
+      const line = decisionLine(ctx, decision);
+      if (line !== undefined) write(line);
+    }),
+  );
+  return all;
 }
 
 export const summary = 'Paper trade a strategy on the local simulator (default) or a gateway sim account';

@@ -25,10 +25,26 @@ export interface LoggerOptions {
   name?: string;
   /** Where lines go; standard error by default so command output on standard out stays clean. */
   destination?: DestinationStream;
+  /**
+   * A file that gets every line at `level`; standard error then gets only warnings and errors, so a
+   * person at the terminal reads the readable event lines, not a flood of JSON.
+   */
+  file?: string;
 }
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.TICKLINE_LOG_LEVEL ?? 'info';
+  const toStderr = LEVELS.indexOf(level) > LEVELS.indexOf('warn') ? level : 'warn';
+  const destination =
+    options.destination ??
+    (options.file === undefined
+      ? pino.destination(2)
+      : pino.multistream([
+          { level: level as pino.Level, stream: pino.destination({ dest: options.file, mkdir: true, sync: true }) },
+          { level: toStderr as pino.Level, stream: pino.destination(2) },
+        ]));
   return pino(
     {
       level,
@@ -38,7 +54,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       // By value as well as by field: a secret inside a message, a raw body or an error's text.
       hooks: { streamWrite: scrubSecrets },
     },
-    options.destination ?? pino.destination(2),
+    destination,
   );
 }
 

@@ -78,7 +78,13 @@ export const liveConfigSchema = z.strictObject({
       flattenOnExit: z.boolean().default(false),
     })
     .default({ flattenOnExit: false }),
-  log: z.strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info') }).default({ level: 'info' }),
+  log: z
+    .strictObject({
+      level: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+      /** JSON log lines go here (every level); standard error gets warnings and errors only. Default: beside the journal. */
+      file: z.string().min(1).optional(),
+    })
+    .default({ level: 'info' }),
   execution: z
     .strictObject({
       /**

@@ -62,3 +62,16 @@ export async function flattenAccount(
   }
   return { rounds, cancelled, closed, failures, flat: false, remaining };
 }
+
+/** What a flatten did, in words: for the operator (the kill switch, `tickline flatten`). */
+export function flattenText(account: string, result: FlattenResult): string {
+  const parts = [
+    result.cancelled.length === 0 ? 'no open order to cancel' : `cancelled ${result.cancelled.length} order${result.cancelled.length === 1 ? '' : 's'} (${result.cancelled.join(', ')})`,
+    result.closed.length === 0 ? 'no position to close' : `closed ${result.closed.join(', ')}`,
+  ];
+  const outcome = result.flat
+    ? `account ${account} is flat`
+    : `account ${account} is NOT flat: ${result.remaining.orders} open order(s), ${result.remaining.positions} position(s) remain`;
+  const failures = result.failures.length === 0 ? '' : `; failures: ${result.failures.join('; ')}`;
+  return `${outcome} (${parts.join(', ')}; ${result.rounds} round${result.rounds === 1 ? '' : 's'})${failures}`;
+}

@@ -73,6 +73,8 @@ export class LiveSession {
   private lastAccount: S.Account | undefined;
   private admin: AdminClient | undefined;
   private positions: readonly S.Position[] = [];
+  /** The contracts traded, as the gateway describes them (tick grids for prices in messages). */
+  contracts: ReadonlyMap<string, ContractSpec> = new Map();
   private visibilityReason: string | undefined;
 
   private constructor(
@@ -194,6 +196,7 @@ export class LiveSession {
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
       session.admin = admin;
+      session.contracts = contracts;
       hooks.session = session;
       session.wire(report);
       if (fromGateway !== undefined && adminAccount !== undefined) {

@@ -54,7 +54,10 @@ describe('tickline paper', () => {
       await until(() => fills(journalFile) > 0, 20_000, 'a first fill');
       child.kill('SIGUSR2');
       await until(() => out.includes('kill switch:'), 10_000, 'the kill switch report');
-      expect(out).toMatch(/kill switch: .*"flat":true/);
+      expect(out).toMatch(/kill switch: account \S+ is flat \(/);
+      // The operator reads what happened: orders placed and fills, in words, on standard output.
+      expect(out).toMatch(/ placed    clibot-\d+ (buy|sell) \d+ /);
+      expect(out).toMatch(/ filled    clibot-\d+ (buy|sell) \d+ .* @ [0-9.]+ \| position /);
       child.kill('SIGINT');
       expect(await exited).toBe(130);
     } finally {

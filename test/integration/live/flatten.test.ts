@@ -34,6 +34,7 @@ describe('tickline flatten', () => {
     let out = '';
     process.stdout.write = ((chunk: string) => ((out += chunk), true)) as typeof process.stdout.write;
     try {
+      expect(await run(['--config', configFile, '--url', b.sim.tradingUrl, '--json'])).toBe(0);
       expect(await run(['--config', configFile, '--url', b.sim.tradingUrl])).toBe(0);
     } finally {
       process.stdout.write = write;
@@ -42,7 +43,10 @@ describe('tickline flatten', () => {
       if (saved.user === undefined) delete process.env.TICKLINE_USERNAME;
       if (saved.key === undefined) delete process.env.TICKLINE_API_KEY;
     }
-    expect(JSON.parse(out)).toMatchObject({ flat: true, closed: [ES] });
+    const [json, words] = out.trim().split('\n');
+    expect(JSON.parse(json!)).toMatchObject({ flat: true, closed: [ES] });
+    // Run again on a flat account: it says so in words.
+    expect(words).toMatch(/^account \S+ is flat \(no open order to cancel, no position to close; \d+ rounds?\)$/);
     expect(await b.truth.searchOpenPositions(accountId)).toEqual([]);
     expect(await b.truth.searchOpenOrders(accountId)).toEqual([]);
   });
