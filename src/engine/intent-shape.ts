@@ -35,6 +35,7 @@ export function intentShapeProblem(raw: Intent): IntentShapeProblem | undefined 
   if (typeof kind !== 'string' || !KINDS.has(kind)) return { field: 'kind', message: `kind ${describe(kind)} is not one of place, modify, cancel, flatten, target` };
   if (intent.id !== undefined && typeof intent.id !== 'string') return { field: 'id', message: `id must be a string, got ${describe(intent.id)}` };
   if (intent.at !== undefined && !Number.isInteger(intent.at)) return { field: 'at', message: `at must be a bar index, got ${describe(intent.at)}` };
+  if (intent.unit !== undefined && intent.unit !== 'price' && intent.unit !== 'ticks') return { field: 'unit', message: `unit ${describe(intent.unit)} is not 'price' or 'ticks'` };
   switch (kind) {
     case 'target':
       if (typeof intent.contractId !== 'string') return { field: 'contractId', message: `contractId must be a string, got ${describe(intent.contractId)}` };

@@ -1,6 +1,8 @@
 /**
- * Constructors for intents, so a strategy reads like what it wants. Prices are ticks. A contract id left
- * out (the empty string) means the strategy's primary contract: the runner fills it in.
+ * Constructors for intents, so a strategy reads like what it wants. Prices are prices as quoted
+ * (`limitOrder('buy', 1, 4501.25)`), converted exactly to ticks where the intent enters the engine; code
+ * that computes in ticks (bar fields are ticks) passes `{ unit: 'ticks' }`. A contract id left out (the
+ * empty string) means the strategy's primary contract: the runner fills it in.
  */
 import type {
   BracketSpec,
@@ -8,6 +10,7 @@ import type {
   FlattenIntent,
   ModifyIntent,
   PlaceIntent,
+  PriceUnit,
   Side,
   TargetIntent,
 } from './types.ts';
@@ -20,9 +23,13 @@ export interface PlaceOptions {
   bracket?: BracketSpec;
   /** Client id (becomes the customTag); stamped by the runner when left out. */
   id?: string;
+  /** What the price arguments are: `'price'` (default) or `'ticks'`. */
+  unit?: PriceUnit;
 }
 
 function place(side: Side, size: number, order: PlaceIntent['order'], options: PlaceOptions): PlaceIntent {
+  // Ticks are the engine's own unit, so an intent in ticks carries no marker.
+  const priced = order.type !== 'market' && (options.unit ?? 'price') === 'price';
   return {
     kind: 'place',
     contractId: options.contractId ?? PRIMARY_CONTRACT,
@@ -31,6 +38,7 @@ function place(side: Side, size: number, order: PlaceIntent['order'], options: P
     order,
     ...(options.bracket === undefined ? {} : { bracket: options.bracket }),
     ...(options.id === undefined ? {} : { id: options.id }),
+    ...(priced ? { unit: 'price' as const } : {}),
   };
 }
 
@@ -55,13 +63,16 @@ export function stopLimitOrder(side: Side, size: number, stopPrice: number, limi
   return place(side, size, { type: 'stopLimit', stopPrice, limitPrice }, options);
 }
 
-/** `trailPrice` is an ABSOLUTE price in ticks (spec 4.1): the trail distance is |last - trailPrice|. */
+/** `trailPrice` is an ABSOLUTE price (spec 4.1), not a distance: the trail distance is |last - trailPrice|. */
 export function trailingStopOrder(side: Side, size: number, trailPrice: number, options: PlaceOptions = {}): PlaceIntent {
   return place(side, size, { type: 'trailingStop', trailPrice }, options);
 }
 
+/** New size and prices of a working order; prices as quoted unless `unit: 'ticks'`. */
 export function modifyOrder(orderId: string, changes: Omit<ModifyIntent, 'kind' | 'orderId' | 'id' | 'at'>): ModifyIntent {
-  return { kind: 'modify', orderId, ...changes };
+  const { unit, ...rest } = changes;
+  const priced = (unit ?? 'price') === 'price' && (rest.limitPrice !== undefined || rest.stopPrice !== undefined || rest.trailPrice !== undefined);
+  return priced ? { kind: 'modify', orderId, ...rest, unit: 'price' } : { kind: 'modify', orderId, ...rest };
 }
 
 export function cancelOrder(orderId: string): CancelIntent {

@@ -19,6 +19,7 @@ import { Multicast } from './multicast.ts';
 import { ContainedObservable } from './contained.ts';
 import { intentShapeProblem } from './intent-shape.ts';
 import { OrderBook, orderTowards, type BookOrder } from './order-book.ts';
+import { modifyInTicks, placeInTicks } from './price-units.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
@@ -32,6 +33,7 @@ import type {
   Fill,
   Intent,
   MarketData,
+  ModifyIntent,
   OrderSpec,
   OrderState,
   OrderUpdate,
@@ -411,6 +413,14 @@ export function createEngine(options: EngineOptions): Engine {
     } else if (intent.kind === 'flatten' && intent.contractId === PRIMARY_CONTRACT) {
       intent = { ...intent, contractId: resolveContract(instance, PRIMARY_CONTRACT) };
     }
+    if ((intent.kind === 'place' || intent.kind === 'modify') && intent.unit === 'price') {
+      const inTicks = toTicks(intent);
+      if (inTicks !== undefined && 'accepted' in inTicks) {
+        decide(strategyId, intent, undefined, inTicks, time);
+        return;
+      }
+      if (inTicks !== undefined) intent = inTicks;
+    }
     if (intents$.observed) intents$.next({ strategyId, intent, time });
     switch (intent.kind) {
       case 'target':
@@ -423,6 +433,20 @@ export function createEngine(options: EngineOptions): Engine {
         if (result.accepted) execute(strategyId, intent, result, decidedAt, time);
       }
     }
+  }
+
+  /**
+   * A place or modify in prices, in ticks of its contract; undefined when the contract or order is
+   * unknown (the guard then refuses it for that).
+   */
+  function toTicks(intent: PlaceIntent | ModifyIntent): PlaceIntent | ModifyIntent | GuardResult | undefined {
+    if (intent.kind === 'place') {
+      const contract = contracts.get(intent.contractId);
+      return contract === undefined ? undefined : placeInTicks(intent, contract);
+    }
+    const order = book.get(intent.orderId);
+    const contract = order === undefined ? undefined : contracts.get(order.contractId);
+    return contract === undefined ? undefined : modifyInTicks(intent, contract);
   }
 
   function execute(strategyId: string, intent: Intent, result: GuardResult & { accepted: true }, decidedAt: number, time: number): void {
@@ -944,6 +968,11 @@ export function createEngine(options: EngineOptions): Engine {
       return contract;
     });
     const params = parseParams(module, entry.params);
+    const contractOf = (contractId: string): ContractSpec => {
+      const contract = contracts.get(contractId);
+      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
+      return contract;
+    };
     const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false };
     const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
@@ -978,6 +1007,8 @@ export function createEngine(options: EngineOptions): Engine {
       position: (contractId) => guardState.position(resolve(contractId)),
       averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
       lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
+      toPrice: (ticks, contractId) => contractOf(resolve(contractId)).grid.toPrice(ticks),
+      toTicks: (price, contractId) => contractOf(resolve(contractId)).grid.toTicks(price),
       openOrders: (contractId) => {
         const out: WorkingOrder[] = [];
         for (let k = 0; k < book.size; k++) {

@@ -45,6 +45,12 @@ export interface StrategyContext<P = unknown> {
   averagePrice(contractId?: string): number;
   /** Last price in ticks (last close or the venue's last trade), NaN when unknown. */
   lastPrice(contractId?: string): number;
+  /**
+   * Bar fields and the getters above are ticks (the engine's unit, and the fast one); these give the
+   * decimal price of a number of ticks, and the ticks of a price (fractional when it is off the grid).
+   */
+  toPrice(ticks: number, contractId?: string): number;
+  toTicks(price: number, contractId?: string): number;
   /** This strategy's working orders (of one contract, or all). */
   openOrders(contractId?: string): readonly WorkingOrder[];
   readonly fills: Observable<Fill>;

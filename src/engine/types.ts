@@ -101,6 +101,13 @@ interface IntentBase {
   readonly at?: number;
 }
 
+/**
+ * What the numbers of an intent's limit, stop and trail prices are: `'price'`, decimal prices as quoted
+ * (what the intent constructors make), converted exactly to ticks where the intent enters the engine; or
+ * ticks, when left out (the engine's own intents, and strategies that compute in ticks from bar fields).
+ */
+export type PriceUnit = 'price' | 'ticks';
+
 export interface PlaceIntent extends IntentBase {
   readonly kind: 'place';
   readonly contractId: string;
@@ -108,6 +115,7 @@ export interface PlaceIntent extends IntentBase {
   readonly size: number;
   readonly order: OrderSpec;
   readonly bracket?: BracketSpec;
+  readonly unit?: PriceUnit;
 }
 
 export interface ModifyIntent extends IntentBase {
@@ -118,6 +126,7 @@ export interface ModifyIntent extends IntentBase {
   readonly limitPrice?: number;
   readonly stopPrice?: number;
   readonly trailPrice?: number;
+  readonly unit?: PriceUnit;
 }
 
 export interface CancelIntent extends IntentBase {

@@ -125,7 +125,7 @@ describe('runner and the rules', () => {
   it('tracks trailing stops from bars, so loosening modifies can be refused', () => {
     const plan: Array<Intent | undefined> = [
       target(1),
-      trailingStopOrder('sell', 1, 96),
+      trailingStopOrder('sell', 1, 96, { unit: 'ticks' }),
       undefined,
       { kind: 'modify', orderId: 'scripted-2', trailPrice: 103 },
       { kind: 'modify', orderId: 'scripted-2', trailPrice: 106 },
@@ -143,9 +143,9 @@ describe('runner properties', () => {
     fc.constant(undefined),
     fc.integer({ min: -4, max: 4 }).map((n) => target(n)),
     fc.record({ side, size: fc.integer({ min: 1, max: 4 }) }).map(({ side, size }) => marketOrder(side, size)),
-    fc.record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.double({ min: 90, max: 110, noNaN: true }) }).map(({ side, size, p }) => limitOrder(side, size, p)),
-    fc.record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.integer({ min: 90, max: 110 }) }).map(({ side, size, p }) => stopOrder(side, size, p)),
-    fc.record({ side, p: fc.integer({ min: 0, max: 200 }) }).map(({ side, p }) => trailingStopOrder(side, 1, p)),
+    fc.record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.double({ min: 90, max: 110, noNaN: true }) }).map(({ side, size, p }) => limitOrder(side, size, p, { unit: 'ticks' })),
+    fc.record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.integer({ min: 90, max: 110 }) }).map(({ side, size, p }) => stopOrder(side, size, p, { unit: 'ticks' })),
+    fc.record({ side, p: fc.integer({ min: 0, max: 200 }) }).map(({ side, p }) => trailingStopOrder(side, 1, p, { unit: 'ticks' })),
     fc.constant(flatten()),
   );
   const bar: fc.Arbitrary<BarInput> = fc

@@ -74,7 +74,7 @@ describe('runner', () => {
 
   it('stamps ids from a restorable sequence and rejects through the guard with a code', () => {
     const venue = new TinyVenue();
-    const strategy = scripted({ 0: limitOrder('buy', 1, 100.5), 1: marketOrder('buy', 1) });
+    const strategy = scripted({ 0: limitOrder('buy', 1, 100.5, { unit: 'ticks' }), 1: marketOrder('buy', 1) });
     const engine = createEngine({ strategies: [{ strategy, id: 'q' }], contracts: [ES], venue, account: { startingBalance: 50_000 }, sequenceStart: 41 });
     const decisions: Decision[] = [];
     engine.decisions$.subscribe((d) => decisions.push(d));
