@@ -75,4 +75,30 @@ describe('tickline paper', () => {
       j.close();
     }
   }, 60_000);
+
+  it('a strategy that throws: halted, the account flattened (onStrategyError: flatten), a final status line, exit 1', async () => {
+    const configFile = path.join(dir, 'throws.yaml');
+    const strategy = path.join(import.meta.dirname, 'fixtures/opens-then-throws.mjs');
+    writeFileSync(configFile, CONFIG.replace('strategy: { name: sma-cross, id: clibot, params: { fast: 2, slow: 4, size: 1 } }', `strategy: { name: '${strategy}', id: thrower }`));
+    const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code, err).toBe(1);
+    expect(out).toMatch(/filled    thrower-1 buy 1 /);
+    expect(out).toMatch(/session ended: .*position flat/);
+    expect(err).toMatch(/paper: strategy 'thrower' failed at the bar of .*: strategy bug on the third bar; the account was flattened/);
+    expect(err).not.toMatch(/\n\s+at /);
+    const j = Journal.open(path.join(dir, 'journal.sqlite'));
+    try {
+      const kinds = j.entries().map((e) => e.kind);
+      expect(kinds).toContain('strategy-error');
+      expect(kinds).toContain('kill-switch');
+      expect(j.positionsFromFills().size).toBe(0);
+    } finally {
+      j.close();
+    }
+  }, 60_000);
 });
