@@ -36,6 +36,7 @@ import type { ContractMarket, PricePoint } from './market/market.ts';
 import { getMeta, setMeta, type AccountRow, type Db, type OrderRow, type PositionRow, type RuleRow, type TradeRow, type UserRow } from './store.ts';
 import { accountRuleBook } from './rules.ts';
 import { NEVER, iso, round2 } from './wire.ts';
+import { bracketRefusal } from '../adapters/gateway/brackets.ts';
 
 type Envelope = S.TradingEnvelope;
 
@@ -334,14 +335,8 @@ export class SimEngine {
       if (!Number.isInteger(t)) return rejected(PlaceErrorCode.OrderRejected, `${field} ${value} is not a multiple of the tick size ${contract.tickSize}`);
       ticks[field] = t;
     }
-    for (const [name, bracket, allowed] of [
-      ['stopLossBracket', req.stopLossBracket, [OrderType.Stop, OrderType.TrailingStop]],
-      ['takeProfitBracket', req.takeProfitBracket, [OrderType.Limit]],
-    ] as const) {
-      if (bracket && !(allowed as readonly number[]).includes(bracket.type)) {
-        return rejected(PlaceErrorCode.OrderRejected, `${name}.type must be one of ${allowed.join(', ')}, got ${bracket.type}`);
-      }
-    }
+    const bracketProblem = bracketRefusal(req.side === OrderSide.Bid ? 'buy' : 'sell', req.stopLossBracket, req.takeProfitBracket);
+    if (bracketProblem !== undefined) return rejected(PlaceErrorCode.OrderRejected, bracketProblem);
     if (req.customTag !== null && req.customTag !== undefined) {
       const taken = this.db.prepare('SELECT id FROM orders WHERE account_id = ? AND custom_tag = ?').get(account.id, req.customTag);
       if (taken) return rejected(PlaceErrorCode.OrderRejected, `customTag ${JSON.stringify(req.customTag)} is already used on account ${account.name}`);
@@ -707,13 +702,9 @@ export class SimEngine {
     if (order.bracket_of !== null) {
       this.db.prepare('UPDATE orders SET status = ?, updated_at = ? WHERE bracket_of = ? AND id != ? AND status = ?').run(OrderStatus.Cancelled, t, order.bracket_of, order.id, OrderStatus.Open);
     }
-    if (size === 0) {
-      this.db
-        .prepare('UPDATE orders SET status = ?, updated_at = ? WHERE account_id = ? AND contract_id = ? AND bracket_of IS NOT NULL AND status = ?')
-        .run(OrderStatus.Cancelled, t, order.account_id, order.contract_id, OrderStatus.Open);
-    } else if (order.stop_loss_bracket || order.take_profit_bracket) {
-      this.placeBrackets(order, price, t);
-    }
+    // A position closed by other means (Position/closeContract, an opposite order) leaves the legs
+    // working, as the real service does (extras): the client cancels them itself.
+    if (size !== 0 && (order.stop_loss_bracket || order.take_profit_bracket)) this.placeBrackets(order, price, t);
     this.copyToFollowers(order, price, t);
     this.evaluateRules(order.account_id, t);
   }
@@ -734,21 +725,20 @@ export class SimEngine {
 
   private placeBrackets(entry: OrderRow, price: number, t: number): void {
     const exitSide = entry.side === OrderSide.Bid ? OrderSide.Ask : OrderSide.Bid;
-    // Unsigned ticks: the stop goes against the entry, the target with it.
-    const away = entry.side === OrderSide.Bid ? 1 : -1;
+    // Signed ticks (checked at the place): each leg sits at the fill price plus its offset.
     const insert = this.db.prepare(
       `INSERT INTO orders (account_id, contract_id, type, side, size, limit_ticks, stop_ticks, trail_distance, trail_extreme, status, bracket_of, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     if (entry.stop_loss_bracket) {
       const b = JSON.parse(entry.stop_loss_bracket) as S.Bracket;
-      const level = price - away * b.ticks;
+      const level = price + b.ticks;
       const trailing = b.type === OrderType.TrailingStop;
-      insert.run(entry.account_id, entry.contract_id, b.type, exitSide, entry.size, null, trailing ? null : level, trailing ? b.ticks : null, trailing ? price : null, OrderStatus.Open, entry.id, t, t);
+      insert.run(entry.account_id, entry.contract_id, b.type, exitSide, entry.size, null, trailing ? null : level, trailing ? Math.abs(b.ticks) : null, trailing ? price : null, OrderStatus.Open, entry.id, t, t);
     }
     if (entry.take_profit_bracket) {
       const b = JSON.parse(entry.take_profit_bracket) as S.Bracket;
-      insert.run(entry.account_id, entry.contract_id, OrderType.Limit, exitSide, entry.size, price + away * b.ticks, null, null, null, OrderStatus.Open, entry.id, t, t);
+      insert.run(entry.account_id, entry.contract_id, OrderType.Limit, exitSide, entry.size, price + b.ticks, null, null, null, OrderStatus.Open, entry.id, t, t);
     }
   }
 

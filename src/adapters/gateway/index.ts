@@ -3,6 +3,7 @@ export * from './codes.ts';
 export * from './schemas.ts';
 export * from './endpoints.ts';
 export * from './errors.ts';
+export { signedBrackets, bracketRefusal, type BracketDistances } from './brackets.ts';
 export { Transport, DEFAULT_TIMEOUT_MS, rejection, type TransportOptions, type SendOptions } from './transport.ts';
 export { RateLimiter, SlidingWindowLimiter, realClock, type Clock, type RateBudget, type RateLimits } from './rate-limit.ts';
 export { DEFAULT_RETRY, backoffDelay, isRetryable, parseRetryAfter, retryPolicy, type RetryOptions, type RetryPolicy } from './retry.ts';

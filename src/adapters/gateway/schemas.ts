@@ -417,8 +417,8 @@ export type RetrieveBarsRequest = z.infer<typeof RetrieveBarsRequest>;
 export const TradeSearchRequest = OrderSearchRequest;
 export type TradeSearchRequest = OrderSearchRequest;
 
-/** Bracket `ticks` are unsigned distances: the project's documented choice (extras leave the sign open). */
-export const Bracket = z.object({ ticks: Int.positive(), type: Int });
+/** Bracket `ticks` are signed offsets from the entry's fill price: negative below it, positive above (extras). */
+export const Bracket = z.object({ ticks: Int, type: Int });
 export type Bracket = z.infer<typeof Bracket>;
 
 export const PlaceOrderRequest = z.object({

@@ -14,6 +14,7 @@
  */
 import { Subject } from 'rxjs';
 import { GatewayError } from '../gateway/errors.ts';
+import { signedBrackets } from '../gateway/brackets.ts';
 import { OrderSide, OrderType, TradeSide } from '../gateway/codes.ts';
 import type * as S from '../gateway/schemas.ts';
 import type { TradingClient } from '../gateway/trading.ts';
@@ -559,8 +560,7 @@ export class LiveExecutor implements Venue {
       size: command.size,
       ...prices,
       customTag: command.id,
-      ...(b?.stopLossTicks ? { stopLossBracket: { ticks: b.stopLossTicks, type: OrderType.Stop } } : {}),
-      ...(b?.takeProfitTicks ? { takeProfitBracket: { ticks: b.takeProfitTicks, type: OrderType.Limit } } : {}),
+      ...signedBrackets(command.side, b),
     };
   }
 

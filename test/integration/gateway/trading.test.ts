@@ -83,11 +83,11 @@ describe('trading endpoints: happy paths with typed results', () => {
       size: 1,
       limitPrice: 0.1 + 0.2 + 6400,
       customTag: 'entry-1',
-      stopLossBracket: { ticks: 10, type: OrderType.Stop },
+      stopLossBracket: { ticks: -10, type: OrderType.Stop },
     });
     expect(orderId).toBe(9056);
     const sent = server.last('/api/Order/place');
-    expect(sent?.body).toMatchObject({ limitPrice: 6400.3, customTag: 'entry-1', stopLossBracket: { ticks: 10, type: 4 } });
+    expect(sent?.body).toMatchObject({ limitPrice: 6400.3, customTag: 'entry-1', stopLossBracket: { ticks: -10, type: 4 } });
     expect(typeof (sent?.body as { limitPrice: unknown }).limitPrice).toBe('number');
   });
 

@@ -236,10 +236,10 @@ describe('simulator trading interface', () => {
       expect(await client.searchOpenPositions(main)).toEqual([]);
     });
 
-    it('places bracket orders on the entry fill (unsigned ticks) and cancels the survivor when one fills', async () => {
+    it('places bracket orders on the entry fill (signed ticks) and cancels the survivor when one fills', async () => {
       const id = await client.placeOrder({
         accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1,
-        stopLossBracket: { ticks: 12, type: OrderType.Stop }, takeProfitBracket: { ticks: 12, type: OrderType.Limit },
+        stopLossBracket: { ticks: -12, type: OrderType.Stop }, takeProfitBracket: { ticks: 12, type: OrderType.Limit },
       });
       const entry = (await order(main, id)).filledPrice!;
       const open = await client.searchOpenOrders(main);
@@ -250,6 +250,43 @@ describe('simulator trading interface', () => {
       const orders = await client.searchOrders({ accountId: main, startTimestamp: ISO(START) });
       const children = orders.filter((o) => o.id > id && o.id <= id + 2);
       expect(children.map((o) => o.status).sort()).toEqual([OrderStatus.Filled, OrderStatus.Cancelled]);
+    });
+
+    it('a sell entry takes its stop above (positive ticks) and its target below (negative)', async () => {
+      const id = await client.placeOrder({
+        accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Ask, size: 1,
+        stopLossBracket: { ticks: 8, type: OrderType.Stop }, takeProfitBracket: { ticks: -16, type: OrderType.Limit },
+      });
+      const entry = (await order(main, id)).filledPrice!;
+      const open = await client.searchOpenOrders(main);
+      expect(open.find((o) => o.type === OrderType.Stop)).toMatchObject({ side: OrderSide.Bid, stopPrice: entry + 8 * TICK });
+      expect(open.find((o) => o.type === OrderType.Limit)).toMatchObject({ side: OrderSide.Bid, limitPrice: entry - 16 * TICK });
+      // Closing the position leaves the legs working, as the real service does: the client cancels them.
+      await client.closePosition({ accountId: main, contractId: ES });
+      expect(await client.searchOpenPositions(main)).toEqual([]);
+      expect((await client.searchOpenOrders(main)).map((o) => o.type).sort()).toEqual([OrderType.Limit, OrderType.Stop]);
+      await flatten(main);
+      expect(await client.searchOpenOrders(main)).toEqual([]);
+      // The next test searches by time from "now": these orders belong to an earlier moment.
+      sim.clock.advance(1_000);
+    });
+
+    it.each([
+      ['an unsigned stop on a buy', OrderSide.Bid, { stopLossBracket: { ticks: 40, type: OrderType.Stop } }, 'Invalid stop loss ticks (40). Ticks should be less than zero when longing.'],
+      ['a negative target on a buy', OrderSide.Bid, { takeProfitBracket: { ticks: -40, type: OrderType.Limit } }, 'Invalid take profit ticks (-40). Ticks should be greater than zero when longing.'],
+      ['a negative stop on a sell', OrderSide.Ask, { stopLossBracket: { ticks: -40, type: OrderType.Stop } }, 'Invalid stop loss ticks (-40). Ticks should be greater than zero when shorting.'],
+      ['a positive target on a sell', OrderSide.Ask, { takeProfitBracket: { ticks: 40, type: OrderType.Limit } }, 'Invalid take profit ticks (40). Ticks should be less than zero when shorting.'],
+      ['a stop leg of type Limit', OrderSide.Bid, { stopLossBracket: { ticks: -40, type: OrderType.Limit } }, 'Invalid stop loss type (Limit).'],
+      ['a target leg of type Stop', OrderSide.Bid, { takeProfitBracket: { ticks: 40, type: OrderType.Stop } }, 'Invalid take profit type (Stop).'],
+      ['a zero stop offset', OrderSide.Bid, { stopLossBracket: { ticks: 0, type: OrderType.Stop } }, 'Invalid stop loss ticks (0). Ticks should be less than zero when longing.'],
+    ])('refuses %s with errorCode 2 and the gateway\'s message, in a success: false envelope', async (_what, side, brackets, message) => {
+      const response = await fetch(`${sim.tradingUrl}/api/Order/place`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${await client.login()}` },
+        body: JSON.stringify({ accountId: main, contractId: ES, type: OrderType.Market, side, size: 1, ...brackets }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ success: false, errorCode: 2, errorMessage: message });
     });
 
     it('searches orders by time range', async () => {
