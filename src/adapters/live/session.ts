@@ -238,6 +238,10 @@ export class LiveSession {
     for (const order of journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] })) {
       executor.events.next(journaledUpdate(order, order.updatedAt));
     }
+    // An order the gateway showed filled whose trades have not all arrived yet: its fill counts at once.
+    for (const order of journal.orders({ states: ['filled'] })) {
+      if (order.filledSize < order.size) executor.events.next(journaledUpdate(order, order.updatedAt, undefined, order.size));
+    }
     if (report.positionDifferences.length > 0) {
       const text = report.positionDifferences.map((d) => `${d.contractId} journal ${d.journal} gateway ${d.gateway}`).join(', ');
       engine.setTradingState('REDUCING', `positions differ from the journal (${text}); flatten or reconcile by hand`);
