@@ -5,13 +5,29 @@
  */
 import { z } from 'zod';
 
-/** ISO 8601 with a mandatory offset (`Z` or `±hh:mm`), seconds optional, up to 7 fractional digits. */
-const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,7})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+/**
+ * ISO 8601 as the gateway's .NET parser reads it: a time with a mandatory offset (`Z` or `±hh:mm`), seconds
+ * optional, any number of fractional digits (Go clients send 9; digits below a millisecond are dropped
+ * here), or a date alone (midnight UTC). A time without an offset is refused: its zone would be a guess.
+ */
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
 export const DateTime = z
   .string()
-  .regex(ISO_WITH_OFFSET, 'expected an ISO 8601 datetime with an offset (Z or +hh:mm)')
-  .refine((s) => !Number.isNaN(Date.parse(s)), 'not a real calendar datetime');
+  .regex(ISO_WITH_OFFSET, 'expected an ISO 8601 datetime with an offset (Z or +hh:mm), or a date')
+  .refine((s) => !Number.isNaN(parseDateTime(s)), 'not a real calendar datetime');
+
+/** Epoch ms of a wire datetime (see `DateTime`); NaN when it is not one. */
+export function parseDateTime(text: string): number {
+  if (!ISO_WITH_OFFSET.test(text)) return Number.NaN;
+  // Keep at most three fractional digits: the rest is below a millisecond.
+  const ms = Date.parse(text.replace(/(\.\d{3})\d+/, '$1'));
+  if (Number.isNaN(ms)) return ms;
+  // Date.parse rolls 2025-02-30 over into March: a calendar date must come back as written.
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(text);
+  const offsetMs = offset ? (offset[1] === '-' ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) * 60_000 : 0;
+  return new Date(ms + offsetMs).toISOString().slice(0, 10) === text.slice(0, 10) ? ms : Number.NaN;
+}
 
 /** A decimal on the wire: a JSON number (servers may send up to 9 decimal places). */
 export const Decimal = z.number().finite();
