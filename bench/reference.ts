@@ -10,7 +10,7 @@ import { resolveContract, type BacktestContract } from '../src/adapters/backtest
 import { runBacktest, type BacktestRunResult } from '../src/adapters/backtest/run.ts';
 import { timeframe } from '../src/engine/timeframe.ts';
 import type { BarColumns, Fill } from '../src/engine/types.ts';
-import { generateBars } from '../src/sim/market/synthetic.ts';
+import { generateBars } from '../src/market/synthetic.ts';
 import smaCross from '../src/strategies/sma-cross.ts';
 
 export const MINUTE = timeframe('minute');

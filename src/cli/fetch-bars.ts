@@ -22,7 +22,7 @@ const USAGE = `Usage: tickline fetch-bars --contract <id|name> --from <date> --t
 Downloads bars into the SQLite cache used by backtests with \`data.source: gateway\`.
 
 Options:
-  --contract <c>      Contract id (CON.F.US.EP.Z25) or catalogue name (ESZ5)       (required)
+  --contract <c>      Contract id (CON.F.US.EP.Z25) or name (ESZ5, ESZ25)          (required)
   --from <date>       Start, ISO date or time (UTC when no offset)                (required)
   --to <date>         End (exclusive)                                              (required)
   --unit <u>          second|minute|hour|day|week|month (default minute)
@@ -79,7 +79,7 @@ export async function run(args: string[]): Promise<number> {
 
   let contract;
   try {
-    contract = resolveContract(values.contract!);
+    contract = resolveContract(values.contract!, from);
   } catch (error) {
     if (error instanceof UnknownContractError) throw new UsageError(`--contract: ${error.message}`);
     throw error;

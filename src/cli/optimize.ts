@@ -8,8 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
-import { loadHistory, type History } from '../adapters/backtest/backtest.ts';
-import { resolveContract } from '../adapters/backtest/contract.ts';
+import { configuredContract, loadHistory, type History } from '../adapters/backtest/backtest.ts';
 import { aggregate } from '../adapters/backtest/sources/columns.ts';
 import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
@@ -76,7 +75,7 @@ export async function run(args: string[]): Promise<number> {
 
   try {
     const { config, name } = await loadBacktestConfig(backtest);
-    const contract = resolveContract(config.contract);
+    const contract = configuredContract(config);
     let history: History = await loadHistory(config, contract);
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
       history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };

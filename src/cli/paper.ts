@@ -20,6 +20,7 @@ import { credentialsFromEnv, liveConfigSchema, type Credentials, type LiveConfig
 import { LiveSession } from '../adapters/live/session.ts';
 import { startSimulator } from '../sim/index.ts';
 import { Limits } from '../adapters/gateway/endpoints.ts';
+import { resolveFrontMonths } from './front-month.ts';
 
 /**
  * What the `paper` and `live` commands share: load the strict config, find the gateway (a configured URL
@@ -83,14 +84,16 @@ export async function runTrading(o: RunOptions): Promise<number> {
         : config.gateway.adminUrl !== undefined && adminAuth
           ? { url: config.gateway.adminUrl, headers: { [config.gateway.adminAuthHeader]: adminAuth } }
           : undefined;
+    const tradingUrl = local?.tradingUrl ?? config.gateway.url!;
+    const contracts = await resolveFrontMonths(config.contracts, { tradingUrl, credentials, logger, ...(local ? { now: local.now } : {}) });
     const configWithAccount: LiveConfig =
       local && config.account.id === undefined && config.account.name === undefined && local.accountId !== undefined
-        ? { ...config, account: { id: local.accountId } }
-        : config;
+        ? { ...config, contracts, account: { id: local.accountId } }
+        : { ...config, contracts };
     session = await LiveSession.start({
       config: configWithAccount,
       mode: o.mode,
-      tradingUrl: local?.tradingUrl ?? config.gateway.url!,
+      tradingUrl,
       credentials,
       ...(admin ? { admin } : {}),
       strategy,

@@ -7,7 +7,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { createLogger } from '../engine/log.ts';
+import { rootSpecSchema } from '../market/calendar.ts';
+import { bookModelSchema, spreadModelSchema } from '../market/quotes.ts';
 import { MaximumSource, MinimumSource, startSimulator, type SimulatorOptions } from '../sim/index.ts';
+import { pendingOptionsSchema } from '../sim/pending.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
@@ -27,7 +30,7 @@ Options:
   --db <file>       SQLite state file (overrides the config; ':memory:' keeps nothing)
   --seed <n>        Seed of the synthetic market (used when the database is created)
   --speed <x>       Run the market clock x times faster than real time
-  --csv <file>      Replay this bar file for ES instead of the synthetic market
+  --csv <file>      Replay this bar file for every ES month instead of the synthetic market
   -h, --help        This help`;
 
 const Budget = z.strictObject({ requests: z.number().int().positive(), windowMs: z.number().int().positive() });
@@ -53,6 +56,19 @@ export const SimConfig = z.strictObject({
     ])
     .default({ source: 'synthetic' }),
   historyDays: z.number().int().min(1).max(365).default(30),
+  /** Spread (default: the synthetic market's own, one tick on a replayed file), book levels, partial fills, queue model. */
+  fills: z
+    .strictObject({
+      spread: spreadModelSchema.optional(),
+      book: bookModelSchema.optional(),
+      partialFills: z.boolean().default(true),
+      queue: z.boolean().default(false),
+    })
+    .default({ partialFills: true, queue: false }),
+  /** A seeded share of places and cancels answered pending first. */
+  pending: pendingOptionsSchema.optional(),
+  /** Roots traded besides the built-in ones, with their specification. */
+  roots: z.array(rootSpecSchema).default([]),
   rateLimits: z.strictObject({ bars: Budget.optional(), default: Budget.optional() }).optional(),
   templates: z
     .array(
@@ -112,6 +128,9 @@ export function simOptions(config: SimConfig): SimulatorOptions {
     ...(config.startTime === undefined ? {} : { startTime: Date.parse(config.startTime) }),
     market: config.market,
     historyDays: config.historyDays,
+    fills: config.fills,
+    ...(config.pending === undefined ? {} : { pending: config.pending }),
+    roots: config.roots,
     ...(config.rateLimits === undefined ? {} : { rateLimits: config.rateLimits }),
     templates: config.templates,
     users: config.users,

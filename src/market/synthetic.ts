@@ -7,7 +7,8 @@
  * Speed matters (a million bars in a few tens of milliseconds): one pass over typed arrays, a small PRNG,
  * no allocation per bar.
  */
-import type { BarColumns } from '../../engine/types.ts';
+import type { BarColumns } from '../engine/types.ts';
+import type { SpreadModel } from './quotes.ts';
 
 export interface GenerateBarsOptions {
   seed: number;
@@ -42,6 +43,24 @@ const VOLUME_BY_MINUTE = new Float64Array(MINUTES_PER_DAY);
   }
 }
 
+/** Contracts a one-minute bar trades before the time-of-day shape (squared) scales it. */
+const BASE_VOLUME = 40;
+
+/** A one-minute bar's volatility in ticks at a price level, before the time-of-day shape: about 1% a day, never below half a tick. */
+export function minuteSigmaTicks(priceTicks: number): number {
+  return Math.max(0.5, (0.01 * priceTicks) / Math.sqrt(MINUTES_PER_DAY));
+}
+
+/**
+ * The spread of the synthetic market: one tick while minutes are busy, a tick more after a minute whose
+ * range is four times the typical one (a jump) and after a thin minute (the quiet night, where a minute
+ * trades a few contracts).
+ */
+export function syntheticSpreadModel(startPrice: number, tickSize: number): SpreadModel {
+  const sigma = minuteSigmaTicks(Math.max(1, Math.round(startPrice / tickSize)));
+  return { type: 'volatility', minTicks: 1, maxTicks: 4, rangeTicksPerTick: Math.max(4, Math.round(4 * sigma)), thinVolume: BASE_VOLUME / 5, thinTicks: 1 };
+}
+
 /** mulberry32 state advanced in place; returns a float in [0, 1). */
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -72,9 +91,8 @@ export function generateBars(options: GenerateBarsOptions): BarColumns {
   const random = mulberry32(seed);
 
   const startTicks = Math.max(1, Math.round(startPrice / tickSize));
-  // About 1% daily volatility at the start price, scaled to the bar length; never below half a tick.
-  const baseSigma = Math.max(0.5, (0.01 * startTicks) / Math.sqrt(MINUTES_PER_DAY)) * Math.sqrt(stepMs / 60_000);
-  const baseVolume = 40 * (stepMs / 60_000);
+  const baseSigma = minuteSigmaTicks(startTicks) * Math.sqrt(stepMs / 60_000);
+  const baseVolume = BASE_VOLUME * (stepMs / 60_000);
   const floor = Math.max(1, Math.round(startTicks * 0.05));
 
   let price = startTicks;

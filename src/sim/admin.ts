@@ -5,9 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { OrderSide, RegisterResult, ViolationDuration } from '../adapters/gateway/codes.ts';
 import { Limits, type ResponseOf } from '../adapters/gateway/endpoints.ts';
+import { parseDateTime } from '../adapters/gateway/schemas.ts';
 import type * as S from '../adapters/gateway/schemas.ts';
-import { findContract } from './catalogue.ts';
-import { averagePrice, type SimEngine } from './engine.ts';
+import type { SimEngine } from './engine.ts';
+import { averagePrice } from './records.ts';
 import type { AccountRow, PositionRow, RuleRow, TemplateRow, TradeRow, UserRow, ViolationRow } from './store.ts';
 import { NO_DATE, iso, round2 } from './wire.ts';
 
@@ -167,8 +168,8 @@ export class SimAdmin {
   // ---------------------------------------------------------------- exports
 
   violationsExport(req: S.ViolationsExportRequest): ResponseOf<'violationsExport'> {
-    const start = req.startTime ? Date.parse(req.startTime) : 0;
-    const end = req.endTime ? Date.parse(req.endTime) : Number.MAX_SAFE_INTEGER;
+    const start = req.startTime ? parseDateTime(req.startTime) : 0;
+    const end = req.endTime ? parseDateTime(req.endTime) : Number.MAX_SAFE_INTEGER;
     const rows = this.db
       .prepare('SELECT violations.*, accounts.name AS account_name, accounts.simulated AS simulated FROM violations JOIN accounts ON accounts.id = violations.account_id WHERE violations.created_at >= ? AND violations.created_at <= ? ORDER BY violations.id')
       .all(start, end) as (ViolationRow & { account_name: string; simulated: number })[];
@@ -202,8 +203,8 @@ export class SimAdmin {
   }
 
   tradesExport(req: S.TradesExportRequest): ResponseOf<'tradesExport'> | S.ExportEnvelope {
-    const from = Date.parse(req.from);
-    const to = Date.parse(req.to);
+    const from = parseDateTime(req.from);
+    const to = parseDateTime(req.to);
     if (to < from) return { success: false, errorMessage: '`to` is before `from`' };
     if (to - from > Limits.tradesExportRangeMs) return { success: false, errorMessage: 'The requested range exceeds 30 days' };
     const rows = this.db.prepare('SELECT * FROM trades WHERE created_at >= ? AND created_at <= ? ORDER BY id').all(from, to) as TradeRow[];
@@ -211,7 +212,7 @@ export class SimAdmin {
       success: true,
       errorMessage: null,
       data: rows.map((t) => {
-        const contract = findContract(t.contract_id);
+        const contract = this.engine.contracts.byId(t.contract_id);
         const price = (ticks: number) => (contract ? Number((ticks * contract.tickSize).toFixed(contract.grid.decimals + 4)) : ticks);
         const closing = t.pnl !== null;
         return {
@@ -244,7 +245,7 @@ export class SimAdmin {
   }
 
   accountsExport(req: S.AfterExportRequest): ResponseOf<'accountsExport'> {
-    const after = req.after ? Date.parse(req.after) : Number.NEGATIVE_INFINITY;
+    const after = req.after ? parseDateTime(req.after) : Number.NEGATIVE_INFINITY;
     const now = this.engine.clock.now();
     const accounts = this.db.prepare('SELECT * FROM accounts ORDER BY id').all() as AccountRow[];
     const data: S.ExportedAccount[] = [];
@@ -286,21 +287,21 @@ export class SimAdmin {
   }
 
   positionsExport(req: S.AfterExportRequest): ResponseOf<'positionsExport'> {
-    const after = req.after ? Date.parse(req.after) : Number.NEGATIVE_INFINITY;
+    const after = req.after ? parseDateTime(req.after) : Number.NEGATIVE_INFINITY;
     const now = this.engine.clock.now();
     const rows = this.db.prepare('SELECT * FROM positions WHERE size != 0 AND updated_at > ? ORDER BY id').all(Number.isFinite(after) ? after : -1) as PositionRow[];
     return {
       success: true,
       errorMessage: null,
       data: rows.map((p) => {
-        const contract = findContract(p.contract_id);
+        const contract = this.engine.contracts.byId(p.contract_id);
         const last = this.engine.lastPrice(p.contract_id, now);
         return {
           id: p.id,
           symbolId: contract?.symbolId ?? '',
           openPnl: contract && last !== undefined ? round2((last - p.average_ticks) * p.size * contract.tickValue) : 0,
           positionSize: p.size,
-          averagePrice: averagePrice(p),
+          averagePrice: averagePrice(contract, p),
           contract: contract?.name ?? p.contract_id,
           contractGroup: contract?.group ?? '',
           timestamp: iso(p.updated_at),
@@ -320,8 +321,8 @@ export class SimAdmin {
     const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(req.tradingAccountId) as AccountRow | undefined;
     if (!account) throw new AdminNotFound(`No trading account ${req.tradingAccountId}`);
     // Trade days are labelled by the date they end on, at 00:00 UTC; the request's datetimes name such dates.
-    const startLabel = req.startTradeDay ? Math.floor(Date.parse(req.startTradeDay) / 86_400_000) * 86_400_000 : Number.NEGATIVE_INFINITY;
-    const endLabel = req.endTradeDay ? Math.floor(Date.parse(req.endTradeDay) / 86_400_000) * 86_400_000 : Number.POSITIVE_INFINITY;
+    const startLabel = req.startTradeDay ? Math.floor(parseDateTime(req.startTradeDay) / 86_400_000) * 86_400_000 : Number.NEGATIVE_INFINITY;
+    const endLabel = req.endTradeDay ? Math.floor(parseDateTime(req.endTradeDay) / 86_400_000) * 86_400_000 : Number.POSITIVE_INFINITY;
     const days = new Map<number, TradeRow[]>();
     let balance = account.starting_balance;
     const out: S.DailyStatistics[] = [];
@@ -339,7 +340,7 @@ export class SimAdmin {
       if (label < startLabel || label > endLabel) continue;
       const products = new Map<string, number>();
       for (const t of trades) {
-        const symbolId = findContract(t.contract_id)?.symbolId ?? t.contract_id;
+        const symbolId = this.engine.contracts.byId(t.contract_id)?.symbolId ?? t.contract_id;
         products.set(symbolId, (products.get(symbolId) ?? 0) + t.size);
       }
       const winning = closed.filter((t) => (t.pnl as number) > 0).length;

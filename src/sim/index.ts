@@ -10,24 +10,44 @@ import { z } from 'zod';
 import { readCsvBars } from '../adapters/backtest/sources/csv.ts';
 import { TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
 import { silentLogger, type Logger } from '../engine/log.ts';
+import { CALENDAR, type ContractCalendar, type RootSpec, type RootSpecInput } from '../market/calendar.ts';
+import { bookModelSchema, depthOf, type BookModel, type SpreadModel, type TouchFills } from '../market/quotes.ts';
+import { syntheticSpreadModel } from '../market/synthetic.ts';
 import { SimAdmin } from './admin.ts';
-import { CONTRACTS, findContract } from './catalogue.ts';
 import { createClock, type ClockMode } from './clock.ts';
+import { SimContracts } from './contracts.ts';
 import { SimEngine } from './engine.ts';
 import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
+import type { PendingOptions } from './pending.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
 import { getMeta, openStore, setMeta, type Db, type RuleRow } from './store.ts';
 
-export { CONTRACTS, findContract } from './catalogue.ts';
-export { generateBars } from './market/synthetic.ts';
+export { generateBars } from '../market/synthetic.ts';
 export { ADMIN_PREFIX } from './server.ts';
 export { MaximumSource, MinimumSource, SimRuleError, mllVariant } from './rules.ts';
+export type { PendingOptions } from './pending.ts';
 
 const DAY_MS = 86_400_000;
 
+/**
+ * Where prices come from: the seeded synthetic market, or a bar file replayed for every month of one
+ * root (`contractId` names any contract of it, ES by default); the other roots stay synthetic.
+ */
 export type MarketSource = { source: 'synthetic' } | { source: 'csv'; path: string; contractId?: string };
+
+/**
+ * How orders fill at the touch. `spread` applies to every market when given; otherwise the synthetic
+ * market's spread follows its volatility and time of day (`syntheticSpreadModel`) and a replayed file has
+ * one tick. Partial fills are on and the queue model off unless set.
+ */
+export interface SimFillOptions {
+  spread?: SpreadModel;
+  book?: Partial<BookModel>;
+  partialFills?: boolean;
+  queue?: boolean;
+}
 
 export interface SimTemplateOptions {
   name: string;
@@ -105,7 +125,24 @@ export interface SimulatorOptions {
   tradingDay?: TradingDayConfig;
   /** How often a realtime or accelerated clock moves the market and matches orders. Default 250 ms. */
   tickMs?: number;
+  /** Spread, book, partial fills and the queue model (see SimFillOptions). */
+  fills?: SimFillOptions;
+  /** A seeded share of places and cancels answered pending first (off by default). */
+  pending?: PendingOptions;
+  /** Roots traded besides the built-in ones (a root of the same name replaces the built-in one). */
+  roots?: RootSpecInput[];
   logger?: Logger;
+}
+
+/** The book of one contract as decimals: the touch, its sizes, the last trade and a few levels each side. */
+export interface SimQuote {
+  bid: number;
+  ask: number;
+  bidSize: number;
+  askSize: number;
+  last: number;
+  bids: { price: number; size: number }[];
+  asks: { price: number; size: number }[];
 }
 
 export interface SimHandle {
@@ -114,6 +151,8 @@ export interface SimHandle {
   adminHeaders: Record<string, string>;
   demo: { userName: string; apiKey: string; accountId: number; accountName: string };
   clock: { now(): number; advance(ms: number): void };
+  /** The quote of a contract now, or undefined when it does not trade now (the realtime market hub's source). */
+  quote(contractId: string): SimQuote | undefined;
   close(): Promise<void>;
 }
 
@@ -149,8 +188,9 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
   const logger = options.logger ?? silentLogger;
   const db = openStore(options.dbPath ?? ':memory:');
   try {
+    const calendar = CALENDAR.withRoots(options.roots ?? []);
     const source = options.market ?? { source: 'synthetic' };
-    const replay = source.source === 'csv' ? loadReplay(source) : undefined;
+    const replay = source.source === 'csv' ? loadReplay(calendar, source) : undefined;
 
     const seed = Number(getMeta(db, 'seed') ?? options.seed ?? 1);
     setMeta(db, 'seed', String(seed));
@@ -167,9 +207,12 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     setMeta(db, 'origin', String(origin));
 
     const markets = new Map<string, ContractMarket>();
-    CONTRACTS.forEach((contract, index) => {
-      const base = replay && replay.contractId === contract.id ? new FixedBars(replay.file.stepMs, replay.file.bars) : new SyntheticBars(contract, seed, index, origin);
-      markets.set(contract.id, new ContractMarket(contract, base));
+    const book = bookModelSchema.parse(options.fills?.book ?? {});
+    calendar.roots().forEach((spec, index) => {
+      const grid = calendar.grid(spec);
+      const replayed = replay !== undefined && replay.root === spec.root;
+      const base = replayed ? new FixedBars(replay.file.stepMs, replay.file.bars) : new SyntheticBars({ startPrice: spec.startPrice, grid }, seed, index, origin);
+      markets.set(spec.root, new ContractMarket(grid, base, touchFills(options.fills, book, spec, replayed)));
     });
 
     const adminKey = options.adminKey ?? getMeta(db, 'adminKey') ?? randomBytes(20).toString('hex');
@@ -195,7 +238,11 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     ]);
     const demoAccount = db.prepare('SELECT id FROM accounts WHERE name = ?').get(DEMO_ACCOUNT) as { id: number };
 
-    const engine = new SimEngine(db, clock, markets, logger, new TradingCalendar(options.tradingDay));
+    const engine = new SimEngine(db, clock, new SimContracts(calendar, clock), markets, logger, {
+      tradingDay: new TradingCalendar(options.tradingDay),
+      seed,
+      ...(options.pending ? { pending: options.pending } : {}),
+    });
     engine.step(clock.now());
     return {
       engine,
@@ -253,6 +300,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           engine.step(clock.now());
         },
       },
+      quote: (contractId) => quoteOf(engine, contractId),
       async close() {
         if (closed) return;
         closed = true;
@@ -267,17 +315,36 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
 }
 
-function loadReplay(source: { path: string; contractId?: string }) {
-  const contractId = source.contractId ?? 'CON.F.US.EP.Z25';
-  const contract = findContract(contractId);
-  if (!contract || contract.id !== contractId) throw new RangeError(`market.contractId ${contractId} is not in the catalogue`);
+function loadReplay(calendar: ContractCalendar, source: { path: string; contractId?: string }) {
+  const named = source.contractId === undefined ? undefined : calendar.resolve(source.contractId, Date.now());
+  if (source.contractId !== undefined && !named) throw new RangeError(`market.contractId ${source.contractId} is not a contract of a known root`);
+  const spec = named?.spec ?? (calendar.root('ES') as RootSpec);
   // The backtest's reader: one CSV format (and one set of file/line/column errors) for both. Its contract
-  // month segments are not used: the replay stands for one contract.
-  const { bars } = readCsvBars(source.path, contract.grid);
+  // month segments are not used: the replay stands for every month of the root.
+  const { bars } = readCsvBars(source.path, calendar.grid(spec));
   const file = { bars, stepMs: smallestStep(bars.time) };
   // Start in the middle of the file, so there is history to ask for and a market to trade.
   const defaultStart = bars.time[Math.floor(bars.time.length / 2)] as number;
-  return { contractId, file, defaultStart };
+  return { root: spec.root, file, defaultStart };
+}
+
+/** The fill rules of one root's market: the options given, with the defaults of a synthetic or a replayed market. */
+function touchFills(options: SimFillOptions | undefined, book: BookModel, spec: RootSpec, replayed: boolean): TouchFills {
+  const spread = options?.spread ?? (replayed ? { type: 'fixed' as const, ticks: 1 } : syntheticSpreadModel(spec.startPrice, spec.tickSize));
+  return { spread, book, partialFills: options?.partialFills ?? true, queue: options?.queue ?? false };
+}
+
+function quoteOf(engine: SimEngine, contractId: string): SimQuote | undefined {
+  const contract = engine.contracts.byId(contractId);
+  const market = engine.market(contractId);
+  const now = engine.clock.now();
+  const quote = engine.quote(contractId, now);
+  const last = engine.lastPrice(contractId, now);
+  if (!contract || !market || !quote || last === undefined) return undefined;
+  const price = (ticks: number) => contract.grid.toPrice(ticks);
+  const depth = depthOf(quote, market.fills.book.levels);
+  const levels = (side: { price: number; size: number }[]) => side.map((l) => ({ price: price(l.price), size: l.size }));
+  return { bid: price(quote.bid), ask: price(quote.ask), bidSize: quote.bidSize, askSize: quote.askSize, last: price(last), bids: levels(depth.bids), asks: levels(depth.asks) };
 }
 
 /** The bar length of a replayed file: the smallest spacing between consecutive bars (gaps are closed market). */

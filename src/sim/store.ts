@@ -160,6 +160,12 @@ const ADDED_COLUMNS: ReadonlyArray<readonly [table: string, column: string, defi
   ['accounts', 'high_equity', 'REAL'],
   ['accounts', 'pending_places', 'INTEGER NOT NULL DEFAULT 0'],
   ['accounts', 'pending_cancels', 'INTEGER NOT NULL DEFAULT 0'],
+  // Contracts x ticks of every fill so far: the average fill price of a partly filled order.
+  ['orders', 'filled_value', 'REAL NOT NULL DEFAULT 0'],
+  ['orders', 'queue_ahead', 'INTEGER'],
+  ['orders', 'touch_bar', 'INTEGER'],
+  ['orders', 'settle_at', 'INTEGER'],
+  ['orders', 'cancel_at', 'INTEGER'],
 ];
 
 function addMissingColumns(db: Db): void {
@@ -262,6 +268,16 @@ export interface OrderRow {
   stop_loss_bracket: string | null;
   take_profit_bracket: string | null;
   bracket_of: number | null;
+  /** Sum of size x price (ticks) of the fills so far. */
+  filled_value: number;
+  /** Queue model: contracts still ahead of this resting limit order at its price. */
+  queue_ahead: number | null;
+  /** Start of the last bar in which a touch (not a trade-through) filled this order or worked its queue. */
+  touch_bar: number | null;
+  /** A pending place: when it settles into a working order. */
+  settle_at: number | null;
+  /** A pending cancel: when it takes effect (if the order is still working then). */
+  cancel_at: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -13,3 +13,11 @@ export function iso(t: number): string {
 export function round2(value: number): number {
   return Math.round(value * 100) / 100;
 }
+
+export function ok(): { success: true; errorCode: 0; errorMessage: null } {
+  return { success: true, errorCode: 0, errorMessage: null };
+}
+
+export function fail(errorCode: number, errorMessage: string | null): { success: false; errorCode: number; errorMessage: string | null } {
+  return { success: false, errorCode, errorMessage };
+}

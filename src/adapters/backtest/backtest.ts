@@ -120,9 +120,18 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly recordEquity?: boolean;
 }
 
+/**
+ * The config's contract, a one-digit year or a symbol read at the start of the data (`from`, or the
+ * synthetic market's start): the same config names the same month whatever day it runs.
+ */
+export function configuredContract(config: BacktestConfig): BacktestContract {
+  const on = config.from ?? (config.data.source === 'synthetic' ? config.data.start : undefined);
+  return resolveContract(config.contract, on);
+}
+
 /** Load, run and compute statistics; writes nothing. */
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
-  const contract = resolveContract(config.contract);
+  const contract = configuredContract(config);
   const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
   const history = options.history ?? (await loadHistory(config, contract, options));
   if (history.bars.time.length === 0) throw new BacktestDataError(`no bars in the chosen range (${history.description})`);

@@ -1,13 +1,13 @@
 /**
- * The contract a backtest trades: a catalogue contract by id, short name or symbol (real tick sizes and
- * values from src/sim/catalogue.ts), or one written out in the config.
+ * The contract a backtest trades: a month of the contract calendar (src/market/calendar.ts: real tick
+ * sizes, values and fees) by id, name or symbol, or one written out in the config.
  */
-import { findContract, CONTRACTS } from '../../sim/catalogue.ts';
+import { CALENDAR, type ContractCalendar } from '../../market/calendar.ts';
 import { PriceGrid } from '../../engine/ticks.ts';
 import type { ContractSpec } from '../../engine/types.ts';
 
 export interface BacktestContract extends ContractSpec {
-  /** Typical fee per contract per side from the catalogue (0 for a contract written out in the config). */
+  /** Typical fee per contract per side from the calendar (0 for a contract written out in the config). */
   readonly feePerSide: number;
   /** A sensible start price for the synthetic market. */
   readonly startPrice: number | undefined;
@@ -20,7 +20,12 @@ export class UnknownContractError extends Error {
 
 export type ContractInput = string | { id: string; name: string; symbolId?: string | undefined; tickSize: number; tickValue: number };
 
-export function resolveContract(input: ContractInput): BacktestContract {
+/**
+ * `on` is the date a one-digit year (`ESZ5`) and a symbol (`F.US.EP`, the front month) are read at: the
+ * backtest passes the start of its data when the config gives one, so a run does not depend on the day
+ * it is made.
+ */
+export function resolveContract(input: ContractInput, on: number = Date.now(), calendar: ContractCalendar = CALENDAR): BacktestContract {
   if (typeof input !== 'string') {
     return {
       id: input.id,
@@ -32,9 +37,12 @@ export function resolveContract(input: ContractInput): BacktestContract {
       startPrice: undefined,
     };
   }
-  const found = findContract(input);
+  const found = calendar.resolve(input, on);
   if (found === undefined) {
-    throw new UnknownContractError(`unknown contract "${input}"; known: ${CONTRACTS.filter((c) => c.activeContract).map((c) => c.name).join(', ')} (or write out id, name, tickSize and tickValue)`);
+    const roots = calendar.roots().map((r) => `${r.root} (${r.cycle})`).join(', ');
+    throw new UnknownContractError(
+      `unknown contract "${input}": write a gateway id (CON.F.US.EP.Z25), a name (ESZ5 or ESZ25) or a symbol (F.US.EP) of a known root and one of its months: ${roots} (or write out id, name, tickSize and tickValue)`,
+    );
   }
   return { id: found.id, name: found.name, symbolId: found.symbolId, description: found.description, grid: found.grid, feePerSide: found.feePerSide, startPrice: found.startPrice };
 }

@@ -1,16 +1,19 @@
 /**
- * Per-contract market: base bars (one-minute by default) from the synthetic generator or a replayed bar
- * file, an intrabar price path, the last traded price at any time, the price moves between two times (for
- * matching), and bars of any unit aggregated from the base bars.
+ * The market of one root (every month of it trades the same prices): base bars (one-minute by default)
+ * from the synthetic generator or a replayed bar file, an intrabar price path, the last traded price and
+ * the quote at any time, the price moves between two times (for matching), and bars of any unit
+ * aggregated from the base bars.
  *
- * Inside a base bar the price walks straight lines open -> first extreme -> second extreme -> close
- * (low first on an up bar, high first on a down bar), reaching the vertices at 0, 1/3, 2/3 of the bar and
- * its last millisecond. Between bars the price jumps from one close to the next open (a gap).
+ * Inside a base bar the price walks the shared path (src/market/path.ts: open -> first extreme -> second
+ * extreme -> close, low first on an up bar), reaching the vertices at 0, 1/3, 2/3 of the bar and its last
+ * millisecond. Between bars the price jumps from one close to the next open (a gap).
  */
 import { bucketEnd, bucketStart } from '../../engine/timeframe.ts';
+import type { PriceGrid } from '../../engine/ticks.ts';
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
-import type { SimContract } from '../catalogue.ts';
-import { generateBars } from './synthetic.ts';
+import { lastMove, pathPrices } from '../../market/path.ts';
+import { quoteOf, type BarFacts, type Quote, type TouchFills } from '../../market/quotes.ts';
+import { generateBars } from '../../market/synthetic.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -36,7 +39,7 @@ export class SyntheticBars implements BaseBars {
   private readonly perBlock = DAY_MS / 60_000;
 
   constructor(
-    private readonly contract: SimContract,
+    private readonly root: { readonly startPrice: number; readonly grid: PriceGrid },
     private readonly seed: number,
     private readonly salt: number,
     private readonly origin: number,
@@ -46,13 +49,14 @@ export class SyntheticBars implements BaseBars {
     while (this.blocks.length <= k) {
       const index = this.blocks.length;
       const previous = this.blocks[index - 1];
-      const startTicks = previous ? (previous.close[previous.close.length - 1] as number) : Math.round(this.contract.startPrice / this.contract.tickSize);
+      const grid = this.root.grid;
+      const startTicks = previous ? (previous.close[previous.close.length - 1] as number) : Math.round(this.root.startPrice / grid.tickSize);
       this.blocks.push(
         generateBars({
           // Each day's seed depends on the run's seed, the contract and the day, so days are independent draws.
           seed: (Math.imul(this.seed ^ 0x9e3779b9, 0x85ebca6b) + Math.imul(this.salt + 1, 0xc2b2ae35) + Math.imul(index + 1, 0x27d4eb2f)) | 0,
-          tickSize: this.contract.tickSize,
-          startPrice: this.contract.grid.toPrice(startTicks),
+          tickSize: grid.tickSize,
+          startPrice: grid.toPrice(startTicks),
           start: this.origin + index * DAY_MS,
           count: this.perBlock,
         }),
@@ -156,24 +160,86 @@ export interface OutBar {
   v: number;
 }
 
+/** How far back the tick rule looks for the last price change before it assumes an up move. */
+const DIRECTION_LOOKBACK_BARS = 50;
+
 export class ContractMarket {
   constructor(
-    readonly contract: SimContract,
+    readonly grid: PriceGrid,
     readonly base: BaseBars,
+    /** How orders fill at the touch here: spread, book, partial fills, queue. */
+    readonly fills: TouchFills,
   ) {}
 
   private vertices(i: number): [number[], number[]] {
     const s = this.base.time(i);
     const step = this.base.stepMs;
-    const o = this.base.open(i);
-    const c = this.base.close(i);
-    const up = c >= o;
-    const first = up ? this.base.low(i) : this.base.high(i);
-    const second = up ? this.base.high(i) : this.base.low(i);
     return [
       [s, s + Math.floor(step / 3), s + Math.floor((2 * step) / 3), s + step - 1],
-      [o, first, second, c],
+      pathPrices(this.base.open(i), this.base.high(i), this.base.low(i), this.base.close(i)),
     ];
+  }
+
+  private facts(i: number): BarFacts {
+    return { high: this.base.high(i), low: this.base.low(i), volume: this.base.volume(i) };
+  }
+
+  /** What the quote of bar `i` is computed from: the bar before it, or itself when it is the first. */
+  previousFacts(i: number): BarFacts {
+    return this.facts(i > 0 ? i - 1 : i);
+  }
+
+  /** The volume and range of bar `i` (what a resting order's touch in that bar works with). */
+  barFacts(i: number): BarFacts {
+    return this.facts(i);
+  }
+
+  /**
+   * The direction of the last price change at or before `t` (the tick rule): +1 up, -1 down; +1 when
+   * nothing moved within the lookback. Inside a bar, a segment counts once the rounded price has left
+   * its starting vertex.
+   */
+  direction(t: number): 1 | -1 {
+    let i = this.base.lastAtOrBefore(t);
+    if (i < 0) return 1;
+    if (t < this.base.time(i) + this.base.stepMs) {
+      const [times, prices] = this.vertices(i);
+      const now = this.pathPrice(i, t);
+      for (let k = 3; k >= 1; k--) {
+        if ((times[k - 1] as number) > t) continue;
+        const from = prices[k - 1] as number;
+        const to = (times[k] as number) <= t ? (prices[k] as number) : now;
+        if (to !== from) return to > from ? 1 : -1;
+      }
+    } else {
+      const move = this.barMove(i);
+      if (move !== 0) return move;
+    }
+    for (let back = 0; back < DIRECTION_LOOKBACK_BARS && i > 0; back++, i--) {
+      const jump = this.base.open(i) - this.base.close(i - 1);
+      if (jump !== 0) return jump > 0 ? 1 : -1;
+      const move = this.barMove(i - 1);
+      if (move !== 0) return move;
+    }
+    return 1;
+  }
+
+  private barMove(i: number): -1 | 0 | 1 {
+    return lastMove(this.base.open(i), this.base.high(i), this.base.low(i), this.base.close(i));
+  }
+
+  /** Best bid and ask (ticks) and their sizes at `t`, or undefined when the market is closed or has no data yet. */
+  quote(t: number): Quote | undefined {
+    const i = this.barAt(t);
+    if (i < 0) return undefined;
+    return quoteOf(this.fills, this.pathPrice(i, t), this.direction(t), this.previousFacts(i));
+  }
+
+  /** The quote at a price the path reaches at `t` moving in `direction` (a level crossed inside a move). */
+  quoteAt(t: number, price: number, direction: number): Quote | undefined {
+    const i = this.barAt(t);
+    if (i < 0) return undefined;
+    return quoteOf(this.fills, price, direction, this.previousFacts(i));
   }
 
   /** Index of the bar trading at `t`, or -1 when the market is closed at `t`. */

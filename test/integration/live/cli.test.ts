@@ -20,7 +20,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const CONFIG = `
 strategy: { name: sma-cross, id: clibot, params: { fast: 2, slow: 4, size: 1 } }
-contracts: [CON.F.US.EP.Z25]
+contracts: [F.US.EP]
 timeframe: { unit: minute }
 simulator: { speed: 240, seed: 3 }
 journal: journal.sqlite

@@ -6,12 +6,19 @@
 import { request } from 'undici';
 import { AdminClient } from '../../../src/adapters/gateway/admin.ts';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
+import { CALENDAR } from '../../../src/market/calendar.ts';
 import { startSimulator, type SimHandle, type SimulatorOptions } from '../../../src/sim/index.ts';
 
 /** Monday 3 November 2025, 14:00 UTC: US morning, an active synthetic market. */
 export const START = Date.UTC(2025, 10, 3, 14, 0);
+/** The front months of START (December 2025). */
 export const ES = 'CON.F.US.EP.Z25';
 export const MES = 'CON.F.US.MES.Z25';
+
+/** The id of a root's front month at `t` (tests that run at other dates trade what is listed then). */
+export function frontMonth(root: string, t: number): string {
+  return CALENDAR.contract(root, CALENDAR.frontMonth(root, t)).id;
+}
 
 export const TRADER = { userName: 'Trader', apiKey: 'trader-key-0123456789' };
 

@@ -5,10 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ES, ISO, MES, accountIds, startTestSimulator, tradingClient } from './harness.ts';
+import { ISO, accountIds, frontMonth, startTestSimulator, tradingClient } from './harness.ts';
 
 const FILE = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
 const NOW = Date.parse('2013-10-08T15:00:00Z');
+/** The file stands for every ES month; December 2013 is the front one then. */
+const ES = frontMonth('ES', NOW);
 
 describe('simulator replaying a bar file', () => {
   let sim: SimHandle;
@@ -41,11 +43,15 @@ describe('simulator replaying a bar file', () => {
     expect(Date.parse(bars[0]!.t)).toBeGreaterThan(Date.parse(bars[9]!.t));
   });
 
-  it('fills a market order at the replayed price', async () => {
+  it('fills a market order at the ask around the replayed price (one tick of spread by default)', async () => {
     const [open] = rows.get(NOW)!;
+    const quote = sim.quote(ES)!;
+    expect(quote.last).toBe(open);
+    expect(quote.ask - quote.bid).toBe(0.25);
+    expect([quote.bid, quote.ask]).toContain(open);
     const id = await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
     const [order] = (await client.searchOrders({ accountId: main, startTimestamp: ISO(NOW - 1000) })).filter((o) => o.id === id);
-    expect(order).toMatchObject({ status: OrderStatus.Filled, filledPrice: open });
+    expect(order).toMatchObject({ status: OrderStatus.Filled, filledPrice: quote.ask });
     await client.closePosition({ accountId: main, contractId: ES });
   });
 
@@ -53,7 +59,8 @@ describe('simulator replaying a bar file', () => {
     const gap = Date.parse('2013-10-20T12:00:00Z');
     sim.clock.advance(gap - sim.clock.now());
     await expect(client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 })).rejects.toMatchObject({ errorCode: 5 });
-    await client.placeOrder({ accountId: main, contractId: MES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
-    expect(await client.searchOpenPositions(main)).toEqual([expect.objectContaining({ contractId: MES, size: 1 })]);
+    const mes = frontMonth('MES', gap);
+    await client.placeOrder({ accountId: main, contractId: mes, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
+    expect(await client.searchOpenPositions(main)).toEqual([expect.objectContaining({ contractId: mes, size: 1 })]);
   });
 });

@@ -8,7 +8,7 @@ import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { OrderSide, OrderType } from '../../../src/adapters/gateway/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ES, openSession, type Session } from './harness.ts';
+import { frontMonth, openSession, type Session } from './harness.ts';
 
 const ROUND_TRIP_FEES = 2.8; // 1 ES, 1.40 a side
 
@@ -28,8 +28,10 @@ describe('simulator trading day across daylight saving time', () => {
 
   const moveTo = (t: number) => sim.clock.advance(t - sim.clock.now());
   async function roundTrip() {
-    await client.placeOrder({ accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
-    await client.placeOrder({ accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Ask, size: 1 });
+    // ES's front month on the day: March 2026 in January, September in July.
+    const contractId = frontMonth('ES', sim.clock.now());
+    await client.placeOrder({ accountId, contractId, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
+    await client.placeOrder({ accountId, contractId, type: OrderType.Market, side: OrderSide.Ask, size: 1 });
     const trades = await client.searchTrades({ accountId, startTimestamp: new Date(sim.clock.now()).toISOString() });
     return trades.reduce((sum, t) => sum + (t.profitAndLoss ?? 0), 0) - ROUND_TRIP_FEES;
   }

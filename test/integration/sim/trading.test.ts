@@ -81,15 +81,20 @@ describe('simulator trading interface', () => {
       expect(all.length).toBeLessThanOrEqual(20);
       const es = await client.searchContracts({ searchText: 'ESZ5', live: false });
       expect(es.map((c) => c.id)).toEqual(expect.arrayContaining([ES, MES]));
+      // Gold lists its next four even months on 3 November 2025; December is the front one.
       const gold = await client.searchContracts({ searchText: 'gold', live: false });
-      expect(gold.map((c) => c.name).sort()).toEqual(['GCG6', 'MGCG6']);
+      expect(gold.map((c) => c.name).sort()).toEqual(['GCG6', 'GCJ6', 'GCM6', 'GCZ5', 'MGCG6', 'MGCJ6', 'MGCM6', 'MGCZ5']);
+      expect(gold.filter((c) => c.activeContract).map((c) => c.name).sort()).toEqual(['GCZ5', 'MGCZ5']);
     });
 
-    it('lists available contracts with real tick specifications', async () => {
+    it('lists available contracts with real tick specifications, one front month (activeContract) per symbol', async () => {
       const available = await client.availableContracts(false);
       const spec = Object.fromEntries(available.map((c) => [c.name, [c.tickSize, c.tickValue]]));
       expect(spec).toMatchObject({ ESZ5: [0.25, 12.5], MESZ5: [0.25, 1.25], NQZ5: [0.25, 5], MNQZ5: [0.25, 0.5], GCG6: [0.1, 10], MGCG6: [0.1, 1], CLF6: [0.01, 10] });
-      expect(available.every((c) => c.activeContract)).toBe(true);
+      const fronts = available.filter((c) => c.activeContract);
+      expect(new Set(fronts.map((c) => c.symbolId)).size).toBe(fronts.length);
+      expect(new Set(available.map((c) => c.symbolId)).size).toBe(fronts.length);
+      expect(fronts.map((c) => c.name)).toEqual(expect.arrayContaining(['ESZ5', 'NQZ5', 'GCZ5', 'CLZ5', 'SIZ5', 'ZNZ5', '6EZ5']));
     });
 
     it('finds a contract by id, and answers errorCode 1 for an unknown one', async () => {
@@ -170,14 +175,14 @@ describe('simulator trading interface', () => {
   });
 
   describe('orders', () => {
-    it('fills a market order at the last price, with a half-turn trade (null P&L) and fees per contract', async () => {
-      const price = await last(MES);
+    it('fills a market order at the touch, with a half-turn trade (null P&L) and fees per contract', async () => {
+      const price = sim.quote(MES)!.ask;
       const id = await client.placeOrder({ accountId: main, contractId: MES, type: OrderType.Market, side: OrderSide.Bid, size: 2, customTag: 'mkt-1' });
       expect(await order(main, id)).toMatchObject({ status: OrderStatus.Filled, filledPrice: price, fillVolume: 2, customTag: 'mkt-1', symbolId: 'F.US.MES' });
       const [position] = await client.searchOpenPositions(main);
       expect(position).toMatchObject({ contractId: MES, type: PositionType.Long, size: 2, averagePrice: price });
       sim.clock.advance(5 * 60_000);
-      const exit = await last(MES);
+      const exit = sim.quote(MES)!.bid;
       const closeId = await client.placeOrder({ accountId: main, contractId: MES, type: OrderType.Market, side: OrderSide.Ask, size: 2 });
       const trades = await client.searchTrades({ accountId: main, startTimestamp: ISO(START) });
       const opening = trades.find((t) => t.orderId === id)!;
@@ -304,7 +309,7 @@ describe('simulator trading interface', () => {
 
     it.each([
       ['an unknown account', { accountId: 9999 }, 1],
-      ['an unsupported order type', { type: 6 }, 2],
+      ['an unsupported order type', { type: 8 }, 2],
       ['a misaligned limit price', { type: OrderType.Limit, limitPrice: 6000.1 }, 2],
       ['a limit order without a price', { type: OrderType.Limit }, 2],
       ['a price the order type does not use', { limitPrice: 6000 }, 2],

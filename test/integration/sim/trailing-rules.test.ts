@@ -57,6 +57,8 @@ describe('simulator maximum loss limit variants', () => {
     writePath(file);
     session = await openSession({
       market: { source: 'csv', path: file },
+      // The floors here are pinned on whole-point moves: no spread (bid = ask = last), so fills are the path's prices.
+      fills: { spread: { type: 'fixed', ticks: 0 } },
       startTime: START,
       templates: [
         { name: 'MLL-STATIC', startingBalance: 50_000, margin: 50_000, maximumLossLimit: mll(MaximumSource.StartingBalance) },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { generateBars } from '../../../src/sim/market/synthetic.ts';
+import { generateBars } from '../../../src/market/synthetic.ts';
 
 const START = Date.UTC(2025, 10, 3, 0, 0);
 

@@ -1,21 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
-import { findContract } from '../../../src/sim/catalogue.ts';
+import { CALENDAR } from '../../../src/market/calendar.ts';
 import { createClock } from '../../../src/sim/clock.ts';
+import { SimContracts } from '../../../src/sim/contracts.ts';
 import { SimEngine } from '../../../src/sim/engine.ts';
 import { ContractMarket, FixedBars } from '../../../src/sim/market/market.ts';
 import { openStore, type UserRow } from '../../../src/sim/store.ts';
 
-const ES = findContract('CON.F.US.EP.Z25')!;
+const ES = CALENDAR.byId('CON.F.US.EP.Z25')!;
 const NOW = Date.UTC(2025, 0, 6, 14, 0);
 
 /** An engine whose ES market only starts trading an hour from now, so ES has no last traded price yet. */
 function engineWithoutPrice() {
   const db = openStore(':memory:');
   const later = Float64Array.of(NOW + 3_600_000);
-  const market = new ContractMarket(ES, new FixedBars(60_000, { time: later, open: Float64Array.of(24000), high: Float64Array.of(24004), low: Float64Array.of(23996), close: Float64Array.of(24002), volume: Float64Array.of(10) }));
-  const engine = new SimEngine(db, createClock('manual', NOW), new Map([[ES.id, market]]), silentLogger);
+  const market = new ContractMarket(ES.grid, new FixedBars(60_000, { time: later, open: Float64Array.of(24000), high: Float64Array.of(24004), low: Float64Array.of(23996), close: Float64Array.of(24002), volume: Float64Array.of(10) }), {
+    spread: { type: 'fixed', ticks: 1 },
+    book: { sizeShare: 0.25, minSize: 1, maxSize: 1000, levels: 5 },
+    partialFills: true,
+    queue: false,
+  });
+  const clock = createClock('manual', NOW);
+  const engine = new SimEngine(db, clock, new SimContracts(CALENDAR, clock), new Map([['ES', market]]), silentLogger);
   db.prepare("INSERT INTO templates (id, name, title, description, starting_balance, margin, tag) VALUES (1, 't', 't', '', 50000, 50000, 0)").run();
   db.prepare("INSERT INTO users (id, user_name, email, api_key, created_at) VALUES (1, 'u', 'u@example.com', 'k', 0)").run();
   db.prepare("INSERT INTO accounts (id, user_id, name, template_id, starting_balance, margin, created_at, updated_at) VALUES (1, 1, 'A', 1, 50000, 50000, 0, 0)").run();

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { findContract } from '../../../src/sim/catalogue.ts';
+import { CALENDAR } from '../../../src/market/calendar.ts';
+import type { TouchFills } from '../../../src/market/quotes.ts';
 import { ContractMarket, FixedBars, SyntheticBars } from '../../../src/sim/market/market.ts';
 import { timeframe } from '../../../src/engine/timeframe.ts';
 
-const ES = findContract('CON.F.US.EP.Z25')!;
+const ES = CALENDAR.grid('ES');
+const FILLS: TouchFills = { spread: { type: 'fixed', ticks: 1 }, book: { sizeShare: 0.25, minSize: 1, maxSize: 1000, levels: 5 }, partialFills: true, queue: false };
 const T0 = Date.UTC(2025, 0, 6, 14, 0);
 
 /** Three minute bars: up (100 -> 104, low 99, high 106), a gap, down (110 -> 105, high 111, low 104). */
@@ -20,6 +22,7 @@ function fixed(): ContractMarket {
       close: f([104, 104, 105]),
       volume: f([60, 30, 90]),
     }),
+    FILLS,
   );
 }
 
@@ -71,9 +74,10 @@ describe('ContractMarket', () => {
   });
 
   it('keeps a synthetic market consistent: the path stays within each bar and bars aggregate to their minutes', () => {
-    const contract = findContract('MNQZ5')!;
+    const mnq = CALENDAR.root('MNQ')!;
     const origin = Date.UTC(2025, 0, 1);
-    const m = new ContractMarket(contract, new SyntheticBars(contract, 5, 3, origin));
+    const grid = CALENDAR.grid(mnq);
+    const m = new ContractMarket(grid, new SyntheticBars({ startPrice: mnq.startPrice, grid }, 5, 3, origin), FILLS);
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 5 * 86_400_000 }), (offset) => {
         const t = origin + offset;

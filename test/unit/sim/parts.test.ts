@@ -5,7 +5,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CsvBarsError } from '../../../src/adapters/backtest/sources/csv.ts';
 import { ConfigError, parseConfig } from '../../../src/cli/config.ts';
 import { SimConfig } from '../../../src/cli/sim.ts';
-import { CONTRACTS, findContract } from '../../../src/sim/catalogue.ts';
 import { createClock } from '../../../src/sim/clock.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
 import { RateLimiter } from '../../../src/sim/rate-limit.ts';
@@ -13,20 +12,6 @@ import { SimRuleError, mllVariant } from '../../../src/sim/rules.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-describe('catalogue', () => {
-  it('finds contracts by id, short name or symbol, case-insensitively, preferring the active one', () => {
-    expect(findContract('con.f.us.ep.z25')?.name).toBe('ESZ5');
-    expect(findContract('ESZ5')?.id).toBe('CON.F.US.EP.Z25');
-    expect(findContract('F.US.EP')?.activeContract).toBe(true);
-    expect(findContract('nothing')).toBeUndefined();
-  });
-
-  it('has unique ids and start prices on each grid', () => {
-    expect(new Set(CONTRACTS.map((c) => c.id)).size).toBe(CONTRACTS.length);
-    for (const c of CONTRACTS) expect(c.grid.isAligned(c.startPrice), c.id).toBe(true);
-  });
-});
 
 describe('clock', () => {
   it('stands still in manual mode until advanced', () => {

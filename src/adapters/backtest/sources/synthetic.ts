@@ -4,7 +4,7 @@
  * (a one-hour daily break), Sunday evening to Friday afternoon, no weekend bars. Each session continues
  * from the previous close; the same seed always gives the same bars.
  */
-import { generateBars } from '../../../sim/market/synthetic.ts';
+import { generateBars } from '../../../market/synthetic.ts';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import { DEFAULT_TRADING_DAY, TradingCalendar } from '../../../engine/calendar.ts';
 import type { BarColumns } from '../../../engine/types.ts';
