@@ -15,6 +15,9 @@ import { RateLimiter, type RateLimits } from './rate-limit.ts';
 import type { UserRow } from './store.ts';
 
 export const ADMIN_PREFIX = '/admin';
+/** Deepest JSON nesting a request body may have (the gateway's requests are at most three levels deep). */
+export const MAX_JSON_DEPTH = 32;
+const PREVIEW_CHARS = 64;
 /** Request bodies larger than this are refused with HTTP 413. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -47,6 +50,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, {});
+    if (nestingDepth(text) > MAX_JSON_DEPTH) {
+      const failure = new Error(`Malformed JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`) as Error & { statusCode: number };
+      failure.statusCode = 400;
+      return done(failure, undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch (error) {
@@ -131,7 +139,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const raw = endpoint.params === 'body' ? (request.body ?? {}) : endpoint.params === 'query' ? request.query : endpoint.params === 'path' ? request.params : {};
     const parsed = endpoint.request.safeParse(raw);
     if (!parsed.success) {
-      const issues = describeIssues(parsed.error, raw);
+      // The answer names each field and shows a short preview of what came: never the value itself, which
+      // may be large (or deep enough to overflow the serialiser).
+      const issues = describeIssues(parsed.error, raw).map((i) => ({ path: i.path, message: i.message, received: preview(i.received) }));
       return reply.code(400).send({ message: `Invalid ${endpoint.name} request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues });
     }
     if (endpoint.name !== 'Status/ping') engine.step(engine.clock.now());
@@ -161,4 +171,32 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   }
 
   return app;
+}
+
+/** How deeply a JSON text nests arrays and objects (brackets inside strings do not count). */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/** A received value as an error answer may show it: its JSON cut to a few dozen characters. */
+function preview(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? 'undefined';
+  } catch {
+    text = typeof value;
+  }
+  return text.length <= PREVIEW_CHARS ? text : `${text.slice(0, PREVIEW_CHARS - 3)}...`;
 }
