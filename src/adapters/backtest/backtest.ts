@@ -16,6 +16,8 @@ import type { ReportInput, Statistics } from '../../report/types.ts';
 import type { BacktestConfig, DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult } from './run.ts';
+import type { FillModelOptions } from './fill-model.ts';
+import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import { BarCache } from './sources/cache.ts';
 import { aggregate, sliceByTime } from './sources/columns.ts';
 import { readCsvBars } from './sources/csv.ts';
@@ -129,6 +131,13 @@ export function configuredContract(config: BacktestConfig): BacktestContract {
   return resolveContract(config.contract, on);
 }
 
+/** The fill model's options from the config: at the touch of a quoted book when a spread is set. */
+export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillModelOptions {
+  const base = { slippageTicks: fills.slippageTicks, stopSlippageTicks: fills.stopSlippageTicks, feePerContractPerSide: fee, sameBar: fills.sameBar };
+  if (fills.spread === undefined) return base;
+  return { ...base, touch: { spread: fills.spread, book: fills.book ?? DEFAULT_BOOK, partialFills: fills.partialFills, queue: fills.queue } };
+}
+
 /** Load, run and compute statistics; writes nothing. */
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
   const contract = configuredContract(config);
@@ -150,7 +159,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     params: config.strategy.params,
     account: config.account,
     risk: config.risk,
-    fills: { slippageTicks: config.fills.slippageTicks, stopSlippageTicks: config.fills.stopSlippageTicks, feePerContractPerSide: fee, sameBar: config.fills.sameBar },
+    fills: fillOptions(config.fills, fee),
     recordEquity: options.recordEquity ?? true,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),

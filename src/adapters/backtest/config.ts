@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { accountConfigSchema } from '../../engine/rules.ts';
+import { bookModelSchema, spreadModelSchema } from '../../market/quotes.ts';
 import { riskConfigSchema } from '../../engine/risk.ts';
 
 const IsoTime = z
@@ -63,7 +64,10 @@ export const DataConfig = z.discriminatedUnion('source', [SyntheticDataConfig, C
 export type DataConfig = z.infer<typeof DataConfig>;
 
 export const ContractConfig = z.union([
-  /** A catalogue contract by id, short name or symbol (`ESZ5`, `CON.F.US.EP.Z25`, `F.US.EP`). */
+  /**
+   * A month of the contract calendar by id, name or symbol (`CON.F.US.EP.Z25`, `ESZ25`, `ESZ5`, `F.US.EP`);
+   * a one-digit year and a symbol's front month are read at the data's start (`from`, or the synthetic start).
+   */
   z.string().min(1),
   z.strictObject({
     id: z.string().min(1),
@@ -88,9 +92,20 @@ export type AccountConfig = z.infer<typeof AccountConfig>;
 export const FillsConfig = z.strictObject({
   slippageTicks: z.number().int().nonnegative().default(1),
   stopSlippageTicks: z.number().int().nonnegative().default(0),
-  /** Money per contract per side; the catalogue contract's typical fee when left out. */
+  /** Money per contract per side; the calendar contract's typical fee when left out. */
   feePerContractPerSide: z.number().nonnegative().optional(),
-  sameBar: z.enum(['stop-first', 'target-first', 'nearest-to-open']).default('stop-first'),
+  sameBar: z.enum(['stop-first', 'target-first', 'nearest-to-open', 'path']).default('stop-first'),
+  /**
+   * Fill at the touch of a quoted book with this spread (`{ type: fixed, ticks }` or `{ type: volatility,
+   * rangeTicksPerTick, ... }`), as the simulator does; absent: fills at the open and at order prices.
+   */
+  spread: spreadModelSchema.optional(),
+  /** Size of each book level (with `spread`). */
+  book: bookModelSchema.optional(),
+  /** With `spread`: orders larger than a level fill in parts (market orders walk the book). */
+  partialFills: z.boolean().default(false),
+  /** With `spread`: resting limits wait behind the size shown at their price. */
+  queue: z.boolean().default(false),
 });
 
 export const BacktestConfig = z.strictObject({

@@ -16,11 +16,22 @@
  * - brackets: a stop loss and a take profit at `stopLossTicks`/`takeProfitTicks` from the entry's fill,
  *   one-cancels-other; when one bar touches both, `sameBar` decides (default `stop-first`, conservative);
  * - fees: `feePerContractPerSide` times the fill size on every fill.
+ *
+ * With `touch` (the config's `fills.spread`), orders fill at the touch of the book the simulator quotes
+ * (src/market/quotes.ts, bar by bar in touch.ts) instead: a market order, a stop once triggered, or a limit
+ * that arrives marketable takes the ask (buy) or the bid (sell) of the bar's open or of the trigger moment,
+ * walking the book with `partialFills`; a resting limit fills whole when the bar trades through its price
+ * and, when the bar only touches it, a level's size (partial fills) once the queue ahead has traded (queue
+ * model); brackets follow the filled size. Slippage still applies on top. Without `touch` nothing of this
+ * runs and results are those of the rules above.
  */
 import type { Observable } from 'rxjs';
 import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
-import { advanceTrail, startTrail, trailStopPrice, type TrailState } from '../../engine/trailing.ts';
+import { advanceTrail, startTrail, trailStopPrice, trailTriggered, type TrailState } from '../../engine/trailing.ts';
+import { lowFirst } from '../../market/path.ts';
+import { queueAhead, takeLiquidity, touch, touchFill, type Quote, type TouchFills } from '../../market/quotes.ts';
+import { TouchQuotes } from './touch.ts';
 import type {
   BarChunk,
   BracketSpec,
@@ -35,8 +46,11 @@ import type {
   VenueEvent,
 } from '../../engine/types.ts';
 
-/** Which of a stop and a target that the same bar touches fills (the other is cancelled). */
-export type SameBarRule = 'stop-first' | 'target-first' | 'nearest-to-open';
+/**
+ * Which of a stop and a target that the same bar touches fills (the other is cancelled). `path`: the one
+ * the simulator's intrabar path reaches first (the low first on an up bar, the high first on a down bar).
+ */
+export type SameBarRule = 'stop-first' | 'target-first' | 'nearest-to-open' | 'path';
 
 export interface FillModelOptions {
   /** Ticks against the order on market fills (>= 0). */
@@ -46,6 +60,8 @@ export interface FillModelOptions {
   /** Money per contract per side. */
   readonly feePerContractPerSide: number;
   readonly sameBar?: SameBarRule;
+  /** Fill at the touch of a quoted book (spread, levels, partial fills, queue); absent: the rules above. */
+  readonly touch?: TouchFills;
 }
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
@@ -64,8 +80,12 @@ export interface OrderRecord {
   readonly parentId: string | null;
   readonly placedAt: number;
   state: OrderState;
+  /** Average price of the fills so far (ticks; between ticks when parts filled at different prices). */
   fillPrice: number | null;
+  /** Time of the last fill. */
   fillTime: number | null;
+  /** Contracts filled so far. */
+  filledSize: number;
   /** Modifies applied, in order (each one changes the order list hash). */
   modifies: number;
   /** The order as it stands now (what order updates carry). */
@@ -81,11 +101,27 @@ interface Working {
   readonly bracket: BracketSpec | undefined;
   /** The other leg of a bracket: filling one cancels it. */
   oco: Working | null;
+  /** At the touch: placed (or repriced) since the last bar, so it meets the next open as a new order. */
+  arrived: boolean;
+  /** At the touch, with the queue model: contracts ahead of it at its limit price (null: none). */
+  queueAhead: number | null;
+  /** At the touch: working legs of an entry with brackets, which follow its filled size. */
+  legs: Working[] | null;
 }
 
 const enum Phase {
   Open = 0,
   Inside = 1,
+}
+
+/** The bar being matched at the touch; `touched`: resting limits that took their touch fill in it already. */
+interface Bar {
+  readonly time: number;
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  readonly touched: Set<Working>;
 }
 
 export class FillModel implements Venue {
@@ -95,6 +131,7 @@ export class FillModel implements Venue {
   private readonly stopSlippage: number;
   private readonly fee: number;
   private readonly sameBar: SameBarRule;
+  private readonly quotes: TouchQuotes | undefined;
   /** Working orders in placement order, by id (finished ones leave, so the list stays small over a long run). */
   private readonly working = new IdList<Working>();
   private readonly records: OrderRecord[] = [];
@@ -119,6 +156,7 @@ export class FillModel implements Venue {
     this.stopSlippage = options.stopSlippageTicks ?? 0;
     this.fee = options.feePerContractPerSide;
     this.sameBar = options.sameBar ?? 'stop-first';
+    this.quotes = options.touch === undefined ? undefined : new TouchQuotes(options.touch);
     this.events = this.subject.asObservable();
   }
 
@@ -141,6 +179,7 @@ export class FillModel implements Venue {
     }
     this.lastChunk = chunk;
     this.lastIndex = index;
+    if (this.quotes !== undefined) return this.onBarAtTouch(this.quotes, chunk, index);
     // The hot path of a backtest: most bars have nothing working.
     if (this.working.size === 0) return;
     this.matchBar(chunk.contractId, chunk.time[index]!, chunk.open[index]!, chunk.high[index]!, chunk.low[index]!, chunk.close[index]!);
@@ -164,6 +203,7 @@ export class FillModel implements Venue {
       state: 'working',
       fillPrice: null,
       fillTime: null,
+      filledSize: 0,
       modifies: 0,
       spec: o,
     };
@@ -186,7 +226,7 @@ export class FillModel implements Venue {
       trail = startTrail(command.side, last, command.order.trailPrice);
       record.stopPrice = trailStopPrice(trail);
     }
-    const order: Working = { record, sign: command.side === 'buy' ? 1 : -1, triggered: false, trail, bracket: command.bracket, oco: null };
+    const order: Working = { record, sign: command.side === 'buy' ? 1 : -1, triggered: false, trail, bracket: command.bracket, oco: null, arrived: true, queueAhead: null, legs: null };
     this.working.set(record.id, order);
     this.emitOrder(record, command.decidedAt);
   }
@@ -201,6 +241,7 @@ export class FillModel implements Venue {
     const record = order.record;
     const refuse = (reason: string): void => this.emitOrder(record, time, `modify refused: ${reason}`);
     if (command.size !== undefined && (!Number.isInteger(command.size) || command.size <= 0)) return refuse(`size ${command.size} is not a positive whole number`);
+    if (command.size !== undefined && command.size <= record.filledSize) return refuse(`size ${command.size} is not more than the ${record.filledSize} contracts already filled`);
     for (const [name, value] of [
       ['limitPrice', command.limitPrice],
       ['stopPrice', command.stopPrice],
@@ -221,6 +262,8 @@ export class FillModel implements Venue {
     if (command.size !== undefined) record.size = command.size;
     if (command.limitPrice !== undefined) record.limitPrice = command.limitPrice;
     if (command.stopPrice !== undefined) record.stopPrice = command.stopPrice;
+    // A new price meets the market as a new order (at the back of the queue).
+    if (command.limitPrice !== undefined || command.stopPrice !== undefined || command.trailPrice !== undefined) order.arrived = true;
     record.modifies++;
     record.spec = specOf(record);
     this.emitOrder(record, time);
@@ -270,7 +313,7 @@ export class FillModel implements Venue {
         const order = atOpen[k]!;
         if (order.record.state !== 'working') continue;
         const price = this.openFill(order, open);
-        if (price !== undefined) this.execute(order, price, time, Phase.Open, open, high, low);
+        if (price !== undefined) this.execute(order, price, time, Phase.Open, open, high, low, close);
         else inside[waiting++] = order;
       }
       // Phase 2: prices touched inside the bar. A bracket pair touched together follows the same-bar rule.
@@ -282,12 +325,12 @@ export class FillModel implements Venue {
         const other = order.oco;
         if (other !== null && other.record.state === 'working') {
           const otherPrice = this.insideFill(other, open, high, low, close, true);
-          if (otherPrice !== undefined && this.otherLegFirst(order, price, other, otherPrice, open)) {
-            this.execute(other, otherPrice, time, Phase.Inside, open, high, low);
+          if (otherPrice !== undefined && this.otherLegFirst(order, price, other, otherPrice, open, close)) {
+            this.execute(other, otherPrice, time, Phase.Inside, open, high, low, close);
             continue;
           }
         }
-        this.execute(order, price, time, Phase.Inside, open, high, low);
+        this.execute(order, price, time, Phase.Inside, open, high, low, close);
       }
     } finally {
       // The lists keep their length (and capacity), not the orders.
@@ -368,7 +411,7 @@ export class FillModel implements Venue {
   }
 
   /** For a bracket pair both touched inside one bar: true when `other` fills instead of `order`. */
-  private otherLegFirst(order: Working, price: number, other: Working, otherPrice: number, open: number): boolean {
+  private otherLegFirst(order: Working, price: number, other: Working, otherPrice: number, open: number, close: number): boolean {
     const orderIsStop = order.record.role === 'stopLoss';
     switch (this.sameBar) {
       case 'stop-first':
@@ -380,13 +423,17 @@ export class FillModel implements Venue {
         const theirs = Math.abs(otherPrice - open);
         return theirs < mine || (theirs === mine && !orderIsStop);
       }
+      case 'path':
+        // The legs sit on either side of the entry: the one on the side the path visits first goes first.
+        return lowFirst(open, close) ? otherPrice < price : otherPrice > price;
     }
   }
 
-  private execute(order: Working, price: number, time: number, phase: Phase, open: number, high: number, low: number): void {
+  private execute(order: Working, price: number, time: number, phase: Phase, open: number, high: number, low: number, close: number): void {
     const r = order.record;
     r.fillPrice = price;
     r.fillTime = time;
+    r.filledSize = r.size;
     const fill: Fill = {
       kind: 'fill',
       fillId: `F${++this.fillSequence}`,
@@ -401,48 +448,11 @@ export class FillModel implements Venue {
     this.finish(order, 'filled', time);
     this.subject.next(fill);
     if (order.oco !== null && order.oco.record.state === 'working') this.finish(order.oco, 'cancelled', time, 'other bracket leg filled');
-    if (order.bracket !== undefined) this.attachBracket(order, price, time, phase, open, high, low);
+    if (order.bracket !== undefined) this.attachBracket(order, price, time, phase, open, high, low, close);
   }
 
-  private attachBracket(entry: Working, price: number, time: number, phase: Phase, open: number, high: number, low: number): void {
-    const { stopLossTicks, takeProfitTicks } = entry.bracket!;
-    const exitSide: Side = entry.sign === 1 ? 'sell' : 'buy';
-    const s = entry.sign;
-    const leg = (role: 'stopLoss' | 'takeProfit', ticks: number): Working => {
-      const isStop = role === 'stopLoss';
-      const level = isStop ? price - s * ticks : price + s * ticks;
-      const record: OrderRecord = {
-        // `<entry id>:sl`: the engine files venue-created orders under the id's prefix before its last '-', so a
-        // leg of `<strategy>-<n>` belongs to that strategy (its openOrders() lists it).
-        id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}`,
-        contractId: entry.record.contractId,
-        side: exitSide,
-        size: entry.record.size,
-        type: isStop ? 'stop' : 'limit',
-        limitPrice: isStop ? null : level,
-        stopPrice: isStop ? level : null,
-        trailPrice: null,
-        role,
-        parentId: entry.record.id,
-        placedAt: time,
-        state: 'working',
-        fillPrice: null,
-        fillTime: null,
-        modifies: 0,
-        spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
-      };
-      this.records.push(record);
-      const order: Working = { record, sign: exitSide === 'buy' ? 1 : -1, triggered: false, trail: null, bracket: undefined, oco: null };
-      this.working.set(record.id, order);
-      this.emitOrder(record, time);
-      return order;
-    };
-    const stopLoss = stopLossTicks === undefined ? null : leg('stopLoss', stopLossTicks);
-    const takeProfit = takeProfitTicks === undefined ? null : leg('takeProfit', takeProfitTicks);
-    if (stopLoss !== null && takeProfit !== null) {
-      stopLoss.oco = takeProfit;
-      takeProfit.oco = stopLoss;
-    }
+  private attachBracket(entry: Working, price: number, time: number, phase: Phase, open: number, high: number, low: number, close: number): void {
+    const [stopLoss, takeProfit] = this.placeLegs(entry, price, entry.record.size, time);
     // The rest of this bar: after a fill at the open both legs can be reached by the bar's range (the
     // same-bar rule picks one); after a fill inside the bar the order of the remaining prices is unknown,
     // so only the leg the same-bar rule favours is tested (the stop, by default), the other waits.
@@ -461,8 +471,262 @@ export class FillModel implements Venue {
     const hits = legs.map((o) => [o, hitPrice(o)] as const).filter((h): h is readonly [Working, number] => h[1] !== undefined);
     if (hits.length === 0) return;
     let chosen = hits[0]!;
-    if (hits.length === 2 && this.otherLegFirst(hits[0]![0], hits[0]![1], hits[1]![0], hits[1]![1], open)) chosen = hits[1]!;
-    this.execute(chosen[0], chosen[1], time, Phase.Inside, open, high, low);
+    if (hits.length === 2 && this.otherLegFirst(hits[0]![0], hits[0]![1], hits[1]![0], hits[1]![1], open, close)) chosen = hits[1]!;
+    this.execute(chosen[0], chosen[1], time, Phase.Inside, open, high, low, close);
+  }
+
+  /** The stop-loss and take-profit legs of a bracket for `size` contracts filled at `price`, one-cancels-other. */
+  private placeLegs(entry: Working, price: number, size: number, time: number): [Working | null, Working | null] {
+    const { stopLossTicks, takeProfitTicks } = entry.bracket!;
+    const exitSide: Side = entry.sign === 1 ? 'sell' : 'buy';
+    const s = entry.sign;
+    const leg = (role: 'stopLoss' | 'takeProfit', ticks: number): Working => {
+      const isStop = role === 'stopLoss';
+      const level = isStop ? price - s * ticks : price + s * ticks;
+      const record: OrderRecord = {
+        // `<entry id>:sl`: the engine files venue-created orders under the id's prefix before its last '-', so a
+        // leg of `<strategy>-<n>` belongs to that strategy (its openOrders() lists it).
+        id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.records.length}`}`,
+        contractId: entry.record.contractId,
+        side: exitSide,
+        size,
+        type: isStop ? 'stop' : 'limit',
+        limitPrice: isStop ? null : level,
+        stopPrice: isStop ? level : null,
+        trailPrice: null,
+        role,
+        parentId: entry.record.id,
+        placedAt: time,
+        state: 'working',
+        fillPrice: null,
+        fillTime: null,
+        filledSize: 0,
+        modifies: 0,
+        spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
+      };
+      this.records.push(record);
+      const order: Working = { record, sign: exitSide === 'buy' ? 1 : -1, triggered: false, trail: null, bracket: undefined, oco: null, arrived: false, queueAhead: null, legs: null };
+      this.working.set(record.id, order);
+      this.emitOrder(record, time);
+      return order;
+    };
+    const stopLoss = stopLossTicks === undefined ? null : leg('stopLoss', stopLossTicks);
+    const takeProfit = takeProfitTicks === undefined ? null : leg('takeProfit', takeProfitTicks);
+    if (stopLoss !== null && takeProfit !== null) {
+      stopLoss.oco = takeProfit;
+      takeProfit.oco = stopLoss;
+    }
+    return [stopLoss, takeProfit];
+  }
+
+  // ---------------------------------------------------------------- matching at the touch
+
+  private onBarAtTouch(quotes: TouchQuotes, chunk: BarChunk, index: number): void {
+    const contractId = chunk.contractId;
+    const open = chunk.open[index]!;
+    const high = chunk.high[index]!;
+    const low = chunk.low[index]!;
+    const close = chunk.close[index]!;
+    quotes.begin(contractId, open, high, low, chunk.volume[index]!);
+    if (this.working.size > 0) this.matchBarAtTouch(quotes, contractId, chunk.time[index]!, open, high, low, close);
+    quotes.end(contractId, open, high, low, close, chunk.volume[index]!);
+  }
+
+  private matchBarAtTouch(quotes: TouchQuotes, contractId: string, time: number, open: number, high: number, low: number, close: number): void {
+    const candidates: Working[] = [];
+    for (let k = 0; k < this.working.size; k++) {
+      const order = this.working.at(k);
+      if (order.record.contractId === contractId) candidates.push(order);
+    }
+    const bar: Bar = { time, open, high, low, close, touched: new Set() };
+    const atOpen = quotes.atOpen(open);
+    const inside: Working[] = [];
+    for (const order of candidates) {
+      if (order.record.state !== 'working') continue;
+      this.openAtTouch(quotes, order, atOpen, bar);
+      if (order.record.state === 'working') inside.push(order);
+    }
+    for (const order of inside) {
+      if (order.record.state !== 'working') continue;
+      const other = order.oco;
+      if (other !== null && other.record.state === 'working') {
+        const mine = this.insideLevel(order, bar);
+        const theirs = this.insideLevel(other, bar);
+        if (mine !== undefined && theirs !== undefined && this.otherLegFirst(order, mine, other, theirs, open, close)) {
+          this.insideAtTouch(quotes, other, bar);
+          continue;
+        }
+      }
+      this.insideAtTouch(quotes, order, bar);
+    }
+    for (const order of candidates) order.arrived = false;
+  }
+
+  /** An order at the bar's open: what arrived trades if it can; what rested trades if the open gapped through it. */
+  private openAtTouch(quotes: TouchQuotes, order: Working, quote: Quote, bar: Bar): void {
+    const r = order.record;
+    const s = order.sign;
+    switch (r.type) {
+      case 'market':
+        return this.takeAtTouch(quotes, order, quote, undefined, this.slippage, bar, Phase.Open);
+      case 'stop':
+        if (s * bar.open >= s * r.stopPrice!) this.takeAtTouch(quotes, order, quote, undefined, this.stopSlippage, bar, Phase.Open);
+        return;
+      case 'trailingStop': {
+        if (trailTriggered(order.trail!, bar.open)) return this.takeAtTouch(quotes, order, quote, undefined, this.stopSlippage, bar, Phase.Open);
+        order.trail = advanceTrail(order.trail!, bar.open);
+        r.stopPrice = trailStopPrice(order.trail);
+        return;
+      }
+      case 'stopLimit':
+        if (!order.triggered) {
+          if (s * bar.open < s * r.stopPrice!) return;
+          order.triggered = true;
+          order.arrived = true;
+        }
+        return this.limitAtOpen(quotes, order, quote, bar);
+      case 'limit':
+        return this.limitAtOpen(quotes, order, quote, bar);
+    }
+  }
+
+  private limitAtOpen(quotes: TouchQuotes, order: Working, quote: Quote, bar: Bar): void {
+    const r = order.record;
+    const s = order.sign;
+    if (!order.arrived) {
+      // Resting before the bar: an open through its price trades it whole there.
+      if (s * bar.open < s * r.limitPrice!) this.fillAtTouch(order, r.size - r.filledSize, bar.open, bar, Phase.Open);
+      return;
+    }
+    const marketable = s * touch(quote, s) <= s * r.limitPrice!;
+    if (marketable) this.takeAtTouch(quotes, order, quote, r.limitPrice!, 0, bar, Phase.Open);
+    if (r.state === 'working' && quotes.fills.queue) order.queueAhead = marketable ? null : queueAhead(quote, s, r.limitPrice!);
+  }
+
+  /** The price at which the bar reaches an order inside it (for the same-bar rule of a bracket pair), or undefined. */
+  private insideLevel(order: Working, bar: Bar): number | undefined {
+    const r = order.record;
+    const s = order.sign;
+    const favourable = s === 1 ? bar.low : bar.high;
+    const adverse = s === 1 ? bar.high : bar.low;
+    if (r.type === 'limit' || (r.type === 'stopLimit' && order.triggered)) return s * favourable <= s * r.limitPrice! ? r.limitPrice! : undefined;
+    if (r.type === 'stop' || r.type === 'stopLimit') return s * adverse >= s * r.stopPrice! ? r.stopPrice! : undefined;
+    if (r.type === 'trailingStop') return s * adverse >= s * trailStopPrice(order.trail!) ? trailStopPrice(order.trail!) : undefined;
+    return undefined;
+  }
+
+  /** An order against the bar's range after its open. */
+  private insideAtTouch(quotes: TouchQuotes, order: Working, bar: Bar): void {
+    const r = order.record;
+    const s = order.sign;
+    const favourable = s === 1 ? bar.low : bar.high;
+    const adverse = s === 1 ? bar.high : bar.low;
+    switch (r.type) {
+      case 'market':
+        return;
+      case 'limit':
+        return this.limitInside(quotes, order, bar);
+      case 'stop':
+        // Triggered by the last trade reaching the stop while moving toward it: that trade is at the touch.
+        if (s * adverse >= s * r.stopPrice!) this.takeAtTouch(quotes, order, quotes.at(r.stopPrice!, s), undefined, this.stopSlippage, bar, Phase.Inside);
+        return;
+      case 'stopLimit': {
+        if (order.triggered) return this.limitInside(quotes, order, bar);
+        if (s * adverse < s * r.stopPrice!) return;
+        order.triggered = true;
+        // Marketable at the trigger, it trades there; otherwise the order of the bar's later prices is
+        // unknown, so the limit rests from the next bar.
+        const quote = quotes.at(r.stopPrice!, s);
+        const marketable = s * touch(quote, s) <= s * r.limitPrice!;
+        if (marketable) this.takeAtTouch(quotes, order, quote, r.limitPrice!, 0, bar, Phase.Inside);
+        else if (quotes.fills.queue) order.queueAhead = queueAhead(quote, s, r.limitPrice!);
+        return;
+      }
+      case 'trailingStop': {
+        // Path open -> adverse extreme -> favourable extreme -> close: test, then advance, then test the close.
+        let trail = order.trail!;
+        let stop = trailStopPrice(trail);
+        if (s * adverse >= s * stop) return this.takeAtTouch(quotes, order, quotes.at(stop, s), undefined, this.stopSlippage, bar, Phase.Inside);
+        trail = advanceTrail(trail, favourable);
+        stop = trailStopPrice(trail);
+        const hit = s * bar.close >= s * stop;
+        trail = advanceTrail(trail, bar.close);
+        order.trail = trail;
+        r.stopPrice = trailStopPrice(trail);
+        if (hit) this.takeAtTouch(quotes, order, quotes.at(stop, s), undefined, this.stopSlippage, bar, Phase.Inside);
+        return;
+      }
+    }
+  }
+
+  /** A resting limit and the bar: through its price it fills whole; touching it, what the queue and a level allow. */
+  private limitInside(quotes: TouchQuotes, order: Working, bar: Bar): void {
+    const r = order.record;
+    const s = order.sign;
+    const favourable = s === 1 ? bar.low : bar.high;
+    const remaining = r.size - r.filledSize;
+    if (s * favourable < s * r.limitPrice!) return this.fillAtTouch(order, remaining, r.limitPrice!, bar, Phase.Inside);
+    if (favourable !== r.limitPrice! || bar.touched.has(order)) return;
+    bar.touched.add(order);
+    const { bar: facts, previous } = quotes.bars();
+    const { size, ahead } = touchFill(quotes.fills, remaining, order.queueAhead ?? 0, facts, previous);
+    if (order.queueAhead !== null) order.queueAhead = ahead;
+    if (size > 0) this.fillAtTouch(order, size, r.limitPrice!, bar, Phase.Inside);
+  }
+
+  /** Takes what the quote offers (walking the book with partial fills), never beyond `limit`, `slippage` ticks against it. */
+  private takeAtTouch(quotes: TouchQuotes, order: Working, quote: Quote, limit: number | undefined, slippage: number, bar: Bar, phase: Phase): void {
+    const r = order.record;
+    for (const part of takeLiquidity(quote, order.sign, r.size - r.filledSize, limit, quotes.fills.partialFills)) {
+      if (r.state !== 'working') return;
+      this.fillAtTouch(order, part.size, part.price + order.sign * slippage, bar, phase);
+    }
+  }
+
+  /** One fill of `size` contracts of an order at the touch: its record, the fill, bracket legs in step with it. */
+  private fillAtTouch(order: Working, size: number, price: number, bar: Bar, phase: Phase): void {
+    const r = order.record;
+    r.fillPrice = r.filledSize === 0 ? price : (r.fillPrice! * r.filledSize + price * size) / (r.filledSize + size);
+    r.filledSize += size;
+    r.fillTime = bar.time;
+    const fill: Fill = { kind: 'fill', fillId: `F${++this.fillSequence}`, orderId: r.id, contractId: r.contractId, side: r.side, size, price, fees: this.fee * size, time: bar.time };
+    const complete = r.filledSize >= r.size;
+    if (complete) this.finish(order, 'filled', bar.time);
+    this.subject.next(fill);
+    if (!complete) this.emitOrder(r, bar.time);
+    const other = order.oco;
+    if (other !== null && other.record.state === 'working') {
+      // A leg traded: its sibling protects that many contracts fewer, and goes once it protects none.
+      const left = complete ? other.record.filledSize : other.record.size - size;
+      if (left <= other.record.filledSize) this.finish(other, 'cancelled', bar.time, 'other bracket leg filled');
+      else this.resize(other, left, bar.time);
+    }
+    if (order.bracket !== undefined) this.followEntry(order, size, price, bar, phase);
+  }
+
+  /** An entry with brackets traded `size` more: its working legs grow by that, or a new pair is placed at this price. */
+  private followEntry(entry: Working, size: number, price: number, bar: Bar, phase: Phase): void {
+    const working = entry.legs?.filter((leg) => leg.record.state === 'working') ?? [];
+    if (working.length > 0) {
+      for (const leg of working) this.resize(leg, leg.record.size + size, bar.time);
+      return;
+    }
+    const legs = this.placeLegs(entry, price, size, bar.time).filter((leg): leg is Working => leg !== null);
+    entry.legs = legs;
+    // The rest of this bar, as without the touch: after the open both legs meet the range (the same-bar
+    // rule picks the first); inside the bar only the leg the rule favours.
+    const quotes = this.quotes!;
+    const candidates = phase === Phase.Open ? legs : legs.filter((leg) => (this.sameBar === 'target-first' ? leg.record.role === 'takeProfit' : this.sameBar === 'stop-first' && leg.record.role === 'stopLoss'));
+    const reached = candidates.map((leg) => [leg, this.insideLevel(leg, bar)] as const).filter((h): h is readonly [Working, number] => h[1] !== undefined);
+    if (reached.length === 0) return;
+    let first = reached[0]!;
+    if (reached.length === 2 && this.otherLegFirst(reached[0]![0], reached[0]![1], reached[1]![0], reached[1]![1], bar.open, bar.close)) first = reached[1]!;
+    this.insideAtTouch(quotes, first[0], bar);
+  }
+
+  private resize(order: Working, size: number, time: number): void {
+    order.record.size = size;
+    this.emitOrder(order.record, time);
   }
 
   private finish(order: Working, state: OrderState, time: number, reason?: string): void {
@@ -480,7 +744,7 @@ export class FillModel implements Venue {
       contractId: record.contractId,
       side: record.side,
       size: record.size,
-      filledSize: record.state === 'filled' ? record.size : 0,
+      filledSize: record.filledSize,
       order: record.spec,
     };
     if (reason !== undefined) update.reason = reason;

@@ -17,7 +17,7 @@ describe('backtest definitions', () => {
     const config = parseConfig('strategy: { name: sma-cross }\ndata: { source: synthetic }\n', 'x.yaml', BacktestConfig);
     expect(config.data).toMatchObject({ source: 'synthetic', seed: 42, sessions: 10 });
     expect(config.account.startingBalance).toBe(50_000);
-    expect(config.fills).toEqual({ slippageTicks: 1, stopSlippageTicks: 0, sameBar: 'stop-first' });
+    expect(config.fills).toEqual({ slippageTicks: 1, stopSlippageTicks: 0, sameBar: 'stop-first', partialFills: false, queue: false });
     expect(config.timeframe).toEqual({ unit: 'minute', unitNumber: 1 });
     expect(config.from).toBeUndefined();
   });
