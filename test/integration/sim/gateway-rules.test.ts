@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrderSide, OrderStatus, OrderType, PlaceErrorCode } from '../../../src/adapters/gateway/codes.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
+import { resolveFrontMonths } from '../../../src/cli/front-month.ts';
+import { silentLogger } from '../../../src/engine/log.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
 import { ES, ISO, START, TRADER, accountIds, rawLogin, rawPost, startTestSimulator, tradingClient } from './harness.ts';
 
@@ -55,6 +57,12 @@ describe('contract months across a roll', () => {
     const last = sim.quote(Z26)!.last;
     await client.placeOrder({ accountId, contractId: Z26, type: OrderType.Limit, side: OrderSide.Bid, size: 1, limitPrice: last - 500 });
     expect(await client.searchOpenPositions(accountId)).toEqual([expect.objectContaining({ contractId: Z26, size: 1 })]);
+  });
+
+  it('resolves a symbol id in a paper or live config to the front month the gateway marks (March, since the roll)', async () => {
+    const credentials = { userName: TRADER.userName, apiKey: TRADER.apiKey };
+    expect(await resolveFrontMonths(['F.US.EP', 'CON.F.US.ENQ.H27'], { tradingUrl: sim.tradingUrl, credentials, logger: silentLogger })).toEqual([H27, 'CON.F.US.ENQ.H27']);
+    await expect(resolveFrontMonths(['F.US.NOPE'], { tradingUrl: sim.tradingUrl, credentials, logger: silentLogger })).rejects.toThrow(/no front month of F.US.NOPE/);
   });
 
   it('after the last trading day (18 December) December is gone: orders expire, positions settle, places answer 9', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CsvBarsError } from '../../../src/adapters/backtest/sources/csv.ts';
 import { ConfigError, parseConfig } from '../../../src/cli/config.ts';
-import { SimConfig } from '../../../src/cli/sim.ts';
+import { SimConfig, simOptions } from '../../../src/cli/sim.ts';
 import { createClock } from '../../../src/sim/clock.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
 import { RateLimiter } from '../../../src/sim/rate-limit.ts';
@@ -101,6 +101,32 @@ describe('sim config', () => {
     const { readFileSync } = await import('node:fs');
     const text = readFileSync(path.resolve(import.meta.dirname, '../../../config/sim.yaml'), 'utf8');
     expect(parseConfig(text, 'config/sim.yaml', SimConfig)).toMatchObject({ port: 5005, market: { source: 'synthetic' } });
+  });
+
+  it('takes fills, pending answers and extra roots, and trades a root added there', () => {
+    const text = [
+      'fills: { spread: { type: fixed, ticks: 2 }, partialFills: false, queue: true }',
+      'pending: { places: 0.1, cancels: 0.2, settleMs: 250 }',
+      'roots:',
+      '  - { root: FDAX, symbol: FDAX, title: DAX Futures, tickSize: 0.5, tickValue: 12.5, startPrice: 24000, cycle: HMUZ,',
+      '      expiry: { rule: nthWeekday, nth: 3, weekday: friday }, listed: 3 }',
+    ].join('\n');
+    const config = parseConfig(text, 'sim.yaml', SimConfig);
+    expect(config).toMatchObject({ fills: { spread: { type: 'fixed', ticks: 2 }, partialFills: false, queue: true }, pending: { places: 0.1, cancels: 0.2, settleMs: 250 } });
+    const sim = openSimulator({ ...simOptions(config), dbPath: ':memory:', clock: 'manual', startTime: Date.UTC(2026, 10, 23, 15) });
+    try {
+      expect(sim.engine.contractAvailable().contracts.filter((c) => c.symbolId === 'F.US.FDAX').map((c) => [c.id, c.activeContract])).toEqual([
+        ['CON.F.US.FDAX.Z26', true],
+        ['CON.F.US.FDAX.H27', false],
+        ['CON.F.US.FDAX.M27', false],
+      ]);
+      expect(sim.engine.quote('CON.F.US.FDAX.Z26')).toMatchObject({ ask: expect.any(Number), bid: expect.any(Number) });
+      const { bid, ask } = sim.engine.quote('CON.F.US.FDAX.Z26')!;
+      expect(ask - bid).toBe(2);
+    } finally {
+      sim.close();
+    }
+    expect(() => parseConfig('roots: [{ root: X }]\n', 'sim.yaml', SimConfig)).toThrow(ConfigError);
   });
 
   it('reports unknown keys with the file and line, all at once', () => {
