@@ -23,7 +23,7 @@ import { modifyInTicks, placeInTicks } from './price-units.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
-import { StrategyError, parseParams, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
+import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
 import { nominalMs } from './timeframe.ts';
 import { advanceTrail, startTrail, trailStopPrice, type TrailState } from './trailing.ts';
 import type {
@@ -149,6 +149,11 @@ export interface EquityCurve {
 export interface Engine {
   /** Process a chunk of closed bars (a partial last bar only marks prices). */
   push(chunk: BarChunk): void;
+  /**
+   * History before the first live bar, run through the strategies only (no venue, no rules, no equity,
+   * intents dropped), so their indicators are warm when the first live decision is made.
+   */
+  warmUp(chunk: BarChunk): void;
   readonly intents$: Observable<StampedIntent>;
   readonly decisions$: Observable<Decision>;
   readonly fills$: Observable<Fill>;
@@ -196,6 +201,8 @@ interface Instance {
   subscription?: Subscription;
   /** Set when it threw or its stream errored: its intents are ignored from then on. */
   failed: boolean;
+  /** Bars of its primary contract it must see before its intents count (its declared warm-up). */
+  readonly warmup: number;
 }
 
 interface PendingIntent {
@@ -269,6 +276,11 @@ export function createEngine(options: EngineOptions): Engine {
   let pushing = false;
   let pushLength = 0;
   let catchUp = false;
+  /** History pushed only to warm the strategies up (live start): no venue, no rules, no intents. */
+  let history = false;
+  /** Bars pushed so far per contract, before the current push (for the strategies' warm-up). */
+  const barsSeen = new Map<string, number>();
+  let seenBefore = 0;
   const pending: PendingIntent[] = [];
   let pendingCursor = 0;
   let currentChunk: BarChunk | undefined;
@@ -367,8 +379,13 @@ export function createEngine(options: EngineOptions): Engine {
       logger.debug({ strategyId }, 'intent of a failed strategy ignored');
       return;
     }
+    if (history) return;
     if (catchUp && currentIndex >= 0) {
       pending.push({ instance, strategyId, intent, at: pushLength - 1 });
+      return;
+    }
+    if (currentIndex >= 0 && warming(instance, currentIndex)) {
+      refuseWarmUp(strategyId, intent, currentIndex);
       return;
     }
     if (pushing) {
@@ -785,6 +802,8 @@ export function createEngine(options: EngineOptions): Engine {
     const n = chunk.length;
     const barMs = nominalMs(chunk.timeframe);
     const contractId = chunk.contractId;
+    seenBefore = barsSeen.get(contractId) ?? 0;
+    barsSeen.set(contractId, seenBefore + n);
 
     // (1) the strategies' chunk pipelines
     pending.length = 0;
@@ -842,6 +861,12 @@ export function createEngine(options: EngineOptions): Engine {
       for (let i = 0; i < n; i++) {
         currentIndex = i;
         const barTime = time[i]!;
+        if (history) {
+          // Warm-up history: the strategies see the bar, nothing else happens.
+          positionBook.lastPrice = close[i]!;
+          if (listening) emitBarRecords(chunk, i);
+          continue;
+        }
         if (barTime >= nextDayStart) rollDay(barTime);
         clockState.now = barTime + barMs;
         clockState.lastBarEnd = clockState.now;
@@ -867,7 +892,8 @@ export function createEngine(options: EngineOptions): Engine {
         if (catchUp && i === n - 1) coalesceTargets(barTime);
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
           const item = pending[pendingCursor++]!;
-          processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
+          if (warming(item.instance, i)) refuseWarmUp(item.strategyId, item.intent, i);
+          else processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
         }
         if (recordEquity) {
           equityTimes[equityCount] = barTime;
@@ -914,6 +940,19 @@ export function createEngine(options: EngineOptions): Engine {
     kept.reverse();
     pending.length = pendingCursor;
     for (const item of kept) pending.push(item);
+  }
+
+  /** True while bar `index` of the current push is within the instance's declared warm-up. */
+  function warming(instance: Instance | undefined, index: number): boolean {
+    if (instance === undefined || instance.warmup === 0 || currentChunk === undefined) return false;
+    if (instance.contracts[0]!.id !== currentChunk.contractId) return false;
+    return seenBefore + index + 1 <= instance.warmup;
+  }
+
+  function refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
+    const instance = instances.find((i) => i.id === strategyId);
+    const time = currentChunk?.time[index] ?? clock();
+    decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
   }
 
   /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
@@ -973,7 +1012,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
       return contract;
     };
-    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false };
+    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false, warmup: warmupBars(module, params) };
     const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
     const strategyLogger = logger.child({ strategy: id });
@@ -1056,6 +1095,14 @@ export function createEngine(options: EngineOptions): Engine {
 
   return {
     push,
+    warmUp(chunk) {
+      history = true;
+      try {
+        push(chunk);
+      } finally {
+        history = false;
+      }
+    },
     intents$: intents$.asObservable(),
     decisions$: decisions$.asObservable(),
     fills$: fills$.asObservable(),
