@@ -18,7 +18,9 @@ import { silentLogger, type Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { ContainedObservable } from './contained.ts';
 import { intentShapeProblem } from './intent-shape.ts';
+import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
 import { OrderBook, orderTowards, type BookOrder } from './order-book.ts';
+import { TargetKeeper, targetKey } from './target-keeper.ts';
 import { modifyInTicks, placeInTicks } from './price-units.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
@@ -141,10 +143,7 @@ export interface RestoreState {
   readonly positions?: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }>;
 }
 
-export interface EquityCurve {
-  readonly time: Float64Array;
-  readonly equity: Float64Array;
-}
+export type { EquityCurve } from './equity-recorder.ts';
 
 export interface Engine {
   /** Process a chunk of closed bars (a partial last bar only marks prices). */
@@ -249,12 +248,8 @@ export function createEngine(options: EngineOptions): Engine {
   const failures: StrategyFailure[] = [];
 
   const book = new OrderBook();
-  /** The last target of each strategy per contract (`strategyId\0contractId`), for re-assertion in live mode. */
-  const lastTargets = new Map<string, number>();
-  /** Pending orders a target decision counted conservatively: their outcome re-asserts that target (live). */
-  const reassertOnOutcome = new Map<string, string>();
-  const reassertQueue = new Set<string>();
   const live = options.live === true;
+  const keeper = new TargetKeeper(reassertTarget);
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const sequences = new Map<string, number>();
   const sequenceStart = options.sequenceStart;
@@ -290,12 +285,7 @@ export function createEngine(options: EngineOptions): Engine {
   const instances: Instance[] = [];
 
   const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
-  // Typed columns grown once per chunk, not number[] pushed per bar: growing two JS arrays to a million
-  // elements re-copied their backing stores on the V8 heap (87 MB per 1M-bar run in the bench's heap
-  // profile of an optimize job); typed arrays live outside the heap and at most double.
-  let equityTimes = new Float64Array(0);
-  let equityValues = new Float64Array(0);
-  let equityCount = 0;
+  const equity = new EquityRecorder();
 
   // ---------------------------------------------------------------- guard state (one mutable object)
 
@@ -533,7 +523,7 @@ export function createEngine(options: EngineOptions): Engine {
       decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
       return;
     }
-    if (live) lastTargets.set(targetKey(strategyId, intent.contractId), intent.size);
+    if (live) keeper.noteTarget(strategyId, intent.contractId, intent.size);
     const exposure = book.exposure(intent.contractId, accounting.position(intent.contractId));
     if (live && exposure.pendingBuys + exposure.pendingSells > 0) notePendingCounted(strategyId, intent.contractId);
     const diff = orderTowards(intent.size, exposure);
@@ -554,45 +544,21 @@ export function createEngine(options: EngineOptions): Engine {
     const key = targetKey(strategyId, contractId);
     for (let k = 0; k < book.size; k++) {
       const order = book.at(k);
-      if (order.contractId === contractId && order.state === 'pending') reassertOnOutcome.set(order.id, key);
+      if (order.contractId === contractId && order.state === 'pending') keeper.watch(order.id, key);
     }
   }
 
-  /**
-   * Bring a strategy's exposure back to its last target after an order's outcome turned out to execute
-   * (a pending order acknowledged or filled, an order adopted after it had been given up). Deferred to a
-   * microtask so it never runs inside the venue call or event that caused it; at most one order results.
-   */
-  function scheduleReassert(key: string): void {
-    if (reassertQueue.size === 0) queueMicrotask(flushReasserts);
-    reassertQueue.add(key);
-  }
-
-  function flushReasserts(): void {
-    const keys = [...reassertQueue];
-    reassertQueue.clear();
-    for (const key of keys) {
-      const size = lastTargets.get(key);
-      if (size === undefined) continue;
-      const separator = key.indexOf('\u0000');
-      const strategyId = key.slice(0, separator);
-      const contractId = key.slice(separator + 1);
-      const exposure = book.exposure(contractId, accounting.position(contractId));
-      const diff = orderTowards(size, exposure);
-      if (diff === 0) continue;
-      // Outside ACTIVE only a correction that reduces the position is made (the guard would refuse the rest).
-      const position = exposure.definite;
-      const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
-      if (state.state !== 'ACTIVE' && !reduces) continue;
-      logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
-      const instance = instances.find((i) => i.id === strategyId);
-      processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
-    }
-  }
-
-  /** After the engine flattened on its own (breach, kill switch, flat-by), every target stands at flat. */
-  function zeroTargets(): void {
-    for (const key of lastTargets.keys()) lastTargets.set(key, 0);
+  /** Bring a strategy's exposure back to its last target (at most one order); outside ACTIVE only a reduction. */
+  function reassertTarget(strategyId: string, contractId: string, size: number): void {
+    const exposure = book.exposure(contractId, accounting.position(contractId));
+    const diff = orderTowards(size, exposure);
+    if (diff === 0) return;
+    const position = exposure.definite;
+    const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
+    if (state.state !== 'ACTIVE' && !reduces) return;
+    logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
+    const instance = instances.find((i) => i.id === strategyId);
+    processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
   }
 
   function expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
@@ -628,7 +594,7 @@ export function createEngine(options: EngineOptions): Engine {
   function engineFlatten(reason: string, time: number): void {
     logger.warn({ reason }, 'engine flattens every position');
     // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
-    zeroTargets();
+    keeper.zero();
     processIntent(undefined, riskStrategyId, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
   }
 
@@ -696,15 +662,14 @@ export function createEngine(options: EngineOptions): Engine {
         decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
         venue.cancel(update.orderId);
       }
-      reassertOnOutcome.set(update.orderId, key);
-      if (reported > 0) scheduleReassert(key);
+      keeper.watch(update.orderId, key);
+      if (reported > 0) keeper.schedule(key);
       return;
     }
-    const key = reassertOnOutcome.get(update.orderId);
-    if (key === undefined) return;
-    if (update.state === 'pending') return;
-    if (update.state === 'working' || reported > 0) scheduleReassert(key);
-    if (TERMINAL.has(update.state)) reassertOnOutcome.delete(update.orderId);
+    const key = keeper.watching(update.orderId);
+    if (key === undefined || update.state === 'pending') return;
+    if (update.state === 'working' || reported > 0) keeper.schedule(key);
+    if (TERMINAL.has(update.state)) keeper.unwatch(update.orderId);
   }
 
   function onFill(fill: Fill): void {
@@ -731,8 +696,8 @@ export function createEngine(options: EngineOptions): Engine {
       rules.evaluate(fill.time, accounting.balance, equity, equity, onBreach);
     }
     if (live) {
-      const key = reassertOnOutcome.get(fill.orderId);
-      if (key !== undefined) scheduleReassert(key);
+      const key = keeper.watching(fill.orderId);
+      if (key !== undefined) keeper.schedule(key);
     }
   }
 
@@ -843,15 +808,7 @@ export function createEngine(options: EngineOptions): Engine {
     // (2) bar by bar
     const { time, high, low, close } = chunk;
     const recordEquity = options.recordEquity === true;
-    if (recordEquity && equityCount + n > equityTimes.length) {
-      const capacity = Math.max(equityCount + n, equityTimes.length * 2);
-      const times = new Float64Array(capacity);
-      const values = new Float64Array(capacity);
-      times.set(equityTimes.subarray(0, equityCount));
-      values.set(equityValues.subarray(0, equityCount));
-      equityTimes = times;
-      equityValues = values;
-    }
+    if (recordEquity) equity.reserve(n);
     const positionBook = accounting.bookOf(contractId);
     const single = options.contracts.length === 1;
     const hasOnBar = venue.onBar !== undefined;
@@ -895,11 +852,7 @@ export function createEngine(options: EngineOptions): Engine {
           if (warming(item.instance, i)) refuseWarmUp(item.strategyId, item.intent, i);
           else processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
         }
-        if (recordEquity) {
-          equityTimes[equityCount] = barTime;
-          equityValues[equityCount] = accounting.equity();
-          equityCount++;
-        }
+        if (recordEquity) equity.record(barTime, accounting.equity());
       }
     } finally {
       currentIndex = -1;
@@ -1143,7 +1096,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
     },
     nextSequence: (strategyId) => sequences.get(strategyId) ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
-    equityCurve: () => ({ time: equityTimes.slice(0, equityCount), equity: equityValues.slice(0, equityCount) }),
+    equityCurve: () => equity.curve(),
     close() {
       for (const instance of instances) {
         instance.subscription?.unsubscribe();
@@ -1170,10 +1123,6 @@ export function failureError(failure: StrategyFailure): StrategyError {
     strategyId: failure.strategyId,
     ...(failure.barTime === failure.barTime ? { barTime: failure.barTime } : {}),
   });
-}
-
-function targetKey(strategyId: string, contractId: string): string {
-  return `${strategyId}\u0000${contractId}`;
 }
 
 /** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */
