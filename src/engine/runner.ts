@@ -19,7 +19,8 @@ import { Multicast } from './multicast.ts';
 import { ContainedObservable } from './contained.ts';
 import { intentShapeProblem } from './intent-shape.ts';
 import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
-import { OrderBook, orderTowards, type BookOrder } from './order-book.ts';
+import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
+import { barRecord, sliceChunk } from './chunks.ts';
 import { TargetKeeper, targetKey } from './target-keeper.ts';
 import { modifyInTicks, placeInTicks } from './price-units.ts';
 import { Resampler, resample } from './resample.ts';
@@ -27,7 +28,7 @@ import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type 
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
 import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
 import { nominalMs } from './timeframe.ts';
-import { advanceTrail, startTrail, trailStopPrice, type TrailState } from './trailing.ts';
+import { advanceTrail, trailStopPrice } from './trailing.ts';
 import type {
   BarChunk,
   BarRecord,
@@ -743,13 +744,13 @@ export function createEngine(options: EngineOptions): Engine {
     for (const listener of barListeners) {
       if (listener.contractId !== chunk.contractId || !listener.subject.observed) continue;
       if (listener.resampler === undefined) {
-        listener.subject.next(record(chunk, i));
+        listener.subject.next(barRecord(chunk, i));
         continue;
       }
       const derived = listener.derived;
       if (derived === undefined) continue;
       while (listener.cursor < derived.length && derived.baseIndex![listener.cursor] === i) {
-        listener.subject.next(record(derived, listener.cursor));
+        listener.subject.next(barRecord(derived, listener.cursor));
         listener.cursor++;
       }
     }
@@ -1128,68 +1129,6 @@ export function failureError(failure: StrategyFailure): StrategyError {
 /** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */
 function strategyOf(orderId: string): string {
   return orderId.slice(0, Math.max(0, orderId.lastIndexOf('-')));
-}
-
-/** The engine's own estimate of a trailing stop, when the last price is known in whole ticks. */
-function trackTrail(side: Side, last: number, trailPrice: number): TrailState | undefined {
-  return Number.isInteger(last) && Number.isInteger(trailPrice) ? startTrail(side, last, trailPrice) : undefined;
-}
-
-function publicOrder(order: BookOrder): WorkingOrder {
-  return {
-    id: order.id,
-    strategyId: order.strategyId,
-    contractId: order.contractId,
-    side: order.side,
-    size: order.size,
-    filledSize: order.filledSize,
-    order: order.order,
-    state: order.state,
-    trailStop: order.trailStop,
-  };
-}
-
-function modifiedSpec(spec: OrderSpec, intent: { limitPrice?: number; stopPrice?: number; trailPrice?: number }): OrderSpec {
-  switch (spec.type) {
-    case 'market':
-      return spec;
-    case 'limit':
-      return intent.limitPrice === undefined ? spec : { type: 'limit', limitPrice: intent.limitPrice };
-    case 'stop':
-      return intent.stopPrice === undefined ? spec : { type: 'stop', stopPrice: intent.stopPrice };
-    case 'stopLimit':
-      return { type: 'stopLimit', stopPrice: intent.stopPrice ?? spec.stopPrice, limitPrice: intent.limitPrice ?? spec.limitPrice };
-    case 'trailingStop':
-      return intent.trailPrice === undefined ? spec : { type: 'trailingStop', trailPrice: intent.trailPrice };
-  }
-}
-
-function record(chunk: BarChunk, i: number): BarRecord {
-  return {
-    contractId: chunk.contractId,
-    time: chunk.time[i]!,
-    open: chunk.open[i]!,
-    high: chunk.high[i]!,
-    low: chunk.low[i]!,
-    close: chunk.close[i]!,
-    volume: chunk.volume[i]!,
-  };
-}
-
-/** A view of bars [from, to) of a chunk (no copy). */
-export function sliceChunk(chunk: BarChunk, from: number, to: number): BarChunk {
-  return {
-    contractId: chunk.contractId,
-    timeframe: chunk.timeframe,
-    length: to - from,
-    time: chunk.time.subarray(from, to),
-    open: chunk.open.subarray(from, to),
-    high: chunk.high.subarray(from, to),
-    low: chunk.low.subarray(from, to),
-    close: chunk.close.subarray(from, to),
-    volume: chunk.volume.subarray(from, to),
-    ...(chunk.baseIndex === undefined ? {} : { baseIndex: chunk.baseIndex.subarray(from, to) }),
-  };
 }
 
 

@@ -19,6 +19,7 @@ import { OrderSide, OrderType, TradeSide } from '../gateway/codes.ts';
 import type * as S from '../gateway/schemas.ts';
 import type { TradingClient } from '../gateway/trading.ts';
 import type { Logger } from '../../engine/log.ts';
+import { modifiedSpec } from '../../engine/order-book.ts';
 import type {
   ContractSpec,
   Fill,
@@ -657,19 +658,3 @@ function foreignSpec(o: S.OpenOrder, grid: { toTicks(p: number): number; roundTo
       return undefined;
   }
 }
-
-function modifiedSpec(spec: OrderSpec, m: ModifyCommand): OrderSpec {
-  switch (spec.type) {
-    case 'market':
-      return spec;
-    case 'limit':
-      return { ...spec, limitPrice: m.limitPrice ?? spec.limitPrice };
-    case 'stop':
-      return { ...spec, stopPrice: m.stopPrice ?? spec.stopPrice };
-    case 'stopLimit':
-      return { ...spec, stopPrice: m.stopPrice ?? spec.stopPrice, limitPrice: m.limitPrice ?? spec.limitPrice };
-    case 'trailingStop':
-      return { ...spec, trailPrice: m.trailPrice ?? spec.trailPrice };
-  }
-}
-

@@ -1,7 +1,8 @@
 /** Warm-up: a strategy's declared first bars send nothing; history run through it live gives the same first decision as a backtest. */
 import { describe, expect, it } from 'vitest';
 import smaCross from '../../../src/strategies/sma-cross.ts';
-import { createEngine, sliceChunk, type Decision } from '../../../src/engine/runner.ts';
+import { sliceChunk } from '../../../src/engine/chunks.ts';
+import { createEngine, type Decision } from '../../../src/engine/runner.ts';
 import { warmupBars } from '../../../src/engine/strategy.ts';
 import type { BarChunk } from '../../../src/engine/types.ts';
 import { chunk, ES, TinyVenue } from './helpers.ts';
