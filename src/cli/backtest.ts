@@ -164,6 +164,10 @@ export async function run(args: string[]): Promise<number> {
     for (const a of result.closestApproach) lines.push(`  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`);
     lines.push(`orders sha256: ${result.orderListHash}`, `report: ${written.report}`, `results: ${written.dir}/ (${written.files.join(', ')})`);
     process.stdout.write(`${lines.join('\n')}\n`);
+    if (result.failure !== undefined) {
+      process.stderr.write(`backtest: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.history.bars.time.length} bars; the outputs above cover what ran)\n`);
+      return ExitCode.Failure;
+    }
     return result.passed ? ExitCode.Ok : ExitCode.RuleBreak;
   } catch (error) {
     (bar as SingleBar | null)?.stop();

@@ -2,7 +2,8 @@
  * The `tickline` command: one file per subcommand in this folder, each exporting
  * `run(args: string[]): Promise<number>` and a one-line `summary`.
  */
-import { ExitCode, UsageError } from './exit.ts';
+import { ExitCode, errorReport, exitCodeFor, wantsVerbose } from './exit.ts';
+import { scrubSecrets } from '../engine/secrets.ts';
 
 interface CommandModule {
   run(args: string[]): Promise<number>;
@@ -25,7 +26,7 @@ async function usage(): Promise<string> {
     const summary = await load().then((m) => m.summary, () => '(unavailable)');
     lines.push(`  ${name.padEnd(12)} ${summary}`);
   }
-  lines.push('', 'Run `tickline <command> --help` for a command\'s options.');
+  lines.push('', 'Run `tickline <command> --help` for a command\'s options. Errors are one line; --verbose (or', 'TICKLINE_LOG_LEVEL=debug) adds the stack trace.');
   return lines.join('\n');
 }
 
@@ -40,14 +41,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`Unknown command "${name}".\n\n${await usage()}\n`);
     return ExitCode.Usage;
   }
+  const verbose = wantsVerbose(rest);
   try {
-    return await (await load()).run(rest);
+    return await (await load()).run(rest.filter((arg) => arg !== '--verbose'));
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`${name}: ${error.message}\n`);
-      return ExitCode.Usage;
-    }
-    process.stderr.write(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    return ExitCode.Failure;
+    process.stderr.write(`${scrubSecrets(errorReport(name, error, verbose))}\n`);
+    return exitCodeFor(error);
   }
 }

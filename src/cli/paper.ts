@@ -5,6 +5,7 @@
  * credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.
  */
 import { mkdirSync } from 'node:fs';
+import { config as rxjsConfig } from 'rxjs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { parseCommandArgs } from './args.ts';
@@ -52,7 +53,8 @@ export async function runTrading(o: RunOptions): Promise<number> {
     if (error instanceof ConfigError) throw new UsageError(error.message);
     throw error;
   }
-  const logger = o.logger ?? createLogger({ level: config.log.level, name: `tickline-${o.mode}` });
+  // TICKLINE_LOG_LEVEL wins over the config: it is how one looks closer at a run without editing files.
+  const logger = o.logger ?? createLogger({ level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level, name: `tickline-${o.mode}` });
   let strategy;
   try {
     strategy = await loadStrategy(config.strategy.name, path.dirname(path.resolve(o.configFile)));
@@ -125,19 +127,32 @@ export async function runTrading(o: RunOptions): Promise<number> {
     process.on('SIGTERM', onInt);
     process.on('SIGUSR2', onKill);
   }
+  // A throw RxJS could not hand to the engine (reported asynchronously) is the strategy failing too.
+  const previousUnhandled = rxjsConfig.onUnhandledError;
+  rxjsConfig.onUnhandledError = (error: unknown) => session.failUnattributed(error);
   session.run();
   try {
     await session.finished;
     await session.stop();
     const snapshot = session.engine.snapshot();
-    process.stdout.write(`\nsession ended: balance ${snapshot.balance.toFixed(2)}, day PnL ${snapshot.dayPnl.toFixed(2)}, state ${session.engine.tradingState().state}\n`);
+    const positions = snapshot.positions.filter((p) => p.size !== 0).map((p) => `${p.contractId} ${p.size > 0 ? '+' : ''}${p.size}`);
+    process.stdout.write(
+      `\nsession ended: balance ${snapshot.balance.toFixed(2)}, day PnL ${snapshot.dayPnl.toFixed(2)}, ` +
+        `position ${positions.join(' ') || 'flat'}, state ${session.engine.tradingState().state}\n`,
+    );
   } finally {
+    rxjsConfig.onUnhandledError = previousUnhandled;
     if (o.signals ?? true) {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onInt);
       process.off('SIGUSR2', onKill);
     }
     await local?.close();
+  }
+  if (session.failure !== undefined) {
+    const action = config.execution.onStrategyError === 'flatten' ? 'the account was flattened' : 'the position was held';
+    process.stderr.write(`${o.mode}: ${session.failure.message.split('\n')[0]}; ${action} (execution.onStrategyError)\n`);
+    return ExitCode.Failure;
   }
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
 }

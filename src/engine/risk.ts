@@ -16,6 +16,7 @@ export const REASON_CODES = {
   UNKNOWN_ORDER: 'A modify or cancel names no working order.',
   DUPLICATE_ID: 'A place reuses the client id of a working order (ids become customTags and must be unique).',
   TICK_MISALIGNED: 'A limit, stop or trail price is not a whole number of ticks on the contract grid.',
+  PRICE_TOO_FAR: 'A limit or stop price is implausibly far from the last price (more than maxPriceDistancePct): probably a typo or the wrong unit.',
   NO_LAST_PRICE: 'A trailing stop cannot be checked (or a trail modified) before a last price is known.',
   TRAIL_WRONG_SIDE: 'trailPrice is on the wrong side of the last price (a sell trail must be below it, a buy trail above).',
   TRAIL_TOO_FAR: 'trailPrice is farther from the last price than the configured maximum (an absolute price was probably meant, not a distance).',
@@ -54,6 +55,8 @@ export const riskConfigSchema = z.strictObject({
   maxOrderRate: z.strictObject({ orders: z.number().int().positive(), windowMs: z.number().int().positive() }).optional(),
   /** Farthest a trailPrice may be from the last price, in ticks. */
   maxTrailTicks: z.number().int().positive().default(400),
+  /** Farthest a limit or stop price may be from the last price, in percent of it (1600 meant for 6400 is 75%). */
+  maxPriceDistancePct: z.number().positive().max(1000).default(10),
   requireProtectiveStop: z.boolean().default(false),
   refuseLooseningTrail: z.boolean().default(false),
   /** An entry whose risk exceeds the room left is rejected, or reduced to what fits. */
@@ -142,6 +145,17 @@ function misaligned(contract: ContractSpec, what: string, ticks: number | undefi
   );
 }
 
+/** A price more than `maxPriceDistancePct` from the last price (known and positive) is refused. */
+function tooFar(contract: ContractSpec, what: string, ticks: number | undefined, last: number, limits: ResolvedRiskConfig): GuardResult | undefined {
+  if (ticks === undefined || !(last > 0)) return undefined;
+  const distance = Math.abs(ticks - last);
+  if (distance * 100 <= limits.maxPriceDistancePct * last) return undefined;
+  return reject(
+    'PRICE_TOO_FAR',
+    `${what} ${priceText(contract, ticks)} is ${((distance * 100) / last).toFixed(1)}% from the last price ${priceText(contract, last)} (maximum ${limits.maxPriceDistancePct}%: risk.maxPriceDistancePct)`,
+  );
+}
+
 function validSize(size: number): boolean {
   return Number.isInteger(size) && size > 0;
 }
@@ -175,6 +189,11 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
     misaligned(contract, 'stopPrice', 'stopPrice' in order ? order.stopPrice : undefined) ??
     misaligned(contract, 'trailPrice', order.type === 'trailingStop' ? order.trailPrice : undefined);
   if (bad !== undefined) return bad;
+  const last = state.lastPrice(intent.contractId);
+  const far =
+    tooFar(contract, 'limitPrice', 'limitPrice' in order ? order.limitPrice : undefined, last, limits) ??
+    tooFar(contract, 'stopPrice', 'stopPrice' in order ? order.stopPrice : undefined, last, limits);
+  if (far !== undefined) return far;
   const bracket = intent.bracket;
   if (bracket !== undefined) {
     const { stopLossTicks, takeProfitTicks } = bracket;
@@ -306,6 +325,9 @@ function checkModify(intent: ModifyIntent, state: GuardState, limits: ResolvedRi
     misaligned(contract, 'stopPrice', intent.stopPrice) ??
     misaligned(contract, 'trailPrice', intent.trailPrice);
   if (bad !== undefined) return bad;
+  const last = state.lastPrice(order.contractId);
+  const far = tooFar(contract, 'limitPrice', intent.limitPrice, last, limits) ?? tooFar(contract, 'stopPrice', intent.stopPrice, last, limits);
+  if (far !== undefined) return far;
   if (state.tradingState === 'HALTED') return reject('STATE_HALTED', 'modify refused: trading is HALTED');
   if (intent.trailPrice !== undefined) {
     const trail = checkTrail(contract, order.side, intent.trailPrice, state.lastPrice(order.contractId), limits);

@@ -266,6 +266,7 @@ export function createEngine(options: EngineOptions): Engine {
   // Intents decided during a push wait here for their bar.
   let pushing = false;
   let pushLength = 0;
+  let catchUp = false;
   const pending: PendingIntent[] = [];
   let pendingCursor = 0;
   let currentChunk: BarChunk | undefined;
@@ -362,6 +363,10 @@ export function createEngine(options: EngineOptions): Engine {
   function receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
     if (instance?.failed === true) {
       logger.debug({ strategyId }, 'intent of a failed strategy ignored');
+      return;
+    }
+    if (catchUp && currentIndex >= 0) {
+      pending.push({ instance, strategyId, intent, at: pushLength - 1 });
       return;
     }
     if (pushing) {
@@ -777,7 +782,10 @@ export function createEngine(options: EngineOptions): Engine {
     let sorted = true;
     for (let k = 1; k < pending.length; k++) if (pending[k]!.at < pending[k - 1]!.at) sorted = false;
     if (!sorted) pending.sort((a, b) => a.at - b.at);
-    if (live && n > 1 && pending.length > 1) coalesceTargets(chunk.time[n - 1]!);
+    // A live catch-up (several bars at once): every decision waits for the last bar, where only each
+    // strategy's last target per contract is sent.
+    catchUp = live && n > 1;
+    if (catchUp) for (let k = 0; k < pending.length; k++) pending[k] = { ...pending[k]!, at: n - 1 };
 
     let listening = false;
     for (const listener of barListeners) {
@@ -832,6 +840,7 @@ export function createEngine(options: EngineOptions): Engine {
         if (book.trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) checkSession(clockState.now);
         if (listening) emitBarRecords(chunk, i);
+        if (catchUp && i === n - 1) coalesceTargets(barTime);
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
           const item = pending[pendingCursor++]!;
           processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
@@ -845,6 +854,7 @@ export function createEngine(options: EngineOptions): Engine {
     } finally {
       currentIndex = -1;
       currentChunk = undefined;
+      catchUp = false;
     }
     // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
     while (pendingCursor < pending.length) {
@@ -863,7 +873,7 @@ export function createEngine(options: EngineOptions): Engine {
   function coalesceTargets(time: number): void {
     const seen = new Set<string>();
     const kept: PendingIntent[] = [];
-    for (let k = pending.length - 1; k >= 0; k--) {
+    for (let k = pending.length - 1; k >= pendingCursor; k--) {
       const item = pending[k]!;
       const intent = item.intent;
       if (intent.kind === 'target' || intent.kind === 'flatten') {
@@ -878,7 +888,7 @@ export function createEngine(options: EngineOptions): Engine {
       kept.push(item);
     }
     kept.reverse();
-    pending.length = 0;
+    pending.length = pendingCursor;
     for (const item of kept) pending.push(item);
   }
 

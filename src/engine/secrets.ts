@@ -14,7 +14,8 @@ const REDACTED = '[redacted]';
 /** Shorter values would match ordinary text. */
 const MIN_LENGTH = 6;
 
-const SECRET_FIELD = /("(?:token|newToken|loginToken|apiKey|password|authorization|access_token)"\s*:\s*")(?:[^"\\]|\\.)*("?)/gi;
+/** A secret field in JSON text, also inside JSON quoted again (`\"token\":\"…`): the value up to its quote. */
+const SECRET_FIELD = /(\\*"(?:token|newToken|loginToken|apiKey|password|authorization|access_token)\\*"\s*:\s*\\*")[^"\\]*/gi;
 const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?/g;
 const QUERY_TOKEN = /([?&]access_token=)[^&\s"]+/gi;
@@ -36,7 +37,7 @@ export function clearSecrets(): void {
 export function scrubSecrets(text: string): string {
   let out = text;
   for (const secret of ordered) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
-  if (out.includes('"')) out = out.replace(SECRET_FIELD, `$1${REDACTED}$2`);
+  if (out.includes('"')) out = out.replace(SECRET_FIELD, `$1${REDACTED}`);
   return out.replace(BEARER, `$1${REDACTED}`).replace(JWT, REDACTED).replace(QUERY_TOKEN, `$1${REDACTED}`);
 }
 

@@ -127,6 +127,7 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
   const config: BacktestConfig = { ...context.config, strategy: { ...context.config.strategy, params: { ...context.config.strategy.params, ...job.params } } };
   try {
     const outcome = await executeBacktest(config, context.name, { history });
+    if (outcome.result.failure !== undefined) throw outcome.result.failure;
     const r = outcome.result;
     return { ...job, summary: summarize(outcome.statistics, r.passed, r.violations.length, r.orderListHash) };
   } catch (error) {

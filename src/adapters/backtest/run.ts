@@ -80,6 +80,8 @@ export interface BacktestRunResult {
   readonly riskConfig: ResolvedRiskConfig;
   /** Intents the risk guard rejected. */
   readonly rejectedIntents: number;
+  /** Why the run stopped before the end of the history (a failing strategy); `bars` says how far it got. */
+  readonly failure?: Error;
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
@@ -121,10 +123,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     input.onProgress?.(done, input.bars.time.length);
   });
   feed.unsubscribe();
-  if (failure !== undefined) {
-    engine.close();
-    throw failure.error;
-  }
+  // A failing strategy stops the run; what ran until then is still a result (written, then reported).
   const snapshot = engine.snapshot();
   const equity = engine.equityCurve();
   engine.close();
@@ -176,6 +175,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     openPosition: snapshot.positions.find((p) => p.contractId === contract.id)?.size ?? 0,
     riskConfig: engine.riskConfig,
     rejectedIntents,
+    ...(failure === undefined ? {} : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };
 }
 

@@ -79,6 +79,20 @@ export const liveConfigSchema = z.strictObject({
     })
     .default({ flattenOnExit: false }),
   log: z.strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info') }).default({ level: 'info' }),
+  execution: z
+    .strictObject({
+      /**
+       * Wall milliseconds during which a place whose outcome is unknown (a timeout after sending) is not
+       * taken as lost, however many lookups miss it: its exposure counts and nothing is re-sent. Keep it
+       * well above gateway.timeoutMs: a request held by the network can land seconds late.
+       */
+      unknownOutcomeMs: ms.default(60_000),
+      /** When the strategy throws or its stream fails: flatten the account (default) or hold the position. */
+      onStrategyError: z.enum(['flatten', 'hold']).default('flatten'),
+      /** At a stop, how long the last poll of orders, trades and positions may take (wall ms). */
+      finalPollMs: ms.default(5_000),
+    })
+    .default({ unknownOutcomeMs: 60_000, onStrategyError: 'flatten', finalPollMs: 5_000 }),
 });
 
 export type LiveConfig = z.output<typeof liveConfigSchema>;

@@ -522,6 +522,8 @@ export class LiveExecutor implements Venue {
   }
 
   private placeRequest(command: OrderCommand): S.PlaceOrderRequest {
+    // The engine checks intents, but the one mapping to Bid/Ask must not guess either.
+    if (command.side !== 'buy' && command.side !== 'sell') throw new TypeError(`side ${JSON.stringify(command.side)} is not 'buy' or 'sell'`);
     const grid = this.grid(command.contractId);
     const o = command.order;
     const prices: Partial<Record<'limitPrice' | 'stopPrice' | 'trailPrice', number>> = {};

@@ -156,6 +156,11 @@ export class Poller implements MarketData {
   /** Run every job that is due at the gateway's current time. Tests with a manual clock call this directly. */
   async tick(): Promise<void> {
     const now = this.o.now();
+    // An unresolved place is looked up at every round, not only at the slower Order/search cadence.
+    if (this.o.executor.unresolvedCount() > 0) {
+      const orders = this.jobs.find((j) => j.name === 'orders');
+      if (orders !== undefined && orders.due > now) orders.due = now;
+    }
     for (const job of this.jobs) {
       if (job.due > now) continue;
       job.due = nextDue(job.schedule, now);
@@ -244,16 +249,18 @@ export class Poller implements MarketData {
         forming = bar;
       }
     }
-    for (const bar of closed) {
-      const chunk = toChunk(contractId, timeframe, spec, bar, false);
-      feed.lastClosed = chunk.time[0]!;
-      this.lastPrices.set(contractId, chunk.close[0]!);
+    if (closed.length > 0) {
+      // Bars missed during an outage arrive as one chunk, so the engine sends only the last decision.
+      const chunk = toChunk(contractId, timeframe, spec, closed, false);
+      feed.lastClosed = chunk.time[chunk.length - 1]!;
+      this.lastPrices.set(contractId, chunk.close[chunk.length - 1]!);
       this.o.journal.setMeta(`lastBar ${feedKey(contractId, timeframe)}`, String(feed.lastClosed));
+      if (closed.length > 1) this.o.logger.warn({ contractId, bars: closed.length }, 'several closed bars at once (catching up after a gap); only the last decision per strategy is sent');
       feed.subject.next(chunk);
     }
     if (feed.lastClosed === undefined) feed.lastClosed = bucketStart(now, timeframe) - barMs;
     if (partial && forming) {
-      const chunk = toChunk(contractId, timeframe, spec, forming, true);
+      const chunk = toChunk(contractId, timeframe, spec, [forming], true);
       const key = `${forming.t}|${chunk.high[0]}|${chunk.low[0]}|${chunk.close[0]}|${chunk.volume[0]}`;
       this.lastPrices.set(contractId, chunk.close[0]!);
       if (key !== feed.lastPartialKey) {
@@ -337,23 +344,24 @@ export function dedupeAscending(bars: readonly S.Bar[]): S.Bar[] {
   return [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([, bar]) => bar);
 }
 
-/** One gateway bar as a one-bar chunk, prices in ticks (off-grid prices are rounded to the grid). */
-export function toChunk(contractId: string, timeframe: Timeframe, spec: ContractSpec, bar: S.Bar, partial: boolean): BarChunk {
+/** Gateway bars (oldest first) as one chunk, prices in ticks (off-grid prices are rounded to the grid). */
+export function toChunk(contractId: string, timeframe: Timeframe, spec: ContractSpec, bars: readonly S.Bar[], partial: boolean): BarChunk {
   const g = spec.grid;
   const ticks = (p: number): number => {
     const t = g.toTicks(p);
     return Number.isInteger(t) ? t : g.roundToTicks(p);
   };
+  const column = (value: (bar: S.Bar) => number): Float64Array => Float64Array.from(bars, value);
   return {
     contractId,
     timeframe,
-    length: 1,
-    time: Float64Array.of(Date.parse(bar.t)),
-    open: Float64Array.of(ticks(bar.o)),
-    high: Float64Array.of(ticks(bar.h)),
-    low: Float64Array.of(ticks(bar.l)),
-    close: Float64Array.of(ticks(bar.c)),
-    volume: Float64Array.of(bar.v),
+    length: bars.length,
+    time: column((b) => Date.parse(b.t)),
+    open: column((b) => ticks(b.o)),
+    high: column((b) => ticks(b.h)),
+    low: column((b) => ticks(b.l)),
+    close: column((b) => ticks(b.c)),
+    volume: column((b) => b.v),
     ...(partial ? { partial: true } : {}),
   };
 }

@@ -15,9 +15,9 @@ import { TradingClient, type TradingClientOptions } from '../gateway/trading.ts'
 import type * as S from '../gateway/schemas.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PriceGrid } from '../../engine/ticks.ts';
-import { createEngine, RISK_STRATEGY_ID, type Engine } from '../../engine/runner.ts';
+import { createEngine, failureError, RISK_STRATEGY_ID, type Engine, type StrategyFailure } from '../../engine/runner.ts';
 import { Accounting } from '../../engine/accounting.ts';
-import type { StrategyModule } from '../../engine/strategy.ts';
+import { parseParams, type StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig } from '../../engine/rules.ts';
 import type { ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './config.ts';
@@ -26,6 +26,7 @@ import type { FlattenResult } from './kill-switch.ts';
 import { Journal } from './journal.ts';
 import { disagreementText, gatewayLimits, limitDisagreements, resolveLimits, restoreFromGateway, type GatewayLimits, type LimitDisagreement } from './limits.ts';
 import { Poller } from './poller.ts';
+import { assertPlan, type BarSubscription, type PollIntervals } from './rate-plan.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
 import { renderStatus, type StatusInput } from './status.ts';
 
@@ -104,10 +105,13 @@ export class LiveSession {
     let journal: Journal | undefined;
     let admin: AdminClient | undefined;
     try {
+      // What the config alone decides is refused before anything is asked of the gateway.
+      parseParams(o.strategy, config.strategy.params);
+      assertPlan(subscriptionsOf(config), pollIntervalsOf(config));
+      journal = Journal.open(config.journal, { now });
       await client.login();
       const account = await findAccount(client, config, o.mode);
       const contracts = await loadContracts(client, config.contracts);
-      journal = Journal.open(config.journal, { now });
       const boundTo = journal.getMeta('accountId');
       if (boundTo !== undefined && Number(boundTo) !== account.id) {
         throw new SessionError('JOURNAL_ACCOUNT', `journal ${config.journal} belongs to account ${boundTo}, not ${account.id} (${account.name}); use another journal file`);
@@ -115,7 +119,16 @@ export class LiveSession {
       journal.setMeta('accountId', String(account.id));
       journal.record('session', 'before', null, { mode: o.mode, account: account.name, strategy: config.strategy.name, id: config.strategy.id });
 
-      const executor = new LiveExecutor({ client, journal, accountId: account.id, contracts, logger: logger.child({ part: 'executor' }), now });
+      const executor = new LiveExecutor({
+        client,
+        journal,
+        accountId: account.id,
+        contracts,
+        logger: logger.child({ part: 'executor' }),
+        now,
+        speed: o.speed ?? 1,
+        unknownOutcomeMs: config.execution.unknownOutcomeMs,
+      });
       // The engine's own orders (kill switch, flat-by, breach flatten) carry this bot's id too, so two bots
       // on one account never reuse each other's customTags.
       const riskStrategyId = `${config.strategy.id}-${RISK_STRATEGY_ID}`;
@@ -151,9 +164,11 @@ export class LiveSession {
         sequenceStart: report.sequenceStart,
         riskStrategyId,
         clock: now,
+        live: true,
+        // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
+        onStrategyError: 'log',
       });
 
-      const timeframe: Timeframe = config.timeframe;
       // The poller reports to the session, which exists only once the poller does.
       const hooks: { session?: LiveSession } = {};
       const poller = new Poller({
@@ -163,18 +178,8 @@ export class LiveSession {
         venueEvents: executor.events,
         accountId: account.id,
         contracts,
-        intervals: {
-          openOrdersMs: config.poll.openOrdersMs,
-          ordersMs: config.poll.ordersMs,
-          tradesMs: config.poll.tradesMs,
-          positionsMs: config.poll.positionsMs,
-          accountMs: config.poll.accountMs,
-        },
-        subscriptions: config.contracts.map((contractId) => ({
-          contractId,
-          timeframe,
-          ...(config.partialEveryMs === undefined ? {} : { partialEveryMs: config.partialEveryMs }),
-        })),
+        intervals: pollIntervalsOf(config),
+        subscriptions: subscriptionsOf(config),
         logger: logger.child({ part: 'poller' }),
         now,
         speed: o.speed ?? 1,
@@ -216,6 +221,7 @@ export class LiveSession {
         if (!d.result.accepted) logger.warn({ strategy: d.strategyId, intent: d.intent, result: d.result }, 'intent rejected by the risk guard');
       }),
       engine.breaches$.subscribe((b) => journal.record('breach', 'event', null, b)),
+      engine.errors$.subscribe((f) => void this.onStrategyFailure(f)),
       engine.tradingState$.subscribe((s) => {
         journal.record('trading-state', 'event', null, s);
         logger.info({ state: s.state, reason: s.reason }, 'trading state');
@@ -257,6 +263,33 @@ export class LiveSession {
       this.statusTimer = setInterval(() => stream.write(`\r\x1b[2K${renderStatus(this.statusInput())}`), 1_000);
       this.statusTimer.unref();
     }
+  }
+
+  /** Set when the session ended because its strategy failed (the command then exits non-zero). */
+  failure: StrategyError | undefined;
+
+  /**
+   * The strategy threw or its stream failed: it is halted (the engine ignores its intents from now on),
+   * the failure is journaled, the configured action runs (flatten by default, or hold the position),
+   * and the session ends.
+   */
+  private async onStrategyFailure(failure: StrategyFailure): Promise<void> {
+    if (this.failure !== undefined) return;
+    const error = failureError(failure);
+    this.failure = error;
+    const action = this.options.config.execution.onStrategyError;
+    this.journal.record('strategy-error', 'event', null, { strategyId: failure.strategyId, message: error.message, action });
+    this.options.logger.error({ strategy: failure.strategyId, action }, `${error.message}; ${action === 'flatten' ? 'flattening the account' : 'holding the position'} and stopping`);
+    this.engine.setTradingState('HALTED', `strategy ${failure.strategyId} failed`);
+    if (action === 'flatten') {
+      await this.killSwitch(`strategy ${failure.strategyId} failed`).catch((e: unknown) => this.options.logger.error({ err: e }, 'flatten after the strategy failure failed'));
+    }
+    this.finish();
+  }
+
+  /** A failure no strategy could be named for (an error RxJS reports asynchronously) is handled the same way. */
+  failUnattributed(error: unknown): void {
+    void this.onStrategyFailure({ strategyId: this.options.config.strategy.id, error, barTime: NaN });
   }
 
   /** Start polling (after `start`, so a caller can subscribe to the engine's streams first). */
@@ -351,12 +384,33 @@ export class LiveSession {
     return result;
   }
 
+  /**
+   * One more look at orders, trades and positions before the final snapshot, so a fill that happened
+   * since the last poll is in it; bounded, since a gateway that does not answer must not hold the stop.
+   */
+  private async finalPoll(): Promise<void> {
+    const limitMs = this.options.config.execution.finalPollMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), limitMs)));
+    try {
+      await this.executor.idle();
+      const outcome = await Promise.race([this.poller.refreshAccountState().then(() => 'done' as const), timeout]);
+      if (outcome === 'timeout') this.options.logger.warn({ limitMs }, 'final poll did not finish in time; the snapshot is as of the last poll');
+      await Promise.race([this.executor.idle(), timeout]);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'final poll failed; the snapshot is as of the last poll');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Graceful stop: no new polls, wait for requests in flight and journal their answers, close everything. */
   stop(options: { flatten?: boolean } = {}): Promise<void> {
     this.stopping ??= (async () => {
       if (this.statusTimer) clearInterval(this.statusTimer);
       this.poller.stop();
       if (options.flatten ?? this.options.config.session.flattenOnExit) await this.killSwitch('session end');
+      await this.finalPoll();
       await this.executor.stop();
       for (const s of this.subscriptions) s.unsubscribe();
       this.engine.close();
@@ -369,6 +423,20 @@ export class LiveSession {
     })();
     return this.stopping;
   }
+}
+
+function pollIntervalsOf(config: LiveConfig): PollIntervals {
+  const p = config.poll;
+  return { openOrdersMs: p.openOrdersMs, ordersMs: p.ordersMs, tradesMs: p.tradesMs, positionsMs: p.positionsMs, accountMs: p.accountMs };
+}
+
+function subscriptionsOf(config: LiveConfig): BarSubscription[] {
+  const timeframe: Timeframe = config.timeframe;
+  return config.contracts.map((contractId) => ({
+    contractId,
+    timeframe,
+    ...(config.partialEveryMs === undefined ? {} : { partialEveryMs: config.partialEveryMs }),
+  }));
 }
 
 /** Realized PnL minus fees of every journaled fill (of the configured contracts). */

@@ -144,4 +144,49 @@ describe('secrets never reach a log line or a serialised error', () => {
     const requestLine = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gateway request' && l.endpoint === 'Account/search');
     expect(requestLine).toMatchObject({ endpoint: 'Account/search', status: 200, attempts: expect.any(Number), durationMs: expect.any(Number) });
   });
+
+  it('a truncated login answer (not JSON) never shows its token: not in the error, its serialisation, or the logs', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger({ level: 'debug', destination });
+    const token = 'tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0';
+    const trading = new TradingClient({ baseUrl: server.url, userName: 'trader1', apiKey: 'api-key-secret-value', logger, now: () => clock, retry: { maxAttempts: 1 } });
+    server.script('/api/Auth/loginKey', { raw: `{"token":"${token}","success":true,"errorCode":0,"errorMess` });
+    let error: unknown;
+    try {
+      await trading.login();
+    } catch (e) {
+      error = e;
+    } finally {
+      await trading.close();
+    }
+    expect(error).toBeInstanceOf(GatewayError);
+    const text = `${(error as Error).message}${JSON.stringify(error)}${(error as Error).stack}${lines.join('')}`;
+    expect(text).toContain('not JSON');
+    expect(text).not.toContain(token);
+    expect(text).not.toContain(token.slice(0, 20));
+  });
+
+  it('a registered secret is scrubbed wherever it appears: in a message, a nested field, a URL', async () => {
+    const { registerSecret, scrubSecrets } = await import('../../../src/engine/secrets.ts');
+    const secret = 'very-secret-admin-credential-42';
+    registerSecret(secret);
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger({ level: 'debug', destination });
+    logger.warn({ deep: { nested: [`x ${secret} y`] }, url: `https://h/p?access_token=${secret}` }, `message with ${secret}`);
+    expect(lines.join('')).not.toContain(secret);
+    expect(lines.join('')).toContain('[redacted]');
+    expect(scrubSecrets(`Bearer ${secret}`)).toBe('Bearer [redacted]');
+  });
 });

@@ -283,21 +283,22 @@ describe('read faults and visibility', () => {
     await agreement(b, bot);
   });
 
-  it('bars: one emission per closed bar, oldest first, in ticks, despite a failed poll', async () => {
-    const chunks: Array<{ t: number; c: number }> = [];
-    bot.poller.bars(ES, { unit: 'minute', unitNumber: 1 }).subscribe((ch) => chunks.push({ t: ch.time[0]!, c: ch.close[0]! }));
+  it('bars: every closed bar once, oldest first, in ticks; bars missed by a failed poll arrive together in one chunk', async () => {
+    const chunks: Array<{ times: number[]; closes: number[] }> = [];
+    bot.poller.bars(ES, { unit: 'minute', unitNumber: 1 }).subscribe((ch) => chunks.push({ times: [...ch.time], closes: [...ch.close] }));
     for (let i = 0; i < 6; i++) {
       b.sim.clock.advance(60_000);
       if (i === 2) b.proxy.inject({ path: '/api/History/retrieveBars', action: { kind: 'status', status: 500 }, times: 3 });
       await bot.poller.tick();
     }
-    const times = chunks.map((c) => c.t);
+    const times = chunks.flatMap((c) => c.times);
     expect(new Set(times).size).toBe(times.length);
     expect([...times].sort((x, y) => x - y)).toEqual(times);
     expect(times.every((t) => t % 60_000 === 0 && t >= 1)).toBe(true);
-    // Six bars closed after the start; the failed poll's bar arrives with the next one.
+    // Six bars closed after the start; the failed poll's bar arrives in one chunk with the next one.
     expect(times.length).toBe(6);
-    expect(chunks.every((c) => Number.isInteger(c.c))).toBe(true);
+    expect(chunks.map((c) => c.times.length)).toEqual([1, 1, 2, 1, 1]);
+    expect(chunks.every((c) => c.closes.every(Number.isInteger))).toBe(true);
   });
 
   it('partial bars: the forming bar is re-sent while it changes, flagged partial, and closed once', async () => {

@@ -73,7 +73,7 @@ describe('risk guard checks', () => {
     ];
     for (const [tick, ticks, decimal] of cases) {
       const contract: ContractSpec = { ...ES, id: `T${tick}`, name: `T${tick}`, grid: new PriceGrid(tick, 1) };
-      const state = guardState({ contracts: [contract], last: 1_000_000 });
+      const state = guardState({ contracts: [contract], last: Math.floor(ticks) });
       for (const intent of [
         limitOrder('buy', 1, ticks, { contractId: contract.id }),
         stopOrder('buy', 1, ticks, { contractId: contract.id }),
@@ -108,11 +108,24 @@ describe('risk guard checks', () => {
     expect(code(check(modifyOrder('t', { trailPrice: 16_001 }), guardState({ orders })))).toBe('TRAIL_WRONG_SIDE');
   });
 
+  it('a limit or stop implausibly far from the last price is PRICE_TOO_FAR (1600 meant for 6400), on place and modify', () => {
+    // ES at 6400.00 = 25,600 ticks of 0.25.
+    const state = guardState({ last: 25_600 });
+    const far = check(stopOrder('sell', 1, 6_400, { contractId: C }), state);
+    expect(code(far)).toBe('PRICE_TOO_FAR');
+    expect(!far.accepted && far.message).toMatch(/^stopPrice 1600 \(6400 ticks\) is 75\.0% from the last price 6400 \(25600 ticks\)/);
+    expect(code(check(limitOrder('buy', 1, 24_000, { contractId: C }), state))).toBe('ok');
+    expect(code(check(limitOrder('buy', 1, 20_000, { contractId: C }), state))).toBe('PRICE_TOO_FAR');
+    expect(code(check(limitOrder('buy', 1, 20_000, { contractId: C }), state, { maxPriceDistancePct: 25 }))).toBe('ok');
+    const orders = { a: { contractId: C, side: 'buy' as const, size: 1, order: { type: 'limit' as const, limitPrice: 25_500 }, trailStop: NaN } };
+    expect(code(check(modifyOrder('a', { limitPrice: 2_550 }), guardState({ last: 25_600, orders })))).toBe('PRICE_TOO_FAR');
+  });
+
   it('trading states: HALTED lets only cancels and flattens through; REDUCING only reductions', () => {
-    const orders = { a: { contractId: C, side: 'buy' as const, size: 1, order: { type: 'limit' as const, limitPrice: 1 }, trailStop: NaN } };
+    const orders = { a: { contractId: C, side: 'buy' as const, size: 1, order: { type: 'limit' as const, limitPrice: 15_990 }, trailStop: NaN } };
     const halted = guardState({ tradingState: 'HALTED', positions: { [C]: 2 }, orders });
     expect(code(check(sell(), halted))).toBe('STATE_HALTED');
-    expect(code(check(modifyOrder('a', { limitPrice: 2 }), halted))).toBe('STATE_HALTED');
+    expect(code(check(modifyOrder('a', { limitPrice: 15_991 }), halted))).toBe('STATE_HALTED');
     expect(code(check(cancelOrder('a'), halted))).toBe('ok');
     expect(code(check(flatten(C), halted))).toBe('ok');
     const reducing = guardState({ tradingState: 'REDUCING', positions: { [C]: 2 } });
