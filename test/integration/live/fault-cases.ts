@@ -31,6 +31,8 @@ const READS = [ORDER_SEARCH, OPEN_ORDERS, TRADES, POSITIONS];
 
 /** Closed bars per bot run (`TICKLINE_FAULT_BARS`; the CI default keeps the suite within a couple of minutes). */
 export const BARS = Math.max(8, Number(process.env.TICKLINE_FAULT_BARS ?? 10));
+/** How often each fault fires in a run: twice in the CI form, more in a longer run. */
+const ROUNDS = Math.max(2, Math.floor((BARS - 4) / 3));
 /** Bars of a run after a restart. */
 const RESTART_BARS = Math.max(6, Math.round(BARS / 2));
 /**
@@ -40,6 +42,8 @@ const RESTART_BARS = Math.max(6, Math.round(BARS / 2));
 const SHORT_WINDOW_MS = 4_000;
 /** "Corrected within one poll": one Order/search interval, plus the time to send and fill one order. */
 export const CORRECTION_MS = POLL.ordersMs + 1_500;
+/** How late the place of the case beyond the unknown-outcome window lands. */
+const LATE_MS = 6_000;
 
 export interface CaseOutcome {
   readonly violations: string[];
@@ -64,12 +68,18 @@ export interface FaultCase {
 // ------------------------------------------------------------------ helpers for the cases
 
 /** Runs one bot for `BARS` bars with `arm` injecting faults once its session is up; faults stop 4 bars before its end. */
-async function faultRun(world: FaultWorld, arm: (during: () => boolean, bot: BotProcess) => Promise<void> | void, execution?: Record<string, unknown>): Promise<CaseOutcome> {
+/**
+ * Whether faults may still start: until 4 bars before the run's end, less `marginMs` for a fault whose
+ * effect comes later (a request delivered late), so the bot has time to set everything right.
+ */
+type During = (marginMs?: number) => boolean;
+
+async function faultRun(world: FaultWorld, arm: (during: During, bot: BotProcess) => Promise<void> | void, execution?: Record<string, unknown>): Promise<CaseOutcome> {
   const violations: string[] = [];
   const bot = world.spawn(world.config({ bars: BARS, ...(execution ? { execution } : {}) }));
   await bot.started();
   const stopAt = Date.now() + (BARS - 4) * BAR_MS;
-  await arm(() => Date.now() < stopAt, bot);
+  await arm((marginMs = 0) => Date.now() < stopAt - marginMs, bot);
   const exit = await bot.finish(runDeadline(BARS));
   if (exit.code !== 0) violations.push(`bot exited ${JSON.stringify(exit)}; stderr: ${lastLines(bot.stderr)}`);
   return { violations, sessionExpected: true };
@@ -229,28 +239,39 @@ export const CASES: readonly FaultCase[] = [
   },
   {
     name: 'held request delivered late',
-    fault: `two places held 4 s by the network, then delivered (request timeout ${REQUEST_TIMEOUT_MS} ms, default unknownOutcomeMs)`,
+    fault: `every other place held 4 s by the network, then delivered (request timeout ${REQUEST_TIMEOUT_MS} ms, default unknownOutcomeMs)`,
     async run(world) {
-      const outcome = await faultRun(world, (during) => world.proxy.inject({ path: PLACE, action: { kind: 'delay', delayMs: 4_000 }, times: 2, every: 2, when: during }));
+      const outcome = await faultRun(world, (during) => world.proxy.inject({ path: PLACE, action: { kind: 'delay', delayMs: 4_000 }, times: ROUNDS, every: 2, when: () => during(4_000) }));
       return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['delay'])] };
     },
   },
   {
     name: 'held answer',
-    fault: 'two places delivered at once, their answers held 4 s (past the request timeout)',
+    fault: 'places, orders and trades searches delivered at once, their answers held 4 s (past the request timeout)',
     async run(world) {
-      const outcome = await faultRun(world, (during) => world.proxy.inject({ path: PLACE, action: { kind: 'late-answer', delayMs: 4_000 }, times: 2, every: 2, when: during }));
-      return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['late-answer'])] };
+      const outcome = await faultRun(world, (during) => {
+        world.proxy.inject({ path: PLACE, action: { kind: 'late-answer', delayMs: 4_000 }, times: ROUNDS, every: 2, when: () => during(4_000) });
+        world.proxy.inject({ path: [ORDER_SEARCH, TRADES], action: { kind: 'late-answer', delayMs: 4_000 }, times: ROUNDS, every: 3, when: () => during(4_000) });
+      });
+      return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['late-answer']), ...exercised(world, [ORDER_SEARCH, TRADES], ['late-answer'])] };
     },
   },
   {
     name: 'held longer than unknownOutcomeMs',
-    fault: 'a place held 6 s then delivered, with execution.unknownOutcomeMs 2500',
+    fault: 'a place held 6 s then delivered (more, one at a time, in longer runs), with execution.unknownOutcomeMs 2500; Order/search fails for 3.5 s as it lands',
     beyondWindow: { lateOrderSize: 2 * MAX_TARGET },
     async run(world) {
       const outcome = await faultRun(
         world,
-        (during) => world.proxy.inject({ path: PLACE, action: { kind: 'delay', delayMs: 6_000 }, when: () => during() && world.placesAnswered() >= 1 }),
+        (during) => {
+          const late = () => world.proxy.requests.filter((r) => r.path === PLACE && r.fault === 'delay');
+          // One late order at a time: the next only once the last has landed and had three bars to be corrected.
+          const spaced = (): boolean => late().every((r) => Date.now() - r.at > LATE_MS + 3 * BAR_MS);
+          world.proxy.inject({ path: PLACE, action: { kind: 'delay', delayMs: LATE_MS }, times: ROUNDS - 1, when: () => during(LATE_MS) && world.placesAnswered() >= 1 && spaced() });
+          // Order/search fails for a moment as the late order lands, so Trade/search is first to show it.
+          const justLanded = (): boolean => late().some((r) => r.forwardedAt !== undefined && Date.now() - r.forwardedAt < 3_500);
+          world.proxy.inject({ path: ORDER_SEARCH, action: { kind: 'status', status: 503 }, times: 100, when: justLanded });
+        },
         { unknownOutcomeMs: 2_500 },
       );
       return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['delay'])] };
@@ -263,8 +284,8 @@ export const CASES: readonly FaultCase[] = [
       const outcome = await faultRun(
         world,
         (during) => {
-          world.proxy.inject({ path: PLACE, action: { kind: 'drop-after' }, times: 2, every: 2, when: during });
-          world.proxy.inject({ path: '*', action: { kind: 'drop-before' }, times: 12, every: 4, when: during });
+          world.proxy.inject({ path: PLACE, action: { kind: 'drop-after' }, times: ROUNDS, every: 2, when: during });
+          world.proxy.inject({ path: '*', action: { kind: 'drop-before' }, times: 6 * ROUNDS, every: 4, when: during });
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
@@ -279,8 +300,8 @@ export const CASES: readonly FaultCase[] = [
       const outcome = await faultRun(
         world,
         (during) => {
-          world.proxy.inject({ path: PLACE, action: { kind: 'status', status: 503, body: '<html>Service Unavailable</html>' }, times: 2, every: 2, when: during });
-          world.proxy.inject({ path: '*', action: { kind: 'status', status: 500, body: '{"message":"internal error"}' }, times: 12, every: 3, when: during });
+          world.proxy.inject({ path: PLACE, action: { kind: 'status', status: 503, body: '<html>Service Unavailable</html>' }, times: ROUNDS, every: 2, when: during });
+          world.proxy.inject({ path: '*', action: { kind: 'status', status: 500, body: '{"message":"internal error"}' }, times: 6 * ROUNDS, every: 3, when: during });
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
@@ -295,8 +316,8 @@ export const CASES: readonly FaultCase[] = [
       const outcome = await faultRun(
         world,
         (during) => {
-          world.proxy.inject({ path: PLACE, action: { kind: 'status-after', status: 500 }, times: 2, every: 2, when: during });
-          world.proxy.inject({ path: '*', action: { kind: 'status-after', status: 502, body: 'Bad Gateway' }, times: 12, every: 3, when: during });
+          world.proxy.inject({ path: PLACE, action: { kind: 'status-after', status: 500 }, times: ROUNDS, every: 2, when: during });
+          world.proxy.inject({ path: '*', action: { kind: 'status-after', status: 502, body: 'Bad Gateway' }, times: 6 * ROUNDS, every: 3, when: during });
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
@@ -305,14 +326,15 @@ export const CASES: readonly FaultCase[] = [
   },
   {
     name: '429 bursts',
-    fault: 'two bursts of 2.5 s in which every request is answered 429 (Retry-After 1), places included',
+    fault: 'bursts of 2.5 s in which every request is answered 429 (Retry-After 1); every other place answered 429',
     async run(world) {
-      const outcome = await faultRun(world, () => {
+      const outcome = await faultRun(world, (during) => {
         const armedAt = Date.now();
         const burst = (fromMs: number) => () => Date.now() >= armedAt + fromMs && Date.now() < armedAt + fromMs + 2_500;
         const action = { kind: 'status', status: 429, headers: { 'retry-after': '1' }, body: '{"message":"rate limit"}' } as const;
-        world.proxy.inject({ path: '*', action, times: 1_000, when: burst(BAR_MS) });
-        world.proxy.inject({ path: '*', action, times: 1_000, when: burst(4 * BAR_MS) });
+        // A burst stalls the poll loop on its retries, so the places that meet a 429 are chosen outright.
+        world.proxy.inject({ path: PLACE, action, times: ROUNDS, every: 2, when: during });
+        for (let i = 0; i < ROUNDS; i++) world.proxy.inject({ path: '*', action, times: 1_000, when: () => during() && burst((1 + 3 * i) * BAR_MS)() });
       });
       return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['status'])] };
     },
@@ -322,9 +344,9 @@ export const CASES: readonly FaultCase[] = [
     fault: 'a place answer without orderId; orders, trades, positions, open orders, account and bars answers that break their schema',
     async run(world) {
       const outcome = await faultRun(world, (during) => {
-        const inject = (p: string, corrupt: (body: string) => string, times = 2): void =>
+        const inject = (p: string, corrupt: (body: string) => string, times = ROUNDS): void =>
           world.proxy.inject({ path: p, action: { kind: 'malformed', corrupt }, times, every: 2, when: during });
-        world.proxy.inject({ path: PLACE, action: { kind: 'malformed', corrupt: (b) => b.replace('"orderId":', '"orderID":') }, when: () => during() && world.placesAnswered() >= 1 });
+        world.proxy.inject({ path: PLACE, action: { kind: 'malformed', corrupt: (b) => b.replace('"orderId":', '"orderID":') }, times: ROUNDS - 1, when: () => during() && world.placesAnswered() >= 1 });
         inject(ORDER_SEARCH, (b) => b.replace('"orders":', '"orderz":'));
         inject(TRADES, (b) => b.replace(/"size":(\d+)/, '"size":"$1"'));
         inject(POSITIONS, (b) => b.replace('"positions":', '"positionz":'));
@@ -343,9 +365,9 @@ export const CASES: readonly FaultCase[] = [
         world,
         (during) => {
           const half = (b: string): number => Math.floor(b.length / 2);
-          world.proxy.inject({ path: PLACE, action: { kind: 'truncate', keep: half }, when: () => during() && world.placesAnswered() >= 1 });
-          world.proxy.inject({ path: [ORDER_SEARCH, POSITIONS], action: { kind: 'malformed', corrupt: (b) => b.slice(0, half(b)) }, times: 3, every: 2, when: during });
-          world.proxy.inject({ path: [TRADES, OPEN_ORDERS], action: { kind: 'truncate', keep: half }, times: 3, every: 2, when: during });
+          world.proxy.inject({ path: PLACE, action: { kind: 'truncate', keep: half }, times: ROUNDS - 1, when: () => during() && world.placesAnswered() >= 1 });
+          world.proxy.inject({ path: [ORDER_SEARCH, POSITIONS], action: { kind: 'malformed', corrupt: (b) => b.slice(0, half(b)) }, times: ROUNDS + 1, every: 2, when: during });
+          world.proxy.inject({ path: [TRADES, OPEN_ORDERS], action: { kind: 'truncate', keep: half }, times: ROUNDS + 1, every: 2, when: during });
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
@@ -354,9 +376,9 @@ export const CASES: readonly FaultCase[] = [
   },
   {
     name: 'token expiry',
-    fault: 'the session token expires twice mid-run; the first new login answer is cut short with the token inside',
+    fault: 'the session token expires mid-run, repeatedly; the first new login answer is cut short with the token inside',
     async run(world) {
-      const outcome = await faultRun(world, async (_during, bot) => {
+      const outcome = await faultRun(world, async (during, bot) => {
         await bot.until(() => world.placesAnswered() >= 2, 30_000, 'two places answered');
         world.proxy.inject({ path: LOGIN, action: { kind: 'malformed', corrupt: cutLoginAnswer } });
         world.proxy.expireTokens();
@@ -367,8 +389,11 @@ export const CASES: readonly FaultCase[] = [
           30_000,
           'a new login after the expiry',
         );
-        await bot.until(() => world.placesAnswered() >= 4, 30_000, 'two more places answered');
-        world.proxy.expireTokens();
+        for (let round = 1; round < ROUNDS && during(); round++) {
+          const places = world.placesAnswered();
+          await bot.until(() => world.placesAnswered() >= places + 2, 30_000, 'two more places answered');
+          world.proxy.expireTokens();
+        }
       });
       const expired = world.proxy.requests.filter((r) => r.fault === 'expired-token').length;
       return {

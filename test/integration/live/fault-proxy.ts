@@ -53,8 +53,9 @@ export interface SeenRequest {
   readonly body: unknown;
   /** Wall-clock time the request arrived at the proxy. */
   readonly at: number;
-  /** False when the fault kept it from reaching the server. */
-  readonly forwarded: boolean;
+  /** False until it is forwarded (it stays false when the fault kept it from reaching the server). */
+  forwarded: boolean;
+  forwardedAt?: number;
   readonly fault?: FaultAction['kind'] | 'expired-token';
   /** Set once an answer (of any status) has been written back to the client. */
   answeredStatus?: number;
@@ -170,32 +171,28 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         return;
       }
       const action = ruleFor(path)?.action;
-      const record = (forwarded: boolean): SeenRequest => {
-        const seen: SeenRequest = { method: req.method ?? 'GET', path, body: parsed, at, forwarded, ...(action ? { fault: action.kind } : {}) };
-        requests.push(seen);
-        return seen;
-      };
+      // Logged as it arrives (a delayed request shows before it is forwarded).
+      const seen: SeenRequest = { method: req.method ?? 'GET', path, body: parsed, at, forwarded: false, ...(action ? { fault: action.kind } : {}) };
+      requests.push(seen);
       const fail = (error: unknown): void => {
         res.destroy(error instanceof Error ? error : undefined);
       };
       if (action?.kind === 'status') {
-        const seen = record(false);
         answer(res, seen, action.status, { 'content-type': 'application/json', ...(action.headers ?? {}) }, Buffer.from(action.body ?? ''));
         return;
       }
       if (action?.kind === 'drop-before') {
-        record(false);
         req.socket.destroy();
         return;
       }
       if (action?.kind === 'hold' && action.forward === false) {
-        const seen = record(false);
         heldAnswers.push({ res, seen, status: 0, headers: {}, body: Buffer.alloc(0) });
         notifyHeld();
         return;
       }
       const go = (): void => {
-        const seen = record(true);
+        seen.forwarded = true;
+        seen.forwardedAt = Date.now();
         forward(req, raw).then((up) => {
           noteTokens(path, up.body);
           switch (action?.kind) {
