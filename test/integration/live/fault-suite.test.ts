@@ -3,7 +3,7 @@
  * loopback, a fault proxy between them, the flip strategy, and an audit of the gateway after each case
  * (see fault-cases.ts for the cases and the invariants).
  *
- * The cases run concurrently in the background (`TICKLINE_FAULT_CONCURRENCY`, default 10: they mostly
+ * The cases run concurrently in the background (`TICKLINE_FAULT_CONCURRENCY`, default 5: they mostly
  * wait on the wall clock) and each test awaits its own; the run length per bot is
  * `TICKLINE_FAULT_BARS` bars of two seconds (default 10). `TICKLINE_FAULT_REPORT=<file>` writes the
  * numbers of every case there (markdown for a `.md` file, JSON otherwise), for docs/live.md;
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BARS, CASES, invariantViolations, numbersOf, type CaseNumbers, type FaultCase } from './fault-cases.ts';
 import { FaultWorld } from './fault-world.ts';
 
-const CONCURRENCY = Math.max(1, Number(process.env.TICKLINE_FAULT_CONCURRENCY ?? 10));
+const CONCURRENCY = Math.max(1, Number(process.env.TICKLINE_FAULT_CONCURRENCY ?? 5));
 const REPORT = process.env.TICKLINE_FAULT_REPORT;
 /** Only the cases whose name matches this regular expression (while working on one); default all. */
 const ONLY = process.env.TICKLINE_FAULT_CASES === undefined ? undefined : new RegExp(process.env.TICKLINE_FAULT_CASES, 'i');

@@ -103,7 +103,7 @@ export class BotProcess {
   }
 
   /** The session has logged in, reconciled and printed its first line. */
-  started(ms = 45_000): Promise<void> {
+  started(ms = 90_000): Promise<void> {
     return this.until(() => /session on account/.test(this.stdout), ms, 'the session to start');
   }
 
