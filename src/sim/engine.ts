@@ -101,6 +101,9 @@ export class SimEngine {
   }
 
   // accounts
+  ownedAccount(user: UserRow, accountId: number): AccountRow | undefined {
+    return this.ctx.accounts.ownedAccount(user, accountId);
+  }
   accountSearch(user: UserRow, onlyActive: boolean): ResponseOf<'accountSearch'> {
     return this.ctx.accounts.accountSearch(user, onlyActive);
   }

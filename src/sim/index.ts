@@ -22,6 +22,8 @@ import type { PendingOptions } from './pending.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
+import { HubHost, type HubDefinition } from './hubs/hub-host.ts';
+import { UserHub } from './hubs/user-hub.ts';
 import { getMeta, openStore, setMeta, type Db, type RuleRow } from './store.ts';
 
 export { generateBars } from '../market/synthetic.ts';
@@ -147,6 +149,8 @@ export interface SimQuote {
 
 export interface SimHandle {
   tradingUrl: string;
+  /** Base URL of the realtime hubs (`/hubs/user`): the same server. */
+  realtimeUrl: string;
   adminUrl: string;
   adminHeaders: Record<string, string>;
   demo: { userName: string; apiKey: string; accountId: number; accountName: string };
@@ -268,7 +272,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       bars: { ...DEFAULT_RATE_LIMITS.bars, ...options.rateLimits?.bars } as RateBudget,
       default: { ...DEFAULT_RATE_LIMITS.default, ...options.rateLimits?.default } as RateBudget,
     };
-    const app = buildServer({ engine, admin, adminKey, rateLimits, logger });
+    const userHub = new UserHub(engine);
+    const publish = (): void => {
+      try {
+        userHub.publish();
+      } catch (error) {
+        logger.error({ err: error }, 'realtime hub publish failed');
+      }
+    };
+    const app = buildServer({ engine, admin, adminKey, rateLimits, logger, onChange: publish });
+    const hubs = new HubHost({ server: app.server, hubs: [userHub.definition as HubDefinition<unknown>], logger });
+    userHub.attach(hubs);
     await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -283,6 +297,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
             } catch (error) {
               logger.error({ err: error }, 'simulator market step failed');
             }
+            publish();
           }, options.tickMs ?? 250);
     timer?.unref();
 
@@ -290,6 +305,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     logger.info({ tradingUrl: baseUrl, adminUrl: baseUrl + ADMIN_PREFIX }, 'simulator listening');
     return {
       tradingUrl: baseUrl,
+      realtimeUrl: baseUrl,
       adminUrl: baseUrl + ADMIN_PREFIX,
       adminHeaders: { authorization: `Bearer ${adminKey}` },
       demo: core.demo,
@@ -298,6 +314,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         advance(ms: number) {
           clock.advance(ms);
           engine.step(clock.now());
+          publish();
         },
       },
       quote: (contractId) => quoteOf(engine, contractId),
@@ -305,6 +322,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         if (closed) return;
         closed = true;
         if (timer) clearInterval(timer);
+        await hubs.close();
         await app.close();
         core.close();
       },
