@@ -19,6 +19,7 @@ import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { Journal, type JournaledFill, type JournaledOrder } from '../../../src/adapters/live/journal.ts';
 import { signedSize } from '../../../src/adapters/live/reconcile.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
+import { CALENDAR } from '../../../src/market/calendar.ts';
 import { ADMIN_PREFIX, startSimulator, type SimHandle } from '../../../src/sim/index.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 
@@ -26,7 +27,8 @@ export const REPO = path.resolve(import.meta.dirname, '../../..');
 const BIN = path.join(REPO, 'bin/tickline.js');
 const STRATEGY = path.join(import.meta.dirname, 'fixtures/flip-strategy.ts');
 
-export const CONTRACT = 'CON.F.US.EP.Z25';
+/** ES's front month today: the simulator runs on the wall clock, where older months have expired. */
+export const CONTRACT = CALENDAR.contract('ES', CALENDAR.frontMonth('ES', Date.now())).id;
 /** Bars of two seconds: the shortest the retrieveBars budget allows (16 per 30 s with its reserve). */
 export const BAR_MS = 2_000;
 /** The flip strategy's size: its largest target, in absolute value. */
