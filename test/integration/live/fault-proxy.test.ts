@@ -12,13 +12,18 @@ import { silentLogger } from '../../../src/engine/log.ts';
 import { startSimulator, type SimHandle } from '../../../src/sim/index.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { CONTRACT, positionPath } from './fault-world.ts';
+import { CALENDAR } from '../../../src/market/calendar.ts';
 
 let sim: SimHandle;
 let proxy: FaultProxy;
 let client: TradingClient;
 
+const START = Date.UTC(2025, 0, 6, 15, 0);
+/** ES's front month at START (the suite's own CONTRACT is today's: its simulator runs on the wall clock). */
+const ES = CALENDAR.contract('ES', CALENDAR.frontMonth('ES', START)).id;
+
 beforeEach(async () => {
-  sim = await startSimulator({ clock: 'manual', startTime: Date.UTC(2025, 0, 6, 15, 0), historyDays: 1 });
+  sim = await startSimulator({ clock: 'manual', startTime: START, historyDays: 1 });
   proxy = await startFaultProxy(sim.tradingUrl);
   // One attempt per call: what the client sees is what the proxy did.
   client = new TradingClient({ baseUrl: proxy.url, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now: () => sim.clock.now(), timeoutMs: 500, retry: { maxAttempts: 1 }, logger: silentLogger });
@@ -48,7 +53,7 @@ describe('fault proxy', () => {
   });
 
   it('status-after and drop-after let the gateway act first; status and drop-before do not', async () => {
-    const place = (tag: string) => client.placeOrder({ accountId: sim.demo.accountId, contractId: CONTRACT, type: 2, side: 0, size: 1, customTag: tag });
+    const place = (tag: string) => client.placeOrder({ accountId: sim.demo.accountId, contractId: ES, type: 2, side: 0, size: 1, customTag: tag });
     proxy.inject({ path: '/api/Order/place', action: { kind: 'status', status: 503 } });
     expect(await outcome(place('a'))).toBe('HTTP_STATUS 503');
     proxy.inject({ path: '/api/Order/place', action: { kind: 'drop-before' } });
