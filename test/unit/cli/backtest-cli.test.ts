@@ -70,7 +70,7 @@ describe('tickline backtest', () => {
     // A different parameter changes the order list.
     await main(['backtest', '--config', file, '--out', path.join(dir, 'c'), '--param', 'fast=6']);
     expect(out.join('').match(/orders sha256: ([0-9a-f]{64})/g)![2]).not.toBe(hashes[0]);
-  });
+  }, 60_000);
 
   it('exits 3 when the account breaks a rule, listing the violation', async () => {
     const file = config('break', `${BASE}account:\n  maximumLossLimit: { amount: 25, variant: static }\n`);
