@@ -1,8 +1,10 @@
 /**
  * Built-in strategies by name, and `loadStrategy`, which also imports a quant's own module from a
- * `.ts` or `.js` file (the CLI runs under tsx, so TypeScript works) and checks it is a strategy.
+ * `.ts` or `.js` file and checks it is a strategy. The compiled CLI loads TypeScript through tsx, which it
+ * registers only when a `.ts` file is asked for.
  */
 import { existsSync } from 'node:fs';
+import { register } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { StrategyError, isStrategyModule, type StrategyModule } from '../engine/strategy.ts';
@@ -42,6 +44,7 @@ export async function loadStrategy(nameOrPath: string, baseDir: string = process
   if (!existsSync(file)) throw new StrategyError('STRATEGY_NOT_FOUND', `strategy file not found: ${file}`);
   let loaded: Record<string, unknown>;
   try {
+    if (/\.[cm]?ts$/.test(file)) await enableTypeScript();
     loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
     throw new StrategyError('STRATEGY_INVALID', `strategy file ${file} failed to load: ${error instanceof Error ? error.message : String(error)}`);
@@ -54,4 +57,21 @@ export async function loadStrategy(nameOrPath: string, baseDir: string = process
     );
   }
   return candidate;
+}
+
+let typeScript: Promise<void> | undefined;
+
+/**
+ * Lets this thread import TypeScript files: tsx's loader, then our hooks that make a quant's `.ts` file an
+ * ES module whatever its folder's package.json says (typescript-hooks.ts). Run from the sources (tests,
+ * the bench), the host (vitest, tsx) already compiles TypeScript and nothing is registered.
+ */
+function enableTypeScript(): Promise<void> {
+  typeScript ??= (async () => {
+    if (import.meta.url.endsWith('.ts')) return;
+    const tsx = await import('tsx/esm/api');
+    tsx.register();
+    register(new URL('./typescript-hooks.js', import.meta.url));
+  })();
+  return typeScript;
 }
