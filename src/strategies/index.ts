@@ -23,7 +23,8 @@ export function builtinStrategyNames(): string[] {
   return Object.keys(builtinStrategies).sort();
 }
 
-function looksLikePath(nameOrPath: string): boolean {
+/** A strategy name that is a file (it has a folder separator or a .ts or .js ending), not a built-in. */
+export function isStrategyFile(nameOrPath: string): boolean {
   return /[\\/]/.test(nameOrPath) || /\.(c|m)?(t|j)s$/.test(nameOrPath);
 }
 
@@ -32,7 +33,7 @@ function looksLikePath(nameOrPath: string): boolean {
  * against `baseDir` (the working directory by default). Errors are `StrategyError`s with a code.
  */
 export async function loadStrategy(nameOrPath: string, baseDir: string = process.cwd()): Promise<StrategyModule> {
-  if (!looksLikePath(nameOrPath)) {
+  if (!isStrategyFile(nameOrPath)) {
     const builtin = builtinStrategies[nameOrPath];
     if (builtin !== undefined) return builtin;
     throw new StrategyError(
