@@ -66,11 +66,12 @@ export function projectFiles(name: string): Record<string, string> {
   };
 }
 
+// tsx and vitest run the TypeScript, tsc only checks it: "preserve" checks imports as those tools resolve
+// them, whatever the package's type.
 const TSCONFIG = `{
   "compilerOptions": {
     "target": "ES2022",
-    "module": "NodeNext",
-    "moduleResolution": "NodeNext",
+    "module": "preserve",
     "lib": ["ES2023"],
     "types": ["node"],
     "strict": true,
