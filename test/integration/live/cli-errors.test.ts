@@ -73,7 +73,8 @@ function expectOneLine(run: Run, code: number, pattern: RegExp): void {
   expect(run.code, run.stderr).toBe(code);
 }
 
-describe('CLI errors: one line, the right exit code', () => {
+// Each case starts a node process that compiles the CLI: generous on a busy machine.
+describe('CLI errors: one line, the right exit code', { timeout: 90_000 }, () => {
   it('missing credentials', async () => {
     const run = await tickline(['paper', '--config', paperConfig()], { TICKLINE_USERNAME: undefined, TICKLINE_API_KEY: undefined });
     expectOneLine(run, 2, /^paper: .*TICKLINE_USERNAME and TICKLINE_API_KEY/);

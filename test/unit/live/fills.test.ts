@@ -71,4 +71,29 @@ describe('fills in the journal', () => {
     expect(anomalies.map((a) => (a.payload as { message: string }).message)).toContain('order bot-1 filled 2 of 1');
     expect(executor.anomalies.some((a) => a.tag === 'bot-1' && /filled 2 of 1/.test(a.message))).toBe(true);
   });
+
+  it('trades of an order given up as lost, seen before the order itself: attached to it when it turns up, not counted twice', () => {
+    const { journal, executor, events, record, trade } = setup();
+    // The place was never found for the whole window: lost.
+    executor.applyOrderSearch([], T - 200_000);
+    expect(journal.order('bot-1')?.state).toBe('unknown');
+    const lostExecutor = new LiveExecutor({ client: noRequests, journal, accountId: 7, contracts: new Map([[ES.id, ES]]), logger: silentLogger, now: () => T + 120_000, unknownOutcomeMs: 60_000 });
+    lostExecutor.events.subscribe((e) => events.push(e));
+    lostExecutor.applyOrderSearch([], T - 200_000);
+    expect(journal.order('bot-1')?.state).toBe('lost');
+    // Its trade arrives first (Order/search failed as it landed): journaled without a tag.
+    lostExecutor.applyTrades([trade(5)]);
+    expect(journal.fills().map((f) => f.tag)).toEqual([null]);
+    // Then Order/search shows it filled: adopted, the fill attached, no provisional fill on top.
+    lostExecutor.applyOrderSearch([record({ status: OrderStatus.Filled, fillVolume: 1, filledPrice: 6400.25 })], T - 60_000);
+    const order = journal.order('bot-1')!;
+    expect(order.state).toBe('filled');
+    expect(order.filledSize).toBe(1);
+    expect(journal.fills().map((f) => f.tag)).toEqual(['bot-1']);
+    const updates = events.filter((e) => e.kind === 'order' && e.orderId === 'bot-1');
+    expect(updates.some((u) => u.kind === 'order' && u.reportedFilledSize !== undefined)).toBe(false);
+    expect(updates.at(-1)).toMatchObject({ state: 'filled', filledSize: 1, adopted: true });
+    expect(events.filter((e) => e.kind === 'fill')).toHaveLength(1);
+    expect(lostExecutor.anomalies.some((a) => a.tag === 'bot-1' && /reappeared/.test(a.message))).toBe(true);
+  });
 });
