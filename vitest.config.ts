@@ -10,7 +10,7 @@ function entryPointSources(): { find: RegExp; replacement: string }[] {
   return Object.entries(pkg.exports)
     .filter(([, target]) => typeof target !== 'string')
     .map(([subpath, target]) => ({
-      find: new RegExp(`^${pkg.name}${subpath.slice(1).replace('/', '\\/')}$`),
+      find: new RegExp(`^${pkg.name}${subpath.slice(1)}$`),
       replacement: new URL((target as { default: string }).default.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts'), import.meta.url).pathname,
     }));
 }

@@ -5,17 +5,13 @@
  * Module ... in a cycle", or resolves the CommonJS builds of rxjs and zod, second copies beside the ones
  * the framework uses. Registered after tsx, so this resolve runs first and tsx compiles the file.
  */
-interface ResolveResult {
-  url: string;
-  format?: string | null;
-}
-type NextResolve = (specifier: string, context: unknown) => Promise<ResolveResult>;
+import type { ResolveHook } from 'node:module';
 
-export async function resolve(specifier: string, context: unknown, nextResolve: NextResolve): Promise<ResolveResult> {
+export const resolve: ResolveHook = async (specifier, context, nextResolve) => {
   const resolved = await nextResolve(specifier, context);
   if (resolved.format === 'commonjs' && isQuantTypeScript(resolved.url)) return { ...resolved, format: 'module' };
   return resolved;
-}
+};
 
 function isQuantTypeScript(url: string): boolean {
   const path = url.split('?')[0] ?? url;
