@@ -12,11 +12,24 @@ export type FlagValues<O extends ParseArgsOptionsConfig> = ReturnType<typeof par
 
 /** The flags' values; `--help` and `-h` are added to every command and come back as `help`. */
 export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(args: string[], options: O, usage: string): FlagValues<O & typeof HELP> {
+  return parseCommandLine(args, options, usage, 0).values;
+}
+
+/** The flags' values and up to `maxPositionals` arguments that are not flags (`tickline init [dir]`). */
+export function parseCommandLine<const O extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: O,
+  usage: string,
+  maxPositionals: number,
+): { values: FlagValues<O & typeof HELP>; positionals: string[] } {
+  let parsed: { values: unknown; positionals: string[] };
   try {
-    return parseArgs({ args, options: { ...options, ...HELP }, strict: true, allowPositionals: false }).values as FlagValues<O & typeof HELP>;
+    parsed = parseArgs({ args, options: { ...options, ...HELP }, strict: true, allowPositionals: maxPositionals > 0 });
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n\n${usage}`);
   }
+  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument '${parsed.positionals[maxPositionals]}'\n\n${usage}`);
+  return { values: parsed.values as FlagValues<O & typeof HELP>, positionals: parsed.positionals };
 }
 
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;

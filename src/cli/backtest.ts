@@ -6,14 +6,14 @@
  */
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { BacktestConfig } from '../adapters/backtest/config.ts';
+import { BacktestConfig, resolveBacktestPaths } from '../adapters/backtest/config.ts';
 import { BacktestDataError, executeBacktest, writeBacktestOutputs } from '../adapters/backtest/backtest.ts';
 import { UnknownContractError } from '../adapters/backtest/contract.ts';
 import { CsvBarsError } from '../adapters/backtest/sources/csv.ts';
 import { ReplayDataError } from '../adapters/backtest/replay.ts';
 import { createLogger } from '../engine/log.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
-import { loadStrategy } from '../strategies/index.ts';
+import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
 import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
 import { readFileSync } from 'node:fs';
@@ -36,6 +36,9 @@ Options:
   --data <file.csv>    Use this CSV file (t,o,h,l,c,v[,contract]) as the history
   --out <dir>          Output folder (default out/<name>)
   -h, --help           This help
+
+Paths in the config file are relative to that file; paths given here, and the default out/<name>, are
+relative to the working directory.
 
 Exit codes: 0 passed, 3 the account broke a rule or missed its profit target,
             2 bad config, arguments or data, 1 failure.`;
@@ -93,7 +96,8 @@ export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: 
     throw new ConfigError([{ file: args.config, line: 0, path: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
   }
   const doc: ConfigDocument = parseConfigDocument(text, args.config);
-  if (args.strategy !== undefined) setConfigValue(doc, ['strategy', 'name'], args.strategy);
+  // Paths on the command line are the working directory's; those in the file are the file's (below).
+  if (args.strategy !== undefined) setConfigValue(doc, ['strategy', 'name'], isStrategyFile(args.strategy) ? path.resolve(args.strategy) : args.strategy);
   for (const pair of args.params) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UsageError(`--param ${pair}: expected key=value`);
@@ -101,9 +105,9 @@ export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: 
   }
   if (args.from !== undefined) setConfigValue(doc, ['from'], args.from);
   if (args.to !== undefined) setConfigValue(doc, ['to'], args.to);
-  if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: args.data });
-  if (args.out !== undefined) setConfigValue(doc, ['out'], args.out);
-  const config = validateDocument(doc, BacktestConfig);
+  if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: path.resolve(args.data) });
+  if (args.out !== undefined) setConfigValue(doc, ['out'], path.resolve(args.out));
+  const config = resolveBacktestPaths(validateDocument(doc, BacktestConfig), path.dirname(path.resolve(args.config)));
   let strategy: StrategyModule;
   try {
     strategy = await loadStrategy(config.strategy.name);

@@ -8,6 +8,7 @@ import { SingleBar } from 'cli-progress';
 import { TradingClient } from '../adapters/gateway/trading.ts';
 import { BarCache } from '../adapters/backtest/sources/cache.ts';
 import { loadGatewayBars } from '../adapters/backtest/sources/gateway.ts';
+import { DEFAULT_BAR_CACHE } from '../adapters/backtest/config.ts';
 import { resolveContract, UnknownContractError } from '../adapters/backtest/contract.ts';
 import { createLogger } from '../engine/log.ts';
 import { timeframe as makeTimeframe } from '../engine/timeframe.ts';
@@ -28,7 +29,7 @@ Options:
   --unit <u>          second|minute|hour|day|week|month (default minute)
   --unit-number <n>   Units per bar (default 1)
   --live              Use the live data subscription (default: the sim one)
-  --cache <file>      Cache file (default .cache/bars.sqlite)
+  --cache <file>      Cache file (default ${DEFAULT_BAR_CACHE})
   --base-url <url>    Trading interface URL (default: $TICKLINE_BASE_URL)
   -h, --help          This help
 
@@ -54,7 +55,7 @@ export async function run(args: string[]): Promise<number> {
       unit: { type: 'string', default: 'minute' },
       'unit-number': { type: 'string', default: '1' },
       live: { type: 'boolean', default: false },
-      cache: { type: 'string', default: '.cache/bars.sqlite' },
+      cache: { type: 'string', default: DEFAULT_BAR_CACHE },
       'base-url': { type: 'string' },
     },
     USAGE,

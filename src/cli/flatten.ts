@@ -7,10 +7,10 @@
 import { existsSync } from 'node:fs';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
-import { loadConfig } from './config.ts';
+import { loadTradingConfig } from './trading-config.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { TradingClient } from '../adapters/gateway/trading.ts';
-import { credentialsFromEnv, liveConfigSchema } from '../adapters/live/config.ts';
+import { credentialsFromEnv } from '../adapters/live/config.ts';
 import { flattenAccount, flattenText } from '../adapters/live/kill-switch.ts';
 import { Journal, JournalError } from '../adapters/live/journal.ts';
 
@@ -34,7 +34,7 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
-  const config = loadConfig(values.config, liveConfigSchema);
+  const config = loadTradingConfig(values.config);
   const baseUrl = values.url ?? config.gateway.url;
   if (!baseUrl) throw new UsageError('no gateway: set gateway.url in the config or pass --url');
   const logger = createLogger({ level: config.log.level, name: 'tickline-flatten' });

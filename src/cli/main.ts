@@ -4,6 +4,7 @@
  */
 import { ExitCode, errorReport, exitCodeFor, wantsVerbose } from './exit.ts';
 import { scrubSecrets } from '../engine/secrets.ts';
+import { ownPackage } from './own-package.ts';
 
 interface CommandModule {
   run(args: string[]): Promise<number>;
@@ -18,10 +19,11 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   paper: () => import('./paper.ts'),
   live: () => import('./live.ts'),
   flatten: () => import('./flatten.ts'),
+  init: () => import('./init.ts'),
 };
 
 async function usage(): Promise<string> {
-  const lines = ['Usage: tickline <command> [options]', '', 'Commands:'];
+  const lines = ['Usage: tickline <command> [options]   (tickline --version prints the version)', '', 'Commands:'];
   for (const [name, load] of Object.entries(COMMANDS)) {
     const summary = await load().then((m) => m.summary, () => '(unavailable)');
     lines.push(`  ${name.padEnd(12)} ${summary}`);
@@ -32,6 +34,10 @@ async function usage(): Promise<string> {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(`${ownPackage().version}\n`);
+    return ExitCode.Ok;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${await usage()}\n`);
     return name === undefined ? ExitCode.Usage : ExitCode.Ok;

@@ -10,13 +10,14 @@ import { decisionLine, fillLine, orderLine } from '../adapters/live/event-lines.
 import { flattenText } from '../adapters/live/kill-switch.ts';
 import type { OrderUpdate } from '../engine/types.ts';
 import path from 'node:path';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError } from './config.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { StrategyError } from '../engine/strategy.ts';
 import { loadStrategy } from '../strategies/index.ts';
-import { credentialsFromEnv, liveConfigSchema, type Credentials, type LiveConfig } from '../adapters/live/config.ts';
+import { credentialsFromEnv, type Credentials, type LiveConfig } from '../adapters/live/config.ts';
+import { loadTradingConfig } from './trading-config.ts';
 import { LiveSession } from '../adapters/live/session.ts';
 import { startSimulator } from '../sim/index.ts';
 import { Limits } from '../adapters/gateway/endpoints.ts';
@@ -52,7 +53,7 @@ export interface RunOptions {
 export async function runTrading(o: RunOptions): Promise<number> {
   let config: LiveConfig;
   try {
-    config = loadConfig(o.configFile, liveConfigSchema);
+    config = loadTradingConfig(o.configFile);
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message);
     throw error;

@@ -4,7 +4,7 @@
  * interfaces are and the demo credentials, then serves until Ctrl-C.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import path from 'node:path';
 import { z } from 'zod';
 import { createLogger } from '../engine/log.ts';
 import { rootSpecSchema } from '../market/calendar.ts';
@@ -18,6 +18,8 @@ import { ExitCode, UsageError } from './exit.ts';
 export const summary = 'Run the local gateway simulator (trading and administration interfaces)';
 
 export const DEFAULT_CONFIG = 'config/sim.yaml';
+/** The simulator's state when neither the config nor --db says, in the working directory. */
+export const DEFAULT_DB_PATH = '.tickline/sim.db';
 
 const USAGE = `Usage: tickline sim [options]
 
@@ -31,7 +33,10 @@ Options:
   --seed <n>        Seed of the synthetic market (used when the database is created)
   --speed <x>       Run the market clock x times faster than real time
   --csv <file>      Replay this bar file for every ES month instead of the synthetic market
-  -h, --help        This help`;
+  -h, --help        This help
+
+Paths in the config file are relative to that file; paths given here, and the default database
+${DEFAULT_DB_PATH}, are relative to the working directory.`;
 
 const Budget = z.strictObject({ requests: z.number().int().positive(), windowMs: z.number().int().positive() });
 const Limit = z.strictObject({ limit: z.number().positive(), duration: z.union([z.literal(1), z.literal(2)]).optional() });
@@ -45,7 +50,8 @@ const PendingCount = z.number().int().min(0).optional();
 export const SimConfig = z.strictObject({
   port: z.number().int().min(0).max(65535).default(5005),
   host: z.string().default('127.0.0.1'),
-  dbPath: z.string().default('.tickline/sim.db'),
+  /** DEFAULT_DB_PATH when absent. */
+  dbPath: z.string().optional(),
   seed: z.number().int().default(1),
   clock: z.union([z.literal('realtime'), z.strictObject({ speed: z.number().positive() })]).default('realtime'),
   startTime: z.iso.datetime({ offset: true }).optional(),
@@ -117,12 +123,23 @@ export const SimConfig = z.strictObject({
 });
 export type SimConfig = z.infer<typeof SimConfig>;
 
+/** A simulator config file, its paths (the database, a replayed bar file) relative to the file. */
+export function loadSimConfig(file: string): SimConfig {
+  return resolveSimPaths(loadConfig(file, SimConfig), path.dirname(path.resolve(file)));
+}
+
+function resolveSimPaths(config: SimConfig, baseDir: string): SimConfig {
+  const dbPath = config.dbPath === undefined || config.dbPath === ':memory:' ? config.dbPath : path.resolve(baseDir, config.dbPath);
+  const market = config.market.source === 'csv' ? { ...config.market, path: path.resolve(baseDir, config.market.path) } : config.market;
+  return { ...config, ...(dbPath === undefined ? {} : { dbPath }), market };
+}
+
 /** Simulator options from a validated config. */
 export function simOptions(config: SimConfig): SimulatorOptions {
   return {
     port: config.port,
     host: config.host,
-    dbPath: config.dbPath,
+    dbPath: config.dbPath ?? DEFAULT_DB_PATH,
     seed: config.seed,
     clock: config.clock,
     ...(config.startTime === undefined ? {} : { startTime: Date.parse(config.startTime) }),
@@ -157,7 +174,7 @@ export async function run(args: string[]): Promise<number> {
   const file = values.config ?? DEFAULT_CONFIG;
   let config: SimConfig;
   try {
-    config = values.config === undefined && !existsSync(file) ? SimConfig.parse({}) : loadConfig(file, SimConfig);
+    config = values.config === undefined && !existsSync(file) ? SimConfig.parse({}) : loadSimConfig(file);
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message);
     throw error;
@@ -177,7 +194,7 @@ export async function run(args: string[]): Promise<number> {
     options.clock = { speed };
   }
   if (values.csv !== undefined) options.market = { source: 'csv', path: values.csv };
-  if (options.dbPath && options.dbPath !== ':memory:') mkdirSync(dirname(options.dbPath), { recursive: true });
+  if (options.dbPath && options.dbPath !== ':memory:') mkdirSync(path.dirname(options.dbPath), { recursive: true });
 
   const logger = createLogger({ name: 'sim' });
   const sim = await startSimulator({ ...options, logger });

@@ -13,7 +13,7 @@ import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import { computeStatistics, cents } from '../../report/statistics.ts';
 import { writeReport } from '../../report/html.ts';
 import type { ReportInput, Statistics } from '../../report/types.ts';
-import type { BacktestConfig, DataConfig } from './config.ts';
+import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult } from './run.ts';
 import type { FillModelOptions } from './fill-model.ts';
@@ -64,9 +64,9 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
     }
     case 'csv': {
       const file = path.resolve(cwd, data.file);
-      const { bars, segments } = readCsvBars(file, contract.grid, data.file);
+      const { bars, segments } = readCsvBars(file, contract.grid, path.relative(cwd, file));
       const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
-      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${data.file}${rolls}` };
+      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}${rolls}` };
     }
     case 'gateway': {
       if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
@@ -74,7 +74,7 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       const baseUrl = data.baseUrl ?? env.TICKLINE_BASE_URL;
       const userName = env.TICKLINE_USERNAME;
       const apiKey = env.TICKLINE_API_KEY;
-      const cache = new BarCache(path.resolve(cwd, data.cache));
+      const cache = new BarCache(path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE));
       try {
         const key = { contractId: contract.id, timeframe: data.timeframe, live: data.live };
         const now = options.now ?? Date.now();

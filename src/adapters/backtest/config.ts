@@ -1,9 +1,12 @@
 /**
  * The backtest definition (`backtest/<name>.yaml`), validated strictly by `loadConfig` (src/cli/config.ts):
  * unknown keys are errors. Money in the account currency, prices in decimals as people write them, times
- * as ISO dates (UTC when no offset is written).
+ * as ISO dates (UTC when no offset is written). Paths written in a definition file are relative to that
+ * file (`resolveBacktestPaths`); the defaults (`out/<name>`, the bar cache) are in the working directory.
  */
+import path from 'node:path';
 import { z } from 'zod';
+import { isStrategyFile } from '../../strategies/index.ts';
 import { accountConfigSchema } from '../../engine/rules.ts';
 import { bookModelSchema, spreadModelSchema } from '../../market/quotes.ts';
 import { riskConfigSchema } from '../../engine/risk.ts';
@@ -43,7 +46,6 @@ export const SyntheticDataConfig = z.strictObject({
 
 export const CsvDataConfig = z.strictObject({
   source: z.literal('csv'),
-  /** Relative to the working directory (the repository root for `npm start`). */
   file: z.string().min(1),
   /** The file's bar length; one minute by default. */
   timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
@@ -53,12 +55,15 @@ export const GatewayDataConfig = z.strictObject({
   source: z.literal('gateway'),
   /** Live data subscription (true) or the sim one (false). */
   live: z.boolean().default(false),
-  /** SQLite bar cache. */
-  cache: z.string().min(1).default('.cache/bars.sqlite'),
+  /** SQLite bar cache; DEFAULT_BAR_CACHE, the one `fetch-bars` fills, when absent. */
+  cache: z.string().min(1).optional(),
   timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
   /** Base URL of the trading interface; the environment variable TICKLINE_BASE_URL otherwise. */
   baseUrl: z.url().optional(),
 });
+
+/** The bar cache of `fetch-bars` and of gateway histories, in the working directory. */
+export const DEFAULT_BAR_CACHE = '.cache/bars.sqlite';
 
 export const DataConfig = z.discriminatedUnion('source', [SyntheticDataConfig, CsvDataConfig, GatewayDataConfig]);
 export type DataConfig = z.infer<typeof DataConfig>;
@@ -135,3 +140,23 @@ export const BacktestConfig = z.strictObject({
   out: z.string().optional(),
 });
 export type BacktestConfig = z.infer<typeof BacktestConfig>;
+
+/**
+ * The definition with every relative path it holds (a strategy file, the CSV file, the bar cache, the
+ * output folder) made absolute against `baseDir`, the folder of the file it was read from.
+ */
+export function resolveBacktestPaths(config: BacktestConfig, baseDir: string): BacktestConfig {
+  const at = (p: string): string => path.resolve(baseDir, p);
+  const data: DataConfig =
+    config.data.source === 'csv'
+      ? { ...config.data, file: at(config.data.file) }
+      : config.data.source === 'gateway' && config.data.cache !== undefined
+        ? { ...config.data, cache: at(config.data.cache) }
+        : config.data;
+  return {
+    ...config,
+    strategy: isStrategyFile(config.strategy.name) ? { ...config.strategy, name: at(config.strategy.name) } : config.strategy,
+    data,
+    ...(config.out === undefined ? {} : { out: at(config.out) }),
+  };
+}

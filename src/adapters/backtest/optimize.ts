@@ -188,8 +188,7 @@ export async function runSweep(context: SweepContext, jobs: readonly Job[], opti
   const running = Promise.all(
     Array.from({ length: workers - 1 }, () =>
       new Promise<void>((resolve, reject) => {
-        // The .mjs entry registers tsx in the worker (Node 20 ignores `--import tsx` in a worker's execArgv).
-        const worker = new Worker(new URL('./optimize-worker.mjs', import.meta.url), { workerData });
+        const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url), { workerData });
         pool.push(worker);
         worker.on('message', (message: { result?: JobResult; error?: string; done?: true }) => {
           if (message.error !== undefined) {
@@ -222,6 +221,12 @@ export async function runSweep(context: SweepContext, jobs: readonly Job[], opti
   }
   return results;
 }
+
+/**
+ * Compiled (dist/), the worker is plain JavaScript; run from the sources, its .mjs entry registers tsx
+ * first (Node 20 ignores `--import tsx` in a worker's execArgv).
+ */
+const WORKER_ENTRY = import.meta.url.endsWith('.ts') ? './optimize-worker.mjs' : './optimize-worker.js';
 
 export class SweepError extends Error {
   override readonly name = 'SweepError';

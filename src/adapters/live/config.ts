@@ -3,10 +3,12 @@
  * unknown key is an error. Credentials never live here: they come from the environment
  * (`TICKLINE_USERNAME`, `TICKLINE_API_KEY`, and `TICKLINE_ADMIN_AUTH` for the administration interface).
  */
+import path from 'node:path';
 import { z } from 'zod';
 import { riskConfigSchema } from '../../engine/risk.ts';
 import { accountConfigSchema } from '../../engine/rules.ts';
 import { registerSecret } from '../../engine/secrets.ts';
+import { isStrategyFile } from '../../strategies/index.ts';
 
 const barUnit = z.enum(['second', 'minute', 'hour', 'day', 'week', 'month']);
 const ms = z.number().int().positive();
@@ -121,4 +123,21 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): Creden
   if (missing.length > 0) throw new CredentialsError(`set ${missing.join(' and ')} in the environment (credentials are never read from a config file)`);
   registerSecret(apiKey);
   return { userName: userName!, apiKey: apiKey! };
+}
+
+/**
+ * The config with its paths (the journal, the log file, the simulator's database, a strategy file) made
+ * absolute against `baseDir`, the folder of the file it was read from: paths in a config are relative to
+ * it. Defaults derived from the journal (the log and the simulator's database beside it) follow it.
+ */
+export function resolveLivePaths(config: LiveConfig, baseDir: string): LiveConfig {
+  const at = (p: string): string => path.resolve(baseDir, p);
+  const { dbPath } = config.simulator;
+  return {
+    ...config,
+    strategy: isStrategyFile(config.strategy.name) ? { ...config.strategy, name: at(config.strategy.name) } : config.strategy,
+    journal: at(config.journal),
+    log: config.log.file === undefined ? config.log : { ...config.log, file: at(config.log.file) },
+    simulator: dbPath === undefined || dbPath === ':memory:' ? config.simulator : { ...config.simulator, dbPath: at(dbPath) },
+  };
 }

@@ -11,12 +11,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/adapters/live/journal.ts';
 import { startSimulator, type SimHandle } from '../../../src/sim/index.ts';
+import { ensureDist } from '../built-cli.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
 const UNREACHABLE = 'http://127.0.0.1:9';
 let dir: string;
 let sim: SimHandle;
 
+beforeAll(ensureDist, 240_000);
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-cli-errors-'));
   sim = await startSimulator({ clock: 'manual', historyDays: 1 });

@@ -7,12 +7,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/adapters/live/journal.ts';
 import { until } from './harness.ts';
+import { ensureDist } from '../built-cli.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
 let dir: string;
+beforeAll(ensureDist, 240_000);
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-paper-cli-'));
 });

@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BARS, CASES, invariantViolations, numbersOf, type CaseNumbers, type FaultCase } from './fault-cases.ts';
 import { FaultWorld } from './fault-world.ts';
+import { ensureDist } from '../built-cli.ts';
 
 const CONCURRENCY = Math.max(1, Number(process.env.TICKLINE_FAULT_CONCURRENCY ?? 5));
 const REPORT = process.env.TICKLINE_FAULT_REPORT;
@@ -96,6 +97,8 @@ function report(numbers: readonly CaseNumbers[]): string {
   );
   return [`Fault suite, ${BARS} bars of 2 s per run, strategy target ±1.`, '', head, `|${'---|'.repeat(11)}`, ...rows, ''].join('\n');
 }
+
+beforeAll(ensureDist, 240_000);
 
 describe('live trading under network faults (child processes, simulator, fault proxy)', () => {
   beforeAll(() => {

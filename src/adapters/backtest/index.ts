@@ -1,0 +1,11 @@
+/** `tickline/backtest`: run a backtest from a definition, read its results, sweep parameters. */
+export * from './config.ts';
+export { BacktestDataError, executeBacktest, loadHistory, writeBacktestOutputs, type BacktestOutcome, type ExecuteOptions, type History, type HistoryOptions, type WrittenFiles } from './backtest.ts';
+export { runBacktest, orderListHash, type BacktestRunInput, type BacktestRunResult, type BacktestViolation } from './run.ts';
+export { resolveContract, UnknownContractError, type BacktestContract, type ContractInput } from './contract.ts';
+export { METRICS, SweepError, gridCombinations, rank, runJob, runSweep, splitHistory, summarize, type Grid, type Job, type JobResult, type Metric, type RunSummary, type SweepContext, type SweepOptions } from './optimize.ts';
+export { syntheticBars, type SyntheticMarketOptions } from './sources/synthetic.ts';
+export { CsvBarsError, parseCsvBars, readCsvBars, type CsvBars, type CsvProblem } from './sources/csv.ts';
+export { aggregate, sliceByIndex, sliceByTime } from './sources/columns.ts';
+export { builtinStrategies, builtinStrategyNames, loadStrategy } from '../../strategies/index.ts';
+export * from '../../report/index.ts';

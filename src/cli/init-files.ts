@@ -1,0 +1,222 @@
+/**
+ * What `tickline init` writes into a quant's project: the files themselves (an example strategy on the
+ * public API, its unit test, a backtest and a paper config, tsconfig, .gitignore, README) and the
+ * package.json fields it needs. Versions come from tickline's own package.json, so a scaffold installs
+ * the rxjs, zod, TypeScript and vitest this release was tested with.
+ */
+
+export interface ScaffoldVersions {
+  /** The dependency spec of tickline itself: `^0.1.0`, or `file:../tickline` from a checkout. */
+  readonly tickline: string;
+  readonly rxjs: string;
+  readonly zod: string;
+  readonly typescript: string;
+  readonly vitest: string;
+  readonly typesNode: string;
+}
+
+export const SCRIPTS: Readonly<Record<string, string>> = {
+  backtest: 'tickline backtest --config backtest.yaml',
+  optimize: 'tickline optimize --config backtest.yaml --grid fast=5,10,20 --grid slow=30,50',
+  paper: 'tickline paper --config paper.yaml',
+  test: 'tsc --noEmit && vitest run',
+};
+
+export function dependencies(v: ScaffoldVersions): Record<string, string> {
+  return { tickline: v.tickline, rxjs: v.rxjs, zod: v.zod };
+}
+
+export function devDependencies(v: ScaffoldVersions): Record<string, string> {
+  return { '@types/node': v.typesNode, typescript: v.typescript, vitest: v.vitest };
+}
+
+/**
+ * npm runs only the install scripts a project allows: better-sqlite3 builds the SQLite binding of the
+ * paper and live journal, esbuild sets up tsx's compiler; tickline's own `prepare` builds dist/ when it is
+ * installed from a checkout.
+ */
+export function allowScripts(v: ScaffoldVersions): Record<string, boolean> {
+  return { 'better-sqlite3': true, esbuild: true, ...(v.tickline.startsWith('file:') ? { tickline: true } : {}) };
+}
+
+/** A new project's package.json. */
+export function packageJson(name: string, v: ScaffoldVersions): Record<string, unknown> {
+  return {
+    name,
+    version: '0.1.0',
+    private: true,
+    type: 'module',
+    scripts: { ...SCRIPTS },
+    dependencies: dependencies(v),
+    devDependencies: devDependencies(v),
+    allowScripts: allowScripts(v),
+  };
+}
+
+/** Every other file, by path relative to the project. */
+export function projectFiles(name: string): Record<string, string> {
+  return {
+    'tsconfig.json': TSCONFIG,
+    'strategies/example.ts': EXAMPLE_STRATEGY,
+    'strategies/example.test.ts': EXAMPLE_TEST,
+    'backtest.yaml': BACKTEST_YAML,
+    'paper.yaml': PAPER_YAML,
+    '.gitignore': GITIGNORE,
+    'README.md': readme(name),
+  };
+}
+
+// tsx and vitest run the TypeScript, tsc only checks it: "preserve" checks imports as those tools resolve
+// them, whatever the package's type.
+const TSCONFIG = `{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "preserve",
+    "lib": ["ES2023"],
+    "types": ["node"],
+    "strict": true,
+    "noUncheckedIndexedAccess": true,
+    "skipLibCheck": false,
+    "allowImportingTsExtensions": true,
+    "noEmit": true,
+    "verbatimModuleSyntax": true,
+    "isolatedModules": true
+  }
+}
+`;
+
+const EXAMPLE_STRATEGY = `/**
+ * An example strategy: long when the fast EMA of the close crosses above the slow one, short when it
+ * crosses below, always in the market after the first cross. Start your own from here.
+ */
+import { map } from 'rxjs';
+import { z } from 'zod';
+import { crossover, defineStrategy, ema, target } from 'tickline';
+
+export default defineStrategy({
+  name: 'example',
+  description: 'EMA(fast)/EMA(slow) crossover of the close: cross up targets +size, cross down -size.',
+  params: z
+    .strictObject({
+      fast: z.number().int().positive().default(10),
+      slow: z.number().int().positive().default(30),
+      size: z.number().int().positive().default(1),
+    })
+    .refine((p) => p.fast < p.slow, { message: 'fast must be shorter than slow' }),
+  // Intents during the first bars are refused (WARM_UP): the slow EMA needs this many to mean anything.
+  warmup: (p) => p.slow,
+  run: ({ bars, params }) =>
+    bars().pipe(
+      crossover(ema(params.fast), ema(params.slow)),
+      map((cross) => target(cross.direction === 'up' ? params.size : -params.size)),
+    ),
+});
+`;
+
+const EXAMPLE_TEST = `import { describe, expect, it } from 'vitest';
+import { BacktestConfig, executeBacktest } from 'tickline/backtest';
+import example from './example.ts';
+
+// Two sessions of the embedded synthetic market: seeded, so the same run gives the same orders.
+const config = BacktestConfig.parse({
+  strategy: { name: example.name, params: { fast: 5, slow: 20 } },
+  contract: 'MESZ5',
+  data: { source: 'synthetic', seed: 7, sessions: 2 },
+});
+
+describe('example strategy', () => {
+  it('trades the synthetic market, deterministically', async () => {
+    const first = await executeBacktest(config, 'example', { strategy: example, recordEquity: false });
+    const again = await executeBacktest(config, 'example', { strategy: example, recordEquity: false });
+    expect(first.result.trades.length).toBeGreaterThan(0);
+    expect(again.result.orderListHash).toBe(first.result.orderListHash);
+  });
+
+  it('refuses a fast EMA that is not shorter than the slow one', async () => {
+    const wrong = { ...config, strategy: { name: example.name, params: { fast: 30, slow: 20 } } };
+    await expect(executeBacktest(wrong, 'example', { strategy: example })).rejects.toThrow(/fast must be shorter than slow/);
+  });
+});
+`;
+
+const BACKTEST_YAML = `# \`npm run backtest\`: strategies/example.ts on tickline's embedded synthetic market (seeded: no network,
+# no data files), with a 50K evaluation account's rules. Paths in this file are relative to it; results
+# go to out/backtest/ in the working directory. Keys: see tickline's docs/backtest.md.
+strategy:
+  name: ./strategies/example.ts
+  params:
+    fast: 10
+    slow: 30
+contract: MESZ5           # Micro E-mini S&P 500: tick 0.25, tick value 1.25
+timeframe: { unit: minute, unitNumber: 5 }
+data:
+  source: synthetic
+  seed: 42
+  sessions: 10            # ten Globex sessions of 1-minute bars
+# To backtest a CSV file of bars (t,o,h,l,c,v) instead:
+#   data: { source: csv, file: data/es-minutes.csv }
+account:
+  startingBalance: 50000
+  dailyLossLimit: 1000
+  maximumLossLimit: { amount: 2000, variant: trailingEndOfDay }
+fills:
+  slippageTicks: 1
+  feePerContractPerSide: 0.37
+`;
+
+const PAPER_YAML = `# \`npm run paper\`: strategies/example.ts on tickline's local gateway simulator, started in-process with a
+# clock 60 times faster than real time, for 60 one-minute bars. Paths in this file are relative to it.
+# To paper trade on a gateway's simulated account, set gateway.url (and account.name) and export
+# TICKLINE_USERNAME and TICKLINE_API_KEY. Keys: see tickline's docs/live.md.
+strategy:
+  name: ./strategies/example.ts
+  id: example
+  params: { fast: 5, slow: 20, size: 1 }
+contracts: [CON.F.US.MES.Z25]
+timeframe: { unit: minute, unitNumber: 1 }
+simulator:
+  speed: 60
+  seed: 7
+journal: var/paper.sqlite
+# Gateway (simulated) milliseconds: at speed 60, 15 s of market time is 250 ms of wall time.
+poll:
+  openOrdersMs: 15000
+  ordersMs: 30000
+  tradesMs: 15000
+  positionsMs: 15000
+  accountMs: 60000
+  closeDelayMs: 1000
+risk:
+  maxPositionSize: 2
+session:
+  maxBars: 60
+  flattenOnExit: true
+`;
+
+const GITIGNORE = `node_modules/
+out/
+var/
+.cache/
+.tickline/
+`;
+
+function readme(name: string): string {
+  return `# ${name}
+
+Trading strategies on [tickline](https://www.npmjs.com/package/tickline).
+
+\`\`\`sh
+npm install
+npm run backtest   # strategies/example.ts on the synthetic market: summary, then out/backtest/report.html
+npm test           # type check, then the strategies' unit tests (vitest)
+npm run optimize   # a grid of the example's parameters, ranked by Sharpe ratio
+npm run paper      # paper trading on tickline's local gateway simulator
+\`\`\`
+
+- \`strategies/\`: one module per strategy (\`export default defineStrategy({ name, params, run })\`), with
+  its tests beside it.
+- \`backtest.yaml\`, \`paper.yaml\`: what the scripts run. Paths written in a config file are relative to
+  that file; paths given on the command line are relative to the working directory.
+- \`npx tickline --help\` lists every command; \`npx tickline backtest --help\` one command's options.
+`;
+}
