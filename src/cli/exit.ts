@@ -39,6 +39,9 @@ const SETUP_CODES: ReadonlySet<string> = new Set([
   'STRATEGY_NOT_FOUND',
   'STRATEGY_INVALID',
   'STRATEGY_PARAMS',
+  // Node's own, for a port that cannot be used.
+  'ERR_SOCKET_BAD_PORT',
+  'EADDRINUSE',
 ]);
 
 /** What to do about an error, where its message does not already say. */
@@ -46,6 +49,7 @@ const HINTS: Readonly<Record<string, string>> = {
   LOGIN_FAILED: 'check TICKLINE_USERNAME and TICKLINE_API_KEY',
   CONNECTION_FAILED: 'is the gateway reachable at the configured URL (gateway.url)?',
   STRATEGY_FAILED: 'fix the strategy and run again',
+  EADDRINUSE: 'another process listens on that port: choose another with --port',
 };
 
 function codeOf(error: unknown): string | undefined {

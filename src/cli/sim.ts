@@ -167,6 +167,7 @@ export async function run(args: string[]): Promise<number> {
     [
       'tickline gateway simulator',
       `  trading URL   ${sim.tradingUrl}   (POST ${sim.tradingUrl}/api/Auth/loginKey)`,
+      `  realtime      ${sim.realtimeUrl.replace(/^http/, 'ws')}/hubs/user   (SignalR, JSON protocol, skip negotiation; token as access_token)`,
       `  admin URL     ${sim.adminUrl}`,
       `  admin header  Authorization: ${sim.adminHeaders.authorization}`,
       `  demo user     ${sim.demo.userName}`,

@@ -16,7 +16,7 @@
  */
 import { IdList } from './id-list.ts';
 import type { WorkingOrder } from './strategy.ts';
-import type { TrailState } from './trailing.ts';
+import { startTrail, type TrailState } from './trailing.ts';
 import type { OrderSpec, OrderState, Side } from './types.ts';
 
 export interface BookOrder extends WorkingOrder {
@@ -172,5 +172,41 @@ export class OrderBook {
     const next = (this.provisionalNet.get(contractId) ?? 0) + (side === 'buy' ? size : -size);
     if (next === 0) this.provisionalNet.delete(contractId);
     else this.provisionalNet.set(contractId, next);
+  }
+}
+
+/** The engine's own estimate of a trailing stop, when the last price is known in whole ticks. */
+export function trackTrail(side: Side, last: number, trailPrice: number): TrailState | undefined {
+  return Number.isInteger(last) && Number.isInteger(trailPrice) ? startTrail(side, last, trailPrice) : undefined;
+}
+
+/** What a strategy sees of a book order. */
+export function publicOrder(order: BookOrder): WorkingOrder {
+  return {
+    id: order.id,
+    strategyId: order.strategyId,
+    contractId: order.contractId,
+    side: order.side,
+    size: order.size,
+    filledSize: order.filledSize,
+    order: order.order,
+    state: order.state,
+    trailStop: order.trailStop,
+  };
+}
+
+/** An order's terms after a modify (prices in ticks; a field left out keeps its value). */
+export function modifiedSpec(spec: OrderSpec, intent: { limitPrice?: number; stopPrice?: number; trailPrice?: number }): OrderSpec {
+  switch (spec.type) {
+    case 'market':
+      return spec;
+    case 'limit':
+      return intent.limitPrice === undefined ? spec : { type: 'limit', limitPrice: intent.limitPrice };
+    case 'stop':
+      return intent.stopPrice === undefined ? spec : { type: 'stop', stopPrice: intent.stopPrice };
+    case 'stopLimit':
+      return { type: 'stopLimit', stopPrice: intent.stopPrice ?? spec.stopPrice, limitPrice: intent.limitPrice ?? spec.limitPrice };
+    case 'trailingStop':
+      return intent.trailPrice === undefined ? spec : { type: 'trailingStop', trailPrice: intent.trailPrice };
   }
 }

@@ -35,6 +35,7 @@ export const REASON_CODES = {
   ORDER_RATE: 'Too many orders in the rate window.',
   OUTSIDE_SESSION: 'No new risk outside the configured trading session.',
   FLAT_BY: 'Past the flat-by time: no new risk until the next session opens.',
+  WARM_UP: "The strategy is still in its declared warm-up (its first bars): its indicators are not ready, so nothing is sent.",
   SUPERSEDED: 'Several bars were processed at once (after an outage): a later target of the same strategy and contract replaced this one.',
 } as const;
 

@@ -18,14 +18,17 @@ import { silentLogger, type Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { ContainedObservable } from './contained.ts';
 import { intentShapeProblem } from './intent-shape.ts';
-import { OrderBook, orderTowards, type BookOrder } from './order-book.ts';
+import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
+import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
+import { barRecord, sliceChunk } from './chunks.ts';
+import { TargetKeeper, targetKey } from './target-keeper.ts';
 import { modifyInTicks, placeInTicks } from './price-units.ts';
 import { Resampler, resample } from './resample.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
-import { StrategyError, parseParams, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
+import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
 import { nominalMs } from './timeframe.ts';
-import { advanceTrail, startTrail, trailStopPrice, type TrailState } from './trailing.ts';
+import { advanceTrail, trailStopPrice } from './trailing.ts';
 import type {
   BarChunk,
   BarRecord,
@@ -143,14 +146,16 @@ export interface RestoreState {
   readonly positions?: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }>;
 }
 
-export interface EquityCurve {
-  readonly time: Float64Array;
-  readonly equity: Float64Array;
-}
+export type { EquityCurve } from './equity-recorder.ts';
 
 export interface Engine {
   /** Process a chunk of closed bars (a partial last bar only marks prices). */
   push(chunk: BarChunk): void;
+  /**
+   * History before the first live bar, run through the strategies only (no venue, no rules, no equity,
+   * intents dropped), so their indicators are warm when the first live decision is made.
+   */
+  warmUp(chunk: BarChunk): void;
   readonly intents$: Observable<StampedIntent>;
   readonly decisions$: Observable<Decision>;
   readonly fills$: Observable<Fill>;
@@ -198,6 +203,8 @@ interface Instance {
   subscription?: Subscription;
   /** Set when it threw or its stream errored: its intents are ignored from then on. */
   failed: boolean;
+  /** Bars of its primary contract it must see before its intents count (its declared warm-up). */
+  readonly warmup: number;
 }
 
 interface PendingIntent {
@@ -244,12 +251,8 @@ export function createEngine(options: EngineOptions): Engine {
   const failures: StrategyFailure[] = [];
 
   const book = new OrderBook();
-  /** The last target of each strategy per contract (`strategyId\0contractId`), for re-assertion in live mode. */
-  const lastTargets = new Map<string, number>();
-  /** Pending orders a target decision counted conservatively: their outcome re-asserts that target (live). */
-  const reassertOnOutcome = new Map<string, string>();
-  const reassertQueue = new Set<string>();
   const live = options.live === true;
+  const keeper = new TargetKeeper(reassertTarget);
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const sequences = new Map<string, number>();
   const sequenceStart = options.sequenceStart;
@@ -271,6 +274,11 @@ export function createEngine(options: EngineOptions): Engine {
   let pushing = false;
   let pushLength = 0;
   let catchUp = false;
+  /** History pushed only to warm the strategies up (live start): no venue, no rules, no intents. */
+  let history = false;
+  /** Bars pushed so far per contract, before the current push (for the strategies' warm-up). */
+  const barsSeen = new Map<string, number>();
+  let seenBefore = 0;
   const pending: PendingIntent[] = [];
   let pendingCursor = 0;
   let currentChunk: BarChunk | undefined;
@@ -280,12 +288,7 @@ export function createEngine(options: EngineOptions): Engine {
   const instances: Instance[] = [];
 
   const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
-  // Typed columns grown once per chunk, not number[] pushed per bar: growing two JS arrays to a million
-  // elements re-copied their backing stores on the V8 heap (87 MB per 1M-bar run in the bench's heap
-  // profile of an optimize job); typed arrays live outside the heap and at most double.
-  let equityTimes = new Float64Array(0);
-  let equityValues = new Float64Array(0);
-  let equityCount = 0;
+  const equity = new EquityRecorder();
 
   // ---------------------------------------------------------------- guard state (one mutable object)
 
@@ -369,8 +372,13 @@ export function createEngine(options: EngineOptions): Engine {
       logger.debug({ strategyId }, 'intent of a failed strategy ignored');
       return;
     }
+    if (history) return;
     if (catchUp && currentIndex >= 0) {
       pending.push({ instance, strategyId, intent, at: pushLength - 1 });
+      return;
+    }
+    if (currentIndex >= 0 && warming(instance, currentIndex)) {
+      refuseWarmUp(strategyId, intent, currentIndex);
       return;
     }
     if (pushing) {
@@ -518,7 +526,7 @@ export function createEngine(options: EngineOptions): Engine {
       decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
       return;
     }
-    if (live) lastTargets.set(targetKey(strategyId, intent.contractId), intent.size);
+    if (live) keeper.noteTarget(strategyId, intent.contractId, intent.size);
     const exposure = book.exposure(intent.contractId, accounting.position(intent.contractId));
     if (live && exposure.pendingBuys + exposure.pendingSells > 0) notePendingCounted(strategyId, intent.contractId);
     const diff = orderTowards(intent.size, exposure);
@@ -539,45 +547,21 @@ export function createEngine(options: EngineOptions): Engine {
     const key = targetKey(strategyId, contractId);
     for (let k = 0; k < book.size; k++) {
       const order = book.at(k);
-      if (order.contractId === contractId && order.state === 'pending') reassertOnOutcome.set(order.id, key);
+      if (order.contractId === contractId && order.state === 'pending') keeper.watch(order.id, key);
     }
   }
 
-  /**
-   * Bring a strategy's exposure back to its last target after an order's outcome turned out to execute
-   * (a pending order acknowledged or filled, an order adopted after it had been given up). Deferred to a
-   * microtask so it never runs inside the venue call or event that caused it; at most one order results.
-   */
-  function scheduleReassert(key: string): void {
-    if (reassertQueue.size === 0) queueMicrotask(flushReasserts);
-    reassertQueue.add(key);
-  }
-
-  function flushReasserts(): void {
-    const keys = [...reassertQueue];
-    reassertQueue.clear();
-    for (const key of keys) {
-      const size = lastTargets.get(key);
-      if (size === undefined) continue;
-      const separator = key.indexOf('\u0000');
-      const strategyId = key.slice(0, separator);
-      const contractId = key.slice(separator + 1);
-      const exposure = book.exposure(contractId, accounting.position(contractId));
-      const diff = orderTowards(size, exposure);
-      if (diff === 0) continue;
-      // Outside ACTIVE only a correction that reduces the position is made (the guard would refuse the rest).
-      const position = exposure.definite;
-      const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
-      if (state.state !== 'ACTIVE' && !reduces) continue;
-      logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
-      const instance = instances.find((i) => i.id === strategyId);
-      processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
-    }
-  }
-
-  /** After the engine flattened on its own (breach, kill switch, flat-by), every target stands at flat. */
-  function zeroTargets(): void {
-    for (const key of lastTargets.keys()) lastTargets.set(key, 0);
+  /** Bring a strategy's exposure back to its last target (at most one order); outside ACTIVE only a reduction. */
+  function reassertTarget(strategyId: string, contractId: string, size: number): void {
+    const exposure = book.exposure(contractId, accounting.position(contractId));
+    const diff = orderTowards(size, exposure);
+    if (diff === 0) return;
+    const position = exposure.definite;
+    const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
+    if (state.state !== 'ACTIVE' && !reduces) return;
+    logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
+    const instance = instances.find((i) => i.id === strategyId);
+    processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
   }
 
   function expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
@@ -613,7 +597,7 @@ export function createEngine(options: EngineOptions): Engine {
   function engineFlatten(reason: string, time: number): void {
     logger.warn({ reason }, 'engine flattens every position');
     // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
-    zeroTargets();
+    keeper.zero();
     processIntent(undefined, riskStrategyId, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
   }
 
@@ -681,15 +665,14 @@ export function createEngine(options: EngineOptions): Engine {
         decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
         venue.cancel(update.orderId);
       }
-      reassertOnOutcome.set(update.orderId, key);
-      if (reported > 0) scheduleReassert(key);
+      keeper.watch(update.orderId, key);
+      if (reported > 0) keeper.schedule(key);
       return;
     }
-    const key = reassertOnOutcome.get(update.orderId);
-    if (key === undefined) return;
-    if (update.state === 'pending') return;
-    if (update.state === 'working' || reported > 0) scheduleReassert(key);
-    if (TERMINAL.has(update.state)) reassertOnOutcome.delete(update.orderId);
+    const key = keeper.watching(update.orderId);
+    if (key === undefined || update.state === 'pending') return;
+    if (update.state === 'working' || reported > 0) keeper.schedule(key);
+    if (TERMINAL.has(update.state)) keeper.unwatch(update.orderId);
   }
 
   function onFill(fill: Fill): void {
@@ -716,8 +699,8 @@ export function createEngine(options: EngineOptions): Engine {
       rules.evaluate(fill.time, accounting.balance, equity, equity, onBreach);
     }
     if (live) {
-      const key = reassertOnOutcome.get(fill.orderId);
-      if (key !== undefined) scheduleReassert(key);
+      const key = keeper.watching(fill.orderId);
+      if (key !== undefined) keeper.schedule(key);
     }
   }
 
@@ -763,13 +746,13 @@ export function createEngine(options: EngineOptions): Engine {
     for (const listener of barListeners) {
       if (listener.contractId !== chunk.contractId || !listener.subject.observed) continue;
       if (listener.resampler === undefined) {
-        listener.subject.next(record(chunk, i));
+        listener.subject.next(barRecord(chunk, i));
         continue;
       }
       const derived = listener.derived;
       if (derived === undefined) continue;
       while (listener.cursor < derived.length && derived.baseIndex![listener.cursor] === i) {
-        listener.subject.next(record(derived, listener.cursor));
+        listener.subject.next(barRecord(derived, listener.cursor));
         listener.cursor++;
       }
     }
@@ -787,6 +770,8 @@ export function createEngine(options: EngineOptions): Engine {
     const n = chunk.length;
     const barMs = nominalMs(chunk.timeframe);
     const contractId = chunk.contractId;
+    seenBefore = barsSeen.get(contractId) ?? 0;
+    barsSeen.set(contractId, seenBefore + n);
 
     // (1) the strategies' chunk pipelines
     pending.length = 0;
@@ -826,15 +811,7 @@ export function createEngine(options: EngineOptions): Engine {
     // (2) bar by bar
     const { time, high, low, close } = chunk;
     const recordEquity = options.recordEquity === true;
-    if (recordEquity && equityCount + n > equityTimes.length) {
-      const capacity = Math.max(equityCount + n, equityTimes.length * 2);
-      const times = new Float64Array(capacity);
-      const values = new Float64Array(capacity);
-      times.set(equityTimes.subarray(0, equityCount));
-      values.set(equityValues.subarray(0, equityCount));
-      equityTimes = times;
-      equityValues = values;
-    }
+    if (recordEquity) equity.reserve(n);
     const positionBook = accounting.bookOf(contractId);
     const single = options.contracts.length === 1;
     const hasOnBar = venue.onBar !== undefined;
@@ -844,6 +821,12 @@ export function createEngine(options: EngineOptions): Engine {
       for (let i = 0; i < n; i++) {
         currentIndex = i;
         const barTime = time[i]!;
+        if (history) {
+          // Warm-up history: the strategies see the bar, nothing else happens.
+          positionBook.lastPrice = close[i]!;
+          if (listening) emitBarRecords(chunk, i);
+          continue;
+        }
         if (barTime >= nextDayStart) rollDay(barTime);
         clockState.now = barTime + barMs;
         clockState.lastBarEnd = clockState.now;
@@ -869,13 +852,10 @@ export function createEngine(options: EngineOptions): Engine {
         if (catchUp && i === n - 1) coalesceTargets(barTime);
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
           const item = pending[pendingCursor++]!;
-          processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
+          if (warming(item.instance, i)) refuseWarmUp(item.strategyId, item.intent, i);
+          else processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
         }
-        if (recordEquity) {
-          equityTimes[equityCount] = barTime;
-          equityValues[equityCount] = accounting.equity();
-          equityCount++;
-        }
+        if (recordEquity) equity.record(barTime, accounting.equity());
       }
     } finally {
       currentIndex = -1;
@@ -916,6 +896,19 @@ export function createEngine(options: EngineOptions): Engine {
     kept.reverse();
     pending.length = pendingCursor;
     for (const item of kept) pending.push(item);
+  }
+
+  /** True while bar `index` of the current push is within the instance's declared warm-up. */
+  function warming(instance: Instance | undefined, index: number): boolean {
+    if (instance === undefined || instance.warmup === 0 || currentChunk === undefined) return false;
+    if (instance.contracts[0]!.id !== currentChunk.contractId) return false;
+    return seenBefore + index + 1 <= instance.warmup;
+  }
+
+  function refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
+    const instance = instances.find((i) => i.id === strategyId);
+    const time = currentChunk?.time[index] ?? clock();
+    decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
   }
 
   /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
@@ -975,7 +968,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
       return contract;
     };
-    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false };
+    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false, warmup: warmupBars(module, params) };
     const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
     const strategyLogger = logger.child({ strategy: id });
@@ -1058,6 +1051,14 @@ export function createEngine(options: EngineOptions): Engine {
 
   return {
     push,
+    warmUp(chunk) {
+      history = true;
+      try {
+        push(chunk);
+      } finally {
+        history = false;
+      }
+    },
     intents$: intents$.asObservable(),
     decisions$: decisions$.asObservable(),
     fills$: fills$.asObservable(),
@@ -1098,7 +1099,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
     },
     nextSequence: (strategyId) => sequences.get(strategyId) ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
-    equityCurve: () => ({ time: equityTimes.slice(0, equityCount), equity: equityValues.slice(0, equityCount) }),
+    equityCurve: () => equity.curve(),
     close() {
       for (const instance of instances) {
         instance.subscription?.unsubscribe();
@@ -1127,75 +1128,9 @@ export function failureError(failure: StrategyFailure): StrategyError {
   });
 }
 
-function targetKey(strategyId: string, contractId: string): string {
-  return `${strategyId}\u0000${contractId}`;
-}
-
 /** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */
 function strategyOf(orderId: string): string {
   return orderId.slice(0, Math.max(0, orderId.lastIndexOf('-')));
-}
-
-/** The engine's own estimate of a trailing stop, when the last price is known in whole ticks. */
-function trackTrail(side: Side, last: number, trailPrice: number): TrailState | undefined {
-  return Number.isInteger(last) && Number.isInteger(trailPrice) ? startTrail(side, last, trailPrice) : undefined;
-}
-
-function publicOrder(order: BookOrder): WorkingOrder {
-  return {
-    id: order.id,
-    strategyId: order.strategyId,
-    contractId: order.contractId,
-    side: order.side,
-    size: order.size,
-    filledSize: order.filledSize,
-    order: order.order,
-    state: order.state,
-    trailStop: order.trailStop,
-  };
-}
-
-function modifiedSpec(spec: OrderSpec, intent: { limitPrice?: number; stopPrice?: number; trailPrice?: number }): OrderSpec {
-  switch (spec.type) {
-    case 'market':
-      return spec;
-    case 'limit':
-      return intent.limitPrice === undefined ? spec : { type: 'limit', limitPrice: intent.limitPrice };
-    case 'stop':
-      return intent.stopPrice === undefined ? spec : { type: 'stop', stopPrice: intent.stopPrice };
-    case 'stopLimit':
-      return { type: 'stopLimit', stopPrice: intent.stopPrice ?? spec.stopPrice, limitPrice: intent.limitPrice ?? spec.limitPrice };
-    case 'trailingStop':
-      return intent.trailPrice === undefined ? spec : { type: 'trailingStop', trailPrice: intent.trailPrice };
-  }
-}
-
-function record(chunk: BarChunk, i: number): BarRecord {
-  return {
-    contractId: chunk.contractId,
-    time: chunk.time[i]!,
-    open: chunk.open[i]!,
-    high: chunk.high[i]!,
-    low: chunk.low[i]!,
-    close: chunk.close[i]!,
-    volume: chunk.volume[i]!,
-  };
-}
-
-/** A view of bars [from, to) of a chunk (no copy). */
-export function sliceChunk(chunk: BarChunk, from: number, to: number): BarChunk {
-  return {
-    contractId: chunk.contractId,
-    timeframe: chunk.timeframe,
-    length: to - from,
-    time: chunk.time.subarray(from, to),
-    open: chunk.open.subarray(from, to),
-    high: chunk.high.subarray(from, to),
-    low: chunk.low.subarray(from, to),
-    close: chunk.close.subarray(from, to),
-    volume: chunk.volume.subarray(from, to),
-    ...(chunk.baseIndex === undefined ? {} : { baseIndex: chunk.baseIndex.subarray(from, to) }),
-  };
 }
 
 

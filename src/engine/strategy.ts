@@ -68,7 +68,20 @@ export interface StrategyModule<S extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description?: string;
   readonly params: S;
+  /**
+   * Bars the strategy needs before its decisions mean anything (its longest indicator period): a number,
+   * or one computed from the parameters. Its intents during those first bars are refused (WARM_UP), in a
+   * backtest as in paper and live, where that much history is run through it before the first live bar.
+   */
+  readonly warmup?: number | ((params: z.output<S>) => number);
   run(context: StrategyContext<z.output<S>>): Observable<Intent>;
+}
+
+/** The warm-up of a strategy with these (parsed) parameters, in bars; 0 when it declares none. */
+export function warmupBars<S extends z.ZodType>(module: StrategyModule<S>, params: z.output<S>): number {
+  const declared = typeof module.warmup === 'function' ? module.warmup(params) : (module.warmup ?? 0);
+  if (!Number.isInteger(declared) || declared < 0) throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': warmup must be a whole number of bars, got ${declared}`);
+  return declared;
 }
 
 export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): StrategyModule<S> {

@@ -18,6 +18,8 @@ import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
+import { HubHost, type HubDefinition } from './hubs/hub-host.ts';
+import { UserHub } from './hubs/user-hub.ts';
 import { getMeta, openStore, setMeta, type Db, type RuleRow } from './store.ts';
 
 export { CONTRACTS, findContract } from './catalogue.ts';
@@ -110,6 +112,8 @@ export interface SimulatorOptions {
 
 export interface SimHandle {
   tradingUrl: string;
+  /** Base URL of the realtime hubs (`/hubs/user`): the same server. */
+  realtimeUrl: string;
   adminUrl: string;
   adminHeaders: Record<string, string>;
   demo: { userName: string; apiKey: string; accountId: number; accountName: string };
@@ -221,7 +225,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       bars: { ...DEFAULT_RATE_LIMITS.bars, ...options.rateLimits?.bars } as RateBudget,
       default: { ...DEFAULT_RATE_LIMITS.default, ...options.rateLimits?.default } as RateBudget,
     };
-    const app = buildServer({ engine, admin, adminKey, rateLimits, logger });
+    const userHub = new UserHub(engine);
+    const publish = (): void => {
+      try {
+        userHub.publish();
+      } catch (error) {
+        logger.error({ err: error }, 'realtime hub publish failed');
+      }
+    };
+    const app = buildServer({ engine, admin, adminKey, rateLimits, logger, onChange: publish });
+    const hubs = new HubHost({ server: app.server, hubs: [userHub.definition as HubDefinition<unknown>], logger });
+    userHub.attach(hubs);
     await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -236,6 +250,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
             } catch (error) {
               logger.error({ err: error }, 'simulator market step failed');
             }
+            publish();
           }, options.tickMs ?? 250);
     timer?.unref();
 
@@ -243,6 +258,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     logger.info({ tradingUrl: baseUrl, adminUrl: baseUrl + ADMIN_PREFIX }, 'simulator listening');
     return {
       tradingUrl: baseUrl,
+      realtimeUrl: baseUrl,
       adminUrl: baseUrl + ADMIN_PREFIX,
       adminHeaders: { authorization: `Bearer ${adminKey}` },
       demo: core.demo,
@@ -251,12 +267,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         advance(ms: number) {
           clock.advance(ms);
           engine.step(clock.now());
+          publish();
         },
       },
       async close() {
         if (closed) return;
         closed = true;
         if (timer) clearInterval(timer);
+        await hubs.close();
         await app.close();
         core.close();
       },

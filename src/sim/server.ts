@@ -26,6 +26,8 @@ export interface ServerDeps {
   logger: Logger;
   /** Wall clock of the rate windows (real time even when the market clock is manual). */
   wallClock?: () => number;
+  /** Called after every handled request (the realtime hubs publish what it changed). */
+  onChange?: () => void;
 }
 
 interface Call<I> {
@@ -147,6 +149,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       }
       throw error;
     }
+    deps.onChange?.();
     if (endpoint.envelope === 'text') return reply.type('text/plain; charset=utf-8').send(result);
     const failed = typeof result === 'object' && result !== null && 'success' in result && result.success === false;
     if (!failed) {

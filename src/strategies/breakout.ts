@@ -24,6 +24,8 @@ export default defineStrategy({
       tightTrailTicks: z.number().int().positive().default(6),
     })
     .refine((p) => p.tightTrailTicks < p.trailTicks, { message: 'tightTrailTicks must be smaller than trailTicks' }),
+  // The channel is the previous `channel` bars: the first break can come at the bar after them.
+  warmup: (p) => p.channel,
   run: (ctx) =>
     new Observable<Intent>((subscriber) => {
       const { channel, size, trailTicks, tightenAfterTicks, tightTrailTicks } = ctx.params;

@@ -27,6 +27,8 @@ export default defineStrategy({
       takeProfitTicks: z.number().int().positive().default(24),
     })
     .refine((p) => p.oversold < p.overbought, { message: 'oversold must be below overbought' }),
+  // RSI needs one bar more than its period (it works on changes).
+  warmup: (p) => Math.max(p.period, p.rsiPeriod + 1),
   run: (ctx) =>
     new Observable<Intent>((subscriber) => {
       const p = ctx.params;

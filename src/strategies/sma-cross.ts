@@ -20,6 +20,7 @@ export default defineStrategy({
       size: z.number().int().positive().default(1),
     })
     .refine((p) => p.fast < p.slow, { message: 'fast must be shorter than slow' }),
+  warmup: (p) => p.slow,
   run: ({ bars, params }) =>
     bars().pipe(
       crossover(sma(params.fast), sma(params.slow)),

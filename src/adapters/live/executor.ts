@@ -19,6 +19,7 @@ import { OrderSide, OrderType, TradeSide } from '../gateway/codes.ts';
 import type * as S from '../gateway/schemas.ts';
 import type { TradingClient } from '../gateway/trading.ts';
 import type { Logger } from '../../engine/log.ts';
+import { modifiedSpec } from '../../engine/order-book.ts';
 import type {
   ContractSpec,
   Fill,
@@ -31,7 +32,7 @@ import type {
   Venue,
   VenueEvent,
 } from '../../engine/types.ts';
-import type { Journal, JournaledOrder } from './journal.ts';
+import type { Journal, JournaledFill, JournaledOrder } from './journal.ts';
 import { describe, flattenAccount, type FlattenResult } from './kill-switch.ts';
 import { newOrder, transition, venueStatusOf, type LiveOrder, type OrderEvent } from './order-state.ts';
 
@@ -201,8 +202,10 @@ export class LiveExecutor implements Venue {
       if (order.state === 'submitting' || order.state === 'unknown' || order.state === 'lost') {
         const found = byTag.get(order.tag);
         if (found) {
-          this.noteReportedFill(order.tag, found);
+          const untagged = this.journal.untaggedFills(found.id);
+          this.noteReportedFill(order.tag, found, untagged.reduce((sum, f) => sum + f.size, 0));
           this.apply(order.tag, { type: 'lookupFound', venueOrderId: found.id, status: venueStatusOf(found.status) }, { kind: 'lookup', payload: found });
+          if (untagged.length > 0) this.attachFills(order.tag, untagged, order.state === 'lost');
         } else if (order.state !== 'lost' && !this.placing.has(order.tag) && order.createdAt - this.lookupSlackMs >= searchedFrom) {
           const ageMs = (this.now() - order.createdAt) / this.speed;
           const expired = ageMs >= this.unknownOutcomeMs;
@@ -242,9 +245,10 @@ export class LiveExecutor implements Venue {
    * Remember the gateway's fill volume of an order when it is ahead of the journaled fills; true when it
    * grew (the engine must hear of it now, not when Trade/search gets round to it).
    */
-  private noteReportedFill(tag: string, seen: S.Order): boolean {
+  private noteReportedFill(tag: string, seen: S.Order, untagged = 0): boolean {
     const volume = seen.fillVolume ?? 0;
-    const journaled = this.journal.order(tag)?.filledSize ?? 0;
+    // Fills already journaled for this gateway order without our tag are not provisional: they are in.
+    const journaled = (this.journal.order(tag)?.filledSize ?? 0) + untagged;
     const known = this.reportedFills.get(tag) ?? 0;
     if (volume <= journaled) {
       this.reportedFills.delete(tag);
@@ -254,6 +258,23 @@ export class LiveExecutor implements Venue {
     this.reportedFills.set(tag, volume);
     this.journal.record('reported-fill', 'event', tag, { fillVolume: volume, filledPrice: seen.filledPrice ?? null, journaled });
     return true;
+  }
+
+  /**
+   * Trades of an order that reached the journal before the order could be named (it had been given up as
+   * lost when they came): they become its fills, with its fill transitions. The engine already has them
+   * as fills; it is told the order's filled size, and, for an adopted order, to re-assert the target.
+   */
+  private attachFills(tag: string, fills: readonly JournaledFill[], adopted: boolean): void {
+    for (const fill of fills) {
+      const current = this.journal.order(tag);
+      if (!current) return;
+      const step = transition(current, { type: 'fill', fillId: fill.fillId, size: fill.size });
+      if (step.anomaly) this.anomaly(tag, step.anomaly);
+      this.journal.tagFill(fill.fillId, tag, step.ignored ? undefined : { order: step.order, cause: { kind: 'fill-state', phase: 'event', payload: { event: { type: 'fill', fillId: fill.fillId, size: fill.size }, attached: true } } });
+    }
+    const saved = this.journal.order(tag);
+    if (saved) this.emitFromJournal(saved, undefined, adopted);
   }
 
   /** Places whose outcome is not known yet (in flight, unknown, or from a previous process). */
@@ -657,19 +678,3 @@ function foreignSpec(o: S.OpenOrder, grid: { toTicks(p: number): number; roundTo
       return undefined;
   }
 }
-
-function modifiedSpec(spec: OrderSpec, m: ModifyCommand): OrderSpec {
-  switch (spec.type) {
-    case 'market':
-      return spec;
-    case 'limit':
-      return { ...spec, limitPrice: m.limitPrice ?? spec.limitPrice };
-    case 'stop':
-      return { ...spec, stopPrice: m.stopPrice ?? spec.stopPrice };
-    case 'stopLimit':
-      return { ...spec, stopPrice: m.stopPrice ?? spec.stopPrice, limitPrice: m.limitPrice ?? spec.limitPrice };
-    case 'trailingStop':
-      return { ...spec, trailPrice: m.trailPrice ?? spec.trailPrice };
-  }
-}
-

@@ -375,22 +375,33 @@ export class Journal {
     })();
   }
 
+  /** Fills journaled without a tag for one gateway order (its trades came before the order was known). */
+  untaggedFills(venueOrderId: number): JournaledFill[] {
+    return (this.db.prepare('SELECT * FROM fills WHERE venue_order_id = ? AND tag IS NULL ORDER BY time, rowid').all(venueOrderId) as Record<string, unknown>[]).map(fillFromRow);
+  }
+
+  /**
+   * An untagged fill turns out to be one of our orders' (an order adopted after it was given up): it is
+   * tagged, with the order's fill transition (`order`), in one transaction.
+   */
+  tagFill(fillId: string, tag: string, order?: { order: LiveOrder; cause: { kind: string; phase: JournalPhase; payload: unknown } }): void {
+    this.db.transaction(() => {
+      const result = this.db.prepare('UPDATE fills SET tag = ? WHERE fill_id = ? AND tag IS NULL').run(tag, fillId);
+      if (result.changes !== 1) throw new JournalError(`fill ${fillId} is not an untagged fill`);
+      this.record('fill-tagged', 'event', tag, { fillId });
+      if (order !== undefined) this.saveOrder(order.order, order.cause);
+    })();
+    const list = this.fillsByOrder.get(tag) ?? [];
+    list.push(fillId);
+    this.fillsByOrder.set(tag, list);
+  }
+
   hasFill(fillId: string): boolean {
     return this.db.prepare('SELECT 1 FROM fills WHERE fill_id = ?').get(fillId) !== undefined;
   }
 
   fills(): JournaledFill[] {
-    return (this.db.prepare('SELECT * FROM fills ORDER BY time, rowid').all() as Record<string, unknown>[]).map((r) => ({
-      fillId: r.fill_id as string,
-      tag: r.tag as string | null,
-      venueOrderId: r.venue_order_id as number,
-      contractId: r.contract_id as string,
-      side: r.side as Side,
-      size: r.size as number,
-      price: r.price as number,
-      fees: r.fees as number,
-      time: r.time as number,
-    }));
+    return (this.db.prepare('SELECT * FROM fills ORDER BY time, rowid').all() as Record<string, unknown>[]).map(fillFromRow);
   }
 
   /** Net signed position per contract implied by the journaled fills. */
@@ -423,4 +434,18 @@ function readOwner(db: SqliteDatabase): LockOwner | undefined {
     void error;
     return undefined;
   }
+}
+
+function fillFromRow(r: Record<string, unknown>): JournaledFill {
+  return {
+    fillId: r.fill_id as string,
+    tag: r.tag as string | null,
+    venueOrderId: r.venue_order_id as number,
+    contractId: r.contract_id as string,
+    side: r.side as Side,
+    size: r.size as number,
+    price: r.price as number,
+    fees: r.fees as number,
+    time: r.time as number,
+  };
 }

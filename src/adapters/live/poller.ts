@@ -86,7 +86,8 @@ export class Poller implements MarketData {
   private tradeCursor: number;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  private readonly startedAt: number;
+  /** Gateway time the poller was made: bars that closed before it are history (warm-up), after it live. */
+  readonly startedAt: number;
   private readonly staleAfterMs: number;
 
   constructor(options: PollerOptions) {
@@ -342,6 +343,36 @@ export function dedupeAscending(bars: readonly S.Bar[]): S.Bar[] {
   const byTime = new Map<number, S.Bar>();
   for (const bar of bars) byTime.set(Date.parse(bar.t), bar);
   return [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([, bar]) => bar);
+}
+
+/**
+ * The `count` bars of a subscription that closed by `before` (gateway ms), oldest first, as one chunk:
+ * the history a strategy warms up on before the first live bar. Looks back far enough to cross a weekend.
+ */
+export async function historyBefore(
+  client: Pick<PollClient, 'retrieveBars'>,
+  spec: ContractSpec,
+  timeframe: Timeframe,
+  before: number,
+  count: number,
+  liveData: boolean,
+): Promise<BarChunk | undefined> {
+  const barMs = nominalMs(timeframe);
+  const end = bucketStart(before, timeframe);
+  const lookback = Math.max(count * barMs * 3, 4 * 86_400_000);
+  const raw = await client.retrieveBars({
+    contractId: spec.id,
+    live: liveData,
+    startTime: new Date(end - lookback).toISOString(),
+    endTime: new Date(end).toISOString(),
+    unit: BAR_UNIT_CODES[timeframe.unit],
+    unitNumber: timeframe.unitNumber,
+    limit: Math.min(20_000, count),
+    includePartialBar: false,
+  });
+  const closed = dedupeAscending(raw).filter((bar) => bucketEnd(Date.parse(bar.t), timeframe) <= before);
+  const last = closed.slice(-count);
+  return last.length === 0 ? undefined : toChunk(spec.id, timeframe, spec, last, false);
 }
 
 /** Gateway bars (oldest first) as one chunk, prices in ticks (off-grid prices are rounded to the grid). */

@@ -17,15 +17,15 @@ import type { Logger } from '../../engine/log.ts';
 import { PriceGrid } from '../../engine/ticks.ts';
 import { createEngine, failureError, RISK_STRATEGY_ID, type Engine, type StrategyFailure } from '../../engine/runner.ts';
 import { Accounting } from '../../engine/accounting.ts';
-import { parseParams, type StrategyError, type StrategyModule } from '../../engine/strategy.ts';
+import { parseParams, warmupBars, type StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig } from '../../engine/rules.ts';
-import type { ContractSpec, Timeframe } from '../../engine/types.ts';
+import type { BarChunk, ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './config.ts';
 import { LiveExecutor, journaledUpdate } from './executor.ts';
 import type { FlattenResult } from './kill-switch.ts';
 import { Journal } from './journal.ts';
 import { disagreementText, gatewayLimits, limitDisagreements, resolveLimits, restoreFromGateway, type GatewayLimits, type LimitDisagreement } from './limits.ts';
-import { Poller } from './poller.ts';
+import { historyBefore, Poller } from './poller.ts';
 import { assertPlan, type BarSubscription, type PollIntervals } from './rate-plan.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
 import { renderStatus, type StatusInput } from './status.ts';
@@ -108,7 +108,8 @@ export class LiveSession {
     let admin: AdminClient | undefined;
     try {
       // What the config alone decides is refused before anything is asked of the gateway.
-      parseParams(o.strategy, config.strategy.params);
+      const params = parseParams(o.strategy, config.strategy.params);
+      const warmup = warmupBars(o.strategy, params);
       assertPlan(subscriptionsOf(config), pollIntervalsOf(config));
       journal = Journal.open(config.journal, { now });
       await client.login();
@@ -199,6 +200,7 @@ export class LiveSession {
       session.contracts = contracts;
       hooks.session = session;
       session.wire(report);
+      if (warmup > 0) await session.warmUp(warmup);
       if (fromGateway !== undefined && adminAccount !== undefined) {
         // After the journal's replay and before the first bar: the floors start where the gateway's are.
         engine.restore(restoreFromGateway(fromGateway, engine.rules.config.maximumLossLimit?.variant));
@@ -237,6 +239,10 @@ export class LiveSession {
     }
     for (const order of journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] })) {
       executor.events.next(journaledUpdate(order, order.updatedAt));
+    }
+    // An order the gateway showed filled whose trades have not all arrived yet: its fill counts at once.
+    for (const order of journal.orders({ states: ['filled'] })) {
+      if (order.filledSize < order.size) executor.events.next(journaledUpdate(order, order.updatedAt, undefined, order.size));
     }
     if (report.positionDifferences.length > 0) {
       const text = report.positionDifferences.map((d) => `${d.contractId} journal ${d.journal} gateway ${d.gateway}`).join(', ');
@@ -293,6 +299,32 @@ export class LiveSession {
   /** A failure no strategy could be named for (an error RxJS reports asynchronously) is handled the same way. */
   failUnattributed(error: unknown): void {
     void this.onStrategyFailure({ strategyId: this.options.config.strategy.id, error, barTime: NaN });
+  }
+
+  /**
+   * The strategy's declared warm-up, from the gateway's history before the session's first live bar, run
+   * through the strategy with orders suppressed: its first live decision is made with warm indicators.
+   */
+  private async warmUp(bars: number): Promise<void> {
+    const { config, logger } = this.options;
+    for (const contractId of config.contracts) {
+      const spec = this.contracts.get(contractId)!;
+      let chunk: BarChunk | undefined;
+      try {
+        chunk = await historyBefore(this.client, spec, config.timeframe, this.poller.startedAt, bars, config.gateway.liveData);
+      } catch (error) {
+        logger.warn({ contractId, bars, err: error }, 'warm-up history unavailable; the strategy starts cold (its warm-up bars are live ones)');
+        continue;
+      }
+      if (chunk === undefined) {
+        logger.warn({ contractId, bars }, 'warm-up: no history before the session; the strategy starts cold');
+        continue;
+      }
+      this.engine.warmUp(chunk);
+      const range = { from: new Date(chunk.time[0]!).toISOString(), to: new Date(chunk.time[chunk.length - 1]!).toISOString() };
+      this.journal.record('warm-up', 'event', null, { contractId, bars: chunk.length, wanted: bars, ...range });
+      logger.info({ contractId, bars: chunk.length, wanted: bars, ...range }, 'warm-up: history run through the strategy, orders suppressed');
+    }
   }
 
   /** Start polling (after `start`, so a caller can subscribe to the engine's streams first). */

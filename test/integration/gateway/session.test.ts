@@ -90,16 +90,21 @@ describe('session token', () => {
   });
 });
 
+/** A debug logger whose lines are kept in memory. */
+function capturedLogger() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'debug', destination }) };
+}
+
 describe('secrets never reach a log line or a serialised error', () => {
   it('api key, token, newToken, password, loginToken and Authorization stay out of the logs', async () => {
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logger = createLogger({ level: 'debug', destination });
+    const { lines, logger } = capturedLogger();
     const adminSecret = 'admin-bearer-secret-abc';
     const trading = new TradingClient({ baseUrl: server.url, userName: 'trader1', apiKey: 'api-key-secret-value', logger, now: () => clock, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
     const admin = new AdminClient({ baseUrl: server.url, headers: { authorization: `Bearer ${adminSecret}` }, logger });
@@ -146,14 +151,7 @@ describe('secrets never reach a log line or a serialised error', () => {
   });
 
   it('a truncated login answer (not JSON) never shows its token: not in the error, its serialisation, or the logs', async () => {
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logger = createLogger({ level: 'debug', destination });
+    const { lines, logger } = capturedLogger();
     const token = 'tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0';
     const trading = new TradingClient({ baseUrl: server.url, userName: 'trader1', apiKey: 'api-key-secret-value', logger, now: () => clock, retry: { maxAttempts: 1 } });
     server.script('/api/Auth/loginKey', { raw: `{"token":"${token}","success":true,"errorCode":0,"errorMess` });
@@ -176,14 +174,7 @@ describe('secrets never reach a log line or a serialised error', () => {
     const { registerSecret, scrubSecrets } = await import('../../../src/engine/secrets.ts');
     const secret = 'very-secret-admin-credential-42';
     registerSecret(secret);
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logger = createLogger({ level: 'debug', destination });
+    const { lines, logger } = capturedLogger();
     logger.warn({ deep: { nested: [`x ${secret} y`] }, url: `https://h/p?access_token=${secret}` }, `message with ${secret}`);
     expect(lines.join('')).not.toContain(secret);
     expect(lines.join('')).toContain('[redacted]');

@@ -67,6 +67,7 @@ describe('tickline paper', () => {
     try {
       expect(j.orders({ states: ['submitting', 'unknown'] })).toEqual([]);
       const kinds = j.entries().map((e) => `${e.kind}/${e.phase}`);
+      expect(kinds).toContain('warm-up/event');
       expect(kinds).toContain('kill-switch/before');
       expect(kinds).toContain('kill-switch/after');
       expect(kinds.at(-1)).toBe('session/after');
