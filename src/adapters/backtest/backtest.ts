@@ -21,6 +21,7 @@ import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import { BarCache } from './sources/cache.ts';
 import { aggregate, sliceByTime } from './sources/columns.ts';
 import { readCsvBars } from './sources/csv.ts';
+import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
 import { syntheticBars } from './sources/synthetic.ts';
 import { loadStrategy } from '../../strategies/index.ts';
@@ -110,6 +111,8 @@ export interface BacktestOutcome {
   readonly result: BacktestRunResult;
   readonly report: ReportInput;
   readonly statistics: Statistics;
+  /** Rows of `equity.csv` (config `outputs.equity`). */
+  readonly equityOutput?: EquityOutput;
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -199,7 +202,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     },
     tradingDay: result.riskConfig.tradingDay,
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report) };
+  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report), equityOutput: config.outputs.equity };
 }
 
 export interface WrittenFiles {
@@ -250,8 +253,6 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net',
     ...trades.map((t) => csvRow([t.contractId, t.side, t.size, t.entryTime, t.exitTime, t.entryPrice, t.exitPrice, t.pnl, t.fees, t.net])),
   ].join('\n');
-  const equityLines = ['time,equity'];
-  for (let i = 0; i < result.equity.time.length; i++) equityLines.push(`${iso(result.equity.time[i]!)},${cents(result.equity.equity[i]!)}`);
   const summary = {
     name: outcome.name,
     title: outcome.title,
@@ -273,7 +274,6 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'trades.csv': `${tradesCsv}\n`,
     'trades.json': json(trades),
     'orders.json': json(orders),
-    'equity.csv': `${equityLines.join('\n')}\n`,
     'violations.json': json(result.violations),
     'statistics.json': json(statistics),
     'daily.json': json(statistics.daily),
@@ -281,7 +281,9 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'summary.json': json(summary),
   };
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');
+  const equityRowsWritten = equityRows(result.equity, outcome.equityOutput ?? 'per-bar', result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay);
+  await writeEquityCsv(path.join(dir, 'equity.csv'), result.equity, equityRowsWritten);
   const reportPath = path.join(dir, 'report.html');
   await writeReport(reportPath, outcome.report, statistics);
-  return { dir, report: reportPath, files: [...Object.keys(files), 'report.html'] };
+  return { dir, report: reportPath, files: [...Object.keys(files), 'equity.csv', 'report.html'] };
 }

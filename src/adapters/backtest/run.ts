@@ -96,6 +96,8 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     account: rules,
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
+    // The fill model fills each order once, synchronously, from its own book.
+    uniqueFills: true,
   });
   const fills: Fill[] = [];
   const breaches: Breach[] = [];
