@@ -15,6 +15,7 @@ import { createLogger } from '../engine/log.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
 import { loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
+import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
 import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
 import { readFileSync } from 'node:fs';
 import { parseCommandArgs, type FlagValues } from './args.ts';
@@ -162,6 +163,7 @@ export async function run(args: string[]): Promise<number> {
     ];
     for (const v of result.violations) lines.push(`  Violation       ${v.triggeredAt} type ${v.type} (${v.rule}, duration ${v.duration}) equity ${v.violationBalance.toFixed(2)} vs ${v.level.toFixed(2)}`);
     for (const a of result.closestApproach) lines.push(`  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`);
+    lines.push(...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)));
     lines.push(`orders sha256: ${result.orderListHash}`, `report: ${written.report}`, `results: ${written.dir}/ (${written.files.join(', ')})`);
     process.stdout.write(`${lines.join('\n')}\n`);
     if (result.failure !== undefined) {

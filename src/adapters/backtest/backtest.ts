@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
-import type { StrategyModule } from '../../engine/strategy.ts';
+import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import { computeStatistics, cents } from '../../report/statistics.ts';
@@ -16,6 +16,7 @@ import type { ReportInput, Statistics } from '../../report/types.ts';
 import type { BacktestConfig, DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult } from './run.ts';
+import { decisionsCsv } from './decisions-csv.ts';
 import { BarCache } from './sources/cache.ts';
 import { aggregate, sliceByTime } from './sources/columns.ts';
 import { readCsvBars } from './sources/csv.ts';
@@ -147,6 +148,8 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
+  // The parameters the strategy ran with, defaults included (the definition may name none of them).
+  const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
   const report: ReportInput = {
     title,
     contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
@@ -159,9 +162,11 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     passed: result.passed,
     verdict: result.verdict,
     orderListHash: result.orderListHash,
+    strategy: { name: strategy.name, params },
+    decisions: result.decisions,
     config: {
       strategy: strategy.name,
-      params: JSON.stringify(config.strategy.params),
+      params: JSON.stringify(params),
       contract: contract.id,
       timeframe: timeframeLabel(config.timeframe),
       data: history.description,
@@ -247,6 +252,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     endingEquity: cents(result.endingEquity),
     openPosition: result.openPosition,
     rejectedIntents: result.rejectedIntents,
+    rejections: result.rejections,
     violations: result.violations.length,
     closestApproach: result.closestApproach.map((a) => ({ rule: a.rule, minRoom: cents(a.minRoom), time: a.time === null ? null : iso(a.time) })),
   };
@@ -261,6 +267,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'daily.json': json(statistics.daily),
     'daystats.json': json(statistics.dayStats),
     'summary.json': json(summary),
+    'decisions.csv': decisionsCsv(result.decisions, grid),
   };
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');
   const reportPath = path.join(dir, 'report.html');
