@@ -14,14 +14,8 @@ import { accountConfigSchema, type AccountConfig } from './rules.ts';
 const money = z.number().finite().positive();
 
 export const evaluationRulesSchema = z.strictObject({
-  /** What the preset is, for example `Topstep 50K Trading Combine`. */
+  /** What the rules are, for example `Topstep 50K Trading Combine`. */
   name: z.string().min(1),
-  /** Where the numbers come from (an address or a document), so a reader can check them. */
-  source: z.string().min(1),
-  /** The date the numbers were read at the source, `YYYY-MM-DD`: firms change their rules. */
-  readOn: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD'),
-  /** Shown with every result: check the firm's current rules. */
-  note: z.string().min(1),
   startingBalance: money,
   /** Money to gain over the starting balance (measured at the end of a trading day). */
   profitTarget: money,
@@ -46,6 +40,21 @@ export const evaluationRulesSchema = z.strictObject({
 
 export type EvaluationRules = z.output<typeof evaluationRulesSchema>;
 export type EvaluationRulesInput = z.input<typeof evaluationRulesSchema>;
+
+/** A preset file (config/evaluations/*.yaml): the rules and where they come from. */
+export const evaluationPresetSchema = evaluationRulesSchema.extend({
+  /** Where the numbers come from (addresses or documents), so a reader can check them. */
+  source: z.string().min(1),
+  /** The date the numbers were read at the source, `YYYY-MM-DD`: firms change their rules. */
+  readOn: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD'),
+  /** Shown with every result: check the firm's current rules. */
+  note: z.string().min(1),
+});
+
+export type EvaluationPreset = z.output<typeof evaluationPresetSchema>;
+
+/** The rules with their provenance, when they came from a preset. */
+export type EvaluationSource = EvaluationRules & Partial<Pick<EvaluationPreset, 'source' | 'readOn' | 'note'>>;
 
 /** The rules a result can fail by. */
 export const EVALUATION_FAILURES = ['maximumLossLimit', 'dailyLossLimit', 'maximumContracts', 'tradingHours'] as const;

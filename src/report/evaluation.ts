@@ -15,9 +15,11 @@
 import { SessionClock, TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
 import {
   EVALUATION_FAILURE_LABELS,
+  EVALUATION_FAILURES,
   evaluationAccount,
   type EvaluationFailure,
   type EvaluationRules,
+  type EvaluationSource,
 } from '../engine/evaluation.ts';
 import { RuleBook, type Breach } from '../engine/rules.ts';
 import type { Side } from '../engine/types.ts';
@@ -29,13 +31,18 @@ import type { EquityCurve, ReportBars } from './types.ts';
 export interface EvaluationDay {
   /** Trading day, `YYYY-MM-DD`. */
   readonly day: string;
-  /** Equity minus the day's opening equity at the turning points of the day's path; the last is the close. */
+  /**
+   * Equity minus the day's opening equity (the previous close) at the turning points of the day's path;
+   * the last is the close.
+   */
   readonly offsets: Float64Array;
   /** Epoch ms of each point (the bar it came from). */
   readonly times: Float64Array;
   /** The lowest and the highest offset of the day. */
   readonly low: number;
   readonly high: number;
+  /** The realized balance at the day's close minus the day's opening equity (the close when flat). */
+  readonly closeBalance: number;
   /** A fill happened this day (it counts as a trading day). */
   readonly traded: boolean;
   /** Largest absolute position held. */
@@ -53,6 +60,8 @@ export interface EvaluationRunInput {
   readonly equity: EquityCurve;
   /** The run's fills, in order: the position during each bar. */
   readonly fills: readonly { readonly time: number; readonly side: Side; readonly size: number }[];
+  /** The realized balance after each change (each fill); without it the closing equity stands in. */
+  readonly balance?: { readonly time: ArrayLike<number>; readonly balance: ArrayLike<number> };
   readonly tickValue: number;
   readonly startingBalance: number;
   readonly tradingDay?: TradingDayConfig;
@@ -118,6 +127,9 @@ export function evaluationDays(run: EvaluationRunInput, rules: Pick<EvaluationRu
   let position = 0;
   let fill = 0;
   let bar = 0;
+  let balance = run.startingBalance;
+  let balanceAt = 0;
+  const balances = run.balance;
 
   const finish = () => {
     if (current === undefined) return;
@@ -135,6 +147,7 @@ export function evaluationDays(run: EvaluationRunInput, rules: Pick<EvaluationRu
     }
     days.push({
       day: current.day,
+      closeBalance: balances === undefined ? lastEquity - opening : balance - opening,
       offsets,
       low: lowest,
       high: highest,
@@ -160,6 +173,9 @@ export function evaluationDays(run: EvaluationRunInput, rules: Pick<EvaluationRu
       const f = run.fills[fill++]!;
       position += f.side === 'buy' ? f.size : -f.size;
       if (calendar.dayOf(f.time) === day) current.traded = true;
+    }
+    while (balances !== undefined && balanceAt < balances.time.length && (balances.time[balanceAt] as number) <= t) {
+      balance = balances.balance[balanceAt++] as number;
     }
     while (bar < barTime.length && (barTime[bar] as number) < t) bar++;
     const size = Math.abs(position);
@@ -198,7 +214,9 @@ export interface EvaluationStep {
  */
 export class EvaluationAccount {
   readonly book: RuleBook;
+  /** Equity (balance + open PnL) and realized balance at the last day's close. */
   equity: number;
+  balance: number;
   tradingDays = 0;
   dayNumber = 0;
   bestDay = Number.NEGATIVE_INFINITY;
@@ -216,12 +234,14 @@ export class EvaluationAccount {
   ) {
     this.book = new RuleBook(evaluationAccount(rules));
     this.equity = rules.startingBalance;
+    this.balance = rules.startingBalance;
   }
 
   /** A fresh account under the same rules. */
   reset(): void {
     this.book.reset();
     this.equity = this.rules.startingBalance;
+    this.balance = this.rules.startingBalance;
     this.tradingDays = 0;
     this.dayNumber = 0;
     this.bestDay = Number.NEGATIVE_INFINITY;
@@ -229,8 +249,9 @@ export class EvaluationAccount {
     this.broken.length = 0;
   }
 
+  /** Realized profit: what the target and the consistency rule measure. */
   get profit(): number {
-    return this.equity - this.rules.startingBalance;
+    return this.balance - this.rules.startingBalance;
   }
 
   /** Whether the targets are met now: profit, trading days and consistency. */
@@ -243,62 +264,59 @@ export class EvaluationAccount {
     return true;
   }
 
+  /**
+   * One trading day. The day's path is the run's own, with what the engine did in it (a daily loss limit
+   * flattens and pauses the day, and the path shows it), so it is replayed as it is; only a broken
+   * maximum loss limit (or a daily one that fails the evaluation) ends it, at the floor reached.
+   */
   playDay(day: EvaluationDay): EvaluationStep {
     if (this.finished !== undefined) throw new Error('the evaluation is already finished');
     this.dayNumber++;
-    const start = this.equity;
-    this.book.startDay(day.day, start);
+    const open = this.equity;
+    const startBalance = this.balance;
+    // The engine's day starts from the balance: the daily floor and the end-of-day high are balances.
+    this.book.startDay(day.day, startBalance);
     const { offsets, times } = day;
-    // The day's other failures, cut at the instant a soft daily breach flattens the account.
-    let cutoff = Number.POSITIVE_INFINITY;
-    let end = start + offsets[offsets.length - 1]!;
-    let failure: { rule: EvaluationFailure; time: number } | undefined;
-    const quiet = !this.exact && !this.book.couldBreach(start + day.low, start + day.high);
-    if (quiet) this.book.evaluate(times[0]!, start + day.low, start + day.low, start + day.high, this.onBreach);
-    const daily = this.rules.dailyLossLimit !== undefined;
+    const hardDaily = this.rules.dailyLossLimit?.breach === 'failsEvaluation';
+    let failure: { rule: EvaluationFailure; time: number; equity: number } | undefined;
+    const quiet = !this.exact && !this.book.couldBreach(open + day.low, open + day.high);
+    if (quiet) this.book.evaluate(times[0]!, startBalance, open + day.low, open + day.high, this.onBreach);
     for (let k = 0; k < offsets.length && !quiet; k++) {
-      let value = start + offsets[k]!;
-      // A fall reaches the higher floor first: when the daily one is above the maximum loss floor, the
-      // account is flattened there, so a deeper low of the same fall (what a compressed path keeps)
-      // never reaches the maximum loss floor. The floors do not move during a fall.
-      if (daily) {
-        const dailyFloor = this.book.dailyLossFloor();
-        if (value <= dailyFloor && dailyFloor > this.book.maximumLossFloor()) value = dailyFloor;
-      }
-      this.book.evaluate(times[k]!, value, value, value, this.onBreach);
+      const value = open + offsets[k]!;
+      this.book.evaluate(times[k]!, startBalance, value, value, this.onBreach);
       if (this.broken.length === 0) continue;
-      const mllBroken = this.broken.some((b) => b.rule === 'maximumLossLimit');
+      const maximum = this.broken.some((b) => b.rule === 'maximumLossLimit');
+      const daily = hardDaily && this.broken.some((b) => b.rule === 'dailyLossLimit');
       this.broken.length = 0;
-      // The account ends at the floor it reached (the firm liquidates there), whatever the path's low:
-      // the same equity whether a fall is replayed point by point or as its low.
-      if (mllBroken) {
-        failure = { rule: 'maximumLossLimit', time: times[k]! };
-        end = this.book.maximumLossFloor();
-        break;
-      }
-      end = this.book.dailyLossFloor();
-      if (this.rules.dailyLossLimit?.breach === 'failsEvaluation') {
-        failure = { rule: 'dailyLossLimit', time: times[k]! };
-        break;
-      }
-      // A soft breach: flattened at the daily floor, nothing more that day.
-      cutoff = times[k]!;
+      if (!maximum && !daily) continue;
+      // Both at one point: a fall reaches the higher floor first (and a compressed path keeps only its low).
+      const dailyFloor = this.book.dailyLossFloor();
+      const maximumFloor = this.book.maximumLossFloor();
+      const dailyFirst = daily && (!maximum || dailyFloor > maximumFloor);
+      failure = dailyFirst
+        ? { rule: 'dailyLossLimit', time: times[k]!, equity: dailyFloor }
+        : { rule: 'maximumLossLimit', time: times[k]!, equity: maximumFloor };
       break;
     }
     // The cap and the hours break at their own instants: the earliest broken rule is the one that failed.
-    if (day.contractsBreach <= cutoff && !(failure !== undefined && failure.time <= day.contractsBreach)) {
-      failure = { rule: 'maximumContracts', time: day.contractsBreach };
+    if (day.contractsBreach < (failure?.time ?? Number.POSITIVE_INFINITY)) {
+      failure = { rule: 'maximumContracts', time: day.contractsBreach, equity: Number.NaN };
     }
-    if (day.hoursBreach <= cutoff && !(failure !== undefined && failure.time <= day.hoursBreach)) {
-      failure = { rule: 'tradingHours', time: day.hoursBreach };
+    if (day.hoursBreach < (failure?.time ?? Number.POSITIVE_INFINITY)) {
+      failure = { rule: 'tradingHours', time: day.hoursBreach, equity: Number.NaN };
     }
-    this.equity = end;
     if (day.traded) this.tradingDays++;
-    if (end - start > this.bestDay) this.bestDay = end - start;
     if (failure !== undefined) {
+      // The account closes at the floor it reached (where the firm liquidates), the same for a whole
+      // path and its compressed one; a cap or hours breach leaves it where the day closed.
+      this.equity = Number.isNaN(failure.equity) ? open + offsets[offsets.length - 1]! : failure.equity;
+      this.balance = this.equity;
       this.finished = 'failed';
       return { status: 'failed', rule: failure.rule, time: failure.time };
     }
+    this.equity = open + offsets[offsets.length - 1]!;
+    this.balance = open + day.closeBalance;
+    if (this.balance - startBalance > this.bestDay) this.bestDay = this.balance - startBalance;
     if (this.targetsMet()) {
       this.finished = 'passed';
       return { status: 'passed', time: times[times.length - 1]! };
@@ -604,5 +622,71 @@ export function monteCarloEvaluation(rules: EvaluationRules, days: readonly Eval
     openProbability: share(open),
     daysToPass: daysToPass(passCounts, passed),
     fan: { ...fan, samples },
+  };
+}
+
+// ------------------------------------------------------------------ both, for a report
+
+export interface RunEvaluation {
+  /** The rules, with their source, reading date and note when they came from a preset. */
+  readonly rules: EvaluationSource;
+  readonly outcome: EvaluationOutcome;
+  /** Null when the run has no trading day to draw from. */
+  readonly monteCarlo: MonteCarloResult | null;
+}
+
+/** The run's own evaluation and its Monte Carlo pass probability. */
+export function evaluateRun(rules: EvaluationSource, run: EvaluationRunInput, options: MonteCarloOptions = {}): RunEvaluation {
+  const days = evaluationDays(run, rules);
+  const outcome = replayEvaluation(rules, days);
+  // After its maximum loss limit broke the run's account traded no more: those days say nothing of the strategy.
+  const trading = outcome.rule === 'maximumLossLimit' ? days.slice(0, outcome.dayNumber!) : days;
+  return {
+    rules,
+    outcome,
+    monteCarlo: trading.length === 0 ? null : monteCarloEvaluation(rules, trading, options),
+  };
+}
+
+/** A probability in percent: one decimal, two below 1% (so 0.04% does not read as 0). */
+function percent(fraction: number): string {
+  const value = fraction * 100;
+  return `${value.toFixed(value > 0 && value < 1 ? 2 : 1)}%`;
+}
+
+/** The Monte Carlo in one line: pass probability with its interval, failures by rule, days to pass. */
+export function monteCarloLine(mc: MonteCarloResult): string {
+  const fails = EVALUATION_FAILURES.filter((rule) => mc.failed[rule] > 0).map((rule) => `${EVALUATION_FAILURE_LABELS[rule]} ${percent(mc.failProbability[rule])}`);
+  const parts = [
+    `pass probability ${percent(mc.passProbability)} (95% CI ${percent(mc.passInterval[0])} to ${percent(mc.passInterval[1])})`,
+    `${mc.paths} paths of up to ${mc.horizonDays} days drawn from ${mc.sampleDays} (seed ${mc.seed}, blocks of ${mc.blockDays})`,
+    fails.length === 0 ? 'no failure' : `failed by ${fails.join(', ')}`,
+  ];
+  if (mc.open > 0) parts.push(`still open after ${mc.horizonDays} days ${percent(mc.openProbability)}`);
+  if (mc.daysToPass !== null) {
+    const d = mc.daysToPass;
+    parts.push(`days to pass: median ${d.median} (95% CI ${d.medianInterval[0]} to ${d.medianInterval[1]}), 10% to 90% ${d.p10} to ${d.p90}`);
+  }
+  return parts.join('; ');
+}
+
+/** The terminal's lines of an evaluation. */
+export function evaluationLines(evaluation: RunEvaluation): string[] {
+  const lines = [`Evaluation: ${evaluation.rules.name}: ${evaluation.outcome.summary}`];
+  if (evaluation.monteCarlo !== null) lines.push(`  Monte Carlo: ${monteCarloLine(evaluation.monteCarlo)}`);
+  if (evaluation.rules.readOn !== undefined) {
+    lines.push(`  Rules as read on ${evaluation.rules.readOn} (the preset names its sources): check the firm's current rules.`);
+  }
+  return lines;
+}
+
+/** evaluation.json: the rules, the run's outcome (times in ISO 8601) and the Monte Carlo. */
+export function evaluationJson(evaluation: RunEvaluation): unknown {
+  const iso = (time: number | null) => (time === null || Number.isNaN(time) ? null : new Date(time).toISOString());
+  const { outcome } = evaluation;
+  return {
+    rules: evaluation.rules,
+    outcome: { ...outcome, time: iso(outcome.time), closest: outcome.closest.map((a) => ({ ...a, time: iso(a.time) })) },
+    monteCarlo: evaluation.monteCarlo,
   };
 }

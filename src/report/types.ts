@@ -12,6 +12,7 @@ import type { ClosedTrade as EngineClosedTrade } from '../engine/accounting.ts';
 import type { TradingDayConfig } from '../engine/calendar.ts';
 import type { GuardResult } from '../engine/risk.ts';
 import type { Intent } from '../engine/types.ts';
+import type { RunEvaluation } from './evaluation.ts';
 
 export interface ReportContract {
   /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
@@ -131,6 +132,8 @@ export interface ReportInput {
   readonly tradingDay?: TradingDayConfig;
   /** The strategy and the parameters it actually ran with (defaults applied), shown near the top. */
   readonly strategy?: { readonly name: string; readonly params: Readonly<Record<string, unknown>> };
+  /** The run against a prop-firm evaluation's rules and its Monte Carlo pass probability (src/report/evaluation.ts). */
+  readonly evaluation?: RunEvaluation;
   /** Every risk-guard decision of the run, in the order made: the report's decisions section and chart markers. */
   readonly decisions?: readonly DecisionRecord[];
 }

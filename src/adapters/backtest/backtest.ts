@@ -16,6 +16,8 @@ import type { ReportInput, Statistics } from '../../report/types.ts';
 import type { BacktestConfig, DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult } from './run.ts';
+import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation.ts';
+import { evaluateRun, evaluationJson, type MonteCarloOptions } from '../../report/evaluation.ts';
 import { decisionsCsv } from './decisions-csv.ts';
 import { BarCache } from './sources/cache.ts';
 import { aggregate, sliceByTime } from './sources/columns.ts';
@@ -119,6 +121,25 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Record the per-bar equity curve (needed for drawdown statistics and the report). */
   readonly recordEquity?: boolean;
+  /**
+   * The evaluation to judge the run by (a loaded preset); by default the account's own rules when they
+   * have a profit target and a maximum loss limit. Only with the equity curve recorded.
+   */
+  readonly evaluation?: EvaluationSource;
+  /** Paths, seed, horizon and block of the evaluation's Monte Carlo. */
+  readonly monteCarlo?: MonteCarloOptions;
+}
+
+/** The account's own rules as an evaluation, when it has a target and a maximum loss limit to judge by. */
+export function accountEvaluation(account: BacktestConfig['account'], name: string): EvaluationRules | undefined {
+  if (account.profitTarget === undefined || account.maximumLossLimit === undefined) return undefined;
+  return {
+    name: `the account rules of ${name}`,
+    startingBalance: account.startingBalance,
+    profitTarget: account.profitTarget,
+    maximumLossLimit: account.maximumLossLimit,
+    ...(account.dailyLossLimit === undefined ? {} : { dailyLossLimit: { amount: account.dailyLossLimit, breach: 'pausesDay' as const } }),
+  };
 }
 
 /** Load, run and compute statistics; writes nothing. */
@@ -150,6 +171,15 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
   // The parameters the strategy ran with, defaults included (the definition may name none of them).
   const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
+  const rules = options.evaluation ?? accountEvaluation(config.account, name);
+  const evaluation =
+    rules === undefined || (options.recordEquity ?? true) === false
+      ? undefined
+      : evaluateRun(
+          rules,
+          { bars, equity: result.equity, fills: result.fills, balance: result.balance, tickValue: contract.grid.tickValue, startingBalance: result.startingBalance, tradingDay: result.riskConfig.tradingDay },
+          options.monteCarlo,
+        );
   const report: ReportInput = {
     title,
     contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
@@ -163,6 +193,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     verdict: result.verdict,
     orderListHash: result.orderListHash,
     strategy: { name: strategy.name, params },
+    ...(evaluation === undefined ? {} : { evaluation }),
     decisions: result.decisions,
     config: {
       strategy: strategy.name,
@@ -268,6 +299,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'daystats.json': json(statistics.dayStats),
     'summary.json': json(summary),
     'decisions.csv': decisionsCsv(result.decisions, grid),
+    ...(outcome.report.evaluation === undefined ? {} : { 'evaluation.json': json(evaluationJson(outcome.report.evaluation)) }),
   };
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');
   const reportPath = path.join(dir, 'report.html');

@@ -84,6 +84,8 @@ export interface BacktestRunResult {
   readonly rejectedIntents: number;
   /** Rejections by reason code, in the order each code first occurred. */
   readonly rejections: Readonly<Record<string, number>>;
+  /** The balance (realized, after fees) after each fill, for the evaluation's end-of-day floors. */
+  readonly balance: { readonly time: readonly number[]; readonly balance: readonly number[] };
   /** Every decision of the guard with the position and equity it saw; empty when not recorded. */
   readonly decisions: readonly DecisionRecord[];
   /** Why the run stopped before the end of the history (a failing strategy); `bars` says how far it got. */
@@ -109,7 +111,12 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   const rejections: Record<string, number> = {};
   const decisions: DecisionRecord[] = [];
   const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;
-  engine.fills$.subscribe((fill) => fills.push(fill));
+  const balance = { time: [] as number[], balance: [] as number[] };
+  engine.fills$.subscribe((fill) => {
+    fills.push(fill);
+    balance.time.push(fill.time);
+    balance.balance.push(engine.accounting.balance);
+  });
   engine.breaches$.subscribe((breach) => breaches.push(breach));
   engine.decisions$.subscribe((decision) => {
     if (!decision.result.accepted) {
@@ -191,6 +198,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     riskConfig: engine.riskConfig,
     rejectedIntents,
     rejections,
+    balance,
     decisions,
     ...(failure === undefined ? {} : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };

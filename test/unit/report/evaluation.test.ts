@@ -19,9 +19,6 @@ const DAY = 86_400_000;
 function rules(overrides: Partial<EvaluationRulesInput> = {}): EvaluationRules {
   return evaluationRulesSchema.parse({
     name: 'test',
-    source: 'hand-made',
-    readOn: '2026-11-23',
-    note: 'a test',
     startingBalance: 50_000,
     profitTarget: 10_000,
     maximumLossLimit: { amount: 2_000, variant: 'static' },
@@ -41,6 +38,7 @@ function day(points: number[], extra: Partial<EvaluationDay> = {}): EvaluationDa
     times,
     low: Math.min(...offsets),
     high: Math.max(...offsets),
+    closeBalance: offsets[offsets.length - 1]!,
     traded: true,
     largestPosition: 1,
     contractsBreach: Number.NaN,
@@ -94,11 +92,11 @@ describe('evaluation rules on hand-made equity paths', () => {
     expect(() => rules(mll('static', 0))).toThrow(/lockAbove/);
   });
 
-  it('daily loss limit: a soft breach flattens at the floor and ends the day; a hard one fails', () => {
+  it('daily loss limit: a soft breach is part of the day (the engine flattened and paused); a hard one fails', () => {
     const soft = rules({ dailyLossLimit: { amount: 1_000, breach: 'pausesDay' }, profitTarget: 1_000 });
-    // Day 1 breaks at -1,100 (flattened at -1,000): the +2,000 after it never happens.
-    const outcome = replayEvaluation(soft, [day([-1_100, 2_000]), day([1_500]), day([600])]);
-    expect(outcome).toMatchObject({ status: 'passed', dayNumber: 3, profit: 1_100 });
+    // Day 1 breaks at -1,100 and stays there (the engine's flatten and pause are in the path).
+    const outcome = replayEvaluation(soft, [day([-1_100]), day([1_500]), day([600])]);
+    expect(outcome).toMatchObject({ status: 'passed', dayNumber: 3, profit: 1_000 });
     const hard = rules({ dailyLossLimit: { amount: 1_000, breach: 'failsEvaluation' } });
     expect(replayEvaluation(hard, [day([500]), day([-1_100, 2_000])])).toMatchObject({ status: 'failed', rule: 'dailyLossLimit', dayNumber: 2 });
   });
