@@ -404,8 +404,8 @@ export function replayEvaluation(rules: EvaluationRules, days: readonly Evaluati
       : status === 'failed'
         ? `failed${when}: ${EVALUATION_FAILURE_LABELS[step.rule!]} broken at ${new Date(step.time!).toISOString()}`
         : days.length === 0
-          ? 'not started: no trading day'
-          : `not passed after ${account.dayNumber} days: ${missing(account)}`;
+          ? 'had no trading day'
+          : `did not pass in ${account.dayNumber} days: ${missing(account)}`;
   return {
     status,
     dayNumber: status === 'open' ? null : account.dayNumber,

@@ -106,6 +106,14 @@ export interface DecisionRecord {
   readonly equity?: number;
 }
 
+/** A series drawn with the run: a strategy's indicator, one value per bar (NaN where undefined). */
+export interface ReportOverlay {
+  readonly name: string;
+  /** 'price' (default): values in ticks, drawn over the candles; 'own': any unit, in a pane below the price. */
+  readonly pane?: 'price' | 'own';
+  readonly values: ArrayLike<number>;
+}
+
 export interface ReportInput {
   readonly title: string;
   readonly contract: ReportContract;
@@ -130,6 +138,14 @@ export interface ReportInput {
   readonly tradingDayStartHour?: number;
   /** The trading day as the engine configures it (`riskConfig.tradingDay`); default 17:00 America/Chicago. */
   readonly tradingDay?: TradingDayConfig;
+  /** Where the bars came from (file, source, contract months spliced), shown with the data range. */
+  readonly data?: string;
+  /** Where the data changes contract month (spliced futures data): marked on the chart. */
+  readonly rolls?: readonly { readonly time: number; readonly contract: string }[];
+  /** The bars' timeframe, for example `5m`. */
+  readonly timeframe?: string;
+  /** The strategy's indicators (its `plots`), one value per bar. */
+  readonly overlays?: readonly ReportOverlay[];
   /** The strategy and the parameters it actually ran with (defaults applied), shown near the top. */
   readonly strategy?: { readonly name: string; readonly params: Readonly<Record<string, unknown>> };
   /** The run against a prop-firm evaluation's rules and its Monte Carlo pass probability (src/report/evaluation.ts). */

@@ -9,10 +9,10 @@ import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
-import type { BarColumns, Timeframe } from '../../engine/types.ts';
+import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
 import { computeStatistics, cents } from '../../report/statistics.ts';
 import { writeReport } from '../../report/html.ts';
-import type { ReportInput, Statistics } from '../../report/types.ts';
+import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.ts';
 import type { BacktestConfig, DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult } from './run.ts';
@@ -36,6 +36,8 @@ export interface History {
   readonly timeframe: Timeframe;
   /** One line saying where the bars came from. */
   readonly description: string;
+  /** Where the data changes contract month (a CSV's `contract` column): the report marks them. */
+  readonly rolls?: readonly { readonly time: number; readonly contract: string }[];
 }
 
 export interface HistoryOptions {
@@ -67,7 +69,8 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       const file = path.resolve(cwd, data.file);
       const { bars, segments } = readCsvBars(file, contract.grid, data.file);
       const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
-      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${data.file}${rolls}` };
+      const changes = segments.slice(1).map((s) => ({ time: bars.time[s.from]!, contract: s.contract }));
+      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${data.file}${rolls}`, rolls: changes };
     }
     case 'gateway': {
       if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
@@ -172,14 +175,16 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
   // The parameters the strategy ran with, defaults included (the definition may name none of them).
   const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
   const rules = options.evaluation ?? accountEvaluation(config.account, name);
+  const recordsReport = options.recordEquity ?? true;
   const evaluation =
-    rules === undefined || (options.recordEquity ?? true) === false
+    rules === undefined || !recordsReport
       ? undefined
       : evaluateRun(
           rules,
           { bars, equity: result.equity, fills: result.fills, balance: result.balance, tickValue: contract.grid.tickValue, startingBalance: result.startingBalance, tradingDay: result.riskConfig.tradingDay },
           options.monteCarlo,
         );
+  const overlays = recordsReport ? strategyOverlays(strategy, params, { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length }, options.logger) : [];
   const report: ReportInput = {
     title,
     contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
@@ -193,6 +198,10 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     verdict: result.verdict,
     orderListHash: result.orderListHash,
     strategy: { name: strategy.name, params },
+    data: history.description,
+    rolls: (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
+    timeframe: timeframeLabel(config.timeframe),
+    overlays,
     ...(evaluation === undefined ? {} : { evaluation }),
     decisions: result.decisions,
     config: {
@@ -218,6 +227,25 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     tradingDay: result.riskConfig.tradingDay,
   };
   return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report) };
+}
+
+/**
+ * The strategy's plots over the run's bars. A plot that throws is left out and logged: a drawing bug
+ * must not cost the run's results.
+ */
+export function strategyOverlays(strategy: StrategyModule, params: unknown, bars: BarChunk, logger: Logger = silentLogger): ReportOverlay[] {
+  if (strategy.plots === undefined) return [];
+  const overlays: ReportOverlay[] = [];
+  for (const plot of strategy.plots(params)) {
+    try {
+      const values = Float64Array.from(plot.values(bars));
+      if (values.length !== bars.length) throw new Error(`${values.length} values for ${bars.length} bars`);
+      overlays.push({ name: plot.name, pane: plot.pane ?? 'price', values });
+    } catch (error) {
+      logger.warn({ err: error, plot: plot.name }, `strategy ${strategy.name}: plot "${plot.name}" failed and is left out of the report`);
+    }
+  }
+  return overlays;
 }
 
 export interface WrittenFiles {

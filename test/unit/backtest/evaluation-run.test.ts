@@ -88,7 +88,7 @@ describe('tickline evaluate', () => {
     const outDir = path.join(dir, 'out');
     expect(await main(['evaluate', '--config', file, '--evaluation', 'topstep-50k', '--out', outDir, '--paths', '500', '--seed', '7'])).toBe(0);
     const text = out.join('');
-    expect(text).toMatch(/\nEvaluation: Topstep 50K Trading Combine: (passed|failed|not passed)/);
+    expect(text).toMatch(/\nEvaluation: Topstep 50K Trading Combine: (passed|failed|did not pass)/);
     expect(text).toMatch(/Monte Carlo: pass probability \d+\.\d+% \(95% CI [\d.]+% to [\d.]+%\); 500 paths of up to 60 days drawn from 3 \(seed 7, blocks of 1\)/);
     expect(text).toContain("check the firm's current rules");
     const saved = JSON.parse(readFileSync(path.join(outDir, 'evaluation.json'), 'utf8'));
