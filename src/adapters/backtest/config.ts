@@ -133,6 +133,12 @@ export const BacktestConfig = z.strictObject({
   from: IsoTime.optional(),
   to: IsoTime.optional(),
   account: AccountConfig.default(AccountConfig.parse({})),
+  /**
+   * A prop-firm evaluation to judge the run by: a preset of config/evaluations (`topstep-50k`) or a YAML
+   * file, relative to this file. Its floors, contract cap and hours become the account's rules and the
+   * guard's (so account.startingBalance, dailyLossLimit, maximumLossLimit and profitTarget are left out).
+   */
+  evaluation: z.string().min(1).optional(),
   fills: FillsConfig.default(FillsConfig.parse({})),
   /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),
