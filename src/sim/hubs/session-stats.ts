@@ -50,17 +50,12 @@ export class SessionStats {
       running.volume += base.volume(i);
     }
     running.through = Math.max(running.through, lastFinished);
-    if (!forming) return { ...running };
+    const { open, high, low, volume, previousClose } = running;
+    if (!forming) return { open, high, low, volume, previousClose };
     const start = base.time(current);
     const points = this.market.pointsBetween(start - 1, now);
     const prices = points.map((p) => p.price);
     const share = Math.min(1, (now - start + 1) / base.stepMs);
-    return {
-      open: running.open,
-      high: Math.max(running.high, ...prices),
-      low: Math.min(running.low, ...prices),
-      volume: running.volume + Math.round(base.volume(current) * share),
-      previousClose: running.previousClose,
-    };
+    return { open, high: Math.max(high, ...prices), low: Math.min(low, ...prices), volume: volume + Math.round(base.volume(current) * share), previousClose };
   }
 }
