@@ -16,6 +16,7 @@ import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { compareGrids, GRID, PARALLEL_WORKERS, runGrid } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
+import { measureMarketHub } from './market-hub.ts';
 import { CONTRACT, MINUTE, PathsDisagreeError, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, REFERENCE_PARAMS } from './reference.ts';
 
 const { values: args } = parseArgs({
@@ -237,6 +238,17 @@ results.grid = {
   cpuRatio: parallel.cpuMs / sequential.cpuMs,
   floor: gridFloor,
 };
+
+// ------------------------------------------------------------------ 8: quotes through the market hub
+progress('quotes through the simulator market hub to one subscriber ...');
+const marketHub = await measureMarketHub({ quotes: 10_000, window: 200 });
+rows.push({
+  figure: '8 market hub quotes to one subscriber (MarketHubClient <- simulator)',
+  value: `${fmt(marketHub.perSecond)} quotes/s (${fmt(marketHub.received)} quotes from ${fmt(marketHub.quotes)} one-second steps in ${fmt(marketHub.seconds, 2)} s)`,
+  target: '(no target)',
+  verdict: '',
+});
+results.marketHub = marketHub;
 
 // ------------------------------------------------------------------ output
 const loadAfter = os.loadavg();

@@ -81,7 +81,7 @@ export class MarketHub {
     if (!(perSecond > 0)) throw new RangeError(`quotesPerSecond must be positive, got ${perSecond}`);
     this.intervalMs = 1000 / perSecond;
     this.lookbackMs = options.printLookbackMs ?? 5 * 60_000;
-    this.wallClock = options.wallClock ?? Date.now;
+    this.wallClock = options.wallClock ?? (() => performance.now());
     const methods: Record<string, (c: HubConnection<UserRow>, args: readonly unknown[]) => unknown> = {};
     for (const feed of FEEDS) {
       methods[`SubscribeContract${feed}`] = (c, args) => this.subscribe(c, feed, this.tradedContract(args, `SubscribeContract${feed}`));
