@@ -14,6 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
+import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
 import { compareGrids, GRID, PARALLEL_WORKERS, runGrid } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
 import { measureMarketHub } from './market-hub.ts';
@@ -24,17 +25,19 @@ const { values: args } = parseArgs({
     bars: { type: 'string', default: '1000000' },
     reps: { type: 'string', default: '7' },
     requests: { type: 'string', default: '2000' },
+    'e2e-bars': { type: 'string', default: '10000000' },
     out: { type: 'string', default: path.resolve(import.meta.dirname, 'results/latest.json') },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write('usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--out file.json]\n');
+  process.stdout.write('usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--e2e-bars N] [--out file.json]\n');
   process.exit(0);
 }
 const BARS = positiveInt('bars', args.bars);
 const REPS = Math.max(5, positiveInt('reps', args.reps));
 const REQUESTS = positiveInt('requests', args.requests);
+const E2E_BARS = positiveInt('e2e-bars', args['e2e-bars']);
 
 function positiveInt(name: string, text: string | undefined): number {
   const value = Number(text);
@@ -239,11 +242,28 @@ results.grid = {
   floor: gridFloor,
 };
 
-// ------------------------------------------------------------------ 8: quotes through the market hub
+// ------------------------------------------------------------------ 8, 9: the CLI end to end from a CSV, the CSV reader
+progress(`writing a ${fmt(E2E_BARS)}-bar one-minute CSV into a temporary folder ...`);
+const e2eCsv = await writeMinuteCsv(E2E_BARS);
+try {
+  progress('CSV reader alone (median of 3) ...');
+  const parse = measureCsvParse(e2eCsv);
+  progress(`tickline backtest on it in a child process, every output ...`);
+  const cli = runCliBacktest(e2eCsv);
+  const cliRssMb = (cli.maxRssKiB * 1024) / 1e6;
+  rows.push({ figure: `8 tickline backtest, ${fmt(E2E_BARS)} 1m bars from CSV, all outputs (child process)`, value: `${fmt(cli.wallMs / 1000, 2)} s`, target: '< 15 s', verdict: verdict(cli.wallMs < 15_000) });
+  rows.push({ figure: '8 same, peak RSS', value: `${fmt(cliRssMb, 1)} MB`, target: '< 1,500 MB', verdict: verdict(cliRssMb < 1500) });
+  rows.push({ figure: '9 CSV reader (streamed into columns)', value: `${fmt(parse.barsPerSecond)} bars/s (median ${fmt(parse.ms)} ms)`, target: '>= 5,000,000 bars/s', verdict: verdict(parse.barsPerSecond >= 5_000_000) });
+  results.cliEndToEnd = { bars: E2E_BARS, wallMs: cli.wallMs, maxRssKiB: cli.maxRssKiB, exitCode: cli.exitCode, csvParseBarsPerSecond: parse.barsPerSecond, csvParseMs: parse.ms };
+} finally {
+  e2eCsv.dispose();
+}
+
+// ------------------------------------------------------------------ 10: quotes through the market hub
 progress('quotes through the simulator market hub to one subscriber ...');
 const marketHub = await measureMarketHub({ quotes: 10_000, window: 200 });
 rows.push({
-  figure: '8 market hub quotes to one subscriber (MarketHubClient <- simulator)',
+  figure: '10 market hub quotes to one subscriber (MarketHubClient <- simulator)',
   value: `${fmt(marketHub.perSecond)} quotes/s (${fmt(marketHub.received)} quotes from ${fmt(marketHub.quotes)} one-second steps in ${fmt(marketHub.seconds, 2)} s)`,
   target: '(no target)',
   verdict: '',

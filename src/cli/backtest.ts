@@ -6,7 +6,9 @@
  */
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { BacktestConfig, resolveBacktestPaths } from '../adapters/backtest/config.ts';
+import { AccountConfig, BacktestConfig, resolveBacktestPaths } from '../adapters/backtest/config.ts';
+import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '../engine/evaluation.ts';
+import { loadEvaluationRules } from './evaluations.ts';
 import { BacktestDataError, executeBacktest, writeBacktestOutputs } from '../adapters/backtest/backtest.ts';
 import { UnknownContractError } from '../adapters/backtest/contract.ts';
 import { CsvBarsError } from '../adapters/backtest/sources/csv.ts';
@@ -15,6 +17,8 @@ import { createLogger } from '../engine/log.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
 import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
+import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
+import { evaluationLines } from '../report/evaluation.ts';
 import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
 import { readFileSync } from 'node:fs';
 import { parseCommandArgs, type FlagValues } from './args.ts';
@@ -35,6 +39,9 @@ Options:
   --to <date>          Override the end (exclusive)
   --data <file.csv>    Use this CSV file (t,o,h,l,c,v[,contract]) as the history
   --out <dir>          Output folder (default out/<name>)
+  --evaluation <name>  Judge the run by a prop-firm evaluation: a preset of config/evaluations
+                       (e.g. topstep-50k) or a YAML file; its floors, contract cap and hours
+                       become the account's and the guard's (see tickline evaluate)
   -h, --help           This help
 
 Paths in the config file are relative to that file; paths given here, and the default out/<name>, are
@@ -51,6 +58,8 @@ export interface BacktestArgs {
   readonly to?: string;
   readonly data?: string;
   readonly out?: string;
+  /** An evaluation preset or file, instead of the definition's `evaluation`. */
+  readonly evaluation?: string;
 }
 
 /** The flags that choose and override a backtest definition; `optimize` takes them too. */
@@ -62,6 +71,7 @@ export const BACKTEST_FLAGS = {
   to: { type: 'string' },
   data: { type: 'string' },
   out: { type: 'string' },
+  evaluation: { type: 'string' },
 } as const;
 
 export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs | 'help' {
@@ -81,6 +91,7 @@ export function backtestArgs(values: FlagValues<typeof BACKTEST_FLAGS>, usage: s
     ...(values.to !== undefined ? { to: values.to } : {}),
     ...(values.data !== undefined ? { data: values.data } : {}),
     ...(values.out !== undefined ? { out: values.out } : {}),
+    ...(values.evaluation !== undefined ? { evaluation: values.evaluation } : {}),
   };
 }
 
@@ -88,7 +99,7 @@ export function backtestArgs(values: FlagValues<typeof BACKTEST_FLAGS>, usage: s
  * Read the definition, apply the command-line overrides to it, validate the whole (all issues at once),
  * load the strategy and check its parameters with the strategy's own schema, each issue at its line.
  */
-export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule }> {
+export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule; evaluation?: EvaluationPreset }> {
   let text: string;
   try {
     text = readFileSync(args.config, 'utf8');
@@ -107,7 +118,20 @@ export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: 
   if (args.to !== undefined) setConfigValue(doc, ['to'], args.to);
   if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: path.resolve(args.data) });
   if (args.out !== undefined) setConfigValue(doc, ['out'], path.resolve(args.out));
-  const config = resolveBacktestPaths(validateDocument(doc, BacktestConfig), path.dirname(path.resolve(args.config)));
+  let evaluationBase = path.dirname(path.resolve(args.config));
+  if (args.evaluation !== undefined) {
+    // Asked for on the command line, the evaluation's rules replace the definition's own floors, and a
+    // file named there is the working directory's.
+    setConfigValue(doc, ['evaluation'], args.evaluation);
+    evaluationBase = process.cwd();
+    for (const key of EVALUATION_ACCOUNT_KEYS) if (doc.doc.hasIn(['account', key])) doc.doc.deleteIn(['account', key]);
+  }
+  let config = resolveBacktestPaths(validateDocument(doc, BacktestConfig), path.dirname(path.resolve(args.config)));
+  let evaluation: EvaluationPreset | undefined;
+  if (config.evaluation !== undefined) {
+    evaluation = loadEvaluationRules(config.evaluation, evaluationBase);
+    config = withEvaluation(doc, config, evaluation);
+  }
   let strategy: StrategyModule;
   try {
     strategy = await loadStrategy(config.strategy.name);
@@ -117,7 +141,26 @@ export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: 
   }
   validateAt(doc, ['strategy', 'params'], strategy.params, config.strategy.params);
   const name = config.name ?? path.basename(args.config).replace(/\.ya?ml$/i, '');
-  return { config, name, strategy };
+  return { config, name, strategy, ...(evaluation === undefined ? {} : { evaluation }) };
+}
+
+/** The account fields an evaluation sets; the definition may not set them too. */
+const EVALUATION_ACCOUNT_KEYS = ['startingBalance', 'dailyLossLimit', 'maximumLossLimit', 'profitTarget'] as const;
+
+/** The definition with the evaluation's floors as the account's rules and its cap and hours in the guard. */
+function withEvaluation(doc: ConfigDocument, config: BacktestConfig, rules: EvaluationPreset): BacktestConfig {
+  const clashes = EVALUATION_ACCOUNT_KEYS.filter((key) => doc.doc.hasIn(['account', key]));
+  if (clashes.length > 0) {
+    throw new ConfigError(clashes.map((key) => configIssue(doc, ['account', key], `set by the evaluation "${rules.name}": leave it out`)));
+  }
+  const { personalDailyLossLimit, personalDailyProfitTarget, personalLimitAction } = config.account;
+  const account = AccountConfig.parse({
+    ...evaluationAccount(rules),
+    personalLimitAction,
+    ...(personalDailyLossLimit === undefined ? {} : { personalDailyLossLimit }),
+    ...(personalDailyProfitTarget === undefined ? {} : { personalDailyProfitTarget }),
+  });
+  return { ...config, account, risk: withEvaluationRisk(config.risk, rules) };
 }
 
 /** Errors that mean "nothing was run because the input is wrong" (exit code 2). */
@@ -154,8 +197,8 @@ export async function run(args: string[]): Promise<number> {
       }
     : undefined;
   try {
-    const { config, name, strategy } = await loadBacktestConfig(parsed);
-    const outcome = await executeBacktest(config, name, { logger, strategy, ...(onProgress ? { onProgress } : {}) });
+    const { config, name, strategy, evaluation } = await loadBacktestConfig(parsed);
+    const outcome = await executeBacktest(config, name, { logger, strategy, ...(evaluation ? { evaluation } : {}), ...(onProgress ? { onProgress } : {}) });
     (bar as SingleBar | null)?.stop();
     const outDir = config.out ?? path.join('out', name);
     const written = await writeBacktestOutputs(outDir, outcome);
@@ -166,6 +209,8 @@ export async function run(args: string[]): Promise<number> {
     ];
     for (const v of result.violations) lines.push(`  Violation       ${v.triggeredAt} type ${v.type} (${v.rule}, duration ${v.duration}) equity ${v.violationBalance.toFixed(2)} vs ${v.level.toFixed(2)}`);
     for (const a of result.closestApproach) lines.push(`  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`);
+    lines.push(...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)));
+    if (outcome.report.evaluation !== undefined) lines.push(...evaluationLines(outcome.report.evaluation));
     lines.push(`orders sha256: ${result.orderListHash}`, `report: ${written.report}`, `results: ${written.dir}/ (${written.files.join(', ')})`);
     process.stdout.write(`${lines.join('\n')}\n`);
     if (result.failure !== undefined) {

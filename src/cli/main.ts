@@ -14,6 +14,7 @@ interface CommandModule {
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   backtest: () => import('./backtest.ts'),
   optimize: () => import('./optimize.ts'),
+  evaluate: () => import('./evaluate.ts'),
   'fetch-bars': () => import('./fetch-bars.ts'),
   sim: () => import('./sim.ts'),
   paper: () => import('./paper.ts'),

@@ -16,6 +16,7 @@ import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from '
 import { parseScalar } from './config.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
+import { writeSweepReport } from '../report/sweep.ts';
 
 export const summary = 'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
 
@@ -33,11 +34,20 @@ Options:
   --workers <n>          Parallel lanes: this thread and n - 1 worker threads (default: the
                          number of cores; 1 runs every job in this thread)
   --top <n>              Rows to print (default 20; the files hold every row)
+  --heatmap <x,y>        The two --grid parameters of sweep.html's heatmap (default: the first two)
   --param <key=value>    Fix a strategy parameter for every run (repeatable)
   --strategy, --from, --to, --data, --out   As for \`tickline backtest\`
   -h, --help             This help
 
-Writes out/<name>/optimize.csv and optimize.json. Exit codes: 0 done, 2 bad config or arguments, 1 failure.`;
+Writes out/<name>/optimize.csv, optimize.json and sweep.html (the runs and a heatmap of the metric). Exit codes: 0 done, 2 bad config or arguments, 1 failure.`;
+
+/** The heatmap's two parameters: `--heatmap x,y`, or the first two of the grid. */
+function heatmapAxes(option: string | undefined, keys: readonly string[]): readonly [string, string] | readonly [string] {
+  if (option === undefined) return keys.length >= 2 ? [keys[0]!, keys[1]!] : [keys[0]!];
+  const axes = option.split(',').map((k) => k.trim());
+  if (axes.length !== 2 || axes.some((k) => !keys.includes(k))) throw new UsageError(`--heatmap must name two --grid parameters as x,y (the grid has ${keys.join(', ')})`);
+  return [axes[0]!, axes[1]!];
+}
 
 export async function run(args: string[]): Promise<number> {
   const values = parseCommandArgs(
@@ -49,6 +59,7 @@ export async function run(args: string[]): Promise<number> {
       'walk-forward': { type: 'string' },
       workers: { type: 'string' },
       top: { type: 'string', default: '20' },
+      heatmap: { type: 'string' },
     },
     USAGE,
   );
@@ -66,6 +77,7 @@ export async function run(args: string[]): Promise<number> {
     if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--grid ${spec}: expected key=v1,v2,...`);
     grid[spec.slice(0, eq)] = spec.slice(eq + 1).split(',').map((v) => parseScalar(v.trim()));
   }
+  const axes = heatmapAxes(values.heatmap, Object.keys(grid));
   const fraction = values['walk-forward'] === undefined ? undefined : Number(values['walk-forward']);
   if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
   const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
@@ -166,12 +178,26 @@ export async function run(args: string[]): Promise<number> {
       `${JSON.stringify({ metric, grid, walkForward: fraction ?? null, data: history.description, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
       'utf8',
     );
+    const sweepFile = await writeSweepReport(path.join(outDir, 'sweep.html'), {
+      title: `${name}: sweep of ${keys.join(', ')}${fraction === undefined ? '' : ` (in-sample ${Math.round(fraction * 100)}%)`}`,
+      metric,
+      rows: rows.map((r) => ({
+        rank: r.rank,
+        params: r.params,
+        metrics: r.result.summary === undefined ? null : Object.fromEntries(METRICS.map((m) => [m, r.result.summary![m]])),
+        passed: r.result.summary?.passed ?? null,
+        error: r.result.error ?? null,
+      })),
+      axes,
+      data: history.description,
+      lowerIsBetter: ['maxDrawdown'],
+    });
     const lanes = Math.min(workers, jobs.length);
     process.stdout.write(
       `${name}: ${combos.length} parameter sets${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
         ` (${jobs.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s)\n${text}\n` +
         refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
-        `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}\n`,
+        `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}, ${sweepFile}\n`,
     );
     return ExitCode.Ok;
   } catch (error) {

@@ -13,7 +13,7 @@ export const MLL_VARIANT_DESCRIPTIONS: Record<MllVariant, string> = {
   static: 'floor = starting balance - limit, never moves',
   trailingEndOfDay: 'floor = highest end-of-day balance (realized) - limit',
   trailingIntraday: 'floor = highest equity seen, unrealized PnL included (best price of each bar) - limit',
-  trailingUntilLocked: 'trails the end-of-day high balance until the floor reaches the starting balance, then stays there',
+  trailingUntilLocked: 'trails the end-of-day high balance until the floor reaches the starting balance (+ lockAbove), then stays there',
 };
 
 const money = z.number().finite().positive();
@@ -26,6 +26,16 @@ export const accountConfigSchema = z.strictObject({
     .strictObject({
       amount: money,
       variant: z.enum(MLL_VARIANTS).default('trailingEndOfDay'),
+      /**
+       * A trailing floor stops rising at startingBalance + lockAbove (money, 0 = at the starting balance):
+       * the lock of many evaluations, end-of-day or intraday. Left out, trailingEndOfDay and trailingIntraday
+       * never stop and trailingUntilLocked stops at the starting balance. Meaningless for a static floor.
+       */
+      lockAbove: z.number().finite().nonnegative().optional(),
+    })
+    .refine((mll) => !(mll.variant === 'static' && mll.lockAbove !== undefined), {
+      message: 'lockAbove applies to the trailing variants; a static floor never moves',
+      path: ['lockAbove'],
     })
     .optional(),
   personalDailyLossLimit: money.optional(),
@@ -97,6 +107,23 @@ export class RuleBook {
     this.highIntraday = this.config.startingBalance;
   }
 
+  /** Back to the state of a new account (same limits): a Monte Carlo replays many accounts with one book. */
+  reset(): void {
+    const start = this.resolved.startingBalance;
+    this.startOfDayBalance = start;
+    this.highEndOfDay = start;
+    this.highIntraday = start;
+    this.dayKey = '';
+    this.dllHit = false;
+    this.mllHit = false;
+    this.personalLossHit = false;
+    this.personalTargetHit = false;
+    for (const approach of Object.values(this.closest)) {
+      approach.headroom = Infinity;
+      approach.time = NaN;
+    }
+  }
+
   get config(): ResolvedAccountConfig {
     return this.resolved;
   }
@@ -151,12 +178,17 @@ export class RuleBook {
       case 'static':
         return this.config.startingBalance - mll.amount;
       case 'trailingEndOfDay':
-        return this.highEndOfDay - mll.amount;
+        return this.locked(this.highEndOfDay - mll.amount, mll.lockAbove);
       case 'trailingIntraday':
-        return this.highIntraday - mll.amount;
+        return this.locked(this.highIntraday - mll.amount, mll.lockAbove);
       case 'trailingUntilLocked':
-        return Math.min(this.highEndOfDay - mll.amount, this.config.startingBalance);
+        return this.locked(this.highEndOfDay - mll.amount, mll.lockAbove ?? 0);
     }
+  }
+
+  /** A trailing floor capped at its lock level, when it has one. */
+  private locked(floor: number, lockAbove: number | undefined): number {
+    return lockAbove === undefined ? floor : Math.min(floor, this.config.startingBalance + lockAbove);
   }
 
   /** The highest floor of the account's rules (the one that binds first). */
@@ -208,6 +240,22 @@ export class RuleBook {
         onBreach(this.breach(5, undefined, 0, time, bestEquity, balance, config.personalDailyProfitTarget));
       }
     }
+  }
+
+  /**
+   * Whether equity as low as `worstEquity`, after a high as high as `bestEquity`, could break the daily or
+   * maximum loss limit (not yet broken) today. No side effect: a replay asks it to skip the points of a day
+   * that cannot break anything and evaluate that day once, as its lowest and highest equity.
+   */
+  couldBreach(worstEquity: number, bestEquity: number): boolean {
+    const config = this.config;
+    if (config.dailyLossLimit !== undefined && !this.dllHit && worstEquity <= this.startOfDayBalance - config.dailyLossLimit) return true;
+    if (config.maximumLossLimit === undefined || this.mllHit) return false;
+    const high = this.highIntraday;
+    if (bestEquity > high) this.highIntraday = bestEquity;
+    const floor = this.maximumLossFloor();
+    this.highIntraday = high;
+    return worstEquity <= floor;
   }
 
   /** True once the maximum loss limit was broken (permanent). */

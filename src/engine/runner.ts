@@ -93,6 +93,8 @@ export interface EngineOptions {
    * the strategy's last target is re-asserted. A backtest's venue answers at once and leaves it off.
    */
   readonly live?: boolean;
+  /** The venue never reports a fill twice (the backtest's): skip the fill-id de-duplication. */
+  readonly uniqueFills?: boolean;
 }
 
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
@@ -232,7 +234,7 @@ export function createEngine(options: EngineOptions): Engine {
   if (options.contracts.length === 0) throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
   const contracts = new Map(options.contracts.map((c) => [c.id, c]));
   const rules = new RuleBook(options.account);
-  const accounting = new Accounting(options.contracts, rules.config.startingBalance);
+  const accounting = new Accounting(options.contracts, rules.config.startingBalance, options.uniqueFills !== true);
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions = limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
 

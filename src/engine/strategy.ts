@@ -64,6 +64,15 @@ export interface StrategyContext<P = unknown> {
   readonly logger: Logger;
 }
 
+/** A series the report draws with a run: an indicator over the candles, or in a pane of its own. */
+export interface StrategyPlot {
+  readonly name: string;
+  /** One value per bar of the run's bars (NaN where undefined, as during warm-up). */
+  values(bars: BarChunk): ArrayLike<number>;
+  /** 'price' (default): values in ticks, like the bars, drawn over the candles; 'own': any unit, in a pane below. */
+  readonly pane?: 'price' | 'own';
+}
+
 export interface StrategyModule<S extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description?: string;
@@ -75,6 +84,8 @@ export interface StrategyModule<S extends z.ZodType = z.ZodType> {
    */
   readonly warmup?: number | ((params: z.output<S>) => number);
   run(context: StrategyContext<z.output<S>>): Observable<Intent>;
+  /** Series to draw on the backtest report, for example `(p) => [{ name: 'SMA 10', values: (bars) => sma(p.fast)().update(bars) }]`. Reports only. */
+  plots?(params: z.output<S>): readonly StrategyPlot[];
 }
 
 /** The warm-up of a strategy with these (parsed) parameters, in bars; 0 when it declares none. */

@@ -10,7 +10,9 @@
 import type { DailyStatistics, DayStatistics } from '../adapters/gateway/schemas.ts';
 import type { ClosedTrade as EngineClosedTrade } from '../engine/accounting.ts';
 import type { TradingDayConfig } from '../engine/calendar.ts';
-import type { Side } from '../engine/types.ts';
+import type { GuardResult } from '../engine/risk.ts';
+import type { Intent } from '../engine/types.ts';
+import type { RunEvaluation } from './evaluation.ts';
 
 export interface ReportContract {
   /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
@@ -86,6 +88,32 @@ export interface ClosestApproach {
   readonly time: number | null;
 }
 
+/**
+ * One risk-guard decision, as the engine's `decisions$` stream carries it (src/engine/runner.ts `Decision`),
+ * with the state the guard saw: the position of the backtest's contract and the equity at that moment.
+ */
+export interface DecisionRecord {
+  /** Epoch ms of the decision. */
+  readonly time: number;
+  readonly strategyId: string;
+  readonly intent: Intent;
+  /** The target or flatten intent this order was expanded from. */
+  readonly origin?: Intent;
+  readonly result: GuardResult;
+  /** Signed position (contracts) when it was decided. */
+  readonly position?: number;
+  /** Equity (balance + open PnL) when it was decided. */
+  readonly equity?: number;
+}
+
+/** A series drawn with the run: a strategy's indicator, one value per bar (NaN where undefined). */
+export interface ReportOverlay {
+  readonly name: string;
+  /** 'price' (default): values in ticks, drawn over the candles; 'own': any unit, in a pane below the price. */
+  readonly pane?: 'price' | 'own';
+  readonly values: ArrayLike<number>;
+}
+
 export interface ReportInput {
   readonly title: string;
   readonly contract: ReportContract;
@@ -110,6 +138,20 @@ export interface ReportInput {
   readonly tradingDayStartHour?: number;
   /** The trading day as the engine configures it (`riskConfig.tradingDay`); default 17:00 America/Chicago. */
   readonly tradingDay?: TradingDayConfig;
+  /** Where the bars came from (file, source, contract months spliced), shown with the data range. */
+  readonly data?: string;
+  /** Where the data changes contract month (spliced futures data): marked on the chart. */
+  readonly rolls?: readonly { readonly time: number; readonly contract: string }[];
+  /** The bars' timeframe, for example `5m`. */
+  readonly timeframe?: string;
+  /** The strategy's indicators (its `plots`), one value per bar. */
+  readonly overlays?: readonly ReportOverlay[];
+  /** The strategy and the parameters it actually ran with (defaults applied), shown near the top. */
+  readonly strategy?: { readonly name: string; readonly params: Readonly<Record<string, unknown>> };
+  /** The run against a prop-firm evaluation's rules and its Monte Carlo pass probability (src/report/evaluation.ts). */
+  readonly evaluation?: RunEvaluation;
+  /** Every risk-guard decision of the run, in the order made: the report's decisions section and chart markers. */
+  readonly decisions?: readonly DecisionRecord[];
 }
 
 /**

@@ -78,6 +78,9 @@ export function validateReportInput(input: ReportInput): void {
     if (trade.exitTime < trade.entryTime) problems.push(`trades[${i}] exits (${trade.exitTime}) before it enters (${trade.entryTime})`);
     if (trade.side !== 'buy' && trade.side !== 'sell') problems.push(`trades[${i}].side must be 'buy' or 'sell' (${String(trade.side)})`);
   });
+  (input.overlays ?? []).forEach((overlay, i) => {
+    if (overlay.values.length !== bars) problems.push(`overlays[${i}] (${overlay.name}) has ${overlay.values.length} values, expected one per bar (${bars})`);
+  });
   input.violations.forEach((violation, i) => {
     if (!Number.isFinite(violation.time)) problems.push(`violations[${i}].time is not a finite number (${violation.time})`);
     if (![3, 5, 6].includes(violation.type)) problems.push(`violations[${i}].type must be 3, 5 or 6 (${violation.type})`);

@@ -69,4 +69,19 @@ export default defineStrategy({
         seen++;
       });
     }),
+  plots: (p) => [
+    { name: `Channel high (${p.channel})`, values: (bars) => channelEdge(bars.high, p.channel, Math.max) },
+    { name: `Channel low (${p.channel})`, values: (bars) => channelEdge(bars.low, p.channel, Math.min) },
+  ],
 });
+
+/** The highest (or lowest) of the previous `channel` values at each bar: the level a close must break. */
+function channelEdge(values: Float64Array, channel: number, pick: (a: number, b: number) => number): Float64Array {
+  const out = new Float64Array(values.length).fill(Number.NaN);
+  for (let i = channel; i < values.length; i++) {
+    let edge = values[i - channel]!;
+    for (let k = i - channel + 1; k < i; k++) edge = pick(edge, values[k]!);
+    out[i] = edge;
+  }
+  return out;
+}

@@ -7,7 +7,7 @@
  */
 import { Observable } from 'rxjs';
 import { z } from 'zod';
-import { RsiKernel, StdDevKernel } from '../engine/indicators.ts';
+import { bollinger, rsi, RsiKernel, StdDevKernel } from '../engine/indicators.ts';
 import { marketOrder } from '../engine/intents.ts';
 import { defineStrategy } from '../engine/strategy.ts';
 import type { Intent } from '../engine/types.ts';
@@ -45,4 +45,10 @@ export default defineStrategy({
         else if (bar.close > mean + p.stdDev * sd && rsi >= p.overbought) subscriber.next(marketOrder('sell', p.size, { bracket }));
       });
     }),
+  plots: (p) => [
+    { name: `Bollinger upper (${p.period}, ${p.stdDev})`, values: (bars) => bollinger(p.period, p.stdDev)().update(bars).upper },
+    { name: `SMA ${p.period}`, values: (bars) => bollinger(p.period, p.stdDev)().update(bars).middle },
+    { name: `Bollinger lower (${p.period}, ${p.stdDev})`, values: (bars) => bollinger(p.period, p.stdDev)().update(bars).lower },
+    { name: `RSI ${p.rsiPeriod}`, pane: 'own', values: (bars) => rsi(p.rsiPeriod)().update(bars) },
+  ],
 });

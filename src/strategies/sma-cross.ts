@@ -26,4 +26,8 @@ export default defineStrategy({
       crossover(sma(params.fast), sma(params.slow)),
       map((cross) => target(cross.direction === 'up' ? params.size : -params.size)),
     ),
+  plots: (params) => [
+    { name: `SMA ${params.fast}`, values: (bars) => sma(params.fast)().update(bars) },
+    { name: `SMA ${params.slow}`, values: (bars) => sma(params.slow)().update(bars) },
+  ],
 });

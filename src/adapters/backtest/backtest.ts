@@ -7,20 +7,24 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
-import type { StrategyModule } from '../../engine/strategy.ts';
+import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
-import type { BarColumns, Timeframe } from '../../engine/types.ts';
+import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
 import { computeStatistics, cents } from '../../report/statistics.ts';
 import { writeReport } from '../../report/html.ts';
-import type { ReportInput, Statistics } from '../../report/types.ts';
+import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult } from './run.ts';
 import type { FillModelOptions } from './fill-model.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
+import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation.ts';
+import { evaluateRun, evaluationJson, type MonteCarloOptions } from '../../report/evaluation.ts';
+import { decisionsCsv } from './decisions-csv.ts';
 import { BarCache } from './sources/cache.ts';
 import { aggregate, sliceByTime } from './sources/columns.ts';
 import { readCsvBars } from './sources/csv.ts';
+import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
 import { syntheticBars } from './sources/synthetic.ts';
 import { loadStrategy } from '../../strategies/index.ts';
@@ -35,6 +39,8 @@ export interface History {
   readonly timeframe: Timeframe;
   /** One line saying where the bars came from. */
   readonly description: string;
+  /** Where the data changes contract month (a CSV's `contract` column): the report marks them. */
+  readonly rolls?: readonly { readonly time: number; readonly contract: string }[];
 }
 
 export interface HistoryOptions {
@@ -66,7 +72,8 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       const file = path.resolve(cwd, data.file);
       const { bars, segments } = readCsvBars(file, contract.grid, path.relative(cwd, file));
       const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
-      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}${rolls}` };
+      const changes = segments.slice(1).map((s) => ({ time: bars.time[s.from]!, contract: s.contract }));
+      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}${rolls}`, rolls: changes };
     }
     case 'gateway': {
       if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
@@ -110,6 +117,8 @@ export interface BacktestOutcome {
   readonly result: BacktestRunResult;
   readonly report: ReportInput;
   readonly statistics: Statistics;
+  /** Rows of `equity.csv` (config `outputs.equity`). */
+  readonly equityOutput?: EquityOutput;
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -120,6 +129,25 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Record the per-bar equity curve (needed for drawdown statistics and the report). */
   readonly recordEquity?: boolean;
+  /**
+   * The evaluation to judge the run by (a loaded preset); by default the account's own rules when they
+   * have a profit target and a maximum loss limit. Only with the equity curve recorded.
+   */
+  readonly evaluation?: EvaluationSource;
+  /** Paths, seed, horizon and block of the evaluation's Monte Carlo. */
+  readonly monteCarlo?: MonteCarloOptions;
+}
+
+/** The account's own rules as an evaluation, when it has a target and a maximum loss limit to judge by. */
+export function accountEvaluation(account: BacktestConfig['account'], name: string): EvaluationRules | undefined {
+  if (account.profitTarget === undefined || account.maximumLossLimit === undefined) return undefined;
+  return {
+    name: `the account rules of ${name}`,
+    startingBalance: account.startingBalance,
+    profitTarget: account.profitTarget,
+    maximumLossLimit: account.maximumLossLimit,
+    ...(account.dailyLossLimit === undefined ? {} : { dailyLossLimit: { amount: account.dailyLossLimit, breach: 'pausesDay' as const } }),
+  };
 }
 
 /**
@@ -165,6 +193,19 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
+  // The parameters the strategy ran with, defaults included (the definition may name none of them).
+  const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
+  const rules = options.evaluation ?? accountEvaluation(config.account, name);
+  const recordsReport = options.recordEquity ?? true;
+  const evaluation =
+    rules === undefined || !recordsReport
+      ? undefined
+      : evaluateRun(
+          rules,
+          { bars, equity: result.equity, fills: result.fills, balance: result.balance, tickValue: contract.grid.tickValue, startingBalance: result.startingBalance, tradingDay: result.riskConfig.tradingDay },
+          options.monteCarlo,
+        );
+  const overlays = recordsReport ? strategyOverlays(strategy, params, { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length }, options.logger) : [];
   const report: ReportInput = {
     title,
     contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
@@ -177,9 +218,16 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     passed: result.passed,
     verdict: result.verdict,
     orderListHash: result.orderListHash,
+    strategy: { name: strategy.name, params },
+    data: history.description,
+    rolls: (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
+    timeframe: timeframeLabel(config.timeframe),
+    overlays,
+    ...(evaluation === undefined ? {} : { evaluation }),
+    decisions: result.decisions,
     config: {
       strategy: strategy.name,
-      params: JSON.stringify(config.strategy.params),
+      params: JSON.stringify(params),
       contract: contract.id,
       timeframe: timeframeLabel(config.timeframe),
       data: history.description,
@@ -199,7 +247,26 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     },
     tradingDay: result.riskConfig.tradingDay,
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report) };
+  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report), equityOutput: config.outputs.equity };
+}
+
+/**
+ * The strategy's plots over the run's bars. A plot that throws is left out and logged: a drawing bug
+ * must not cost the run's results.
+ */
+export function strategyOverlays(strategy: StrategyModule, params: unknown, bars: BarChunk, logger: Logger = silentLogger): ReportOverlay[] {
+  if (strategy.plots === undefined) return [];
+  const overlays: ReportOverlay[] = [];
+  for (const plot of strategy.plots(params)) {
+    try {
+      const values = Float64Array.from(plot.values(bars));
+      if (values.length !== bars.length) throw new Error(`${values.length} values for ${bars.length} bars`);
+      overlays.push({ name: plot.name, pane: plot.pane ?? 'price', values });
+    } catch (error) {
+      logger.warn({ err: error, plot: plot.name }, `strategy ${strategy.name}: plot "${plot.name}" failed and is left out of the report`);
+    }
+  }
+  return overlays;
 }
 
 export interface WrittenFiles {
@@ -250,8 +317,6 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net',
     ...trades.map((t) => csvRow([t.contractId, t.side, t.size, t.entryTime, t.exitTime, t.entryPrice, t.exitPrice, t.pnl, t.fees, t.net])),
   ].join('\n');
-  const equityLines = ['time,equity'];
-  for (let i = 0; i < result.equity.time.length; i++) equityLines.push(`${iso(result.equity.time[i]!)},${cents(result.equity.equity[i]!)}`);
   const summary = {
     name: outcome.name,
     title: outcome.title,
@@ -265,6 +330,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     endingEquity: cents(result.endingEquity),
     openPosition: result.openPosition,
     rejectedIntents: result.rejectedIntents,
+    rejections: result.rejections,
     violations: result.violations.length,
     closestApproach: result.closestApproach.map((a) => ({ rule: a.rule, minRoom: cents(a.minRoom), time: a.time === null ? null : iso(a.time) })),
   };
@@ -273,15 +339,18 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'trades.csv': `${tradesCsv}\n`,
     'trades.json': json(trades),
     'orders.json': json(orders),
-    'equity.csv': `${equityLines.join('\n')}\n`,
     'violations.json': json(result.violations),
     'statistics.json': json(statistics),
     'daily.json': json(statistics.daily),
     'daystats.json': json(statistics.dayStats),
     'summary.json': json(summary),
+    'decisions.csv': decisionsCsv(result.decisions, grid),
+    ...(outcome.report.evaluation === undefined ? {} : { 'evaluation.json': json(evaluationJson(outcome.report.evaluation)) }),
   };
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');
+  const equityRowsWritten = equityRows(result.equity, outcome.equityOutput ?? 'per-bar', result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay);
+  await writeEquityCsv(path.join(dir, 'equity.csv'), result.equity, equityRowsWritten);
   const reportPath = path.join(dir, 'report.html');
   await writeReport(reportPath, outcome.report, statistics);
-  return { dir, report: reportPath, files: [...Object.keys(files), 'report.html'] };
+  return { dir, report: reportPath, files: [...Object.keys(files), 'equity.csv', 'report.html'] };
 }

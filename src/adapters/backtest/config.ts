@@ -133,11 +133,22 @@ export const BacktestConfig = z.strictObject({
   from: IsoTime.optional(),
   to: IsoTime.optional(),
   account: AccountConfig.default(AccountConfig.parse({})),
+  /**
+   * A prop-firm evaluation to judge the run by: a preset of config/evaluations (`topstep-50k`) or a YAML
+   * file, relative to this file. Its floors, contract cap and hours become the account's rules and the
+   * guard's (so account.startingBalance, dailyLossLimit, maximumLossLimit and profitTarget are left out).
+   */
+  evaluation: z.string().min(1).optional(),
   fills: FillsConfig.default(FillsConfig.parse({})),
   /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),
   /** Output folder; `out/<name>` by default. */
   out: z.string().optional(),
+  /**
+   * How much of the equity curve `equity.csv` holds: every bar (the default: exact for any later analysis,
+   * written in one streamed pass, about 33 bytes a bar), each trade's exit, or each trading day's close.
+   */
+  outputs: z.strictObject({ equity: z.enum(['per-bar', 'per-trade', 'daily']).default('per-bar') }).default({ equity: 'per-bar' }),
 });
 export type BacktestConfig = z.infer<typeof BacktestConfig>;
 

@@ -10,7 +10,7 @@ import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
 import type { StrategyModule } from '../../engine/strategy.ts';
 import type { BarColumns, Fill, Timeframe } from '../../engine/types.ts';
 import { silentLogger, type Logger } from '../../engine/log.ts';
-import type { ClosedTrade, ClosestApproach, ReportViolation, RuleName } from '../../report/types.ts';
+import type { ClosedTrade, ClosestApproach, DecisionRecord, ReportViolation, RuleName } from '../../report/types.ts';
 import type { AccountConfig } from './config.ts';
 import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
@@ -30,6 +30,8 @@ export interface BacktestRunInput {
   readonly fills: FillModelOptions;
   /** Record the equity at every bar (for reports); off in parameter sweeps. */
   readonly recordEquity?: boolean;
+  /** Keep every risk-guard decision (decisions.csv, the report); default: as `recordEquity`. Counts are always kept. */
+  readonly recordDecisions?: boolean;
   readonly logger?: Logger;
   /** Called after every replayed chunk with bars done and total. */
   readonly onProgress?: (done: number, total: number) => void;
@@ -80,6 +82,12 @@ export interface BacktestRunResult {
   readonly riskConfig: ResolvedRiskConfig;
   /** Intents the risk guard rejected. */
   readonly rejectedIntents: number;
+  /** Rejections by reason code, in the order each code first occurred. */
+  readonly rejections: Readonly<Record<string, number>>;
+  /** The balance (realized, after fees) after each fill, for the evaluation's end-of-day floors. */
+  readonly balance: { readonly time: readonly number[]; readonly balance: readonly number[] };
+  /** Every decision of the guard with the position and equity it saw; empty when not recorded. */
+  readonly decisions: readonly DecisionRecord[];
   /** Why the run stopped before the end of the history (a failing strategy); `bars` says how far it got. */
   readonly failure?: Error;
 }
@@ -96,14 +104,30 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     account: rules,
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
+    // The fill model fills each order once, synchronously, from its own book.
+    uniqueFills: true,
   });
   const fills: Fill[] = [];
   const breaches: Breach[] = [];
   let rejectedIntents = 0;
-  engine.fills$.subscribe((fill) => fills.push(fill));
+  const rejections: Record<string, number> = {};
+  const decisions: DecisionRecord[] = [];
+  const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;
+  const balance = { time: [] as number[], balance: [] as number[] };
+  engine.fills$.subscribe((fill) => {
+    fills.push(fill);
+    balance.time.push(fill.time);
+    balance.balance.push(engine.accounting.balance);
+  });
   engine.breaches$.subscribe((breach) => breaches.push(breach));
   engine.decisions$.subscribe((decision) => {
-    if (!decision.result.accepted) rejectedIntents++;
+    if (!decision.result.accepted) {
+      rejectedIntents++;
+      rejections[decision.result.code] = (rejections[decision.result.code] ?? 0) + 1;
+    }
+    if (recordDecisions) {
+      decisions.push({ ...decision, position: engine.accounting.position(contract.id), equity: engine.accounting.equity() });
+    }
   });
 
   const replay = new ReplayMarketData([{ contractId: contract.id, timeframe: input.dataTimeframe, bars: input.bars }]);
@@ -175,6 +199,9 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     openPosition: snapshot.positions.find((p) => p.contractId === contract.id)?.size ?? 0,
     riskConfig: engine.riskConfig,
     rejectedIntents,
+    rejections,
+    balance,
+    decisions,
     ...(failure === undefined ? {} : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };
 }

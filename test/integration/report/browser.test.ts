@@ -1,29 +1,54 @@
 /**
- * The report renders in a real browser: open a generated report in headless Chromium, screenshot it, and
- * check that each chart's canvas has a size and painted pixels, with no page error and no request leaving
- * the page. Chromium must be installed at /usr/bin/chromium (CI installs it); without it this test fails.
+ * The report renders in a real browser: open generated reports in headless Chromium and check the
+ * structure of what the chart library drew (not pixels): the candles, one entry and one exit marker per
+ * trade, the overlays in their panes, the guard's refusals and the roll marked, equity and drawdown on the
+ * candles' time index, hours without data taking no room, the evaluation's fan chart and histogram; no
+ * page error and no request leaving the page. Chromium must be at /usr/bin/chromium (CI installs it):
+ * without it this test fails.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../../../src/report/html.ts';
-import { generatedRun } from '../../unit/report/fixture.ts';
+import { writeSweepReport } from '../../../src/report/sweep.ts';
+import { annotatedRun, GAP_MS, generatedRun } from '../../unit/report/fixture.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
-// The few DOM shapes the in-page checks touch (the project compiles without the DOM library).
-interface PageCanvas {
-  readonly width: number;
-  readonly height: number;
-  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+// The few shapes of the page the checks touch (the project compiles without the DOM library).
+interface Series {
+  data(): readonly { time: number; value?: number }[];
+  getPane(): { paneIndex(): number };
 }
-interface PageDocument {
-  querySelector(selector: string): PageCanvas | null;
-  getElementById(id: string): { textContent: string | null } | null;
+interface ReportHandle {
+  chart: { timeScale(): { timeToCoordinate(time: number): number | null } };
+  price: Series;
+  overlays: Series[];
+  equity: Series;
+  drawdown: Series;
+  markers: { markers(): readonly { id?: string; time: number; price?: number }[] };
+  panes: number;
+}
+type PageWindow = { ticklineReport: ReportHandle; document: { querySelectorAll(selector: string): { length: number } } };
+
+async function open(browser: Browser, file: string): Promise<{ page: Page; errors: string[]; requests: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors: string[] = [];
+  const requests: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('request', (request) => {
+    if (!request.url().startsWith('file:')) requests.push(request.url());
+  });
+  await page.goto(pathToFileURL(file).href);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 20_000 });
+  return { page, errors, requests };
 }
 
 describe('HTML report in headless Chromium', () => {
@@ -36,16 +61,7 @@ describe('HTML report in headless Chromium', () => {
     }
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     directory = await mkdtemp(path.join(os.tmpdir(), 'tickline-report-'));
   });
@@ -55,72 +71,98 @@ describe('HTML report in headless Chromium', () => {
     if (directory) await rm(directory, { recursive: true, force: true });
   });
 
-  it('draws the price, equity and drawdown charts and the tables', async () => {
-    const input = generatedRun(3000);
+  it('draws candles, a marker per entry and exit, overlays in their panes, equity and drawdown, and compresses the gap', async () => {
+    const bars = 3000;
+    const gapAfter = 1000;
+    const input = annotatedRun(bars, gapAfter);
     const file = path.join(directory, 'report.html');
     const { statistics } = await writeReport(file, input);
-
-    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-    const pageErrors: string[] = [];
-    const requests: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
-    page.on('request', (request) => {
-      if (!request.url().startsWith('file:')) requests.push(request.url());
-    });
-    await page.goto(pathToFileURL(file).href);
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 10_000 });
+    const { page, errors, requests } = await open(browser, file);
     await page.screenshot({ path: path.join(process.env.REPORT_SCREENSHOT_DIR ?? directory, 'report.png'), fullPage: true });
 
-    // Each series is drawn in its own colour: count the canvas pixels of that colour, which axes and grid
-    // lines (greys) never have.
-    const series = [
-      { id: 'chart-price', rgb: [0x25, 0x63, 0xeb] },
-      { id: 'chart-equity', rgb: [0x7c, 0x3a, 0xed] },
-      { id: 'chart-drawdown', rgb: [0xb9, 0x1c, 0x1c] },
-    ];
-    const canvases = await page.evaluate((wanted) =>
-      wanted.map(({ id, rgb }) => {
-        const canvas = (globalThis as unknown as { document: PageDocument }).document.querySelector(`#${id} canvas`);
-        if (!canvas) return { id, width: 0, height: 0, painted: 0, seriesColoured: 0 };
-        const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
-        let painted = 0;
-        let seriesColoured = 0;
-        for (let i = 0; i < pixels.length; i += 4) {
-          if (pixels[i + 3]! === 0) continue;
-          painted++;
-          const near =
-            Math.abs(pixels[i]! - rgb[0]!) < 40 && Math.abs(pixels[i + 1]! - rgb[1]!) < 40 && Math.abs(pixels[i + 2]! - rgb[2]!) < 40;
-          if (near && pixels[i + 3]! > 200) seriesColoured++;
-        }
-        return { id, width: canvas.width, height: canvas.height, painted, seriesColoured };
-      }),
-      series,
+    const seconds = (ms: number) => ms / 1000;
+    const drawn = await page.evaluate(
+      ({ before, after, first, second }) => {
+        const report = (globalThis as unknown as PageWindow).ticklineReport;
+        const scale = report.chart.timeScale();
+        const markers = report.markers.markers();
+        const count = (id: string) => markers.filter((m) => m.id === id).length;
+        return {
+          candles: report.price.data().length,
+          panes: report.panes,
+          entries: count('entry'),
+          exits: count('exit'),
+          decisions: count('decision'),
+          rolls: count('roll'),
+          overlays: report.overlays.map((o) => ({ pane: o.getPane().paneIndex(), values: o.data().filter((d) => d.value !== undefined).length })),
+          equity: report.equity.data().length,
+          equityPane: report.equity.getPane().paneIndex(),
+          drawdownPane: report.drawdown.getPane().paneIndex(),
+          spacing: scale.timeToCoordinate(second)! - scale.timeToCoordinate(first)!,
+          acrossGap: scale.timeToCoordinate(after)! - scale.timeToCoordinate(before)!,
+          canvases: (globalThis as unknown as PageWindow).document.querySelectorAll('#chart canvas').length,
+        };
+      },
+      {
+        before: seconds(input.bars.time[gapAfter - 1]!),
+        after: seconds(input.bars.time[gapAfter]!),
+        first: seconds(input.bars.time[gapAfter - 2]!),
+        second: seconds(input.bars.time[gapAfter - 1]!),
+      },
     );
-    for (const canvas of canvases) {
-      expect(canvas.width, canvas.id).toBeGreaterThan(300);
-      expect(canvas.height, canvas.id).toBeGreaterThan(100);
-      expect(canvas.painted, canvas.id).toBeGreaterThan(0);
-      expect(canvas.seriesColoured, `${canvas.id} series pixels`).toBeGreaterThan(500);
-    }
+    expect(drawn.candles).toBe(bars);
+    expect(drawn.entries).toBe(input.trades.length);
+    expect(drawn.exits).toBe(input.trades.length);
+    // The two refused reasons (their first occurrences) and the strategy that stopped trading after the last one.
+    expect(drawn.decisions).toBe(3);
+    expect(drawn.rolls).toBe(1);
+    expect(drawn.panes).toBe(4);
+    expect(drawn.overlays).toEqual([
+      // One value per candle, none while the indicator warms up.
+      { pane: 0, values: bars - 9 },
+      { pane: 0, values: bars - 29 },
+      { pane: 1, values: bars - 5 },
+    ]);
+    expect(drawn.equity).toBe(bars);
+    expect([drawn.equityPane, drawn.drawdownPane]).toEqual([2, 3]);
+    expect(drawn.canvases).toBeGreaterThan(0);
+    // Two days without bars take the room of one bar.
+    expect(input.bars.time[gapAfter]! - input.bars.time[gapAfter - 1]!).toBe(GAP_MS + 60_000);
+    expect(drawn.spacing).toBeGreaterThan(0);
+    expect(drawn.acrossGap).toBeCloseTo(drawn.spacing, 5);
 
-    // Trade markers are drawn: the buy and sell series have points in the data the chart received.
-    const markerCounts = await page.evaluate(() => {
-      const data = JSON.parse((globalThis as unknown as { document: PageDocument }).document.getElementById('report-data')!.textContent!);
-      const count = (values: (number | null)[]) => values.filter((v) => v !== null).length;
-      return { buy: count(data.charts.price.buy), sell: count(data.charts.price.sell) };
-    });
-    expect(markerCounts.buy + markerCounts.sell).toBe(input.trades.length * 2);
-
+    // The sections a reader scans.
     expect(await page.textContent('#verdict')).toBe('FAILED');
     expect(await page.textContent('h1')).toBe('Generated run <ES> & friends');
+    expect(await page.locator('#parameters tbody tr').first().textContent()).toContain('generated');
+    expect(await page.locator('#parameters').textContent()).toContain('fast');
+    expect(await page.locator('#decision-counts tbody tr').count()).toBe(2);
+    expect(await page.locator('#stopped').textContent()).toContain('strategy generated stopped trading');
+    expect(await page.textContent('#evaluation h2')).toBe('Evaluation: Generated 50K');
+    expect(await page.locator('#evaluation-fan polygon').count()).toBe(2);
+    expect(await page.locator('#evaluation-fan polyline.median').count()).toBe(1);
+    const passing = input.evaluation!.monteCarlo!.daysToPass;
+    if (passing !== null) expect(await page.locator('#evaluation-histogram rect.bar').count()).toBe(passing.counts.filter((c) => c > 0).length);
     expect(await page.locator('#violations table').first().textContent()).toContain('Daily loss limit');
     expect(await page.locator('#daily tbody tr').count()).toBe(statistics.daily.length);
     expect(await page.locator('#trades tbody tr').count()).toBe(input.trades.length);
-    expect(pageErrors).toEqual([]);
+    expect(errors).toEqual([]);
     expect(requests).toEqual([]);
+    await page.close();
+  });
+
+  it('merges bars into candles for a long run and still marks every trade', async () => {
+    const input = annotatedRun(60_000, 30_000);
+    const file = path.join(directory, 'long.html');
+    await writeReport(file, input, undefined, { maxPoints: 5_000 });
+    const { page, errors } = await open(browser, file);
+    const drawn = await page.evaluate(() => {
+      const report = (globalThis as unknown as PageWindow).ticklineReport;
+      return { candles: report.price.data().length, entries: report.markers.markers().filter((m) => m.id === 'entry').length };
+    });
+    expect(drawn.candles).toBe(5_000);
+    expect(drawn.entries).toBe(input.trades.length);
+    expect(errors).toEqual([]);
     await page.close();
   });
 
@@ -136,14 +178,27 @@ describe('HTML report in headless Chromium', () => {
     };
     const file = path.join(directory, 'empty.html');
     await writeReport(file, empty);
-    const page = await browser.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    await page.goto(pathToFileURL(file).href);
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 10_000 });
-    expect(await page.textContent('#chart-price')).toBe('No data.');
+    const { page, errors } = await open(browser, file);
+    expect(await page.textContent('#chart')).toBe('No data.');
     expect(await page.textContent('#verdict')).toBe('PASSED');
-    expect(pageErrors).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('draws the sweep report: the table sorted by the metric and a heatmap cell per pair', async () => {
+    const rows = [];
+    for (const fast of [5, 10, 20]) {
+      for (const slow of [30, 50]) rows.push({ rank: 0, params: { fast, slow }, metrics: { sharpe: fast / slow, netPnl: fast * 10 - slow }, passed: fast > 5, error: null });
+    }
+    rows.push({ rank: 0, params: { fast: 40, slow: 30 }, metrics: null, passed: null, error: 'fast must be shorter than slow' });
+    const file = path.join(directory, 'sweep.html');
+    await writeSweepReport(file, { title: 'Sweep', metric: 'sharpe', rows, axes: ['fast', 'slow'], data: 'generated' });
+    const { page, errors, requests } = await open(browser, file);
+    expect(await page.locator('#sweep-table tbody tr').count()).toBe(rows.length);
+    expect(await page.locator('#heatmap td.cell').count()).toBe(4 * 2);
+    expect(await page.locator('#heatmap td.cell[data-value]').count()).toBe(6);
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
     await page.close();
   });
 });

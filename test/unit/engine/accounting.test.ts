@@ -46,6 +46,20 @@ describe('accounting', () => {
     expect(acc.position(ES.id)).toBe(1);
   });
 
+  it('without fill memory (a venue that cannot repeat a fill) gives the same books for distinct fills', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 90, max: 110 }), fc.nat({ max: 3 })), { maxLength: 40 }), (steps) => {
+        const remembering = new Accounting([ES], 10_000);
+        const trusting = new Accounting([ES], 10_000, false);
+        for (const [buy, size, price, fees] of steps) {
+          const f = fill(buy ? 'buy' : 'sell', size, price, fees);
+          expect(trusting.applyFill(f, 'd')).toEqual(remembering.applyFill(f, 'd'));
+        }
+        expect(trusting.snapshot()).toEqual(remembering.snapshot());
+      }),
+    );
+  });
+
   it('keeps per-day records', () => {
     const acc = new Accounting([ES], 1_000);
     acc.startDay('d1');

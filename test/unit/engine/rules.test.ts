@@ -78,4 +78,38 @@ describe('rule floors', () => {
   it('rejects unknown keys in the account config', () => {
     expect(() => new RuleBook({ startingBalance: 1, dailyLoss: 5 } as never)).toThrow(/dailyLoss/);
   });
+  it('lockAbove stops a trailing floor, end of day or intraday, at the starting balance plus it', () => {
+    const intraday = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday', lockAbove: 100 } });
+    intraday.startDay('d1', 50_000);
+    evaluate(intraday, 51_000, 51_000);
+    expect(intraday.maximumLossFloor()).toBe(49_000);
+    evaluate(intraday, 53_000, 53_000);
+    expect(intraday.maximumLossFloor()).toBe(50_100);
+    const endOfDay = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingEndOfDay', lockAbove: 0 } });
+    endOfDay.startDay('d1', 50_000);
+    endOfDay.startDay('d2', 53_000);
+    expect(endOfDay.maximumLossFloor()).toBe(50_000);
+    const untilLocked = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingUntilLocked', lockAbove: 250 } });
+    untilLocked.startDay('d1', 50_000);
+    untilLocked.startDay('d2', 53_000);
+    expect(untilLocked.maximumLossFloor()).toBe(50_250);
+    expect(() => new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'static', lockAbove: 0 } })).toThrow(/lockAbove/);
+  });
+
+  it('couldBreach answers without moving anything; reset starts a new account', () => {
+    const book = new RuleBook({ startingBalance: 50_000, dailyLossLimit: 1_000, maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday' } });
+    book.startDay('d1', 50_000);
+    expect(book.couldBreach(49_100, 50_500)).toBe(false);
+    // A high of 51,200 would lift the floor to 49,200.
+    expect(book.couldBreach(49_100, 51_200)).toBe(true);
+    expect(book.maximumLossFloor()).toBe(48_000);
+    expect(book.couldBreach(48_999, 50_000)).toBe(true);
+    expect(evaluate(book, 47_000)).toHaveLength(2);
+    expect(book.couldBreach(40_000, 50_000)).toBe(false);
+    book.reset();
+    expect(book.maximumLossBroken).toBe(false);
+    expect(book.closest.maximumLossLimit.headroom).toBe(Infinity);
+    book.startDay('d1', 50_000);
+    expect(evaluate(book, 47_000)).toHaveLength(2);
+  });
 });

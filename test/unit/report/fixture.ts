@@ -2,7 +2,9 @@
  * A small, deterministic run to render: a seeded random walk of minute bars with alternating long and
  * short trades, an equity curve marked to market at each close, and one violation.
  */
-import type { ClosedTrade, ReportInput } from '../../../src/report/types.ts';
+import { evaluationRulesSchema } from '../../../src/engine/evaluation.ts';
+import { evaluateRun } from '../../../src/report/evaluation.ts';
+import type { ClosedTrade, DecisionRecord, ReportInput } from '../../../src/report/types.ts';
 
 function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
@@ -92,5 +94,67 @@ export function generatedRun(barCount = 3000, seed = 7): ReportInput {
     verdict: 'daily loss limit crossed once (temporary)',
     orderListHash: 'sha256:0123456789abcdef',
     config: { strategy: 'sma-cross', fast: 10, slow: 30, slippageTicks: 1, sameBarRule: 'stop-first' },
+  };
+}
+
+/** Two days of one-minute bars without data between them: the chart must not draw the empty hours. */
+export const GAP_MS = 2 * 86_400_000;
+
+/**
+ * The generated run with what a backtest adds: a gap in the data (after `gapAfter` bars), the strategy's
+ * overlays (two over the price, one in its own pane), the guard's decisions (two reasons refused), a change
+ * of contract month and an evaluation with its Monte Carlo.
+ */
+export function annotatedRun(barCount = 3000, gapAfter = Math.floor(barCount / 3)): ReportInput {
+  const base = generatedRun(barCount);
+  const time = Float64Array.from(base.bars.time, (t, i) => (i >= gapAfter ? t + GAP_MS : t));
+  const at = (t: number) => (t >= (base.bars.time[gapAfter] as number) ? t + GAP_MS : t);
+  const trades = base.trades.map((t) => ({ ...t, entryTime: at(t.entryTime), exitTime: at(t.exitTime) }));
+  const close = base.bars.close;
+  const average = (period: number) =>
+    Float64Array.from(close, (_, i) => {
+      if (i + 1 < period) return Number.NaN;
+      let sum = 0;
+      for (let k = i + 1 - period; k <= i; k++) sum += close[k] as number;
+      return sum / period;
+    });
+  const rejected = (i: number, code: 'MAX_POSITION_SIZE' | 'TICK_MISALIGNED'): DecisionRecord => ({
+    time: time[i]!,
+    strategyId: 'generated',
+    intent: { kind: 'place', contractId: base.contract.id, side: 'buy', size: 1, order: { type: 'market' } },
+    result: { accepted: false, code, message: `${code} at bar ${i}` },
+    position: 1,
+    equity: 50_000,
+  });
+  const accepted = (i: number): DecisionRecord => ({ time: time[i]!, strategyId: 'generated', intent: { kind: 'target', contractId: base.contract.id, size: 1 }, result: { accepted: true } });
+  const equity = { time, equity: base.equity.equity };
+  const fills = trades.flatMap((t) => [
+    { time: t.entryTime, side: t.side, size: t.size },
+    { time: t.exitTime, side: t.side === 'buy' ? ('sell' as const) : ('buy' as const), size: t.size },
+  ]);
+  const rules = evaluationRulesSchema.parse({
+    name: 'Generated 50K',
+    startingBalance: 50_000,
+    profitTarget: 500,
+    maximumLossLimit: { amount: 1_500, variant: 'trailingIntraday' },
+  });
+  return {
+    ...base,
+    bars: { ...base.bars, time },
+    trades,
+    equity,
+    violations: base.violations.map((v) => ({ ...v, time: at(v.time) })),
+    closestApproach: base.closestApproach.map((a) => ({ ...a, time: a.time === null ? null : at(a.time) })),
+    overlays: [
+      { name: 'SMA 10', values: average(10) },
+      { name: 'SMA 30', values: average(30) },
+      { name: 'Momentum', pane: 'own', values: Float64Array.from(close, (c, i) => (i < 5 ? Number.NaN : c - (close[i - 5] as number))) },
+    ],
+    decisions: [accepted(20), rejected(40, 'TICK_MISALIGNED'), rejected(41, 'TICK_MISALIGNED'), accepted(60), rejected(barCount - 50, 'MAX_POSITION_SIZE')],
+    rolls: [{ time: time[gapAfter]!, contract: 'ESM4' }],
+    strategy: { name: 'generated', params: { fast: 10, slow: 30 } },
+    data: 'generated random walk with a gap',
+    timeframe: '1m',
+    evaluation: evaluateRun(rules, { bars: { ...base.bars, time }, equity, fills, tickValue: base.contract.tickValue, startingBalance: 50_000 }, { paths: 500, seed: 5 }),
   };
 }

@@ -1,41 +1,27 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { downsampleMinMax } from '../../../src/report/downsample.ts';
+import { chartData } from '../../../src/report/chart-data.ts';
+import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { formatDuration, formatMoney, formatTime, renderSummary } from '../../../src/report/format.ts';
 import { renderReport } from '../../../src/report/html.ts';
 import { computeStatistics } from '../../../src/report/statistics.ts';
 import { generatedRun } from './fixture.ts';
 
-function embeddedData(html: string): { charts: { price: { x: number[]; close: (number | null)[] } } } {
+interface Embedded {
+  chart: {
+    candles: { t: number[]; o: number[]; h: number[]; l: number[]; c: number[]; barsPerCandle: number };
+    equity: (number | null)[];
+    drawdown: (number | null)[];
+    markers: { t: number; kind: string }[];
+    overlays: { name: string; values: (number | null)[] }[];
+  };
+}
+
+function embeddedData(html: string): Embedded {
   const match = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html);
   if (!match) throw new Error('no embedded report data');
   return JSON.parse(match[1]!);
 }
-
-describe('downsampleMinMax', () => {
-  it('keeps short series whole', () => {
-    expect(downsampleMinMax([1, 2, 3], [5, 6, 7], 10)).toEqual({ time: [1, 2, 3], value: [5, 6, 7] });
-  });
-
-  it('keeps the lowest and highest point of each bucket, in time order', () => {
-    // Two buckets of four points.
-    const series = downsampleMinMax([0, 1, 2, 3, 4, 5, 6, 7], [5, 9, 1, 4, 3, 3, 8, 2], 4);
-    expect(series).toEqual({ time: [1, 2, 6, 7], value: [9, 1, 8, 2] });
-  });
-
-  it('never exceeds maxPoints and keeps the global extremes', () => {
-    fc.assert(
-      fc.property(fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 1, maxLength: 500 }), fc.integer({ min: 2, max: 60 }), (values, maxPoints) => {
-        const time = values.map((_, i) => i);
-        const series = downsampleMinMax(time, values, maxPoints);
-        expect(series.time.length).toBeLessThanOrEqual(Math.max(maxPoints, values.length <= maxPoints ? values.length : 0));
-        expect(Math.min(...series.value)).toBe(Math.min(...values));
-        expect(Math.max(...series.value)).toBe(Math.max(...values));
-        for (let i = 1; i < series.time.length; i++) expect(series.time[i]!).toBeGreaterThan(series.time[i - 1]!);
-      }),
-    );
-  });
-});
 
 describe('formatting', () => {
   it('is locale-free and deterministic', () => {
@@ -71,7 +57,7 @@ describe('renderReport', () => {
     expect(html).not.toMatch(/<script[^>]+src=/i);
     expect(html).not.toMatch(/<link[^>]+href=/i);
     expect(html).not.toMatch(/(src|href)=["']?https?:/i);
-    expect(html).toContain('uPlot');
+    expect(html).toContain('Lightweight Charts');
   });
 
   it('escapes text from the input', () => {
@@ -81,16 +67,42 @@ describe('renderReport', () => {
     expect(html).not.toContain('<img src=x');
   });
 
-  it('downsamples long series and converts ticks to prices', () => {
+  it('merges bars into candles above the limit, keeping every high and low, and converts ticks to prices', () => {
     const input = generatedRun(50_000);
     const html = renderReport(input, computeStatistics(input), { maxPoints: 1000 });
-    const data = embeddedData(html);
-    const drawnCloses = data.charts.price.close.filter((v) => v !== null).length;
-    expect(drawnCloses).toBeLessThanOrEqual(1000);
-    expect(html).toContain('Downsampled: price drawn from');
-    // Prices are decimals on the 0.25 grid.
-    for (const close of data.charts.price.close) if (close !== null) expect((close * 4) % 1).toBe(0);
-    const first = input.bars.close[0]! * 0.25;
-    expect(data.charts.price.close[0]).toBe(first);
+    const { chart } = embeddedData(html);
+    expect(chart.candles.barsPerCandle).toBe(50);
+    expect(chart.candles.t).toHaveLength(1000);
+    expect(html).toContain('Downsampled: each candle merges 50 bars');
+    const high = Math.max(...Array.from(input.bars.high)) * 0.25;
+    const low = Math.min(...Array.from(input.bars.low)) * 0.25;
+    expect(Math.max(...chart.candles.h)).toBe(high);
+    expect(Math.min(...chart.candles.l)).toBe(low);
+    expect(chart.candles.o[1]).toBe(input.bars.open[50]! * 0.25);
+    expect(chart.candles.c[0]).toBe(input.bars.close[49]! * 0.25);
+    // Equity and drawdown share the candles' time index; the deepest drawdown survives the merge.
+    expect(chart.equity).toHaveLength(1000);
+    expect(Math.min(...chart.drawdown.map((v) => v ?? 0))).toBe(-computeStatistics(input).maxDrawdown);
+    // Every marker sits on a candle.
+    const times = new Set(chart.candles.t);
+    for (const marker of chart.markers) expect(times.has(marker.t)).toBe(true);
+    expect(chart.markers.filter((m) => m.kind === 'entry')).toHaveLength(input.trades.length);
+  });
+});
+
+describe('chart data', () => {
+  it('places overlays per candle (null where undefined) and trade markers on the candle holding their instant', () => {
+    const input = generatedRun(300);
+    const values = Float64Array.from(input.bars.close, (c, i) => (i < 10 ? Number.NaN : c));
+    const data = chartData({ ...input, overlays: [{ name: 'close', values }] }, new PriceGrid(0.25, 12.5), { maxCandles: 100, maxMarkers: 1000, decisions: [{ time: input.bars.time[150]! + 1, text: 'MAX_POSITION_SIZE' }] });
+    expect(data.candles.barsPerCandle).toBe(3);
+    expect(data.overlays[0]!.values.slice(0, 4)).toEqual([null, null, null, input.bars.close[11]! * 0.25]);
+    const decision = data.markers.find((m) => m.kind === 'decision')!;
+    expect(decision).toMatchObject({ t: input.bars.time[150]! / 1000, text: 'MAX_POSITION_SIZE' });
+    const first = input.trades[0]!;
+    const entry = data.markers.find((m) => m.kind === 'entry')!;
+    expect(entry.t).toBe(input.bars.time[Math.floor(Array.from(input.bars.time).indexOf(first.entryTime) / 3) * 3]! / 1000);
+    expect(entry.price).toBe(first.entryPrice * 0.25);
+    for (let k = 1; k < data.markers.length; k++) expect(data.markers[k]!.t).toBeGreaterThanOrEqual(data.markers[k - 1]!.t);
   });
 });

@@ -1,9 +1,15 @@
 /**
  * Bar history from a CSV file: header `t,o,h,l,c,v[,contract]` (any order), `t` the bar start in ISO 8601
- * with an offset, prices decimals that must lie exactly on the contract's grid (`PriceGrid.toTicksExact`,
- * no rounding). Every bad cell is reported at once, naming the file, the line and the column.
+ * with an offset, prices decimals that must lie exactly on the contract's grid (no rounding). Every bad
+ * cell is reported at once, naming the file, the line and the column.
+ *
+ * The file is read in chunks straight into typed columns (memory bounded by the bars, never by the text:
+ * a 570 MB file is more than V8 can hold as one string). Each line first goes through a byte-level fast
+ * path that accepts only the plain forms (`2024-01-02T15:00:00Z`, `1676.75`, `1884`) whose value it can
+ * compute exactly; any other line, and every line with a problem, goes through the general path (decode,
+ * split, Number, Date.parse), which alone decides what is an error and what it says.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import type { BarColumns } from '../../../engine/types.ts';
 import { allocateColumns, sliceByIndex } from './columns.ts';
@@ -39,50 +45,314 @@ export interface CsvBars {
   readonly segments: readonly ContractSegment[];
 }
 
+/**
+ * Which cell of a row holds each field (0-based), and how many cells a row needs. Built from the header
+ * today; a configured column map (issue 15) builds the same thing from other names.
+ */
+export interface CsvLayout {
+  readonly time: number;
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  readonly volume: number;
+  /** -1 when the file has no contract column. */
+  readonly contract: number;
+  readonly cells: number;
+}
+
 const REQUIRED = ['t', 'o', 'h', 'l', 'c', 'v'] as const;
 const OFFSET = /(?:Z|[+-]\d{2}:\d{2})$/;
 const MAX_PROBLEMS = 1000;
+const CHUNK_BYTES = 1 << 20;
+const NANOS = 1_000_000_000;
 
-export function readCsvBars(file: string, grid: PriceGrid, displayName = file): CsvBars {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new CsvBarsError([{ file: displayName, line: 0, column: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
-  }
-  return parseCsvBars(text, grid, displayName);
-}
-
-export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBars {
-  const lines = text.split('\n');
-  const header = (lines[0] ?? '').replace(/\r$/, '').split(',').map((h) => h.trim().toLowerCase());
+/** The layout named by a header line, or the problems with it. */
+export function layoutFromHeader(headerLine: string, file: string): CsvLayout | CsvProblem[] {
+  const header = headerLine.replace(/\r$/, '').split(',').map((h) => h.trim().toLowerCase());
   const problems: CsvProblem[] = [];
   const index: Record<string, number> = {};
   for (const name of REQUIRED) {
     index[name] = header.indexOf(name);
     if (index[name] < 0) problems.push({ file, line: 1, column: name, message: `header lacks the column "${name}" (found: ${header.join(',')})` });
   }
-  const contractColumn = header.indexOf('contract');
-  if (problems.length > 0) throw new CsvBarsError(problems);
-  const [ti, oi, hi, li, ci, vi] = REQUIRED.map((n) => index[n]!) as [number, number, number, number, number, number];
+  if (problems.length > 0) return problems;
+  return { time: index.t!, open: index.o!, high: index.h!, low: index.l!, close: index.c!, volume: index.v!, contract: header.indexOf('contract'), cells: header.length };
+}
 
-  const bars = allocateColumns(lines.length);
-  const segments: ContractSegment[] = [];
-  let n = 0;
-  // The last readable time, so a row after an unreadable one is still checked for going backwards.
-  let lastTime = Number.NEGATIVE_INFINITY;
-  for (let k = 1; k < lines.length && problems.length < MAX_PROBLEMS; k++) {
-    let line = lines[k]!;
-    if (line.endsWith('\r')) line = line.slice(0, -1);
-    if (line.trim() === '') continue;
-    const cells = line.split(',');
-    const lineNo = k + 1;
-    const problem = (column: string, message: string) => problems.push({ file, line: lineNo, column, message });
-    if (cells.length < header.length) {
-      problem('', `expected ${header.length} columns, found ${cells.length}`);
-      continue;
+export function readCsvBars(file: string, grid: PriceGrid, displayName = file): CsvBars {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    throw new CsvBarsError([{ file: displayName, line: 0, column: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const reader = new CsvBarsReader(grid, displayName);
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    let bytesRead = 0;
+    for (;;) {
+      const read = readSync(fd, chunk, 0, CHUNK_BYTES, null);
+      if (read === 0) break;
+      reader.push(chunk.subarray(0, read));
+      // Size the columns once from the first chunk's bytes per bar, so a large file is neither copied
+      // on every growth nor held at twice its size.
+      if (bytesRead === 0 && size > read && reader.count > 0) reader.reserve(Math.ceil((size / read) * reader.count * 1.02) + 16);
+      bytesRead += read;
+      if (reader.full) break;
     }
-    const tText = cells[ti]!.trim();
+    return reader.end();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBars {
+  const reader = new CsvBarsReader(grid, file);
+  reader.push(Buffer.from(text, 'utf8'));
+  return reader.end();
+}
+
+/**
+ * Incremental reader: `push` chunks split anywhere (even inside a line or a UTF-8 character), then `end`.
+ * Only the unfinished last line is kept between chunks.
+ */
+export class CsvBarsReader {
+  private layout: CsvLayout | undefined;
+  private readonly problems: CsvProblem[] = [];
+  private readonly segments: ContractSegment[] = [];
+  private bars: BarColumns;
+  private n = 0;
+  private lineNo = 0;
+  private carry: Buffer = Buffer.alloc(0);
+  /** The last readable time, so a row after an unreadable one is still checked for going backwards. */
+  private lastTime = Number.NEGATIVE_INFINITY;
+  private lastContract = '';
+  private lastContractBytes: Buffer = Buffer.alloc(0);
+  /** Epoch ms of the last fast-parsed date (bytes 0-9 of the time cell), reused while the date repeats. */
+  private dayKey = -1;
+  private dayMs = 0;
+  private readonly cellStarts: Int32Array;
+  private readonly tickNanos: number;
+
+  constructor(
+    private readonly grid: PriceGrid,
+    private readonly file: string,
+    estimatedBars = 1 << 16,
+  ) {
+    this.bars = allocateColumns(Math.max(16, estimatedBars));
+    this.cellStarts = new Int32Array(64);
+    this.tickNanos = grid.tickNanos;
+  }
+
+  /** True once the problem limit is reached: further input would not be read. */
+  get full(): boolean {
+    return this.problems.length >= MAX_PROBLEMS;
+  }
+
+  /** Bars read so far. */
+  get count(): number {
+    return this.n;
+  }
+
+  /** Makes room for `bars` bars in all (never shrinks). */
+  reserve(bars: number): void {
+    if (bars > this.bars.time.length) this.resize(bars);
+  }
+
+  push(chunk: Uint8Array): void {
+    let buf: Buffer;
+    if (this.carry.length > 0) {
+      buf = Buffer.concat([this.carry, chunk]);
+    } else {
+      buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    }
+    const start = this.completeLines(buf);
+    // Copy the tail: the caller may reuse its chunk buffer.
+    this.carry = Buffer.from(buf.subarray(start));
+  }
+
+  /** Reads every line ended by a newline; returns where the unfinished rest starts. */
+  private completeLines(buf: Buffer): number {
+    // Kept apart from push so the optimised loop has no cold code after it to deoptimise on each chunk.
+    let start = 0;
+    for (let nl = buf.indexOf(10, start); nl >= 0; nl = buf.indexOf(10, start)) {
+      this.line(buf, start, nl);
+      start = nl + 1;
+    }
+    return start;
+  }
+
+  end(): CsvBars {
+    // The text after the last newline is a line too (possibly empty), as `split('\n')` would give.
+    const tail = this.carry;
+    this.carry = Buffer.alloc(0);
+    this.line(tail, 0, tail.length);
+    const { problems, file } = this;
+    if (problems.length === 0 && this.n === 0) problems.push({ file, line: 1, column: '', message: 'no bars' });
+    if (problems.length > 0) throw new CsvBarsError(problems);
+    return { bars: this.trimmedColumns(), segments: this.segments };
+  }
+
+  private line(buf: Buffer, start: number, end: number): void {
+    this.lineNo++;
+    if (this.layout === undefined) {
+      const layout = layoutFromHeader(buf.toString('utf8', start, end), this.file);
+      if (Array.isArray(layout)) throw new CsvBarsError(layout);
+      this.layout = layout;
+      return;
+    }
+    if (this.problems.length >= MAX_PROBLEMS) return;
+    if (end > start && buf[end - 1] === 13) end--;
+    if (!this.fastRow(buf, start, end)) this.generalRow(buf.toString('utf8', start, end));
+  }
+
+  /** Splits the cells and commits the row when every cell is in a plain form and the row is valid. */
+  private fastRow(buf: Buffer, start: number, end: number): boolean {
+    const layout = this.layout!;
+    const starts = this.cellStarts;
+    if (layout.cells + 1 > starts.length) return false;
+    let cells = 1;
+    let lastEnd = end;
+    starts[0] = start;
+    for (let i = start; i < end; i++) {
+      if (buf[i] === 44) {
+        // Cells after the header's count are ignored, as the general path ignores them.
+        if (cells === layout.cells) {
+          lastEnd = i;
+          break;
+        }
+        starts[cells++] = i + 1;
+      }
+    }
+    if (cells < layout.cells) return false;
+    // Cell k ends before starts[k + 1]; this sentinel closes the last one.
+    starts[cells] = lastEnd + 1;
+    const t = this.fastTime(buf, starts[layout.time]!, starts[layout.time + 1]! - 1);
+    if (Number.isNaN(t) || t <= this.lastTime) return false;
+    const o = this.fastTicks(buf, starts[layout.open]!, starts[layout.open + 1]! - 1);
+    const h = this.fastTicks(buf, starts[layout.high]!, starts[layout.high + 1]! - 1);
+    const l = this.fastTicks(buf, starts[layout.low]!, starts[layout.low + 1]! - 1);
+    const c = this.fastTicks(buf, starts[layout.close]!, starts[layout.close + 1]! - 1);
+    if (Number.isNaN(o + h + l + c)) return false;
+    if (h < Math.max(o, c, l) || l > Math.min(o, c)) return false;
+    const v = fastWhole(buf, starts[layout.volume]!, starts[layout.volume + 1]! - 1);
+    if (Number.isNaN(v)) return false;
+    if (layout.contract >= 0 && !this.fastContract(buf, starts[layout.contract]!, starts[layout.contract + 1]! - 1)) return false;
+    this.commit(t, o, h, l, c, v);
+    return true;
+  }
+
+  /** `YYYY-MM-DDTHH:MM:SS` then `Z` or `+hh:mm`/`-hh:mm`, every field in range; NaN for anything else. */
+  private fastTime(buf: Buffer, from: number, to: number): number {
+    const length = to - from;
+    if (length !== 20 && length !== 25) return Number.NaN;
+    if (buf[from + 4] !== 45 || buf[from + 7] !== 45 || buf[from + 10] !== 84 || buf[from + 13] !== 58 || buf[from + 16] !== 58) return Number.NaN;
+    const year = digits(buf, from, 4);
+    const month = digits(buf, from + 5, 2);
+    const day = digits(buf, from + 8, 2);
+    const hour = digits(buf, from + 11, 2);
+    const minute = digits(buf, from + 14, 2);
+    const second = digits(buf, from + 17, 2);
+    if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return Number.NaN;
+    let offsetMs = 0;
+    if (length === 20) {
+      if (buf[from + 19] !== 90) return Number.NaN;
+    } else {
+      const sign = buf[from + 19];
+      if ((sign !== 43 && sign !== 45) || buf[from + 22] !== 58) return Number.NaN;
+      const oh = digits(buf, from + 20, 2);
+      const om = digits(buf, from + 23, 2);
+      if (oh < 0 || oh > 23 || om < 0 || om > 59) return Number.NaN;
+      offsetMs = (sign === 43 ? 1 : -1) * (oh * 60 + om) * 60_000;
+    }
+    const key = (year * 100 + month) * 100 + day;
+    if (key !== this.dayKey) {
+      this.dayKey = key;
+      this.dayMs = Date.UTC(year, month - 1, day);
+    }
+    return this.dayMs + ((hour * 60 + minute) * 60 + second) * 1000 - offsetMs;
+  }
+
+  /**
+   * Ticks of a plain decimal `digits[.digits]` on the grid, computed in integers of 1e-9 exactly as
+   * `PriceGrid.toTicks(Number(cell))` would; NaN for any other form or an off-grid price.
+   */
+  private fastTicks(buf: Buffer, from: number, to: number): number {
+    let whole = 0;
+    let i = from;
+    while (i < to) {
+      const d = buf[i]! - 48;
+      if (d < 0 || d > 9) break;
+      whole = whole * 10 + d;
+      i++;
+    }
+    // At most 6 whole digits and 9 decimals: the decimal is then its own shortest double, and the nanos safe.
+    if (i === from || i - from > 6) return Number.NaN;
+    let fraction = 0;
+    let scale = NANOS;
+    if (i < to) {
+      if (buf[i] !== 46 || i + 1 === to || to - i - 1 > 9) return Number.NaN;
+      for (i++; i < to; i++) {
+        const d = buf[i]! - 48;
+        if (d < 0 || d > 9) return Number.NaN;
+        fraction = fraction * 10 + d;
+        scale /= 10;
+      }
+      // Tiny values print in exponent form, which the general conversion rounds differently.
+      if (whole === 0 && fraction !== 0 && fraction * scale < 1000) return Number.NaN;
+    }
+    const nanos = whole * NANOS + fraction * scale;
+    const ticks = nanos / this.tickNanos;
+    return nanos % this.tickNanos === 0 ? ticks : Number.NaN;
+  }
+
+  private fastContract(buf: Buffer, from: number, to: number): boolean {
+    for (let i = from; i < to; i++) {
+      const b = buf[i]!;
+      if (b <= 32 || b >= 127) return false;
+    }
+    const last = this.lastContractBytes;
+    if (this.segments.length > 0 && to - from === last.length && buf.compare(last, 0, last.length, from, to) === 0) return true;
+    this.noteContract(buf.toString('latin1', from, to));
+    return true;
+  }
+
+  private noteContract(contract: string): void {
+    if (this.segments.length === 0 || this.lastContract !== contract) {
+      this.segments.push({ contract, from: this.n });
+      this.lastContract = contract;
+      this.lastContractBytes = Buffer.from(contract, 'utf8');
+    }
+  }
+
+  private commit(t: number, o: number, h: number, l: number, c: number, v: number): void {
+    if (this.n === this.bars.time.length) this.grow();
+    const { bars, n } = this;
+    bars.time[n] = t;
+    bars.open[n] = o;
+    bars.high[n] = h;
+    bars.low[n] = l;
+    bars.close[n] = c;
+    bars.volume[n] = v;
+    if (!Number.isNaN(t)) this.lastTime = t;
+    this.n = n + 1;
+  }
+
+  /** Any row the fast path declined: the original per-line rules, which word every problem. */
+  private generalRow(line: string): void {
+    const layout = this.layout!;
+    const { file, grid, problems } = this;
+    if (line.trim() === '') return;
+    const cells = line.split(',');
+    const lineNo = this.lineNo;
+    const problem = (column: string, message: string) => problems.push({ file, line: lineNo, column, message });
+    if (cells.length < layout.cells) {
+      problem('', `expected ${layout.cells} columns, found ${cells.length}`);
+      return;
+    }
+    const tText = cells[layout.time]!.trim();
     const t = OFFSET.test(tText) ? Date.parse(tText) : Number.NaN;
     if (Number.isNaN(t)) problem('t', `"${tText}" is not an ISO 8601 time with an offset (Z or +hh:mm)`);
     const price = (column: string, at: number): number => {
@@ -99,33 +369,75 @@ export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBa
       }
       return ticks;
     };
-    const o = price('o', oi);
-    const h = price('h', hi);
-    const l = price('l', li);
-    const c = price('c', ci);
-    const vText = cells[vi]!.trim();
+    const o = price('o', layout.open);
+    const h = price('h', layout.high);
+    const l = price('l', layout.low);
+    const c = price('c', layout.close);
+    const vText = cells[layout.volume]!.trim();
     const v = vText === '' ? Number.NaN : Number(vText);
     if (!Number.isInteger(v) || v < 0) problem('v', `volume "${vText}" is not a whole number >= 0`);
     if (!Number.isNaN(o + h + l + c) && (h < Math.max(o, c, l) || l > Math.min(o, c))) {
       problem('', `high ${grid.toPrice(h)} and low ${grid.toPrice(l)} do not contain open ${grid.toPrice(o)} and close ${grid.toPrice(c)}`);
     }
-    if (!Number.isNaN(t)) {
-      if (t <= lastTime) problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
-      lastTime = t;
-    }
-    bars.time[n] = t;
-    bars.open[n] = o;
-    bars.high[n] = h;
-    bars.low[n] = l;
-    bars.close[n] = c;
-    bars.volume[n] = v;
-    if (contractColumn >= 0) {
-      const contract = (cells[contractColumn] ?? '').trim();
-      if (segments.length === 0 || segments[segments.length - 1]!.contract !== contract) segments.push({ contract, from: n });
-    }
-    n++;
+    if (!Number.isNaN(t) && t <= this.lastTime) problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
+    if (layout.contract >= 0) this.noteContract((cells[layout.contract] ?? '').trim());
+    this.commit(t, o, h, l, c, v);
   }
-  if (problems.length === 0 && n === 0) problems.push({ file, line: 1, column: '', message: 'no bars' });
-  if (problems.length > 0) throw new CsvBarsError(problems);
-  return { bars: sliceByIndex(bars, 0, n), segments };
+
+  private grow(): void {
+    this.resize(Math.ceil(this.bars.time.length * 1.5));
+  }
+
+  private resize(capacity: number): void {
+    const old = sliceByIndex(this.bars, 0, this.n);
+    const next = allocateColumns(capacity);
+    next.time.set(old.time);
+    next.open.set(old.open);
+    next.high.set(old.high);
+    next.low.set(old.low);
+    next.close.set(old.close);
+    next.volume.set(old.volume);
+    this.bars = next;
+  }
+
+  /** Columns of exactly the bars read: a view when little is wasted, else a compact copy. */
+  private trimmedColumns(): BarColumns {
+    const { bars, n } = this;
+    if (n >= bars.time.length * 0.9) return sliceByIndex(bars, 0, n);
+    const out = allocateColumns(n);
+    out.time.set(bars.time.subarray(0, n));
+    out.open.set(bars.open.subarray(0, n));
+    out.high.set(bars.high.subarray(0, n));
+    out.low.set(bars.low.subarray(0, n));
+    out.close.set(bars.close.subarray(0, n));
+    out.volume.set(bars.volume.subarray(0, n));
+    return out;
+  }
+}
+
+function digits(buf: Buffer, from: number, count: number): number {
+  let value = 0;
+  for (let i = from; i < from + count; i++) {
+    const d = buf[i]! - 48;
+    if (d < 0 || d > 9) return -1_000_000;
+    value = value * 10 + d;
+  }
+  return value;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** A whole number of at most 15 plain digits; NaN for any other form. */
+function fastWhole(buf: Buffer, from: number, to: number): number {
+  if (to === from || to - from > 15) return Number.NaN;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const d = buf[i]! - 48;
+    if (d < 0 || d > 9) return Number.NaN;
+    value = value * 10 + d;
+  }
+  return value;
 }

@@ -1,0 +1,89 @@
+/**
+ * The whole command from outside: a generated one-minute CSV (written at run time into a temporary folder,
+ * never committed), `tickline backtest` in a child process with every output, wall time and peak RSS; and
+ * the CSV reader alone in this process.
+ */
+import { spawnSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { readCsvBars } from '../src/adapters/backtest/sources/csv.ts';
+import { PriceGrid } from '../src/engine/ticks.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const ES = new PriceGrid(0.25, 12.5);
+
+export interface GeneratedCsv {
+  readonly dir: string;
+  readonly file: string;
+  readonly bars: number;
+  dispose(): void;
+}
+
+/** A seeded random walk of one-minute ES bars, about 60 bytes a line, written as a stream. */
+export async function writeMinuteCsv(bars: number, seed = 17): Promise<GeneratedCsv> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tickline-bench-csv-'));
+  const file = path.join(dir, `bars-${bars}.csv`);
+  const out = createWriteStream(file);
+  let state = seed >>> 0;
+  const random = () => ((state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296);
+  let time = Date.UTC(2000, 0, 3);
+  let price = 8000;
+  let block = 't,o,h,l,c,v\n';
+  for (let i = 0; i < bars; i++) {
+    const open = price;
+    const close = Math.max(400, open + Math.round((random() - 0.5) * 8));
+    const high = Math.max(open, close) + Math.floor(random() * 3);
+    const low = Math.min(open, close) - Math.floor(random() * 3);
+    price = close;
+    block += `${new Date(time).toISOString().slice(0, 19)}Z,${ES.toPrice(open)},${ES.toPrice(high)},${ES.toPrice(low)},${ES.toPrice(close)},${1 + Math.floor(random() * 500)}\n`;
+    time += 60_000;
+    if (block.length > 1 << 20) {
+      if (!out.write(block)) await once(out, 'drain');
+      block = '';
+    }
+  }
+  out.end(block);
+  await once(out, 'finish');
+  return { dir, file, bars, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface CliRun {
+  readonly wallMs: number;
+  readonly maxRssKiB: number;
+  readonly exitCode: number;
+}
+
+/** `tickline backtest` on the file with the reference strategy and every output; exit 0 or 3 (rule break) is a run. */
+export function runCliBacktest(csv: GeneratedCsv): CliRun {
+  const config = path.join(csv.dir, 'e2e.yaml');
+  writeFileSync(
+    config,
+    ['strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }', 'contract: ESZ5', 'data: { source: csv, file: ' + path.basename(csv.file) + ' }', 'account: { startingBalance: 1000000 }', `out: out`, ''].join('\n'),
+  );
+  const started = performance.now();
+  const child = spawnSync(process.execPath, ['--require', path.join(import.meta.dirname, 'report-rss.cjs'), path.join(ROOT, 'bin/tickline.js'), 'backtest', '--config', config], {
+    cwd: csv.dir,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  const wallMs = performance.now() - started;
+  const rss = /MAXRSS_KIB (\d+)/.exec(child.stderr ?? '');
+  if (rss === null || (child.status !== 0 && child.status !== 3)) throw new Error(`tickline backtest failed (exit ${child.status}): ${(child.stderr ?? '').slice(-2000)}`);
+  return { wallMs, maxRssKiB: Number(rss[1]), exitCode: child.status! };
+}
+
+/** The streaming CSV reader alone: median bars/s over `reps` reads of the file. */
+export function measureCsvParse(csv: GeneratedCsv, reps = 3): { barsPerSecond: number; ms: number } {
+  const times: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const started = performance.now();
+    const { bars } = readCsvBars(csv.file, ES);
+    times.push(performance.now() - started);
+    if (bars.time.length !== csv.bars) throw new Error(`read ${bars.time.length} bars, wrote ${csv.bars}`);
+  }
+  times.sort((a, b) => a - b);
+  const ms = times[Math.floor(times.length / 2)]!;
+  return { barsPerSecond: (csv.bars / ms) * 1000, ms };
+}

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { PriceGrid } from '../../../src/engine/ticks.ts';
+import { CsvBarsError, CsvBarsReader, readCsvBars, type CsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
+import * as reference from './csv-reference.ts';
+
+const ES = new PriceGrid(0.25, 12.5);
+const ES_CSV = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
+
+type Outcome = { ok: true; columns: number[][]; segments: unknown } | { ok: false; problems: unknown };
+
+function outcomeOf(read: () => CsvBars | reference.CsvBars): Outcome {
+  try {
+    const { bars, segments } = read();
+    const columns = [bars.time, bars.open, bars.high, bars.low, bars.close, bars.volume].map((c) => Array.from(c));
+    return { ok: true, columns, segments };
+  } catch (error) {
+    if (error instanceof CsvBarsError || error instanceof reference.CsvBarsError) return { ok: false, problems: error.problems };
+    throw error;
+  }
+}
+
+/** Feeds the bytes to the streaming reader cut at the given offsets. */
+function streamed(bytes: Buffer, cuts: readonly number[], grid: PriceGrid, file: string): CsvBars {
+  const reader = new CsvBarsReader(grid, file, 4);
+  let from = 0;
+  for (const cut of [...cuts].sort((a, b) => a - b)) {
+    reader.push(bytes.subarray(from, cut));
+    from = cut;
+  }
+  reader.push(bytes.subarray(from));
+  return reader.end();
+}
+
+const timeCell = fc.oneof(
+  fc.record({ y: fc.integer({ min: 1990, max: 2030 }), mo: fc.integer({ min: 0, max: 13 }), d: fc.integer({ min: 0, max: 32 }), h: fc.integer({ min: 0, max: 25 }), mi: fc.integer({ min: 0, max: 60 }), s: fc.integer({ min: 0, max: 60 }) }).chain((p) =>
+    fc.constantFrom('Z', '+00:00', '-05:00', '+05:30', '+24:00', '-23:59', 'z', '').map((offset) => {
+      const two = (n: number) => String(n).padStart(2, '0');
+      return `${p.y}-${two(p.mo)}-${two(p.d)}T${two(p.h)}:${two(p.mi)}:${two(p.s)}${offset}`;
+    }),
+  ),
+  fc.constantFrom('2024-01-02T15:00:00Z', '2024-01-02T15:00:00.500Z', ' 2024-01-02T15:01:00Z', '2024-01-02 15:02', 'soon', '', '0999-01-01T00:00:00Z', '2024-02-29T23:59:59+01:00'),
+);
+const priceCell = fc.oneof(
+  fc.integer({ min: 0, max: 40_000 }).map((ticks) => ES.toPrice(ticks).toString()),
+  fc.integer({ min: 0, max: 40_000 }).map((ticks) => ES.toPrice(ticks).toFixed(fc.sample(fc.integer({ min: 0, max: 3 }), 1)[0]!)),
+  fc.constantFrom('100.1', '0100.25', '100.', '.25', '-0', '-1.25', '1e3', '0.0000001', '0.000000', ' 100.5 ', 'abc', '', '1234567.25', '100.250000000', '100.2500000001', 'é'),
+);
+const volumeCell = fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.constantFrom('', 'x', '1.0', '1e3', '-1', '007', ' 5', '1.5', '9999999999999999'));
+const contractCell = fc.constantFrom('201312', '201403', '', ' 201403', 'H24é', 'Z9');
+const row = fc.oneof(
+  { weight: 8, arbitrary: fc.tuple(timeCell, priceCell, priceCell, priceCell, priceCell, volumeCell, contractCell).map((cells) => cells.join(',')) },
+  { weight: 1, arbitrary: fc.constantFrom('', '   ', '2024-01-02T15:05:00Z,100,101', '2024-01-02T16:00:00Z,1,2,1,2,3,201312,extra,cells') },
+);
+/** Mostly valid, increasing rows so the fast path carries most lines, with bad rows mixed in. */
+const goodRow = fc.tuple(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 4000, max: 8000 }), fc.nat({ max: 8 }), fc.nat({ max: 8 }), fc.nat({ max: 999 }), fc.constantFrom('201312', '201403'));
+
+const document = fc
+  .record({
+    header: fc.constantFrom('t,o,h,l,c,v,contract', 'contract,v,c,l,h,o,t', '\ufefft, O ,h,l,c,v,contract', 't,o,h,c,v,contract'),
+    rows: fc.array(fc.oneof(row, goodRow.map((g) => g)), { maxLength: 30 }),
+    crlf: fc.boolean(),
+    trailingNewline: fc.boolean(),
+  })
+  .map(({ header, rows, crlf, trailingNewline }) => {
+    const names = header.replace('\ufeff', '').split(',').map((h) => h.trim().toLowerCase());
+    let time = Date.parse('2024-01-02T00:00:00Z');
+    const lines = rows.map((r) => {
+      if (typeof r === 'string') {
+        // Generated rows are in t,o,h,l,c,v,contract order; place them per the header.
+        const cells = r.split(',');
+        if (cells.length < 7) return r;
+        const byName: Record<string, string> = { t: cells[0]!, o: cells[1]!, h: cells[2]!, l: cells[3]!, c: cells[4]!, v: cells[5]!, contract: cells[6]! };
+        return [...names.map((n) => byName[n] ?? ''), ...cells.slice(7)].join(',');
+      }
+      const [step, low, up, down, volume, contract] = r;
+      time += step * 60_000;
+      const byName: Record<string, string> = {
+        t: new Date(time).toISOString().replace('.000', ''),
+        o: ES.toPrice(low + down).toString(),
+        h: ES.toPrice(low + up + down).toString(),
+        l: ES.toPrice(low).toString(),
+        c: ES.toPrice(low + Math.min(up, down)).toString(),
+        v: String(volume),
+        contract,
+      };
+      return names.map((n) => byName[n] ?? '').join(',');
+    });
+    const eol = crlf ? '\r\n' : '\n';
+    return [header, ...lines].join(eol) + (trailingNewline ? eol : '');
+  });
+
+describe('streaming CSV reader equals the whole-file reader', () => {
+  it('on the real ES file, read from disk and pushed in pieces', () => {
+    const expected = outcomeOf(() => reference.readCsvBars(ES_CSV, ES));
+    expect(expected.ok).toBe(true);
+    expect(outcomeOf(() => readCsvBars(ES_CSV, ES))).toEqual(expected);
+    const bytes = readFileSync(ES_CSV);
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: bytes.length }), { maxLength: 12 }), (cuts) => {
+        expect(outcomeOf(() => streamed(bytes, cuts, ES, ES_CSV))).toEqual(expected);
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('on generated files: any split point, CRLF, trailing newline, bad rows, odd forms', () => {
+    fc.assert(
+      fc.property(document, fc.array(fc.nat(), { maxLength: 6 }), (text, cutSeeds) => {
+        const bytes = Buffer.from(text, 'utf8');
+        const cuts = cutSeeds.map((s) => s % (bytes.length + 1));
+        const expected = outcomeOf(() => reference.parseCsvBars(text, ES, 'x.csv'));
+        expect(outcomeOf(() => streamed(bytes, cuts, ES, 'x.csv'))).toEqual(expected);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('on other grids (0.1 and 0.01), where decimals decide alignment', () => {
+    for (const grid of [new PriceGrid(0.1, 10), new PriceGrid(0.01, 10), new PriceGrid(0.005, 5)]) {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 999_999_999 }), fc.integer({ min: 3, max: 9 })), { minLength: 1, maxLength: 20 }), (cells) => {
+          const lines = cells.map(([nanosPrefix, digits], i) => {
+            const price = (nanosPrefix / 10 ** digits).toFixed(digits);
+            return `2024-01-02T15:${String(i).padStart(2, '0')}:00Z,${price},${price},${price},${price},1`;
+          });
+          const text = ['t,o,h,l,c,v', ...lines].join('\n');
+          expect(outcomeOf(() => streamed(Buffer.from(text), [], grid, 'g.csv'))).toEqual(outcomeOf(() => reference.parseCsvBars(text, grid, 'g.csv')));
+        }),
+        { numRuns: 100 },
+      );
+    }
+  });
+
+  it('stops at the same 1000 problems on a file of bad rows', () => {
+    const text = ['t,o,h,l,c,v', ...Array.from({ length: 1500 }, (_, i) => `2024-01-02T15:00:00Z,100.1,101,99,100,${i}`)].join('\n');
+    const expected = outcomeOf(() => reference.parseCsvBars(text, ES, 'bad.csv'));
+    expect(expected.ok).toBe(false);
+    expect(outcomeOf(() => streamed(Buffer.from(text), [100, 5000], ES, 'bad.csv'))).toEqual(expected);
+  });
+});

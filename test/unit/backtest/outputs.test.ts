@@ -1,0 +1,55 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadBacktestConfig } from '../../../src/cli/backtest.ts';
+import { executeBacktest, writeBacktestOutputs } from '../../../src/adapters/backtest/backtest.ts';
+import { IsoTimeFormatter, equityRows, writeEquityCsv } from '../../../src/adapters/backtest/outputs.ts';
+import { TradingCalendar } from '../../../src/engine/calendar.ts';
+import { cents, endOfDayEquity } from '../../../src/report/statistics.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const dir = mkdtempSync(path.join(tmpdir(), 'tickline-outputs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** equity.csv as the whole-string writer made it before the streamed one. */
+function wholeStringEquityCsv(curve: { time: ArrayLike<number>; equity: ArrayLike<number> }): string {
+  const lines = ['time,equity'];
+  for (let i = 0; i < curve.time.length; i++) lines.push(`${new Date(curve.time[i]!).toISOString()},${cents(curve.equity[i]!)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+describe('streamed outputs', () => {
+  it('format times exactly as toISOString, in any order and far from today', () => {
+    const times = fc.oneof(fc.integer({ min: -8.6e15, max: 8.6e15 }), fc.integer({ min: 1.3e12, max: 1.8e12 }));
+    fc.assert(
+      fc.property(fc.array(times, { maxLength: 50 }), fc.array(fc.integer({ min: 0, max: 3_600_000 }), { maxLength: 50 }), (starts, steps) => {
+        const iso = new IsoTimeFormatter();
+        let t = starts[0] ?? 0;
+        for (const ms of [...starts, ...steps.map((s) => (t += s))]) expect(iso.format(ms)).toBe(new Date(ms).toISOString());
+      }),
+    );
+  });
+
+  it.each(['es-sma-cross', 'es-breakout', 'es-mean-reversion', 'default'])('per-bar equity.csv of backtest/%s.yaml is byte-identical to the whole-string one', async (name) => {
+    const { config } = await loadBacktestConfig({ config: path.join(ROOT, 'backtest', `${name}.yaml`), params: [] } as never);
+    const outcome = await executeBacktest(config, name, { cwd: ROOT });
+    const out = path.join(dir, name);
+    await writeBacktestOutputs(out, outcome);
+    expect(readFileSync(path.join(out, 'equity.csv'), 'utf8')).toBe(wholeStringEquityCsv(outcome.result.equity));
+    // per-trade and daily are subsets of the same rows: the first and last bar and each exit; each day's close.
+    const rowsOf = async (mode: 'per-trade' | 'daily') => {
+      const file = path.join(out, `equity-${mode}.csv`);
+      await writeEquityCsv(file, outcome.result.equity, equityRows(outcome.result.equity, mode, outcome.result.trades.map((t) => t.exitTime), outcome.result.riskConfig.tradingDay));
+      return readFileSync(file, 'utf8').trim().split('\n').slice(1);
+    };
+    const perBar = new Set(readFileSync(path.join(out, 'equity.csv'), 'utf8').trim().split('\n').slice(1));
+    const perTrade = await rowsOf('per-trade');
+    for (const row of perTrade) expect(perBar.has(row)).toBe(true);
+    expect(perTrade.length).toBeLessThanOrEqual(outcome.result.trades.length + 2);
+    const daily = await rowsOf('daily');
+    const dayEnds = endOfDayEquity(outcome.result.equity, new TradingCalendar(outcome.result.riskConfig.tradingDay));
+    expect(daily.map((row) => Number(row.split(',')[1]))).toEqual(dayEnds.map((d) => cents(d.equity)));
+  });
+});
