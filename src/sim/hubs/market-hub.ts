@@ -21,6 +21,7 @@ import type { SimEngine } from '../engine.ts';
 import type { ContractMarket } from '../market/market.ts';
 import { HubMethodError, type HubConnection, type HubDefinition, type HubHost } from './hub-host.ts';
 import { SessionStats } from './session-stats.ts';
+import type { Statement } from 'better-sqlite3';
 import type { UserRow } from '../store.ts';
 
 export const MARKET_HUB = '/hubs/market';
@@ -72,6 +73,8 @@ export class MarketHub {
   private readonly lookbackMs: number;
   private readonly wallClock: () => number;
   private host: HubHost | undefined;
+  private readonly lastFillQuery: Statement<[string], { id: number | null }>;
+  private readonly fillsQuery: Statement<[string, number], FillRow>;
 
   constructor(
     private readonly engine: SimEngine,
@@ -82,6 +85,8 @@ export class MarketHub {
     this.intervalMs = 1000 / perSecond;
     this.lookbackMs = options.printLookbackMs ?? 5 * 60_000;
     this.wallClock = options.wallClock ?? (() => performance.now());
+    this.lastFillQuery = engine.db.prepare('SELECT MAX(id) AS id FROM trades WHERE contract_id = ?');
+    this.fillsQuery = engine.db.prepare('SELECT id, side, size, price_ticks, created_at FROM trades WHERE contract_id = ? AND id > ? AND voided = 0 ORDER BY id');
     const methods: Record<string, (c: HubConnection<UserRow>, args: readonly unknown[]) => unknown> = {};
     for (const feed of FEEDS) {
       methods[`SubscribeContract${feed}`] = (c, args) => this.subscribe(c, feed, this.tradedContract(args, `SubscribeContract${feed}`));
@@ -165,7 +170,7 @@ export class MarketHub {
     const contract = this.engine.contracts.byId(contractId) as FuturesContract;
     const market = this.engine.market(contractId) as ContractMarket;
     const now = this.engine.clock.now();
-    const lastFill = this.engine.db.prepare('SELECT MAX(id) AS id FROM trades WHERE contract_id = ?').get(contractId) as { id: number | null };
+    const lastFill = this.lastFillQuery.get(contractId)!;
     watched = {
       contract,
       market,
@@ -252,8 +257,7 @@ export class MarketHub {
     if (now <= watched.printedThrough) return;
     watched.printedThrough = now;
     watched.lastPrintPrice = watched.market.lastPrice(now);
-    const lastFill = this.engine.db.prepare('SELECT MAX(id) AS id FROM trades WHERE contract_id = ?').get(watched.contract.id) as { id: number | null };
-    watched.lastFillId = lastFill.id ?? watched.lastFillId;
+    watched.lastFillId = this.lastFillQuery.get(watched.contract.id)?.id ?? watched.lastFillId;
   }
 
   private marketPrints(watched: Watched, now: number): Array<{ time: number; trade: GatewayTrade }> {
@@ -273,9 +277,7 @@ export class MarketHub {
   }
 
   private accountFills(contractId: string, watched: Watched): Array<{ time: number; trade: GatewayTrade }> {
-    const rows = this.engine.db
-      .prepare('SELECT id, side, size, price_ticks, created_at FROM trades WHERE contract_id = ? AND id > ? AND voided = 0 ORDER BY id')
-      .all(contractId, watched.lastFillId) as FillRow[];
+    const rows = this.fillsQuery.all(contractId, watched.lastFillId);
     const contract = watched.contract;
     return rows.map((row) => {
       watched.lastFillId = Math.max(watched.lastFillId, row.id);
