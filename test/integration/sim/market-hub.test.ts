@@ -204,7 +204,7 @@ describe('simulator market hub', () => {
     expect(got.map((events) => events.length)).toEqual(counts);
   });
 
-  it('refuses a wrong token, and closes a connection whose token expires with an error', async () => {
+  it('refuses a wrong token, closes a connection whose token expires with an error, then refuses that token', async () => {
     const { sim: s, token } = await start({ realtime: { authCheckMs: 20 } });
     await expect(connect('not-a-token').start()).rejects.toThrow();
     const hub = connect(token);
@@ -215,6 +215,8 @@ describe('simulator market hub', () => {
     s.clock.advance(25 * 3_600_000);
     await until(() => hub.state === HubConnectionState.Disconnected);
     expect(closedWith?.message).toMatch(/token expired/);
+    // The expired token cannot connect again.
+    await expect(connect(token).start()).rejects.toThrow();
   });
 
   it('200 connections each receive quotes while orders still fill', async () => {
