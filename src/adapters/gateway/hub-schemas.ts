@@ -48,7 +48,7 @@ export const GatewayDepth = z.object({
 });
 export type GatewayDepth = z.infer<typeof GatewayDepth>;
 
-/** A batch of records or a single one, read as a batch. */
+/** A batch of records or a single one, read as a batch (a single record's problems name its fields, not a union). */
 export function batchOf<T extends z.ZodType>(record: T) {
-  return z.union([z.array(record), record.transform((one) => [one])]);
+  return z.preprocess((value) => (Array.isArray(value) ? value : [value]), z.array(record));
 }

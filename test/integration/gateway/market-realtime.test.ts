@@ -4,6 +4,8 @@
  * subscriptions, and after the simulator restarts on the same port, a reconnect that subscribes again.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +13,7 @@ import { DomType, OrderSide, OrderType } from '../../../src/adapters/gateway/cod
 import type { GatewayDepth, GatewayQuote, GatewayTrade } from '../../../src/adapters/gateway/hub-schemas.ts';
 import { MarketHubClient, RealtimeSubscriptionError, type RealtimeState } from '../../../src/adapters/gateway/realtime.ts';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
+import { HubHost, type HubDefinition } from '../../../src/sim/hubs/hub-host.ts';
 import { startSimulator, type SimHandle, type SimulatorOptions } from '../../../src/sim/index.ts';
 
 const ES = 'CON.F.US.EP.M25';
@@ -124,5 +127,44 @@ describe('market hub client', () => {
     await until(() => quotes.some((q) => Date.parse(q.timestamp) >= now + 60_000));
     expect(states).toEqual(expect.arrayContaining(['connecting', 'connected', 'reconnecting']));
     expect(states.at(-1)).toBe('connected');
+  });
+
+  it('an event that does not parse goes to malformed$ and is not passed on; batches arrive one record at a time', async () => {
+    const server = createServer((_req, res) => res.writeHead(404).end());
+    const definition: HubDefinition<string> = {
+      path: '/hubs/market',
+      authenticate: (token) => (token === 'tok' ? 'user' : undefined),
+      methods: { SubscribeContractQuotes: (c, args) => void c.groups.add(String(args[0])), SubscribeContractTrades: (c, args) => void c.groups.add(`t:${String(args[0])}`) },
+    };
+    const host = new HubHost({ server, hubs: [definition as HubDefinition<unknown>] });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const local = new MarketHubClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: async () => 'tok' });
+    try {
+      const quotes: GatewayQuote[] = [];
+      const trades: GatewayTrade[] = [];
+      const malformed: string[] = [];
+      local.malformed$.subscribe((m) => malformed.push(`${m.target}: ${m.error}`));
+      local.quotes(ES).subscribe((q) => quotes.push(q));
+      local.marketTrades(ES).subscribe((t) => trades.push(t));
+      await local.start();
+      await until(() => host.hasListeners('/hubs/market', ES) && host.hasListeners('/hubs/market', `t:${ES}`));
+      const at = '2025-03-04T15:00:00.000Z';
+      const quote = { symbol: 'F.US.EP', symbolName: '/ES', lastPrice: 5000.25, bestBid: 5000, bestAsk: 5000.25, change: 1, changePercent: 0.02, open: 4999, high: 5001, low: 4998, volume: 10, lastUpdated: at, timestamp: at };
+      host.publish('/hubs/market', ES, 'GatewayQuote', [ES, { ...quote, lastPrice: '5000.25' }]);
+      host.publish('/hubs/market', ES, 'GatewayQuote', [42, quote]);
+      host.publish('/hubs/market', ES, 'GatewayQuote', [ES, quote]);
+      const trade = { symbolId: 'F.US.EP', price: 5000.25, timestamp: at, type: 0, volume: 2 };
+      host.publish('/hubs/market', `t:${ES}`, 'GatewayTrade', [ES, [trade, { ...trade, type: 1 }]]);
+      host.publish('/hubs/market', `t:${ES}`, 'GatewayTrade', [ES, { ...trade, volume: 3 }]);
+      await until(() => quotes.length === 1 && trades.length === 3);
+      expect(quotes).toEqual([quote]);
+      expect(trades.map((t) => [t.type, t.volume])).toEqual([[0, 2], [1, 2], [0, 3]]);
+      expect(malformed).toHaveLength(2);
+      expect(malformed[0]).toMatch(/^GatewayQuote: .*lastPrice/);
+    } finally {
+      await local.stop();
+      await host.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
