@@ -38,7 +38,7 @@ export interface MarketHubOptions {
 type Feed = 'Quotes' | 'Trades' | 'MarketDepth';
 const FEEDS: readonly Feed[] = ['Quotes', 'Trades', 'MarketDepth'];
 
-interface DepthLevel {
+export interface DepthLevel {
   readonly type: number;
   readonly volume: number;
 }
@@ -303,19 +303,27 @@ export class MarketHub {
     const now = this.engine.clock.now();
     const levels = this.bookLevels(watched, now);
     const timestamp = new Date(now).toISOString();
-    const price = (ticks: number) => watched.contract.grid.toPrice(ticks);
-    const changes: GatewayDepth[] = [];
-    for (const [ticks, level] of levels) {
-      const before = watched.book.get(ticks);
-      if (before?.type === level.type && before.volume === level.volume) continue;
-      changes.push({ timestamp, type: level.type, price: price(ticks), volume: level.volume, currentVolume: level.volume });
-    }
-    for (const [ticks, before] of watched.book) {
-      if (!levels.has(ticks)) changes.push({ timestamp, type: before.type, price: price(ticks), volume: 0, currentVolume: 0 });
-    }
+    const changes = bookChanges(watched.book, levels).map(
+      ([ticks, level]): GatewayDepth => ({ timestamp, type: level.type, price: watched.contract.grid.toPrice(ticks), volume: level.volume, currentVolume: level.volume }),
+    );
     watched.book = levels;
     if (changes.length > 0) host.publish(MARKET_HUB, group('MarketDepth', contractId), 'GatewayDepth', [contractId, changes]);
   }
+}
+
+/**
+ * What turns the book `before` into `after` (price in ticks to level): every level new or different, and
+ * every level gone with volume 0 (its old type). A client that sets each level it is sent and drops the
+ * ones sent with volume 0 holds `after`.
+ */
+export function bookChanges(before: ReadonlyMap<number, DepthLevel>, after: ReadonlyMap<number, DepthLevel>): Array<[number, DepthLevel]> {
+  const changes: Array<[number, DepthLevel]> = [];
+  for (const [ticks, level] of after) {
+    const was = before.get(ticks);
+    if (was?.type !== level.type || was.volume !== level.volume) changes.push([ticks, level]);
+  }
+  for (const [ticks, was] of before) if (!after.has(ticks)) changes.push([ticks, { type: was.type, volume: 0 }]);
+  return changes;
 }
 
 function group(feed: Feed, contractId: string): string {
