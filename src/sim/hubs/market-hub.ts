@@ -181,7 +181,7 @@ export class MarketHub {
       printedThrough: now,
       lastPrintPrice: market.lastPrice(now),
       lastFillId: lastFill.id ?? 0,
-      book: this.bookLevels({ contract, market } as Watched, now),
+      book: this.bookLevels({ contract, market }, now),
     };
     this.watched.set(contractId, watched);
     return watched;
@@ -191,9 +191,9 @@ export class MarketHub {
 
   private quoteRecord(watched: Watched): GatewayQuote | undefined {
     const now = this.engine.clock.now();
-    const { contract, market } = watched;
-    const quote = market.quote(now);
-    const last = market.lastPrice(now);
+    const { contract } = watched;
+    const quote = this.engine.quote(contract.id, now);
+    const last = this.engine.lastPrice(contract.id, now);
     const session = watched.stats.at(this.engine.calendar.dayStart(now), now);
     if (quote === undefined || last === undefined || session === undefined) return undefined;
     const price = (ticks: number) => contract.grid.toPrice(ticks);
@@ -289,9 +289,9 @@ export class MarketHub {
 
   // ------------------------------------------------------------------ depth
 
-  private bookLevels(watched: Pick<Watched, 'market'>, now: number): Map<number, DepthLevel> {
+  private bookLevels(watched: Pick<Watched, 'contract' | 'market'>, now: number): Map<number, DepthLevel> {
     const levels = new Map<number, DepthLevel>();
-    const quote = watched.market.quote(now);
+    const quote = this.engine.quote(watched.contract.id, now);
     if (quote === undefined) return levels;
     const { bids, asks } = depthOf(quote, watched.market.fills.book.levels);
     bids.forEach((level, k) => levels.set(level.price, { type: k === 0 ? DomType.BestBid : DomType.Bid, volume: level.size }));
