@@ -39,6 +39,8 @@ const SETUP_CODES: ReadonlySet<string> = new Set([
   'STRATEGY_NOT_FOUND',
   'STRATEGY_INVALID',
   'STRATEGY_PARAMS',
+  'QUEUE_UNREACHABLE',
+  'SWEEP_NOT_FOUND',
   // Node's own, for a port that cannot be used.
   'ERR_SOCKET_BAD_PORT',
   'EADDRINUSE',
@@ -49,6 +51,7 @@ const HINTS: Readonly<Record<string, string>> = {
   LOGIN_FAILED: 'check TICKLINE_USERNAME and TICKLINE_API_KEY',
   CONNECTION_FAILED: 'is the gateway reachable at the configured URL (gateway.url)?',
   STRATEGY_FAILED: 'fix the strategy and run again',
+  QUEUE_UNREACHABLE: 'is redis-server running there? see docs/distributed.md',
   EADDRINUSE: 'another process listens on that port: choose another with --port',
 };
 

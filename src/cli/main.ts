@@ -14,6 +14,8 @@ interface CommandModule {
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   backtest: () => import('./backtest.ts'),
   optimize: () => import('./optimize.ts'),
+  worker: () => import('./worker.ts'),
+  sweep: () => import('./sweep.ts'),
   evaluate: () => import('./evaluate.ts'),
   'fetch-bars': () => import('./fetch-bars.ts'),
   sim: () => import('./sim.ts'),

@@ -4,19 +4,18 @@
  * written to out/<name>/optimize.{csv,json}. `--walk-forward 0.7` ranks on the first 70% of the bars and
  * shows how the same parameters did on the remaining 30%.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
-import { configuredContract, loadHistory, type History } from '../adapters/backtest/backtest.ts';
-import { aggregate } from '../adapters/backtest/sources/columns.ts';
-import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
-import { timeframeLabel } from '../engine/timeframe.ts';
+import { gridCombinations, METRICS, runSweep, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
+import { sweepHistory, sweepSamples } from '../adapters/backtest/distributed/worker.ts';
+import { checkQueueUrl, DEFAULT_RETRIES } from '../adapters/backtest/distributed/queue.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
-import { writeSweepReport } from '../report/sweep.ts';
+import { writeSweepOutputs } from './optimize-report.ts';
+import { sweepOnQueue, sweepSpecOf } from './sweep-queue.ts';
 
 export const summary = 'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
 
@@ -35,6 +34,12 @@ Options:
                          number of cores; 1 runs every job in this thread)
   --top <n>              Rows to print (default 20; the files hold every row)
   --heatmap <x,y>        The two --grid parameters of sweep.html's heatmap (default: the first two)
+  --queue <redis-url>    Run the sweep on the workers of a queue (\`tickline worker\`):
+                         redis://[:password@]host:port[/db], rediss://... for TLS
+  --detach               With --queue: enqueue, print the sweep id and return
+                         (\`tickline sweep status|results|cancel <id>\` later)
+  --retries <n>          With --queue: runs of a job that throws before its error is
+                         reported (default ${DEFAULT_RETRIES})
   --param <key=value>    Fix a strategy parameter for every run (repeatable)
   --strategy, --from, --to, --data, --out   As for \`tickline backtest\`
   -h, --help             This help
@@ -60,6 +65,9 @@ export async function run(args: string[]): Promise<number> {
       workers: { type: 'string' },
       top: { type: 'string', default: '20' },
       heatmap: { type: 'string' },
+      queue: { type: 'string' },
+      detach: { type: 'boolean' },
+      retries: { type: 'string' },
     },
     USAGE,
   );
@@ -85,31 +93,29 @@ export async function run(args: string[]): Promise<number> {
   const top = Number(values.top);
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
+  const queue = values.queue === undefined ? undefined : checkQueueUrl(values.queue);
+  if (queue === undefined && (values.detach || values.retries !== undefined)) throw new UsageError('--detach and --retries go with --queue');
+  const retries = values.retries === undefined ? DEFAULT_RETRIES : Number(values.retries);
+  if (!Number.isInteger(retries) || retries < 0) throw new UsageError('--retries must be a whole number, 0 or more');
+
   try {
     const { config, name } = await loadBacktestConfig(backtest);
-    const contract = configuredContract(config);
-    let history: History = await loadHistory(config, contract);
-    if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
-      history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
-    }
+    const history = await sweepHistory(config);
     const combos = gridCombinations(grid);
-    let samples: Record<'all' | 'in' | 'out', History | undefined>;
-    let jobs: Job[];
-    if (fraction === undefined) {
-      samples = { all: history, in: undefined, out: undefined };
-      jobs = combos.map((params, index) => ({ index, params, sample: 'all' as const }));
-    } else {
-      const [inSample, outSample] = splitHistory(history.bars, fraction);
-      if (inSample.time.length === 0 || outSample.time.length === 0) throw new UsageError('--walk-forward leaves one side without bars');
-      samples = {
-        all: undefined,
-        in: { ...history, bars: inSample, description: `${history.description} (in-sample)` },
-        out: { ...history, bars: outSample, description: `${history.description} (out-of-sample)` },
-      };
-      jobs = combos.flatMap((params, index) => [
-        { index, params, sample: 'in' as const },
-        { index, params, sample: 'out' as const },
-      ]);
+    const samples = sweepSamples(history, fraction ?? null);
+    if (fraction !== undefined && (samples.in!.bars.time.length === 0 || samples.out!.bars.time.length === 0)) throw new UsageError('--walk-forward leaves one side without bars');
+    const jobs: Job[] =
+      fraction === undefined
+        ? combos.map((params, index) => ({ index, params, sample: 'all' as const }))
+        : combos.flatMap((params, index) => [
+            { index, params, sample: 'in' as const },
+            { index, params, sample: 'out' as const },
+          ]);
+    const outputs = { name, outDir: config.out ?? path.join('out', name), metric, grid, walkForward: fraction, top, axes, data: history.description, combinations: combos.length };
+    if (queue !== undefined) {
+      const spec = await sweepSpecOf(config, name, history, fraction ?? null, jobs);
+      const view = { metric, top, grid, heatmap: [...axes], data: history.description, enqueuedAt: Date.now() };
+      return await sweepOnQueue({ url: queue, spec, view, retries, detach: values.detach === true, outputs });
     }
     const progress = process.stderr.isTTY ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
     progress?.start(jobs.length, 0);
@@ -121,84 +127,13 @@ export async function run(args: string[]): Promise<number> {
       progress?.stop();
     }
     const seconds = (Date.now() - started) / 1000;
-    const primary = results.filter((r) => r.sample !== 'out');
-    const outOf = new Map(results.filter((r) => r.sample === 'out').map((r) => [r.index, r]));
-    const ranked = rank(primary, metric);
-    const rows = ranked.map((r, position) => ({ rank: position + 1, params: r.params, result: r, out: outOf.get(r.index) }));
-
-    const keys = Object.keys(grid);
-    const show = (v: number | null | undefined, d = 2) => (v === null || v === undefined ? '-' : v.toFixed(d));
-    // netPnl is always shown; as the metric it is not shown twice.
-    const extra = metric === 'netPnl' ? [] : ['netPnl'];
-    const header = ['#', ...keys, metric, ...extra, 'trades', 'maxDD', 'passed', ...(fraction === undefined ? [] : [`out ${metric}`, ...extra.map((e) => `out ${e}`), 'out passed'])];
-    const table: string[][] = [header];
-    for (const row of rows.slice(0, top)) {
-      const s = row.result.summary;
-      const o = row.out?.summary;
-      table.push([
-        String(row.rank),
-        ...keys.map((k) => String(row.params[k])),
-        show(s?.[metric]),
-        ...extra.map(() => show(s?.netPnl)),
-        s ? String(s.trades) : '-',
-        show(s?.maxDrawdown),
-        s ? (s.passed ? 'yes' : 'no') : '-',
-        ...(fraction === undefined ? [] : [show(o?.[metric]), ...extra.map(() => show(o?.netPnl)), o ? (o.passed ? 'yes' : 'no') : '-']),
-      ]);
-    }
-    const refused = rows.filter((r) => r.result.error !== undefined);
-    const widths = header.map((_, c) => Math.max(...table.map((r) => (r[c] ?? '').length)));
-    const text = table.map((r) => r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')).join('\n');
-    const outDir = config.out ?? path.join('out', name);
-    await mkdir(outDir, { recursive: true });
-    const csvHeader = ['rank', ...keys, ...METRICS, 'passed', 'violations', 'orderListHash', ...(fraction === undefined ? [] : METRICS.map((m) => `out_${m}`).concat(['out_passed'])), 'error'];
-    const csvCell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'string' && /[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : String(v));
-    const csv = [csvHeader.join(',')];
-    for (const row of rows) {
-      const s = row.result.summary;
-      const o = row.out?.summary;
-      csv.push(
-        [
-          row.rank,
-          ...keys.map((k) => row.params[k]),
-          ...METRICS.map((m) => s?.[m]),
-          s?.passed,
-          s?.violations,
-          s?.orderListHash,
-          ...(fraction === undefined ? [] : [...METRICS.map((m) => o?.[m]), o?.passed]),
-          row.result.error ?? row.out?.error,
-        ]
-          .map(csvCell)
-          .join(','),
-      );
-    }
-    await writeFile(path.join(outDir, 'optimize.csv'), `${csv.join('\n')}\n`, 'utf8');
-    await writeFile(
-      path.join(outDir, 'optimize.json'),
-      `${JSON.stringify({ metric, grid, walkForward: fraction ?? null, data: history.description, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
-      'utf8',
-    );
-    const sweepFile = await writeSweepReport(path.join(outDir, 'sweep.html'), {
-      title: `${name}: sweep of ${keys.join(', ')}${fraction === undefined ? '' : ` (in-sample ${Math.round(fraction * 100)}%)`}`,
-      metric,
-      rows: rows.map((r) => ({
-        rank: r.rank,
-        params: r.params,
-        metrics: r.result.summary === undefined ? null : Object.fromEntries(METRICS.map((m) => [m, r.result.summary![m]])),
-        passed: r.result.summary?.passed ?? null,
-        error: r.result.error ?? null,
-      })),
-      axes,
-      data: history.description,
-      lowerIsBetter: ['maxDrawdown'],
-    });
     const lanes = Math.min(workers, jobs.length);
-    process.stdout.write(
-      `${name}: ${combos.length} parameter sets${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
-        ` (${jobs.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s)\n${text}\n` +
-        refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
-        `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}, ${sweepFile}\n`,
-    );
+    const printed = await writeSweepOutputs({
+      ...outputs,
+      results,
+      ranOn: `${jobs.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s`,
+    });
+    process.stdout.write(printed);
     return ExitCode.Ok;
   } catch (error) {
     if (isInputError(error)) throw new UsageError((error as Error).message);

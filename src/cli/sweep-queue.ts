@@ -1,0 +1,104 @@
+/**
+ * The queue side of `tickline optimize --queue` and `tickline sweep`: a sweep's definition from the loaded
+ * config and history, enqueued on Redis, followed with a progress bar until every job has a result, and
+ * shown and written as a local sweep is.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { SingleBar } from 'cli-progress';
+import type { History } from '../adapters/backtest/backtest.ts';
+import type { BacktestConfig } from '../adapters/backtest/config.ts';
+import type { Job, JobResult, Metric } from '../adapters/backtest/optimize.ts';
+import { isStrategyFile } from '../strategies/index.ts';
+import { barsHash, configToWire, contentHash, type StoredSweep, type SweepSpec, type SweepView } from '../adapters/backtest/distributed/spec.ts';
+import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../adapters/backtest/distributed/queue.ts';
+import { ExitCode } from './exit.ts';
+import { writeSweepOutputs, type SweepOutputs } from './optimize-report.ts';
+
+/** The sweep as the queue stores it: the bars and a strategy file by location and content hash. */
+export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[]): Promise<SweepSpec> {
+  const strategy = config.strategy.name;
+  return {
+    name,
+    config: configToWire(config),
+    walkForward,
+    barsHash: barsHash(history.bars),
+    strategyHash: isStrategyFile(strategy) ? contentHash(await readFile(path.resolve(strategy))) : null,
+    jobs: jobs.map((job) => ({ index: job.index, params: { ...job.params }, sample: job.sample })),
+  };
+}
+
+/** A connection to the queue's Redis and its BullMQ queue, closed together. */
+export async function openQueue(url: string): Promise<{ redis: Redis; queue: Queue; close(): Promise<void> }> {
+  const redis = await connectQueue(url);
+  const queue = new Queue(QUEUE_NAME, { connection: redis });
+  return {
+    redis,
+    queue,
+    async close() {
+      await queue.close();
+      redis.disconnect();
+    },
+  };
+}
+
+export interface QueueSweep {
+  readonly url: string;
+  readonly spec: SweepSpec;
+  readonly view: SweepView;
+  readonly retries: number;
+  readonly detach: boolean;
+  readonly outputs: Omit<SweepOutputs, 'results' | 'ranOn'>;
+}
+
+export async function sweepOnQueue(sweep: QueueSweep): Promise<number> {
+  const { redis, queue, close } = await openQueue(sweep.url);
+  try {
+    const enqueued = await enqueueSweep(redis, queue, sweep.spec, sweep.view, { retries: sweep.retries });
+    const again = enqueued.added < enqueued.total ? ` (${enqueued.total - enqueued.added} already queued or done)` : '';
+    if (sweep.detach) {
+      process.stdout.write(`${enqueued.id}\n`);
+      process.stderr.write(`sweep ${enqueued.id}: ${enqueued.added} of ${enqueued.total} runs enqueued${again}; see \`tickline sweep status ${enqueued.id} --queue ...\`\n`);
+      return ExitCode.Ok;
+    }
+    process.stderr.write(`sweep ${enqueued.id}: ${enqueued.total} runs on the queue${again}\n`);
+    const started = Date.now();
+    const results = await followSweep(redis, sweep.url, enqueued.id, sweep.spec);
+    const seconds = (Date.now() - started) / 1000;
+    process.stdout.write(await writeSweepOutputs({ ...sweep.outputs, results, ranOn: `${results.length} runs on the queue, sweep ${enqueued.id}, ${seconds.toFixed(1)} s` }));
+    return ExitCode.Ok;
+  } finally {
+    await close();
+  }
+}
+
+/** Wait for every result, with a progress bar on a terminal. */
+export async function followSweep(redis: Redis, url: string, id: string, spec: SweepSpec): Promise<JobResult[]> {
+  const progress = process.stderr.isTTY ? new SingleBar({ format: 'sweep [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
+  progress?.start(spec.jobs.length, 0);
+  try {
+    return await collectResults(redis, url, id, spec, (done) => progress?.update(done));
+  } finally {
+    progress?.stop();
+  }
+}
+
+/** The outputs of a stored sweep, shown as the enqueuing process would have shown them. */
+export function storedOutputs(stored: StoredSweep, outDir: string | undefined): Omit<SweepOutputs, 'results' | 'ranOn'> {
+  const { spec, view } = stored;
+  const configOut = typeof spec.config.out === 'string' ? spec.config.out : undefined;
+  const heatmap = view.heatmap as [string, string] | [string];
+  return {
+    name: spec.name,
+    outDir: outDir ?? configOut ?? path.join('out', spec.name),
+    metric: view.metric as Metric,
+    grid: view.grid,
+    walkForward: spec.walkForward ?? undefined,
+    top: view.top,
+    axes: heatmap,
+    data: view.data,
+    combinations: new Set(spec.jobs.map((job) => job.index)).size,
+  };
+}
