@@ -1,0 +1,236 @@
+/**
+ * Distributed sweeps end to end: a real redis-server on a loopback port, `tickline worker` child
+ * processes, and `tickline optimize --queue` / `tickline sweep` as a user runs them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from './redis-server.ts';
+import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
+import { gridCombinations, runSweep, type Job } from '../../../src/adapters/backtest/optimize.ts';
+import { enqueueSweep, QUEUE_NAME, readResults, resultsKey } from '../../../src/adapters/backtest/distributed/queue.ts';
+import { jobId, sweepId, type SweepSpec } from '../../../src/adapters/backtest/distributed/spec.ts';
+import { sweepHistory, sweepSamples } from '../../../src/adapters/backtest/distributed/worker.ts';
+import { sweepSpecOf } from '../../../src/cli/sweep-queue.ts';
+
+const CLI = path.join(import.meta.dirname, 'cli.ts');
+/** tsx resolves from the checkout; every path given to the commands is absolute. */
+const REPO = path.resolve(import.meta.dirname, '../../..');
+const DEADLINE_MS = 90_000;
+/** Short, so a killed worker's job is recovered within seconds; longer than one small backtest on a loaded machine. */
+const LOCK_SECONDS = '4';
+const GRID = ['--grid', 'fast=3,4,5,6,7,8,9,10', '--grid', 'slow=15,20,25,30'];
+
+let redis: RedisServer;
+let dir: string;
+let configFile: string;
+let localCsv: string;
+let localJson: string;
+
+interface Ran {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function tickline(args: readonly string[]): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + DEADLINE_MS;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly name: string;
+  stop(): Promise<void>;
+}
+
+async function startWorker(url: string): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', url, '--concurrency', '1', '--lock-seconds', LOCK_SECONDS], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await until('the worker to start', () => {
+    if (child.exitCode !== null) throw new Error(`worker exited: ${stderr}`);
+    return stderr.includes('waiting for sweep jobs') ? true : undefined;
+  });
+  return {
+    child,
+    name: `${hostname()}:${child.pid}`,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function withWorkers<T>(url: string, count: number, body: (workers: WorkerProcess[]) => Promise<T>): Promise<T> {
+  const workers = await Promise.all(Array.from({ length: count }, () => startWorker(url)));
+  try {
+    return await body(workers);
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+  }
+}
+
+function writeConfig(file: string, seed: number): void {
+  writeFileSync(
+    file,
+    ['strategy:', '  name: sma-cross', '  params: { fast: 5, slow: 20 }', 'contract: MESZ5', `data: { source: synthetic, seed: ${seed}, sessions: 2, start: '2025-03-02' }`, ''].join('\n'),
+  );
+}
+
+/** A sweep's spec and jobs built as `optimize --queue` builds them. */
+async function specFor(seed: number): Promise<{ spec: SweepSpec; jobs: Job[]; config: BacktestConfig }> {
+  const config = BacktestConfig.parse({ strategy: { name: 'sma-cross', params: {} }, contract: 'MESZ5', data: { source: 'synthetic', seed, sessions: 2, start: '2025-03-02' } });
+  const history = await sweepHistory(config);
+  const jobs: Job[] = gridCombinations({ fast: [3, 4, 5, 6, 7, 8, 9, 10], slow: [15, 20, 25, 30] }).map((params, index) => ({ index, params, sample: 'all' }));
+  return { spec: await sweepSpecOf(config, 'k', history, null, jobs), jobs, config };
+}
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  dir = mkdtempSync(path.join(tmpdir(), 'tickline-distributed-'));
+  configFile = path.join(dir, 'sweep.yaml');
+  writeConfig(configFile, 7);
+  const local = await tickline(['optimize', '--config', configFile, ...GRID, '--workers', '1', '--out', path.join(dir, 'local')]);
+  expect(local.stderr).toBe('');
+  expect(local.code).toBe(0);
+  localCsv = readFileSync(path.join(dir, 'local', 'optimize.csv'), 'utf8');
+  localJson = readFileSync(path.join(dir, 'local', 'optimize.json'), 'utf8');
+}, 120_000);
+
+afterAll(async () => {
+  await redis?.stop();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('distributed sweeps on BullMQ and redis-server', () => {
+  it('a 32-point sweep on two worker processes gives the rows and order-list hashes of the local sweep', async () => {
+    const url = redis.url(1);
+    const ran = await withWorkers(url, 2, () => tickline(['optimize', '--config', configFile, ...GRID, '--queue', url, '--out', path.join(dir, 'queued')]));
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/32 runs on the queue/);
+    const csv = readFileSync(path.join(dir, 'queued', 'optimize.csv'), 'utf8');
+    expect(csv.trim().split('\n')).toHaveLength(33);
+    expect(csv).toBe(localCsv);
+    expect(readFileSync(path.join(dir, 'queued', 'optimize.json'), 'utf8')).toBe(localJson);
+    const hashes = csv.trim().split('\n').slice(1).map((line) => line.split(',')[14]);
+    expect(hashes.every((h) => /^[0-9a-f]{64}$/.test(h ?? ''))).toBe(true);
+    expect(new Set(hashes).size).toBeGreaterThan(1);
+  }, 180_000);
+
+  it('enqueuing the same sweep twice does not add a job twice', async () => {
+    const url = redis.url(2);
+    const client = new Redis(url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection: client });
+    try {
+      const { spec } = await specFor(11);
+      const view = { metric: 'sharpe', top: 20, grid: {}, heatmap: ['fast'], data: 'synthetic', enqueuedAt: 0 };
+      const first = await enqueueSweep(client, queue, spec, view);
+      const second = await enqueueSweep(client, queue, spec, view);
+      expect(first).toEqual({ id: sweepId(spec), added: 32, total: 32 });
+      expect(second).toEqual({ id: first.id, added: 0, total: 32 });
+      expect(await queue.getWaitingCount()).toBe(32);
+      // The ids are the sweep's and the parameters': another process building the same sweep finds them.
+      const waiting = await queue.getWaiting(0, -1);
+      expect(new Set(waiting.map((j) => j.id))).toEqual(new Set(spec.jobs.map((job) => jobId(first.id, job))));
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
+  });
+
+  it('a worker killed with SIGKILL mid-sweep leaves its job to another: every result exactly once, as in one process', async () => {
+    const url = redis.url(3);
+    const client = new Redis(url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection: client });
+    try {
+      const { spec, jobs, config } = await specFor(12);
+      const view = { metric: 'sharpe', top: 20, grid: {}, heatmap: ['fast'], data: 'synthetic', enqueuedAt: 0 };
+      const id = sweepId(spec);
+      await withWorkers(url, 2, async ([victim]) => {
+        await enqueueSweep(client, queue, spec, view);
+        const held = await until('the victim to hold a job', async () => (await queue.getActive()).find((job) => job.processedBy === victim!.name));
+        victim!.child.kill('SIGKILL');
+        await until('every result', async () => ((await client.hlen(resultsKey(id))) === jobs.length ? true : undefined));
+        expect(await client.hexists(resultsKey(id), held.id!)).toBe(1);
+      });
+      const results = await readResults(client, id, spec);
+      expect(results.every((r) => r?.summary !== undefined)).toBe(true);
+      const history = await sweepHistory(config);
+      const local = await runSweep({ config, name: 'k', samples: sweepSamples(history, null) }, jobs, { workers: 1 });
+      expect(results).toEqual(local);
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
+  }, 180_000);
+
+  it('bars that do not match the enqueued hash fail every job once, with the reason, without retries', async () => {
+    const url = redis.url(4);
+    const client = new Redis(url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection: client });
+    try {
+      const { spec } = await specFor(13);
+      const wrong = { ...spec, barsHash: '0'.repeat(64) };
+      const id = sweepId(wrong);
+      const view = { metric: 'sharpe', top: 20, grid: {}, heatmap: ['fast'], data: 'synthetic', enqueuedAt: 0 };
+      await withWorkers(url, 1, async () => {
+        await enqueueSweep(client, queue, wrong, view, { retries: 2 });
+        await until('every job to fail', async () => ((await client.hlen(resultsKey(id))) === wrong.jobs.length ? true : undefined));
+      });
+      const results = await readResults(client, id, wrong);
+      for (const result of results) expect(result?.error).toMatch(/the bars of synthetic market, seed 13, .* have sha256 [0-9a-f]{12}, the sweep was enqueued with 000000000000/);
+      const failed = await queue.getFailed(0, -1);
+      expect(failed).toHaveLength(32);
+      expect(failed.every((job) => job.attemptsMade === 1)).toBe(true);
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
+  }, 120_000);
+
+  it('--detach returns the sweep id at once; `sweep results` in another process waits and writes the local table', async () => {
+    const url = redis.url(5);
+    const detached = await tickline(['optimize', '--config', configFile, ...GRID, '--queue', url, '--detach']);
+    expect(detached.code).toBe(0);
+    const id = detached.stdout.trim();
+    expect(id).toMatch(/^[0-9a-f]{16}$/);
+    const pending = await tickline(['sweep', 'status', id, '--queue', url]);
+    expect(pending.stdout).toMatch(new RegExp(`sweep ${id} \\(sweep\\): 0 of 32 runs done, 0 failed, 32 waiting, 0 running`));
+    const ran = await withWorkers(url, 2, () => tickline(['sweep', 'results', id, '--queue', url, '--wait', '--out', path.join(dir, 'detached')]));
+    expect(ran.code).toBe(0);
+    expect(readFileSync(path.join(dir, 'detached', 'optimize.csv'), 'utf8')).toBe(localCsv);
+    const done = await tickline(['sweep', 'status', id, '--queue', url]);
+    expect(done.stdout).toMatch(/32 of 32 runs done, 0 failed, 0 waiting, 0 running/);
+  }, 180_000);
+
+  it('a worker whose Redis is unreachable says so in one line and exits 2', async () => {
+    const ran = await tickline(['worker', '--queue', `redis://127.0.0.1:${redis.port + 1}`, '--concurrency', '1']);
+    // Nothing listens there unless another process took the port since: the message names it either way.
+    expect(ran.code).toBe(2);
+    expect(ran.stderr.trim().split('\n')).toHaveLength(1);
+    expect(ran.stderr).toMatch(/^worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable/);
+  });
+});
