@@ -23,6 +23,7 @@ const REPO = path.resolve(import.meta.dirname, '../../..');
 const DEADLINE_MS = 90_000;
 /** Short, so a killed worker's job is recovered within seconds; longer than one small backtest on a loaded machine. */
 const LOCK_SECONDS = '4';
+const FAILING_STRATEGY = path.join(import.meta.dirname, 'fixtures', 'failing-strategy.ts');
 const GRID = ['--grid', 'fast=3,4,5,6,7,8,9,10', '--grid', 'slow=15,20,25,30'];
 
 let redis: RedisServer;
@@ -65,21 +66,25 @@ interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-async function startWorker(url: string): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', url, '--concurrency', '1', '--lock-seconds', LOCK_SECONDS], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+/** `tickline worker` with `processes` worker processes (forked by it when more than one). */
+async function startWorker(url: string, processes = 1): Promise<WorkerProcess & { stderr(): string; exit: Promise<number | null> }> {
+  const args = ['worker', '--queue', url, '--concurrency', String(processes), '--lock-seconds', LOCK_SECONDS];
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await until('the worker to start', () => {
     if (child.exitCode !== null) throw new Error(`worker exited: ${stderr}`);
-    return stderr.includes('waiting for sweep jobs') ? true : undefined;
+    return stderr.split('waiting for sweep jobs').length - 1 === processes ? true : undefined;
   });
   return {
     child,
     name: `${hostname()}:${child.pid}`,
+    stderr: () => stderr,
+    exit,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
+      await exit;
     },
   };
 }
@@ -219,12 +224,45 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     expect(id).toMatch(/^[0-9a-f]{16}$/);
     const pending = await tickline(['sweep', 'status', id, '--queue', url]);
     expect(pending.stdout).toMatch(new RegExp(`sweep ${id} \\(sweep\\): 0 of 32 runs done, 0 failed, 32 waiting, 0 running`));
-    const ran = await withWorkers(url, 2, () => tickline(['sweep', 'results', id, '--queue', url, '--wait', '--out', path.join(dir, 'detached')]));
+    // One `tickline worker` running two worker processes; Ctrl-C (SIGINT) stops them all, exit 0.
+    const worker = await startWorker(url, 2);
+    const ran = await tickline(['sweep', 'results', id, '--queue', url, '--wait', '--out', path.join(dir, 'detached')]);
+    worker.child.kill('SIGINT');
+    expect(await worker.exit).toBe(0);
+    expect(worker.stderr().split('stopped').length - 1).toBe(2);
     expect(ran.code).toBe(0);
     expect(readFileSync(path.join(dir, 'detached', 'optimize.csv'), 'utf8')).toBe(localCsv);
     const done = await tickline(['sweep', 'status', id, '--queue', url]);
     expect(done.stdout).toMatch(/32 of 32 runs done, 0 failed, 0 waiting, 0 running/);
   }, 180_000);
+
+  it('a job that throws is retried, then reported with its error; a changed strategy file is refused', async () => {
+    const url = redis.url(6);
+    const client = new Redis(url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection: client });
+    try {
+      const config = BacktestConfig.parse({ strategy: { name: FAILING_STRATEGY, params: {} }, contract: 'MESZ5', data: { source: 'synthetic', seed: 3, sessions: 1, start: '2025-03-02' } });
+      const history = await sweepHistory(config);
+      const jobs: Job[] = [false, true].map((fail, index) => ({ index, params: { fail }, sample: 'all' }));
+      const spec = await sweepSpecOf(config, 'failing', history, null, jobs);
+      const changed = { ...spec, name: 'changed', strategyHash: 'f'.repeat(64) };
+      const view = { metric: 'netPnl', top: 20, grid: {}, heatmap: ['fail'], data: 'synthetic', enqueuedAt: 0 };
+      await withWorkers(url, 1, async () => {
+        await enqueueSweep(client, queue, spec, view, { retries: 1 });
+        await enqueueSweep(client, queue, changed, view, { retries: 1 });
+        await until('both sweeps', async () => ((await client.hlen(resultsKey(sweepId(spec)))) + (await client.hlen(resultsKey(sweepId(changed)))) === 4 ? true : undefined));
+      });
+      const [passing, failing] = await readResults(client, sweepId(spec), spec);
+      expect(passing!.summary!.trades).toBeGreaterThanOrEqual(0);
+      expect(failing!.error).toMatch(/the strategy failed on purpose/);
+      const failed = await queue.getJob(jobId(sweepId(spec), jobs[1]!));
+      expect(failed!.attemptsMade).toBe(2);
+      for (const result of await readResults(client, sweepId(changed), changed)) expect(result!.error).toMatch(/strategy file .*failing-strategy\.ts has sha256 [0-9a-f]{12}, the sweep was enqueued with ffffffffffff/);
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
+  }, 120_000);
 
   it('a worker whose Redis is unreachable says so in one line and exits 2', async () => {
     const ran = await tickline(['worker', '--queue', `redis://127.0.0.1:${redis.port + 1}`, '--concurrency', '1']);
