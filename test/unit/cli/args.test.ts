@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main.ts';
 import { ExitCode } from '../../../src/cli/exit.ts';
 
-const COMMANDS = ['backtest', 'optimize', 'fetch-bars', 'sim', 'paper', 'live', 'flatten'];
+const COMMANDS = ['backtest', 'optimize', 'fetch-bars', 'sim', 'paper', 'live', 'flatten', 'worker', 'sweep'];
 
 afterEach(() => {
   vi.restoreAllMocks();
