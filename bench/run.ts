@@ -19,6 +19,7 @@ import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
 import { compareGrids, GRID, PARALLEL_WORKERS, runGrid } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
 import { measureMarketHub } from './market-hub.ts';
+import { measureQueueSweep } from './queue.ts';
 import { CONTRACT, MINUTE, PathsDisagreeError, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, REFERENCE_PARAMS } from './reference.ts';
 
 const { values: args } = parseArgs({
@@ -277,6 +278,29 @@ rows.push({
   verdict: '',
 });
 results.marketHub = marketHub;
+
+// ------------------------------------------------------------------ 12: a sweep on the queue (BullMQ, redis-server)
+if (spawnSync('redis-server', ['--version']).status === 0) {
+  progress('a 64-run sweep on the queue with 1, 2 and 4 worker processes ...');
+  const queued = await measureQueueSweep({ processes: [1, 2, 4], sessions: 20 });
+  for (const run of queued.runs) {
+    rows.push({
+      figure: `12 ${queued.jobs}-run sweep (${fmt(queued.bars)} bars each) on the queue, ${run.processes} worker process${run.processes === 1 ? '' : 'es'}`,
+      value: `${fmt(run.jobsPerSecond, 1)} jobs/s (${fmt(run.wallMs / 1000, 2)} s), speedup ${run.speedup.toFixed(2)}`,
+      target: '(no target)',
+      verdict: '',
+    });
+  }
+  rows.push({
+    figure: '12 queue overhead per job vs the same sweep in one thread',
+    value: `${fmt(queued.overheadPerJobMs, 1)} ms (in one thread ${fmt(queued.inProcessMs / queued.jobs, 1)} ms a job)`,
+    target: '(no target)',
+    verdict: '',
+  });
+  results.queueSweep = queued;
+} else {
+  rows.push({ figure: '12 sweep on the queue', value: 'skipped: redis-server is not installed', target: '(no target)', verdict: '' });
+}
 
 // ------------------------------------------------------------------ output
 const loadAfter = os.loadavg();
