@@ -79,7 +79,10 @@ export async function followSweep(redis: Redis, url: string, id: string, spec: S
   const progress = process.stderr.isTTY ? new SingleBar({ format: 'sweep [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
   progress?.start(spec.jobs.length, 0);
   try {
-    return await collectResults(redis, url, id, spec, (done) => progress?.update(done));
+    return await collectResults(redis, url, id, spec, (done, total) => {
+      progress?.setTotal(total);
+      progress?.update(done);
+    });
   } finally {
     progress?.stop();
   }

@@ -205,8 +205,8 @@ export async function cancelSweep(redis: Redis, queue: Queue, id: string): Promi
 }
 
 /**
- * Wait until every job of the sweep has a result, calling `onProgress` as the queue reports completions.
- * A job BullMQ failed on its own (stalled more often than allowed) gets its failure as its result here.
+ * Wait until every job of the sweep has a result, calling `onProgress` as the queue reports completions
+ * (`total` counts distinct parameter sets: two jobs with the same parameters share one run).
  */
 export async function collectResults(redis: Redis, url: string, id: string, spec: SweepSpec, onProgress: (done: number, total: number) => void): Promise<JobResult[]> {
   // QueueEvents blocks on its connection, so it has its own (BullMQ leaves a given connection open).
@@ -214,6 +214,7 @@ export async function collectResults(redis: Redis, url: string, id: string, spec
   subscriber.on('error', () => undefined);
   const events = new QueueEvents(QUEUE_NAME, { connection: subscriber });
   const byId = new Map(spec.jobs.map((job) => [jobId(id, job), job]));
+  // A job BullMQ failed on its own (stalled more often than allowed) gets its failure as its result here.
   let wake: () => void = () => undefined;
   const woken = () => new Promise<void>((resolve) => (wake = resolve));
   events.on('completed', ({ jobId: jid }) => {
@@ -228,11 +229,11 @@ export async function collectResults(redis: Redis, url: string, id: string, spec
     await events.waitUntilReady();
     for (;;) {
       const next = woken();
-      const results = await readResults(redis, id, spec);
-      const done = results.filter((r) => r !== undefined).length;
-      onProgress(done, spec.jobs.length);
-      if (done === spec.jobs.length) return results as JobResult[];
-      if ((await redis.exists(cancelledKey(id))) === 1) throw new SweepCancelledError(`sweep ${id} was cancelled with ${done} of ${spec.jobs.length} runs done`);
+      // Counted, not read: reading every result at each completion would cost a sweep quadratic time.
+      const done = await redis.hlen(resultsKey(id));
+      onProgress(done, byId.size);
+      if (done >= byId.size) return (await readResults(redis, id, spec)) as JobResult[];
+      if ((await redis.exists(cancelledKey(id))) === 1) throw new SweepCancelledError(`sweep ${id} was cancelled with ${done} of ${byId.size} runs done`);
       // Events wake the loop; the timer covers a completion that happened before the subscription.
       await Promise.race([next, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     }
