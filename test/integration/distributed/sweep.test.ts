@@ -264,6 +264,29 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     }
   }, 120_000);
 
+  it('`sweep cancel` takes the waiting runs off the queue; enqueuing the sweep again puts them back', async () => {
+    const url = redis.url(7);
+    const client = new Redis(url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection: client });
+    try {
+      const { spec } = await specFor(14);
+      const view = { metric: 'sharpe', top: 20, grid: {}, heatmap: ['fast'], data: 'synthetic', enqueuedAt: 0 };
+      const { id } = await enqueueSweep(client, queue, spec, view);
+      const cancelled = await tickline(['sweep', 'cancel', id, '--queue', url]);
+      expect(cancelled.stdout).toBe(`sweep ${id} cancelled: 32 waiting runs taken off the queue; running ones finish\n`);
+      expect(await queue.getWaitingCount()).toBe(0);
+      const status = await tickline(['sweep', 'status', id, '--queue', url]);
+      expect(status.stdout).toMatch(/0 of 32 runs done, 0 failed, 0 waiting, 0 running, cancelled/);
+      expect(await enqueueSweep(client, queue, spec, view)).toEqual({ id, added: 32, total: 32 });
+      const unknown = await tickline(['sweep', 'status', '0123456789abcdef', '--queue', url]);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toBe('sweep: no sweep 0123456789abcdef on this queue\n');
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
+  }, 60_000);
+
   it('a worker whose Redis is unreachable says so in one line and exits 2', async () => {
     const ran = await tickline(['worker', '--queue', `redis://127.0.0.1:${redis.port + 1}`, '--concurrency', '1']);
     // Nothing listens there unless another process took the port since: the message names it either way.

@@ -63,7 +63,8 @@ export async function startSweepWorker(redis: Redis, options: SweepWorkerOptions
     async (job: QueueJob) => {
       const data = JobData.parse(job.data);
       const jid = job.id!;
-      if ((await redis.exists(cancelledKey(data.sweepId))) === 1) throw new UnrecoverableError(`sweep ${data.sweepId} was cancelled`);
+      // A cancelled sweep's job leaves the queue without a result, so enqueuing the sweep again runs it.
+      if ((await redis.exists(cancelledKey(data.sweepId))) === 1) return 'cancelled';
       const ready = await prepare(data.sweepId);
       if ('refusal' in ready) throw new UnrecoverableError(ready.refusal);
       const result = await runJob(ready.context, { index: data.index, params: data.params, sample: data.sample });
