@@ -15,6 +15,7 @@ import type { AccountConfig } from './config.ts';
 import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
 import { ReplayMarketData } from './replay.ts';
+import { quoteOf } from '../../market/quotes.ts';
 
 export interface BacktestRunInput {
   readonly contract: BacktestContract;
@@ -95,6 +96,7 @@ export interface BacktestRunResult {
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   const { contract, account } = input;
   const venue = new FillModel(input.fills);
+  const touch = input.fills.touch;
   const { profitTarget, ...rules } = account;
   const engine = createEngine({
     strategies: [{ strategy: input.strategy, params: input.params }],
@@ -106,6 +108,8 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     recordEquity: input.recordEquity ?? true,
     // The fill model fills each order once, synchronously, from its own book.
     uniqueFills: true,
+    // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
+    ...(touch === undefined ? {} : { barQuote: (bar, _previous, direction) => quoteOf(touch, bar.close, direction, bar) }),
   });
   const fills: Fill[] = [];
   const breaches: Breach[] = [];

@@ -28,12 +28,16 @@ import { disagreementText, gatewayLimits, limitDisagreements, resolveLimits, res
 import { historyBefore, Poller } from './poller.ts';
 import { assertPlan, type BarSubscription, type PollIntervals } from './rate-plan.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
+import { RealtimeFeed } from './realtime-feed.ts';
+import { UserHubClient } from '../gateway/realtime.ts';
 import { renderStatus, type StatusInput } from './status.ts';
 
 export interface SessionOptions {
   readonly config: LiveConfig;
   readonly mode: 'paper' | 'live';
   readonly tradingUrl: string;
+  /** Base URL of the realtime hubs; without it the session polls only. */
+  readonly realtimeUrl?: string;
   readonly credentials: Credentials;
   readonly admin?: { readonly url: string; readonly headers: Record<string, string> };
   readonly strategy: StrategyModule;
@@ -188,6 +192,7 @@ export class LiveSession {
         speed: o.speed ?? 1,
         liveData: config.gateway.liveData,
         closeDelayMs: config.poll.closeDelayMs,
+        realtimePollMs: config.poll.realtimeMs,
         ...(config.poll.staleAfterMs === undefined ? {} : { staleAfterMs: config.poll.staleAfterMs }),
         ...(admin ? { admin: { client: admin, accountName: account.name, everyMs: config.gateway.adminEveryMs } } : {}),
         onVisibility: (reason) => hooks.session?.onVisibility(reason),
@@ -196,6 +201,17 @@ export class LiveSession {
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
+      if (o.realtimeUrl !== undefined && config.gateway.realtime) {
+        const hubLogger = logger.child({ part: 'realtime' });
+        session.realtime = new RealtimeFeed({
+          hub: new UserHubClient({ url: o.realtimeUrl, token: () => client.token(), logger: hubLogger }),
+          poller,
+          executor,
+          journal,
+          accountId: account.id,
+          logger: hubLogger,
+        });
+      }
       session.admin = admin;
       session.contracts = contracts;
       hooks.session = session;
@@ -330,7 +346,11 @@ export class LiveSession {
   /** Start polling (after `start`, so a caller can subscribe to the engine's streams first). */
   run(): void {
     this.poller.start();
+    this.realtime?.start();
   }
+
+  /** The user hub's events, when the gateway has a realtime host and the config does not turn it off. */
+  realtime: RealtimeFeed | undefined;
 
   private lastLimits: string | undefined;
   private reportedDisagreements = '';
@@ -446,6 +466,7 @@ export class LiveSession {
       this.poller.stop();
       if (options.flatten ?? this.options.config.session.flattenOnExit) await this.killSwitch('session end');
       await this.finalPoll();
+      await this.realtime?.stop();
       await this.executor.stop();
       for (const s of this.subscriptions) s.unsubscribe();
       this.engine.close();
