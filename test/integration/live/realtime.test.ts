@@ -13,6 +13,10 @@ import { LiveSession } from '../../../src/adapters/live/session.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import type { VenueEvent } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
+import { defineStrategy } from '../../../src/engine/strategy.ts';
+import type { Quote } from '../../../src/engine/types.ts';
+import { EMPTY, mergeMap } from 'rxjs';
+import { z } from 'zod';
 import { agreement, ES, market, startBench, startBot, until, type Bench, type Bot } from './harness.ts';
 import { startHubProxy, type HubProxy } from './hub-proxy.ts';
 
@@ -130,5 +134,38 @@ describe('live adapter on the user hub', () => {
     expect(reads()).toBe(before);
     await session.stop({ flatten: true });
     expect((await b.truth.searchOpenPositions(b.sim.demo.accountId)).filter((p) => p.size !== 0)).toEqual([]);
+  });
+
+  it("a paper session's strategy reads the market hub's quotes, and the guard's last price is the quote's", async () => {
+    const seen: Quote[] = [];
+    const quoteReader = defineStrategy({
+      name: 'quote-reader',
+      params: z.object({}),
+      run: (ctx) => ctx.quotes().pipe(mergeMap((q) => (seen.push(q), EMPTY))),
+    });
+    const config = liveConfigSchema.parse({
+      strategy: { name: 'quote-reader', id: 'rtquotes' },
+      contracts: [ES],
+      timeframe: { unit: 'minute', unitNumber: 1 },
+      account: { id: b.sim.demo.accountId },
+      journal: b.journalFile,
+    });
+    const session = await LiveSession.start({
+      config,
+      mode: 'paper',
+      tradingUrl: b.proxy.url,
+      realtimeUrl: b.sim.realtimeUrl,
+      credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
+      strategy: quoteReader,
+      logger: silentLogger,
+      now: b.now,
+    });
+    session.run();
+    await until(() => seen.length > 0, 10_000, 'the first quote through the market hub');
+    const grid = b.contracts.get(ES)!.grid;
+    const atSim = b.sim.quote(ES)!;
+    expect(seen[0]).toMatchObject({ contractId: ES, bid: grid.toTicks(atSim.bid), ask: grid.toTicks(atSim.ask), last: grid.toTicks(atSim.last) });
+    expect(session.market!.lastPrice(ES)).toBe(grid.toTicks(atSim.last));
+    await session.stop();
   });
 });
