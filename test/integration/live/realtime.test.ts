@@ -108,6 +108,18 @@ describe('live adapter on the user hub', () => {
     await bot.stop();
   });
 
+  it('a hub unreachable at start: the bot polls, and takes the hub once it can be reached', async () => {
+    hubProxy.cut();
+    const bot = startBot(b);
+    const { feed } = withFeed(bot);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(bot.poller.realtimeOn).toBe(false);
+    hubProxy.restore();
+    await until(() => bot.poller.realtimeOn, 10_000, 'the retried first connection');
+    await feed.stop();
+    await bot.stop();
+  });
+
   it('a paper session takes the hub: a fill of an order placed by hand reaches its engine without a poll', async () => {
     const config = liveConfigSchema.parse({
       strategy: { name: 'sma-cross', id: 'rtpaper', params: { fast: 2, slow: 4, size: 1 } },
