@@ -3,7 +3,7 @@
  * process or machine that reaches its Redis, by the id `optimize --queue --detach` printed.
  */
 import path from 'node:path';
-import { cancelSweep, checkQueueUrl, readResults, readSweep, sweepStatus } from '../adapters/backtest/distributed/queue.ts';
+import { cancelSweep, QUEUE_URL_ENV, queueUrlFrom, readResults, readSweep, sweepStatus } from '../adapters/backtest/distributed/queue.ts';
 import { parseCommandLine } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { writeSweepOutputs } from './optimize-report.ts';
@@ -20,7 +20,8 @@ const USAGE = `Usage: tickline sweep status|results|cancel <sweep-id> --queue <r
   cancel     Take the sweep's waiting runs off the queue (running ones finish)
 
 Options:
-  --queue <redis-url>  redis://[:password@]host:port[/db], rediss://... for TLS (required)
+  --queue <redis-url>  redis://[:password@]host:port[/db], rediss://... for TLS (required;
+                       or the environment variable TICKLINE_QUEUE_URL)
   --wait               results: wait until every run has a result (with a progress bar)
   --metric <name>      results: sort key (default: the one given to optimize)
   --top <n>            results: rows to print (default: the one given to optimize)
@@ -45,8 +46,8 @@ export async function run(args: string[]): Promise<number> {
   const [action, id] = positionals as [string | undefined, string | undefined];
   if (action === undefined || !(ACTIONS as readonly string[]).includes(action) || id === undefined) throw new UsageError(`expected status, results or cancel and a sweep id\n\n${USAGE}`);
   if (!/^[0-9a-f]{16}$/.test(id)) throw new UsageError(`${id} is not a sweep id (16 hexadecimal digits, as optimize --queue printed)`);
-  if (values.queue === undefined) throw new UsageError(`--queue is required\n\n${USAGE}`);
-  const url = checkQueueUrl(values.queue);
+  const url = queueUrlFrom(values.queue);
+  if (url === undefined) throw new UsageError(`--queue (or ${QUEUE_URL_ENV}) is required\n\n${USAGE}`);
   if (values.metric !== undefined && !(METRICS as readonly string[]).includes(values.metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
   const top = values.top === undefined ? undefined : Number(values.top);
   if (top !== undefined && (!Number.isInteger(top) || top < 1)) throw new UsageError('--top must be a positive whole number');

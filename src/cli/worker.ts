@@ -5,7 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism, hostname } from 'node:os';
-import { connectQueue, redactUrl, checkQueueUrl } from '../adapters/backtest/distributed/queue.ts';
+import { connectQueue, QUEUE_URL_ENV, queueUrlFrom, redactUrl } from '../adapters/backtest/distributed/queue.ts';
 import { DEFAULT_LOCK_MS, startSweepWorker } from '../adapters/backtest/distributed/worker.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
@@ -18,7 +18,8 @@ Takes the jobs of distributed sweeps (\`tickline optimize --queue ...\`) from th
 backtest with the bars and strategy named by the sweep (checked by hash) and stores its result.
 
 Options:
-  --queue <redis-url>     redis://[:password@]host:port[/db], rediss://... for TLS (required)
+  --queue <redis-url>     redis://[:password@]host:port[/db], rediss://... for TLS (required;
+                          or the environment variable TICKLINE_QUEUE_URL, kept out of ps)
   --concurrency <n>       Worker processes, each running one job at a time (default: the cores)
   --lock-seconds <s>      A job whose worker is silent this long is given to another worker;
                           must exceed the longest backtest (default ${DEFAULT_LOCK_MS / 1000})
@@ -33,8 +34,8 @@ export async function run(args: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
   }
-  if (values.queue === undefined) throw new UsageError(`--queue is required\n\n${USAGE}`);
-  const url = checkQueueUrl(values.queue);
+  const url = queueUrlFrom(values.queue);
+  if (url === undefined) throw new UsageError(`--queue (or ${QUEUE_URL_ENV}) is required\n\n${USAGE}`);
   const concurrency = values.concurrency === undefined ? availableParallelism() : Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError('--concurrency must be a positive whole number');
   const lockSeconds = values['lock-seconds'] === undefined ? DEFAULT_LOCK_MS / 1000 : Number(values['lock-seconds']);
@@ -87,9 +88,11 @@ async function runOneWorker(url: string, lockMs: number): Promise<number> {
 /** One child process per worker, all stopped together; a child that dies is reported, the others go on. */
 async function runWorkerProcesses(url: string, count: number, lockMs: number): Promise<number> {
   const entry = process.argv[1]!;
-  const childArgs = ['worker', '--queue', url, '--concurrency', '1', '--lock-seconds', String(lockMs / 1000)];
+  // The URL goes by the environment: a password in it stays out of the children's command lines.
+  const childArgs = ['worker', '--concurrency', '1', '--lock-seconds', String(lockMs / 1000)];
+  const env = { ...process.env, [QUEUE_URL_ENV]: url };
   let stopping = false;
-  const children: ChildProcess[] = Array.from({ length: count }, () => fork(entry, childArgs, { execArgv: process.execArgv, stdio: 'inherit' }));
+  const children: ChildProcess[] = Array.from({ length: count }, () => fork(entry, childArgs, { execArgv: process.execArgv, stdio: 'inherit', env }));
   const exits = children.map(
     (child) =>
       new Promise<number>((resolve) =>

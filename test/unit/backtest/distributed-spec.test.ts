@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { barsHash, canonicalJson, configFromWire, configToWire, jobId, sweepId, type SweepSpec } from '../../../src/adapters/backtest/distributed/spec.ts';
-import { checkQueueUrl, redactUrl } from '../../../src/adapters/backtest/distributed/queue.ts';
+import { checkQueueUrl, queueUrlFrom, redactUrl } from '../../../src/adapters/backtest/distributed/queue.ts';
+import { scrubSecrets } from '../../../src/engine/secrets.ts';
 
 const scalar = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.string({ maxLength: 6 }));
 const params = fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), scalar, { maxKeys: 5 });
@@ -74,5 +75,11 @@ describe('a distributed sweep definition', () => {
     expect(() => checkQueueUrl('redis://127.0.0.1:6379/x')).toThrow(/database number/);
     expect(() => checkQueueUrl('redis://:hunter2@127.0.0.1:6379/x')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }));
     expect(redactUrl('redis://user:hunter2@host:6379/1')).toBe('redis://user:***@host:6379/1');
+    // A password seen once is scrubbed from every error and log line after.
+    checkQueueUrl('redis://:s3cret%2Fpw@host:6379');
+    expect(scrubSecrets('AUTH s3cret/pw failed; url redis://:s3cret%2Fpw@host')).toBe('AUTH [redacted] failed; url redis://:[redacted]@host');
+    expect(queueUrlFrom(undefined, { TICKLINE_QUEUE_URL: 'redis://h:1/0' })).toBe('redis://h:1/0');
+    expect(queueUrlFrom('redis://flag:2', { TICKLINE_QUEUE_URL: 'redis://h:1/0' })).toBe('redis://flag:2');
+    expect(queueUrlFrom(undefined, {})).toBeUndefined();
   });
 });

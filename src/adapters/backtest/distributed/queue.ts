@@ -12,6 +12,7 @@ import type { JobResult } from '../optimize.ts';
 import { jobId, StoredSweep, sweepId, type SweepSpec, type SweepView } from './spec.ts';
 import { SweepJob } from './spec.ts';
 import { z } from 'zod';
+import { registerSecret } from '../../../engine/secrets.ts';
 
 export const QUEUE_NAME = 'tickline-sweeps';
 /** A job that throws is run this many more times before it is reported with its error. */
@@ -59,13 +60,26 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** `redis://[user:password@]host:port[/db]` or `rediss://...` (TLS). */
+/** Where a command finds the queue when --queue is not given: a password kept out of the process list. */
+export const QUEUE_URL_ENV = 'TICKLINE_QUEUE_URL';
+
+/** `--queue`, or the URL in TICKLINE_QUEUE_URL; undefined when neither is set. */
+export function queueUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const url = flag ?? env[QUEUE_URL_ENV];
+  return url === undefined || url === '' ? undefined : checkQueueUrl(url);
+}
+
+/** `redis://[user:password@]host:port[/db]` or `rediss://...` (TLS); its password is a secret from now on. */
 export function checkQueueUrl(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw new QueueUrlError(`--queue ${redactUrl(url)}: expected redis://host:port[/db] or rediss://... for TLS`);
+  }
+  if (parsed.password !== '') {
+    registerSecret(parsed.password);
+    registerSecret(decodeURIComponent(parsed.password));
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new QueueUrlError(`--queue must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
   if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d+$/.test(parsed.pathname)) throw new QueueUrlError(`--queue ${redactUrl(url)}: the path is a database number (/0, /1, ...)`);
