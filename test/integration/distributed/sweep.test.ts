@@ -287,11 +287,15 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     }
   }, 60_000);
 
-  it('a worker whose Redis is unreachable says so in one line and exits 2', async () => {
+  it('a worker or a sweep whose Redis is unreachable says so in one line, without the password, and exits 2', async () => {
     const ran = await tickline(['worker', '--queue', `redis://127.0.0.1:${redis.port + 1}`, '--concurrency', '1']);
     // Nothing listens there unless another process took the port since: the message names it either way.
     expect(ran.code).toBe(2);
     expect(ran.stderr.trim().split('\n')).toHaveLength(1);
     expect(ran.stderr).toMatch(/^worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable/);
+    const sweep = await tickline(['optimize', '--config', configFile, ...GRID, '--queue', `redis://:hunter22@127.0.0.1:${redis.port + 1}`]);
+    expect(sweep.code).toBe(2);
+    expect(sweep.stderr).toMatch(/^optimize: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ is unreachable: .*\n$/);
+    expect(sweep.stderr).not.toContain('hunter22');
   });
 });
