@@ -15,14 +15,16 @@ import { writeReport } from '../../report/html.ts';
 import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
-import { runBacktest, type BacktestRunResult } from './run.ts';
+import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
+import { frontMonthSegments, frontMonthWindows, segmentsFromLabels, shortName, type HistorySegment } from './continuous.ts';
+import { CALENDAR } from '../../market/calendar.ts';
 import type { FillModelOptions } from './fill-model.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation.ts';
 import { evaluateRun, evaluationJson, type MonteCarloOptions } from '../../report/evaluation.ts';
 import { decisionsCsv } from './decisions-csv.ts';
 import { BarCache } from './sources/cache.ts';
-import { aggregate, sliceByTime } from './sources/columns.ts';
+import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/columns.ts';
 import { readCsvBars } from './sources/csv.ts';
 import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
@@ -41,6 +43,8 @@ export interface History {
   readonly description: string;
   /** Where the data changes contract month (a CSV's `contract` column): the report marks them. */
   readonly rolls?: readonly { readonly time: number; readonly contract: string }[];
+  /** The months of a continuous history (`contract: ES`), each from its first bar's time. */
+  readonly segments?: readonly HistorySegment[];
 }
 
 export interface HistoryOptions {
@@ -62,15 +66,28 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
     case 'synthetic': {
       const startPrice = data.startPrice ?? contract.startPrice ?? 1000;
       const bars = syntheticBars({ seed: data.seed, grid: contract.grid, startPrice, start: data.start, sessions: data.sessions });
+      const sliced = sliceByTime(bars, from, to);
+      const continuous = contract.continuous;
       return {
-        bars: sliceByTime(bars, from, to),
+        bars: sliced,
         timeframe: { unit: 'minute', unitNumber: 1 },
         description: `synthetic market, seed ${data.seed}, ${data.sessions} sessions of 1m bars from ${startPrice}`,
+        ...(continuous === undefined ? {} : { segments: frontMonthSegments(sliced, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry) }),
       };
     }
     case 'csv': {
       const file = path.resolve(cwd, data.file);
       const { bars, segments } = readCsvBars(file, contract.grid, path.relative(cwd, file));
+      const continuous = contract.continuous;
+      if (continuous !== undefined) {
+        const months =
+          segments.length > 0
+            ? segmentsFromLabels(bars, segments, continuous.root, continuous.calendar)
+            : frontMonthSegments(bars, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry);
+        const names = months.map((m) => shortName(m.contractId, continuous.calendar)).join(', ');
+        const how = segments.length > 0 ? 'by its contract column' : 'by the calendar';
+        return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}, front months ${how} (${names})`, segments: months };
+      }
       const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
       const changes = segments.slice(1).map((s) => ({ time: bars.time[s.from]!, contract: s.contract }));
       return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}${rolls}`, rolls: changes };
@@ -81,14 +98,22 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       const baseUrl = data.baseUrl ?? env.TICKLINE_BASE_URL;
       const userName = env.TICKLINE_USERNAME;
       const apiKey = env.TICKLINE_API_KEY;
+      const continuous = contract.continuous;
+      // A root's history is each month's bars over the window it is the front month: fetched month by month.
+      const windows = continuous
+        ? frontMonthWindows(continuous.root, continuous.calendar, from, to, config.roll.daysBeforeExpiry)
+        : [{ contractId: contract.id, name: contract.name, from, to }];
+      const label = continuous ? `gateway ${contract.name} front months (${windows.map((w) => w.name).join(', ')})` : `gateway ${contract.id}`;
       const cache = new BarCache(path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE));
       try {
-        const key = { contractId: contract.id, timeframe: data.timeframe, live: data.live };
+        const keyOf = (contractId: string) => ({ contractId, timeframe: data.timeframe, live: data.live });
         const now = options.now ?? Date.now();
         // A range the cache covers completely is read without credentials or a connection.
         const end = Math.min(to, bucketStart(now, data.timeframe));
-        if (cache.missing(key, from, end).length === 0) {
-          return { bars: cache.load(key, contract.grid, from, end), timeframe: data.timeframe, description: `gateway ${contract.id} ${timeframeLabel(data.timeframe)} (all from the cache)` };
+        const open = windows.filter((w) => w.from < end).map((w) => ({ ...w, to: Math.min(w.to, end) }));
+        if (open.every((w) => cache.missing(keyOf(w.contractId), w.from, w.to).length === 0)) {
+          const parts = open.map((w) => cache.load(keyOf(w.contractId), contract.grid, w.from, w.to));
+          return gatewayHistory(parts, open, data.timeframe, `${label} ${timeframeLabel(data.timeframe)} (all from the cache)`, continuous !== undefined);
         }
         const unset = [baseUrl ? undefined : 'TICKLINE_BASE_URL (or data.baseUrl)', userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
         if (unset.length > 0) throw new BacktestDataError(`the cache lacks part of the range; to fetch it set ${unset.join(', ')} in the environment`);
@@ -97,8 +122,14 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
         const { TradingClient } = await import('../gateway/trading.ts');
         const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger: options.logger ?? silentLogger });
         try {
-          const result = await loadGatewayBars(client, cache, { ...key, grid: contract.grid, from, to, now });
-          return { bars: result.bars, timeframe: data.timeframe, description: `gateway ${contract.id} ${timeframeLabel(data.timeframe)} (${result.fetched.length} range(s) fetched)` };
+          const parts: BarColumns[] = [];
+          let fetched = 0;
+          for (const w of windows) {
+            const result = await loadGatewayBars(client, cache, { ...keyOf(w.contractId), grid: contract.grid, from: w.from, to: w.to, now });
+            parts.push(result.bars);
+            fetched += result.fetched.length;
+          }
+          return gatewayHistory(parts, windows, data.timeframe, `${label} ${timeframeLabel(data.timeframe)} (${fetched} range(s) fetched)`, continuous !== undefined);
         } finally {
           await client.close();
         }
@@ -107,6 +138,17 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       }
     }
   }
+}
+
+/** Gateway bars of consecutive windows as one history; for a root, one segment per window that has bars. */
+function gatewayHistory(parts: readonly BarColumns[], windows: readonly { contractId: string }[], timeframe: Timeframe, description: string, continuous: boolean): History {
+  const bars = parts.length === 1 ? parts[0]! : concatColumns(parts);
+  if (!continuous) return { bars, timeframe, description };
+  const segments: HistorySegment[] = [];
+  parts.forEach((part, k) => {
+    if (part.time.length > 0) segments.push({ start: part.time[0]!, contractId: windows[k]!.contractId });
+  });
+  return { bars, timeframe, description, segments };
 }
 
 export interface BacktestOutcome {
@@ -156,7 +198,18 @@ export function accountEvaluation(account: BacktestConfig['account'], name: stri
  */
 export function configuredContract(config: BacktestConfig): BacktestContract {
   const on = config.from ?? (config.data.source === 'synthetic' ? config.data.start : undefined);
-  return resolveContract(config.contract, on);
+  return resolveContract(config.contract, on, CALENDAR.withRoots(config.roots));
+}
+
+/** Rolls and gaps as the config sets them, with the history's months when it is continuous. */
+export function continuityOptions(config: BacktestConfig, history: History): ContinuityOptions {
+  return {
+    ...(history.segments === undefined ? {} : { segments: history.segments }),
+    rollMode: config.roll.mode,
+    adjust: config.roll.adjust,
+    gapLimitMs: config.gaps.longerThanHours * 3_600_000,
+    flattenGaps: config.gaps.flatten,
+  };
 }
 
 /** The fill model's options from the config: at the touch of a quoted book when a spread is set. */
@@ -189,6 +242,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     risk: config.risk,
     fills: fillOptions(config.fills, fee),
     recordEquity: options.recordEquity ?? true,
+    continuity: continuityOptions(config, history),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
@@ -220,7 +274,9 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     orderListHash: result.orderListHash,
     strategy: { name: strategy.name, params },
     data: history.description,
-    rolls: (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
+    rolls: contract.continuous
+      ? result.rolls.map((r) => ({ time: r.time, contract: shortName(r.to, contract.continuous!.calendar) }))
+      : (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
     timeframe: timeframeLabel(config.timeframe),
     overlays,
     ...(evaluation === undefined ? {} : { evaluation }),
@@ -332,6 +388,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     rejectedIntents: result.rejectedIntents,
     rejections: result.rejections,
     violations: result.violations.length,
+    rolls: result.rolls.length,
+    gaps: result.gaps.length,
     closestApproach: result.closestApproach.map((a) => ({ rule: a.rule, minRoom: cents(a.minRoom), time: a.time === null ? null : iso(a.time) })),
   };
   const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
@@ -345,6 +403,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'daystats.json': json(statistics.dayStats),
     'summary.json': json(summary),
     'decisions.csv': decisionsCsv(result.decisions, grid),
+    'rolls.json': json(result.rolls.map((r) => ({ time: iso(r.time), from: r.from, to: r.to, position: r.position, action: r.action }))),
+    'gaps.json': json(result.gaps.map((g) => ({ from: iso(g.from), to: iso(g.to), hours: Number(((g.to - g.from) / 3_600_000).toFixed(2)), flattened: g.flattened }))),
     ...(outcome.report.evaluation === undefined ? {} : { 'evaluation.json': json(evaluationJson(outcome.report.evaluation)) }),
   };
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');
