@@ -26,6 +26,7 @@ import { decisionsCsv } from './decisions-csv.ts';
 import { BarCache } from './sources/cache.ts';
 import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/columns.ts';
 import { readCsvBars } from './sources/csv.ts';
+import { spacingWarning } from './data-checks.ts';
 import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
 import { syntheticBars } from './sources/synthetic.ts';
@@ -161,6 +162,8 @@ export interface BacktestOutcome {
   readonly statistics: Statistics;
   /** Rows of `equity.csv` (config `outputs.equity`). */
   readonly equityOutput?: EquityOutput;
+  /** What looked wrong with the data (its spacing against the timeframe), also logged. */
+  readonly warnings: readonly string[];
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -227,6 +230,14 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
   if (history.bars.time.length === 0) throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
   if (nominalMs(config.timeframe) < nominalMs(history.timeframe)) {
     throw new BacktestDataError(`timeframe ${timeframeLabel(config.timeframe)} is finer than the data's ${timeframeLabel(history.timeframe)}`);
+  }
+  const warnings: string[] = [];
+  if (config.data.source !== 'synthetic') {
+    const spacing = spacingWarning(history.bars, history.timeframe, history.description.split(',')[0]!);
+    if (spacing !== undefined) {
+      warnings.push(spacing);
+      options.logger?.warn(spacing);
+    }
   }
   const same = config.timeframe.unit === history.timeframe.unit && config.timeframe.unitNumber === history.timeframe.unitNumber;
   const bars = same ? history.bars : aggregate(history.bars, config.timeframe);
@@ -303,7 +314,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     },
     tradingDay: result.riskConfig.tradingDay,
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report), equityOutput: config.outputs.equity };
+  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report, config.gaps.longerThanHours * 3_600_000), equityOutput: config.outputs.equity, warnings };
 }
 
 /**
