@@ -78,7 +78,8 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
     }
     case 'csv': {
       const file = path.resolve(cwd, data.file);
-      const { bars, segments } = readCsvBars(file, contract.grid, path.relative(cwd, file));
+      const csvOptions = { ...(data.columns === undefined ? {} : { columns: data.columns }), ...(data.timeZone === undefined ? {} : { timeZone: data.timeZone }) };
+      const { bars, segments } = readCsvBars(file, contract.grid, path.relative(cwd, file), csvOptions);
       const continuous = contract.continuous;
       if (continuous !== undefined) {
         const months =

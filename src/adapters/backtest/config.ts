@@ -11,6 +11,7 @@ import { accountConfigSchema } from '../../engine/rules.ts';
 import { bookModelSchema, spreadModelSchema } from '../../market/quotes.ts';
 import { riskConfigSchema } from '../../engine/risk.ts';
 import { rootSpecSchema } from '../../market/calendar.ts';
+import { isTimeZone } from './sources/csv.ts';
 
 const IsoTime = z
   .union([z.string(), z.date()])
@@ -45,9 +46,24 @@ export const SyntheticDataConfig = z.strictObject({
   startPrice: z.number().positive().optional(),
 });
 
+const ColumnName = z.string().min(1);
+
 export const CsvDataConfig = z.strictObject({
   source: z.literal('csv'),
   file: z.string().min(1),
+  /**
+   * The file's column names of the bar fields (case-insensitive), when they are not the project's own
+   * `t,o,h,l,c,v[,contract]`: `{ time: datetime, open: open, high: high, low: low, close: close, volume: volume }`.
+   */
+  columns: z
+    .strictObject({ time: ColumnName, open: ColumnName, high: ColumnName, low: ColumnName, close: ColumnName, volume: ColumnName, contract: ColumnName })
+    .partial()
+    .optional(),
+  /** IANA time zone of times written without an offset (`America/Chicago`); such times are refused without it. */
+  timeZone: z
+    .string()
+    .refine(isTimeZone, { message: 'not an IANA time zone (America/Chicago, Europe/London, UTC, ...)' })
+    .optional(),
   /** The file's bar length; one minute by default. */
   timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
 });
