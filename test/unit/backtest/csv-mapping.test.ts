@@ -58,6 +58,13 @@ describe('CSV column mapping and time zones', () => {
     expect(fast.bars.time[1]! - fast.bars.time[0]!).toBe(60_000);
   });
 
+  it('a skipped wall-clock time is read an hour earlier, a repeated one as its first instant, a date as its midnight (as docs/backtest.md says)', () => {
+    const zone = new ZoneClock('America/Chicago');
+    expect(parseLocalTime('2024-03-10 02:30', zone)).toBe(Date.parse('2024-03-10T07:30:00Z'));
+    expect(parseLocalTime('2024-11-03 01:30', zone)).toBe(Date.parse('2024-11-03T06:30:00Z'));
+    expect(parseLocalTime('2024-01-08', zone)).toBe(Date.parse('2024-01-08T06:00:00Z'));
+  });
+
   it('the config validates the zone and the mapping strictly', () => {
     expect(CsvDataConfig.safeParse({ source: 'csv', file: 'x.csv', timeZone: 'America/Chicago', columns: { time: 'datetime' } }).success).toBe(true);
     expect(CsvDataConfig.safeParse({ source: 'csv', file: 'x.csv', timeZone: 'Mars/Olympus' }).error?.issues[0]?.message).toMatch(/IANA time zone/);

@@ -113,8 +113,8 @@ export function layoutFromHeader(headerLine: string, file: string, mapping: Part
 
 /**
  * Wall-clock times of one IANA zone to UTC. The zone's offset is looked up once per local hour (Intl is
- * slow, and offsets change on the hour); a local time that a DST change skips or repeats is read with
- * the offset in force just after the change.
+ * slow, and offsets change on the hour). A local time a change forward skips comes out an hour earlier
+ * (02:30 as 01:30 standard time); one a change back repeats is its first instant.
  */
 export class ZoneClock {
   private readonly format: Intl.DateTimeFormat;
