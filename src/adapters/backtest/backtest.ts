@@ -23,9 +23,11 @@ import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation.ts';
 import { evaluateRun, evaluationJson, type MonteCarloOptions } from '../../report/evaluation.ts';
 import { decisionsCsv } from './decisions-csv.ts';
-import { BarCache } from './sources/cache.ts';
+import { BarCache, type ImportedBars } from './sources/cache.ts';
+import { existsSync, statSync } from 'node:fs';
+import type { PriceGrid } from '../../engine/ticks.ts';
 import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/columns.ts';
-import { readCsvBars } from './sources/csv.ts';
+import { readCsvBars, type CsvOptions } from './sources/csv.ts';
 import { spacingWarning } from './data-checks.ts';
 import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
@@ -78,8 +80,10 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
     }
     case 'csv': {
       const file = path.resolve(cwd, data.file);
-      const csvOptions = { ...(data.columns === undefined ? {} : { columns: data.columns }), ...(data.timeZone === undefined ? {} : { timeZone: data.timeZone }) };
-      const { bars, segments } = readCsvBars(file, contract.grid, path.relative(cwd, file), csvOptions);
+      const cacheFile = path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE);
+      const imported = readImported(cacheFile, file, contract.grid, csvOptionsOf(data));
+      const { bars, segments } = imported ?? readCsvBars(file, contract.grid, path.relative(cwd, file), csvOptionsOf(data));
+      const source = `${path.relative(cwd, file)}${imported ? ' (imported)' : ''}`;
       const continuous = contract.continuous;
       if (continuous !== undefined) {
         const months =
@@ -88,11 +92,11 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
             : frontMonthSegments(bars, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry);
         const names = months.map((m) => shortName(m.contractId, continuous.calendar)).join(', ');
         const how = segments.length > 0 ? 'by its contract column' : 'by the calendar';
-        return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}, front months ${how} (${names})`, segments: months };
+        return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${source}, front months ${how} (${names})`, segments: months };
       }
       const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
       const changes = segments.slice(1).map((s) => ({ time: bars.time[s.from]!, contract: s.contract }));
-      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}${rolls}`, rolls: changes };
+      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${source}${rolls}`, rolls: changes };
     }
     case 'gateway': {
       if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
@@ -139,6 +143,32 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
         cache.close();
       }
     }
+  }
+}
+
+/** The CSV reader's options from a csv data config. */
+export function csvOptionsOf(data: Extract<DataConfig, { source: 'csv' }>): CsvOptions {
+  return { ...(data.columns === undefined ? {} : { columns: data.columns }), ...(data.timeZone === undefined ? {} : { timeZone: data.timeZone }) };
+}
+
+/**
+ * What an import of `file` is valid for: the file as it is now (size, modification time) read with this
+ * tick size, column map and zone. Another signature means the import is stale.
+ */
+export function importSignature(file: string, grid: PriceGrid, options: CsvOptions): string {
+  const stat = statSync(file);
+  return JSON.stringify({ size: stat.size, mtimeMs: stat.mtimeMs, tickNanos: grid.tickNanos, columns: options.columns ?? null, timeZone: options.timeZone ?? null });
+}
+
+/** The file's bars from the cache when `tickline import` stored them with this signature; undefined otherwise. */
+function readImported(cacheFile: string, file: string, grid: PriceGrid, options: CsvOptions): ImportedBars | undefined {
+  // No cache file, no import: a CSV run must not create one.
+  if (!existsSync(cacheFile) || !existsSync(file)) return undefined;
+  const cache = new BarCache(cacheFile);
+  try {
+    return cache.loadImport(file, importSignature(file, grid, options));
+  } finally {
+    cache.close();
   }
 }
 

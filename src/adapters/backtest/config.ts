@@ -59,6 +59,8 @@ export const CsvDataConfig = z.strictObject({
     .strictObject({ time: ColumnName, open: ColumnName, high: ColumnName, low: ColumnName, close: ColumnName, volume: ColumnName, contract: ColumnName })
     .partial()
     .optional(),
+  /** The bar cache `tickline import` stores the parsed file in (DEFAULT_BAR_CACHE by default); read when it holds this file. */
+  cache: z.string().min(1).optional(),
   /** IANA time zone of times written without an offset (`America/Chicago`); such times are refused without it. */
   timeZone: z
     .string()
@@ -200,7 +202,7 @@ export function resolveBacktestPaths(config: BacktestConfig, baseDir: string): B
   const at = (p: string): string => path.resolve(baseDir, p);
   const data: DataConfig =
     config.data.source === 'csv'
-      ? { ...config.data, file: at(config.data.file) }
+      ? { ...config.data, file: at(config.data.file), ...(config.data.cache === undefined ? {} : { cache: at(config.data.cache) }) }
       : config.data.source === 'gateway' && config.data.cache !== undefined
         ? { ...config.data, cache: at(config.data.cache) }
         : config.data;
