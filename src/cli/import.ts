@@ -5,19 +5,18 @@
  * modification time) or the way it is read changes.
  */
 import path from 'node:path';
-import { configuredContract, csvOptionsOf, importSignature } from '../adapters/backtest/backtest.ts';
+import { configuredContract, csvOptionsOf, importSignature, readBarFile } from '../adapters/backtest/backtest.ts';
 import { DEFAULT_BAR_CACHE } from '../adapters/backtest/config.ts';
 import { BarCache } from '../adapters/backtest/sources/cache.ts';
-import { readCsvBars } from '../adapters/backtest/sources/csv.ts';
 import { parseCommandArgs } from './args.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
-export const summary = 'Parse a backtest\'s CSV file once into the local bar cache';
+export const summary = 'Parse a backtest\'s CSV or Parquet file once into the local bar cache';
 
 const USAGE = `Usage: tickline import --config <backtest.yaml> [--data <file.csv>] [--cache <file>]
 
-Reads the definition's CSV file (data.source: csv, with data.columns and data.timeZone, prices on the
+Reads the definition's CSV or Parquet file (data.source: csv, with data.columns and data.timeZone, prices on the
 contract's tick grid) and stores its bars in the bar cache (data.cache, ${DEFAULT_BAR_CACHE} by default,
 or --cache). Later runs of a definition naming the same file read the stored bars: the run's data line
 says "(imported)". A changed file, column map, zone or tick size is parsed again as usual.
@@ -37,7 +36,7 @@ export async function run(args: string[]): Promise<number> {
     const file = config.data.file;
     const options = csvOptionsOf(config.data);
     const started = Date.now();
-    const parsed = readCsvBars(file, contract.grid, path.relative(process.cwd(), file), options);
+    const parsed = await readBarFile(file, contract.grid, path.relative(process.cwd(), file), options);
     const cacheFile = values.cache !== undefined ? path.resolve(values.cache) : path.resolve(config.data.cache ?? DEFAULT_BAR_CACHE);
     const cache = new BarCache(cacheFile);
     try {

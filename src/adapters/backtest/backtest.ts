@@ -27,7 +27,8 @@ import { BarCache, type ImportedBars } from './sources/cache.ts';
 import { existsSync, statSync } from 'node:fs';
 import type { PriceGrid } from '../../engine/ticks.ts';
 import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/columns.ts';
-import { readCsvBars, type CsvOptions } from './sources/csv.ts';
+import { readCsvBars, type CsvBars, type CsvOptions } from './sources/csv.ts';
+import { isParquetFile, readParquetBars } from './sources/parquet.ts';
 import { spacingWarning } from './data-checks.ts';
 import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
@@ -82,7 +83,7 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       const file = path.resolve(cwd, data.file);
       const cacheFile = path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE);
       const imported = readImported(cacheFile, file, contract.grid, csvOptionsOf(data));
-      const { bars, segments } = imported ?? readCsvBars(file, contract.grid, path.relative(cwd, file), csvOptionsOf(data));
+      const { bars, segments } = imported ?? (await readBarFile(file, contract.grid, path.relative(cwd, file), csvOptionsOf(data)));
       const source = `${path.relative(cwd, file)}${imported ? ' (imported)' : ''}`;
       const continuous = contract.continuous;
       if (continuous !== undefined) {
@@ -144,6 +145,11 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       }
     }
   }
+}
+
+/** A bar file, CSV or (by its `.parquet` extension) Parquet, with the same column map and zone. */
+export async function readBarFile(file: string, grid: PriceGrid, displayName: string, options: CsvOptions): Promise<CsvBars> {
+  return isParquetFile(file) ? readParquetBars(file, grid, displayName, options) : readCsvBars(file, grid, displayName, options);
 }
 
 /** The CSV reader's options from a csv data config. */
