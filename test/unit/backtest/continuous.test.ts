@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { AccountConfig, BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
+import { configuredContract, executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
 import { frontMonthSegments, monthOfLabel, planContinuity, segmentIndexAt, segmentsFromLabels, type HistorySegment } from '../../../src/adapters/backtest/continuous.ts';
 import { runBacktest, type BacktestRunInput, type BacktestRunResult } from '../../../src/adapters/backtest/run.ts';
 import { readCsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
@@ -84,6 +84,20 @@ describe('the month of a contract cell', () => {
     expect(contract).toMatchObject({ id: 'F.US.EP', name: 'ES', continuous: { root: { root: 'ES' } } });
     expect(resolveContract('ESH6', Date.UTC(2026, 0, 1)).id).toBe('CON.F.US.EP.H26');
     expect(resolveContract('CON.F.US.EP.H26').id).toBe('CON.F.US.EP.H26');
+  });
+});
+
+describe('roots added in the config', () => {
+  it('a root written in roots: resolves as a root and by its months', () => {
+    const root = { root: 'XAU', symbol: 'XAUF', title: 'Test gold', tickSize: 0.1, tickValue: 10, feePerSide: 1, startPrice: 2000, cycle: 'GJMQVZ', expiry: { rule: 'beforeMonthEnd', businessDays: 2 }, rollBusinessDays: 20 };
+    const config = BacktestConfig.parse({ strategy: { name: 'sma-cross' }, contract: 'XAU', roots: [root], data: { source: 'synthetic' } });
+    const continuous = configuredContract(config);
+    expect(continuous).toMatchObject({ id: 'F.US.XAUF', name: 'XAU', feePerSide: 1, continuous: { root: { root: 'XAU', cycle: 'GJMQVZ' } } });
+    const month = configuredContract({ ...config, contract: 'XAUJ26' });
+    expect(month).toMatchObject({ id: 'CON.F.US.XAUF.J26', name: 'XAUJ6' });
+    expect(month.grid.tickSize).toBe(0.1);
+    expect(() => BacktestConfig.parse({ ...config, roots: [{ ...root, cycle: 'ABC' }] })).toThrow();
+    expect(() => configuredContract(BacktestConfig.parse({ strategy: { name: 'sma-cross' }, contract: 'XAU', data: { source: 'synthetic' } }))).toThrow(/unknown contract "XAU"/);
   });
 });
 
