@@ -31,6 +31,7 @@ import { resolveFrontMonths } from './front-month.ts';
  */
 export interface LocalGateway {
   readonly tradingUrl: string;
+  readonly realtimeUrl?: string;
   readonly adminUrl?: string;
   readonly adminHeaders?: Record<string, string>;
   readonly credentials: Credentials;
@@ -86,6 +87,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
           ? { url: config.gateway.adminUrl, headers: { [config.gateway.adminAuthHeader]: adminAuth } }
           : undefined;
     const tradingUrl = local?.tradingUrl ?? config.gateway.url!;
+    const realtimeUrl = local ? local.realtimeUrl : config.gateway.realtimeUrl;
     const contracts = await resolveFrontMonths(config.contracts, { tradingUrl, credentials, logger, ...(local ? { now: local.now } : {}) });
     const configWithAccount: LiveConfig =
       local && config.account.id === undefined && config.account.name === undefined && local.accountId !== undefined
@@ -95,6 +97,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
       config: configWithAccount,
       mode: o.mode,
       tradingUrl,
+      ...(realtimeUrl === undefined ? {} : { realtimeUrl }),
       credentials,
       ...(admin ? { admin } : {}),
       strategy,
@@ -225,6 +228,7 @@ export async function startLocalSimulator(config: LiveConfig, logger: Logger): P
   });
   return {
     tradingUrl: sim.tradingUrl,
+    realtimeUrl: sim.realtimeUrl,
     adminUrl: sim.adminUrl,
     adminHeaders: sim.adminHeaders,
     credentials: { userName: sim.demo.userName, apiKey: sim.demo.apiKey },

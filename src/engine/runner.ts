@@ -24,6 +24,7 @@ import { barRecord, sliceChunk } from './chunks.ts';
 import { TargetKeeper, targetKey } from './target-keeper.ts';
 import { modifyInTicks, placeInTicks } from './price-units.ts';
 import { Resampler, resample } from './resample.ts';
+import { quotesFromBars, tradesFromBars } from './bar-quotes.ts';
 import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
 import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
@@ -31,16 +32,19 @@ import { nominalMs } from './timeframe.ts';
 import { advanceTrail, trailStopPrice } from './trailing.ts';
 import type {
   BarChunk,
+  BarQuoteModel,
   BarRecord,
   ContractSpec,
   Fill,
   Intent,
   MarketData,
+  MarketTrade,
   ModifyIntent,
   OrderSpec,
   OrderState,
   OrderUpdate,
   PlaceIntent,
+  Quote,
   Side,
   Timeframe,
   Venue,
@@ -95,6 +99,11 @@ export interface EngineOptions {
   readonly live?: boolean;
   /** The venue never reports a fill twice (the backtest's): skip the fill-id de-duplication. */
   readonly uniqueFills?: boolean;
+  /** Live quotes and market trades (`MarketData.quotes`/`marketTrades`); without them strategies get one per bar. */
+  readonly quotes?: (contractId: string) => Observable<Quote>;
+  readonly marketTrades?: (contractId: string) => Observable<MarketTrade>;
+  /** The spread of the quotes made from bars (the backtest's spread model); none by default. */
+  readonly barQuote?: BarQuoteModel;
 }
 
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
@@ -998,6 +1007,14 @@ export function createEngine(options: EngineOptions): Engine {
           cursor: 0,
         });
         return contain(subject.asObservable());
+      },
+      quotes(contractId) {
+        const resolved = resolve(contractId);
+        return options.quotes !== undefined ? contain(options.quotes(resolved)) : context.barRecords(resolved).pipe(quotesFromBars(options.barQuote));
+      },
+      trades(contractId) {
+        const resolved = resolve(contractId);
+        return options.marketTrades !== undefined ? contain(options.marketTrades(resolved)) : context.barRecords(resolved).pipe(tradesFromBars());
       },
       position: (contractId) => guardState.position(resolve(contractId)),
       averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),

@@ -6,7 +6,7 @@ import type { Observable } from 'rxjs';
 import { z } from 'zod';
 import type { AccountSnapshot, PositionView } from './accounting.ts';
 import type { Logger } from './log.ts';
-import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, OrderSpec, OrderState, OrderUpdate, Side, Timeframe } from './types.ts';
+import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderSpec, OrderState, OrderUpdate, Quote, Side, Timeframe } from './types.ts';
 
 /** A working order as the engine's book sees it. */
 export interface WorkingOrder {
@@ -40,6 +40,13 @@ export interface StrategyContext<P = unknown> {
    * at that bar and accounting was updated, so `position()` and `openOrders()` are current.
    */
   barRecords(contractId?: string, timeframe?: Timeframe): Observable<BarRecord>;
+  /**
+   * Best bid and ask (ticks): live quotes in paper and live trading where the gateway has a market hub;
+   * otherwise one at each bar's close (in a backtest with its spread model), so a strategy runs unchanged.
+   */
+  quotes(contractId?: string): Observable<Quote>;
+  /** Market trades: live prints where the gateway has them, otherwise one print of each bar's volume at its close. */
+  trades(contractId?: string): Observable<MarketTrade>;
   position(contractId?: string): number;
   /** Average entry price in ticks, NaN when flat. */
   averagePrice(contractId?: string): number;

@@ -245,4 +245,35 @@ export interface MarketData {
   bars(contractId: string, timeframe: Timeframe): Observable<BarChunk>;
   /** Last traded price in ticks where the adapter knows one (live quotes); the runner otherwise uses the last close. */
   lastPrice?(contractId: string): number | undefined;
+  /** Live quotes where the adapter has them (the market hub); strategies otherwise get one per bar. */
+  quotes?(contractId: string): Observable<Quote>;
+  /** Live market trades where the adapter has them; strategies otherwise get one print per bar. */
+  marketTrades?(contractId: string): Observable<MarketTrade>;
 }
+
+/** Best bid and ask with the last trade, prices in ticks: a live quote, or one made from a bar's close. */
+export interface Quote {
+  readonly contractId: string;
+  readonly time: number;
+  readonly bid: number;
+  readonly ask: number;
+  /** Sizes at the top of the book, where the source tells them (bars and the simulator's book do; a live quote does not). */
+  readonly bidSize?: number;
+  readonly askSize?: number;
+  readonly last: number;
+}
+
+/** A trade of the market (anyone's), price in ticks; `side` is the aggressor's where known. */
+export interface MarketTrade {
+  readonly contractId: string;
+  readonly time: number;
+  readonly price: number;
+  readonly size: number;
+  readonly side?: Side;
+}
+
+/**
+ * How a bar's close becomes a quote where there are no live quotes: the backtest's spread model, given
+ * the bar, the bar before it and the direction of the last price change (1 up, -1 down).
+ */
+export type BarQuoteModel = (bar: BarRecord, previous: BarRecord | undefined, direction: 1 | -1) => { bid: number; ask: number; bidSize: number; askSize: number };

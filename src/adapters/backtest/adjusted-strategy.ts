@@ -1,6 +1,6 @@
 /**
  * A strategy that reads back-adjusted prices while the engine trades real ones. In a continuous backtest
- * the bars, last price, average price and working orders a strategy sees are moved by its segment's
+ * the bars, quotes, market trades, last price, average price and working orders a strategy sees are moved by its segment's
  * adjustment (continuous.ts), so a roll's price difference is no signal; the prices its intents carry
  * are moved back to real prices before the engine reads them. Fills, order updates and positions keep
  * real prices (they are what the account booked).
@@ -59,6 +59,8 @@ function adjustedContext<P>(context: StrategyContext<P>, adjustment: PriceAdjust
     toPrice: (ticks, contractId) => context.toPrice(ticks, contractId),
     toTicks: (price, contractId) => context.toTicks(price, contractId),
     openOrders: (contractId) => context.openOrders(contractId).map((order) => adjustOrder(order, adjustment)),
+    quotes: (contractId) => context.quotes(contractId).pipe(map((quote) => (adjustment.identity ? quote : { ...quote, bid: view(quote.bid), ask: view(quote.ask), last: view(quote.last) }))),
+    trades: (contractId) => context.trades(contractId).pipe(map((trade) => (adjustment.identity ? trade : { ...trade, price: view(trade.price) }))),
     fills: context.fills,
     orders: context.orders,
     positions: context.positions,

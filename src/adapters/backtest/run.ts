@@ -15,6 +15,7 @@ import type { AccountConfig } from './config.ts';
 import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
 import { ReplayMarketData } from './replay.ts';
+import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
 import type { Engine } from '../../engine/runner.ts';
 import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
@@ -143,6 +144,7 @@ export interface BacktestRunResult {
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   const { contract, account } = input;
   const venue = new FillModel(input.fills);
+  const touch = input.fills.touch;
   const { profitTarget, ...rules } = account;
   const continuity = input.continuity;
   const segments = continuity?.segments ?? [];
@@ -159,6 +161,8 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     recordEquity: input.recordEquity ?? true,
     // The fill model fills each order once, synchronously, from its own book.
     uniqueFills: true,
+    // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
+    ...(touch === undefined ? {} : { barQuote: (bar, _previous, direction) => quoteOf(touch, bar.close, direction, bar) }),
   });
   const fills: Fill[] = [];
   const breaches: Breach[] = [];

@@ -70,6 +70,11 @@ export class TradingClient {
     return this.session.expiresAt;
   }
 
+  /** A usable session token (held, renewed near expiry, or a fresh login): what the realtime hubs take. */
+  token(): Promise<string> {
+    return this.session.token();
+  }
+
   /** Log in (Auth/loginKey) and hold the token; later calls reuse it. */
   login(): Promise<string> {
     return this.session.login();

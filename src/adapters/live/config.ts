@@ -23,6 +23,8 @@ export const pollSchema = z.strictObject({
   closeDelayMs: z.number().int().nonnegative().default(500),
   /** Positions or open orders older than this count as not visible (default 3 × the slower of the two intervals). */
   staleAfterMs: ms.optional(),
+  /** Interval of the account-state polls while the realtime hub is connected: the safety net for missed events. */
+  realtimeMs: ms.default(30_000),
 });
 
 export const liveConfigSchema = z.strictObject({
@@ -53,8 +55,12 @@ export const liveConfigSchema = z.strictObject({
       timeoutMs: ms.default(10_000),
       /** retrieveBars `live` flag: the live data subscription rather than the sim one. */
       liveData: z.boolean().default(false),
+      /** Realtime host (the hubs' base URL, `rtc` beside `api`). The local simulator's is used in paper mode. */
+      realtimeUrl: z.url().optional(),
+      /** Take orders, trades and positions from the user hub as they happen (polling stays as the safety net). */
+      realtime: z.boolean().default(true),
     })
-    .default({ adminAuthHeader: 'authorization', adminEveryMs: 60_000, timeoutMs: 10_000, liveData: false }),
+    .default({ adminAuthHeader: 'authorization', adminEveryMs: 60_000, timeoutMs: 10_000, liveData: false, realtime: true }),
   simulator: z
     .strictObject({
       /** Simulated milliseconds per wall millisecond. */
@@ -69,6 +75,11 @@ export const liveConfigSchema = z.strictObject({
    * variant, personal limits). `startingBalance` defaults to the account's balance at start.
    */
   limits: accountConfigSchema.partial().default({}),
+  /**
+   * A prop-firm evaluation (a preset of config/evaluations, or a YAML file relative to this one): its
+   * floors become the guard's account limits and its contract cap and hours the guard's, as in a backtest.
+   */
+  evaluation: z.string().min(1).optional(),
   journal: z.string().min(1),
   poll: pollSchema.default(pollSchema.parse({})),
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),

@@ -59,6 +59,9 @@ export function orderLine(ctx: EventLineContext, update: OrderUpdate, previous: 
       return `${at} rejected  ${what}${update.reason === undefined ? '' : `: ${update.reason}`}`;
     case 'expired':
       return `${at} expired   ${what}`;
+    case 'filled':
+      // Through the realtime hub a market order is often filled before it was ever seen working.
+      return previous === undefined || previous.state === 'pending' ? `${at} placed    ${what}` : undefined;
     default:
       return undefined;
   }

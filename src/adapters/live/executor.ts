@@ -193,6 +193,18 @@ export class LiveExecutor implements Venue {
    * `searchedFrom` is the search's start: an unresolved order created after it that is absent is lost.
    */
   applyOrderSearch(orders: readonly S.Order[], searchedFrom: number): void {
+    this.applyOrders(orders, searchedFrom);
+  }
+
+  /**
+   * Apply orders a realtime event reported. Unlike a search, an event lists only what changed, so the
+   * absence of an unresolved order from it proves nothing.
+   */
+  applyOrderEvents(orders: readonly S.Order[]): void {
+    this.applyOrders(orders, undefined);
+  }
+
+  private applyOrders(orders: readonly S.Order[], searchedFrom: number | undefined): void {
     const byVenueId = new Map(orders.map((o) => [o.id, o]));
     const byTag = new Map<string, S.Order>();
     for (const o of orders) if (o.customTag) byTag.set(o.customTag, o);
@@ -206,7 +218,7 @@ export class LiveExecutor implements Venue {
           this.noteReportedFill(order.tag, found, untagged.reduce((sum, f) => sum + f.size, 0));
           this.apply(order.tag, { type: 'lookupFound', venueOrderId: found.id, status: venueStatusOf(found.status) }, { kind: 'lookup', payload: found });
           if (untagged.length > 0) this.attachFills(order.tag, untagged, order.state === 'lost');
-        } else if (order.state !== 'lost' && !this.placing.has(order.tag) && order.createdAt - this.lookupSlackMs >= searchedFrom) {
+        } else if (searchedFrom !== undefined && order.state !== 'lost' && !this.placing.has(order.tag) && order.createdAt - this.lookupSlackMs >= searchedFrom) {
           const ageMs = (this.now() - order.createdAt) / this.speed;
           const expired = ageMs >= this.unknownOutcomeMs;
           this.apply(order.tag, { type: 'lookupMissing', expired }, { kind: 'lookup', payload: { found: false, searchedFrom: ISO(searchedFrom), ageMs: Math.round(ageMs), expired } });

@@ -120,6 +120,8 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
   switch (event.type) {
     case 'placeAccepted':
       if (s === 'submitting') return becomeOpen(order, event.venueOrderId);
+      // A realtime event (or a lookup) can name the order before its place answer arrives.
+      if (order.venueOrderId === event.venueOrderId) return same(order);
       return same(order, `place answer in state ${s}`);
 
     case 'placeRejected':

@@ -10,6 +10,9 @@
  *   `AccountUpdate` events. Personal limits and rules through the admin client when one is configured.
  * - Visibility: while positions or open orders cannot be read (faults, malformed answers, budget
  *   exhausted), `onVisibility` is told why, so the session stops opening risk until they can be again.
+ * - Realtime: while a realtime hub delivers the account's events (`setRealtime(true)`), the account-state
+ *   polls slow down to `realtimePollMs`, a safety net that catches whatever the hub missed; when it drops,
+ *   they are due at once and run on their own intervals again.
  */
 import { Subject, type Observable } from 'rxjs';
 import type { Subject as SubjectType } from 'rxjs';
@@ -49,6 +52,8 @@ export interface PollerOptions {
   /** Trade/search looks back this far before its cursor, to catch late-stamped trades (default 60 s). */
   readonly tradeOverlapMs?: number;
   readonly plan?: PlanOptions;
+  /** Interval of the account-state polls while a realtime hub is connected (default 30 s). */
+  readonly realtimePollMs?: number;
   readonly admin?: { readonly client: Pick<AdminClient, 'findTradingAccount'>; readonly accountName: string; readonly everyMs: number };
   readonly onVisibility?: (reason: string | undefined) => void;
   readonly onPositions?: (positions: readonly S.Position[]) => void;
@@ -59,6 +64,8 @@ export interface PollerOptions {
 interface Job {
   readonly name: string;
   readonly schedule: Schedule;
+  /** The slower schedule while a realtime hub delivers what this job reads. */
+  readonly realtime?: Schedule;
   readonly bucket: 'bars' | 'default';
   due: number;
   readonly run: () => Promise<void>;
@@ -70,6 +77,9 @@ interface BarFeed {
   lastClosed: number | undefined;
   lastPartialKey: string | undefined;
 }
+
+/** Default interval of the account-state polls while a realtime hub is connected. */
+export const REALTIME_POLL_MS = 30_000;
 
 /** Requests per default window reads must leave free for writes and lookups. */
 const WRITE_ROOM = 20;
@@ -86,6 +96,8 @@ export class Poller implements MarketData {
   private tradeCursor: number;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  private realtime = false;
+  private positions = new Map<string, S.Position>();
   /** Gateway time the poller was made: bars that closed before it are history (warm-up), after it live. */
   readonly startedAt: number;
   private readonly staleAfterMs: number;
@@ -113,11 +125,12 @@ export class Poller implements MarketData {
     }
     const every = (periodMs: number): Schedule => ({ kind: 'every', periodMs, offsetMs: 0 });
     const iv = options.intervals;
-    this.addJob('positions', every(iv.positionsMs), 'default', () => this.pollPositions());
-    this.addJob('openOrders', every(iv.openOrdersMs), 'default', () => this.pollOpenOrders());
-    this.addJob('orders', every(iv.ordersMs), 'default', () => this.pollOrders());
-    this.addJob('trades', every(iv.tradesMs), 'default', () => this.pollTrades());
-    this.addJob('account', every(iv.accountMs), 'default', () => this.pollAccount());
+    const slow = (periodMs: number): Schedule => every(Math.max(periodMs, options.realtimePollMs ?? REALTIME_POLL_MS));
+    this.addJob('positions', every(iv.positionsMs), 'default', () => this.pollPositions(), slow(iv.positionsMs));
+    this.addJob('openOrders', every(iv.openOrdersMs), 'default', () => this.pollOpenOrders(), slow(iv.openOrdersMs));
+    this.addJob('orders', every(iv.ordersMs), 'default', () => this.pollOrders(), slow(iv.ordersMs));
+    this.addJob('trades', every(iv.tradesMs), 'default', () => this.pollTrades(), slow(iv.tradesMs));
+    this.addJob('account', every(iv.accountMs), 'default', () => this.pollAccount(), slow(iv.accountMs));
     if (options.admin) {
       const admin = options.admin;
       this.addJob('tradingAccount', every(admin.everyMs), 'default', async () => {
@@ -143,6 +156,50 @@ export class Poller implements MarketData {
     return this.lastPrices.get(contractId);
   }
 
+  // ------------------------------------------------------------------ realtime
+
+  /**
+   * A realtime hub started or stopped delivering the account's events. Turning it off makes every
+   * account-state poll due at once (the hub may have missed something) and restores their intervals.
+   */
+  setRealtime(on: boolean): void {
+    if (on === this.realtime) return;
+    this.realtime = on;
+    const now = this.o.now();
+    for (const job of this.jobs) {
+      if (job.realtime === undefined) continue;
+      job.due = on ? nextDue(job.realtime, now) : now;
+    }
+    if (on) {
+      // The reconciliation that preceded this call read both just now.
+      this.okAt.positions = Math.max(this.okAt.positions, now);
+      this.okAt.openOrders = Math.max(this.okAt.openOrders, now);
+    }
+    this.o.logger.info({ realtime: on }, on ? 'realtime hub connected: account polls slowed to a safety net' : 'realtime hub not delivering: polling on the normal schedule');
+    if (this.running) this.reschedule();
+  }
+
+  get realtimeOn(): boolean {
+    return this.realtime;
+  }
+
+  /** A position record from the realtime hub (size 0: the position closed). */
+  applyPosition(position: S.Position): void {
+    if (position.accountId !== this.o.accountId) return;
+    if (position.size === 0) this.positions.delete(position.contractId);
+    else this.positions.set(position.contractId, position);
+    const list = [...this.positions.values()];
+    this.o.executor.setPositions(list);
+    this.o.onPositions?.(list);
+  }
+
+  /** An account record, polled or from the realtime hub. */
+  applyAccount(account: S.Account): void {
+    if (account.id !== this.o.accountId) return;
+    this.o.onAccount?.(account);
+    this.o.venueEvents.next({ kind: 'account', time: this.o.now(), balance: account.balance, canTrade: account.canTrade });
+  }
+
   // ------------------------------------------------------------------ running
 
   /** Poll positions, open orders, orders and trades once, now (start-up and after a restart). */
@@ -156,6 +213,15 @@ export class Poller implements MarketData {
 
   /** Run every job that is due at the gateway's current time. Tests with a manual clock call this directly. */
   async tick(): Promise<void> {
+    this.ticking = true;
+    try {
+      await this.round();
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async round(): Promise<void> {
     const now = this.o.now();
     // An unresolved place is looked up at every round, not only at the slower Order/search cadence.
     if (this.o.executor.unresolvedCount() > 0) {
@@ -164,7 +230,7 @@ export class Poller implements MarketData {
     }
     for (const job of this.jobs) {
       if (job.due > now) continue;
-      job.due = nextDue(job.schedule, now);
+      job.due = nextDue(this.realtime && job.realtime ? job.realtime : job.schedule, now);
       // Reads keep room for writes in the default bucket; a skipped read runs at its next due time.
       if (!this.budget.tryTake(job.bucket, job.bucket === 'default' ? WRITE_ROOM : 0)) {
         this.o.logger.warn({ job: job.name }, 'poll skipped: rate budget window full');
@@ -188,6 +254,7 @@ export class Poller implements MarketData {
     if (this.running) return;
     this.running = true;
     const loop = async (): Promise<void> => {
+      this.timer = undefined;
       if (!this.running) return;
       try {
         await this.tick();
@@ -196,11 +263,26 @@ export class Poller implements MarketData {
         this.o.logger.error({ err: error }, 'poll round failed');
       }
       if (!this.running) return;
-      const next = Math.min(...this.jobs.map((j) => j.due));
-      const wallMs = Math.max(1, (next - this.o.now()) / (this.o.speed ?? 1));
-      this.timer = setTimeout(() => void loop(), Math.min(wallMs, 60_000));
+      this.schedule(loop);
     };
+    this.loop = loop;
     void loop();
+  }
+
+  private loop: (() => Promise<void>) | undefined;
+  private ticking = false;
+
+  private schedule(loop: () => Promise<void>): void {
+    const next = Math.min(...this.jobs.map((j) => j.due));
+    const wallMs = Math.max(1, (next - this.o.now()) / (this.o.speed ?? 1));
+    this.timer = setTimeout(() => void loop(), Math.min(wallMs, 60_000));
+  }
+
+  /** Due times changed outside a round: wake the loop for the earliest one (a round in progress will itself). */
+  private reschedule(): void {
+    if (this.ticking || this.loop === undefined || this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.schedule(this.loop);
   }
 
   stop(): void {
@@ -215,10 +297,10 @@ export class Poller implements MarketData {
 
   // ------------------------------------------------------------------ jobs
 
-  private addJob(name: string, schedule: Schedule, bucket: 'bars' | 'default', run: () => Promise<void>): void {
+  private addJob(name: string, schedule: Schedule, bucket: 'bars' | 'default', run: () => Promise<void>, realtime?: Schedule): void {
     // Account-state polls run at once; bar polls wait for the next close.
     const due = schedule.kind === 'every' ? this.o.now() : nextDue(schedule, this.o.now() - 1);
-    this.jobs.push({ name, schedule, bucket, due, run });
+    this.jobs.push({ name, schedule, bucket, due, run, ...(realtime ? { realtime } : {}) });
   }
 
   private async pollBars(feed: BarFeed, partial: boolean): Promise<void> {
@@ -273,6 +355,7 @@ export class Poller implements MarketData {
 
   private async pollPositions(): Promise<void> {
     const positions = await this.o.client.searchOpenPositions(this.o.accountId);
+    this.positions = new Map(positions.map((p) => [p.contractId, p]));
     this.o.executor.setPositions(positions);
     this.okAt.positions = this.o.now();
     this.o.onPositions?.(positions);
@@ -308,8 +391,7 @@ export class Poller implements MarketData {
     const accounts = await this.o.client.searchAccounts(true);
     const account = accounts.find((a) => a.id === this.o.accountId);
     if (!account) throw new GatewayError('MALFORMED_RESPONSE', `Account/search: account ${this.o.accountId} not listed`, { endpoint: 'Account/search', outcome: 'rejected' });
-    this.o.onAccount?.(account);
-    this.o.venueEvents.next({ kind: 'account', time: this.o.now(), balance: account.balance, canTrade: account.canTrade });
+    this.applyAccount(account);
   }
 
   private noteFailure(job: string, message: string): void {
@@ -319,10 +401,12 @@ export class Poller implements MarketData {
   private updateVisibility(): void {
     const now = this.o.now();
     let reason: string | undefined;
+    // With the hub connected the polls are a slower safety net, and so is their staleness.
+    const staleAfterMs = this.realtime ? Math.max(this.staleAfterMs, 3 * (this.o.realtimePollMs ?? REALTIME_POLL_MS)) : this.staleAfterMs;
     for (const job of ['positions', 'openOrders'] as const) {
       const failure = this.failing.get(job);
       if (failure !== undefined) reason = `${job}: ${failure}`;
-      else if (now - this.okAt[job] > this.staleAfterMs) reason = `${job} not read for ${Math.round((now - this.okAt[job]) / 1000)} s`;
+      else if (now - this.okAt[job] > staleAfterMs) reason = `${job} not read for ${Math.round((now - this.okAt[job]) / 1000)} s`;
       if (reason) break;
     }
     if (reason !== this.visibilityReason) {

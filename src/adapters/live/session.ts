@@ -28,12 +28,17 @@ import { disagreementText, gatewayLimits, limitDisagreements, resolveLimits, res
 import { historyBefore, Poller } from './poller.ts';
 import { assertPlan, type BarSubscription, type PollIntervals } from './rate-plan.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
+import { RealtimeFeed } from './realtime-feed.ts';
+import { MarketHubClient, UserHubClient } from '../gateway/realtime.ts';
+import { MarketFeed } from './market-feed.ts';
 import { renderStatus, type StatusInput } from './status.ts';
 
 export interface SessionOptions {
   readonly config: LiveConfig;
   readonly mode: 'paper' | 'live';
   readonly tradingUrl: string;
+  /** Base URL of the realtime hubs; without it the session polls only. */
+  readonly realtimeUrl?: string;
   readonly credentials: Credentials;
   readonly admin?: { readonly url: string; readonly headers: Record<string, string> };
   readonly strategy: StrategyModule;
@@ -157,6 +162,10 @@ export class LiveSession {
         startingBalance: o.account?.startingBalance ?? account.balance - journalNet(journal, contracts),
       };
 
+      const market =
+        o.realtimeUrl !== undefined && config.gateway.realtime
+          ? new MarketFeed({ hub: new MarketHubClient({ url: o.realtimeUrl, token: () => client.token(), logger: logger.child({ part: 'market-hub' }) }), contracts, logger: logger.child({ part: 'market-hub' }) })
+          : undefined;
       const engine = createEngine({
         strategies: [{ strategy: o.strategy, params: config.strategy.params, id: config.strategy.id, contracts: config.contracts }],
         contracts: [...contracts.values()],
@@ -170,6 +179,9 @@ export class LiveSession {
         live: true,
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
+        ...(market === undefined
+          ? {}
+          : { quotes: (id: string) => market.quotes(id), marketTrades: (id: string) => market.marketTrades(id), lastPrice: (id: string) => market.lastPrice(id) }),
       });
 
       // The poller reports to the session, which exists only once the poller does.
@@ -188,6 +200,7 @@ export class LiveSession {
         speed: o.speed ?? 1,
         liveData: config.gateway.liveData,
         closeDelayMs: config.poll.closeDelayMs,
+        realtimePollMs: config.poll.realtimeMs,
         ...(config.poll.staleAfterMs === undefined ? {} : { staleAfterMs: config.poll.staleAfterMs }),
         ...(admin ? { admin: { client: admin, accountName: account.name, everyMs: config.gateway.adminEveryMs } } : {}),
         onVisibility: (reason) => hooks.session?.onVisibility(reason),
@@ -196,6 +209,18 @@ export class LiveSession {
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
+      session.market = market;
+      if (o.realtimeUrl !== undefined && config.gateway.realtime) {
+        const hubLogger = logger.child({ part: 'realtime' });
+        session.realtime = new RealtimeFeed({
+          hub: new UserHubClient({ url: o.realtimeUrl, token: () => client.token(), logger: hubLogger }),
+          poller,
+          executor,
+          journal,
+          accountId: account.id,
+          logger: hubLogger,
+        });
+      }
       session.admin = admin;
       session.contracts = contracts;
       hooks.session = session;
@@ -330,7 +355,15 @@ export class LiveSession {
   /** Start polling (after `start`, so a caller can subscribe to the engine's streams first). */
   run(): void {
     this.poller.start();
+    this.realtime?.start();
+    this.market?.start();
   }
+
+  /** The market hub's quotes and trades (the guard's last price), with the same realtime host. */
+  market: MarketFeed | undefined;
+
+  /** The user hub's events, when the gateway has a realtime host and the config does not turn it off. */
+  realtime: RealtimeFeed | undefined;
 
   private lastLimits: string | undefined;
   private reportedDisagreements = '';
@@ -446,6 +479,8 @@ export class LiveSession {
       this.poller.stop();
       if (options.flatten ?? this.options.config.session.flattenOnExit) await this.killSwitch('session end');
       await this.finalPoll();
+      await this.realtime?.stop();
+      await this.market?.stop();
       await this.executor.stop();
       for (const s of this.subscriptions) s.unsubscribe();
       this.engine.close();

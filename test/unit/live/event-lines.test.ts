@@ -29,6 +29,9 @@ describe('readable event lines', () => {
     expect(orderLine(ctx, update({ state: 'rejected', reason: 'OrderRejected (2)' }), undefined)).toBe('14:30:05 rejected  bot-7 buy 2 ESZ6 limit 6400.25: OrderRejected (2)');
     expect(orderLine(ctx, update({ state: 'pending' }), undefined)).toBeUndefined();
     expect(orderLine(ctx, update({ adopted: true }), undefined)).toMatch(/adopted/);
+    // Filled before it was ever seen working (a realtime event beat the place answer): still a placed line.
+    expect(orderLine(ctx, update({ state: 'filled', filledSize: 2 }), update({ state: 'pending' }))).toBe('14:30:05 placed    bot-7 buy 2 ESZ6 limit 6400.25');
+    expect(orderLine(ctx, update({ state: 'filled', filledSize: 2 }), update({}))).toBeUndefined();
   });
 
   it('fills carry the position and the PnL after them; refusals their reason code', () => {

@@ -1,0 +1,155 @@
+/**
+ * The account's realtime events (the gateway's user hub) fed into the same paths the polls use: orders
+ * to the executor's status handling, trades to its fill handling (one fill per trade id, whichever way it
+ * came), positions and the account to the poller's records. The hub makes fills reach the engine as they
+ * happen; it is never the only source of truth:
+ *
+ * - after every (re)connect, a full REST reconciliation runs before the polls slow down to a safety net;
+ * - while the hub is down or reconnecting, the polls run on their normal schedule;
+ * - a trade of an order the journal cannot name yet (its place answer still in flight) is held and
+ *   applied again after the next event, or by the trade poll at the latest.
+ */
+import type { Subscription } from 'rxjs';
+import type { Logger } from '../../engine/log.ts';
+import type * as S from '../gateway/schemas.ts';
+import type { RealtimeState, UserEvent, UserHubClient } from '../gateway/realtime.ts';
+import type { LiveExecutor } from './executor.ts';
+import type { Journal } from './journal.ts';
+import type { Poller } from './poller.ts';
+
+export type UserHub = Pick<UserHubClient, 'userEvents' | 'state$' | 'start' | 'stop'>;
+
+export interface RealtimeFeedOptions {
+  readonly hub: UserHub;
+  readonly poller: Pick<Poller, 'setRealtime' | 'refreshAccountState' | 'applyPosition' | 'applyAccount'>;
+  readonly executor: Pick<LiveExecutor, 'applyOrderEvents' | 'applyTrades'>;
+  readonly journal: Pick<Journal, 'record'>;
+  readonly accountId: number;
+  readonly logger: Logger;
+  /** Wall ms between attempts when the first connection fails (the client reconnects by itself after that). */
+  readonly retryStartMs?: number;
+}
+
+/** Held trades kept at most; older ones are left to the trade poll. */
+const MAX_HELD = 1_000;
+/** Wall ms between retries of held trades while no event comes. */
+const HELD_RETRY_MS = 250;
+
+export class RealtimeFeed {
+  private readonly o: RealtimeFeedOptions;
+  private readonly subscriptions: Subscription[] = [];
+  private held: S.Trade[] = [];
+  private heldTimer: NodeJS.Timeout | undefined;
+  private startTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Bumped at each connection, so a reconciliation that finishes after a drop does not turn polling down. */
+  private epoch = 0;
+  /** Events applied, by kind (for the status line and tests). */
+  readonly counts = { order: 0, trade: 0, position: 0, account: 0 };
+
+  constructor(options: RealtimeFeedOptions) {
+    this.o = options;
+  }
+
+  /** Subscribe and connect. A connection that cannot be made now is retried in the background. */
+  start(): void {
+    this.subscriptions.push(
+      this.o.hub.state$.subscribe((state) => this.onState(state)),
+      this.o.hub.userEvents(this.o.accountId).subscribe({
+        next: (event) => this.onEvent(event),
+        error: (error: unknown) => this.o.logger.error({ err: error }, 'realtime event stream failed; polling continues'),
+      }),
+    );
+    void this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.startTimer) clearTimeout(this.startTimer);
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    await this.o.hub.stop().catch((error: unknown) => this.o.logger.warn({ err: error }, 'realtime hub did not close cleanly'));
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.o.hub.start();
+    } catch (error) {
+      const retryMs = this.o.retryStartMs ?? 5_000;
+      this.o.logger.warn({ err: error, retryMs }, 'realtime hub unavailable; polling, and trying again');
+      this.startTimer = setTimeout(() => void this.connect(), retryMs);
+      this.startTimer.unref();
+    }
+  }
+
+  private onState(state: RealtimeState): void {
+    if (this.stopped) return;
+    this.o.journal.record('realtime', 'event', null, { state });
+    if (state !== 'connected') {
+      this.epoch++;
+      this.o.poller.setRealtime(false);
+      return;
+    }
+    const epoch = ++this.epoch;
+    // Whatever happened while the hub was away is read in full before the polls slow down.
+    void this.o.poller.refreshAccountState().then(
+      () => {
+        if (epoch === this.epoch && !this.stopped) this.o.poller.setRealtime(true);
+      },
+      (error: unknown) => this.o.logger.warn({ err: error }, 'reconciliation after the realtime connection failed; polling stays on its normal schedule'),
+    );
+  }
+
+  private onEvent(event: UserEvent): void {
+    if (this.stopped) return;
+    try {
+      switch (event.kind) {
+        case 'order':
+          if (event.order.accountId !== this.o.accountId) return;
+          this.o.executor.applyOrderEvents([event.order]);
+          break;
+        case 'trade':
+          if (event.trade.accountId !== this.o.accountId) return;
+          this.hold(event.trade);
+          break;
+        case 'position':
+          this.o.poller.applyPosition(event.position);
+          break;
+        case 'account':
+          this.o.poller.applyAccount(event.account);
+          break;
+      }
+      this.counts[event.kind]++;
+      this.retryHeld();
+    } catch (error) {
+      // The same record reaches the executor again through the polls; losing the event loses nothing.
+      this.o.logger.error({ err: error, kind: event.kind }, 'realtime event could not be applied; the next poll will');
+    }
+  }
+
+  private hold(trade: S.Trade): void {
+    this.held.push(trade);
+    if (this.held.length > MAX_HELD) this.held.splice(0, this.held.length - MAX_HELD);
+  }
+
+  /** Apply held trades; those still unnamed stay held (applying a journaled trade again does nothing). */
+  private retryHeld(): void {
+    if (this.held.length === 0) return;
+    const { heldBack } = this.o.executor.applyTrades(this.held);
+    if (heldBack === undefined) {
+      this.held = [];
+      if (this.heldTimer) clearTimeout(this.heldTimer);
+      this.heldTimer = undefined;
+      return;
+    }
+    this.held = this.held.filter((t) => Date.parse(t.creationTimestamp) >= heldBack);
+    if (this.heldTimer === undefined) {
+      this.heldTimer = setTimeout(() => {
+        this.heldTimer = undefined;
+        if (!this.stopped) this.retryHeld();
+      }, HELD_RETRY_MS);
+      this.heldTimer.unref();
+    }
+  }
+}
