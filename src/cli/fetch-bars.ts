@@ -36,6 +36,8 @@ Options:
   --cache <file>      Cache file (default ${DEFAULT_BAR_CACHE})
   --base-url <url>    Trading interface URL (default: $TICKLINE_BASE_URL)
   --force             Fetch the whole range again, even the parts already cached
+  --days-before-expiry <n>  With a root: the front month moves n business days before expiry
+                      (default: the root's own rule; match the backtest's roll.daysBeforeExpiry)
   -h, --help          This help
 
 Environment: TICKLINE_USERNAME, TICKLINE_API_KEY (required), TICKLINE_BASE_URL.
@@ -63,6 +65,7 @@ export async function run(args: string[]): Promise<number> {
       cache: { type: 'string', default: DEFAULT_BAR_CACHE },
       'base-url': { type: 'string' },
       force: { type: 'boolean', default: false },
+      'days-before-expiry': { type: 'string' },
     },
     USAGE,
   );
@@ -91,8 +94,12 @@ export async function run(args: string[]): Promise<number> {
     if (error instanceof UnknownContractError) throw new UsageError(`--contract: ${error.message}`);
     throw error;
   }
+  const daysText = values['days-before-expiry'];
+  const days = daysText === undefined ? undefined : Number(daysText);
+  if (days !== undefined && !(Number.isInteger(days) && days >= 0)) throw new UsageError('--days-before-expiry must be a whole number >= 0');
   const continuous = contract.continuous;
-  const windows = continuous ? frontMonthWindows(continuous.root, continuous.calendar, from, to) : [{ contractId: contract.id, name: contract.name, from, to }];
+  if (days !== undefined && continuous === undefined) throw new UsageError('--days-before-expiry applies to a root (ES), not to one month');
+  const windows = continuous ? frontMonthWindows(continuous.root, continuous.calendar, from, to, days) : [{ contractId: contract.id, name: contract.name, from, to }];
   const logger = createLogger({ name: 'fetch-bars' });
   const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger });
   const cache = new BarCache(values.cache!);

@@ -76,6 +76,11 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
     const text = out.join('');
     expect(text).toContain('CON.F.US.EP.H24: 240 bars in cache for 2024-03-06T20:00:00.000Z .. 2024-03-07T00:00:00.000Z (fetched 1 range(s))');
     expect(text).toContain('CON.F.US.EP.M24: 120 bars in cache for 2024-03-07T00:00:00.000Z .. 2024-03-07T02:00:00.000Z (fetched 1 range(s))');
+    // Rolling two business days before expiry instead, March stays in front over the whole range.
+    out.length = 0;
+    expect(await main([...args, '--days-before-expiry', '2'])).toBe(ExitCode.Ok);
+    expect(out.join('')).toContain('CON.F.US.EP.H24: 360 bars in cache for 2024-03-06T20:00:00.000Z .. 2024-03-07T02:00:00.000Z (fetched 1 range(s))');
+    out.length = 0;
 
     delete process.env.TICKLINE_API_KEY;
     const file = path.join(dir, 'gw.yaml');
@@ -129,6 +134,9 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
     process.env.TICKLINE_API_KEY = 'k';
     expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-09', '--to', '2024-01-08'])).toBe(ExitCode.Usage);
     expect(await main(['fetch-bars', '--contract', 'NOPE', '--from', '2024-01-08', '--to', '2024-01-09'])).toBe(ExitCode.Usage);
+    expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-08', '--to', '2024-01-09', '--days-before-expiry', '2'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain('--days-before-expiry applies to a root');
+    expect(await main(['fetch-bars', '--contract', 'ES', '--from', '2024-01-08', '--to', '2024-01-09', '--days-before-expiry', '-1'])).toBe(ExitCode.Usage);
     expect(await main(['fetch-bars', '--help'])).toBe(ExitCode.Ok);
   });
 });
