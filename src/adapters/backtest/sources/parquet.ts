@@ -69,23 +69,22 @@ export async function readParquetBars(file: string, grid: PriceGrid, displayName
       const contracts = all[6] as Array<string | null>;
       for (let i = 0; i < chunk.rowCount && problems.length < MAX_PROBLEMS; i++) {
         row++;
-        const problem = (column: string, message: string) => problems.push({ file: displayName, line: row, column, message });
         const t = readTime(times[i] ?? null, kind, zone);
-        if (Number.isNaN(t)) problem(time.name, `"${String(times[i])}" is not a time (ISO 8601 with an offset, or a wall-clock time with data.timeZone)`);
-        else if (t <= lastTime) problem(time.name, `time ${new Date(t).toISOString()} is not after the previous row's (rows must be oldest first, one per time)`);
-        const ticks = (values: Array<number | null>, name: string): number => {
-          const value = values[i];
-          const result = value === null || value === undefined ? Number.NaN : grid.toTicks(value);
-          if (!Number.isInteger(result)) problem(name, `price ${String(value)} is not a multiple of the tick size ${grid.tickSize}`);
-          return result;
-        };
-        const o = ticks(opens!, columns.open);
-        const h = ticks(highs!, columns.high);
-        const l = ticks(lows!, columns.low);
-        const c = ticks(closes!, columns.close);
+        if (Number.isNaN(t)) problems.push({ file: displayName, line: row, column: time.name, message: `"${String(times[i])}" is not a time (ISO 8601 with an offset, or a wall-clock time with data.timeZone)` });
+        else if (t <= lastTime) problems.push({ file: displayName, line: row, column: time.name, message: `time ${new Date(t).toISOString()} is not after the previous row's (rows must be oldest first, one per time)` });
+        const o = priceTicks(grid, opens![i]);
+        const h = priceTicks(grid, highs![i]);
+        const l = priceTicks(grid, lows![i]);
+        const c = priceTicks(grid, closes![i]);
         const v = volumes![i];
-        if (v === null || v === undefined || !Number.isInteger(v) || v < 0) problem(columns.volume, `volume ${String(v)} is not a whole number >= 0`);
-        if (!Number.isNaN(o + h + l + c) && (h < Math.max(o, c, l) || l > Math.min(o, c))) problem('', `high and low do not contain open and close`);
+        if (Number.isNaN(o + h + l + c)) {
+          for (const [value, name] of [[opens![i], columns.open], [highs![i], columns.high], [lows![i], columns.low], [closes![i], columns.close]] as const) {
+            if (Number.isNaN(priceTicks(grid, value))) problems.push({ file: displayName, line: row, column: name, message: `price ${String(value)} is not a multiple of the tick size ${grid.tickSize}` });
+          }
+        } else if (h < Math.max(o, c, l) || l > Math.min(o, c)) {
+          problems.push({ file: displayName, line: row, column: '', message: 'high and low do not contain open and close' });
+        }
+        if (v === null || v === undefined || !Number.isInteger(v) || v < 0) problems.push({ file: displayName, line: row, column: columns.volume, message: `volume ${String(v)} is not a whole number >= 0` });
         if (contract !== undefined) {
           const label = (contracts[i] ?? '').trim();
           if (segments.at(-1)?.contract !== label) segments.push({ contract: label, from: out.count });
@@ -102,6 +101,20 @@ export async function readParquetBars(file: string, grid: PriceGrid, displayName
     connection.closeSync();
     instance.closeSync();
   }
+}
+
+/**
+ * Ticks of a price that lies on the grid, NaN otherwise. The common case is decided in integers: the
+ * nearest tick count r is accepted when r ticks, an exact integer of nanos, divided once by 1e9 is this
+ * very double (the double a writer of that decimal stored); anything else goes to the grid's exact
+ * decimal reading (`PriceGrid.toTicks`), which alone may refuse.
+ */
+function priceTicks(grid: PriceGrid, value: number | null | undefined): number {
+  if (value === null || value === undefined || !Number.isFinite(value)) return Number.NaN;
+  const r = Math.round(value / grid.tickSize);
+  if ((r * grid.tickNanos) / 1e9 === value) return r;
+  const ticks = grid.toTicks(value);
+  return Number.isInteger(ticks) ? ticks : Number.NaN;
 }
 
 function timeKind(type: string): TimeKind | undefined {
