@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
 import { readCsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
-import { readParquetBars } from '../../../src/adapters/backtest/sources/parquet.ts';
+import { priceTicks, readParquetBars } from '../../../src/adapters/backtest/sources/parquet.ts';
+import fc from 'fast-check';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 
 const ES_CSV = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
@@ -28,6 +29,18 @@ async function duck(sql: string): Promise<void> {
 const columns = { time: 'DateTime', open: 'Open', high: 'High', low: 'Low', close: 'Close', volume: 'Volume', contract: 'Month' };
 
 describe('Parquet bar files', () => {
+  it('property: the fast tick check agrees with the grid\'s exact decimal reading, on and off the grid', () => {
+    const grids = [0.25, 0.1, 0.01, 0.005, 0.015625, 0.00005, 1].map((size) => new PriceGrid(size, 1));
+    fc.assert(
+      fc.property(fc.constantFrom(...grids), fc.integer({ min: -2_000_000, max: 20_000_000 }), fc.double({ min: -1e5, max: 1e6, noNaN: true }), (grid, ticks, any) => {
+        expect(priceTicks(grid, grid.toPrice(ticks))).toBe(ticks);
+        const exact = grid.toTicks(any);
+        expect(priceTicks(grid, any)).toBe(Number.isInteger(exact) ? exact : Number.NaN);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('round trip: the ES file written as Parquet (an instant column, its own names) reads back to the same bars and months', async () => {
     const file = path.join(dir, 'es.parquet');
     await duck(

@@ -109,10 +109,10 @@ export async function readParquetBars(file: string, grid: PriceGrid, displayName
  * very double (the double a writer of that decimal stored); anything else goes to the grid's exact
  * decimal reading (`PriceGrid.toTicks`), which alone may refuse.
  */
-function priceTicks(grid: PriceGrid, value: number | null | undefined): number {
+export function priceTicks(grid: PriceGrid, value: number | null | undefined): number {
   if (value === null || value === undefined || !Number.isFinite(value)) return Number.NaN;
   const r = Math.round(value / grid.tickSize);
-  if ((r * grid.tickNanos) / 1e9 === value) return r;
+  if ((r * grid.tickNanos) / 1e9 === value) return r === 0 ? 0 : r;
   const ticks = grid.toTicks(value);
   return Number.isInteger(ticks) ? ticks : Number.NaN;
 }
