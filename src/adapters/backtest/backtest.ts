@@ -16,7 +16,7 @@ import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
-import { frontMonthSegments, frontMonthWindows, segmentsFromLabels, shortName, type HistorySegment } from './continuous.ts';
+import { alignToBuckets, frontMonthSegments, frontMonthWindows, segmentsFromLabels, shortName, type HistorySegment } from './continuous.ts';
 import { CALENDAR } from '../../market/calendar.ts';
 import type { FillModelOptions } from './fill-model.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
@@ -263,7 +263,7 @@ export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillMo
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
   const contract = configuredContract(config);
   const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
-  const history = options.history ?? (await loadHistory(config, contract, options));
+  let history = options.history ?? (await loadHistory(config, contract, options));
   if (history.bars.time.length === 0) throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
   if (nominalMs(config.timeframe) < nominalMs(history.timeframe)) {
     throw new BacktestDataError(`timeframe ${timeframeLabel(config.timeframe)} is finer than the data's ${timeframeLabel(history.timeframe)}`);
@@ -277,6 +277,11 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     }
   }
   const same = config.timeframe.unit === history.timeframe.unit && config.timeframe.unitNumber === history.timeframe.unitNumber;
+  if (!same && history.segments !== undefined && history.segments.length > 1) {
+    // No aggregated bar may hold two months: the rolls move to bucket starts first.
+    const aligned = alignToBuckets(history.bars, history.segments, config.timeframe);
+    history = { ...history, bars: aligned.bars, segments: aligned.segments };
+  }
   const bars = same ? history.bars : aggregate(history.bars, config.timeframe);
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   const result = runBacktest({

@@ -8,7 +8,9 @@
  * the runner (run.ts) breaks the replay at every roll and every long gap, where it rolls or flattens.
  */
 import { monthLabel, type ContractCalendar, type ContractMonth, type RootSpec } from '../../market/calendar.ts';
-import type { BarColumns } from '../../engine/types.ts';
+import { bucketStart } from '../../engine/timeframe.ts';
+import type { BarColumns, Timeframe } from '../../engine/types.ts';
+import { allocateColumns, lowerBound } from './sources/columns.ts';
 
 /** One contract month of a continuous history, from the time of its first bar on. */
 export interface HistorySegment {
@@ -174,4 +176,41 @@ export function segmentIndexAt(segments: readonly HistorySegment[], t: number): 
     else hi = mid - 1;
   }
   return Math.max(0, lo);
+}
+
+/**
+ * Before aggregating a continuous history to a coarser timeframe: each roll moved back to the start of
+ * the bucket it falls in, and the old month's bars in that bucket left out, so no aggregated bar mixes two
+ * months (its prices would hold the roll's difference). At most one bucket of the old month is lost at
+ * each roll; rolls on a bucket boundary (a day's data switching at its start) lose nothing.
+ */
+export function alignToBuckets(bars: BarColumns, segments: readonly HistorySegment[], timeframe: Timeframe): { bars: BarColumns; segments: HistorySegment[] } {
+  const moved = segments.map((s, k) => (k === 0 ? s : { ...s, start: bucketStart(s.start, timeframe) }));
+  // A month whose bars all fall in the bucket where the next one starts is left out whole.
+  const kept = moved.filter((s, k) => k + 1 === moved.length || moved[k + 1]!.start > s.start);
+  /** Old-month bars to leave out, as merged index ranges, oldest first. */
+  const drop: Array<[number, number]> = [];
+  for (let k = 1; k < segments.length; k++) {
+    const from = lowerBound(bars.time, moved[k]!.start);
+    const to = lowerBound(bars.time, segments[k]!.start);
+    if (to <= from) continue;
+    const last = drop.at(-1);
+    if (last !== undefined && from <= last[1]) last[1] = Math.max(last[1], to);
+    else drop.push([from, to]);
+  }
+  if (drop.length === 0) return { bars, segments: kept };
+  const dropped = drop.reduce((n, [from, to]) => n + to - from, 0);
+  const out = allocateColumns(bars.time.length - dropped);
+  let at = 0;
+  let cursor = 0;
+  const copy = (from: number, to: number) => {
+    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) out[key].set(bars[key].subarray(from, to), at);
+    at += to - from;
+  };
+  for (const [from, to] of drop) {
+    copy(cursor, from);
+    cursor = to;
+  }
+  copy(cursor, bars.time.length);
+  return { bars: out, segments: kept };
 }

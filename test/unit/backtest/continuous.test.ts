@@ -8,11 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { AccountConfig, BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import { configuredContract, executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
-import { frontMonthSegments, monthOfLabel, planContinuity, segmentIndexAt, segmentsFromLabels, type HistorySegment } from '../../../src/adapters/backtest/continuous.ts';
+import { alignToBuckets, frontMonthSegments, monthOfLabel, planContinuity, segmentIndexAt, segmentsFromLabels, type HistorySegment } from '../../../src/adapters/backtest/continuous.ts';
 import { runBacktest, type BacktestRunInput, type BacktestRunResult } from '../../../src/adapters/backtest/run.ts';
 import { readCsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
 import { allocateColumns } from '../../../src/adapters/backtest/sources/columns.ts';
 import { CALENDAR } from '../../../src/market/calendar.ts';
+import { bucketStart } from '../../../src/engine/timeframe.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { target } from '../../../src/engine/intents.ts';
 import type { BarColumns, Intent } from '../../../src/engine/types.ts';
@@ -212,6 +213,40 @@ describe('rolls and gaps, as properties', () => {
           expect(bars.open[b.index]! + plan.offsets[after]! - (bars.close[b.index - 1]! + plan.offsets[before]!)).toBe(0);
         }
       }),
+    );
+  });
+});
+
+describe('aggregating a continuous history', () => {
+  it('property: after the rolls move to bucket starts, no aggregated bar holds two months, and every kept bar keeps its month', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 200 }),
+        fc.uniqueArray(fc.nat(199), { maxLength: 4 }),
+        fc.integer({ min: 1, max: 30 }),
+        (steps, cuts, unitNumber) => {
+          const times: number[] = [];
+          let t = Date.UTC(2025, 0, 6, 14, 0);
+          for (const step of steps) times.push((t += step * MINUTE));
+          const bars = flatBars(times.map(() => 24_000), 0);
+          bars.time.set(times);
+          const starts = [0, ...cuts.filter((c) => c > 0 && c < times.length).sort((a, b) => a - b)];
+          const segments = starts.map((index, k) => ({ start: times[index]!, contractId: `M${k}` }));
+          const timeframe = { unit: 'minute' as const, unitNumber };
+          const aligned = alignToBuckets(bars, segments, timeframe);
+          const bucketMonth = new Map<number, string>();
+          for (let i = 0; i < aligned.bars.time.length; i++) {
+            const time = aligned.bars.time[i]!;
+            const month = aligned.segments[segmentIndexAt(aligned.segments, time)]!.contractId;
+            expect(month).toBe(segments[segmentIndexAt(segments, time)]!.contractId);
+            const bucket = bucketStart(time, timeframe);
+            expect(bucketMonth.get(bucket) ?? month).toBe(month);
+            bucketMonth.set(bucket, month);
+          }
+          expect(times.length - aligned.bars.time.length).toBeLessThanOrEqual((segments.length - 1) * (unitNumber - 1));
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });
