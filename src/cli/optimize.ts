@@ -9,6 +9,7 @@ import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
 import { configuredContract, loadHistory, type History } from '../adapters/backtest/backtest.ts';
+import { alignToBuckets } from '../adapters/backtest/continuous.ts';
 import { aggregate } from '../adapters/backtest/sources/columns.ts';
 import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
@@ -90,7 +91,10 @@ export async function run(args: string[]): Promise<number> {
     const contract = configuredContract(config);
     let history: History = await loadHistory(config, contract);
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
-      history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
+      // As executeBacktest does: no aggregated bar may hold two contract months.
+      const aligned = history.segments !== undefined && history.segments.length > 1 ? alignToBuckets(history.bars, history.segments, config.timeframe) : undefined;
+      const source = aligned === undefined ? history : { ...history, bars: aligned.bars, segments: aligned.segments };
+      history = { ...source, bars: aggregate(source.bars, config.timeframe), timeframe: config.timeframe };
     }
     const combos = gridCombinations(grid);
     let samples: Record<'all' | 'in' | 'out', History | undefined>;
