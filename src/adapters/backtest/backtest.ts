@@ -330,6 +330,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     rolls: contract.continuous
       ? result.rolls.map((r) => ({ time: r.time, contract: shortName(r.to, contract.continuous!.calendar) }))
       : (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
+    gaps: result.gaps,
     timeframe: timeframeLabel(config.timeframe),
     overlays,
     ...(evaluation === undefined ? {} : { evaluation }),
