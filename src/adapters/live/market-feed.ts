@@ -6,6 +6,7 @@
  */
 import { Observable, share, type Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
+import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
 import type { ContractSpec, MarketTrade, Quote } from '../../engine/types.ts';
 import type { PriceGrid } from '../../engine/ticks.ts';
 import type { GatewayQuote, GatewayTrade } from '../gateway/hub-schemas.ts';
@@ -36,8 +37,7 @@ export class MarketFeed {
   private readonly tradeStreams = new Map<string, Observable<MarketTrade>>();
   private readonly last = new Map<string, number>();
   private readonly subscriptions: Subscription[] = [];
-  private startTimer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private connection: BackgroundConnection | undefined;
 
   constructor(options: MarketFeedOptions) {
     this.o = options;
@@ -48,12 +48,11 @@ export class MarketFeed {
     for (const contractId of this.o.contracts.keys()) {
       this.subscriptions.push(this.quotes(contractId).subscribe({ error: (error: unknown) => this.o.logger.warn({ err: error, contractId }, 'market hub quotes failed; the last price comes from the bars') }));
     }
-    void this.connect();
+    this.connection = connectInBackground(() => this.o.hub.start(), { logger: this.o.logger, what: 'market hub', retryMs: this.o.retryStartMs ?? 5_000 });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.startTimer) clearTimeout(this.startTimer);
+    this.connection?.cancel();
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     await this.o.hub.stop().catch((error: unknown) => this.o.logger.warn({ err: error }, 'market hub did not close cleanly'));
   }
@@ -110,17 +109,5 @@ export class MarketFeed {
     const spec = this.o.contracts.get(contractId);
     if (spec === undefined) throw new RangeError(`market feed: contract ${contractId} is not one of the session's`);
     return spec.grid;
-  }
-
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      await this.o.hub.start();
-    } catch (error) {
-      const retryMs = this.o.retryStartMs ?? 5_000;
-      this.o.logger.warn({ err: error, retryMs }, 'market hub unavailable; prices come from the bars, trying again');
-      this.startTimer = setTimeout(() => void this.connect(), retryMs);
-      this.startTimer.unref();
-    }
   }
 }

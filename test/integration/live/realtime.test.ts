@@ -13,7 +13,7 @@ import { LiveSession } from '../../../src/adapters/live/session.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import type { VenueEvent } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
-import { defineStrategy } from '../../../src/engine/strategy.ts';
+import { defineStrategy, type StrategyModule } from '../../../src/engine/strategy.ts';
 import type { Quote } from '../../../src/engine/types.ts';
 import { EMPTY, mergeMap } from 'rxjs';
 import { z } from 'zod';
@@ -41,6 +41,21 @@ function withFeed(bot: Bot): { feed: RealtimeFeed; events: VenueEvent[] } {
   const feed = new RealtimeFeed({ hub, poller: bot.poller, executor: bot.executor, journal: bot.journal, accountId: b.sim.demo.accountId, logger: silentLogger, retryStartMs: 100 });
   feed.start();
   return { feed, events };
+}
+
+/** A paper session on the bench's simulator, through the fault proxy, with the realtime host at `realtimeUrl`. */
+function startPaper(strategy: StrategyModule, named: { name: string; id: string; params?: Record<string, unknown> }, realtimeUrl: string): Promise<LiveSession> {
+  const config = liveConfigSchema.parse({ strategy: named, contracts: [ES], timeframe: { unit: 'minute', unitNumber: 1 }, account: { id: b.sim.demo.accountId }, journal: b.journalFile });
+  return LiveSession.start({
+    config,
+    mode: 'paper',
+    tradingUrl: b.proxy.url,
+    realtimeUrl,
+    credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
+    strategy,
+    logger: silentLogger,
+    now: b.now,
+  });
 }
 
 const fillsOf = (events: readonly VenueEvent[], tag: string): number => events.filter((e) => e.kind === 'fill' && e.orderId === tag).length;
@@ -108,24 +123,20 @@ describe('live adapter on the user hub', () => {
     await bot.stop();
   });
 
+  it('a hub unreachable at start: the bot polls, and takes the hub once it can be reached', async () => {
+    hubProxy.cut();
+    const bot = startBot(b);
+    const { feed } = withFeed(bot);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(bot.poller.realtimeOn).toBe(false);
+    hubProxy.restore();
+    await until(() => bot.poller.realtimeOn, 10_000, 'the retried first connection');
+    await feed.stop();
+    await bot.stop();
+  });
+
   it('a paper session takes the hub: a fill of an order placed by hand reaches its engine without a poll', async () => {
-    const config = liveConfigSchema.parse({
-      strategy: { name: 'sma-cross', id: 'rtpaper', params: { fast: 2, slow: 4, size: 1 } },
-      contracts: [ES],
-      timeframe: { unit: 'minute', unitNumber: 1 },
-      account: { id: b.sim.demo.accountId },
-      journal: b.journalFile,
-    });
-    const session = await LiveSession.start({
-      config,
-      mode: 'paper',
-      tradingUrl: b.proxy.url,
-      realtimeUrl: hubProxy.url,
-      credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
-      strategy: smaCross,
-      logger: silentLogger,
-      now: b.now,
-    });
+    const session = await startPaper(smaCross, { name: 'sma-cross', id: 'rtpaper', params: { fast: 2, slow: 4, size: 1 } }, hubProxy.url);
     session.run();
     await until(() => session.poller.realtimeOn, 10_000, 'the session to take the hub');
     const before = reads();
@@ -143,23 +154,7 @@ describe('live adapter on the user hub', () => {
       params: z.object({}),
       run: (ctx) => ctx.quotes().pipe(mergeMap((q) => (seen.push(q), EMPTY))),
     });
-    const config = liveConfigSchema.parse({
-      strategy: { name: 'quote-reader', id: 'rtquotes' },
-      contracts: [ES],
-      timeframe: { unit: 'minute', unitNumber: 1 },
-      account: { id: b.sim.demo.accountId },
-      journal: b.journalFile,
-    });
-    const session = await LiveSession.start({
-      config,
-      mode: 'paper',
-      tradingUrl: b.proxy.url,
-      realtimeUrl: b.sim.realtimeUrl,
-      credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
-      strategy: quoteReader,
-      logger: silentLogger,
-      now: b.now,
-    });
+    const session = await startPaper(quoteReader, { name: 'quote-reader', id: 'rtquotes' }, b.sim.realtimeUrl);
     session.run();
     await until(() => seen.length > 0, 10_000, 'the first quote through the market hub');
     const grid = b.contracts.get(ES)!.grid;
