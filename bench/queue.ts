@@ -1,5 +1,5 @@
 /**
- * Figure 12: a sweep on the queue (BullMQ on a real redis-server) against the same sweep in one thread.
+ * Figure 13: a sweep on the queue (BullMQ on a real redis-server) against the same sweep in one thread.
  * `tickline worker --concurrency P` processes are started and warmed on a small sweep first (untimed);
  * timed is enqueuing the measured sweep until its last result is read. The in-process sweep (runSweep in
  * this thread, warm) is timed before and after the queued ones; the faster counts. Every queued sweep must give the

@@ -16,6 +16,7 @@ import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
 import { measureFillLatency } from './realtime.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
+import { measureFileReads } from './import.ts';
 import { compareGrids, GRID, PARALLEL_WORKERS, runGrid } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
 import { measureMarketHub } from './market-hub.ts';
@@ -257,6 +258,11 @@ try {
   rows.push({ figure: '8 same, peak RSS', value: `${fmt(cliRssMb, 1)} MB`, target: '< 1,500 MB', verdict: verdict(cliRssMb < 1500) });
   rows.push({ figure: '9 CSV reader (streamed into columns)', value: `${fmt(parse.barsPerSecond)} bars/s (median ${fmt(parse.ms)} ms)`, target: '>= 5,000,000 bars/s', verdict: verdict(parse.barsPerSecond >= 5_000_000) });
   results.cliEndToEnd = { bars: E2E_BARS, wallMs: cli.wallMs, maxRssKiB: cli.maxRssKiB, exitCode: cli.exitCode, csvParseBarsPerSecond: parse.barsPerSecond, csvParseMs: parse.ms };
+  progress('the same bars from a tickline import and from Parquet (median of 3) ...');
+  const reads = await measureFileReads(e2eCsv);
+  rows.push({ figure: '12 the same bars read back from a tickline import', value: `${fmt(reads.importMs)} ms (CSV ${fmt(parse.ms)} ms)`, target: '(no target)', verdict: '' });
+  rows.push({ figure: '12 the same bars from Parquet (DuckDB)', value: `${fmt(reads.parquetMs)} ms (${fmt(reads.parquetBytes / 1e6, 1)} MB file)`, target: '(no target)', verdict: '' });
+  results.fileReads = reads;
 } finally {
   e2eCsv.dispose();
 }
@@ -279,27 +285,27 @@ rows.push({
 });
 results.marketHub = marketHub;
 
-// ------------------------------------------------------------------ 12: a sweep on the queue (BullMQ, redis-server)
+// ------------------------------------------------------------------ 13: a sweep on the queue (BullMQ, redis-server)
 if (spawnSync('redis-server', ['--version']).status === 0) {
   progress('a 64-run sweep on the queue with 1, 2 and 4 worker processes ...');
   const queued = await measureQueueSweep({ processes: [1, 2, 4], sessions: 20 });
   for (const run of queued.runs) {
     rows.push({
-      figure: `12 ${queued.jobs}-run sweep (${fmt(queued.bars)} bars each) on the queue, ${run.processes} worker process${run.processes === 1 ? '' : 'es'}`,
+      figure: `13 ${queued.jobs}-run sweep (${fmt(queued.bars)} bars each) on the queue, ${run.processes} worker process${run.processes === 1 ? '' : 'es'}`,
       value: `${fmt(run.jobsPerSecond, 1)} jobs/s (${fmt(run.wallMs / 1000, 2)} s), speedup ${run.speedup.toFixed(2)}`,
       target: '(no target)',
       verdict: '',
     });
   }
   rows.push({
-    figure: '12 queue overhead per job vs the same sweep in one thread',
+    figure: '13 queue overhead per job vs the same sweep in one thread',
     value: `${fmt(queued.overheadPerJobMs, 1)} ms (in one thread ${fmt(queued.inProcessMs / queued.jobs, 1)} ms a job)`,
     target: '(no target)',
     verdict: '',
   });
   results.queueSweep = queued;
 } else {
-  rows.push({ figure: '12 sweep on the queue', value: 'skipped: redis-server is not installed', target: '(no target)', verdict: '' });
+  rows.push({ figure: '13 sweep on the queue', value: 'skipped: redis-server is not installed', target: '(no target)', verdict: '' });
 }
 
 // ------------------------------------------------------------------ output

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   sweep: () => import('./sweep.ts'),
   evaluate: () => import('./evaluate.ts'),
   'fetch-bars': () => import('./fetch-bars.ts'),
+  import: () => import('./import.ts'),
   sim: () => import('./sim.ts'),
   paper: () => import('./paper.ts'),
   live: () => import('./live.ts'),

@@ -10,6 +10,7 @@ import { UnrecoverableError, Worker, type Job as QueueJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { configuredContract, loadHistory, type History } from '../backtest.ts';
 import { aggregate } from '../sources/columns.ts';
+import { alignToBuckets } from '../continuous.ts';
 import { timeframeLabel } from '../../../engine/timeframe.ts';
 import { isStrategyFile } from '../../../strategies/index.ts';
 import { runJob, splitHistory, type JobResult, type SweepContext } from '../optimize.ts';
@@ -134,7 +135,10 @@ export async function loadSweepContext(spec: SweepSpec, id: string): Promise<Swe
 export async function sweepHistory(config: SweepContext['config']): Promise<History> {
   const history = await loadHistory(config, configuredContract(config));
   if (timeframeLabel(history.timeframe) === timeframeLabel(config.timeframe)) return history;
-  return { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
+  // As executeBacktest does: no aggregated bar may hold two contract months.
+  const aligned = history.segments !== undefined && history.segments.length > 1 ? alignToBuckets(history.bars, history.segments, config.timeframe) : undefined;
+  const source = aligned === undefined ? history : { ...history, bars: aligned.bars, segments: aligned.segments };
+  return { ...source, bars: aggregate(source.bars, config.timeframe), timeframe: config.timeframe };
 }
 
 /** The whole history, or its in-sample and out-of-sample parts under walk-forward. */
