@@ -8,11 +8,10 @@
  */
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { JobResult } from '../optimize.ts';
-import { jobId, StoredSweep, sweepId, type SweepSpec, type SweepView } from './spec.ts';
-import { SweepJob } from './spec.ts';
 import { z } from 'zod';
 import { registerSecret } from '../../../engine/secrets.ts';
+import type { JobResult } from '../optimize.ts';
+import { jobId, StoredSweep, SweepJob, sweepId, type SweepSpec, type SweepView } from './spec.ts';
 
 export const QUEUE_NAME = 'tickline-sweeps';
 /** A job that throws is run this many more times before it is reported with its error. */
@@ -26,6 +25,11 @@ export class QueueUnreachableError extends Error {
 export class SweepNotFoundError extends Error {
   override readonly name = 'SweepNotFoundError';
   readonly code = 'SWEEP_NOT_FOUND';
+}
+
+export class SweepCancelledError extends Error {
+  override readonly name = 'SweepCancelledError';
+  readonly code = 'SWEEP_CANCELLED';
 }
 
 export class QueueUrlError extends Error {
@@ -255,9 +259,4 @@ export async function collectResults(redis: Redis, url: string, id: string, spec
     await events.close();
     subscriber.disconnect();
   }
-}
-
-export class SweepCancelledError extends Error {
-  override readonly name = 'SweepCancelledError';
-  readonly code = 'SWEEP_CANCELLED';
 }
