@@ -10,7 +10,9 @@ import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
 import { configuredContract, loadHistory, type History } from '../adapters/backtest/backtest.ts';
 import { aggregate } from '../adapters/backtest/sources/columns.ts';
-import { gridCombinations, METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
+import { METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
+import { runSearch, SEARCHES, spaceSize, type SearchMethod } from '../adapters/backtest/search.ts';
+import { SweepPool } from '../adapters/backtest/sweep-pool.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config.ts';
@@ -29,6 +31,11 @@ Options:
   --config <file>        Backtest definition (required)
   --grid <key=v1,v2>     Values of one strategy parameter (repeatable; required at least once)
   --metric <name>        Sort key: ${METRICS.join(', ')} (default sharpe)
+  --search <method>      grid (every combination, the default), random (--trials points drawn
+                         at random) or tpe (a Tree-structured Parzen Estimator: --trials points,
+                         each batch where the best so far are dense)
+  --trials <n>           Points run by random and tpe (default 64)
+  --seed <n>             Seed of random and tpe (default 1): the same seed, the same points
   --walk-forward <f>     Rank on the first fraction f of the bars (0 < f < 1), then run the same
                          parameters on the rest (out-of-sample)
   --workers <n>          Parallel lanes: this thread and n - 1 worker threads (default: the
@@ -60,6 +67,9 @@ export async function run(args: string[]): Promise<number> {
       workers: { type: 'string' },
       top: { type: 'string', default: '20' },
       heatmap: { type: 'string' },
+      search: { type: 'string', default: 'grid' },
+      trials: { type: 'string', default: '64' },
+      seed: { type: 'string', default: '1' },
     },
     USAGE,
   );
@@ -82,6 +92,12 @@ export async function run(args: string[]): Promise<number> {
   if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
   const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
   if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive whole number');
+  const method = values.search as SearchMethod;
+  if (!SEARCHES.includes(method)) throw new UsageError(`--search must be one of ${SEARCHES.join(', ')}`);
+  const trials = Number(values.trials);
+  if (!Number.isInteger(trials) || trials < 1) throw new UsageError('--trials must be a positive whole number');
+  const seed = Number(values.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be a whole number');
   const top = Number(values.top);
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
@@ -92,12 +108,9 @@ export async function run(args: string[]): Promise<number> {
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
       history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
     }
-    const combos = gridCombinations(grid);
     let samples: Record<'all' | 'in' | 'out', History | undefined>;
-    let jobs: Job[];
     if (fraction === undefined) {
       samples = { all: history, in: undefined, out: undefined };
-      jobs = combos.map((params, index) => ({ index, params, sample: 'all' as const }));
     } else {
       const [inSample, outSample] = splitHistory(history.bars, fraction);
       if (inSample.time.length === 0 || outSample.time.length === 0) throw new UsageError('--walk-forward leaves one side without bars');
@@ -106,20 +119,26 @@ export async function run(args: string[]): Promise<number> {
         in: { ...history, bars: inSample, description: `${history.description} (in-sample)` },
         out: { ...history, bars: outSample, description: `${history.description} (out-of-sample)` },
       };
-      jobs = combos.flatMap((params, index) => [
-        { index, params, sample: 'in' as const },
-        { index, params, sample: 'out' as const },
-      ]);
     }
+    const points = method === 'grid' ? spaceSize(grid) : Math.min(trials, spaceSize(grid));
+    const total = fraction === undefined ? points : 2 * points;
     const progress = process.stderr.isTTY ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
-    progress?.start(jobs.length, 0);
+    progress?.start(total, 0);
     const started = Date.now();
     let results: JobResult[];
+    let done = 0;
+    const onResult = () => progress?.update(++done);
+    const pool = workers > 1 ? new SweepPool(workers - 1) : undefined;
+    const context = { config, name, samples };
     try {
-      results = await runSweep({ config, name, samples }, jobs, { workers, onResult: (_r, done) => progress?.update(done) });
+      const primary = await runSearch(context, grid, { method, trials, seed, metric, sample: fraction === undefined ? 'all' : 'in' }, { workers, ...(pool ? { pool } : {}), onResult });
+      const outJobs: Job[] = fraction === undefined ? [] : primary.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const }));
+      results = [...primary, ...(outJobs.length === 0 ? [] : await runSweep(context, outJobs, { workers, ...(pool ? { pool } : {}), onResult }))];
     } finally {
       progress?.stop();
+      await pool?.close();
     }
+    const jobs = results;
     const seconds = (Date.now() - started) / 1000;
     const primary = results.filter((r) => r.sample !== 'out');
     const outOf = new Map(results.filter((r) => r.sample === 'out').map((r) => [r.index, r]));
@@ -175,7 +194,7 @@ export async function run(args: string[]): Promise<number> {
     await writeFile(path.join(outDir, 'optimize.csv'), `${csv.join('\n')}\n`, 'utf8');
     await writeFile(
       path.join(outDir, 'optimize.json'),
-      `${JSON.stringify({ metric, grid, walkForward: fraction ?? null, data: history.description, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
+      `${JSON.stringify({ metric, grid, search: method === 'grid' ? { method } : { method, trials: points, seed }, walkForward: fraction ?? null, data: history.description, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
       'utf8',
     );
     const sweepFile = await writeSweepReport(path.join(outDir, 'sweep.html'), {
@@ -194,7 +213,7 @@ export async function run(args: string[]): Promise<number> {
     });
     const lanes = Math.min(workers, jobs.length);
     process.stdout.write(
-      `${name}: ${combos.length} parameter sets${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
+      `${name}: ${points} parameter sets${method === 'grid' ? '' : ` (${method} search of ${spaceSize(grid)}, seed ${seed})`}${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
         ` (${jobs.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s)\n${text}\n` +
         refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
         `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}, ${sweepFile}\n`,

@@ -11,8 +11,7 @@ import type { BacktestConfig } from './config.ts';
 import { executeBacktest, type History } from './backtest.ts';
 import type { BarColumns } from '../../engine/types.ts';
 import { sliceByIndex } from './sources/columns.ts';
-import { SweepPool, sweepWorkerTree } from './sweep-pool.ts';
-import { compileStrategy, type CompiledStrategy } from '../../strategies/compile.ts';
+import { SweepPool } from './sweep-pool.ts';
 import { isStrategyFile } from '../../strategies/index.ts';
 
 export const METRICS = ['netPnl', 'returnPct', 'sharpe', 'sortino', 'profitFactor', 'expectancy', 'winRate', 'maxDrawdown', 'trades'] as const;
@@ -80,6 +79,13 @@ export function summarize(statistics: Statistics, passed: boolean, violations: n
   };
 }
 
+/** A run's `metric` as a score where larger is better; -Infinity for a run without a value. */
+export function metricScore(result: JobResult, metric: Metric): number {
+  const value = result.summary?.[metric] ?? null;
+  if (value === null || Number.isNaN(value)) return -Infinity;
+  return ASCENDING.has(metric) ? -value : value;
+}
+
 /** Best first by `metric`; runs without a value (or that failed) last; ties keep grid order. */
 export function rank(results: readonly JobResult[], metric: Metric): JobResult[] {
   const sign = ASCENDING.has(metric) ? 1 : -1;
@@ -129,7 +135,7 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
   if (history === undefined) return { ...job, error: `no ${job.sample} sample` };
   const config: BacktestConfig = { ...context.config, strategy: { ...context.config.strategy, params: { ...context.config.strategy.params, ...job.params } } };
   try {
-    const outcome = await executeBacktest(config, context.name, { history });
+    const outcome = await executeBacktest(config, context.name, { history, overlays: false });
     if (outcome.result.failure !== undefined) throw outcome.result.failure;
     const r = outcome.result;
     return { ...job, summary: summarize(outcome.statistics, r.passed, r.violations.length, r.orderListHash) };
@@ -209,8 +215,8 @@ export async function runSweep(context: SweepContext, jobs: readonly Job[], opti
     return results;
   }
   const pool = options.pool ?? new SweepPool(workers - 1);
-  const compiled = await compiledStrategyOf(context);
-  const shared = sharedContext(compiled === undefined ? context : withStrategy(context, compiled.file));
+  const compiled = await compiledStrategyOf(context, pool);
+  const shared = sharedContext(compiled === undefined ? context : withStrategy(context, compiled));
   let next = 0;
   let failed = false;
   const claim = (): number | undefined => (failed || next >= jobs.length ? undefined : next++);
@@ -243,7 +249,6 @@ export async function runSweep(context: SweepContext, jobs: readonly Job[], opti
     if (rejected !== undefined) throw rejected.reason;
   } finally {
     if (options.pool === undefined) await pool.close();
-    await compiled?.dispose();
   }
   return results;
 }
@@ -252,10 +257,10 @@ export async function runSweep(context: SweepContext, jobs: readonly Job[], opti
  * A TypeScript strategy file compiled once for all the pool's workers (this thread loaded it already);
  * undefined for a built-in or a JavaScript file.
  */
-async function compiledStrategyOf(context: SweepContext): Promise<CompiledStrategy | undefined> {
+async function compiledStrategyOf(context: SweepContext, pool: SweepPool): Promise<string | undefined> {
   const name = context.config.strategy.name;
   if (!isStrategyFile(name) || !/\.[cm]?ts$/.test(name)) return undefined;
-  return compileStrategy(path.resolve(name), sweepWorkerTree());
+  return (await pool.compiledStrategy(path.resolve(name))).file;
 }
 
 function withStrategy(context: SweepContext, file: string): SweepContext {

@@ -13,6 +13,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Tinypool from 'tinypool';
+import { compileStrategy, type CompiledStrategy } from '../../strategies/compile.ts';
 
 /** Where a worker thread's code lives: compiled JavaScript, or the sources through tsx. */
 export function sweepWorkerEntry(): URL {
@@ -51,6 +52,7 @@ function newestMtime(dir: string): number {
 /** A pool of `threads` sweep workers, started on the first task, kept until `close`. */
 export class SweepPool {
   private pool: Tinypool | undefined;
+  private readonly strategies = new Map<string, Promise<CompiledStrategy>>();
 
   constructor(readonly threads: number) {}
 
@@ -69,9 +71,22 @@ export class SweepPool {
     return this.pool.run(task) as Promise<T>;
   }
 
+  /** A TypeScript strategy file compiled for the workers, once for every sweep run on this pool. */
+  compiledStrategy(file: string): Promise<CompiledStrategy> {
+    let compiled = this.strategies.get(file);
+    if (compiled === undefined) {
+      compiled = compileStrategy(file, sweepWorkerTree());
+      this.strategies.set(file, compiled);
+    }
+    return compiled;
+  }
+
   async close(): Promise<void> {
     const pool = this.pool;
     this.pool = undefined;
+    const strategies = [...this.strategies.values()];
+    this.strategies.clear();
     await pool?.destroy();
+    await Promise.all(strategies.map(async (s) => (await s.catch(() => undefined))?.dispose()));
   }
 }

@@ -48,6 +48,22 @@ describe('tickline optimize', () => {
     expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--metric', 'luck'])).toBe(ExitCode.Usage);
     expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--walk-forward', '1.5'])).toBe(ExitCode.Usage);
     expect(await main(['optimize', '--config', file, '--grid', 'fast='])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--search', 'hunch'])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--search', 'tpe', '--trials', '0'])).toBe(ExitCode.Usage);
     expect(await main(['optimize', '--help'])).toBe(ExitCode.Ok);
+  });
+
+  it('searches part of the grid with tpe, the same rows for the same seed', async () => {
+    const file = path.join(dir, 'opt.yaml');
+    writeFileSync(file, 'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n');
+    const csv = async (seed: string, outDir: string) => {
+      const args = ['optimize', '--config', file, '--grid', 'fast=3,4,5,6,7,8', '--grid', 'slow=20,25,30', '--search', 'tpe', '--trials', '7', '--seed', seed, '--workers', '1', '--out', outDir];
+      expect(await main(args)).toBe(ExitCode.Ok);
+      return readFileSync(path.join(outDir, 'optimize.csv'), 'utf8');
+    };
+    const first = await csv('3', path.join(dir, 'a'));
+    expect(first.trim().split('\n')).toHaveLength(8);
+    expect(await csv('3', path.join(dir, 'b'))).toBe(first);
+    expect(out.join('')).toContain('7 parameter sets (tpe search of 18, seed 3)');
   });
 });
