@@ -13,6 +13,8 @@ import { aggregate } from '../adapters/backtest/sources/columns.ts';
 import { METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
 import { runSearch, SEARCHES, spaceSize, type SearchMethod } from '../adapters/backtest/search.ts';
 import { SweepPool } from '../adapters/backtest/sweep-pool.ts';
+import { runWalkForwardCommand } from './optimize-walk-forward.ts';
+import { WalkForwardError } from '../adapters/backtest/walk-forward.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config.ts';
@@ -38,6 +40,11 @@ Options:
   --seed <n>             Seed of random and tpe (default 1): the same seed, the same points
   --walk-forward <f>     Rank on the first fraction f of the bars (0 < f < 1), then run the same
                          parameters on the rest (out-of-sample)
+  --folds <n>            A rolling walk-forward instead: n test windows at the end of the history,
+                         the parameters chosen by the search on the training window before each,
+                         the test windows' results stitched into one out-of-sample run
+  --train-windows <r>    Training window of each fold as r test windows (default 3)
+  --anchored             Train every fold from the start of the history (default: rolling)
   --workers <n>          Parallel lanes: this thread and n - 1 worker threads (default: the
                          number of cores; 1 runs every job in this thread)
   --top <n>              Rows to print (default 20; the files hold every row)
@@ -70,6 +77,9 @@ export async function run(args: string[]): Promise<number> {
       search: { type: 'string', default: 'grid' },
       trials: { type: 'string', default: '64' },
       seed: { type: 'string', default: '1' },
+      folds: { type: 'string' },
+      'train-windows': { type: 'string', default: '3' },
+      anchored: { type: 'boolean', default: false },
     },
     USAGE,
   );
@@ -98,6 +108,11 @@ export async function run(args: string[]): Promise<number> {
   if (!Number.isInteger(trials) || trials < 1) throw new UsageError('--trials must be a positive whole number');
   const seed = Number(values.seed);
   if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be a whole number');
+  const folds = values.folds === undefined ? undefined : Number(values.folds);
+  if (folds !== undefined && (!Number.isInteger(folds) || folds < 1)) throw new UsageError('--folds must be a positive whole number');
+  if (folds !== undefined && fraction !== undefined) throw new UsageError('--folds and --walk-forward are two kinds of walk-forward: give one');
+  const trainWindows = Number(values['train-windows']);
+  if (!Number.isInteger(trainWindows) || trainWindows < 1) throw new UsageError('--train-windows must be a positive whole number');
   const top = Number(values.top);
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
@@ -107,6 +122,11 @@ export async function run(args: string[]): Promise<number> {
     let history: History = await loadHistory(config, contract);
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
       history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
+    }
+    if (folds !== undefined) {
+      const plan = { folds, trainWindows, mode: values.anchored ? ('anchored' as const) : ('rolling' as const) };
+      process.stdout.write(await runWalkForwardCommand({ config, name, history, grid, plan, method, trials, seed, metric, workers }));
+      return ExitCode.Ok;
     }
     let samples: Record<'all' | 'in' | 'out', History | undefined>;
     if (fraction === undefined) {
@@ -220,7 +240,7 @@ export async function run(args: string[]): Promise<number> {
     );
     return ExitCode.Ok;
   } catch (error) {
-    if (isInputError(error)) throw new UsageError((error as Error).message);
+    if (isInputError(error) || error instanceof WalkForwardError) throw new UsageError((error as Error).message);
     throw error;
   }
 }

@@ -66,4 +66,23 @@ describe('tickline optimize', () => {
     expect(await csv('3', path.join(dir, 'b'))).toBe(first);
     expect(out.join('')).toContain('7 parameter sets (tpe search of 18, seed 3)');
   });
+
+  it('runs a rolling walk-forward fold by fold and writes the stitched out-of-sample equity', async () => {
+    const file = path.join(dir, 'opt.yaml');
+    writeFileSync(file, 'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 4, start: 2025-03-02 }\n');
+    const outDir = path.join(dir, 'wf');
+    const code = await main(['optimize', '--config', file, '--grid', 'fast=3,5,8', '--grid', 'slow=13,21', '--folds', '3', '--train-windows', '2', '--metric', 'netPnl', '--workers', '1', '--out', outDir]);
+    expect(code).toBe(ExitCode.Ok);
+    expect(out.join('')).toContain('walk-forward, 3 rolling folds, training on 2 test windows');
+    const json = JSON.parse(readFileSync(path.join(outDir, 'walk-forward.json'), 'utf8')) as { folds: { train: { to: string }; test: { from: string }; testStatistics: { endingEquity: number } }[] };
+    expect(json.folds).toHaveLength(3);
+    for (const fold of json.folds) expect(fold.train.to < fold.test.from).toBe(true);
+    const equity = readFileSync(path.join(outDir, 'walk-forward-equity.csv'), 'utf8').trim().split('\n');
+    expect(equity[0]).toBe('time,equity');
+    // Each fold continues from where the previous one ended, open positions marked to market.
+    const gains = json.folds.reduce((sum, f) => sum + f.testStatistics.endingEquity - 50_000, 0);
+    expect(Number(equity[equity.length - 1]!.split(',')[1]) - 50_000).toBeCloseTo(gains, 1);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=3', '--folds', '2', '--walk-forward', '0.5'])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=3', '--folds', '100000'])).toBe(ExitCode.Usage);
+  });
 });
