@@ -9,6 +9,7 @@ import type { BacktestConfig } from '../adapters/backtest/config.ts';
 import type { History } from '../adapters/backtest/backtest.ts';
 import type { Grid, Metric } from '../adapters/backtest/optimize.ts';
 import type { SearchMethod } from '../adapters/backtest/search.ts';
+import type { SweepPool } from '../adapters/backtest/sweep-pool.ts';
 import { runWalkForward, type FoldPlan, type WalkForwardResult } from '../adapters/backtest/walk-forward.ts';
 
 export interface WalkForwardCommand {
@@ -22,6 +23,7 @@ export interface WalkForwardCommand {
   readonly seed: number;
   readonly metric: Metric;
   readonly workers: number;
+  readonly pool?: SweepPool;
 }
 
 export async function runWalkForwardCommand(command: WalkForwardCommand): Promise<string> {

@@ -116,6 +116,8 @@ export async function run(args: string[]): Promise<number> {
   const top = Number(values.top);
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
+  // Started before the bars are read, so its threads load their code meanwhile.
+  const pool = workers > 1 ? new SweepPool(workers - 1).start() : undefined;
   try {
     const { config, name } = await loadBacktestConfig(backtest);
     const contract = configuredContract(config);
@@ -125,7 +127,7 @@ export async function run(args: string[]): Promise<number> {
     }
     if (folds !== undefined) {
       const plan = { folds, trainWindows, mode: values.anchored ? ('anchored' as const) : ('rolling' as const) };
-      process.stdout.write(await runWalkForwardCommand({ config, name, history, grid, plan, method, trials, seed, metric, workers }));
+      process.stdout.write(await runWalkForwardCommand({ config, name, history, grid, plan, method, trials, seed, metric, workers, ...(pool ? { pool } : {}) }));
       return ExitCode.Ok;
     }
     let samples: Record<'all' | 'in' | 'out', History | undefined>;
@@ -148,7 +150,6 @@ export async function run(args: string[]): Promise<number> {
     let results: JobResult[];
     let done = 0;
     const onResult = () => progress?.update(++done);
-    const pool = workers > 1 ? new SweepPool(workers - 1) : undefined;
     const context = { config, name, samples };
     try {
       const primary = await runSearch(context, grid, { method, trials, seed, metric, sample: fraction === undefined ? 'all' : 'in' }, { workers, ...(pool ? { pool } : {}), onResult });
@@ -156,7 +157,6 @@ export async function run(args: string[]): Promise<number> {
       results = [...primary, ...(outJobs.length === 0 ? [] : await runSweep(context, outJobs, { workers, ...(pool ? { pool } : {}), onResult }))];
     } finally {
       progress?.stop();
-      await pool?.close();
     }
     const jobs = results;
     const seconds = (Date.now() - started) / 1000;
@@ -242,5 +242,7 @@ export async function run(args: string[]): Promise<number> {
   } catch (error) {
     if (isInputError(error) || error instanceof WalkForwardError) throw new UsageError((error as Error).message);
     throw error;
+  } finally {
+    await pool?.close();
   }
 }

@@ -196,6 +196,12 @@ export async function search(grid: Grid, options: SearchOptions, evaluate: (poin
   return observations;
 }
 
+/**
+ * Points TPE proposes at a time: a constant, not the number of lanes, so the points searched (and the
+ * results) do not depend on `--workers`; two jobs a lane on two cores.
+ */
+export const SEARCH_BATCH = 4;
+
 export interface SweepSearchOptions {
   readonly method: SearchMethod;
   readonly trials: number;
@@ -216,7 +222,7 @@ export async function runSearch(context: SweepContext, grid: Grid, options: Swee
   const pool = sweep.pool ?? ownPool;
   const results: JobResult[] = [];
   try {
-    await search(grid, { method: options.method, trials: options.trials, seed: options.seed, batch: lanes * 2 }, async (points) => {
+    await search(grid, { method: options.method, trials: options.trials, seed: options.seed, batch: SEARCH_BATCH }, async (points) => {
       const jobs: Job[] = points.map((point, k) => ({ index: results.length + k, params: pointParams(grid, point), sample: options.sample }));
       const batch = await runSweep(context, jobs, {
         ...sweep,

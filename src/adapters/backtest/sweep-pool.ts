@@ -60,7 +60,17 @@ export class SweepPool {
     return this.pool !== undefined;
   }
 
+  /** Start the threads now (they load their modules while this thread does other work, such as reading bars). */
+  start(): this {
+    this.tinypool();
+    return this;
+  }
+
   run<T>(task: unknown): Promise<T> {
+    return this.tinypool().run(task) as Promise<T>;
+  }
+
+  private tinypool(): Tinypool {
     this.pool ??= new Tinypool({
       filename: sweepWorkerEntry().href,
       minThreads: this.threads,
@@ -68,7 +78,7 @@ export class SweepPool {
       // A worker keeps its loaded strategy and compiled code between tasks: that is what makes it warm.
       isolateWorkers: false,
     });
-    return this.pool.run(task) as Promise<T>;
+    return this.pool;
   }
 
   /** A TypeScript strategy file compiled for the workers, once for every sweep run on this pool. */

@@ -64,6 +64,8 @@ export interface WalkForwardOptions {
   readonly seed: number;
   readonly metric: Metric;
   readonly workers: number;
+  /** A warm pool to run the searches on; otherwise the walk-forward starts its own. */
+  readonly pool?: SweepPool;
   readonly onResult?: () => void;
 }
 
@@ -90,7 +92,8 @@ export interface WalkForwardResult {
 /** Run the walk-forward of `history`; the searches share one warm pool. */
 export async function runWalkForward(context: Omit<SweepContext, 'samples'>, history: History, grid: Grid, options: WalkForwardOptions): Promise<WalkForwardResult> {
   const folds = walkForwardFolds(history.bars.time.length, options.plan);
-  const pool = options.workers > 1 ? new SweepPool(options.workers - 1) : undefined;
+  const ownPool = options.pool === undefined && options.workers > 1 ? new SweepPool(options.workers - 1) : undefined;
+  const pool = options.pool ?? ownPool;
   const results: FoldResult[] = [];
   const tests: ReportInput[] = [];
   try {
@@ -114,7 +117,7 @@ export async function runWalkForward(context: Omit<SweepContext, 'samples'>, his
       results.push({ fold, training, chosen: best.params, test: outcome.statistics, orderListHash: outcome.orderListHash });
     }
   } finally {
-    await pool?.close();
+    await ownPool?.close();
   }
   if (tests.length === 0) throw new WalkForwardError(`no fold's training window gave a run with a ${options.metric}: nothing to test`);
   const stitched = stitch(tests);

@@ -56,14 +56,16 @@ describe('tickline optimize', () => {
   it('searches part of the grid with tpe, the same rows for the same seed', async () => {
     const file = path.join(dir, 'opt.yaml');
     writeFileSync(file, 'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n');
-    const csv = async (seed: string, outDir: string) => {
-      const args = ['optimize', '--config', file, '--grid', 'fast=3,4,5,6,7,8', '--grid', 'slow=20,25,30', '--search', 'tpe', '--trials', '7', '--seed', seed, '--workers', '1', '--out', outDir];
+    const csv = async (seed: string, outDir: string, workers = '1') => {
+      const args = ['optimize', '--config', file, '--grid', 'fast=3,4,5,6,7,8', '--grid', 'slow=20,25,30', '--search', 'tpe', '--trials', '7', '--seed', seed, '--workers', workers, '--out', outDir];
       expect(await main(args)).toBe(ExitCode.Ok);
       return readFileSync(path.join(outDir, 'optimize.csv'), 'utf8');
     };
     const first = await csv('3', path.join(dir, 'a'));
     expect(first.trim().split('\n')).toHaveLength(8);
     expect(await csv('3', path.join(dir, 'b'))).toBe(first);
+    // The points searched do not depend on the lanes: a pool thread gives the same rows.
+    expect(await csv('3', path.join(dir, 'c'), '2')).toBe(first);
     expect(out.join('')).toContain('7 parameter sets (tpe search of 18, seed 3)');
   });
 
