@@ -179,9 +179,9 @@ const QUEUE_DEPTH = 2;
 /** Whether a sweep is cheap enough that pool threads would cost more than they save. */
 export function runsInline(context: SweepContext, jobs: readonly Job[], workers: number, pool: SweepPool | undefined): boolean {
   if (workers <= 1 || jobs.length <= 1) return true;
-  if (pool?.started === true) return false;
   const bars = Math.max(0, ...Object.values(context.samples).map((h) => h?.bars.time.length ?? 0));
-  return jobs.length * bars < INLINE_BAR_RUNS;
+  // A started pool has paid its start-up; its threads' first runs are still slower until compiled.
+  return jobs.length * bars < (pool?.started === true ? INLINE_BAR_RUNS / 4 : INLINE_BAR_RUNS);
 }
 
 /** The context with every sample's bars in shared memory (bars already shared are kept as they are). */

@@ -62,7 +62,7 @@ describe('parameter sweeps', () => {
     const pool = new SweepPool(1);
     try {
       const first = await runSweep(context, jobs, { workers: 2, pool, forcePool: true });
-      const second = await runSweep(context, [...jobs].reverse(), { workers: 2, pool });
+      const second = await runSweep(context, [...jobs].reverse(), { workers: 2, pool, forcePool: true });
       expect(first).toEqual(sequential);
       expect(second).toEqual([...sequential].reverse());
     } finally {
@@ -78,5 +78,8 @@ describe('parameter sweeps', () => {
     expect(runsInline(context(10_000), jobs(16), 2, undefined)).toBe(true);
     expect(runsInline(context(1_000_000), jobs(16), 2, undefined)).toBe(false);
     expect(runsInline(context(1_000_000), jobs(16), 1, undefined)).toBe(true);
+    const warm = { started: true } as SweepPool;
+    expect(runsInline(context(100_000), jobs(16), 2, undefined)).toBe(true);
+    expect(runsInline(context(100_000), jobs(16), 2, warm)).toBe(false);
   });
 });
