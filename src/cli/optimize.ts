@@ -14,7 +14,8 @@ import { METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type M
 import { runSearch, SEARCHES, spaceSize, type SearchMethod } from '../adapters/backtest/search.ts';
 import { SweepPool } from '../adapters/backtest/sweep-pool.ts';
 import { runWalkForwardCommand } from './optimize-walk-forward.ts';
-import { WalkForwardError } from '../adapters/backtest/walk-forward.ts';
+import { WalkForwardError, type FoldPlan, type WindowMode } from '../adapters/backtest/walk-forward.ts';
+import type { OptimizeConfig } from '../adapters/backtest/config.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config.ts';
@@ -55,6 +56,51 @@ Options:
 
 Writes out/<name>/optimize.csv, optimize.json and sweep.html (the runs and a heatmap of the metric). Exit codes: 0 done, 2 bad config or arguments, 1 failure.`;
 
+interface OptimizeFlags {
+  readonly grid?: string[] | undefined;
+  readonly metric?: string | undefined;
+  readonly 'walk-forward'?: string | undefined;
+  readonly workers?: string | undefined;
+  readonly search?: string | undefined;
+  readonly trials?: string | undefined;
+  readonly seed?: string | undefined;
+  readonly folds?: string | undefined;
+  readonly 'train-windows'?: string | undefined;
+  readonly anchored?: boolean | undefined;
+}
+
+/** What to run: each flag given, else the definition's `optimize` setting, else the default. */
+function optimizeSettings(flags: OptimizeFlags, configured: OptimizeConfig) {
+  const grid: Record<string, unknown[]> = {};
+  for (const spec of flags.grid ?? []) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--grid ${spec}: expected key=v1,v2,...`);
+    grid[spec.slice(0, eq)] = spec.slice(eq + 1).split(',').map((v) => parseScalar(v.trim()));
+  }
+  if (Object.keys(grid).length === 0) Object.assign(grid, configured.grid ?? {});
+  if (Object.keys(grid).length === 0) throw new UsageError(`at least one --grid key=v1,v2,... (or optimize.grid in the definition) is required\n\n${USAGE}`);
+  const metric = (flags.metric ?? configured.metric ?? 'sharpe') as Metric;
+  if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
+  const fraction = flags['walk-forward'] === undefined ? undefined : Number(flags['walk-forward']);
+  if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
+  const workers = flags.workers === undefined ? (configured.workers ?? availableParallelism()) : Number(flags.workers);
+  if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive whole number');
+  const method = (flags.search ?? configured.search ?? 'grid') as SearchMethod;
+  if (!SEARCHES.includes(method)) throw new UsageError(`--search must be one of ${SEARCHES.join(', ')}`);
+  const trials = flags.trials === undefined ? (configured.trials ?? 64) : Number(flags.trials);
+  if (!Number.isInteger(trials) || trials < 1) throw new UsageError('--trials must be a positive whole number');
+  const seed = flags.seed === undefined ? (configured.seed ?? 1) : Number(flags.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be a whole number');
+  const folds = flags.folds === undefined ? configured.walkForward?.folds : Number(flags.folds);
+  if (folds !== undefined && (!Number.isInteger(folds) || folds < 1)) throw new UsageError('--folds must be a positive whole number');
+  if (folds !== undefined && fraction !== undefined) throw new UsageError('--folds and --walk-forward are two kinds of walk-forward: give one');
+  const trainWindows = flags['train-windows'] === undefined ? (configured.walkForward?.trainWindows ?? 3) : Number(flags['train-windows']);
+  if (!Number.isInteger(trainWindows) || trainWindows < 1) throw new UsageError('--train-windows must be a positive whole number');
+  const mode: WindowMode = flags.anchored === true ? 'anchored' : (configured.walkForward?.mode ?? 'rolling');
+  const walkForward: FoldPlan | undefined = folds === undefined ? undefined : { folds, trainWindows, mode };
+  return { grid, metric, fraction, workers, method, trials, seed, walkForward };
+}
+
 /** The heatmap's two parameters: `--heatmap x,y`, or the first two of the grid. */
 function heatmapAxes(option: string | undefined, keys: readonly string[]): readonly [string, string] | readonly [string] {
   if (option === undefined) return keys.length >= 2 ? [keys[0]!, keys[1]!] : [keys[0]!];
@@ -69,17 +115,17 @@ export async function run(args: string[]): Promise<number> {
     {
       ...BACKTEST_FLAGS,
       grid: { type: 'string', multiple: true },
-      metric: { type: 'string', default: 'sharpe' },
+      metric: { type: 'string' },
       'walk-forward': { type: 'string' },
       workers: { type: 'string' },
       top: { type: 'string', default: '20' },
       heatmap: { type: 'string' },
-      search: { type: 'string', default: 'grid' },
-      trials: { type: 'string', default: '64' },
-      seed: { type: 'string', default: '1' },
+      search: { type: 'string' },
+      trials: { type: 'string' },
+      seed: { type: 'string' },
       folds: { type: 'string' },
-      'train-windows': { type: 'string', default: '3' },
-      anchored: { type: 'boolean', default: false },
+      'train-windows': { type: 'string' },
+      anchored: { type: 'boolean' },
     },
     USAGE,
   );
@@ -88,45 +134,23 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const backtest = backtestArgs(values, USAGE);
-  if (!values.grid || values.grid.length === 0) throw new UsageError(`at least one --grid key=v1,v2,... is required\n\n${USAGE}`);
-  const metric = values.metric as Metric;
-  if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
-  const grid: Record<string, unknown[]> = {};
-  for (const spec of values.grid) {
-    const eq = spec.indexOf('=');
-    if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--grid ${spec}: expected key=v1,v2,...`);
-    grid[spec.slice(0, eq)] = spec.slice(eq + 1).split(',').map((v) => parseScalar(v.trim()));
-  }
-  const axes = heatmapAxes(values.heatmap, Object.keys(grid));
-  const fraction = values['walk-forward'] === undefined ? undefined : Number(values['walk-forward']);
-  if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
-  const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
-  if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive whole number');
-  const method = values.search as SearchMethod;
-  if (!SEARCHES.includes(method)) throw new UsageError(`--search must be one of ${SEARCHES.join(', ')}`);
-  const trials = Number(values.trials);
-  if (!Number.isInteger(trials) || trials < 1) throw new UsageError('--trials must be a positive whole number');
-  const seed = Number(values.seed);
-  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be a whole number');
-  const folds = values.folds === undefined ? undefined : Number(values.folds);
-  if (folds !== undefined && (!Number.isInteger(folds) || folds < 1)) throw new UsageError('--folds must be a positive whole number');
-  if (folds !== undefined && fraction !== undefined) throw new UsageError('--folds and --walk-forward are two kinds of walk-forward: give one');
-  const trainWindows = Number(values['train-windows']);
-  if (!Number.isInteger(trainWindows) || trainWindows < 1) throw new UsageError('--train-windows must be a positive whole number');
   const top = Number(values.top);
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
-  // Started before the bars are read, so its threads load their code meanwhile.
-  const pool = workers > 1 ? new SweepPool(workers - 1).start() : undefined;
+  let pool: SweepPool | undefined;
   try {
     const { config, name } = await loadBacktestConfig(backtest);
+    const { grid, metric, fraction, workers, method, trials, seed, walkForward } = optimizeSettings(values, config.optimize ?? {});
+    const axes = heatmapAxes(values.heatmap, Object.keys(grid));
+    // Started before the bars are read, so its threads load their code meanwhile.
+    pool = workers > 1 ? new SweepPool(workers - 1).start() : undefined;
     const contract = configuredContract(config);
     let history: History = await loadHistory(config, contract);
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
       history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
     }
-    if (folds !== undefined) {
-      const plan = { folds, trainWindows, mode: values.anchored ? ('anchored' as const) : ('rolling' as const) };
+    if (walkForward !== undefined) {
+      const plan = walkForward;
       process.stdout.write(await runWalkForwardCommand({ config, name, history, grid, plan, method, trials, seed, metric, workers, ...(pool ? { pool } : {}) }));
       return ExitCode.Ok;
     }

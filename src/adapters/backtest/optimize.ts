@@ -7,14 +7,14 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { Statistics } from '../../report/types.ts';
-import type { BacktestConfig } from './config.ts';
+import { METRICS, type BacktestConfig } from './config.ts';
 import { executeBacktest, type History } from './backtest.ts';
 import type { BarColumns } from '../../engine/types.ts';
 import { sliceByIndex } from './sources/columns.ts';
 import { SweepPool } from './sweep-pool.ts';
 import { isStrategyFile } from '../../strategies/index.ts';
 
-export const METRICS = ['netPnl', 'returnPct', 'sharpe', 'sortino', 'profitFactor', 'expectancy', 'winRate', 'maxDrawdown', 'trades'] as const;
+export { METRICS };
 export type Metric = (typeof METRICS)[number];
 /** Metrics where smaller is better. */
 const ASCENDING: ReadonlySet<Metric> = new Set(['maxDrawdown']);

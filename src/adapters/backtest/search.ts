@@ -6,8 +6,9 @@
  */
 import { metricScore, runSweep, type Grid, type Job, type JobResult, type Metric, type SweepContext, type SweepOptions } from './optimize.ts';
 import { SweepPool } from './sweep-pool.ts';
+import { SEARCHES } from './config.ts';
 
-export const SEARCHES = ['grid', 'random', 'tpe'] as const;
+export { SEARCHES };
 export type SearchMethod = (typeof SEARCHES)[number];
 
 /** A point of the space as the index of its value in each dimension. */

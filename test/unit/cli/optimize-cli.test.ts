@@ -87,4 +87,24 @@ describe('tickline optimize', () => {
     expect(await main(['optimize', '--config', file, '--grid', 'fast=3', '--folds', '2', '--walk-forward', '0.5'])).toBe(ExitCode.Usage);
     expect(await main(['optimize', '--config', file, '--grid', 'fast=3', '--folds', '100000'])).toBe(ExitCode.Usage);
   });
+
+  it('takes its settings from the definition\'s optimize section, the flags overriding them', async () => {
+    const file = path.join(dir, 'opt.yaml');
+    writeFileSync(
+      file,
+      'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 4, start: 2025-03-02 }\n' +
+        'optimize:\n  grid: { fast: [3, 5, 8], slow: [13, 21] }\n  metric: netPnl\n  search: random\n  trials: 4\n  seed: 5\n  workers: 1\n  walkForward: { folds: 2, trainWindows: 2 }\n',
+    );
+    expect(await main(['optimize', '--config', file, '--out', path.join(dir, 'a')])).toBe(ExitCode.Ok);
+    expect(out.join('')).toContain('walk-forward, 2 rolling folds, training on 2 test windows, random search by netPnl');
+    const json = JSON.parse(readFileSync(path.join(dir, 'a', 'walk-forward.json'), 'utf8')) as { folds: { training: unknown[] }[]; search: { seed: number } };
+    expect(json.folds[0]!.training).toHaveLength(4);
+    expect(await main(['optimize', '--config', file, '--anchored', '--trials', '2', '--out', path.join(dir, 'b')])).toBe(ExitCode.Ok);
+    const anchored = JSON.parse(readFileSync(path.join(dir, 'b', 'walk-forward.json'), 'utf8')) as { plan: { mode: string }; folds: { training: unknown[] }[] };
+    expect(anchored.plan.mode).toBe('anchored');
+    expect(anchored.folds[0]!.training).toHaveLength(2);
+    writeFileSync(file, 'strategy: { name: sma-cross }\ndata: { source: synthetic, sessions: 1 }\noptimize: { search: hunch, folds: 2 }\n');
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=3'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toMatch(/optimize/);
+  });
 });
