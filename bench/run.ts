@@ -18,6 +18,7 @@ import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
 import { compareGrids, esBars, GRID, LANES, runGrid, warmPool } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
+import { measureMarketHub } from './market-hub.ts';
 import { CONTRACT, MINUTE, PathsDisagreeError, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, REFERENCE_PARAMS } from './reference.ts';
 
 const { values: args } = parseArgs({
@@ -276,6 +277,17 @@ const latency = await measureFillLatency({ hubSamples: 200, pollSamples: 10, tra
 rows.push({ figure: `10 fill -> bot through the user hub (${latency.hub.samples} market orders)`, value: `p50 ${fmt(latency.hub.p50Ms, 1)} ms, p99 ${fmt(latency.hub.p99Ms, 1)} ms`, target: 'p50 < 20 ms', verdict: verdict(latency.hub.p50Ms < 20) });
 rows.push({ figure: `10 same through polling (Trade/search every ${fmt(latency.polling.tradesMs)} ms, ${latency.polling.samples} orders)`, value: `p50 ${fmt(latency.polling.p50Ms)} ms, p99 ${fmt(latency.polling.p99Ms)} ms`, target: '(for comparison)', verdict: '' });
 results.fillLatency = latency;
+
+// ------------------------------------------------------------------ 11: quotes through the market hub
+progress('quotes through the simulator market hub to one subscriber ...');
+const marketHub = await measureMarketHub({ quotes: 10_000, window: 200 });
+rows.push({
+  figure: '11 market hub quotes to one subscriber (MarketHubClient <- simulator)',
+  value: `${fmt(marketHub.perSecond)} quotes/s (${fmt(marketHub.received)} quotes from ${fmt(marketHub.quotes)} one-second steps in ${fmt(marketHub.seconds, 2)} s)`,
+  target: '(no target)',
+  verdict: '',
+});
+results.marketHub = marketHub;
 
 // ------------------------------------------------------------------ output
 const loadAfter = os.loadavg();

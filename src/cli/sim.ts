@@ -76,6 +76,13 @@ export const SimConfig = z.strictObject({
   /** Roots traded besides the built-in ones, with their specification. */
   roots: z.array(rootSpecSchema).default([]),
   rateLimits: z.strictObject({ bars: Budget.optional(), default: Budget.optional() }).optional(),
+  /** The realtime hubs: quote throttle per contract, the slow-consumer bound. */
+  realtime: z
+    .strictObject({
+      quotesPerSecond: z.number().positive().optional(),
+      maxBufferedBytes: z.number().int().positive().optional(),
+    })
+    .optional(),
   templates: z
     .array(
       z.strictObject({
@@ -149,6 +156,7 @@ export function simOptions(config: SimConfig): SimulatorOptions {
     ...(config.pending === undefined ? {} : { pending: config.pending }),
     roots: config.roots,
     ...(config.rateLimits === undefined ? {} : { rateLimits: config.rateLimits }),
+    ...(config.realtime === undefined ? {} : { realtime: config.realtime }),
     templates: config.templates,
     users: config.users,
   };
@@ -203,7 +211,7 @@ export async function run(args: string[]): Promise<number> {
     [
       'tickline gateway simulator',
       `  trading URL   ${sim.tradingUrl}   (POST ${sim.tradingUrl}/api/Auth/loginKey)`,
-      `  realtime      ${sim.realtimeUrl.replace(/^http/, 'ws')}/hubs/user   (SignalR, JSON protocol, skip negotiation; token as access_token)`,
+      `  realtime      ${sim.realtimeUrl.replace(/^http/, 'ws')}/hubs/user and /hubs/market   (SignalR, JSON protocol, skip negotiation; token as access_token)`,
       `  admin URL     ${sim.adminUrl}`,
       `  admin header  Authorization: ${sim.adminHeaders.authorization}`,
       `  demo user     ${sim.demo.userName}`,

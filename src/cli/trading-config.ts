@@ -1,8 +1,24 @@
 /** The config of `paper`, `live` and `flatten`: strict, with its paths relative to the file. */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/config.ts';
-import { loadConfig } from './config.ts';
+import { evaluationAccount, withEvaluationRisk } from '../engine/evaluation.ts';
+import { accountConfigSchema } from '../engine/rules.ts';
+import { ConfigError, configIssue, parseConfigDocument, validateDocument } from './config.ts';
+import { loadEvaluationRules } from './evaluations.ts';
+
+/** The account limits an evaluation sets; the config's `limits` may not set them too. */
+const EVALUATION_LIMITS = ['startingBalance', 'dailyLossLimit', 'maximumLossLimit'] as const;
 
 export function loadTradingConfig(file: string): LiveConfig {
-  return resolveLivePaths(loadConfig(file, liveConfigSchema), path.dirname(path.resolve(file)));
+  const doc = parseConfigDocument(readFileSync(file, 'utf8'), file);
+  const baseDir = path.dirname(path.resolve(file));
+  const config = resolveLivePaths(validateDocument(doc, liveConfigSchema), baseDir);
+  if (config.evaluation === undefined) return config;
+  // The evaluation a backtest was judged by drives the guard in paper and live: one source of the floors.
+  const rules = loadEvaluationRules(config.evaluation, baseDir);
+  const clashes = EVALUATION_LIMITS.filter((key) => config.limits[key] !== undefined);
+  if (clashes.length > 0) throw new ConfigError(clashes.map((key) => configIssue(doc, ['limits', key], `set by the evaluation "${rules.name}": leave it out`)));
+  const limits = accountConfigSchema.partial().parse({ ...config.limits, ...evaluationAccount(rules) });
+  return { ...config, limits, risk: withEvaluationRisk(config.risk, rules) };
 }

@@ -257,8 +257,9 @@ export interface Quote {
   readonly time: number;
   readonly bid: number;
   readonly ask: number;
-  readonly bidSize: number;
-  readonly askSize: number;
+  /** Sizes at the top of the book, where the source tells them (bars and the simulator's book do; a live quote does not). */
+  readonly bidSize?: number;
+  readonly askSize?: number;
   readonly last: number;
 }
 

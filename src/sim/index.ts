@@ -23,6 +23,7 @@ import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-li
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
 import { HubHost, type HubDefinition } from './hubs/hub-host.ts';
+import { MarketHub } from './hubs/market-hub.ts';
 import { UserHub } from './hubs/user-hub.ts';
 import { getMeta, openStore, setMeta, type Db, type RuleRow } from './store.ts';
 
@@ -133,7 +134,18 @@ export interface SimulatorOptions {
   pending?: PendingOptions;
   /** Roots traded besides the built-in ones (a root of the same name replaces the built-in one). */
   roots?: RootSpecInput[];
+  /** The realtime hubs (docs/sim.md, Realtime hubs). */
+  realtime?: SimRealtimeOptions;
   logger?: Logger;
+}
+
+export interface SimRealtimeOptions {
+  /** The most `GatewayQuote` events a second per contract (default 20). */
+  quotesPerSecond?: number;
+  /** Unsent bytes above which a hub connection is a slow consumer and is dropped (default 4 MiB). */
+  maxBufferedBytes?: number;
+  /** How often a connected token is checked again, ms (default 1000). */
+  authCheckMs?: number;
 }
 
 /** The book of one contract as decimals: the touch, its sizes, the last trade and a few levels each side. */
@@ -149,7 +161,7 @@ export interface SimQuote {
 
 export interface SimHandle {
   tradingUrl: string;
-  /** Base URL of the realtime hubs (`/hubs/user`): the same server. */
+  /** Base URL of the realtime hubs (`/hubs/user`, `/hubs/market`): the same server. */
   realtimeUrl: string;
   adminUrl: string;
   adminHeaders: Record<string, string>;
@@ -273,16 +285,26 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       default: { ...DEFAULT_RATE_LIMITS.default, ...options.rateLimits?.default } as RateBudget,
     };
     const userHub = new UserHub(engine);
+    const marketHub = new MarketHub(engine, options.realtime?.quotesPerSecond === undefined ? {} : { quotesPerSecond: options.realtime.quotesPerSecond });
     const publish = (): void => {
-      try {
-        userHub.publish();
-      } catch (error) {
-        logger.error({ err: error }, 'realtime hub publish failed');
+      for (const hub of [userHub, marketHub]) {
+        try {
+          hub.publish();
+        } catch (error) {
+          logger.error({ err: error }, 'realtime hub publish failed');
+        }
       }
     };
     const app = buildServer({ engine, admin, adminKey, rateLimits, logger, onChange: publish });
-    const hubs = new HubHost({ server: app.server, hubs: [userHub.definition as HubDefinition<unknown>], logger });
+    const hubs = new HubHost({
+      server: app.server,
+      hubs: [userHub.definition as HubDefinition<unknown>, marketHub.definition as HubDefinition<unknown>],
+      logger,
+      ...(options.realtime?.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.realtime.maxBufferedBytes }),
+      ...(options.realtime?.authCheckMs === undefined ? {} : { authCheckMs: options.realtime.authCheckMs }),
+    });
     userHub.attach(hubs);
+    marketHub.attach(hubs);
     await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -322,6 +344,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         if (closed) return;
         closed = true;
         if (timer) clearInterval(timer);
+        marketHub.close();
         await hubs.close();
         await app.close();
         core.close();

@@ -169,3 +169,24 @@ export function codeName(table: CodeTable, code: number): string {
   for (const [name, value] of Object.entries(table)) if (value === code) return name;
   return `Code${code}`;
 }
+
+/**
+ * `GatewayDepth.type` (the DomType of the market hub). The gateway does not document its values; these are
+ * the ones the published clients of this gateway decode. The simulator sends Ask/Bid levels, the touch as
+ * BestAsk/BestBid, and Reset before a full book.
+ */
+export const DomType = {
+  Unknown: 0,
+  Ask: 1,
+  Bid: 2,
+  BestAsk: 3,
+  BestBid: 4,
+  Trade: 5,
+  Reset: 6,
+  Low: 7,
+  High: 8,
+  NewBestBid: 9,
+  NewBestAsk: 10,
+  Fill: 11,
+} as const;
+export type DomType = (typeof DomType)[keyof typeof DomType];

@@ -13,4 +13,5 @@ export { AdminClient, type AdminClientOptions } from './admin.ts';
 export { pageBars, assertIncreasing, barTime, toEpochMs, isoOf, type BarWindow, type FetchBars, type PageInfo, type PageBarsOptions } from './history.ts';
 export { assertTradeExportRange, tradeExportWindows, mergeById, type TimeWindow } from './exports.ts';
 export { classifyRuleViolation, violationKind, type RuleBreakKind, type ViolationKind, type RuleSource } from './violations.ts';
-export { UserHubClient, type RealtimeState, type UserEvent, type UserHubOptions } from './realtime.ts';
+export { MarketHubClient, RealtimeSubscriptionError, UserHubClient, type HubClientOptions, type MarketHubOptions, type RealtimeState, type UserEvent, type UserHubOptions } from './realtime.ts';
+export { GatewayDepth, GatewayQuote, GatewayTrade } from './hub-schemas.ts';

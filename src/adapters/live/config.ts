@@ -75,6 +75,11 @@ export const liveConfigSchema = z.strictObject({
    * variant, personal limits). `startingBalance` defaults to the account's balance at start.
    */
   limits: accountConfigSchema.partial().default({}),
+  /**
+   * A prop-firm evaluation (a preset of config/evaluations, or a YAML file relative to this one): its
+   * floors become the guard's account limits and its contract cap and hours the guard's, as in a backtest.
+   */
+  evaluation: z.string().min(1).optional(),
   journal: z.string().min(1),
   poll: pollSchema.default(pollSchema.parse({})),
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),

@@ -130,6 +130,8 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
 
     case 'placeUnknown':
       if (s === 'submitting') return { order: { ...order, state: 'unknown' }, effects: ['lookupByTag'], ignored: false };
+      // Already named by a realtime event or a lookup: the lost answer no longer matters.
+      if (order.venueOrderId !== undefined) return same(order);
       return same(order, `unknown place outcome in state ${s}`);
 
     case 'lookupFound': {

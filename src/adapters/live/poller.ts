@@ -200,14 +200,6 @@ export class Poller implements MarketData {
     this.o.venueEvents.next({ kind: 'account', time: this.o.now(), balance: account.balance, canTrade: account.canTrade });
   }
 
-  /** The last traded price of a contract from a realtime quote (ticks on the contract's grid). */
-  setLastPrice(contractId: string, price: number): void {
-    const grid = this.o.contracts.get(contractId)?.grid;
-    if (grid === undefined) return;
-    const exact = grid.toTicks(price);
-    this.lastPrices.set(contractId, Number.isInteger(exact) ? exact : grid.roundToTicks(price));
-  }
-
   // ------------------------------------------------------------------ running
 
   /** Poll positions, open orders, orders and trades once, now (start-up and after a restart). */

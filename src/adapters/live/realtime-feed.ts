@@ -11,6 +11,7 @@
  */
 import type { Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
+import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
 import type * as S from '../gateway/schemas.ts';
 import type { RealtimeState, UserEvent, UserHubClient } from '../gateway/realtime.ts';
 import type { LiveExecutor } from './executor.ts';
@@ -40,7 +41,7 @@ export class RealtimeFeed {
   private readonly subscriptions: Subscription[] = [];
   private held: S.Trade[] = [];
   private heldTimer: NodeJS.Timeout | undefined;
-  private startTimer: NodeJS.Timeout | undefined;
+  private connection: BackgroundConnection | undefined;
   private stopped = false;
   /** Bumped at each connection, so a reconciliation that finishes after a drop does not turn polling down. */
   private epoch = 0;
@@ -60,28 +61,17 @@ export class RealtimeFeed {
         error: (error: unknown) => this.o.logger.error({ err: error }, 'realtime event stream failed; polling continues'),
       }),
     );
-    void this.connect();
+    this.connection = connectInBackground(() => this.o.hub.start(), { logger: this.o.logger, what: 'realtime user hub', retryMs: this.o.retryStartMs ?? 5_000 });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.startTimer) clearTimeout(this.startTimer);
+    this.connection?.cancel();
     if (this.heldTimer) clearTimeout(this.heldTimer);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     await this.o.hub.stop().catch((error: unknown) => this.o.logger.warn({ err: error }, 'realtime hub did not close cleanly'));
   }
 
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      await this.o.hub.start();
-    } catch (error) {
-      const retryMs = this.o.retryStartMs ?? 5_000;
-      this.o.logger.warn({ err: error, retryMs }, 'realtime hub unavailable; polling, and trying again');
-      this.startTimer = setTimeout(() => void this.connect(), retryMs);
-      this.startTimer.unref();
-    }
-  }
 
   private onState(state: RealtimeState): void {
     if (this.stopped) return;

@@ -29,7 +29,8 @@ import { historyBefore, Poller } from './poller.ts';
 import { assertPlan, type BarSubscription, type PollIntervals } from './rate-plan.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
 import { RealtimeFeed } from './realtime-feed.ts';
-import { UserHubClient } from '../gateway/realtime.ts';
+import { MarketHubClient, UserHubClient } from '../gateway/realtime.ts';
+import { MarketFeed } from './market-feed.ts';
 import { renderStatus, type StatusInput } from './status.ts';
 
 export interface SessionOptions {
@@ -161,6 +162,10 @@ export class LiveSession {
         startingBalance: o.account?.startingBalance ?? account.balance - journalNet(journal, contracts),
       };
 
+      const market =
+        o.realtimeUrl !== undefined && config.gateway.realtime
+          ? new MarketFeed({ hub: new MarketHubClient({ url: o.realtimeUrl, token: () => client.token(), logger: logger.child({ part: 'market-hub' }) }), contracts, logger: logger.child({ part: 'market-hub' }) })
+          : undefined;
       const engine = createEngine({
         strategies: [{ strategy: o.strategy, params: config.strategy.params, id: config.strategy.id, contracts: config.contracts }],
         contracts: [...contracts.values()],
@@ -174,6 +179,9 @@ export class LiveSession {
         live: true,
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
+        ...(market === undefined
+          ? {}
+          : { quotes: (id: string) => market.quotes(id), marketTrades: (id: string) => market.marketTrades(id), lastPrice: (id: string) => market.lastPrice(id) }),
       });
 
       // The poller reports to the session, which exists only once the poller does.
@@ -201,6 +209,7 @@ export class LiveSession {
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
+      session.market = market;
       if (o.realtimeUrl !== undefined && config.gateway.realtime) {
         const hubLogger = logger.child({ part: 'realtime' });
         session.realtime = new RealtimeFeed({
@@ -347,7 +356,11 @@ export class LiveSession {
   run(): void {
     this.poller.start();
     this.realtime?.start();
+    this.market?.start();
   }
+
+  /** The market hub's quotes and trades (the guard's last price), with the same realtime host. */
+  market: MarketFeed | undefined;
 
   /** The user hub's events, when the gateway has a realtime host and the config does not turn it off. */
   realtime: RealtimeFeed | undefined;
@@ -467,6 +480,7 @@ export class LiveSession {
       if (options.flatten ?? this.options.config.session.flattenOnExit) await this.killSwitch('session end');
       await this.finalPoll();
       await this.realtime?.stop();
+      await this.market?.stop();
       await this.executor.stop();
       for (const s of this.subscriptions) s.unsubscribe();
       this.engine.close();

@@ -107,7 +107,8 @@ export class HubHost {
   async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     this.options.server.off('upgrade', this.onUpgrade);
-    this.everyConnection((c) => c.close());
+    // Clients may come back (a restarted simulator on the same port): a close with an error allows reconnecting.
+    this.everyConnection((c) => c.close('The server is shutting down.'));
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 

@@ -74,9 +74,14 @@ export interface FaultCase {
  */
 type During = (marginMs?: number) => boolean;
 
-async function faultRun(world: FaultWorld, arm: (during: During, bot: BotProcess) => Promise<void> | void, execution?: Record<string, unknown>): Promise<CaseOutcome> {
+async function faultRun(
+  world: FaultWorld,
+  arm: (during: During, bot: BotProcess) => Promise<void> | void,
+  execution?: Record<string, unknown>,
+  options: { realtime?: boolean } = {},
+): Promise<CaseOutcome> {
   const violations: string[] = [];
-  const bot = world.spawn(world.config({ bars: BARS, ...(execution ? { execution } : {}) }));
+  const bot = world.spawn(world.config({ bars: BARS, ...(execution ? { execution } : {}), ...(options.realtime ? { realtime: true } : {}) }));
   await bot.started();
   const stopAt = Date.now() + (BARS - 4) * BAR_MS;
   await arm((marginMs = 0) => Date.now() < stopAt - marginMs, bot);
@@ -236,6 +241,40 @@ export const CASES: readonly FaultCase[] = [
     fault: 'none (reference run)',
     noAnomalies: true,
     run: (world) => faultRun(world, () => undefined),
+  },
+  {
+    name: 'realtime hubs losing events and dropping',
+    fault: 'the bot on the user and market hubs: every other bar the user hub loses its trade and order events, every third bar its connections are cut and refused for a bar; places reset after the gateway applied them',
+    async run(world) {
+      let bar = 0;
+      let timer: NodeJS.Timeout | undefined;
+      let cuts = 0;
+      const outcome = await faultRun(
+        world,
+        (during) => {
+          world.proxy.inject({ path: PLACE, action: { kind: 'drop-after' }, times: ROUNDS, every: 3, when: during });
+          timer = setInterval(() => {
+            bar++;
+            const faulty = during(2 * BAR_MS);
+            world.hubProxy.discard(faulty && bar % 2 === 0 ? (record) => /"GatewayUser(Trade|Order)"/.test(record) : undefined);
+            if (faulty && bar % 3 === 0) {
+              world.hubProxy.cut();
+              cuts++;
+            } else world.hubProxy.restore();
+          }, BAR_MS);
+        },
+        { unknownOutcomeMs: SHORT_WINDOW_MS },
+        { realtime: true },
+      );
+      clearInterval(timer);
+      world.hubProxy.discard(undefined);
+      world.hubProxy.restore();
+      const hub = [
+        ...(world.hubProxy.discarded.length > 0 ? [] : ['no realtime event was discarded: the case proved nothing']),
+        ...(cuts > 0 ? [] : ['the hub was never cut: the case proved nothing']),
+      ];
+      return { ...outcome, violations: [...outcome.violations, ...hub, ...exercised(world, [PLACE], ['drop-after'])] };
+    },
   },
   {
     name: 'held request delivered late',

@@ -21,6 +21,7 @@ import { signedSize } from '../../../src/adapters/live/reconcile.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import { CALENDAR } from '../../../src/market/calendar.ts';
 import { ADMIN_PREFIX, startSimulator, type SimHandle } from '../../../src/sim/index.ts';
+import { startHubProxy, type HubProxy } from './hub-proxy.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 
 export const REPO = path.resolve(import.meta.dirname, '../../..');
@@ -49,6 +50,8 @@ export interface BotConfig {
   readonly execution?: Record<string, unknown>;
   /** Another way to the simulator (a second proxy); default this world's proxy. */
   readonly gatewayUrl?: string;
+  /** Trade on the realtime hubs too, through this world's hub proxy (`gateway.realtimeUrl`). */
+  readonly realtime?: boolean;
 }
 
 export interface Exit {
@@ -279,6 +282,7 @@ export class FaultWorld {
     readonly account: Record<Mode, { id: number; name: string }>,
     readonly credentials: { userName: string; apiKey: string; adminKey: string },
     readonly mode: Mode,
+    readonly hubProxy: HubProxy,
   ) {
     this.sampler = new PositionSampler(truth, [account[mode].id]);
     this.sampler.start();
@@ -306,6 +310,7 @@ export class FaultWorld {
       ],
     });
     const proxy = await startFaultProxy(sim.tradingUrl);
+    const hubProxy = await startHubProxy(sim.realtimeUrl);
     const truth = new TradingClient({ baseUrl: sim.tradingUrl, userName, apiKey, logger: silentLogger });
     const accounts = await truth.searchAccounts(true);
     const id = (n: string): number => accounts.find((a) => a.name === n)!.id;
@@ -318,6 +323,7 @@ export class FaultWorld {
       { paper: { id: id('FAULT-PAPER'), name: 'FAULT-PAPER' }, live: { id: id('FAULT-LIVE'), name: 'FAULT-LIVE' } },
       { userName, apiKey, adminKey },
       mode,
+      hubProxy,
     );
   }
 
@@ -338,7 +344,7 @@ export class FaultWorld {
       contracts: [CONTRACT],
       timeframe: { unit: 'second', unitNumber: BAR_MS / 1000 },
       account: { name: this.account[mode].name },
-      gateway: { url, adminUrl: `${url}${ADMIN_PREFIX}`, timeoutMs: REQUEST_TIMEOUT_MS },
+      gateway: { url, adminUrl: `${url}${ADMIN_PREFIX}`, timeoutMs: REQUEST_TIMEOUT_MS, ...(c.realtime === true ? { realtimeUrl: this.hubProxy.url } : {}) },
       journal: this.journalFile,
       poll: POLL,
       session: { maxBars: c.bars },
@@ -423,6 +429,7 @@ export class FaultWorld {
     await Promise.all(this.bots.map((b) => b.exited));
     await this.truth.close();
     for (const p of [this.proxy, ...this.extraProxies]) await p.close();
+    await this.hubProxy.close();
     await this.sim.close();
     if (!options.keep) {
       rmSync(this.dir, { recursive: true, force: true });

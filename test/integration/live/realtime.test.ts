@@ -13,6 +13,10 @@ import { LiveSession } from '../../../src/adapters/live/session.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import type { VenueEvent } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
+import { defineStrategy, type StrategyModule } from '../../../src/engine/strategy.ts';
+import type { Quote } from '../../../src/engine/types.ts';
+import { EMPTY, mergeMap } from 'rxjs';
+import { z } from 'zod';
 import { agreement, ES, market, startBench, startBot, until, type Bench, type Bot } from './harness.ts';
 import { startHubProxy, type HubProxy } from './hub-proxy.ts';
 
@@ -37,6 +41,21 @@ function withFeed(bot: Bot): { feed: RealtimeFeed; events: VenueEvent[] } {
   const feed = new RealtimeFeed({ hub, poller: bot.poller, executor: bot.executor, journal: bot.journal, accountId: b.sim.demo.accountId, logger: silentLogger, retryStartMs: 100 });
   feed.start();
   return { feed, events };
+}
+
+/** A paper session on the bench's simulator, through the fault proxy, with the realtime host at `realtimeUrl`. */
+function startPaper(strategy: StrategyModule, named: { name: string; id: string; params?: Record<string, unknown> }, realtimeUrl: string): Promise<LiveSession> {
+  const config = liveConfigSchema.parse({ strategy: named, contracts: [ES], timeframe: { unit: 'minute', unitNumber: 1 }, account: { id: b.sim.demo.accountId }, journal: b.journalFile });
+  return LiveSession.start({
+    config,
+    mode: 'paper',
+    tradingUrl: b.proxy.url,
+    realtimeUrl,
+    credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
+    strategy,
+    logger: silentLogger,
+    now: b.now,
+  });
 }
 
 const fillsOf = (events: readonly VenueEvent[], tag: string): number => events.filter((e) => e.kind === 'fill' && e.orderId === tag).length;
@@ -104,24 +123,20 @@ describe('live adapter on the user hub', () => {
     await bot.stop();
   });
 
+  it('a hub unreachable at start: the bot polls, and takes the hub once it can be reached', async () => {
+    hubProxy.cut();
+    const bot = startBot(b);
+    const { feed } = withFeed(bot);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(bot.poller.realtimeOn).toBe(false);
+    hubProxy.restore();
+    await until(() => bot.poller.realtimeOn, 10_000, 'the retried first connection');
+    await feed.stop();
+    await bot.stop();
+  });
+
   it('a paper session takes the hub: a fill of an order placed by hand reaches its engine without a poll', async () => {
-    const config = liveConfigSchema.parse({
-      strategy: { name: 'sma-cross', id: 'rtpaper', params: { fast: 2, slow: 4, size: 1 } },
-      contracts: [ES],
-      timeframe: { unit: 'minute', unitNumber: 1 },
-      account: { id: b.sim.demo.accountId },
-      journal: b.journalFile,
-    });
-    const session = await LiveSession.start({
-      config,
-      mode: 'paper',
-      tradingUrl: b.proxy.url,
-      realtimeUrl: hubProxy.url,
-      credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
-      strategy: smaCross,
-      logger: silentLogger,
-      now: b.now,
-    });
+    const session = await startPaper(smaCross, { name: 'sma-cross', id: 'rtpaper', params: { fast: 2, slow: 4, size: 1 } }, hubProxy.url);
     session.run();
     await until(() => session.poller.realtimeOn, 10_000, 'the session to take the hub');
     const before = reads();
@@ -130,5 +145,22 @@ describe('live adapter on the user hub', () => {
     expect(reads()).toBe(before);
     await session.stop({ flatten: true });
     expect((await b.truth.searchOpenPositions(b.sim.demo.accountId)).filter((p) => p.size !== 0)).toEqual([]);
+  });
+
+  it("a paper session's strategy reads the market hub's quotes, and the guard's last price is the quote's", async () => {
+    const seen: Quote[] = [];
+    const quoteReader = defineStrategy({
+      name: 'quote-reader',
+      params: z.object({}),
+      run: (ctx) => ctx.quotes().pipe(mergeMap((q) => (seen.push(q), EMPTY))),
+    });
+    const session = await startPaper(quoteReader, { name: 'quote-reader', id: 'rtquotes' }, b.sim.realtimeUrl);
+    session.run();
+    await until(() => seen.length > 0, 10_000, 'the first quote through the market hub');
+    const grid = b.contracts.get(ES)!.grid;
+    const atSim = b.sim.quote(ES)!;
+    expect(seen[0]).toMatchObject({ contractId: ES, bid: grid.toTicks(atSim.bid), ask: grid.toTicks(atSim.ask), last: grid.toTicks(atSim.last) });
+    expect(session.market!.lastPrice(ES)).toBe(grid.toTicks(atSim.last));
+    await session.stop();
   });
 });

@@ -3,7 +3,7 @@
  * account events for the token's own accounts, in the shapes of the REST records, in the order they
  * happened; another user's account refused; unsubscribing stops them; a wrong token cannot connect.
  */
-import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
+import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
 import * as S from '../../../src/adapters/gateway/schemas.ts';
@@ -86,5 +86,45 @@ describe('simulator user hub', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(orders).toEqual([]);
     await expect(connect('not-a-token').start()).rejects.toThrow();
+  });
+
+  it('every Unsubscribe twin stops its events, the others keep coming', async () => {
+    const accountId = sim.demo.accountId;
+    hub = connect(await client.login());
+    const events: Array<{ name: string; record: unknown }> = [];
+    for (const name of ['GatewayUserOrder', 'GatewayUserTrade', 'GatewayUserPosition', 'GatewayUserAccount']) hub.on(name, (record) => events.push({ name, record }));
+    await hub.start();
+    for (const method of ['SubscribeOrders', 'SubscribeTrades', 'SubscribePositions']) await hub.invoke(method, accountId);
+    await hub.invoke('SubscribeAccounts');
+    await hub.invoke('UnsubscribeTrades', accountId);
+    await hub.invoke('UnsubscribeAccounts');
+    await client.placeOrder({ accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
+    await until(() => events.some((e) => e.name === 'GatewayUserPosition') && events.some((e) => e.name === 'GatewayUserOrder'));
+    await hub.invoke('UnsubscribePositions', accountId);
+    await hub.invoke('UnsubscribeOrders', accountId);
+    const seen = events.length;
+    await client.closePosition({ accountId, contractId: ES });
+    sim.clock.advance(1_000);
+    // A round trip after the close: an event sent before its answer would have arrived first.
+    await expect(hub.invoke('SubscribeOrders', 999_999)).rejects.toThrow(/not found/);
+    expect(events.length).toBe(seen);
+    expect(events.map((e) => e.name)).not.toContain('GatewayUserTrade');
+    expect(events.map((e) => e.name)).not.toContain('GatewayUserAccount');
+    for (const method of ['UnsubscribeOrders', 'UnsubscribeTrades', 'UnsubscribePositions']) await expect(hub.invoke(method, 999_999)).rejects.toThrow(/Account 999999 not found/);
+  });
+
+  it('a token that expires while connected closes the connection with an error', async () => {
+    await sim.close();
+    sim = await startSimulator({ clock: 'manual', startTime: Date.parse('2025-03-04T15:00:00Z'), historyDays: 1, realtime: { authCheckMs: 20 } });
+    await client.close();
+    client = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now: () => sim.clock.now() });
+    hub = connect(await client.login());
+    let closedWith: Error | undefined;
+    hub.onclose((error) => (closedWith = error));
+    await hub.start();
+    await hub.invoke('SubscribeOrders', sim.demo.accountId);
+    sim.clock.advance(24 * 3_600_000 + 1_000);
+    await until(() => hub!.state === HubConnectionState.Disconnected);
+    expect(closedWith?.message).toMatch(/Unauthorized: the session token expired/);
   });
 });

@@ -106,6 +106,18 @@ describe('order transition table', () => {
     expect(t.effects).toEqual(['lookupByTag']);
   });
 
+  it('takes a realtime event that named the order before its place answer: the answer, or its loss, is no anomaly', () => {
+    const named = transition(newOrder('s-1', 1), { type: 'lookupFound', venueOrderId: 7, status: 'filled' }).order;
+    expect(named.state).toBe('filled');
+    for (const late of [{ type: 'placeAccepted', venueOrderId: 7 }, { type: 'placeUnknown' }] as const) {
+      const t = transition(named, late);
+      expect(t).toMatchObject({ order: named, effects: [], ignored: true });
+      expect(t.anomaly).toBeUndefined();
+    }
+    // An answer that names another order is still one.
+    expect(transition(named, { type: 'placeAccepted', venueOrderId: 8 }).anomaly).toBeDefined();
+  });
+
   it('settles the fill-after-cancel race as filled', () => {
     let o = transition(newOrder('s-1', 1), { type: 'placeAccepted', venueOrderId: 1 }).order;
     const c = transition(o, { type: 'cancelRequested' });

@@ -30,3 +30,17 @@ describe('SignalR JSON hub protocol', () => {
     expect(encode({ type: 6 })).toBe(`{"type":6}${RECORD_SEPARATOR}`);
   });
 });
+
+describe('SignalR JSON hub protocol, any input', () => {
+  it('a record that is not a valid message is a HubProtocolError, never another exception', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify({ type: 1, target: v, arguments: v }))), (record) => {
+        try {
+          parseMessage(record);
+        } catch (error) {
+          expect(error).toBeInstanceOf(HubProtocolError);
+        }
+      }),
+    );
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * The gateway's market hub as the engine's live quotes and market trades, prices converted to ticks on
+ * each contract's grid at this edge. The session's contracts are subscribed from the start, so the guard
+ * and trailing stops price against the last quote, not the last bar's close; a strategy's `ctx.quotes()`
+ * shares that one subscription. Without a connection the last price falls back to the bars (the poller's).
+ */
+import { Observable, share, type Subscription } from 'rxjs';
+import type { Logger } from '../../engine/log.ts';
+import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
+import type { ContractSpec, MarketTrade, Quote } from '../../engine/types.ts';
+import type { PriceGrid } from '../../engine/ticks.ts';
+import type { GatewayQuote, GatewayTrade } from '../gateway/hub-schemas.ts';
+import type { MarketHubClient } from '../gateway/realtime.ts';
+import { parseDateTime } from '../gateway/schemas.ts';
+
+export type MarketHub = Pick<MarketHubClient, 'quotes' | 'marketTrades' | 'start' | 'stop' | 'state$'>;
+
+export interface MarketFeedOptions {
+  readonly hub: MarketHub;
+  readonly contracts: ReadonlyMap<string, ContractSpec>;
+  readonly logger: Logger;
+  /** Wall ms between attempts when the first connection fails. */
+  readonly retryStartMs?: number;
+}
+
+/** A price on the contract's grid in ticks; an off-grid price (a bad record) is rounded and logged. */
+function ticksOf(grid: PriceGrid, price: number, logger: Logger, contractId: string): number {
+  const exact = grid.toTicks(price);
+  if (Number.isInteger(exact)) return exact;
+  logger.warn({ contractId, price }, 'market hub price off the tick grid; rounded');
+  return grid.roundToTicks(price);
+}
+
+export class MarketFeed {
+  private readonly o: MarketFeedOptions;
+  private readonly quoteStreams = new Map<string, Observable<Quote>>();
+  private readonly tradeStreams = new Map<string, Observable<MarketTrade>>();
+  private readonly last = new Map<string, number>();
+  private readonly subscriptions: Subscription[] = [];
+  private connection: BackgroundConnection | undefined;
+
+  constructor(options: MarketFeedOptions) {
+    this.o = options;
+  }
+
+  /** Subscribe the contracts' quotes (the guard's last price) and connect, retrying in the background. */
+  start(): void {
+    for (const contractId of this.o.contracts.keys()) {
+      this.subscriptions.push(this.quotes(contractId).subscribe({ error: (error: unknown) => this.o.logger.warn({ err: error, contractId }, 'market hub quotes failed; the last price comes from the bars') }));
+    }
+    this.connection = connectInBackground(() => this.o.hub.start(), { logger: this.o.logger, what: 'market hub', retryMs: this.o.retryStartMs ?? 5_000 });
+  }
+
+  async stop(): Promise<void> {
+    this.connection?.cancel();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    await this.o.hub.stop().catch((error: unknown) => this.o.logger.warn({ err: error }, 'market hub did not close cleanly'));
+  }
+
+  /** The last traded price from the hub (ticks) while connected, else undefined (the bars decide). */
+  lastPrice(contractId: string): number | undefined {
+    return this.o.hub.state$.value === 'connected' ? this.last.get(contractId) : undefined;
+  }
+
+  quotes(contractId: string): Observable<Quote> {
+    let stream = this.quoteStreams.get(contractId);
+    if (stream === undefined) {
+      const grid = this.grid(contractId);
+      stream = new Observable<Quote>((subscriber) =>
+        this.o.hub.quotes(contractId).subscribe({
+          next: (q: GatewayQuote) => {
+            const quote: Quote = {
+              contractId,
+              time: parseDateTime(q.timestamp),
+              bid: ticksOf(grid, q.bestBid, this.o.logger, contractId),
+              ask: ticksOf(grid, q.bestAsk, this.o.logger, contractId),
+              last: ticksOf(grid, q.lastPrice, this.o.logger, contractId),
+            };
+            this.last.set(contractId, quote.last);
+            subscriber.next(quote);
+          },
+          error: (error: unknown) => subscriber.error(error),
+          complete: () => subscriber.complete(),
+        }),
+      ).pipe(share());
+      this.quoteStreams.set(contractId, stream);
+    }
+    return stream;
+  }
+
+  marketTrades(contractId: string): Observable<MarketTrade> {
+    let stream = this.tradeStreams.get(contractId);
+    if (stream === undefined) {
+      const grid = this.grid(contractId);
+      stream = new Observable<MarketTrade>((subscriber) =>
+        this.o.hub.marketTrades(contractId).subscribe({
+          next: (t: GatewayTrade) =>
+            subscriber.next({ contractId, time: parseDateTime(t.timestamp), price: ticksOf(grid, t.price, this.o.logger, contractId), size: t.volume, side: t.type === 0 ? 'buy' : 'sell' }),
+          error: (error: unknown) => subscriber.error(error),
+          complete: () => subscriber.complete(),
+        }),
+      ).pipe(share());
+      this.tradeStreams.set(contractId, stream);
+    }
+    return stream;
+  }
+
+  private grid(contractId: string): PriceGrid {
+    const spec = this.o.contracts.get(contractId);
+    if (spec === undefined) throw new RangeError(`market feed: contract ${contractId} is not one of the session's`);
+    return spec.grid;
+  }
+}
