@@ -4,7 +4,7 @@
  * and the rest sparse. Both only ever propose points of the space (every value one of the listed ones),
  * never the same point twice, and give the same points for the same seed and results.
  */
-import { metricScore, runSweep, type Grid, type Job, type JobResult, type Metric, type SweepContext, type SweepOptions } from './optimize.ts';
+import { metricScore, runSweep, sharedContext, type Grid, type Job, type JobResult, type Metric, type SweepContext, type SweepOptions } from './optimize.ts';
 import { SweepPool } from './sweep-pool.ts';
 import { SEARCHES } from './config.ts';
 
@@ -222,10 +222,12 @@ export async function runSearch(context: SweepContext, grid: Grid, options: Swee
   const ownPool = sweep.pool === undefined && lanes > 1 ? new SweepPool(lanes - 1) : undefined;
   const pool = sweep.pool ?? ownPool;
   const results: JobResult[] = [];
+  // Into shared memory once, not once a batch.
+  const sweepContext = lanes > 1 ? sharedContext(context) : context;
   try {
     await search(grid, { method: options.method, trials: options.trials, seed: options.seed, batch: SEARCH_BATCH }, async (points) => {
       const jobs: Job[] = points.map((point, k) => ({ index: results.length + k, params: pointParams(grid, point), sample: options.sample }));
-      const batch = await runSweep(context, jobs, {
+      const batch = await runSweep(sweepContext, jobs, {
         ...sweep,
         ...(pool ? { pool } : {}),
         onResult: (result) => sweep.onResult?.(result, results.length + 1),

@@ -10,7 +10,7 @@ import { parseParams, warmupBars } from '../../engine/strategy.ts';
 import { computeStatistics } from '../../report/statistics.ts';
 import type { ClosedTrade, EquityCurve, ReportInput, Statistics } from '../../report/types.ts';
 import { executeBacktest, type History } from './backtest.ts';
-import { rank, type Grid, type JobResult, type Metric, type SweepContext } from './optimize.ts';
+import { rank, shareColumns, type Grid, type JobResult, type Metric, type SweepContext } from './optimize.ts';
 import { runSearch, type SearchMethod } from './search.ts';
 import { sliceByIndex } from './sources/columns.ts';
 import { SweepPool } from './sweep-pool.ts';
@@ -92,6 +92,8 @@ export interface WalkForwardResult {
 /** Run the walk-forward of `history`; the searches share one warm pool. */
 export async function runWalkForward(context: Omit<SweepContext, 'samples'>, history: History, grid: Grid, options: WalkForwardOptions): Promise<WalkForwardResult> {
   const folds = walkForwardFolds(history.bars.time.length, options.plan);
+  // Into shared memory once: every fold's training window is then a view of it, never copied.
+  if (options.workers > 1 && !(history.bars.time.buffer instanceof SharedArrayBuffer)) history = { ...history, bars: shareColumns(history.bars) };
   const ownPool = options.pool === undefined && options.workers > 1 ? new SweepPool(options.workers - 1) : undefined;
   const pool = options.pool ?? ownPool;
   const results: FoldResult[] = [];

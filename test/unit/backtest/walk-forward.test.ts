@@ -88,4 +88,13 @@ describe('walk-forward runs', () => {
       { numRuns: 6 },
     );
   });
+
+  it('choose and test the same on two lanes as on one', async () => {
+    const history = await loadHistory(config, resolveContract(config.contract));
+    const options = { plan: { folds: 3, trainWindows: 2, mode: 'anchored' as const }, method: 'tpe' as const, trials: 4, seed: 3, metric: 'sharpe' as const };
+    const one = await runWalkForward({ config, name: 'wf' }, history, grid, { ...options, workers: 1 });
+    const two = await runWalkForward({ config, name: 'wf' }, history, grid, { ...options, workers: 2 });
+    expect(two.folds.map((f) => [f.chosen, f.orderListHash])).toEqual(one.folds.map((f) => [f.chosen, f.orderListHash]));
+    expect(two.statistics).toEqual(one.statistics);
+  });
 });
