@@ -23,8 +23,8 @@ import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-li
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
 import { HubHost, type HubDefinition } from './hubs/hub-host.ts';
-import { MarketHub } from './hubs/market-hub.ts';
-import { UserHub } from './hubs/user-hub.ts';
+import { MARKET_HUB, MarketHub } from './hubs/market-hub.ts';
+import { USER_HUB, UserHub } from './hubs/user-hub.ts';
 import { getMeta, openStore, setMeta, type Db, type RuleRow } from './store.ts';
 
 export { generateBars } from '../market/synthetic.ts';
@@ -169,6 +169,8 @@ export interface SimHandle {
   clock: { now(): number; advance(ms: number): void };
   /** The quote of a contract now, or undefined when it does not trade now (the realtime market hub's source). */
   quote(contractId: string): SimQuote | undefined;
+  /** Open connections of each realtime hub. */
+  hubConnections(): { user: number; market: number };
   close(): Promise<void>;
 }
 
@@ -340,6 +342,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         },
       },
       quote: (contractId) => quoteOf(engine, contractId),
+      hubConnections: () => ({ user: hubs.connectionCount(USER_HUB), market: hubs.connectionCount(MARKET_HUB) }),
       async close() {
         if (closed) return;
         closed = true;

@@ -127,6 +127,11 @@ class HubSession {
     };
   }
 
+  /** Whether some Observable holds this subscription now. */
+  isHeld(subscribe: string, args: readonly unknown[]): boolean {
+    return this.held.has(JSON.stringify([subscribe, args]));
+  }
+
   private get connected(): boolean {
     return this.connection.state === HubConnectionState.Connected;
   }
@@ -250,13 +255,18 @@ export class MarketHubClient {
   private readonly quoteEvents = new Subject<ForContract<GatewayQuote>>();
   private readonly tradeEvents = new Subject<ForContract<GatewayTrade>>();
   private readonly depthEvents = new Subject<ForContract<GatewayDepth>>();
+  /** The last quote of each contract whose quotes are held: what a later subscriber starts from. */
+  private readonly latestQuotes = new Map<string, GatewayQuote>();
 
   constructor(options: MarketHubOptions) {
     this.session = new HubSession('/hubs/market', options);
     this.state$ = this.session.state$;
     this.malformed$ = this.session.malformed$;
     this.session.on('GatewayQuote', contractEvent(GatewayQuote), ([contractId, data]) => {
-      for (const quote of data) this.quoteEvents.next({ contractId, data: quote });
+      for (const quote of data) {
+        this.latestQuotes.set(contractId, quote);
+        this.quoteEvents.next({ contractId, data: quote });
+      }
     });
     this.session.on('GatewayTrade', contractEvent(GatewayTrade), ([contractId, data]) => {
       for (const trade of data) this.tradeEvents.next({ contractId, data: trade });
@@ -272,7 +282,17 @@ export class MarketHubClient {
 
   /** The contract's quote: the current one first, then every change (as often as the hub's throttle allows). */
   quotes(contractId: string): Observable<GatewayQuote> {
-    return this.forContract(this.quoteEvents, 'Quotes', contractId);
+    const method = 'SubscribeContractQuotes';
+    return new Observable<GatewayQuote>((subscriber) => {
+      // The hub sends its opening quote only to the first subscription; a later one starts from the last quote.
+      const latest = this.session.isHeld(method, [contractId]) ? this.latestQuotes.get(contractId) : undefined;
+      if (latest !== undefined) subscriber.next(latest);
+      const inner = this.forContract(this.quoteEvents, 'Quotes', contractId).subscribe(subscriber);
+      return () => {
+        inner.unsubscribe();
+        if (!this.session.isHeld(method, [contractId])) this.latestQuotes.delete(contractId);
+      };
+    });
   }
 
   /** The contract's market trades (prints), one at a time, oldest first. */

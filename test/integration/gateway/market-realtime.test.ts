@@ -88,7 +88,7 @@ describe('market hub client', () => {
     expect((error as Error).message).toMatch(/SubscribeContractQuotes\("CON\.F\.US\.EP\.H24"\).*has expired/);
   });
 
-  it('subscriptions are counted: the feed stops only when its last subscriber leaves', async () => {
+  it('subscriptions are counted: the feed stops only when its last subscriber leaves; a later subscriber starts from the last quote', async () => {
     const { sim: s, hub: h } = await start();
     const a: GatewayQuote[] = [];
     const b: GatewayQuote[] = [];
@@ -98,6 +98,10 @@ describe('market hub client', () => {
     await until(() => a.length >= 1 && b.length >= 1);
     first.unsubscribe();
     await advanceUntil(s, () => b.length >= 3);
+    // A later subscriber of a held feed starts from the last quote (the hub sent its opening one to the first).
+    const late: GatewayQuote[] = [];
+    h.quotes(ES).subscribe((q) => late.push(q)).unsubscribe();
+    expect(late).toEqual([b.at(-1)]);
     second.unsubscribe();
     const seen = b.length;
     // Resubscribing gets the opening quote: the hub was asked to unsubscribe, then to subscribe again.

@@ -6,8 +6,10 @@
  */
 import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { DomType, OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
 import { GatewayDepth, GatewayQuote, GatewayTrade } from '../../../src/adapters/gateway/hub-schemas.ts';
+import { encode } from '../../../src/sim/hubs/protocol.ts';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { startSimulator, type SimHandle, type SimulatorOptions } from '../../../src/sim/index.ts';
 
@@ -233,5 +235,36 @@ describe('simulator market hub', () => {
     expect(order!.status).toBe(OrderStatus.Filled);
     const positions = await c.searchOpenPositions(s.demo.accountId);
     expect(positions.find((p) => p.contractId === ES)?.size).toBe(1);
+  });
+
+  it('a subscriber that stops reading is dropped once realtime.maxBufferedBytes is unsent; a reading one stays', async () => {
+    const { sim: s, client: c, token } = await start({ realtime: { quotesPerSecond: 1_000_000, maxBufferedBytes: 16 * 1024 } });
+    const contracts = (await c.availableContracts(false)).map((contract) => contract.id);
+    const reader = connect(token);
+    let read = 0;
+    reader.on('GatewayQuote', () => read++);
+    await reader.start();
+    await reader.invoke('SubscribeContractQuotes', ES);
+    const ws = new WebSocket(`${s.realtimeUrl.replace('http', 'ws')}/hubs/market?access_token=${token}`);
+    await new Promise<void>((resolve, reject) => ws.on('open', () => resolve()).on('error', reject));
+    ws.send(encode({ protocol: 'json', version: 1 }));
+    let invocation = 0;
+    for (const contractId of contracts) {
+      for (const feed of ['Quotes', 'Trades', 'MarketDepth']) ws.send(encode({ type: 1, target: `SubscribeContract${feed}`, arguments: [contractId], invocationId: String(invocation++) }));
+    }
+    await until(() => s.hubConnections().market === 2);
+    // Give the subscriptions a round trip, then stop reading: what the hub sends piles up on its side.
+    await reader.invoke('SubscribeContractQuotes', ES);
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    // Market time stays well inside the token's lifetime: only the slow consumer check can drop it.
+    for (let i = 0; i < 20_000 && s.hubConnections().market === 2; i++) {
+      s.clock.advance(1_000);
+      if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(() => s.hubConnections().market === 1);
+    expect(reader.state).toBe(HubConnectionState.Connected);
+    const before = read;
+    await advanceUntil(s, () => read > before);
+    ws.terminate();
   });
 });
