@@ -16,6 +16,7 @@ import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
 import { measureFillLatency } from './realtime.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
+import { measureFileReads } from './import.ts';
 import { compareGrids, esBars, GRID, LANES, runGrid, warmPool } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
 import { measureMarketHub } from './market-hub.ts';
@@ -267,6 +268,11 @@ try {
   rows.push({ figure: '8 same, peak RSS', value: `${fmt(cliRssMb, 1)} MB`, target: '< 1,500 MB', verdict: verdict(cliRssMb < 1500) });
   rows.push({ figure: '9 CSV reader (streamed into columns)', value: `${fmt(parse.barsPerSecond)} bars/s (median ${fmt(parse.ms)} ms)`, target: '>= 5,000,000 bars/s', verdict: verdict(parse.barsPerSecond >= 5_000_000) });
   results.cliEndToEnd = { bars: E2E_BARS, wallMs: cli.wallMs, maxRssKiB: cli.maxRssKiB, exitCode: cli.exitCode, csvParseBarsPerSecond: parse.barsPerSecond, csvParseMs: parse.ms };
+  progress('the same bars from a tickline import and from Parquet (median of 3) ...');
+  const reads = await measureFileReads(e2eCsv);
+  rows.push({ figure: '12 the same bars read back from a tickline import', value: `${fmt(reads.importMs)} ms (CSV ${fmt(parse.ms)} ms)`, target: '(no target)', verdict: '' });
+  rows.push({ figure: '12 the same bars from Parquet (DuckDB)', value: `${fmt(reads.parquetMs)} ms (${fmt(reads.parquetBytes / 1e6, 1)} MB file)`, target: '(no target)', verdict: '' });
+  results.fileReads = reads;
 } finally {
   e2eCsv.dispose();
 }

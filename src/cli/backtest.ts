@@ -207,6 +207,12 @@ export async function run(args: string[]): Promise<number> {
       renderSummary(outcome.statistics, { ...outcome.report, violations: outcome.report.violations }).trimEnd(),
       `  Data            ${outcome.history.description}, ${result.bars} bars`,
     ];
+    if (result.rolls.length > 0) lines.push(`  Rolls           ${result.rolls.map((r) => `${r.from} -> ${r.to} ${new Date(r.time).toISOString().slice(0, 10)} (${r.action})`).join(', ')}`);
+    if (result.gaps.length > 0) {
+      const flattened = result.gaps.filter((g) => g.flattened !== 0).length;
+      lines.push(`  Gaps            ${result.gaps.length} longer than ${config.gaps.longerThanHours}h without bars; ${flattened} open position(s) flattened at the last bar before one (gaps.json)`);
+    }
+    for (const warning of outcome.warnings) lines.push(`Warning: ${warning}`);
     for (const v of result.violations) lines.push(`  Violation       ${v.triggeredAt} type ${v.type} (${v.rule}, duration ${v.duration}) equity ${v.violationBalance.toFixed(2)} vs ${v.level.toFixed(2)}`);
     for (const a of result.closestApproach) lines.push(`  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`);
     lines.push(...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)));

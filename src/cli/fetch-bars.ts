@@ -10,6 +10,7 @@ import { BarCache } from '../adapters/backtest/sources/cache.ts';
 import { loadGatewayBars } from '../adapters/backtest/sources/gateway.ts';
 import { DEFAULT_BAR_CACHE } from '../adapters/backtest/config.ts';
 import { resolveContract, UnknownContractError } from '../adapters/backtest/contract.ts';
+import { frontMonthWindows } from '../adapters/backtest/continuous.ts';
 import { createLogger } from '../engine/log.ts';
 import { timeframe as makeTimeframe } from '../engine/timeframe.ts';
 import type { BarUnit } from '../engine/types.ts';
@@ -18,12 +19,15 @@ import { ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Download a range of bars from the gateway into the local bar cache';
 
-const USAGE = `Usage: tickline fetch-bars --contract <id|name> --from <date> --to <date> [options]
+const USAGE = `Usage: tickline fetch-bars --contract <root|id|name> --from <date> --to <date> [options]
 
-Downloads bars into the SQLite cache used by backtests with \`data.source: gateway\`.
+Downloads bars into the SQLite cache used by backtests with \`data.source: gateway\`. A root fetches
+each front month over the part of the range it is in front (the calendar's roll dates), as a backtest
+of \`contract: ES\` reads them. An empty answer for a range that reaches into today is not recorded as
+fetched: the next run asks again.
 
 Options:
-  --contract <c>      Contract id (CON.F.US.EP.Z25) or name (ESZ5, ESZ25)          (required)
+  --contract <c>      Root (ES: each front month), contract id (CON.F.US.EP.H26) or name (ESH6, ESH26)  (required)
   --from <date>       Start, ISO date or time (UTC when no offset)                (required)
   --to <date>         End (exclusive)                                              (required)
   --unit <u>          second|minute|hour|day|week|month (default minute)
@@ -31,6 +35,9 @@ Options:
   --live              Use the live data subscription (default: the sim one)
   --cache <file>      Cache file (default ${DEFAULT_BAR_CACHE})
   --base-url <url>    Trading interface URL (default: $TICKLINE_BASE_URL)
+  --force             Fetch the whole range again, even the parts already cached
+  --days-before-expiry <n>  With a root: the front month moves n business days before expiry
+                      (default: the root's own rule; match the backtest's roll.daysBeforeExpiry)
   -h, --help          This help
 
 Environment: TICKLINE_USERNAME, TICKLINE_API_KEY (required), TICKLINE_BASE_URL.
@@ -57,6 +64,8 @@ export async function run(args: string[]): Promise<number> {
       live: { type: 'boolean', default: false },
       cache: { type: 'string', default: DEFAULT_BAR_CACHE },
       'base-url': { type: 'string' },
+      force: { type: 'boolean', default: false },
+      'days-before-expiry': { type: 'string' },
     },
     USAGE,
   );
@@ -85,32 +94,46 @@ export async function run(args: string[]): Promise<number> {
     if (error instanceof UnknownContractError) throw new UsageError(`--contract: ${error.message}`);
     throw error;
   }
+  const daysText = values['days-before-expiry'];
+  const days = daysText === undefined ? undefined : Number(daysText);
+  if (days !== undefined && !(Number.isInteger(days) && days >= 0)) throw new UsageError('--days-before-expiry must be a whole number >= 0');
+  const continuous = contract.continuous;
+  if (days !== undefined && continuous === undefined) throw new UsageError('--days-before-expiry applies to a root (ES), not to one month');
+  const windows = continuous ? frontMonthWindows(continuous.root, continuous.calendar, from, to, days) : [{ contractId: contract.id, name: contract.name, from, to }];
   const logger = createLogger({ name: 'fetch-bars' });
   const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger });
   const cache = new BarCache(values.cache!);
   const progress = process.stderr.isTTY ? new SingleBar({ format: 'fetching {bars} bars, {pages} pages [{range}]', hideCursor: true }) : null;
   progress?.start(1, 0, { bars: 0, pages: 0, range: '' });
   try {
-    const result = await loadGatewayBars(client, cache, {
-      contractId: contract.id,
-      timeframe: makeTimeframe(values.unit as BarUnit, unitNumber),
-      live: values.live!,
-      grid: contract.grid,
-      from,
-      to,
-      now: Date.now(),
-      onPage: (info) => progress?.update(0, { bars: info.bars, pages: info.pages, range: `${new Date(info.range[0]).toISOString()} .. ${new Date(info.range[1]).toISOString()}` }),
-    });
+    const lines: string[] = [];
+    for (const window of windows) {
+      const result = await loadGatewayBars(client, cache, {
+        contractId: window.contractId,
+        timeframe: makeTimeframe(values.unit as BarUnit, unitNumber),
+        live: values.live!,
+        grid: contract.grid,
+        from: window.from,
+        to: window.to,
+        now: Date.now(),
+        force: values.force!,
+        onPage: (info) => progress?.update(0, { bars: info.bars, pages: info.pages, range: `${new Date(info.range[0]).toISOString()} .. ${new Date(info.range[1]).toISOString()}` }),
+      });
+      lines.push(windowLine(window, result.bars.time.length, result.fetched.length, result.unrecorded.length, values.cache!));
+    }
     progress?.stop();
-    const n = result.bars.time.length;
-    process.stdout.write(
-      `${contract.id}: ${n} bars in cache for ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}` +
-        ` (${result.fetched.length === 0 ? 'nothing to fetch' : `fetched ${result.fetched.length} range(s)`}) -> ${values.cache}\n`,
-    );
+    process.stdout.write(`${lines.join('\n')}\n`);
     return ExitCode.Ok;
   } finally {
     progress?.stop();
     cache.close();
     await client.close();
   }
+}
+
+/** What was fetched for one contract month. */
+function windowLine(window: { contractId: string; from: number; to: number }, bars: number, fetched: number, unrecorded: number, cache: string): string {
+  const what = fetched === 0 ? 'nothing to fetch' : `fetched ${fetched} range(s)`;
+  const open = unrecorded === 0 ? '' : `; ${unrecorded} empty range(s) reaching into today not recorded, asked again next time`;
+  return `${window.contractId}: ${bars} bars in cache for ${new Date(window.from).toISOString()} .. ${new Date(window.to).toISOString()} (${what}${open}) -> ${cache}`;
 }

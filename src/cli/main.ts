@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   optimize: () => import('./optimize.ts'),
   evaluate: () => import('./evaluate.ts'),
   'fetch-bars': () => import('./fetch-bars.ts'),
+  import: () => import('./import.ts'),
   sim: () => import('./sim.ts'),
   paper: () => import('./paper.ts'),
   live: () => import('./live.ts'),

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
 import { configuredContract, loadHistory, type History } from '../adapters/backtest/backtest.ts';
+import { alignToBuckets } from '../adapters/backtest/continuous.ts';
 import { aggregate } from '../adapters/backtest/sources/columns.ts';
 import { METRICS, rank, runSweep, splitHistory, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
 import { runSearch, SEARCHES, spaceSize, type SearchMethod } from '../adapters/backtest/search.ts';
@@ -147,7 +148,10 @@ export async function run(args: string[]): Promise<number> {
     const contract = configuredContract(config);
     let history: History = await loadHistory(config, contract);
     if (timeframeLabel(history.timeframe) !== timeframeLabel(config.timeframe)) {
-      history = { ...history, bars: aggregate(history.bars, config.timeframe), timeframe: config.timeframe };
+      // As executeBacktest does: no aggregated bar may hold two contract months.
+      const aligned = history.segments !== undefined && history.segments.length > 1 ? alignToBuckets(history.bars, history.segments, config.timeframe) : undefined;
+      const source = aligned === undefined ? history : { ...history, bars: aligned.bars, segments: aligned.segments };
+      history = { ...source, bars: aggregate(source.bars, config.timeframe), timeframe: config.timeframe };
     }
     if (walkForward !== undefined) {
       const plan = walkForward;

@@ -31,7 +31,7 @@ export interface OverlayData {
 export interface MarkerData {
   /** Epoch seconds of the candle it sits on. */
   readonly t: number;
-  readonly kind: 'entry' | 'exit' | 'decision' | 'roll';
+  readonly kind: 'entry' | 'exit' | 'decision' | 'roll' | 'gap';
   readonly side?: 'buy' | 'sell';
   /** Price it points at (entries and exits). */
   readonly price?: number;
@@ -152,6 +152,13 @@ export interface DecisionMark {
   readonly text: string;
 }
 
+/** `gap 14d 0h` and, when a position was closed before it, `(flattened 1)`. */
+function gapText(gap: { from: number; to: number; flattened: number }): string {
+  const hours = Math.round((gap.to - gap.from) / 3_600_000);
+  const span = hours >= 48 ? `${Math.floor(hours / 24)}d ${hours % 24}h` : `${hours}h`;
+  return `gap ${span}${gap.flattened === 0 ? '' : ` (flattened ${gap.flattened})`}`;
+}
+
 export function chartData(
   input: ReportInput,
   grid: PriceGrid,
@@ -166,8 +173,10 @@ export function chartData(
     count === 0 ? [] : options.decisions.map((d) => ({ t: (input.bars.time[candleOf(input, k, d.time) * k] as number) / 1000, kind: 'decision' as const, text: d.text }));
   const rollMarkers: MarkerData[] =
     count === 0 ? [] : (input.rolls ?? []).map((r) => ({ t: (input.bars.time[candleOf(input, k, r.time) * k] as number) / 1000, kind: 'roll' as const, text: r.contract }));
+  const gapMarkers: MarkerData[] =
+    count === 0 ? [] : (input.gaps ?? []).map((g) => ({ t: (input.bars.time[candleOf(input, k, g.to) * k] as number) / 1000, kind: 'gap' as const, text: gapText(g) }));
   // The chart wants its markers in time order; a stable sort keeps an entry before its exit at one time.
-  const markers = [...trades.markers, ...decisionMarkers, ...rollMarkers].sort((a, b) => a.t - b.t);
+  const markers = [...trades.markers, ...decisionMarkers, ...rollMarkers, ...gapMarkers].sort((a, b) => a.t - b.t);
   return {
     decimals: grid.decimals,
     candles: bars,

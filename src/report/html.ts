@@ -410,6 +410,7 @@ const CHART_SCRIPT = `
   var markers = chartData.markers.map(function (m) {
     if (m.kind === 'decision') return { time: m.t, position: 'aboveBar', shape: 'square', color: '#d97706', text: m.text, id: 'decision' };
     if (m.kind === 'roll') return { time: m.t, position: 'belowBar', shape: 'circle', color: '#6b7280', text: m.text, id: 'roll' };
+    if (m.kind === 'gap') return { time: m.t, position: 'aboveBar', shape: 'circle', color: '#9ca3af', text: m.text, id: 'gap' };
     var buy = m.side === 'buy';
     return {
       time: m.t, position: buy ? 'atPriceTop' : 'atPriceBottom', price: m.price, shape: buy ? 'arrowUp' : 'arrowDown',

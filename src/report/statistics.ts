@@ -109,30 +109,42 @@ export interface DrawdownStatistics {
   readonly maxDrawdownDurationMs: number;
 }
 
+/** Steps between equity points longer than this are time without data (a gap), not time in drawdown. */
+export const DEFAULT_IDLE_LIMIT_MS = 96 * 3_600_000;
+
 /**
  * Drawdown of an equity curve. The starting balance is the first peak, dated at the first point of the
  * curve (the balance before the first bar). Duration is the longest time from a peak until equity first
- * gets back to it, or until the end of the curve when it never does.
+ * gets back to it, or until the end of the curve when it never does; a step between points longer than
+ * `idleLimitMs` is time without data and counts nothing (seven years between two samples of history are
+ * not seven years under water).
  */
-export function drawdownStatistics(curve: EquityCurve, startingBalance: number): DrawdownStatistics {
+export function drawdownStatistics(curve: EquityCurve, startingBalance: number, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): DrawdownStatistics {
   const { time, equity } = curve;
   const length = Math.min(time.length, equity.length);
   let peak = startingBalance;
-  let peakTime = length > 0 ? (time[0] as number) : 0;
   let underwater = false;
+  /** Time with data since the peak. */
+  let sincePeak = 0;
   let longestUnderwater = 0;
   let maxDrawdown = 0;
   let maxDrawdownFraction = 0;
   let maxPeakTime: number | null = null;
   let maxTroughTime: number | null = null;
+  let peakTime = length > 0 ? (time[0] as number) : 0;
   for (let i = 0; i < length; i++) {
     const t = time[i] as number;
     const value = equity[i] as number;
+    if (i > 0) {
+      const step = t - (time[i - 1] as number);
+      if (step <= idleLimitMs) sincePeak += step;
+    }
     if (value >= peak) {
-      if (underwater) longestUnderwater = Math.max(longestUnderwater, t - peakTime);
+      if (underwater) longestUnderwater = Math.max(longestUnderwater, sincePeak);
       underwater = false;
       peak = value;
       peakTime = t;
+      sincePeak = 0;
       continue;
     }
     underwater = true;
@@ -144,7 +156,7 @@ export function drawdownStatistics(curve: EquityCurve, startingBalance: number):
     }
     if (peak > 0 && drawdown / peak > maxDrawdownFraction) maxDrawdownFraction = drawdown / peak;
   }
-  if (underwater) longestUnderwater = Math.max(longestUnderwater, (time[length - 1] as number) - peakTime);
+  if (underwater) longestUnderwater = Math.max(longestUnderwater, sincePeak);
   return {
     maxDrawdown: cents(maxDrawdown),
     maxDrawdownPct: ratio(maxDrawdownFraction * 100) ?? 0,
@@ -376,11 +388,12 @@ export function dayStatistics(daily: readonly DailyStatistics[]): DayStatistics[
 // ------------------------------------------------------------------ everything
 
 /** Every statistic of a run. Throws a `ReportInputError` naming each problem of a malformed input. */
-export function computeStatistics(input: ReportInput): Statistics {
+/** `idleLimitMs`: a step of the equity curve longer than this is time without data (the run's gap limit). */
+export function computeStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): Statistics {
   validateReportInput(input);
   const calendar = new TradingCalendar(tradingDayConfig(input));
   const trades = tradeStatistics(input.trades);
-  const drawdown = drawdownStatistics(input.equity, input.startingBalance);
+  const drawdown = drawdownStatistics(input.equity, input.startingBalance, idleLimitMs);
   const returns = dailyReturns(endOfDayEquity(input.equity, calendar), input.startingBalance);
   const daily = dailyStatistics(input, calendar);
   const equityLength = Math.min(input.equity.time.length, input.equity.equity.length);

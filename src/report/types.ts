@@ -142,6 +142,8 @@ export interface ReportInput {
   readonly data?: string;
   /** Where the data changes contract month (spliced futures data): marked on the chart. */
   readonly rolls?: readonly { readonly time: number; readonly contract: string }[];
+  /** Stretches without bars longer than the run's gap limit (`to`: the first bar after), with the position closed before each: marked on the chart. */
+  readonly gaps?: readonly { readonly from: number; readonly to: number; readonly flattened: number }[];
   /** The bars' timeframe, for example `5m`. */
   readonly timeframe?: string;
   /** The strategy's indicators (its `plots`), one value per bar. */

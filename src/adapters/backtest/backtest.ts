@@ -15,15 +15,21 @@ import { writeReport } from '../../report/html.ts';
 import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
-import { runBacktest, type BacktestRunResult } from './run.ts';
+import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
+import { alignToBuckets, frontMonthSegments, frontMonthWindows, segmentsFromLabels, shortName, type HistorySegment } from './continuous.ts';
+import { CALENDAR } from '../../market/calendar.ts';
 import type { FillModelOptions } from './fill-model.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation.ts';
 import { evaluateRun, evaluationJson, type MonteCarloOptions } from '../../report/evaluation.ts';
 import { decisionsCsv } from './decisions-csv.ts';
-import { BarCache } from './sources/cache.ts';
-import { aggregate, sliceByTime } from './sources/columns.ts';
-import { readCsvBars } from './sources/csv.ts';
+import { BarCache, type ImportedBars } from './sources/cache.ts';
+import { existsSync, statSync } from 'node:fs';
+import type { PriceGrid } from '../../engine/ticks.ts';
+import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/columns.ts';
+import { readCsvBars, type CsvBars, type CsvOptions } from './sources/csv.ts';
+import { isParquetFile, readParquetBars } from './sources/parquet.ts';
+import { spacingWarning } from './data-checks.ts';
 import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
 import { syntheticBars } from './sources/synthetic.ts';
@@ -41,6 +47,8 @@ export interface History {
   readonly description: string;
   /** Where the data changes contract month (a CSV's `contract` column): the report marks them. */
   readonly rolls?: readonly { readonly time: number; readonly contract: string }[];
+  /** The months of a continuous history (`contract: ES`), each from its first bar's time. */
+  readonly segments?: readonly HistorySegment[];
 }
 
 export interface HistoryOptions {
@@ -62,18 +70,34 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
     case 'synthetic': {
       const startPrice = data.startPrice ?? contract.startPrice ?? 1000;
       const bars = syntheticBars({ seed: data.seed, grid: contract.grid, startPrice, start: data.start, sessions: data.sessions });
+      const sliced = sliceByTime(bars, from, to);
+      const continuous = contract.continuous;
       return {
-        bars: sliceByTime(bars, from, to),
+        bars: sliced,
         timeframe: { unit: 'minute', unitNumber: 1 },
         description: `synthetic market, seed ${data.seed}, ${data.sessions} sessions of 1m bars from ${startPrice}`,
+        ...(continuous === undefined ? {} : { segments: frontMonthSegments(sliced, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry) }),
       };
     }
     case 'csv': {
       const file = path.resolve(cwd, data.file);
-      const { bars, segments } = readCsvBars(file, contract.grid, path.relative(cwd, file));
+      const cacheFile = path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE);
+      const imported = readImported(cacheFile, file, contract.grid, csvOptionsOf(data));
+      const { bars, segments } = imported ?? (await readBarFile(file, contract.grid, path.relative(cwd, file), csvOptionsOf(data)));
+      const source = `${path.relative(cwd, file)}${imported ? ' (imported)' : ''}`;
+      const continuous = contract.continuous;
+      if (continuous !== undefined) {
+        const months =
+          segments.length > 0
+            ? segmentsFromLabels(bars, segments, continuous.root, continuous.calendar)
+            : frontMonthSegments(bars, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry);
+        const names = months.map((m) => shortName(m.contractId, continuous.calendar)).join(', ');
+        const how = segments.length > 0 ? 'by its contract column' : 'by the calendar';
+        return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${source}, front months ${how} (${names})`, segments: months };
+      }
       const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
       const changes = segments.slice(1).map((s) => ({ time: bars.time[s.from]!, contract: s.contract }));
-      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${path.relative(cwd, file)}${rolls}`, rolls: changes };
+      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${source}${rolls}`, rolls: changes };
     }
     case 'gateway': {
       if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
@@ -81,14 +105,22 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       const baseUrl = data.baseUrl ?? env.TICKLINE_BASE_URL;
       const userName = env.TICKLINE_USERNAME;
       const apiKey = env.TICKLINE_API_KEY;
+      const continuous = contract.continuous;
+      // A root's history is each month's bars over the window it is the front month: fetched month by month.
+      const windows = continuous
+        ? frontMonthWindows(continuous.root, continuous.calendar, from, to, config.roll.daysBeforeExpiry)
+        : [{ contractId: contract.id, name: contract.name, from, to }];
+      const label = continuous ? `gateway ${contract.name} front months (${windows.map((w) => w.name).join(', ')})` : `gateway ${contract.id}`;
       const cache = new BarCache(path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE));
       try {
-        const key = { contractId: contract.id, timeframe: data.timeframe, live: data.live };
+        const keyOf = (contractId: string) => ({ contractId, timeframe: data.timeframe, live: data.live });
         const now = options.now ?? Date.now();
         // A range the cache covers completely is read without credentials or a connection.
         const end = Math.min(to, bucketStart(now, data.timeframe));
-        if (cache.missing(key, from, end).length === 0) {
-          return { bars: cache.load(key, contract.grid, from, end), timeframe: data.timeframe, description: `gateway ${contract.id} ${timeframeLabel(data.timeframe)} (all from the cache)` };
+        const open = windows.filter((w) => w.from < end).map((w) => ({ ...w, to: Math.min(w.to, end) }));
+        if (open.every((w) => cache.missing(keyOf(w.contractId), w.from, w.to).length === 0)) {
+          const parts = open.map((w) => cache.load(keyOf(w.contractId), contract.grid, w.from, w.to));
+          return gatewayHistory(parts, open, data.timeframe, `${label} ${timeframeLabel(data.timeframe)} (all from the cache)`, continuous !== undefined);
         }
         const unset = [baseUrl ? undefined : 'TICKLINE_BASE_URL (or data.baseUrl)', userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
         if (unset.length > 0) throw new BacktestDataError(`the cache lacks part of the range; to fetch it set ${unset.join(', ')} in the environment`);
@@ -97,8 +129,14 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
         const { TradingClient } = await import('../gateway/trading.ts');
         const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger: options.logger ?? silentLogger });
         try {
-          const result = await loadGatewayBars(client, cache, { ...key, grid: contract.grid, from, to, now });
-          return { bars: result.bars, timeframe: data.timeframe, description: `gateway ${contract.id} ${timeframeLabel(data.timeframe)} (${result.fetched.length} range(s) fetched)` };
+          const parts: BarColumns[] = [];
+          let fetched = 0;
+          for (const w of windows) {
+            const result = await loadGatewayBars(client, cache, { ...keyOf(w.contractId), grid: contract.grid, from: w.from, to: w.to, now });
+            parts.push(result.bars);
+            fetched += result.fetched.length;
+          }
+          return gatewayHistory(parts, windows, data.timeframe, `${label} ${timeframeLabel(data.timeframe)} (${fetched} range(s) fetched)`, continuous !== undefined);
         } finally {
           await client.close();
         }
@@ -107,6 +145,48 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       }
     }
   }
+}
+
+/** A bar file, CSV or (by its `.parquet` extension) Parquet, with the same column map and zone. */
+export async function readBarFile(file: string, grid: PriceGrid, displayName: string, options: CsvOptions): Promise<CsvBars> {
+  return isParquetFile(file) ? readParquetBars(file, grid, displayName, options) : readCsvBars(file, grid, displayName, options);
+}
+
+/** The CSV reader's options from a csv data config. */
+export function csvOptionsOf(data: Extract<DataConfig, { source: 'csv' }>): CsvOptions {
+  return { ...(data.columns === undefined ? {} : { columns: data.columns }), ...(data.timeZone === undefined ? {} : { timeZone: data.timeZone }) };
+}
+
+/**
+ * What an import of `file` is valid for: the file as it is now (size, modification time) read with this
+ * tick size, column map and zone. Another signature means the import is stale.
+ */
+export function importSignature(file: string, grid: PriceGrid, options: CsvOptions): string {
+  const stat = statSync(file);
+  return JSON.stringify({ size: stat.size, mtimeMs: stat.mtimeMs, tickNanos: grid.tickNanos, columns: options.columns ?? null, timeZone: options.timeZone ?? null });
+}
+
+/** The file's bars from the cache when `tickline import` stored them with this signature; undefined otherwise. */
+function readImported(cacheFile: string, file: string, grid: PriceGrid, options: CsvOptions): ImportedBars | undefined {
+  // No cache file, no import: a CSV run must not create one.
+  if (!existsSync(cacheFile) || !existsSync(file)) return undefined;
+  const cache = new BarCache(cacheFile);
+  try {
+    return cache.loadImport(file, importSignature(file, grid, options));
+  } finally {
+    cache.close();
+  }
+}
+
+/** Gateway bars of consecutive windows as one history; for a root, one segment per window that has bars. */
+function gatewayHistory(parts: readonly BarColumns[], windows: readonly { contractId: string }[], timeframe: Timeframe, description: string, continuous: boolean): History {
+  const bars = parts.length === 1 ? parts[0]! : concatColumns(parts);
+  if (!continuous) return { bars, timeframe, description };
+  const segments: HistorySegment[] = [];
+  parts.forEach((part, k) => {
+    if (part.time.length > 0) segments.push({ start: part.time[0]!, contractId: windows[k]!.contractId });
+  });
+  return { bars, timeframe, description, segments };
 }
 
 export interface BacktestOutcome {
@@ -119,6 +199,8 @@ export interface BacktestOutcome {
   readonly statistics: Statistics;
   /** Rows of `equity.csv` (config `outputs.equity`). */
   readonly equityOutput?: EquityOutput;
+  /** What looked wrong with the data (its spacing against the timeframe), also logged. */
+  readonly warnings: readonly string[];
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -158,7 +240,18 @@ export function accountEvaluation(account: BacktestConfig['account'], name: stri
  */
 export function configuredContract(config: BacktestConfig): BacktestContract {
   const on = config.from ?? (config.data.source === 'synthetic' ? config.data.start : undefined);
-  return resolveContract(config.contract, on);
+  return resolveContract(config.contract, on, CALENDAR.withRoots(config.roots));
+}
+
+/** Rolls and gaps as the config sets them, with the history's months when it is continuous. */
+export function continuityOptions(config: BacktestConfig, history: History): ContinuityOptions {
+  return {
+    ...(history.segments === undefined ? {} : { segments: history.segments }),
+    rollMode: config.roll.mode,
+    adjust: config.roll.adjust,
+    gapLimitMs: config.gaps.longerThanHours * 3_600_000,
+    flattenGaps: config.gaps.flatten,
+  };
 }
 
 /** The fill model's options from the config: at the touch of a quoted book when a spread is set. */
@@ -172,12 +265,25 @@ export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillMo
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
   const contract = configuredContract(config);
   const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
-  const history = options.history ?? (await loadHistory(config, contract, options));
+  let history = options.history ?? (await loadHistory(config, contract, options));
   if (history.bars.time.length === 0) throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
   if (nominalMs(config.timeframe) < nominalMs(history.timeframe)) {
     throw new BacktestDataError(`timeframe ${timeframeLabel(config.timeframe)} is finer than the data's ${timeframeLabel(history.timeframe)}`);
   }
+  const warnings: string[] = [];
+  if (config.data.source !== 'synthetic') {
+    const spacing = spacingWarning(history.bars, history.timeframe, history.description.split(',')[0]!);
+    if (spacing !== undefined) {
+      warnings.push(spacing);
+      options.logger?.warn(spacing);
+    }
+  }
   const same = config.timeframe.unit === history.timeframe.unit && config.timeframe.unitNumber === history.timeframe.unitNumber;
+  if (!same && history.segments !== undefined && history.segments.length > 1) {
+    // No aggregated bar may hold two months: the rolls move to bucket starts first.
+    const aligned = alignToBuckets(history.bars, history.segments, config.timeframe);
+    history = { ...history, bars: aligned.bars, segments: aligned.segments };
+  }
   const bars = same ? history.bars : aggregate(history.bars, config.timeframe);
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   const result = runBacktest({
@@ -191,6 +297,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     risk: config.risk,
     fills: fillOptions(config.fills, fee),
     recordEquity: options.recordEquity ?? true,
+    continuity: continuityOptions(config, history),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
@@ -222,7 +329,10 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     orderListHash: result.orderListHash,
     strategy: { name: strategy.name, params },
     data: history.description,
-    rolls: (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
+    rolls: contract.continuous
+      ? result.rolls.map((r) => ({ time: r.time, contract: shortName(r.to, contract.continuous!.calendar) }))
+      : (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
+    gaps: result.gaps,
     timeframe: timeframeLabel(config.timeframe),
     overlays,
     ...(evaluation === undefined ? {} : { evaluation }),
@@ -249,7 +359,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     },
     tradingDay: result.riskConfig.tradingDay,
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report), equityOutput: config.outputs.equity };
+  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report, config.gaps.longerThanHours * 3_600_000), equityOutput: config.outputs.equity, warnings };
 }
 
 /**
@@ -334,6 +444,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     rejectedIntents: result.rejectedIntents,
     rejections: result.rejections,
     violations: result.violations.length,
+    rolls: result.rolls.length,
+    gaps: result.gaps.length,
     closestApproach: result.closestApproach.map((a) => ({ rule: a.rule, minRoom: cents(a.minRoom), time: a.time === null ? null : iso(a.time) })),
   };
   const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
@@ -347,6 +459,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     'daystats.json': json(statistics.dayStats),
     'summary.json': json(summary),
     'decisions.csv': decisionsCsv(result.decisions, grid),
+    'rolls.json': json(result.rolls.map((r) => ({ time: iso(r.time), from: r.from, to: r.to, position: r.position, action: r.action }))),
+    'gaps.json': json(result.gaps.map((g) => ({ from: iso(g.from), to: iso(g.to), hours: Number(((g.to - g.from) / 3_600_000).toFixed(2)), flattened: g.flattened }))),
     ...(outcome.report.evaluation === undefined ? {} : { 'evaluation.json': json(evaluationJson(outcome.report.evaluation)) }),
   };
   for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');

@@ -10,6 +10,8 @@ import { isStrategyFile } from '../../strategies/index.ts';
 import { accountConfigSchema } from '../../engine/rules.ts';
 import { bookModelSchema, spreadModelSchema } from '../../market/quotes.ts';
 import { riskConfigSchema } from '../../engine/risk.ts';
+import { rootSpecSchema } from '../../market/calendar.ts';
+import { isTimeZone } from './sources/csv.ts';
 
 const IsoTime = z
   .union([z.string(), z.date()])
@@ -44,9 +46,26 @@ export const SyntheticDataConfig = z.strictObject({
   startPrice: z.number().positive().optional(),
 });
 
+const ColumnName = z.string().min(1);
+
 export const CsvDataConfig = z.strictObject({
   source: z.literal('csv'),
   file: z.string().min(1),
+  /**
+   * The file's column names of the bar fields (case-insensitive), when they are not the project's own
+   * `t,o,h,l,c,v[,contract]`: `{ time: datetime, open: open, high: high, low: low, close: close, volume: volume }`.
+   */
+  columns: z
+    .strictObject({ time: ColumnName, open: ColumnName, high: ColumnName, low: ColumnName, close: ColumnName, volume: ColumnName, contract: ColumnName })
+    .partial()
+    .optional(),
+  /** The bar cache `tickline import` stores the parsed file in (DEFAULT_BAR_CACHE by default); read when it holds this file. */
+  cache: z.string().min(1).optional(),
+  /** IANA time zone of times written without an offset (`America/Chicago`); such times are refused without it. */
+  timeZone: z
+    .string()
+    .refine(isTimeZone, { message: 'not an IANA time zone (America/Chicago, Europe/London, UTC, ...)' })
+    .optional(),
   /** The file's bar length; one minute by default. */
   timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
 });
@@ -70,8 +89,9 @@ export type DataConfig = z.infer<typeof DataConfig>;
 
 export const ContractConfig = z.union([
   /**
-   * A month of the contract calendar by id, name or symbol (`CON.F.US.EP.Z25`, `ESZ25`, `ESZ5`, `F.US.EP`);
-   * a one-digit year and a symbol's front month are read at the data's start (`from`, or the synthetic start).
+   * A root (`ES`: the front month at each date, rolled by `roll`), or a month of the contract calendar by
+   * id, name or symbol (`CON.F.US.EP.Z25`, `ESZ25`, `ESZ5`, `F.US.EP`); a one-digit year and a symbol's
+   * front month are read at the data's start (`from`, or the synthetic start).
    */
   z.string().min(1),
   z.strictObject({
@@ -138,6 +158,24 @@ export const OptimizeConfig = z.strictObject({
 });
 export type OptimizeConfig = z.infer<typeof OptimizeConfig>;
 
+/** What a continuous run (`contract: ES`) does at a change of month. */
+export const RollConfig = z.strictObject({
+  /** `roll`: close in the old month and reopen in the new at the roll bar; `flatten`: only close. */
+  mode: z.enum(['roll', 'flatten']).default('roll'),
+  /** Business days before expiry the front month moves (data without a contract column, gateway history); the root's own rule by default. */
+  daysBeforeExpiry: z.number().int().nonnegative().optional(),
+  /** What the strategy's indicators read across rolls: back-adjusted by the roll's price difference or ratio, or real prices. */
+  adjust: z.enum(['difference', 'ratio', 'none']).default('difference'),
+});
+
+/** Stretches without bars. */
+export const GapsConfig = z.strictObject({
+  /** A stretch without bars longer than this is a gap: 96 hours (longer than any weekend) by default. */
+  longerThanHours: z.number().positive().default(96),
+  /** Flatten open positions at the last bar before a gap (the run says so); false leaves them open. */
+  flatten: z.boolean().default(true),
+});
+
 export const BacktestConfig = z.strictObject({
   /** Names the output folder `out/<name>/`; the config file's name by default. */
   name: z
@@ -152,6 +190,10 @@ export const BacktestConfig = z.strictObject({
     params: z.record(z.string(), z.unknown()).default({}),
   }),
   contract: ContractConfig.default('ESZ5'),
+  /** Roots to add to the contract calendar (or to replace one of the same name), in its own schema (src/market/calendar.ts). */
+  roots: z.array(rootSpecSchema).default([]),
+  roll: RollConfig.default(RollConfig.parse({})),
+  gaps: GapsConfig.default(GapsConfig.parse({})),
   /** Timeframe the strategy trades (aggregated from the data when coarser). */
   timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
   data: DataConfig,
@@ -186,7 +228,7 @@ export function resolveBacktestPaths(config: BacktestConfig, baseDir: string): B
   const at = (p: string): string => path.resolve(baseDir, p);
   const data: DataConfig =
     config.data.source === 'csv'
-      ? { ...config.data, file: at(config.data.file) }
+      ? { ...config.data, file: at(config.data.file), ...(config.data.cache === undefined ? {} : { cache: at(config.data.cache) }) }
       : config.data.source === 'gateway' && config.data.cache !== undefined
         ? { ...config.data, cache: at(config.data.cache) }
         : config.data;

@@ -185,6 +185,17 @@ export class FillModel implements Venue {
     this.matchBar(chunk.contractId, chunk.time[index]!, chunk.open[index]!, chunk.high[index]!, chunk.low[index]!, chunk.close[index]!);
   }
 
+  /**
+   * Matches the working orders of `contractId` against one price, now: the last close before a roll or a
+   * gap, where the runner closes a position in the month (or the session) it was opened in. A market
+   * order fills there with the usual slippage and fee; nothing else of the bar state moves.
+   */
+  settleAt(contractId: string, time: number, price: number): void {
+    if (this.quotes !== undefined) return this.matchBarAtTouch(this.quotes, contractId, time, price, price, price, price);
+    if (this.working.size === 0) return;
+    this.matchBar(contractId, time, price, price, price, price);
+  }
+
   place(command: OrderCommand): void {
     const problem = invalidOrder(command);
     const o = command.order;

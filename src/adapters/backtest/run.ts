@@ -16,6 +16,48 @@ import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
 import { ReplayMarketData } from './replay.ts';
 import { quoteOf } from '../../market/quotes.ts';
+import { nominalMs } from '../../engine/timeframe.ts';
+import type { Engine } from '../../engine/runner.ts';
+import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
+import { planContinuity, segmentIndexAt, type AdjustMode, type ContinuityPlan, type HistoryBreak, type HistorySegment } from './continuous.ts';
+import { sliceByIndex } from './sources/columns.ts';
+
+/** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
+export interface ContinuityOptions {
+  /** The months of a continuous history (a root's front month at each date); absent or empty: one contract. */
+  readonly segments?: readonly HistorySegment[];
+  /** At a roll a position is closed in the old month and reopened in the new (`roll`), or only closed (`flatten`). */
+  readonly rollMode?: 'roll' | 'flatten';
+  readonly adjust?: AdjustMode;
+  /** A gap between bars longer than this (ms) is a gap; default 96 hours (longer than any weekend). */
+  readonly gapLimitMs?: number;
+  /** Flatten open positions at the last bar before a gap (default true). */
+  readonly flattenGaps?: boolean;
+}
+
+/** A change of contract month in the run, and what was done with the position held across it. */
+export interface RollRecord {
+  /** Start of the new month's first bar. */
+  readonly time: number;
+  readonly from: string;
+  readonly to: string;
+  /** Signed position held at the old month's last bar. */
+  readonly position: number;
+  readonly action: 'rolled' | 'flattened' | 'flat';
+}
+
+/** A stretch without bars longer than the gap limit. */
+export interface GapRecord {
+  /** End of the last bar before it. */
+  readonly from: number;
+  /** Start of the first bar after it. */
+  readonly to: number;
+  /** Signed position closed at the last bar before it (0: none was open, or gaps are not flattened). */
+  readonly flattened: number;
+}
+
+/** The default gap limit: longer than a weekend, a long weekend included. */
+export const DEFAULT_GAP_LIMIT_MS = 96 * 3_600_000;
 
 export interface BacktestRunInput {
   readonly contract: BacktestContract;
@@ -36,6 +78,8 @@ export interface BacktestRunInput {
   readonly logger?: Logger;
   /** Called after every replayed chunk with bars done and total. */
   readonly onProgress?: (done: number, total: number) => void;
+  /** Rolls and gaps; absent: the history is replayed as one stretch, as it is. */
+  readonly continuity?: ContinuityOptions;
 }
 
 /** A violation that would have happened, in the vocabulary of spec 2.10. */
@@ -91,6 +135,10 @@ export interface BacktestRunResult {
   readonly decisions: readonly DecisionRecord[];
   /** Why the run stopped before the end of the history (a failing strategy); `bars` says how far it got. */
   readonly failure?: Error;
+  /** Every change of contract month (continuous runs), with what was done with the position. */
+  readonly rolls: readonly RollRecord[];
+  /** Every gap longer than the limit (runs with `continuity`). */
+  readonly gaps: readonly GapRecord[];
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
@@ -98,8 +146,13 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   const venue = new FillModel(input.fills);
   const touch = input.fills.touch;
   const { profitTarget, ...rules } = account;
+  const continuity = input.continuity;
+  const segments = continuity?.segments ?? [];
+  const adjustment = new PriceAdjustment(continuity?.adjust ?? 'difference');
+  // Only a history of several months needs the strategy's adjusted view.
+  const strategy = segments.length > 1 && adjustment.mode !== 'none' ? adjustedStrategy(input.strategy, adjustment) : input.strategy;
   const engine = createEngine({
-    strategies: [{ strategy: input.strategy, params: input.params }],
+    strategies: [{ strategy, params: input.params }],
     contracts: [contract],
     venue,
     risk: input.risk,
@@ -134,23 +187,34 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     }
   });
 
-  const replay = new ReplayMarketData([{ contractId: contract.id, timeframe: input.dataTimeframe, bars: input.bars }]);
   let done = 0;
   // The replay emits synchronously; an error in a push (a failing strategy) must reach the caller, not
   // rxjs' asynchronous unhandled-error path, so it is caught here and rethrown after the replay stops.
   let failure: { error: unknown } | undefined;
-  const feed = replay.bars(contract.id, input.timeframe).subscribe((chunk) => {
-    if (failure !== undefined) return;
-    try {
-      engine.push(chunk);
-    } catch (error) {
-      failure = { error };
-      return;
-    }
-    done += chunk.length;
-    input.onProgress?.(done, input.bars.time.length);
-  });
-  feed.unsubscribe();
+  const replay = (bars: BarColumns): void => {
+    const feed = new ReplayMarketData([{ contractId: contract.id, timeframe: input.dataTimeframe, bars }]).bars(contract.id, input.timeframe).subscribe((chunk) => {
+      if (failure !== undefined) return;
+      try {
+        engine.push(chunk);
+      } catch (error) {
+        failure = { error };
+        return;
+      }
+      done += chunk.length;
+      input.onProgress?.(done, input.bars.time.length);
+    });
+    feed.unsubscribe();
+  };
+  const rolls: RollRecord[] = [];
+  const gaps: GapRecord[] = [];
+  if (continuity === undefined) {
+    replay(input.bars);
+  } else {
+    const barMs = nominalMs(input.timeframe);
+    const plan = planContinuity(input.bars, segments, barMs, continuity.gapLimitMs ?? DEFAULT_GAP_LIMIT_MS);
+    const breaks = new BreakHandler(engine, venue, contract.id, input.bars, barMs, continuity, rolls, gaps, input.logger ?? silentLogger);
+    replayInPieces(plan, input.bars, adjustment, replay, () => failure !== undefined, (at) => breaks.handle(at));
+  }
   // A failing strategy stops the run; what ran until then is still a result (written, then reported).
   const snapshot = engine.snapshot();
   const equity = engine.equityCurve();
@@ -188,7 +252,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     fills,
     orders,
     orderListHash: orderListHash(orders),
-    trades: engine.accounting.trades,
+    trades: segments.length > 0 ? engine.accounting.trades.map((t) => ({ ...t, contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId })) : engine.accounting.trades,
     equity,
     violations,
     reportViolations,
@@ -206,6 +270,8 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     rejections,
     balance,
     decisions,
+    rolls,
+    gaps,
     ...(failure === undefined ? {} : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };
 }
@@ -382,4 +448,74 @@ function approaches(closest: Record<RuleName, { headroom: number; time: number }
       const a = closest[rule];
       return Number.isFinite(a.headroom) ? { rule, minRoom: a.headroom, time: a.time } : { rule, minRoom: 0, time: null };
     });
+}
+
+/** The history replayed piece by piece between its breaks, each piece with its segment's adjustment. */
+function replayInPieces(
+  plan: ContinuityPlan,
+  bars: BarColumns,
+  adjustment: PriceAdjustment,
+  replay: (bars: BarColumns) => void,
+  failed: () => boolean,
+  onBreak: (at: HistoryBreak) => void,
+): void {
+  let start = 0;
+  for (let k = 0; k <= plan.breaks.length; k++) {
+    const end = k < plan.breaks.length ? plan.breaks[k]!.index : bars.time.length;
+    const segment = plan.pieceSegments[k]!;
+    adjustment.set(plan.offsets[segment]!, plan.ratios[segment]!);
+    replay(sliceByIndex(bars, start, end));
+    if (failed()) return;
+    if (k < plan.breaks.length) onBreak(plan.breaks[k]!);
+    start = end;
+  }
+}
+
+/**
+ * What happens at a break: before a long gap the position is flattened at the last bar's close (unless
+ * gaps are configured not to be); at a roll it is closed in the old month at that close and, in `roll`
+ * mode, reopened in the new month at the next bar's open. Both fills pay slippage and fees like any
+ * other; working orders of the old month are cancelled.
+ */
+class BreakHandler {
+  constructor(
+    private readonly engine: Engine,
+    private readonly venue: FillModel,
+    private readonly contractId: string,
+    private readonly bars: BarColumns,
+    private readonly barMs: number,
+    private readonly options: ContinuityOptions,
+    private readonly rolls: RollRecord[],
+    private readonly gaps: GapRecord[],
+    private readonly logger: Logger,
+  ) {}
+
+  handle(at: HistoryBreak): void {
+    const last = at.index - 1;
+    const end = this.bars.time[last]! + this.barMs;
+    const position = this.engine.accounting.position(this.contractId);
+    const flattenGap = at.gapMs !== undefined && (this.options.flattenGaps ?? true);
+    if (flattenGap || at.roll !== undefined) this.close(flattenGap ? 'gap' : 'roll', end, this.bars.close[last]!);
+    if (at.gapMs !== undefined) {
+      const flattened = flattenGap ? position : 0;
+      this.gaps.push({ from: end, to: this.bars.time[at.index]!, flattened });
+      if (flattened !== 0) this.logger.info({ from: new Date(end).toISOString(), to: new Date(this.bars.time[at.index]!).toISOString(), position }, 'gap in the data: position flattened at the last bar before it');
+    }
+    if (at.roll !== undefined) {
+      const reopen = !flattenGap && position !== 0 && (this.options.rollMode ?? 'roll') === 'roll';
+      if (reopen) {
+        this.engine.submit('roll', { kind: 'place', contractId: this.contractId, side: position > 0 ? 'buy' : 'sell', size: Math.abs(position), order: { type: 'market' } });
+      }
+      const action = position === 0 ? 'flat' : reopen ? 'rolled' : 'flattened';
+      this.rolls.push({ time: this.bars.time[at.index]!, from: at.roll.from, to: at.roll.to, position, action });
+      this.logger.info({ from: at.roll.from, to: at.roll.to, position, action }, 'contract roll');
+    }
+  }
+
+  /** Cancel the working orders and close the position at `price`, now. */
+  private close(by: 'gap' | 'roll', time: number, price: number): void {
+    if (this.engine.accounting.position(this.contractId) === 0 && this.engine.openOrders().length === 0) return;
+    this.engine.submit(by, { kind: 'flatten', contractId: this.contractId });
+    this.venue.settleAt(this.contractId, time, price);
+  }
 }

@@ -16,11 +16,17 @@ export interface LoopbackGateway {
   readonly baseUrl: string;
   /** Bar requests received so far. */
   barRequests(): number;
+  /** The contract id of every bar request, in order. */
+  requestedContracts(): readonly string[];
+  /** Answer every bar request with no bars (true) or with the usual ones (false). */
+  answerEmpty(empty: boolean): void;
   close(): Promise<void>;
 }
 
 export async function startLoopbackGateway(): Promise<LoopbackGateway> {
   let barRequests = 0;
+  const contracts: string[] = [];
+  let empty = false;
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (part: Buffer) => (body += part.toString()));
@@ -32,10 +38,11 @@ export async function startLoopbackGateway(): Promise<LoopbackGateway> {
       }
       if (req.url === '/api/History/retrieveBars') {
         barRequests++;
-        const q = JSON.parse(body) as { startTime: string; endTime: string; limit: number };
+        const q = JSON.parse(body) as { contractId: string; startTime: string; endTime: string; limit: number };
+        contracts.push(q.contractId);
         const bars = [];
         const from = Math.ceil(Date.parse(q.startTime) / MINUTE) * MINUTE;
-        for (let t = from; t <= Date.parse(q.endTime) && bars.length < q.limit; t += MINUTE) {
+        for (let t = from; !empty && t <= Date.parse(q.endTime) && bars.length < q.limit; t += MINUTE) {
           if (new Date(t).getUTCDay() !== 6) bars.push(barAt(t));
         }
         res.end(JSON.stringify({ bars: bars.reverse(), success: true, errorCode: 0, errorMessage: null }));
@@ -49,6 +56,10 @@ export async function startLoopbackGateway(): Promise<LoopbackGateway> {
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     barRequests: () => barRequests,
+    requestedContracts: () => contracts,
+    answerEmpty: (value) => {
+      empty = value;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

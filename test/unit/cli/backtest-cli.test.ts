@@ -50,7 +50,7 @@ describe('tickline backtest', () => {
     expect(text).toMatch(/orders sha256: [0-9a-f]{64}/);
     expect(text).toContain(`report: ${path.join(outDir, 'report.html')}`);
     expect(readdirSync(outDir).sort()).toEqual(
-      ['daily.json', 'decisions.csv', 'daystats.json', 'equity.csv', 'orders.json', 'report.html', 'statistics.json', 'summary.json', 'trades.csv', 'trades.json', 'violations.json'].sort(),
+      ['daily.json', 'decisions.csv', 'daystats.json', 'equity.csv', 'gaps.json', 'orders.json', 'report.html', 'rolls.json', 'statistics.json', 'summary.json', 'trades.csv', 'trades.json', 'violations.json'].sort(),
     );
     const trades = readFileSync(path.join(outDir, 'trades.csv'), 'utf8').split('\n');
     expect(trades[0]).toBe('contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net');

@@ -105,4 +105,15 @@ describe('chart data', () => {
     expect(entry.price).toBe(first.entryPrice * 0.25);
     for (let k = 1; k < data.markers.length; k++) expect(data.markers[k]!.t).toBeGreaterThanOrEqual(data.markers[k - 1]!.t);
   });
+
+  it('marks each gap of the run at the first candle after it, saying how long and what it closed', () => {
+    const input = generatedRun(300);
+    const to = input.bars.time[200]!;
+    const gaps = [{ from: to - 14 * 86_400_000, to, flattened: -1 }, { from: input.bars.time[100]! - 100 * 3_600_000, to: input.bars.time[100]!, flattened: 0 }];
+    const data = chartData({ ...input, gaps }, new PriceGrid(0.25, 12.5), { maxCandles: 100, maxMarkers: 1000, decisions: [] });
+    expect(data.markers.filter((m) => m.kind === 'gap')).toEqual([
+      { t: input.bars.time[99]! / 1000, kind: 'gap', text: 'gap 4d 4h' },
+      { t: input.bars.time[198]! / 1000, kind: 'gap', text: 'gap 14d 0h (flattened -1)' },
+    ]);
+  });
 });

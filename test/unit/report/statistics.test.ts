@@ -123,6 +123,30 @@ describe('drawdownStatistics', () => {
     expect(stats.maxDrawdownDurationMs).toBe(9 * MINUTE);
   });
 
+  it('does not count time without data: a step longer than the idle limit is no time under water', () => {
+    const YEAR = 365 * 86_400_000;
+    const curve = { time: [0, 1, 2, 3 + 7 * YEAR / MINUTE, 4 + 7 * YEAR / MINUTE].map((i) => i * MINUTE), equity: [1000, 900, 920, 950, 1000] };
+    // Minutes 0 -> 2 and 3 -> 4 under water; the seven years between count nothing.
+    expect(drawdownStatistics(curve, 1000).maxDrawdownDurationMs).toBe(3 * MINUTE);
+    expect(drawdownStatistics(curve, 1000, Number.POSITIVE_INFINITY).maxDrawdownDurationMs).toBe(4 * MINUTE + 7 * YEAR);
+  });
+
+  it('property: a gap longer than the limit adds nothing to the longest drawdown', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 600 }), fc.integer({ min: 900, max: 1100 })), { minLength: 2, maxLength: 40 }), fc.nat(), (points, at) => {
+        const k = 1 + (at % (points.length - 1));
+        const times = (extra: number) => {
+          let t = 0;
+          return points.map(([step], i) => (t += i === 0 ? 0 : i === k ? extra : step * MINUTE));
+        };
+        const equity = points.map(([, e]) => e);
+        const gapped = drawdownStatistics({ time: times(10 * 365 * 86_400_000), equity }, 1000);
+        const collapsed = drawdownStatistics({ time: times(0), equity }, 1000);
+        expect(gapped.maxDrawdownDurationMs).toBe(collapsed.maxDrawdownDurationMs);
+      }),
+    );
+  });
+
   it('is zero for a curve that only rises', () => {
     const stats = drawdownStatistics({ time: [0, 1, 2], equity: [1000, 1001, 1002] }, 1000);
     expect(stats).toEqual({

@@ -64,7 +64,29 @@ CREATE TABLE IF NOT EXISTS covered_ranges (
   end_ms INTEGER NOT NULL,
   PRIMARY KEY (contract, unit, unit_number, live, start_ms)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS imported_files (
+  source TEXT NOT NULL PRIMARY KEY,
+  signature TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  segments TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS imported_chunks (
+  source TEXT NOT NULL,
+  chunk INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (source, chunk)
+) WITHOUT ROWID;
 `;
+
+/** Bars per stored chunk of an imported file (about 12 MB a BLOB). */
+const IMPORT_CHUNK_BARS = 1 << 18;
+
+/** A file's bars as `tickline import` stored them: its columns and where its contract column changes. */
+export interface ImportedBars {
+  readonly bars: BarColumns;
+  readonly segments: readonly { readonly contract: string; readonly from: number }[];
+}
 
 export type TimeRange = readonly [start: number, end: number];
 
@@ -148,6 +170,48 @@ export class BarCache {
       }
       this.addCovered(key, from, to);
     })();
+  }
+
+  /**
+   * Store a parsed file (`tickline import`) under its absolute path, replacing an earlier import of it.
+   * `signature` says what it was parsed from (size, modification time, tick size, column map, zone): a
+   * load with another signature finds nothing, so a changed file or config is parsed again.
+   */
+  storeImport(source: string, signature: string, imported: ImportedBars): void {
+    const { bars, segments } = imported;
+    const n = bars.time.length;
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM imported_chunks WHERE source = ?').run(source);
+      const write = this.db.prepare('INSERT INTO imported_chunks (source, chunk, count, data) VALUES (?, ?, ?, ?)');
+      for (let chunk = 0, from = 0; from < n; chunk++, from += IMPORT_CHUNK_BARS) {
+        const to = Math.min(n, from + IMPORT_CHUNK_BARS);
+        const out = allocateColumns(to - from);
+        out.time.set(bars.time.subarray(from, to));
+        out.open.set(bars.open.subarray(from, to));
+        out.high.set(bars.high.subarray(from, to));
+        out.low.set(bars.low.subarray(from, to));
+        out.close.set(bars.close.subarray(from, to));
+        out.volume.set(bars.volume.subarray(from, to));
+        write.run(source, chunk, to - from, Buffer.from(out.time.buffer, out.time.byteOffset, (to - from) * 48));
+      }
+      this.db.prepare('INSERT OR REPLACE INTO imported_files (source, signature, count, segments) VALUES (?, ?, ?, ?)').run(source, signature, n, JSON.stringify(segments));
+    })();
+  }
+
+  /** An imported file's bars, when it was imported with this signature. */
+  loadImport(source: string, signature: string): ImportedBars | undefined {
+    const file = this.db.prepare('SELECT signature, count, segments FROM imported_files WHERE source = ?').get(source) as { signature: string; count: number; segments: string } | undefined;
+    if (file === undefined || file.signature !== signature) return undefined;
+    const out = allocateColumns(file.count);
+    const bytes = new Uint8Array(out.time.buffer);
+    let at = 0;
+    for (const row of this.db.prepare('SELECT count, data FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
+      const [count, data] = row as [number, Buffer];
+      for (let c = 0; c < 6; c++) bytes.set(data.subarray(c * count * 8, (c + 1) * count * 8), (c * file.count + at) * 8);
+      at += count;
+    }
+    if (at !== file.count) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
+    return { bars: out, segments: JSON.parse(file.segments) as ImportedBars['segments'] };
   }
 
   /** Bars with start in [from, to) from the cache, as columns (whatever is stored; check `missing` first). */

@@ -82,3 +82,20 @@ export function aggregate(bars: BarColumns, tf: Timeframe): BarColumns {
   }
   return out;
 }
+
+/** One set of columns holding the given ones in order (their times must increase across them). */
+export function concatColumns(parts: readonly BarColumns[]): BarColumns {
+  const n = parts.reduce((sum, p) => sum + p.time.length, 0);
+  const out = allocateColumns(n);
+  let at = 0;
+  for (const p of parts) {
+    out.time.set(p.time, at);
+    out.open.set(p.open, at);
+    out.high.set(p.high, at);
+    out.low.set(p.low, at);
+    out.close.set(p.close, at);
+    out.volume.set(p.volume, at);
+    at += p.time.length;
+  }
+  return out;
+}

@@ -45,6 +45,31 @@ export interface CsvBars {
   readonly segments: readonly ContractSegment[];
 }
 
+/** The fields of a bar file, each read from the column of this name (case-insensitive). */
+export interface CsvColumns {
+  readonly time: string;
+  readonly open: string;
+  readonly high: string;
+  readonly low: string;
+  readonly close: string;
+  readonly volume: string;
+  /** Optional in the file: the contract month of each row. */
+  readonly contract: string;
+}
+
+/** The project's own header: `t,o,h,l,c,v[,contract]`. */
+export const DEFAULT_COLUMNS: CsvColumns = { time: 't', open: 'o', high: 'h', low: 'l', close: 'c', volume: 'v', contract: 'contract' };
+
+export interface CsvOptions {
+  /** The file's names of the fields; those left out keep the defaults (`DEFAULT_COLUMNS`). */
+  readonly columns?: Partial<CsvColumns>;
+  /**
+   * IANA time zone (`America/Chicago`) of times written without an offset; without it such times are
+   * errors. A time with an offset (`Z`, `-05:00`) is read as written either way.
+   */
+  readonly timeZone?: string;
+}
+
 /**
  * Which cell of a row holds each field (0-based), and how many cells a row needs. Built from the header
  * today; a configured column map (issue 15) builds the same thing from other names.
@@ -61,26 +86,87 @@ export interface CsvLayout {
   readonly cells: number;
 }
 
-const REQUIRED = ['t', 'o', 'h', 'l', 'c', 'v'] as const;
 const OFFSET = /(?:Z|[+-]\d{2}:\d{2})$/;
 const MAX_PROBLEMS = 1000;
 const CHUNK_BYTES = 1 << 20;
 const NANOS = 1_000_000_000;
 
+const FIELDS = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
+
 /** The layout named by a header line, or the problems with it. */
-export function layoutFromHeader(headerLine: string, file: string): CsvLayout | CsvProblem[] {
-  const header = headerLine.replace(/\r$/, '').split(',').map((h) => h.trim().toLowerCase());
+export function layoutFromHeader(headerLine: string, file: string, mapping: Partial<CsvColumns> = {}): CsvLayout | CsvProblem[] {
+  const header = headerLine.replace(/\r$/, '').replace(/^\ufeff/, '').split(',').map((h) => h.trim().toLowerCase());
+  const columns = { ...DEFAULT_COLUMNS, ...mapping };
+  const mapped = Object.keys(mapping).length > 0;
   const problems: CsvProblem[] = [];
   const index: Record<string, number> = {};
-  for (const name of REQUIRED) {
-    index[name] = header.indexOf(name);
-    if (index[name] < 0) problems.push({ file, line: 1, column: name, message: `header lacks the column "${name}" (found: ${header.join(',')})` });
+  for (const field of FIELDS) {
+    const name = columns[field].toLowerCase();
+    index[field] = header.indexOf(name);
+    if (index[field] >= 0) continue;
+    const hint = mapped ? ` for ${field}` : '';
+    problems.push({ file, line: 1, column: name, message: `header lacks the column "${name}"${hint} (found: ${header.join(',')})${mapped || field !== 'time' ? '' : '; name the file\'s columns in data.columns'}` });
   }
   if (problems.length > 0) return problems;
-  return { time: index.t!, open: index.o!, high: index.h!, low: index.l!, close: index.c!, volume: index.v!, contract: header.indexOf('contract'), cells: header.length };
+  return { time: index.time!, open: index.open!, high: index.high!, low: index.low!, close: index.close!, volume: index.volume!, contract: header.indexOf(columns.contract.toLowerCase()), cells: header.length };
 }
 
-export function readCsvBars(file: string, grid: PriceGrid, displayName = file): CsvBars {
+/**
+ * Wall-clock times of one IANA zone to UTC. The zone's offset is looked up once per local hour (Intl is
+ * slow, and offsets change on the hour). A local time a change forward skips comes out an hour earlier
+ * (02:30 as 01:30 standard time); one a change back repeats is its first instant.
+ */
+export class ZoneClock {
+  private readonly format: Intl.DateTimeFormat;
+  private readonly offsets = new Map<number, number>();
+
+  constructor(readonly zone: string) {
+    this.format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+  }
+
+  /** Local minus UTC at instant `utc` (ms). */
+  private offsetAt(utc: number): number {
+    const f: Record<string, number> = {};
+    for (const part of this.format.formatToParts(utc)) if (part.type !== 'literal') f[part.type] = Number(part.value);
+    const local = Date.UTC(f.year!, f.month! - 1, f.day!, f.hour!, f.minute!, f.second!);
+    return local - (utc - (((utc % 1000) + 1000) % 1000));
+  }
+
+  /** UTC epoch ms of a local wall-clock time given as if it were UTC. */
+  toUtc(local: number): number {
+    const hour = Math.floor(local / 3_600_000);
+    let offset = this.offsets.get(hour);
+    if (offset === undefined) {
+      offset = this.offsetAt(local - this.offsetAt(local));
+      this.offsets.set(hour, offset);
+    }
+    return local - offset;
+  }
+}
+
+/** True when `zone` is an IANA time zone this runtime knows. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?)?$/;
+
+/** `YYYY-MM-DD[( |T)HH:MM[:SS[.sss]]]` without an offset, in `zone`; NaN for anything else. */
+export function parseLocalTime(text: string, zone: ZoneClock): number {
+  const m = LOCAL_TIME.exec(text);
+  if (!m) return Number.NaN;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const ms = Number((m[7] ?? '0').padEnd(3, '0'));
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return Number.NaN;
+  return zone.toUtc(Date.UTC(year, month - 1, day, hour, minute, second, ms));
+}
+
+export function readCsvBars(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}): CsvBars {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -89,7 +175,7 @@ export function readCsvBars(file: string, grid: PriceGrid, displayName = file): 
   }
   try {
     const size = fstatSync(fd).size;
-    const reader = new CsvBarsReader(grid, displayName);
+    const reader = new CsvBarsReader(grid, displayName, undefined, options);
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     let bytesRead = 0;
     for (;;) {
@@ -108,8 +194,8 @@ export function readCsvBars(file: string, grid: PriceGrid, displayName = file): 
   }
 }
 
-export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBars {
-  const reader = new CsvBarsReader(grid, file);
+export function parseCsvBars(text: string, grid: PriceGrid, file: string, options: CsvOptions = {}): CsvBars {
+  const reader = new CsvBarsReader(grid, file, undefined, options);
   reader.push(Buffer.from(text, 'utf8'));
   return reader.end();
 }
@@ -135,12 +221,16 @@ export class CsvBarsReader {
   private dayMs = 0;
   private readonly cellStarts: Int32Array;
   private readonly tickNanos: number;
+  /** The zone of times without an offset, when configured. */
+  private readonly zone: ZoneClock | undefined;
 
   constructor(
     private readonly grid: PriceGrid,
     private readonly file: string,
     estimatedBars = 1 << 16,
+    private readonly options: CsvOptions = {},
   ) {
+    this.zone = options.timeZone === undefined ? undefined : new ZoneClock(options.timeZone);
     this.bars = allocateColumns(Math.max(16, estimatedBars));
     this.cellStarts = new Int32Array(64);
     this.tickNanos = grid.tickNanos;
@@ -198,7 +288,7 @@ export class CsvBarsReader {
   private line(buf: Buffer, start: number, end: number): void {
     this.lineNo++;
     if (this.layout === undefined) {
-      const layout = layoutFromHeader(buf.toString('utf8', start, end), this.file);
+      const layout = layoutFromHeader(buf.toString('utf8', start, end), this.file, this.options.columns);
       if (Array.isArray(layout)) throw new CsvBarsError(layout);
       this.layout = layout;
       return;
@@ -247,7 +337,7 @@ export class CsvBarsReader {
   /** `YYYY-MM-DDTHH:MM:SS` then `Z` or `+hh:mm`/`-hh:mm`, every field in range; NaN for anything else. */
   private fastTime(buf: Buffer, from: number, to: number): number {
     const length = to - from;
-    if (length !== 20 && length !== 25) return Number.NaN;
+    if (length !== 20 && length !== 25 && (length !== 19 || this.zone === undefined)) return Number.NaN;
     if (buf[from + 4] !== 45 || buf[from + 7] !== 45 || buf[from + 10] !== 84 || buf[from + 13] !== 58 || buf[from + 16] !== 58) return Number.NaN;
     const year = digits(buf, from, 4);
     const month = digits(buf, from + 5, 2);
@@ -257,7 +347,9 @@ export class CsvBarsReader {
     const second = digits(buf, from + 17, 2);
     if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return Number.NaN;
     let offsetMs = 0;
-    if (length === 20) {
+    if (length === 19) {
+      // No offset: a wall-clock time of the configured zone.
+    } else if (length === 20) {
       if (buf[from + 19] !== 90) return Number.NaN;
     } else {
       const sign = buf[from + 19];
@@ -272,7 +364,8 @@ export class CsvBarsReader {
       this.dayKey = key;
       this.dayMs = Date.UTC(year, month - 1, day);
     }
-    return this.dayMs + ((hour * 60 + minute) * 60 + second) * 1000 - offsetMs;
+    const clock = this.dayMs + ((hour * 60 + minute) * 60 + second) * 1000;
+    return length === 19 ? this.zone!.toUtc(clock) : clock - offsetMs;
   }
 
   /**
@@ -353,8 +446,11 @@ export class CsvBarsReader {
       return;
     }
     const tText = cells[layout.time]!.trim();
-    const t = OFFSET.test(tText) ? Date.parse(tText) : Number.NaN;
-    if (Number.isNaN(t)) problem('t', `"${tText}" is not an ISO 8601 time with an offset (Z or +hh:mm)`);
+    const zone = this.zone;
+    const t = OFFSET.test(tText) ? Date.parse(tText) : zone === undefined ? Number.NaN : parseLocalTime(tText, zone);
+    if (Number.isNaN(t)) {
+      problem('t', zone === undefined ? `"${tText}" is not an ISO 8601 time with an offset (Z or +hh:mm)` : `"${tText}" is not a time (YYYY-MM-DD HH:MM[:SS], in ${zone.zone} without an offset)`);
+    }
     const price = (column: string, at: number): number => {
       const cell = cells[at]!.trim();
       const value = cell === '' ? Number.NaN : Number(cell);

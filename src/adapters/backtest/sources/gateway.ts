@@ -10,6 +10,8 @@ import type { PriceGrid } from '../../../engine/ticks.ts';
 import { BAR_UNIT_CODES, bucketStart } from '../../../engine/timeframe.ts';
 import type { BarColumns } from '../../../engine/types.ts';
 import { allocateColumns } from './columns.ts';
+
+const DAY_MS = 86_400_000;
 import type { BarCache, CacheKey, TimeRange } from './cache.ts';
 
 /** The one client method this source needs (the `TradingClient` has it). */
@@ -26,12 +28,19 @@ export interface GatewayBarsRequest extends CacheKey {
   /** Bars per request (at most 20,000, the default). */
   readonly pageSize?: number;
   readonly onPage?: (info: PageInfo & { range: TimeRange }) => void;
+  /** Fetch the whole range again, cached or not (`fetch-bars --force`). */
+  readonly force?: boolean;
 }
 
 export interface GatewayBarsResult {
   readonly bars: BarColumns;
   /** Ranges that were requested (empty when the cache had everything). */
   readonly fetched: readonly TimeRange[];
+  /**
+   * Requested ranges that reach into today and came back empty: not recorded as covered, since their bars
+   * may still come (the next run asks again).
+   */
+  readonly unrecorded: readonly TimeRange[];
 }
 
 export class GatewayBarsError extends Error {
@@ -42,8 +51,11 @@ export class GatewayBarsError extends Error {
 export async function loadGatewayBars(client: BarsClient, cache: BarCache, request: GatewayBarsRequest): Promise<GatewayBarsResult> {
   const to = Math.min(request.to, bucketStart(request.now, request.timeframe));
   const fetched: TimeRange[] = [];
+  const unrecorded: TimeRange[] = [];
+  const today = Math.floor(request.now / DAY_MS) * DAY_MS;
   if (request.from < to) {
-    for (const range of cache.missing(request, request.from, to)) {
+    const ranges: TimeRange[] = request.force === true ? [[request.from, to]] : cache.missing(request, request.from, to);
+    for (const range of ranges) {
       const [start, end] = range;
       const bars = await client.retrieveBarsRange({
         contractId: request.contractId,
@@ -57,11 +69,16 @@ export async function loadGatewayBars(client: BarsClient, cache: BarCache, reque
         ...(request.pageSize !== undefined ? { pageSize: request.pageSize } : {}),
         ...(request.onPage ? { onPage: (info: PageInfo) => request.onPage!({ ...info, range }) } : {}),
       });
-      cache.store(request, request.grid, toColumns(bars, request.grid, request.contractId, start, end), start, end);
+      const columns = toColumns(bars, request.grid, request.contractId, start, end);
       fetched.push(range);
+      if (columns.time.length === 0 && end > today) {
+        unrecorded.push(range);
+        continue;
+      }
+      cache.store(request, request.grid, columns, start, end);
     }
   }
-  return { bars: cache.load(request, request.grid, request.from, to), fetched };
+  return { bars: cache.load(request, request.grid, request.from, to), fetched, unrecorded };
 }
 
 /** Wire bars (oldest first, decimal prices) to tick columns, exactly: a price off the grid is an error. */
