@@ -1,20 +1,32 @@
 /**
- * Figure 7: a grid of 16 parameter sets of the reference strategy through the backtest's own sweep
+ * Figure 7: a grid of 64 parameter sets of the reference strategy through the backtest's own sweep
  * machinery (`runSweep` of src/adapters/backtest/optimize.ts, what `tickline optimize` runs): once in this
- * thread, one run after another, and once in parallel (one lane per core: this thread and worker threads,
- * the history in shared memory).
- * Both must give the same order list hash and net PnL for every parameter set.
+ * thread, one run after another, and once on 2 lanes (this thread and a warm pool thread running the
+ * compiled JavaScript of dist/, the history in shared memory), on the generated 1 M bars and on the ES
+ * file. Both must give the same order list hash and net PnL for every parameter set.
  */
-import { availableParallelism } from 'node:os';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { BacktestConfig } from '../src/adapters/backtest/config.ts';
 import { gridCombinations, runSweep, type Job, type JobResult, type SweepContext } from '../src/adapters/backtest/optimize.ts';
+import { SweepPool } from '../src/adapters/backtest/sweep-pool.ts';
+import { readCsvBars } from '../src/adapters/backtest/sources/csv.ts';
 import type { BarColumns } from '../src/engine/types.ts';
-import { MINUTE } from './reference.ts';
+import { CONTRACT, MINUTE } from './reference.ts';
 
-/** fast 5..20 by 5 x slow 30..60 by 10: sixteen sets around the reference's 10/30. */
-export const GRID = { fast: [5, 10, 15, 20], slow: [30, 40, 50, 60] } as const;
+/** fast 4..18 by 2 x slow 20..90 by 10: sixty-four sets around the reference's 10/30. */
+export const GRID = { fast: [4, 6, 8, 10, 12, 14, 16, 18], slow: [20, 30, 40, 50, 60, 70, 80, 90] } as const;
 
-export function gridContext(bars: BarColumns): { context: SweepContext; jobs: Job[] } {
+/** The issue's two lanes: this thread and one pool thread. */
+export const LANES = 2;
+
+/** The shared ES minute file beside the repository (CI clones shared/ next to it); undefined without it. */
+export function esBars(): BarColumns | undefined {
+  const file = path.resolve(import.meta.dirname, '../../shared/data/es-minute-lean.csv');
+  return existsSync(file) ? readCsvBars(file, CONTRACT.grid).bars : undefined;
+}
+
+export function gridContext(bars: BarColumns, description: string): { context: SweepContext; jobs: Job[] } {
   const config = BacktestConfig.parse({
     name: 'bench-grid',
     strategy: { name: 'sma-cross', params: { size: 1 } },
@@ -23,26 +35,43 @@ export function gridContext(bars: BarColumns): { context: SweepContext; jobs: Jo
     account: { startingBalance: 50_000 },
     fills: { slippageTicks: 0, stopSlippageTicks: 0, feePerContractPerSide: 0 },
   });
-  const history = { bars, timeframe: MINUTE, description: 'bench: seeded synthetic market' };
+  const history = { bars, timeframe: MINUTE, description };
   const jobs = gridCombinations(GRID).map((params, index): Job => ({ index, params, sample: 'all' }));
   return { context: { config, name: 'bench-grid', samples: { all: history, in: undefined, out: undefined } }, jobs };
+}
+
+export interface GridTiming {
+  readonly ms: number;
+  readonly cpuMs: number;
+  readonly results: JobResult[];
 }
 
 /**
  * One sweep: wall time, and CPU time of the whole process (every thread: the workers', and V8's garbage
  * collection and compiler helpers, which is why even the sequential sweep uses more than one core).
+ * `pool`: run on it (already warm); otherwise a parallel sweep starts its own pool inside the timing.
  */
-export async function runGrid(bars: BarColumns, workers: number): Promise<{ ms: number; cpuMs: number; results: JobResult[] }> {
-  const { context, jobs } = gridContext(bars);
+export async function runGrid(bars: BarColumns, description: string, workers: number, pool?: SweepPool): Promise<GridTiming> {
+  const { context, jobs } = gridContext(bars, description);
   const cpu = process.cpuUsage();
   const start = performance.now();
-  const results = await runSweep(context, jobs, { workers });
+  const results = await runSweep(context, jobs, { workers, forcePool: workers > 1, ...(pool ? { pool } : {}) });
   const ms = performance.now() - start;
   const used = process.cpuUsage(cpu);
   return { ms, cpuMs: (used.user + used.system) / 1000, results };
 }
 
-export const PARALLEL_WORKERS = availableParallelism();
+/** A pool thread started and warmed (its modules loaded, a few jobs run) before a timing. */
+export async function warmPool(bars: BarColumns): Promise<SweepPool> {
+  const pool = new SweepPool(LANES - 1);
+  const { context, jobs } = gridContext(bars.time.length > 20_000 ? sliceHead(bars, 20_000) : bars, 'warm-up');
+  await runSweep(context, jobs.slice(0, 8), { workers: LANES, pool, forcePool: true });
+  return pool;
+}
+
+function sliceHead(bars: BarColumns, n: number): BarColumns {
+  return { time: bars.time.subarray(0, n), open: bars.open.subarray(0, n), high: bars.high.subarray(0, n), low: bars.low.subarray(0, n), close: bars.close.subarray(0, n), volume: bars.volume.subarray(0, n) };
+}
 
 /** The first parameter set whose outcome differs between two sweeps, or undefined. */
 export function compareGrids(a: readonly JobResult[], b: readonly JobResult[]): string | undefined {

@@ -13,6 +13,8 @@ export interface SweepOutputs {
   readonly metric: Metric;
   /** The parameters the runs vary, in column order, and the values each took (optimize.json's `grid`). */
   readonly grid: Readonly<Record<string, readonly unknown[]>>;
+  /** How the parameter sets were chosen: every combination, or a seeded search of `trials` points of `of`. */
+  readonly search: { readonly method: string; readonly trials?: number; readonly seed?: number; readonly of?: number };
   readonly walkForward: number | undefined;
   readonly top: number;
   readonly axes: readonly [string, string] | readonly [string];
@@ -82,7 +84,7 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
   await writeFile(path.join(outDir, 'optimize.csv'), `${csv.join('\n')}\n`, 'utf8');
   await writeFile(
     path.join(outDir, 'optimize.json'),
-    `${JSON.stringify({ metric, grid: input.grid, walkForward: fraction ?? null, data: input.data, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
+    `${JSON.stringify({ metric, grid: input.grid, search: input.search.method === 'grid' ? { method: 'grid' } : { method: input.search.method, trials: input.search.trials, seed: input.search.seed }, walkForward: fraction ?? null, data: input.data, rows: rows.map((r) => ({ rank: r.rank, params: r.params, inSample: r.result.summary ?? null, outOfSample: r.out?.summary ?? null, error: r.result.error ?? r.out?.error ?? null })) }, null, 2)}\n`,
     'utf8',
   );
   const sweepFile = await writeSweepReport(path.join(outDir, 'sweep.html'), {
@@ -100,7 +102,7 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
     lowerIsBetter: ['maxDrawdown'],
   });
   return (
-    `${name}: ${input.combinations} parameter sets${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
+    `${name}: ${input.combinations} parameter sets${input.search.method === 'grid' ? '' : ` (${input.search.method} search of ${input.search.of}, seed ${input.search.seed})`}${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
     ` (${input.ranOn})\n${text}\n` +
     refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
     `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}, ${sweepFile}\n`

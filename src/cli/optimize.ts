@@ -8,6 +8,11 @@ import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
 import { gridCombinations, METRICS, runSweep, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
+import { runSearch, SEARCHES, spaceSize, type SearchMethod } from '../adapters/backtest/search.ts';
+import { SweepPool } from '../adapters/backtest/sweep-pool.ts';
+import { runWalkForwardCommand } from './optimize-walk-forward.ts';
+import { WalkForwardError, type FoldPlan, type WindowMode } from '../adapters/backtest/walk-forward.ts';
+import type { OptimizeConfig } from '../adapters/backtest/config.ts';
 import { sweepHistory, sweepSamples } from '../adapters/backtest/distributed/worker.ts';
 import { checkQueueUrl, DEFAULT_RETRIES } from '../adapters/backtest/distributed/queue.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
@@ -28,13 +33,23 @@ Options:
   --config <file>        Backtest definition (required)
   --grid <key=v1,v2>     Values of one strategy parameter (repeatable; required at least once)
   --metric <name>        Sort key: ${METRICS.join(', ')} (default sharpe)
+  --search <method>      grid (every combination, the default), random (--trials points drawn
+                         at random) or tpe (a Tree-structured Parzen Estimator: --trials points,
+                         each batch where the best so far are dense)
+  --trials <n>           Points run by random and tpe (default 64)
+  --seed <n>             Seed of random and tpe (default 1): the same seed, the same points
   --walk-forward <f>     Rank on the first fraction f of the bars (0 < f < 1), then run the same
                          parameters on the rest (out-of-sample)
+  --folds <n>            A rolling walk-forward instead: n test windows at the end of the history,
+                         the parameters chosen by the search on the training window before each,
+                         the test windows' results stitched into one out-of-sample run
+  --train-windows <r>    Training window of each fold as r test windows (default 3)
+  --anchored             Train every fold from the start of the history (default: rolling)
   --workers <n>          Parallel lanes: this thread and n - 1 worker threads (default: the
                          number of cores; 1 runs every job in this thread)
   --top <n>              Rows to print (default 20; the files hold every row)
   --heatmap <x,y>        The two --grid parameters of sweep.html's heatmap (default: the first two)
-  --queue <redis-url>    Run the sweep on the workers of a queue (\`tickline worker\`):
+  --queue <redis-url>    Run a grid sweep on the workers of a queue (\`tickline worker\`):
                          redis://[:password@]host:port[/db], rediss://... for TLS
   --detach               With --queue: enqueue, print the sweep id and return
                          (\`tickline sweep status|results|cancel <id>\` later)
@@ -45,6 +60,51 @@ Options:
   -h, --help             This help
 
 Writes out/<name>/optimize.csv, optimize.json and sweep.html (the runs and a heatmap of the metric). Exit codes: 0 done, 2 bad config or arguments, 1 failure.`;
+
+interface OptimizeFlags {
+  readonly grid?: string[] | undefined;
+  readonly metric?: string | undefined;
+  readonly 'walk-forward'?: string | undefined;
+  readonly workers?: string | undefined;
+  readonly search?: string | undefined;
+  readonly trials?: string | undefined;
+  readonly seed?: string | undefined;
+  readonly folds?: string | undefined;
+  readonly 'train-windows'?: string | undefined;
+  readonly anchored?: boolean | undefined;
+}
+
+/** What to run: each flag given, else the definition's `optimize` setting, else the default. */
+function optimizeSettings(flags: OptimizeFlags, configured: OptimizeConfig) {
+  const grid: Record<string, unknown[]> = {};
+  for (const spec of flags.grid ?? []) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--grid ${spec}: expected key=v1,v2,...`);
+    grid[spec.slice(0, eq)] = spec.slice(eq + 1).split(',').map((v) => parseScalar(v.trim()));
+  }
+  if (Object.keys(grid).length === 0) Object.assign(grid, configured.grid ?? {});
+  if (Object.keys(grid).length === 0) throw new UsageError(`at least one --grid key=v1,v2,... (or optimize.grid in the definition) is required\n\n${USAGE}`);
+  const metric = (flags.metric ?? configured.metric ?? 'sharpe') as Metric;
+  if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
+  const fraction = flags['walk-forward'] === undefined ? undefined : Number(flags['walk-forward']);
+  if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
+  const workers = flags.workers === undefined ? (configured.workers ?? availableParallelism()) : Number(flags.workers);
+  if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive whole number');
+  const method = (flags.search ?? configured.search ?? 'grid') as SearchMethod;
+  if (!SEARCHES.includes(method)) throw new UsageError(`--search must be one of ${SEARCHES.join(', ')}`);
+  const trials = flags.trials === undefined ? (configured.trials ?? 64) : Number(flags.trials);
+  if (!Number.isInteger(trials) || trials < 1) throw new UsageError('--trials must be a positive whole number');
+  const seed = flags.seed === undefined ? (configured.seed ?? 1) : Number(flags.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be a whole number');
+  const folds = flags.folds === undefined ? configured.walkForward?.folds : Number(flags.folds);
+  if (folds !== undefined && (!Number.isInteger(folds) || folds < 1)) throw new UsageError('--folds must be a positive whole number');
+  if (folds !== undefined && fraction !== undefined) throw new UsageError('--folds and --walk-forward are two kinds of walk-forward: give one');
+  const trainWindows = flags['train-windows'] === undefined ? (configured.walkForward?.trainWindows ?? 3) : Number(flags['train-windows']);
+  if (!Number.isInteger(trainWindows) || trainWindows < 1) throw new UsageError('--train-windows must be a positive whole number');
+  const mode: WindowMode = flags.anchored === true ? 'anchored' : (configured.walkForward?.mode ?? 'rolling');
+  const walkForward: FoldPlan | undefined = folds === undefined ? undefined : { folds, trainWindows, mode };
+  return { grid, metric, fraction, workers, method, trials, seed, walkForward };
+}
 
 /** The heatmap's two parameters: `--heatmap x,y`, or the first two of the grid. */
 function heatmapAxes(option: string | undefined, keys: readonly string[]): readonly [string, string] | readonly [string] {
@@ -60,11 +120,17 @@ export async function run(args: string[]): Promise<number> {
     {
       ...BACKTEST_FLAGS,
       grid: { type: 'string', multiple: true },
-      metric: { type: 'string', default: 'sharpe' },
+      metric: { type: 'string' },
       'walk-forward': { type: 'string' },
       workers: { type: 'string' },
       top: { type: 'string', default: '20' },
       heatmap: { type: 'string' },
+      search: { type: 'string' },
+      trials: { type: 'string' },
+      seed: { type: 'string' },
+      folds: { type: 'string' },
+      'train-windows': { type: 'string' },
+      anchored: { type: 'boolean' },
       queue: { type: 'string' },
       detach: { type: 'boolean' },
       retries: { type: 'string' },
@@ -76,20 +142,6 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const backtest = backtestArgs(values, USAGE);
-  if (!values.grid || values.grid.length === 0) throw new UsageError(`at least one --grid key=v1,v2,... is required\n\n${USAGE}`);
-  const metric = values.metric as Metric;
-  if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
-  const grid: Record<string, unknown[]> = {};
-  for (const spec of values.grid) {
-    const eq = spec.indexOf('=');
-    if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--grid ${spec}: expected key=v1,v2,...`);
-    grid[spec.slice(0, eq)] = spec.slice(eq + 1).split(',').map((v) => parseScalar(v.trim()));
-  }
-  const axes = heatmapAxes(values.heatmap, Object.keys(grid));
-  const fraction = values['walk-forward'] === undefined ? undefined : Number(values['walk-forward']);
-  if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
-  const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
-  if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive whole number');
   const top = Number(values.top);
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
@@ -98,45 +150,62 @@ export async function run(args: string[]): Promise<number> {
   const retries = values.retries === undefined ? DEFAULT_RETRIES : Number(values.retries);
   if (!Number.isInteger(retries) || retries < 0) throw new UsageError('--retries must be a whole number, 0 or more');
 
+  let pool: SweepPool | undefined;
   try {
     const { config, name } = await loadBacktestConfig(backtest);
+    const { grid, metric, fraction, workers, method, trials, seed, walkForward } = optimizeSettings(values, config.optimize ?? {});
+    const axes = heatmapAxes(values.heatmap, Object.keys(grid));
+    // A search chooses its next points from the last results, and folds chain searches: both run here.
+    if (queue !== undefined && (method !== 'grid' || walkForward !== undefined)) throw new UsageError('--queue runs grid sweeps (with or without --walk-forward); --search random|tpe and --folds run in this process');
+    // Started before the bars are read, so its threads load their code meanwhile.
+    pool = workers > 1 && queue === undefined ? new SweepPool(workers - 1).start() : undefined;
     const history = await sweepHistory(config);
-    const combos = gridCombinations(grid);
+    if (walkForward !== undefined) {
+      const plan = walkForward;
+      process.stdout.write(await runWalkForwardCommand({ config, name, history, grid, plan, method, trials, seed, metric, workers, ...(pool ? { pool } : {}) }));
+      return ExitCode.Ok;
+    }
     const samples = sweepSamples(history, fraction ?? null);
     if (fraction !== undefined && (samples.in!.bars.time.length === 0 || samples.out!.bars.time.length === 0)) throw new UsageError('--walk-forward leaves one side without bars');
-    const jobs: Job[] =
-      fraction === undefined
-        ? combos.map((params, index) => ({ index, params, sample: 'all' as const }))
-        : combos.flatMap((params, index) => [
-            { index, params, sample: 'in' as const },
-            { index, params, sample: 'out' as const },
-          ]);
-    const outputs = { name, outDir: config.out ?? path.join('out', name), metric, grid, walkForward: fraction, top, axes, data: history.description, combinations: combos.length };
+    const points = method === 'grid' ? spaceSize(grid) : Math.min(trials, spaceSize(grid));
+    const search = method === 'grid' ? { method } : { method, trials: points, seed, of: spaceSize(grid) };
+    const outputs = { name, outDir: config.out ?? path.join('out', name), metric, grid, search, walkForward: fraction, top, axes, data: history.description, combinations: points };
     if (queue !== undefined) {
-      const spec = await sweepSpecOf(config, name, history, fraction ?? null, jobs);
+      const combos = gridCombinations(grid);
+      const queued: Job[] =
+        fraction === undefined
+          ? combos.map((params, index) => ({ index, params, sample: 'all' as const }))
+          : combos.flatMap((params, index) => [
+              { index, params, sample: 'in' as const },
+              { index, params, sample: 'out' as const },
+            ]);
+      const spec = await sweepSpecOf(config, name, history, fraction ?? null, queued);
       const view = { metric, top, grid, heatmap: [...axes], data: history.description, enqueuedAt: Date.now() };
       return await sweepOnQueue({ url: queue, spec, view, retries, detach: values.detach === true, outputs });
     }
+    const total = fraction === undefined ? points : 2 * points;
     const progress = process.stderr.isTTY ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
-    progress?.start(jobs.length, 0);
+    progress?.start(total, 0);
     const started = Date.now();
     let results: JobResult[];
+    let done = 0;
+    const onResult = () => progress?.update(++done);
+    const context = { config, name, samples };
     try {
-      results = await runSweep({ config, name, samples }, jobs, { workers, onResult: (_r, done) => progress?.update(done) });
+      const primary = await runSearch(context, grid, { method, trials, seed, metric, sample: fraction === undefined ? 'all' : 'in' }, { workers, ...(pool ? { pool } : {}), onResult });
+      const outJobs: Job[] = fraction === undefined ? [] : primary.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const }));
+      results = [...primary, ...(outJobs.length === 0 ? [] : await runSweep(context, outJobs, { workers, ...(pool ? { pool } : {}), onResult }))];
     } finally {
       progress?.stop();
     }
     const seconds = (Date.now() - started) / 1000;
-    const lanes = Math.min(workers, jobs.length);
-    const printed = await writeSweepOutputs({
-      ...outputs,
-      results,
-      ranOn: `${jobs.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s`,
-    });
-    process.stdout.write(printed);
+    const lanes = Math.min(workers, results.length);
+    process.stdout.write(await writeSweepOutputs({ ...outputs, results, ranOn: `${results.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s` }));
     return ExitCode.Ok;
   } catch (error) {
-    if (isInputError(error)) throw new UsageError((error as Error).message);
+    if (isInputError(error) || error instanceof WalkForwardError) throw new UsageError((error as Error).message);
     throw error;
+  } finally {
+    await pool?.close();
   }
 }

@@ -98,6 +98,7 @@ export function storedOutputs(stored: StoredSweep, outDir: string | undefined): 
     outDir: outDir ?? configOut ?? path.join('out', spec.name),
     metric: view.metric as Metric,
     grid: view.grid,
+    search: { method: 'grid' },
     walkForward: spec.walkForward ?? undefined,
     top: view.top,
     axes: heatmap,

@@ -218,6 +218,8 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly evaluation?: EvaluationSource;
   /** Paths, seed, horizon and block of the evaluation's Monte Carlo. */
   readonly monteCarlo?: MonteCarloOptions;
+  /** Compute the strategy's plots for the report (default true; a sweep's runs write no report). */
+  readonly overlays?: boolean;
 }
 
 /** The account's own rules as an evaluation, when it has a target and a maximum loss limit to judge by. */
@@ -312,7 +314,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
           { bars, equity: result.equity, fills: result.fills, balance: result.balance, tickValue: contract.grid.tickValue, startingBalance: result.startingBalance, tradingDay: result.riskConfig.tradingDay },
           options.monteCarlo,
         );
-  const overlays = recordsReport ? strategyOverlays(strategy, params, { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length }, options.logger) : [];
+  const overlays = recordsReport && options.overlays !== false ? strategyOverlays(strategy, params, { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length }, options.logger) : [];
   const report: ReportInput = {
     title,
     contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },

@@ -133,6 +133,31 @@ export const FillsConfig = z.strictObject({
   queue: z.boolean().default(false),
 });
 
+/** The statistics a sweep can rank by (`maxDrawdown` smallest first). */
+export const METRICS = ['netPnl', 'returnPct', 'sharpe', 'sortino', 'profitFactor', 'expectancy', 'winRate', 'maxDrawdown', 'trades'] as const;
+/** How `tickline optimize` picks the parameter sets it runs. */
+export const SEARCHES = ['grid', 'random', 'tpe'] as const;
+
+/** `tickline optimize`'s settings; the command's flags override each. */
+export const OptimizeConfig = z.strictObject({
+  /** Values of each strategy parameter (`--grid key=v1,v2`). */
+  grid: z.record(z.string(), z.array(z.union([z.number(), z.string(), z.boolean()])).min(1)).optional(),
+  metric: z.enum(METRICS).optional(),
+  search: z.enum(SEARCHES).optional(),
+  trials: z.number().int().positive().optional(),
+  seed: z.number().int().optional(),
+  workers: z.number().int().positive().optional(),
+  /** The rolling walk-forward (`--folds`, `--train-windows`, `--anchored`). */
+  walkForward: z
+    .strictObject({
+      folds: z.number().int().positive(),
+      trainWindows: z.number().int().positive().default(3),
+      mode: z.enum(['rolling', 'anchored']).default('rolling'),
+    })
+    .optional(),
+});
+export type OptimizeConfig = z.infer<typeof OptimizeConfig>;
+
 /** What a continuous run (`contract: ES`) does at a change of month. */
 export const RollConfig = z.strictObject({
   /** `roll`: close in the old month and reopen in the new at the roll bar; `flatten`: only close. */
@@ -191,6 +216,7 @@ export const BacktestConfig = z.strictObject({
    * written in one streamed pass, about 33 bytes a bar), each trade's exit, or each trading day's close.
    */
   outputs: z.strictObject({ equity: z.enum(['per-bar', 'per-trade', 'daily']).default('per-bar') }).default({ equity: 'per-bar' }),
+  optimize: OptimizeConfig.optional(),
 });
 export type BacktestConfig = z.infer<typeof BacktestConfig>;
 

@@ -5,14 +5,16 @@
  * (in-sample) and the same parameter sets on the rest (out-of-sample), so over-fitting shows.
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import path from 'node:path';
 import type { Statistics } from '../../report/types.ts';
-import type { BacktestConfig } from './config.ts';
+import { METRICS, type BacktestConfig } from './config.ts';
 import { executeBacktest, type History } from './backtest.ts';
 import type { BarColumns } from '../../engine/types.ts';
 import { sliceByIndex } from './sources/columns.ts';
+import { SweepPool } from './sweep-pool.ts';
+import { isStrategyFile } from '../../strategies/index.ts';
 
-export const METRICS = ['netPnl', 'returnPct', 'sharpe', 'sortino', 'profitFactor', 'expectancy', 'winRate', 'maxDrawdown', 'trades'] as const;
+export { METRICS };
 export type Metric = (typeof METRICS)[number];
 /** Metrics where smaller is better. */
 const ASCENDING: ReadonlySet<Metric> = new Set(['maxDrawdown']);
@@ -77,6 +79,13 @@ export function summarize(statistics: Statistics, passed: boolean, violations: n
   };
 }
 
+/** A run's `metric` as a score where larger is better; -Infinity for a run without a value. */
+export function metricScore(result: JobResult, metric: Metric): number {
+  const value = result.summary?.[metric] ?? null;
+  if (value === null || Number.isNaN(value)) return -Infinity;
+  return ASCENDING.has(metric) ? -value : value;
+}
+
 /** Best first by `metric`; runs without a value (or that failed) last; ties keep grid order. */
 export function rank(results: readonly JobResult[], metric: Metric): JobResult[] {
   const sign = ASCENDING.has(metric) ? 1 : -1;
@@ -126,7 +135,7 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
   if (history === undefined) return { ...job, error: `no ${job.sample} sample` };
   const config: BacktestConfig = { ...context.config, strategy: { ...context.config.strategy, params: { ...context.config.strategy.params, ...job.params } } };
   try {
-    const outcome = await executeBacktest(config, context.name, { history });
+    const outcome = await executeBacktest(config, context.name, { history, overlays: false });
     if (outcome.result.failure !== undefined) throw outcome.result.failure;
     const r = outcome.result;
     return { ...job, summary: summarize(outcome.statistics, r.passed, r.violations.length, r.orderListHash) };
@@ -138,98 +147,127 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
 
 export interface SweepOptions {
   /**
-   * Parallel lanes: this thread and `workers - 1` worker threads (default: one lane per core); 1 runs
+   * Parallel lanes: this thread and `workers - 1` pool threads (default: one lane per core); 1 runs
    * everything in this thread.
    */
   readonly workers?: number;
+  /**
+   * A warm pool to run on (a search or a walk-forward keeps one for all its sweeps); without it the sweep
+   * starts its own and closes it at the end.
+   */
+  readonly pool?: SweepPool;
+  /** Use the pool whatever the size of the sweep (tests); by default small sweeps run in this thread. */
+  readonly forcePool?: boolean;
   readonly onResult?: (result: JobResult, done: number, total: number) => void;
 }
 
-/** What a sweep worker receives: the context (history in shared memory), the jobs and the shared claim counter. */
-export interface SweepWorkerData {
+/** One job as a pool worker receives it: the context (its bars in shared memory) travels with it. */
+export interface SweepTask {
   readonly context: SweepContext;
-  readonly jobs: readonly Job[];
-  /** Int32 index of the next job to run; every lane claims jobs from it with Atomics.add. */
-  readonly claim: SharedArrayBuffer;
+  readonly job: Job;
 }
 
 /**
- * Run jobs in this thread and on worker threads; results in job order.
- *
- * This thread is one of the lanes: it is warm (its modules loaded and compiled), while a fresh worker
- * spends ~0.5 s CPU loading tsx and the modules and runs its first backtests slower until compiled; on a
- * 2-core machine one worker plus this thread took 10.1 s CPU for the bench's 16-run grid against 12.8 s
- * for two workers (sequential: 8.9-9.2 s). Every lane claims the next job from a shared counter, so no
- * lane waits for another to hand it work.
+ * Below this many bars run in total (jobs x bars), a sweep runs in this thread: starting a pool thread and
+ * warming its compiled code costs ~0.2-0.3 s of CPU, about what the engine needs for 1-2 M bars.
  */
-export async function runSweep(context: SweepContext, jobs: readonly Job[], options: SweepOptions = {}): Promise<JobResult[]> {
-  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), jobs.length));
-  const results: JobResult[] = new Array(jobs.length);
-  let done = 0;
-  const finish = (result: JobResult) => {
-    results[jobs.findIndex((j) => j.index === result.index && j.sample === result.sample)] = result;
-    done++;
-    options.onResult?.(result, done, jobs.length);
-  };
-  if (workers === 1) {
-    for (const job of jobs) finish(await runJob(context, job));
-    return results;
-  }
-  const shared: SweepContext = {
+export const INLINE_BAR_RUNS = 2_000_000;
+
+/** Jobs queued ahead per pool thread, so a thread never waits for this one to hand it its next job. */
+const QUEUE_DEPTH = 2;
+
+/** Whether a sweep is cheap enough that pool threads would cost more than they save. */
+export function runsInline(context: SweepContext, jobs: readonly Job[], workers: number, pool: SweepPool | undefined): boolean {
+  if (workers <= 1 || jobs.length <= 1) return true;
+  const bars = Math.max(0, ...Object.values(context.samples).map((h) => h?.bars.time.length ?? 0));
+  // A started pool has paid its start-up; its threads' first runs are still slower until compiled.
+  return jobs.length * bars < (pool?.started === true ? INLINE_BAR_RUNS / 4 : INLINE_BAR_RUNS);
+}
+
+/** The context with every sample's bars in shared memory (bars already shared are kept as they are). */
+export function sharedContext(context: SweepContext): SweepContext {
+  return {
     ...context,
     samples: Object.fromEntries(
       Object.entries(context.samples).map(([k, h]) => [k, h === undefined ? undefined : { ...h, bars: h.bars.time.buffer instanceof SharedArrayBuffer ? h.bars : shareColumns(h.bars) }]),
     ) as SweepContext['samples'],
   };
-  const claim = new SharedArrayBuffer(4);
-  const next = new Int32Array(claim);
-  const workerData: SweepWorkerData = { context: shared, jobs, claim };
-  const pool: Worker[] = [];
-  const running = Promise.all(
-    Array.from({ length: workers - 1 }, () =>
-      new Promise<void>((resolve, reject) => {
-        const worker = new Worker(new URL(WORKER_ENTRY, import.meta.url), { workerData });
-        pool.push(worker);
-        worker.on('message', (message: { result?: JobResult; error?: string; done?: true }) => {
-          if (message.error !== undefined) {
-            reject(new SweepError(message.error));
-            return;
-          }
-          if (message.result !== undefined) finish(message.result);
-          if (message.done === true) resolve();
-        });
-        worker.on('error', reject);
-      }),
-    ),
-  );
-  const local = (async () => {
-    for (let k = Atomics.add(next, 0, 1); k < jobs.length; k = Atomics.add(next, 0, 1)) {
-      finish(await runJob(context, jobs[k]!));
-      // Let the workers' results in between two runs of this thread.
+}
+
+/**
+ * Run jobs in this thread and on a warm pool of worker threads; results in job order.
+ *
+ * This thread is one of the lanes: it is warm (its modules loaded and compiled). Pool threads load the
+ * compiled JavaScript once and keep it between jobs; each has QUEUE_DEPTH jobs handed to it ahead, since
+ * this thread hands out the next job only between two of its own runs.
+ */
+export async function runSweep(context: SweepContext, jobs: readonly Job[], options: SweepOptions = {}): Promise<JobResult[]> {
+  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), jobs.length));
+  const results: JobResult[] = new Array(jobs.length);
+  let done = 0;
+  const finish = (k: number, result: JobResult) => {
+    results[k] = result;
+    done++;
+    options.onResult?.(result, done, jobs.length);
+  };
+  if (options.forcePool !== true && runsInline(context, jobs, workers, options.pool)) {
+    for (let k = 0; k < jobs.length; k++) finish(k, await runJob(context, jobs[k]!));
+    return results;
+  }
+  const pool = options.pool ?? new SweepPool(workers - 1);
+  const compiled = await compiledStrategyOf(context, pool);
+  const shared = sharedContext(compiled === undefined ? context : withStrategy(context, compiled));
+  let next = 0;
+  let failed = false;
+  const claim = (): number | undefined => (failed || next >= jobs.length ? undefined : next++);
+  const poolLane = async () => {
+    for (let k = claim(); k !== undefined; k = claim()) {
+      try {
+        finish(k, await pool.run<JobResult>({ context: shared, job: jobs[k]! } satisfies SweepTask));
+      } catch (error) {
+        throw new SweepError(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      }
+    }
+  };
+  const localLane = async () => {
+    for (let k = claim(); k !== undefined; k = claim()) {
+      finish(k, await runJob(context, jobs[k]!));
+      // Let the pool's answers in (and its next jobs out) between two runs of this thread.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-  })();
+  };
+  // One failed run fails the sweep: no lane claims another job, and the sweep waits for those running.
+  const stopOnFailure = (lane: Promise<void>) =>
+    lane.catch((error: unknown) => {
+      failed = true;
+      throw error;
+    });
+  const lanes = [...Array.from({ length: pool.threads * QUEUE_DEPTH }, () => stopOnFailure(poolLane())), stopOnFailure(localLane())];
   try {
-    await Promise.all([running, local]);
-  } catch (error) {
-    // One failed run fails the sweep: no lane claims another job, and the workers stop.
-    Atomics.store(next, 0, jobs.length);
-    await Promise.allSettled([local]);
-    throw error;
+    const settled = await Promise.allSettled(lanes);
+    const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (rejected !== undefined) throw rejected.reason;
   } finally {
-    await Promise.all(pool.map((w) => w.terminate()));
+    if (options.pool === undefined) await pool.close();
   }
   return results;
 }
 
 /**
- * Compiled (dist/), the worker is plain JavaScript; run from the sources, its .mjs entry registers tsx
- * first (Node 20 ignores `--import tsx` in a worker's execArgv).
+ * A TypeScript strategy file compiled once for all the pool's workers (this thread loaded it already);
+ * undefined for a built-in or a JavaScript file.
  */
-const WORKER_ENTRY = import.meta.url.endsWith('.ts') ? './optimize-worker.mjs' : './optimize-worker.js';
+async function compiledStrategyOf(context: SweepContext, pool: SweepPool): Promise<string | undefined> {
+  const name = context.config.strategy.name;
+  if (!isStrategyFile(name) || !/\.[cm]?ts$/.test(name)) return undefined;
+  return (await pool.compiledStrategy(path.resolve(name))).file;
+}
+
+function withStrategy(context: SweepContext, file: string): SweepContext {
+  return { ...context, config: { ...context.config, strategy: { ...context.config.strategy, name: file } } };
+}
 
 export class SweepError extends Error {
   override readonly name = 'SweepError';
   readonly code = 'SWEEP_FAILED';
 }
-

@@ -1,8 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { loadHistory } from '../../../src/adapters/backtest/backtest.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { gridCombinations, rank, runSweep, splitHistory, type Job, type JobResult } from '../../../src/adapters/backtest/optimize.ts';
+import { gridCombinations, rank, runsInline, runSweep, splitHistory, type Job, type JobResult } from '../../../src/adapters/backtest/optimize.ts';
+import { SweepPool } from '../../../src/adapters/backtest/sweep-pool.ts';
 
 const config = BacktestConfig.parse({
   strategy: { name: 'sma-cross', params: { fast: 5, slow: 20 } },
@@ -43,10 +45,41 @@ describe('parameter sweeps', () => {
       { index, params, sample: 'out' as const },
     ]);
     const sequential = await runSweep({ config, name: 't', samples }, jobs, { workers: 1 });
-    const parallel = await runSweep({ config, name: 't', samples }, jobs, { workers: 2 });
+    const parallel = await runSweep({ config, name: 't', samples }, jobs, { workers: 2, forcePool: true });
     expect(parallel).toEqual(sequential);
     expect(sequential[0]!.summary!.trades).toBeGreaterThan(0);
     expect(sequential[0]!.summary!.orderListHash).not.toBe(sequential[1]!.summary!.orderListHash);
     expect(sequential[2]!.error).toMatch(/fast must be shorter than slow/);
+  });
+
+  it('compile a quant\'s TypeScript strategy once and give the same rows and hashes on a warm pool, sweep after sweep', async () => {
+    const file = fileURLToPath(new URL('./fixtures/sweep-strategy.ts', import.meta.url));
+    const own = { ...config, strategy: { ...config.strategy, name: file } };
+    const history = await loadHistory(own, resolveContract(own.contract));
+    const context = { config: own, name: 'own', samples: { all: history, in: undefined, out: undefined } };
+    const jobs: Job[] = gridCombinations({ fast: [3, 5, 8], slow: [13, 21] }).map((params, index) => ({ index, params, sample: 'all' as const }));
+    const sequential = await runSweep(context, jobs, { workers: 1 });
+    const pool = new SweepPool(1);
+    try {
+      const first = await runSweep(context, jobs, { workers: 2, pool, forcePool: true });
+      const second = await runSweep(context, [...jobs].reverse(), { workers: 2, pool, forcePool: true });
+      expect(first).toEqual(sequential);
+      expect(second).toEqual([...sequential].reverse());
+    } finally {
+      await pool.close();
+    }
+    expect(new Set(sequential.map((r) => r.summary!.orderListHash)).size).toBe(jobs.length);
+  });
+
+  it('run small sweeps in this thread and large ones on the pool', () => {
+    const bars = (n: number) => ({ bars: { time: new Float64Array(n) } }) as never;
+    const context = (n: number) => ({ config, name: 't', samples: { all: bars(n), in: undefined, out: undefined } });
+    const jobs = (n: number): Job[] => Array.from({ length: n }, (_, index) => ({ index, params: {}, sample: 'all' as const }));
+    expect(runsInline(context(10_000), jobs(16), 2, undefined)).toBe(true);
+    expect(runsInline(context(1_000_000), jobs(16), 2, undefined)).toBe(false);
+    expect(runsInline(context(1_000_000), jobs(16), 1, undefined)).toBe(true);
+    const warm = { started: true } as SweepPool;
+    expect(runsInline(context(100_000), jobs(16), 2, undefined)).toBe(true);
+    expect(runsInline(context(100_000), jobs(16), 2, warm)).toBe(false);
   });
 });
