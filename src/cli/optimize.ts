@@ -2,7 +2,8 @@
  * `tickline optimize --config backtest/<name>.yaml --grid fast=5,10,20 --grid slow=30,50`: every
  * combination of the grid, run in parallel on worker threads, printed as a table sorted by a metric and
  * written to out/<name>/optimize.{csv,json}. `--walk-forward 0.7` ranks on the first 70% of the bars and
- * shows how the same parameters did on the remaining 30%.
+ * shows how the same parameters did on the remaining 30%. `--queue redis://...` runs the grid on
+ * `tickline worker` processes on any machine instead (docs/distributed.md).
  */
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
