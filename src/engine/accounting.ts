@@ -88,6 +88,65 @@ export class PositionBook {
   }
 }
 
+interface BookState {
+  size: number;
+  averagePrice: number;
+  entryTime: number;
+  entryFeePerContract: number;
+}
+
+interface FillHistory {
+  /** The position before the first fill recorded (a restored one, or flat). */
+  readonly base: BookState;
+  readonly fills: Fill[];
+  /** Realized PnL of these fills. */
+  realized: number;
+}
+
+/** The order the venue executed fills in: by time, then by id (trade ids grow). */
+function byExecution(a: Fill, b: Fill): number {
+  return a.time - b.time || a.fillId.localeCompare(b.fillId, 'en', { numeric: true });
+}
+
+/**
+ * One fill on a position (average cost): the new size, average and entry, and, when it reduced the
+ * position, what it closed and its PnL.
+ */
+function bookFill(
+  state: BookState,
+  fill: Fill,
+  feePerContract: number,
+  tickValue: number,
+): { pnl: number; closing: number; direction: number; entryPrice: number; entryTime: number; entryFeePerContract: number } | undefined {
+  const signed = fill.side === 'buy' ? fill.size : -fill.size;
+  const before = state.size;
+  if (before === 0 || Math.sign(before) === Math.sign(signed)) {
+    const after = before + signed;
+    state.averagePrice = before === 0 ? fill.price : (state.averagePrice * before + fill.price * signed) / after;
+    state.entryFeePerContract = before === 0 ? feePerContract : (state.entryFeePerContract * before + fill.fees * Math.sign(signed)) / after;
+    if (before === 0) state.entryTime = fill.time;
+    state.size = after;
+    return undefined;
+  }
+  const closing = Math.min(Math.abs(before), fill.size);
+  const direction = Math.sign(before);
+  const pnl = (fill.price - state.averagePrice) * closing * direction * tickValue;
+  const closed = { pnl, closing, direction, entryPrice: state.averagePrice, entryTime: state.entryTime, entryFeePerContract: state.entryFeePerContract };
+  const after = before + signed;
+  state.size = after;
+  if (after === 0) {
+    state.averagePrice = NaN;
+    state.entryTime = NaN;
+    state.entryFeePerContract = 0;
+  } else if (Math.sign(after) !== Math.sign(before)) {
+    // Reversed through zero: the remainder opened a new position at the fill price.
+    state.averagePrice = fill.price;
+    state.entryTime = fill.time;
+    state.entryFeePerContract = feePerContract;
+  }
+  return closed;
+}
+
 export class Accounting {
   readonly startingBalance: number;
   private readonly books = new Map<string, PositionBook>();
@@ -96,6 +155,8 @@ export class Accounting {
   // FILL_MEMORY to 2 x FILL_MEMORY ids are remembered (a venue repeats a fill soon, not days later).
   private seenFills = new Set<string>();
   private olderFills = new Set<string>();
+  /** Each contract's fills in execution order (where fills may come twice, i.e. live), to book a late one in its place. */
+  private readonly histories = new Map<string, FillHistory>();
   realizedPnl = 0;
   fees = 0;
   /** Closed trades in order. */
@@ -243,66 +304,87 @@ export class Accounting {
       this.seenFills.add(fill.fillId);
     }
     const book = this.book(fill.contractId);
-    const signed = fill.side === 'buy' ? fill.size : -fill.size;
-    const before = book.size;
     book.fees += fill.fees;
     this.fees += fill.fees;
     book.lastPrice = book.lastPrice === book.lastPrice ? book.lastPrice : fill.price;
-    this.time = fill.time;
+    if (!(fill.time < this.time)) this.time = fill.time;
     const day = this.today;
     if (day !== undefined) {
       day.fees += fill.fees;
       day.contracts += fill.size;
     }
-    let closed: ClosedTrade | undefined;
     const feePerContract = fill.size === 0 ? 0 : fill.fees / fill.size;
-    if (before === 0 || Math.sign(before) === Math.sign(signed)) {
-      const after = before + signed;
-      book.averagePrice = before === 0 ? fill.price : (book.averagePrice * before + fill.price * signed) / after;
-      book.entryFeePerContract = before === 0 ? feePerContract : (book.entryFeePerContract * before + fill.fees * Math.sign(signed)) / after;
-      if (before === 0) book.entryTime = fill.time;
-      book.size = after;
-    } else {
-      const closing = Math.min(Math.abs(before), fill.size);
-      const direction = Math.sign(before);
-      const pnl = (fill.price - book.averagePrice) * closing * direction * book.tickValue;
-      book.realizedPnl += pnl;
-      this.realizedPnl += pnl;
+    const late = this.rememberFills && this.isLate(book, fill);
+    if (late) {
+      // A fill older than one already applied (a realtime event overtook it): the position's cost basis
+      // depends on the order, so the contract is booked again in time order, as the gateway did.
+      this.rebook(book, fill);
+      if (day !== undefined) day.endBalance = this.balance;
+      return undefined;
+    }
+    if (this.rememberFills) this.historyOf(book).fills.push(fill);
+    const step = bookFill(book, fill, feePerContract, book.tickValue);
+    let closed: ClosedTrade | undefined;
+    if (step !== undefined) {
+      book.realizedPnl += step.pnl;
+      this.realizedPnl += step.pnl;
+      if (this.rememberFills) this.historyOf(book).realized += step.pnl;
       closed = {
         contractId: fill.contractId,
-        side: direction > 0 ? 'buy' : 'sell',
-        size: closing,
-        entryPrice: book.averagePrice,
+        side: step.direction > 0 ? 'buy' : 'sell',
+        size: step.closing,
+        entryPrice: step.entryPrice,
         exitPrice: fill.price,
-        entryTime: book.entryTime,
+        entryTime: step.entryTime,
         exitTime: fill.time,
-        pnl,
-        fees: (book.entryFeePerContract + feePerContract) * closing,
+        pnl: step.pnl,
+        fees: (step.entryFeePerContract + feePerContract) * step.closing,
         exitFillId: fill.fillId,
         tradingDay,
       };
       this.trades.push(closed);
       if (day !== undefined) {
-        day.realizedPnl += pnl;
+        day.realizedPnl += step.pnl;
         day.trades++;
-        if (pnl > 0) day.winningTrades++;
-        else if (pnl < 0) day.losingTrades++;
-      }
-      const after = before + signed;
-      book.size = after;
-      if (after === 0) {
-        book.averagePrice = NaN;
-        book.entryTime = NaN;
-        book.entryFeePerContract = 0;
-      } else if (Math.sign(after) !== Math.sign(before)) {
-        // Reversed through zero: the remainder opened a new position at the fill price.
-        book.averagePrice = fill.price;
-        book.entryTime = fill.time;
-        book.entryFeePerContract = feePerContract;
+        if (step.pnl > 0) day.winningTrades++;
+        else if (step.pnl < 0) day.losingTrades++;
       }
     }
     if (day !== undefined) day.endBalance = this.balance;
     return closed;
+  }
+
+  private historyOf(book: PositionBook): FillHistory {
+    let history = this.histories.get(book.contractId);
+    if (history === undefined) {
+      history = { base: { size: book.size, averagePrice: book.averagePrice, entryTime: book.entryTime, entryFeePerContract: book.entryFeePerContract }, fills: [], realized: 0 };
+      this.histories.set(book.contractId, history);
+    }
+    return history;
+  }
+
+  private isLate(book: PositionBook, fill: Fill): boolean {
+    const fills = this.histories.get(book.contractId)?.fills;
+    return fills !== undefined && fills.length > 0 && byExecution(fill, fills[fills.length - 1]!) < 0;
+  }
+
+  /** Book a contract's fills again in execution order with a late one among them; the realized PnL moves by the difference. */
+  private rebook(book: PositionBook, late: Fill): void {
+    const history = this.historyOf(book);
+    history.fills.push(late);
+    history.fills.sort(byExecution);
+    const state = { ...history.base };
+    let realized = 0;
+    for (const fill of history.fills) realized += bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue)?.pnl ?? 0;
+    const delta = realized - history.realized;
+    history.realized = realized;
+    book.size = state.size;
+    book.averagePrice = state.averagePrice;
+    book.entryTime = state.entryTime;
+    book.entryFeePerContract = state.entryFeePerContract;
+    book.realizedPnl += delta;
+    this.realizedPnl += delta;
+    if (this.today !== undefined) this.today.realizedPnl += delta;
   }
 
   positions(): PositionView[] {
