@@ -9,6 +9,7 @@
  */
 import type { BarColumns } from '../engine/types.ts';
 import type { SpreadModel } from './quotes.ts';
+import { seededRandom } from '../engine/random.ts';
 
 export interface GenerateBarsOptions {
   seed: number;
@@ -61,18 +62,6 @@ export function syntheticSpreadModel(startPrice: number, tickSize: number): Spre
   return { type: 'volatility', minTicks: 1, maxTicks: 4, rangeTicksPerTick: Math.max(4, Math.round(4 * sigma)), thinVolume: BASE_VOLUME / 5, thinTicks: 1 };
 }
 
-/** mulberry32 state advanced in place; returns a float in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function generateBars(options: GenerateBarsOptions): BarColumns {
   const { seed, tickSize, startPrice, start, count } = options;
   const stepMs = options.stepMs ?? 60_000;
@@ -88,7 +77,7 @@ export function generateBars(options: GenerateBarsOptions): BarColumns {
   const low = new Float64Array(count);
   const close = new Float64Array(count);
   const volume = new Float64Array(count);
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
 
   const startTicks = Math.max(1, Math.round(startPrice / tickSize));
   const baseSigma = minuteSigmaTicks(startTicks) * Math.sqrt(stepMs / 60_000);

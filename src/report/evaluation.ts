@@ -25,6 +25,7 @@ import { RuleBook, type Breach } from '../engine/rules.ts';
 import type { Side } from '../engine/types.ts';
 import { cents, ratio } from './statistics.ts';
 import type { EquityCurve, ReportBars } from './types.ts';
+import { seededRandom } from '../engine/random.ts';
 
 // ------------------------------------------------------------------ days of a run
 
@@ -473,18 +474,6 @@ export interface MonteCarloResult {
   readonly openProbability: number;
   readonly daysToPass: DaysToPass | null;
   readonly fan: EquityFan;
-}
-
-/** mulberry32: small, fast and good enough to draw days; seeded, so a run can be repeated exactly. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** 95% Wilson score interval of a proportion `k / n`. */

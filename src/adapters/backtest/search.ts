@@ -7,24 +7,13 @@
 import { metricScore, runSweep, sharedContext, type Grid, type Job, type JobResult, type Metric, type SweepContext, type SweepOptions } from './optimize.ts';
 import { SweepPool } from './sweep-pool.ts';
 import { SEARCHES } from './config.ts';
+import { seededRandom } from '../../engine/random.ts';
 
 export { SEARCHES };
 export type SearchMethod = (typeof SEARCHES)[number];
 
 /** A point of the space as the index of its value in each dimension. */
 export type PointIndex = readonly number[];
-
-/** A seeded generator of uniform numbers in [0, 1) (mulberry32): the same seed gives the same searches. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** The number of points of a grid. */
 export function spaceSize(grid: Grid): number {

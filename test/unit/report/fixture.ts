@@ -5,20 +5,10 @@
 import { evaluationRulesSchema } from '../../../src/engine/evaluation.ts';
 import { evaluateRun } from '../../../src/report/evaluation.ts';
 import type { ClosedTrade, DecisionRecord, ReportInput } from '../../../src/report/types.ts';
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../../src/engine/random.ts';
 
 export function generatedRun(barCount = 3000, seed = 7): ReportInput {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const tickValue = 12.5;
   const feePerSide = 2.1;
   const start = Date.parse('2024-03-07T14:30:00Z');

@@ -1,0 +1,14 @@
+/**
+ * The one seeded generator of the project (mulberry32): uniform numbers in [0, 1), small and fast, the
+ * same sequence for the same seed, so synthetic markets, searches and Monte Carlo runs repeat exactly.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
