@@ -7,23 +7,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BacktestConfig } from '../adapters/backtest/config.ts';
 import type { History } from '../adapters/backtest/backtest.ts';
-import type { Grid, Metric } from '../adapters/backtest/optimize.ts';
-import type { SearchMethod } from '../adapters/backtest/search.ts';
-import type { SweepPool } from '../adapters/backtest/sweep-pool.ts';
-import { runWalkForward, type FoldPlan, type WalkForwardResult } from '../adapters/backtest/walk-forward.ts';
+import type { Grid } from '../adapters/backtest/optimize.ts';
+import { runWalkForward, type WalkForwardOptions, type WalkForwardResult } from '../adapters/backtest/walk-forward.ts';
 
-export interface WalkForwardCommand {
+export interface WalkForwardCommand extends Omit<WalkForwardOptions, 'onResult'> {
   readonly config: BacktestConfig;
   readonly name: string;
   readonly history: History;
   readonly grid: Grid;
-  readonly plan: FoldPlan;
-  readonly method: SearchMethod;
-  readonly trials: number;
-  readonly seed: number;
-  readonly metric: Metric;
-  readonly workers: number;
-  readonly pool?: SweepPool;
 }
 
 export async function runWalkForwardCommand(command: WalkForwardCommand): Promise<string> {
