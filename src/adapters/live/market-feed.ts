@@ -4,7 +4,7 @@
  * and trailing stops price against the last quote, not the last bar's close; a strategy's `ctx.quotes()`
  * shares that one subscription. Without a connection the last price falls back to the bars (the poller's).
  */
-import { Observable, share, type Subscription } from 'rxjs';
+import { map, share, tap, type Observable, type Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
 import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
 import type { ContractSpec, MarketTrade, Quote } from '../../engine/types.ts';
@@ -63,44 +63,29 @@ export class MarketFeed {
   }
 
   quotes(contractId: string): Observable<Quote> {
-    let stream = this.quoteStreams.get(contractId);
-    if (stream === undefined) {
-      const grid = this.grid(contractId);
-      stream = new Observable<Quote>((subscriber) =>
-        this.o.hub.quotes(contractId).subscribe({
-          next: (q: GatewayQuote) => {
-            const quote: Quote = {
-              contractId,
-              time: parseDateTime(q.timestamp),
-              bid: ticksOf(grid, q.bestBid, this.o.logger, contractId),
-              ask: ticksOf(grid, q.bestAsk, this.o.logger, contractId),
-              last: ticksOf(grid, q.lastPrice, this.o.logger, contractId),
-            };
-            this.last.set(contractId, quote.last);
-            subscriber.next(quote);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        }),
-      ).pipe(share());
-      this.quoteStreams.set(contractId, stream);
-    }
-    return stream;
+    return this.sharedFor(this.quoteStreams, contractId, (ticks) =>
+      this.o.hub.quotes(contractId).pipe(
+        map((q: GatewayQuote): Quote => ({ contractId, time: parseDateTime(q.timestamp), bid: ticks(q.bestBid), ask: ticks(q.bestAsk), last: ticks(q.lastPrice) })),
+        tap((quote) => this.last.set(contractId, quote.last)),
+      ),
+    );
   }
 
   marketTrades(contractId: string): Observable<MarketTrade> {
-    let stream = this.tradeStreams.get(contractId);
+    return this.sharedFor(this.tradeStreams, contractId, (ticks) =>
+      this.o.hub
+        .marketTrades(contractId)
+        .pipe(map((t: GatewayTrade): MarketTrade => ({ contractId, time: parseDateTime(t.timestamp), price: ticks(t.price), size: t.volume, side: t.type === 0 ? 'buy' : 'sell' }))),
+    );
+  }
+
+  /** One hub subscription per contract and stream, shared by the guard and the strategy; prices in the contract's ticks. */
+  private sharedFor<T>(cache: Map<string, Observable<T>>, contractId: string, make: (ticks: (price: number) => number) => Observable<T>): Observable<T> {
+    let stream = cache.get(contractId);
     if (stream === undefined) {
       const grid = this.grid(contractId);
-      stream = new Observable<MarketTrade>((subscriber) =>
-        this.o.hub.marketTrades(contractId).subscribe({
-          next: (t: GatewayTrade) =>
-            subscriber.next({ contractId, time: parseDateTime(t.timestamp), price: ticksOf(grid, t.price, this.o.logger, contractId), size: t.volume, side: t.type === 0 ? 'buy' : 'sell' }),
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        }),
-      ).pipe(share());
-      this.tradeStreams.set(contractId, stream);
+      stream = make((price) => ticksOf(grid, price, this.o.logger, contractId)).pipe(share());
+      cache.set(contractId, stream);
     }
     return stream;
   }
