@@ -3,7 +3,7 @@
  * given on the command line is relative to the working directory. The configs here live in a folder that
  * is not the working directory (the repository root), so the two readings always differ.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,26 +13,21 @@ import { loadSimConfig } from '../../../src/cli/sim.ts';
 import { loadTradingConfig } from '../../../src/cli/trading-config.ts';
 import { Journal } from '../../../src/adapters/live/journal.ts';
 import { startSimulator } from '../../../src/sim/index.ts';
+import { captureOutput } from './capture-output.ts';
 
 const ENGINE = path.resolve(import.meta.dirname, '../../../src/engine/index.ts');
 
 let dir: string;
 let sub: string;
-let out: string[];
-let err: string[];
+const { out, err } = captureOutput();
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'tickline-paths-'));
   sub = path.join(dir, 'configs');
   mkdirSync(sub);
-  out = [];
-  err = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
 });
 
 afterEach(() => {
-  vi.restoreAllMocks();
   rmSync(dir, { recursive: true, force: true });
 });
 

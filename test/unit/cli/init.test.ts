@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,24 +7,19 @@ import { ExitCode } from '../../../src/cli/exit.ts';
 import { loadConfig } from '../../../src/cli/config.ts';
 import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { liveConfigSchema } from '../../../src/adapters/live/config.ts';
+import { captureOutput } from './capture-output.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
 const own = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
 
 let dir: string;
-let out: string[];
-let err: string[];
+const { out, err } = captureOutput();
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'tickline-init-'));
-  out = [];
-  err = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
 });
 
 afterEach(() => {
-  vi.restoreAllMocks();
   rmSync(dir, { recursive: true, force: true });
 });
 

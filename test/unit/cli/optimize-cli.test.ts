@@ -1,24 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../../src/cli/main.ts';
 import { ExitCode } from '../../../src/cli/exit.ts';
+import { captureOutput } from './capture-output.ts';
 
 let dir: string;
-let out: string[];
-let err: string[];
+const { out, err } = captureOutput();
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'tickline-optimize-'));
-  out = [];
-  err = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
 });
 
 afterEach(() => {
-  vi.restoreAllMocks();
   rmSync(dir, { recursive: true, force: true });
 });
 
