@@ -214,6 +214,7 @@ const enum Cell {
 
 const POW10 = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
 const EMPTY = Buffer.alloc(0);
+const NEWLINE = Buffer.from('\n');
 
 /**
  * Incremental reader: `push` chunks split anywhere (even inside a line or a UTF-8 character), then `end`.
@@ -230,6 +231,7 @@ export class CsvBarsReader {
   private bars: BarColumns;
   private n = 0;
   private lineNo = 0;
+  private declined = 0;
   private carry: Buffer = EMPTY;
   /** Where the fast path's last cell parser stopped (the byte after the cell). */
   private cursor = 0;
@@ -272,6 +274,11 @@ export class CsvBarsReader {
   /** Bars read so far. */
   get count(): number {
     return this.n;
+  }
+
+  /** Non-empty lines after the header that the byte-level fast path left to the general path (none in a plain file). */
+  get generalLines(): number {
+    return this.declined;
   }
 
   /** Makes room for `bars` bars in all (never shrinks). */
@@ -318,10 +325,11 @@ export class CsvBarsReader {
   }
 
   end(): CsvBars {
-    // The text after the last newline is a line too (possibly empty), as `split('\n')` would give.
-    const tail = this.carry;
+    // The text after the last newline is a line too (possibly empty), as `split('\n')` would give; ended
+    // here so that it can take the fast path like the others.
+    const tail = Buffer.concat([this.carry, NEWLINE]);
     this.carry = EMPTY;
-    this.line(tail, 0, tail.length);
+    this.completeLines(tail, 0);
     const { problems, file } = this;
     if (problems.length === 0 && this.n === 0) problems.push({ file, line: 1, column: '', message: 'no bars' });
     if (problems.length > 0) throw new CsvBarsError(problems);
@@ -340,6 +348,8 @@ export class CsvBarsReader {
     }
     if (this.problems.length >= MAX_PROBLEMS) return;
     if (end > start && buf[end - 1] === 13) end--;
+    if (end === start) return;
+    this.declined++;
     this.generalRow(buf.toString('utf8', start, end));
   }
 
@@ -408,17 +418,26 @@ export class CsvBarsReader {
     const second = twoDigits(buf, p + 17);
     if (hour > 23 || minute > 59 || second > 59) return Number.NaN;
     const key = (year * 100 + month) * 100 + day;
-    if (key !== this.dayKey) {
-      if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return Number.NaN;
-      this.dayKey = key;
-      this.dayMs = Date.UTC(year, month - 1, day);
-    }
+    if (key !== this.dayKey && !this.newDay(key, year, month, day)) return Number.NaN;
     const clock = this.dayMs + ((hour * 60 + minute) * 60 + second) * 1000;
     const mark = buf[p + 19];
     if (mark === 90) {
       this.cursor = p + 20;
       return clock;
     }
+    return this.offsetTime(buf, p, clock, mark);
+  }
+
+  /** Caches the epoch of a new date; false when the date does not exist. */
+  private newDay(key: number, year: number, month: number, day: number): boolean {
+    if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
+    this.dayKey = key;
+    this.dayMs = Date.UTC(year, month - 1, day);
+    return true;
+  }
+
+  /** The rest of a time cell after the seconds: `+hh:mm`/`-hh:mm`, or nothing with a zone. */
+  private offsetTime(buf: Buffer, p: number, clock: number, mark: number | undefined): number {
     if (mark === 43 || mark === 45) {
       if (p + 25 > buf.length || buf[p + 22] !== 58) return Number.NaN;
       const oh = twoDigits(buf, p + 20);
