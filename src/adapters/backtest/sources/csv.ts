@@ -5,9 +5,10 @@
  *
  * The file is read in chunks straight into typed columns (memory bounded by the bars, never by the text:
  * a 570 MB file is more than V8 can hold as one string). Each line first goes through a byte-level fast
- * path that accepts only the plain forms (`2024-01-02T15:00:00Z`, `1676.75`, `1884`) whose value it can
- * compute exactly; any other line, and every line with a problem, goes through the general path (decode,
- * split, Number, Date.parse), which alone decides what is an error and what it says.
+ * path, one pass over its bytes with no string or object made, that accepts only the plain forms
+ * (`2024-01-02T15:00:00Z` or `-05:00`, `1676.75`, `-0.5`, `1884`) whose value it can compute exactly; any
+ * other line, and every line with a problem, goes through the general path (decode, split, Number,
+ * Date.parse), which alone decides what is an error and what it says.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { PriceGrid } from '../../../engine/ticks.ts';
