@@ -8,6 +8,7 @@ import type { Intent } from '../../engine/types.ts';
 import { codeOf, describeIntent, intentPrice, outcomeOf } from '../../report/decisions.ts';
 import { cents } from '../../report/statistics.ts';
 import type { DecisionRecord } from '../../report/types.ts';
+import { IsoTimeFormatter } from './outputs.ts';
 
 export const DECISIONS_CSV_HEADER =
   'time,strategy,intent,kind,side,size,orderType,limitPrice,stopPrice,trailPrice,origin,result,code,acceptedSize,position,equity,message';
@@ -37,12 +38,12 @@ function sizeOf(intent: Intent): number | undefined {
   return intent.kind === 'place' || intent.kind === 'target' || intent.kind === 'modify' ? intent.size : undefined;
 }
 
-export function decisionRow(record: DecisionRecord, grid: PriceGrid): string {
+export function decisionRow(record: DecisionRecord, grid: PriceGrid, iso: IsoTimeFormatter): string {
   const { intent, result } = record;
   const [limit, stop, trail] = prices(intent, grid);
   const acceptedSize = result.accepted ? (result.size ?? sizeOf(intent)) : undefined;
   return [
-    new Date(record.time).toISOString(),
+    iso.format(record.time),
     record.strategyId,
     describeIntent(intent, grid),
     intent.kind,
@@ -64,8 +65,9 @@ export function decisionRow(record: DecisionRecord, grid: PriceGrid): string {
     .join(',');
 }
 
-export function decisionsCsv(records: readonly DecisionRecord[], grid: PriceGrid): string {
-  const lines = [DECISIONS_CSV_HEADER];
-  for (const record of records) lines.push(decisionRow(record, grid));
-  return `${lines.join('\n')}\n`;
+/** The rows of decisions.csv, header first, each with its line break. */
+export function* decisionsCsvLines(records: readonly DecisionRecord[], grid: PriceGrid): Generator<string> {
+  yield `${DECISIONS_CSV_HEADER}\n`;
+  const iso = new IsoTimeFormatter();
+  for (const record of records) yield `${decisionRow(record, grid, iso)}\n`;
 }
