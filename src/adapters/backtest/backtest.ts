@@ -367,7 +367,8 @@ export function strategyOverlays(strategy: StrategyModule, params: unknown, bars
   const overlays: ReportOverlay[] = [];
   for (const plot of strategy.plots(params)) {
     try {
-      const values = Float64Array.from(plot.values(bars));
+      const computed = plot.values(bars);
+      const values = computed instanceof Float64Array ? computed : Float64Array.from(computed);
       if (values.length !== bars.length) throw new Error(`${values.length} values for ${bars.length} bars`);
       overlays.push({ name: plot.name, pane: plot.pane ?? 'price', values });
     } catch (error) {

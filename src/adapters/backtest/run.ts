@@ -159,6 +159,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     account: rules,
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
+    expectedBars: input.bars.time.length,
     // The fill model fills each order once, synchronously, from its own book.
     uniqueFills: true,
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.

@@ -125,7 +125,7 @@ describe('chart data', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 500 }), fc.array(point, { maxLength: 600 }), fc.integer({ min: 1, max: 9 }), (maxCandles, points, seed) => {
         const bars = input.bars.time;
-        const at = (index: number) => (index < 0 ? bars[0]! + index * 60_000 : index >= bars.length ? bars.at(-1)! + 60_000 : bars[index]!);
+        const at = (index: number) => (index < 0 ? bars[0]! + index * 60_000 : index >= bars.length ? bars[bars.length - 1]! + 60_000 : bars[index]!);
         const time = Float64Array.from(points.map(([index, offset]) => at(index) + offset).sort((a, b) => a - b));
         const equity = Float64Array.from(time, (_, i) => input.startingBalance + Math.sin(i * seed) * 1000 + i * 0.37);
         const data = chartData({ ...input, equity: { time, equity } }, grid, { maxCandles, maxMarkers: 10, decisions: [] });
