@@ -16,6 +16,7 @@ export class ReportInputError extends Error {
 
 const MAX_PROBLEMS = 20;
 const VALID = new WeakSet<ReportInput>();
+const VALID_BARS = new WeakSet<ReportInput['bars']>();
 
 function checkColumn(
   problems: string[],
@@ -70,9 +71,14 @@ export function validateReportInput(input: ReportInput): void {
   }
 
   const bars = input.bars.time.length;
-  checkColumn(problems, 'bars.time', input.bars.time, bars, 'increasing');
-  for (const column of ['open', 'high', 'low', 'close'] as const) {
-    checkColumn(problems, `bars.${column}`, input.bars[column], bars, 'none');
+  // A sweep's runs share one history: its columns are checked once, not once a run.
+  if (!VALID_BARS.has(input.bars)) {
+    const before = problems.length;
+    checkColumn(problems, 'bars.time', input.bars.time, bars, 'increasing');
+    for (const column of ['open', 'high', 'low', 'close'] as const) {
+      checkColumn(problems, `bars.${column}`, input.bars[column], bars, 'none');
+    }
+    if (problems.length === before) VALID_BARS.add(input.bars);
   }
   const points = input.equity.time.length;
   checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');

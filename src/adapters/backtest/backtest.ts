@@ -216,6 +216,8 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly monteCarlo?: MonteCarloOptions;
   /** Compute the strategy's plots for the report (default true; a sweep's runs write no report). */
   readonly overlays?: boolean;
+  /** Keep every risk-guard decision for decisions.csv and the report (default: as `recordEquity`); counts are always kept. */
+  readonly decisions?: boolean;
 }
 
 /** The account's own rules as an evaluation, when it has a target and a maximum loss limit to judge by. */
@@ -259,6 +261,15 @@ export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillMo
 
 /** Load, run and compute statistics; writes nothing. */
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
+  const run = await runDefinition(config, name, options);
+  return { ...run, statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000) };
+}
+
+/** A backtest run and its report's input, without the statistics (a sweep computes only those it ranks by). */
+export type DefinitionRun = Omit<BacktestOutcome, 'statistics'>;
+
+/** Load and run; computes no statistics and writes nothing. */
+export async function runDefinition(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<DefinitionRun> {
   const contract = configuredContract(config);
   const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
   let history = options.history ?? (await loadHistory(config, contract, options));
@@ -293,6 +304,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     risk: config.risk,
     fills: fillOptions(config.fills, fee),
     recordEquity: options.recordEquity ?? true,
+    ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
     continuity: continuityOptions(config, history),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -355,7 +367,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     },
     tradingDay: result.riskConfig.tradingDay,
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report, config.gaps.longerThanHours * 3_600_000), outputs: config.outputs, warnings };
+  return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
 }
 
 /**
