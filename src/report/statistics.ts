@@ -320,7 +320,13 @@ export function dailyStatistics(
   const dayOf = (time: number) => calendar.dayOf(time);
   const days = new Set<string>();
   const length = Math.min(input.equity.time.length, input.equity.equity.length);
-  for (let i = 0; i < length; i++) days.add(dayOf(input.equity.time[i] as number));
+  let previous = '';
+  for (let i = 0; i < length; i++) {
+    // A day's bars come together: one set insertion a day, not one a bar.
+    const day = dayOf(input.equity.time[i] as number);
+    if (day !== previous) days.add(day);
+    previous = day;
+  }
   const tradesByDay = new Map<string, ClosedTrade[]>();
   for (const trade of input.trades) {
     const day = dayOf(trade.exitTime);

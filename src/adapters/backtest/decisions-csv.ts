@@ -22,10 +22,13 @@ export function csvField(value: string | number | null | undefined): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
+const NO_PRICES: [string, string, string] = ['', '', ''];
+
 function prices(intent: Intent, grid: PriceGrid): [string, string, string] {
   const show = (value: number | undefined) => (value === undefined ? '' : intentPrice(intent, value, grid));
   if (intent.kind === 'place') {
     const order = intent.order;
+    if (order.type === 'market') return NO_PRICES;
     return [
       show('limitPrice' in order ? order.limitPrice : undefined),
       show('stopPrice' in order ? order.stopPrice : undefined),
@@ -33,7 +36,7 @@ function prices(intent: Intent, grid: PriceGrid): [string, string, string] {
     ];
   }
   if (intent.kind === 'modify') return [show(intent.limitPrice), show(intent.stopPrice), show(intent.trailPrice)];
-  return ['', '', ''];
+  return NO_PRICES;
 }
 
 function sizeOf(intent: Intent): number | undefined {
