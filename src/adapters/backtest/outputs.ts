@@ -4,6 +4,8 @@
  * per UTC day, the time of day from integer arithmetic) instead of a Date and toISOString per row.
  */
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import fastJson from 'fast-json-stringify';
+import { z } from 'zod';
 import { TradingCalendar, type TradingDayConfig } from '../../engine/calendar.ts';
 import type { EquityCurve } from '../../report/types.ts';
 import { cents } from '../../report/statistics.ts';
@@ -88,19 +90,28 @@ export function writeJson(file: string, value: unknown, layout: JsonLayout): voi
 
 /**
  * A JSON array written element by element: the same text as `JSON.stringify(array)` (or with `null, 2`)
- * of the whole array, without ever holding the array or its text.
+ * of the whole array, without ever holding the array or its text. `compact` writes one row on one line
+ * (a compiled serializer for a known row shape; `JSON.stringify` by default).
  */
-export function writeJsonArray<T>(file: string, items: Iterable<T>, toJson: (item: T) => unknown, layout: JsonLayout): void {
+export function writeJsonArray<T, R>(file: string, items: Iterable<T>, toRow: (item: T) => R, layout: JsonLayout, compact: (row: R) => string = JSON.stringify): void {
   writeStreamed(file, (out) => {
     let first = true;
     for (const item of items) {
-      const value = toJson(item);
-      if (layout === 'pretty') out.write(`${first ? '[\n  ' : ',\n  '}${JSON.stringify(value, null, 2).replaceAll('\n', '\n  ')}`);
-      else out.write(`${first ? '[' : ','}${JSON.stringify(value)}`);
+      const row = toRow(item);
+      if (layout === 'pretty') out.write(`${first ? '[\n  ' : ',\n  '}${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}`);
+      else out.write(`${first ? '[' : ','}${compact(row)}`);
       first = false;
     }
     out.write(first ? '[]\n' : layout === 'pretty' ? '\n]\n' : ']\n');
   });
+}
+
+/**
+ * `JSON.stringify` of rows of one flat shape, compiled from the row's schema (fast-json-stringify): the
+ * same text about twice as fast, which is most of writing a 10 M-bar run's orders and trades.
+ */
+export function rowSerializer<S extends z.ZodObject>(schema: S): (row: z.infer<S>) => string {
+  return fastJson(z.toJSONSchema(schema, { target: 'draft-7' }) as Parameters<typeof fastJson>[0]) as (row: z.infer<S>) => string;
 }
 
 /** `Date.prototype.toISOString` of epoch ms, the date part computed once per UTC day. */

@@ -12,7 +12,8 @@ import type { ClosedTrade } from '../../report/types.ts';
 import type { OrderRecord } from './fill-model.ts';
 import type { BacktestOutcome } from './backtest.ts';
 import { decisionsCsvLines } from './decisions-csv.ts';
-import { equityRows, IsoTimeFormatter, writeEquityCsv, writeJson, writeJsonArray, writeStreamed, type JsonLayout } from './outputs.ts';
+import { z } from 'zod';
+import { equityRows, IsoTimeFormatter, rowSerializer, writeEquityCsv, writeJson, writeJsonArray, writeStreamed, type JsonLayout } from './outputs.ts';
 
 export interface WrittenFiles {
   readonly dir: string;
@@ -21,6 +22,44 @@ export interface WrittenFiles {
 }
 
 const TRADES_CSV_HEADER = 'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net';
+
+/** A round turn as trades.json and trades.csv hold it: prices as decimals, times ISO, money in cents. */
+export const TradeRow = z.strictObject({
+  contractId: z.string(),
+  side: z.enum(['long', 'short']),
+  size: z.number(),
+  entryTime: z.string(),
+  exitTime: z.string(),
+  entryPrice: z.number(),
+  exitPrice: z.number(),
+  pnl: z.number(),
+  fees: z.number(),
+  net: z.number(),
+});
+export type TradeRow = z.infer<typeof TradeRow>;
+
+/** An order as orders.json holds it (the order list, in placement order). */
+export const OrderRow = z.strictObject({
+  id: z.string(),
+  contractId: z.string(),
+  side: z.string(),
+  size: z.number(),
+  type: z.string(),
+  role: z.string(),
+  parentId: z.string().nullable(),
+  limitPrice: z.number().nullable(),
+  stopPrice: z.number().nullable(),
+  trailPrice: z.number().nullable(),
+  placedAt: z.string(),
+  state: z.string(),
+  fillPrice: z.number().nullable(),
+  fillTime: z.string().nullable(),
+  modifies: z.number(),
+});
+export type OrderRow = z.infer<typeof OrderRow>;
+
+const tradeJson = rowSerializer(TradeRow);
+const orderJson = rowSerializer(OrderRow);
 
 /** Write every result file into `dir`. */
 export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome): Promise<WrittenFiles> {
@@ -32,7 +71,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   const price = (ticks: number): number => (Number.isInteger(ticks) ? grid.toPrice(ticks) : Number((ticks * grid.tickSize).toFixed(grid.decimals + 4)));
   const iso = new IsoTimeFormatter();
   const at = (ms: number): string => iso.format(ms);
-  const tradeRow = (t: ClosedTrade) => ({
+  const tradeRow = (t: ClosedTrade): TradeRow => ({
     contractId: t.contractId,
     side: t.side === 'buy' ? 'long' : 'short',
     size: t.size,
@@ -44,7 +83,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     fees: cents(t.fees),
     net: cents(t.pnl - t.fees),
   });
-  const orderRow = (o: OrderRecord) => ({
+  const orderRow = (o: OrderRecord): OrderRow => ({
     id: o.id,
     contractId: o.contractId,
     side: o.side,
@@ -94,8 +133,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
       out.write(`${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net}\n`);
     }
   });
-  writeJsonArray(file('trades.json'), result.trades, tradeRow, layout);
-  writeJsonArray(file('orders.json'), result.orders, orderRow, layout);
+  writeJsonArray(file('trades.json'), result.trades, tradeRow, layout, tradeJson);
+  writeJsonArray(file('orders.json'), result.orders, orderRow, layout, orderJson);
   written.push('trades.csv', 'trades.json', 'orders.json');
   json('violations.json', result.violations);
   json('statistics.json', statistics);

@@ -85,4 +85,19 @@ describe('streamed outputs', () => {
     expect(existsSync(failed)).toBe(false);
     expect(readdirSync(dir).filter((name) => name.endsWith('.partial'))).toEqual([]);
   });
+
+  it.each(['es-breakout', 'es-mean-reversion'])('compact JSON of backtest/%s.yaml is the pretty JSON on one line, key for key', async (name) => {
+    const { config } = await loadBacktestConfig({ config: path.join(ROOT, 'backtest', `${name}.yaml`), params: [] } as never);
+    const outcome = await executeBacktest(config, name, { cwd: ROOT });
+    const compact = path.join(dir, `${name}-compact`);
+    const pretty = path.join(dir, `${name}-pretty`);
+    await writeBacktestOutputs(compact, { ...outcome, outputs: { ...outcome.outputs, json: 'compact' } });
+    await writeBacktestOutputs(pretty, { ...outcome, outputs: { ...outcome.outputs, json: 'pretty' } });
+    expect(outcome.result.orders.some((o) => o.stopPrice !== null || o.limitPrice !== null)).toBe(true);
+    for (const file of readdirSync(compact).filter((f) => f.endsWith('.json'))) {
+      const oneLine = readFileSync(path.join(compact, file), 'utf8');
+      expect(oneLine.split('\n')).toHaveLength(2);
+      expect(oneLine).toBe(`${JSON.stringify(JSON.parse(readFileSync(path.join(pretty, file), 'utf8')))}\n`);
+    }
+  });
 });
