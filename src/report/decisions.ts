@@ -181,8 +181,11 @@ export function summarizeDecisions(records: readonly DecisionRecord[], options: 
     } else {
       track.lastAccepted = record.time;
       track.lastAcceptedDay = dayOf(record.time);
-      track.tail = new Map();
-      track.tailCount = 0;
+      // An acceptance ends a run of refusals; most have none to end (no new map per accepted intent).
+      if (track.tailCount > 0) {
+        track.tail = new Map();
+        track.tailCount = 0;
+      }
     }
   });
 
