@@ -81,7 +81,8 @@ export function validateReportInput(input: ReportInput): void {
     if (problems.length === before) VALID_BARS.add(input.bars);
   }
   const points = input.equity.time.length;
-  checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
+  // The bars' own time column (a backtest's curve shares it) was checked above, and more strictly.
+  if (input.equity.time !== input.bars.time || !VALID_BARS.has(input.bars)) checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
   checkColumn(problems, 'equity.equity', input.equity.equity, points, 'none');
 
   input.trades.forEach((trade, i) => {
