@@ -265,7 +265,7 @@ progress(`writing a ${fmt(E2E_BARS)}-bar one-minute CSV into a temporary folder 
 const e2eCsv = await writeMinuteCsv(E2E_BARS);
 try {
   progress('CSV reader alone (median of 3) ...');
-  const parse = measureCsvParse(e2eCsv);
+  const parse = await measureCsvParse(e2eCsv);
   progress(`tickline backtest on it in a child process, every output ...`);
   const cli = runCliBacktest(e2eCsv);
   const cliRssMb = (cli.maxRssKiB * 1024) / 1e6;
