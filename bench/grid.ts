@@ -1,8 +1,8 @@
 /**
  * Figure 7: a grid of 64 parameter sets of the reference strategy through the backtest's own sweep
  * machinery (`runSweep` of src/adapters/backtest/optimize.ts, what `tickline optimize` runs): once in this
- * thread, one run after another, and once on 2 lanes (this thread and a warm pool thread running the
- * compiled JavaScript of dist/, the history in shared memory), on the generated 1 M bars and on the ES
+ * thread, one run after another, and once on 2 lanes (two pool threads running the compiled JavaScript
+ * of dist/, the history in shared memory, this thread handing out jobs), on the generated 1 M bars and on the ES
  * file. Both must give the same order list hash and net PnL for every parameter set.
  */
 import { existsSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { CONTRACT, MINUTE } from './reference.ts';
 /** fast 4..18 by 2 x slow 20..90 by 10: sixty-four sets around the reference's 10/30. */
 export const GRID = { fast: [4, 6, 8, 10, 12, 14, 16, 18], slow: [20, 30, 40, 50, 60, 70, 80, 90] } as const;
 
-/** The issue's two lanes: this thread and one pool thread. */
+/** The issue's two lanes: two pool threads (this thread hands out the jobs). */
 export const LANES = 2;
 
 /** The shared ES minute file beside the repository (CI clones shared/ next to it); undefined without it. */
@@ -63,7 +63,7 @@ export async function runGrid(bars: BarColumns, description: string, workers: nu
 
 /** A pool thread started and warmed (its modules loaded, a few jobs run) before a timing. */
 export async function warmPool(bars: BarColumns): Promise<SweepPool> {
-  const pool = new SweepPool(LANES - 1);
+  const pool = new SweepPool(LANES);
   const { context, jobs } = gridContext(bars.time.length > 20_000 ? sliceHead(bars, 20_000) : bars, 'warm-up');
   await runSweep(context, jobs.slice(0, 8), { workers: LANES, pool, forcePool: true });
   return pool;

@@ -46,8 +46,8 @@ Options:
                          the test windows' results stitched into one out-of-sample run
   --train-windows <r>    Training window of each fold as r test windows (default 3)
   --anchored             Train every fold from the start of the history (default: rolling)
-  --workers <n>          Parallel lanes: this thread and n - 1 worker threads (default: the
-                         number of cores; 1 runs every job in this thread)
+  --workers <n>          Parallel lanes: n worker threads, this thread handing out the runs
+                         (default: the number of cores; 1 runs every job in this thread)
   --top <n>              Rows to print (default 20; the files hold every row)
   --heatmap <x,y>        The two --grid parameters of sweep.html's heatmap (default: the first two)
   --queue <redis-url>    Run a grid sweep on the workers of a queue (\`tickline worker\`):
@@ -159,7 +159,7 @@ export async function run(args: string[]): Promise<number> {
     // A search chooses its next points from the last results, and folds chain searches: both run here.
     if (queue !== undefined && (method !== 'grid' || walkForward !== undefined)) throw new UsageError('--queue runs grid sweeps (with or without --walk-forward); --search random|tpe and --folds run in this process');
     // Started before the bars are read, so its threads load their code meanwhile.
-    pool = workers > 1 && queue === undefined ? new SweepPool(workers - 1).start() : undefined;
+    pool = workers > 1 && queue === undefined ? new SweepPool(workers).start() : undefined;
     const history = await sweepHistory(config);
     if (walkForward !== undefined) {
       const plan = walkForward;

@@ -208,7 +208,7 @@ export interface SweepSearchOptions {
  */
 export async function runSearch(context: SweepContext, grid: Grid, options: SweepSearchOptions, sweep: Omit<SweepOptions, 'onResult'> & { readonly onResult?: (result: JobResult, done: number) => void } = {}): Promise<JobResult[]> {
   const lanes = Math.max(1, sweep.workers ?? 1);
-  const ownPool = sweep.pool === undefined && lanes > 1 ? new SweepPool(lanes - 1) : undefined;
+  const ownPool = sweep.pool === undefined && lanes > 1 ? new SweepPool(lanes) : undefined;
   const pool = sweep.pool ?? ownPool;
   const results: JobResult[] = [];
   // Into shared memory once, not once a batch.

@@ -94,7 +94,7 @@ export async function runWalkForward(context: Omit<SweepContext, 'samples'>, his
   const folds = walkForwardFolds(history.bars.time.length, options.plan);
   // Into shared memory once: every fold's training window is then a view of it, never copied.
   if (options.workers > 1 && !(history.bars.time.buffer instanceof SharedArrayBuffer)) history = { ...history, bars: shareColumns(history.bars) };
-  const ownPool = options.pool === undefined && options.workers > 1 ? new SweepPool(options.workers - 1) : undefined;
+  const ownPool = options.pool === undefined && options.workers > 1 ? new SweepPool(options.workers) : undefined;
   const pool = options.pool ?? ownPool;
   const results: FoldResult[] = [];
   const tests: ReportInput[] = [];
