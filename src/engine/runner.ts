@@ -176,6 +176,8 @@ export interface Engine {
   readonly tradingState$: Observable<TradingStateChange>;
   /** Strategies that failed (their intents stop). */
   readonly errors$: Observable<StrategyFailure>;
+  /** Decisions the guard rejected so far, by reason code in the order each code first occurred. */
+  rejections(): Readonly<Record<string, number>>;
   readonly accounting: Accounting;
   readonly rules: RuleBook;
   readonly riskConfig: ResolvedRiskConfig;
@@ -258,12 +260,16 @@ export function createEngine(options: EngineOptions): Engine {
   const tradingState$ = new Multicast<TradingStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
   const failures: StrategyFailure[] = [];
+  // Counted here, so a caller that needs only the counts (a backtest without decisions.csv) need not
+  // observe decisions$, which makes a Decision object for every order.
+  const rejections: Record<string, number> = {};
 
   const book = new OrderBook();
   const live = options.live === true;
   const keeper = new TargetKeeper(reassertTarget);
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
-  const sequences = new Map<string, number>();
+  /** Per strategy id: the `<id>-` prefix of its client ids and its next sequence number (one lookup an id). */
+  const sequences = new Map<string, { readonly prefix: string; next: number }>();
   const sequenceStart = options.sequenceStart;
   let state: TradingStateChange = { state: 'ACTIVE', reason: 'start', until: Infinity, time: NaN };
   let lockedUntil = 0;
@@ -368,12 +374,12 @@ export function createEngine(options: EngineOptions): Engine {
   // ---------------------------------------------------------------- ids and intents
 
   function nextId(strategyId: string): string {
-    let seq = sequences.get(strategyId);
-    if (seq === undefined) {
-      seq = typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1);
+    let sequence = sequences.get(strategyId);
+    if (sequence === undefined) {
+      sequence = { prefix: `${strategyId}-`, next: typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1) };
+      sequences.set(strategyId, sequence);
     }
-    sequences.set(strategyId, seq + 1);
-    return `${strategyId}-${seq}`;
+    return sequence.prefix + sequence.next++;
   }
 
   function receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
@@ -408,6 +414,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   function decide(strategyId: string, intent: Intent, origin: Intent | undefined, result: GuardResult, time: number): void {
     if (!result.accepted) {
+      rejections[result.code] = (rejections[result.code] ?? 0) + 1;
       logger.warn({ strategyId, intent, code: result.code }, `risk guard rejected: ${result.message}`);
     } else if (result.adjusted !== undefined) {
       logger.warn({ strategyId, intent, code: result.adjusted }, `risk guard reduced: ${result.message}`);
@@ -1086,6 +1093,7 @@ export function createEngine(options: EngineOptions): Engine {
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
     errors$: errors$.asObservable(),
+    rejections: () => ({ ...rejections }),
     accounting,
     rules,
     riskConfig: limits,
@@ -1115,7 +1123,7 @@ export function createEngine(options: EngineOptions): Engine {
       rules.restore(restored);
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
     },
-    nextSequence: (strategyId) => sequences.get(strategyId) ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
+    nextSequence: (strategyId) => sequences.get(strategyId)?.next ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
     equityCurve: () => equity.curve(),
     close() {
       for (const instance of instances) {

@@ -166,8 +166,6 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   });
   const fills: Fill[] = [];
   const breaches: Breach[] = [];
-  let rejectedIntents = 0;
-  const rejections: Record<string, number> = {};
   const decisions: DecisionRecord[] = [];
   const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;
   const balance = { time: [] as number[], balance: [] as number[] };
@@ -177,15 +175,13 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     balance.balance.push(engine.accounting.balance);
   });
   engine.breaches$.subscribe((breach) => breaches.push(breach));
-  engine.decisions$.subscribe((decision) => {
-    if (!decision.result.accepted) {
-      rejectedIntents++;
-      rejections[decision.result.code] = (rejections[decision.result.code] ?? 0) + 1;
-    }
-    if (recordDecisions) {
+  // Observed only to record them: the rejection counts come from the engine, and an observed decisions$
+  // makes an object for every order.
+  if (recordDecisions) {
+    engine.decisions$.subscribe((decision) => {
       decisions.push({ ...decision, position: engine.accounting.position(contract.id), equity: engine.accounting.equity() });
-    }
-  });
+    });
+  }
 
   let done = 0;
   // The replay emits synchronously; an error in a push (a failing strategy) must reach the caller, not
@@ -247,6 +243,9 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     if (daily > 0) verdict += ` (${daily} daily loss limit break${daily > 1 ? 's' : ''}, trading paused those days)`;
   }
   const orders = venue.orders();
+  const rejections = engine.rejections();
+  let rejectedIntents = 0;
+  for (const code in rejections) rejectedIntents += rejections[code]!;
   return {
     bars: done,
     fills,
