@@ -1067,10 +1067,13 @@ export function createEngine(options: EngineOptions): Engine {
     queueMicrotask(() => instance.subscription?.unsubscribe());
   }
 
-  const venueSubscription = venue.events.subscribe({
-    next: onVenueEvent,
-    error: (error: unknown) => logger.error({ err: error }, 'venue event stream failed'),
-  });
+  const venueSubscription =
+    venue.listen !== undefined
+      ? venue.listen(onVenueEvent)
+      : venue.events.subscribe({
+          next: onVenueEvent,
+          error: (error: unknown) => logger.error({ err: error }, 'venue event stream failed'),
+        });
   for (const { instance, module, context } of pendingRuns) {
     instance.subscription = module.run(context).subscribe({
       next: (intent) => receive(instance, instance.id, intent),
