@@ -53,6 +53,7 @@ export interface CliRun {
   readonly wallMs: number;
   readonly maxRssKiB: number;
   readonly exitCode: number;
+  readonly stdout: string;
 }
 
 /** `tickline backtest` on the file with the reference strategy and every output; exit 0 or 3 (rule break) is a run. */
@@ -62,16 +63,21 @@ export function runCliBacktest(csv: GeneratedCsv): CliRun {
     config,
     ['strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }', 'contract: ESZ5', 'data: { source: csv, file: ' + path.basename(csv.file) + ' }', 'account: { startingBalance: 1000000 }', `out: out`, ''].join('\n'),
   );
+  return runCliConfig(config, csv.dir);
+}
+
+/** `tickline backtest --config <config>` in a child process, timed from outside, with its peak RSS. */
+export function runCliConfig(config: string, cwd: string): CliRun {
   const started = performance.now();
   const child = spawnSync(process.execPath, ['--require', path.join(import.meta.dirname, 'report-rss.cjs'), path.join(ROOT, 'bin/tickline.js'), 'backtest', '--config', config], {
-    cwd: csv.dir,
+    cwd,
     encoding: 'utf8',
     maxBuffer: 64 << 20,
   });
   const wallMs = performance.now() - started;
   const rss = /MAXRSS_KIB (\d+)/.exec(child.stderr ?? '');
   if (rss === null || (child.status !== 0 && child.status !== 3)) throw new Error(`tickline backtest failed (exit ${child.status}): ${(child.stderr ?? '').slice(-2000)}`);
-  return { wallMs, maxRssKiB: Number(rss[1]), exitCode: child.status! };
+  return { wallMs, maxRssKiB: Number(rss[1]), exitCode: child.status!, stdout: child.stdout ?? '' };
 }
 
 /** The streaming CSV reader alone: median bars/s over `reps` reads of the file. */

@@ -2,7 +2,7 @@
  * `npm run bench`: the throughput figures of issue 7 in one run, printed as a table with each target and
  * PASS/MISS, and written as JSON to bench/results/latest.json. docs/bench.md says what each figure means.
  *
- *   node --import tsx bench/run.ts [--bars 1000000] [--reps 7] [--requests 2000] [--out bench/results/latest.json]
+ *   node --import tsx bench/run.ts [--bars 1000000] [--reps 7] [--requests 2000] [--e2e-bars 10000000] [--cache-bars 50000000] [--out bench/results/latest.json]
  *
  * Exits 1 when the full path and the plain loop (or the sequential and parallel grids, or the cached and
  * in-memory runs) disagree: a fast wrong answer is not a result. A MISS against a target does not fail it.
@@ -17,6 +17,7 @@ import { measureFillLatency } from './realtime.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
 import { measureFileReads } from './import.ts';
+import { runFromCache } from './cache-run.ts';
 import { compareGrids, esBars, GRID, LANES, runGrid, warmPool } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
 import { measureMarketHub } from './market-hub.ts';
@@ -29,18 +30,21 @@ const { values: args } = parseArgs({
     reps: { type: 'string', default: '7' },
     requests: { type: 'string', default: '2000' },
     'e2e-bars': { type: 'string', default: '10000000' },
+    'cache-bars': { type: 'string', default: '50000000' },
     out: { type: 'string', default: path.resolve(import.meta.dirname, 'results/latest.json') },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write('usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--e2e-bars N] [--out file.json]\n');
+  process.stdout.write('usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--e2e-bars N] [--cache-bars N (0: skip)] [--out file.json]\n');
   process.exit(0);
 }
 const BARS = positiveInt('bars', args.bars);
 const REPS = Math.max(5, positiveInt('reps', args.reps));
 const REQUESTS = positiveInt('requests', args.requests);
 const E2E_BARS = positiveInt('e2e-bars', args['e2e-bars']);
+// 0 leaves figure 14 out (it needs several GB of memory and a minute or two).
+const CACHE_BARS = args['cache-bars'] === '0' ? 0 : positiveInt('cache-bars', args['cache-bars']);
 
 function positiveInt(name: string, text: string | undefined): number {
   const value = Number(text);
@@ -276,6 +280,20 @@ try {
   results.fileReads = reads;
 } finally {
   e2eCsv.dispose();
+}
+
+// ------------------------------------------------------------------ 14: tens of millions of bars from the bar cache
+if (CACHE_BARS > 0) {
+  progress(`generating ${fmt(CACHE_BARS)} bars into a bar cache, then tickline backtest on them in a child process ...`);
+  const big = runFromCache(CACHE_BARS);
+  const bigRssMb = (big.maxRssKiB * 1024) / 1e6;
+  rows.push({
+    figure: `14 tickline backtest, ${fmt(CACHE_BARS)} 1m bars from the bar cache (an import), all outputs`,
+    value: `${fmt(big.wallMs / 1000, 2)} s, peak RSS ${fmt(bigRssMb, 1)} MB`,
+    target: 'completes',
+    verdict: verdict(big.exitCode === 0 || big.exitCode === 3),
+  });
+  results.cacheRun = { bars: CACHE_BARS, wallMs: big.wallMs, maxRssKiB: big.maxRssKiB, exitCode: big.exitCode, setupSeconds: big.setupSeconds };
 }
 
 // ------------------------------------------------------------------ 10: a fill's way to the bot, hub and polling

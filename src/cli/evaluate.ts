@@ -6,7 +6,8 @@
  * evaluation.json and the report with its evaluation section. `--list` shows the shipped presets.
  */
 import path from 'node:path';
-import { executeBacktest, writeBacktestOutputs } from '../adapters/backtest/backtest.ts';
+import { executeBacktest } from '../adapters/backtest/backtest.ts';
+import { writeBacktestOutputs } from '../adapters/backtest/result-files.ts';
 import { createLogger } from '../engine/log.ts';
 import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
 import { evaluationLines, type MonteCarloOptions } from '../report/evaluation.ts';

@@ -10,9 +10,14 @@ export interface EquityCurve {
 }
 
 export class EquityRecorder {
-  private times = new Float64Array(0);
-  private values = new Float64Array(0);
+  private times: Float64Array;
+  private values: Float64Array;
   private count = 0;
+
+  constructor(capacity = 0) {
+    this.times = new Float64Array(capacity);
+    this.values = new Float64Array(capacity);
+  }
 
   /** Make room for `n` more points (call once per chunk, before its bars). */
   reserve(n: number): void {
@@ -33,7 +38,9 @@ export class EquityRecorder {
     this.count++;
   }
 
+  /** The points so far; the columns themselves when full (a later `reserve` moves to new ones), else a copy. */
   curve(): EquityCurve {
+    if (this.count === this.times.length) return { time: this.times, equity: this.values };
     return { time: this.times.slice(0, this.count), equity: this.values.slice(0, this.count) };
   }
 }

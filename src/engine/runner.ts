@@ -82,6 +82,11 @@ export interface EngineOptions {
   /** Record equity at every bar's close (for the equity curve). */
   readonly recordEquity?: boolean;
   /**
+   * How many bars the run will push, when known (a backtest): the equity curve is then allocated once at
+   * that size instead of doubling as it grows (a 10 M-bar curve: 160 MB instead of 268 MB and a copy).
+   */
+  readonly expectedBars?: number;
+  /**
    * Last traded price in ticks where the adapter knows one (live quotes, `MarketData.lastPrice`); the
    * guard's trailPrice checks prefer it to the last close.
    */
@@ -303,7 +308,7 @@ export function createEngine(options: EngineOptions): Engine {
   const instances: Instance[] = [];
 
   const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
-  const equity = new EquityRecorder();
+  const equity = new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
 
   // ---------------------------------------------------------------- guard state (one mutable object)
 

@@ -81,7 +81,11 @@ export class PriceGrid {
 
   /** The decimal price of a whole number of ticks, as the shortest exact JS number. */
   toPrice(ticks: number): number {
-    return Number(((ticks * this.tickNanos) / NANOS).toFixed(this.decimals));
+    const nanos = ticks * this.tickNanos;
+    // Whole ticks are a whole count of nanos; divided once, that is the correctly rounded double of the
+    // exact decimal, which is what reading its printed digits back gives, without a string per price.
+    if (Number.isInteger(ticks) && Number.isSafeInteger(nanos)) return nanos / NANOS + 0;
+    return Number((nanos / NANOS).toFixed(this.decimals));
   }
 
   /** Money value of a number of ticks for a number of contracts. */

@@ -104,16 +104,31 @@ function equityColumns(input: ReportInput, candleCount: number, k: number): { eq
   const drawdown: (number | null)[] = new Array(candleCount).fill(null);
   if (candleCount === 0) return { equity, drawdown };
   const { time, equity: values } = input.equity;
+  const barTimes = input.bars.time;
+  // Both columns are sorted: one walk finds each point's bar (the last at or before it) where a search
+  // per point cost a million binary searches. A candle keeps its last equity and its deepest drawdown
+  // (cents is monotonic, so rounding once at the end equals rounding every point).
+  const last = new Float64Array(candleCount);
+  const deepest = new Float64Array(candleCount);
+  const seen = new Uint8Array(candleCount);
   let peak = input.startingBalance;
+  let bar = 0;
   const points = Math.min(time.length, values.length);
   for (let i = 0; i < points; i++) {
     const value = values[i] as number;
     if (value > peak) peak = value;
-    const candle = candleOf(input, k, time[i] as number);
-    equity[candle] = cents(value);
-    const down = cents(Math.min(0, value - peak));
-    const current = drawdown[candle];
-    drawdown[candle] = current === null || current === undefined ? down : Math.min(current, down);
+    const t = time[i] as number;
+    while (bar + 1 < barTimes.length && (barTimes[bar + 1] as number) <= t) bar++;
+    const candle = Math.floor(bar / k);
+    const down = Math.min(0, value - peak);
+    last[candle] = value;
+    if (seen[candle] === 0 || down < deepest[candle]!) deepest[candle] = down;
+    seen[candle] = 1;
+  }
+  for (let candle = 0; candle < candleCount; candle++) {
+    if (seen[candle] === 0) continue;
+    equity[candle] = cents(last[candle]!);
+    drawdown[candle] = cents(deepest[candle]!);
   }
   return { equity, drawdown };
 }

@@ -86,16 +86,16 @@ export function describeIntent(intent: Intent, grid?: PriceGrid): string {
   switch (intent.kind) {
     case 'place': {
       const order = intent.order;
-      const parts = [`place ${intent.side} ${intent.size}`];
-      if (order.type === 'market') parts.push('market');
-      if (order.type === 'stopLimit') parts.push('stop-limit');
-      if (order.type === 'stop' || order.type === 'stopLimit') parts.push(`stop ${price(order.stopPrice)}`);
-      if (order.type === 'limit' || order.type === 'stopLimit') parts.push(`limit ${price(order.limitPrice)}`);
-      if (order.type === 'trailingStop') parts.push(`trailing stop ${price(order.trailPrice)}`);
+      let text = `place ${intent.side} ${intent.size}`;
+      if (order.type === 'market') text += ' market';
+      if (order.type === 'stopLimit') text += ' stop-limit';
+      if (order.type === 'stop' || order.type === 'stopLimit') text += ` stop ${price(order.stopPrice)}`;
+      if (order.type === 'limit' || order.type === 'stopLimit') text += ` limit ${price(order.limitPrice)}`;
+      if (order.type === 'trailingStop') text += ` trailing stop ${price(order.trailPrice)}`;
       const bracket = intent.bracket;
-      if (bracket?.stopLossTicks !== undefined) parts.push(`SL ${bracket.stopLossTicks}t`);
-      if (bracket?.takeProfitTicks !== undefined) parts.push(`TP ${bracket.takeProfitTicks}t`);
-      return parts.join(' ');
+      if (bracket?.stopLossTicks !== undefined) text += ` SL ${bracket.stopLossTicks}t`;
+      if (bracket?.takeProfitTicks !== undefined) text += ` TP ${bracket.takeProfitTicks}t`;
+      return text;
     }
     case 'modify': {
       const parts = [`modify ${intent.orderId}`];
@@ -181,8 +181,11 @@ export function summarizeDecisions(records: readonly DecisionRecord[], options: 
     } else {
       track.lastAccepted = record.time;
       track.lastAcceptedDay = dayOf(record.time);
-      track.tail = new Map();
-      track.tailCount = 0;
+      // An acceptance ends a run of refusals; most have none to end (no new map per accepted intent).
+      if (track.tailCount > 0) {
+        track.tail = new Map();
+        track.tailCount = 0;
+      }
     }
   });
 

@@ -320,7 +320,13 @@ export function dailyStatistics(
   const dayOf = (time: number) => calendar.dayOf(time);
   const days = new Set<string>();
   const length = Math.min(input.equity.time.length, input.equity.equity.length);
-  for (let i = 0; i < length; i++) days.add(dayOf(input.equity.time[i] as number));
+  let previous = '';
+  for (let i = 0; i < length; i++) {
+    // A day's bars come together: one set insertion a day, not one a bar.
+    const day = dayOf(input.equity.time[i] as number);
+    if (day !== previous) days.add(day);
+    previous = day;
+  }
   const tradesByDay = new Map<string, ClosedTrade[]>();
   for (const trade of input.trades) {
     const day = dayOf(trade.exitTime);
@@ -387,15 +393,16 @@ export function dayStatistics(daily: readonly DailyStatistics[]): DayStatistics[
 
 // ------------------------------------------------------------------ everything
 
-/** Every statistic of a run. Throws a `ReportInputError` naming each problem of a malformed input. */
-/** `idleLimitMs`: a step of the equity curve longer than this is time without data (the run's gap limit). */
-export function computeStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): Statistics {
+/** The figures a sweep ranks runs by: everything but the per-day tables and the exposure. */
+export type RunStatistics = Omit<Statistics, 'exposure' | 'tradingDays' | 'daily' | 'dayStats'>;
+
+/** Every statistic of a run but its per-day tables and exposure (what a sweep's run needs, at less cost). */
+export function runStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): RunStatistics {
   validateReportInput(input);
   const calendar = new TradingCalendar(tradingDayConfig(input));
   const trades = tradeStatistics(input.trades);
   const drawdown = drawdownStatistics(input.equity, input.startingBalance, idleLimitMs);
   const returns = dailyReturns(endOfDayEquity(input.equity, calendar), input.startingBalance);
-  const daily = dailyStatistics(input, calendar);
   const equityLength = Math.min(input.equity.time.length, input.equity.equity.length);
   const endingEquity =
     equityLength > 0 ? (input.equity.equity[equityLength - 1] as number) : input.startingBalance;
@@ -421,6 +428,16 @@ export function computeStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE
     ...drawdown,
     sharpe: returns === null ? null : sharpeRatio(returns),
     sortino: returns === null ? null : sortinoRatio(returns),
+  };
+}
+
+/** Every statistic of a run. Throws a `ReportInputError` naming each problem of a malformed input. */
+/** `idleLimitMs`: a step of the equity curve longer than this is time without data (the run's gap limit). */
+export function computeStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): Statistics {
+  const run = runStatistics(input, idleLimitMs);
+  const daily = dailyStatistics(input, new TradingCalendar(tradingDayConfig(input)));
+  return {
+    ...run,
     exposure: exposure(input.bars, input.trades),
     tradingDays: daily.length,
     daily,

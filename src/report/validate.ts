@@ -15,6 +15,8 @@ export class ReportInputError extends Error {
 }
 
 const MAX_PROBLEMS = 20;
+const VALID = new WeakSet<ReportInput>();
+const VALID_BARS = new WeakSet<ReportInput['bars']>();
 
 function checkColumn(
   problems: string[],
@@ -27,24 +29,31 @@ function checkColumn(
     problems.push(`${name} has ${column.length} values, expected ${length}`);
     return;
   }
+  // Typed columns get a loop of their own: one shape per call site keeps a 10 M-bar check to a few ms.
+  const values = column instanceof Float64Array ? column : Float64Array.from(column);
+  const strict = order === 'increasing';
+  const ordered = order !== 'none';
+  let previous = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < length; i++) {
-    const value = column[i] as number;
-    if (!Number.isFinite(value)) {
+    const value = values[i]!;
+    // NaN fails both comparisons, so one test covers NaN and both infinities.
+    if (!(value > Number.NEGATIVE_INFINITY && value < Number.POSITIVE_INFINITY)) {
       problems.push(`${name}[${i}] is not a finite number (${value})`);
       return;
     }
-    if (i > 0 && order !== 'none') {
-      const previous = column[i - 1] as number;
-      if (order === 'increasing' ? value <= previous : value < previous) {
-        problems.push(`${name}[${i}] = ${value} is not after ${name}[${i - 1}] = ${previous} (oldest first, ${order})`);
-        return;
-      }
+    if (ordered && i > 0 && (strict ? value <= previous : value < previous)) {
+      problems.push(`${name}[${i}] = ${value} is not after ${name}[${i - 1}] = ${previous} (oldest first, ${order})`);
+      return;
     }
+    previous = value;
   }
 }
 
 /** Throws a `ReportInputError` listing every problem found (up to 20). */
 export function validateReportInput(input: ReportInput): void {
+  // The statistics and the report each check the run they are given, usually the same one: a 10 M-bar
+  // run is checked once, not twice (its object and columns are never written after the run).
+  if (VALID.has(input)) return;
   const problems: string[] = [];
   if (!Number.isFinite(input.startingBalance)) problems.push(`startingBalance is not a finite number (${input.startingBalance})`);
   if (!(input.contract.tickSize > 0)) problems.push(`contract.tickSize must be positive (${input.contract.tickSize})`);
@@ -62,12 +71,18 @@ export function validateReportInput(input: ReportInput): void {
   }
 
   const bars = input.bars.time.length;
-  checkColumn(problems, 'bars.time', input.bars.time, bars, 'increasing');
-  for (const column of ['open', 'high', 'low', 'close'] as const) {
-    checkColumn(problems, `bars.${column}`, input.bars[column], bars, 'none');
+  // A sweep's runs share one history: its columns are checked once, not once a run.
+  if (!VALID_BARS.has(input.bars)) {
+    const before = problems.length;
+    checkColumn(problems, 'bars.time', input.bars.time, bars, 'increasing');
+    for (const column of ['open', 'high', 'low', 'close'] as const) {
+      checkColumn(problems, `bars.${column}`, input.bars[column], bars, 'none');
+    }
+    if (problems.length === before) VALID_BARS.add(input.bars);
   }
   const points = input.equity.time.length;
-  checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
+  // The bars' own time column (a backtest's curve shares it) was checked above, and more strictly.
+  if (input.equity.time !== input.bars.time || !VALID_BARS.has(input.bars)) checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
   checkColumn(problems, 'equity.equity', input.equity.equity, points, 'none');
 
   input.trades.forEach((trade, i) => {
@@ -91,4 +106,5 @@ export function validateReportInput(input: ReportInput): void {
     if (problems.length > MAX_PROBLEMS) shown.push(`... and ${problems.length - MAX_PROBLEMS} more`);
     throw new ReportInputError(shown);
   }
+  VALID.add(input);
 }

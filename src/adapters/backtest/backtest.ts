@@ -3,7 +3,6 @@
  * compute the statistics (src/report) and write the results. The `backtest` and `optimize` commands are
  * thin shells around this module.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
@@ -11,9 +10,8 @@ import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
 import { computeStatistics, cents } from '../../report/statistics.ts';
-import { writeReport } from '../../report/html.ts';
 import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.ts';
-import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig } from './config.ts';
+import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
 import { alignToBuckets, frontMonthSegments, frontMonthWindows, segmentsFromLabels, shortName, type HistorySegment } from './continuous.ts';
@@ -21,8 +19,7 @@ import { CALENDAR } from '../../market/calendar.ts';
 import type { FillModelOptions } from './fill-model.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation.ts';
-import { evaluateRun, evaluationJson, type MonteCarloOptions } from '../../report/evaluation.ts';
-import { decisionsCsv } from './decisions-csv.ts';
+import { evaluateRun, type MonteCarloOptions } from '../../report/evaluation.ts';
 import { BarCache, type ImportedBars } from './sources/cache.ts';
 import { existsSync, statSync } from 'node:fs';
 import type { PriceGrid } from '../../engine/ticks.ts';
@@ -30,7 +27,6 @@ import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/col
 import { readCsvBars, type CsvBars, type CsvOptions } from './sources/csv.ts';
 import { isParquetFile, readParquetBars } from './sources/parquet.ts';
 import { spacingWarning } from './data-checks.ts';
-import { equityRows, writeEquityCsv, type EquityOutput } from './outputs.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
 import { syntheticBars } from './sources/synthetic.ts';
 import { loadStrategy } from '../../strategies/index.ts';
@@ -197,8 +193,8 @@ export interface BacktestOutcome {
   readonly result: BacktestRunResult;
   readonly report: ReportInput;
   readonly statistics: Statistics;
-  /** Rows of `equity.csv` (config `outputs.equity`). */
-  readonly equityOutput?: EquityOutput;
+  /** How the result files are written (config `outputs`). */
+  readonly outputs: OutputsConfig;
   /** What looked wrong with the data (its spacing against the timeframe), also logged. */
   readonly warnings: readonly string[];
 }
@@ -220,6 +216,8 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly monteCarlo?: MonteCarloOptions;
   /** Compute the strategy's plots for the report (default true; a sweep's runs write no report). */
   readonly overlays?: boolean;
+  /** Keep every risk-guard decision for decisions.csv and the report (default: as `recordEquity`); counts are always kept. */
+  readonly decisions?: boolean;
 }
 
 /** The account's own rules as an evaluation, when it has a target and a maximum loss limit to judge by. */
@@ -263,6 +261,15 @@ export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillMo
 
 /** Load, run and compute statistics; writes nothing. */
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
+  const run = await runDefinition(config, name, options);
+  return { ...run, statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000) };
+}
+
+/** A backtest run and its report's input, without the statistics (a sweep computes only those it ranks by). */
+export type DefinitionRun = Omit<BacktestOutcome, 'statistics'>;
+
+/** Load and run; computes no statistics and writes nothing. */
+export async function runDefinition(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<DefinitionRun> {
   const contract = configuredContract(config);
   const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
   let history = options.history ?? (await loadHistory(config, contract, options));
@@ -297,6 +304,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     risk: config.risk,
     fills: fillOptions(config.fills, fee),
     recordEquity: options.recordEquity ?? true,
+    ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
     continuity: continuityOptions(config, history),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -359,7 +367,7 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
     },
     tradingDay: result.riskConfig.tradingDay,
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, statistics: computeStatistics(report, config.gaps.longerThanHours * 3_600_000), equityOutput: config.outputs.equity, warnings };
+  return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
 }
 
 /**
@@ -371,7 +379,8 @@ export function strategyOverlays(strategy: StrategyModule, params: unknown, bars
   const overlays: ReportOverlay[] = [];
   for (const plot of strategy.plots(params)) {
     try {
-      const values = Float64Array.from(plot.values(bars));
+      const computed = plot.values(bars);
+      const values = computed instanceof Float64Array ? computed : Float64Array.from(computed);
       if (values.length !== bars.length) throw new Error(`${values.length} values for ${bars.length} bars`);
       overlays.push({ name: plot.name, pane: plot.pane ?? 'price', values });
     } catch (error) {
@@ -379,94 +388,4 @@ export function strategyOverlays(strategy: StrategyModule, params: unknown, bars
     }
   }
   return overlays;
-}
-
-export interface WrittenFiles {
-  readonly dir: string;
-  readonly report: string;
-  readonly files: readonly string[];
-}
-
-/** Write every result file into `dir`; the same outcome always gives the same bytes. */
-export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome): Promise<WrittenFiles> {
-  await mkdir(dir, { recursive: true });
-  const { result, contract, statistics } = outcome;
-  const grid = contract.grid;
-  // Averaged entries can be fractional ticks: print them with extra places instead of rounding to the grid.
-  const price = (ticks: number): number => (Number.isInteger(ticks) ? grid.toPrice(ticks) : Number((ticks * grid.tickSize).toFixed(grid.decimals + 4)));
-  const iso = (ms: number): string => new Date(ms).toISOString();
-  const trades = result.trades.map((t) => ({
-    contractId: t.contractId,
-    side: t.side === 'buy' ? 'long' : 'short',
-    size: t.size,
-    entryTime: iso(t.entryTime),
-    exitTime: iso(t.exitTime),
-    entryPrice: price(t.entryPrice),
-    exitPrice: price(t.exitPrice),
-    pnl: cents(t.pnl),
-    fees: cents(t.fees),
-    net: cents(t.pnl - t.fees),
-  }));
-  const orders = result.orders.map((o) => ({
-    id: o.id,
-    contractId: o.contractId,
-    side: o.side,
-    size: o.size,
-    type: o.type,
-    role: o.role,
-    parentId: o.parentId,
-    limitPrice: o.limitPrice === null ? null : price(o.limitPrice),
-    stopPrice: o.stopPrice === null ? null : price(o.stopPrice),
-    trailPrice: o.trailPrice === null ? null : price(o.trailPrice),
-    placedAt: iso(o.placedAt),
-    state: o.state,
-    fillPrice: o.fillPrice === null ? null : price(o.fillPrice),
-    fillTime: o.fillTime === null ? null : iso(o.fillTime),
-    modifies: o.modifies,
-  }));
-  const csvRow = (cells: readonly (string | number)[]) => cells.join(',');
-  const tradesCsv = [
-    'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net',
-    ...trades.map((t) => csvRow([t.contractId, t.side, t.size, t.entryTime, t.exitTime, t.entryPrice, t.exitPrice, t.pnl, t.fees, t.net])),
-  ].join('\n');
-  const summary = {
-    name: outcome.name,
-    title: outcome.title,
-    data: outcome.history.description,
-    bars: result.bars,
-    orderListHash: result.orderListHash,
-    passed: result.passed,
-    verdict: result.verdict,
-    startingBalance: result.startingBalance,
-    endingBalance: cents(result.endingBalance),
-    endingEquity: cents(result.endingEquity),
-    openPosition: result.openPosition,
-    rejectedIntents: result.rejectedIntents,
-    rejections: result.rejections,
-    violations: result.violations.length,
-    rolls: result.rolls.length,
-    gaps: result.gaps.length,
-    closestApproach: result.closestApproach.map((a) => ({ rule: a.rule, minRoom: cents(a.minRoom), time: a.time === null ? null : iso(a.time) })),
-  };
-  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-  const files: Record<string, string> = {
-    'trades.csv': `${tradesCsv}\n`,
-    'trades.json': json(trades),
-    'orders.json': json(orders),
-    'violations.json': json(result.violations),
-    'statistics.json': json(statistics),
-    'daily.json': json(statistics.daily),
-    'daystats.json': json(statistics.dayStats),
-    'summary.json': json(summary),
-    'decisions.csv': decisionsCsv(result.decisions, grid),
-    'rolls.json': json(result.rolls.map((r) => ({ time: iso(r.time), from: r.from, to: r.to, position: r.position, action: r.action }))),
-    'gaps.json': json(result.gaps.map((g) => ({ from: iso(g.from), to: iso(g.to), hours: Number(((g.to - g.from) / 3_600_000).toFixed(2)), flattened: g.flattened }))),
-    ...(outcome.report.evaluation === undefined ? {} : { 'evaluation.json': json(evaluationJson(outcome.report.evaluation)) }),
-  };
-  for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text, 'utf8');
-  const equityRowsWritten = equityRows(result.equity, outcome.equityOutput ?? 'per-bar', result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay);
-  await writeEquityCsv(path.join(dir, 'equity.csv'), result.equity, equityRowsWritten);
-  const reportPath = path.join(dir, 'report.html');
-  await writeReport(reportPath, outcome.report, statistics);
-  return { dir, report: reportPath, files: [...Object.keys(files), 'equity.csv', 'report.html'] };
 }

@@ -176,6 +176,19 @@ export const GapsConfig = z.strictObject({
   flatten: z.boolean().default(true),
 });
 
+/** How the result files are written. */
+export const OutputsConfig = z.strictObject({
+  /**
+   * Which rows of the equity curve `equity.csv` holds: each trading day's close (the default: a 10 M-bar run
+   * would otherwise write 330 MB nobody reads whole), each trade's exit with the first and last bar, or
+   * every bar. The report's drawdown and statistics use every bar whichever is chosen.
+   */
+  equity: z.enum(['daily', 'per-trade', 'per-bar']).default('daily'),
+  /** JSON files on one line (the default), or indented by two spaces to read by eye. */
+  json: z.enum(['compact', 'pretty']).default('compact'),
+});
+export type OutputsConfig = z.infer<typeof OutputsConfig>;
+
 export const BacktestConfig = z.strictObject({
   /** Names the output folder `out/<name>/`; the config file's name by default. */
   name: z
@@ -211,11 +224,7 @@ export const BacktestConfig = z.strictObject({
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),
   /** Output folder; `out/<name>` by default. */
   out: z.string().optional(),
-  /**
-   * How much of the equity curve `equity.csv` holds: every bar (the default: exact for any later analysis,
-   * written in one streamed pass, about 33 bytes a bar), each trade's exit, or each trading day's close.
-   */
-  outputs: z.strictObject({ equity: z.enum(['per-bar', 'per-trade', 'daily']).default('per-bar') }).default({ equity: 'per-bar' }),
+  outputs: OutputsConfig.default(OutputsConfig.parse({})),
   optimize: OptimizeConfig.optional(),
 });
 export type BacktestConfig = z.infer<typeof BacktestConfig>;

@@ -8,21 +8,27 @@ import type { Intent } from '../../engine/types.ts';
 import { codeOf, describeIntent, intentPrice, outcomeOf } from '../../report/decisions.ts';
 import { cents } from '../../report/statistics.ts';
 import type { DecisionRecord } from '../../report/types.ts';
+import { IsoTimeFormatter } from './outputs.ts';
 
 export const DECISIONS_CSV_HEADER =
   'time,strategy,intent,kind,side,size,orderType,limitPrice,stopPrice,trailPrice,origin,result,code,acceptedSize,position,equity,message';
 
+const NEEDS_QUOTES = /[",\n\r]/;
+
 /** A CSV field: quoted when it holds a comma, a quote or a line break. */
 export function csvField(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  if (typeof value === 'number') return String(value);
+  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
+
+const NO_PRICES: [string, string, string] = ['', '', ''];
 
 function prices(intent: Intent, grid: PriceGrid): [string, string, string] {
   const show = (value: number | undefined) => (value === undefined ? '' : intentPrice(intent, value, grid));
   if (intent.kind === 'place') {
     const order = intent.order;
+    if (order.type === 'market') return NO_PRICES;
     return [
       show('limitPrice' in order ? order.limitPrice : undefined),
       show('stopPrice' in order ? order.stopPrice : undefined),
@@ -30,42 +36,48 @@ function prices(intent: Intent, grid: PriceGrid): [string, string, string] {
     ];
   }
   if (intent.kind === 'modify') return [show(intent.limitPrice), show(intent.stopPrice), show(intent.trailPrice)];
-  return ['', '', ''];
+  return NO_PRICES;
 }
 
 function sizeOf(intent: Intent): number | undefined {
   return intent.kind === 'place' || intent.kind === 'target' || intent.kind === 'modify' ? intent.size : undefined;
 }
 
-export function decisionRow(record: DecisionRecord, grid: PriceGrid): string {
-  const { intent, result } = record;
-  const [limit, stop, trail] = prices(intent, grid);
-  const acceptedSize = result.accepted ? (result.size ?? sizeOf(intent)) : undefined;
-  return [
-    new Date(record.time).toISOString(),
-    record.strategyId,
-    describeIntent(intent, grid),
-    intent.kind,
-    intent.kind === 'place' ? intent.side : '',
-    sizeOf(intent),
-    intent.kind === 'place' ? intent.order.type : '',
-    limit,
-    stop,
-    trail,
-    record.origin === undefined ? '' : describeIntent(record.origin, grid),
-    outcomeOf(record),
-    codeOf(record),
-    acceptedSize,
-    record.position,
-    record.equity === undefined ? undefined : cents(record.equity),
-    result.message,
-  ]
-    .map(csvField)
-    .join(',');
+/** Formats rows one after another; an origin shared by consecutive rows (a target's orders) is described once. */
+export class DecisionRowFormatter {
+  private readonly iso = new IsoTimeFormatter();
+  private lastOrigin: Intent | undefined;
+  private lastOriginText = '';
+
+  constructor(private readonly grid: PriceGrid) {}
+
+  row(record: DecisionRecord): string {
+    const { intent, result } = record;
+    const grid = this.grid;
+    const [limit, stop, trail] = prices(intent, grid);
+    const acceptedSize = result.accepted ? (result.size ?? sizeOf(intent)) : undefined;
+    const place = intent.kind === 'place';
+    return (
+      `${this.iso.format(record.time)},${csvField(record.strategyId)},${csvField(describeIntent(intent, grid))},${intent.kind},` +
+      `${place ? intent.side : ''},${csvField(sizeOf(intent))},${place ? intent.order.type : ''},${csvField(limit)},${csvField(stop)},${csvField(trail)},` +
+      `${csvField(this.originText(record.origin))},${outcomeOf(record)},${csvField(codeOf(record))},${csvField(acceptedSize)},` +
+      `${csvField(record.position)},${csvField(record.equity === undefined ? undefined : cents(record.equity))},${csvField(result.message)}`
+    );
+  }
+
+  private originText(origin: Intent | undefined): string {
+    if (origin === undefined) return '';
+    if (origin !== this.lastOrigin) {
+      this.lastOrigin = origin;
+      this.lastOriginText = describeIntent(origin, this.grid);
+    }
+    return this.lastOriginText;
+  }
 }
 
-export function decisionsCsv(records: readonly DecisionRecord[], grid: PriceGrid): string {
-  const lines = [DECISIONS_CSV_HEADER];
-  for (const record of records) lines.push(decisionRow(record, grid));
-  return `${lines.join('\n')}\n`;
+/** The rows of decisions.csv, header first, each with its line break. */
+export function* decisionsCsvLines(records: readonly DecisionRecord[], grid: PriceGrid): Generator<string> {
+  yield `${DECISIONS_CSV_HEADER}\n`;
+  const rows = new DecisionRowFormatter(grid);
+  for (const record of records) yield `${rows.row(record)}\n`;
 }

@@ -1,6 +1,7 @@
 /** `tickline/backtest`: run a backtest from a definition, read its results, sweep parameters. */
 export * from './config.ts';
-export { BacktestDataError, executeBacktest, loadHistory, writeBacktestOutputs, type BacktestOutcome, type ExecuteOptions, type History, type HistoryOptions, type WrittenFiles } from './backtest.ts';
+export { BacktestDataError, executeBacktest, loadHistory, type BacktestOutcome, type ExecuteOptions, type History, type HistoryOptions } from './backtest.ts';
+export { writeBacktestOutputs, type WrittenFiles } from './result-files.ts';
 export { runBacktest, orderListHash, type BacktestRunInput, type BacktestRunResult, type BacktestViolation } from './run.ts';
 export { resolveContract, UnknownContractError, type BacktestContract, type ContractInput } from './contract.ts';
 export { METRICS, SweepError, gridCombinations, rank, runJob, runSweep, splitHistory, summarize, type Grid, type Job, type JobResult, type Metric, type RunSummary, type SweepContext, type SweepOptions } from './optimize.ts';

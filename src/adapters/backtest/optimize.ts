@@ -6,9 +6,9 @@
  */
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import type { Statistics } from '../../report/types.ts';
+import { runStatistics, type RunStatistics } from '../../report/statistics.ts';
 import { METRICS, type BacktestConfig } from './config.ts';
-import { executeBacktest, type History } from './backtest.ts';
+import { runDefinition, type History } from './backtest.ts';
 import type { BarColumns } from '../../engine/types.ts';
 import { sliceByIndex } from './sources/columns.ts';
 import { SweepPool } from './sweep-pool.ts';
@@ -62,7 +62,7 @@ export function gridCombinations(grid: Grid): Record<string, unknown>[] {
   return combos;
 }
 
-export function summarize(statistics: Statistics, passed: boolean, violations: number, orderListHash: string): RunSummary {
+export function summarize(statistics: RunStatistics, passed: boolean, violations: number, orderListHash: string): RunSummary {
   return {
     netPnl: statistics.netPnl,
     returnPct: statistics.returnPct,
@@ -135,10 +135,11 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
   if (history === undefined) return { ...job, error: `no ${job.sample} sample` };
   const config: BacktestConfig = { ...context.config, strategy: { ...context.config.strategy, params: { ...context.config.strategy.params, ...job.params } } };
   try {
-    const outcome = await executeBacktest(config, context.name, { history, overlays: false });
-    if (outcome.result.failure !== undefined) throw outcome.result.failure;
-    const r = outcome.result;
-    return { ...job, summary: summarize(outcome.statistics, r.passed, r.violations.length, r.orderListHash) };
+    // A sweep's run writes no report: no plots, no decision records, only the statistics it is ranked by.
+    const run = await runDefinition(config, context.name, { history, overlays: false, decisions: false });
+    if (run.result.failure !== undefined) throw run.result.failure;
+    const r = run.result;
+    return { ...job, summary: summarize(runStatistics(run.report, config.gaps.longerThanHours * 3_600_000), r.passed, r.violations.length, r.orderListHash) };
   } catch (error) {
     if (error instanceof Error && (error as { code?: string }).code === 'STRATEGY_PARAMS') return { ...job, error: error.message };
     throw error;

@@ -3,7 +3,10 @@
  * output is ever one whole-file string, and the time column is formatted incrementally (the date part once
  * per UTC day, the time of day from integer arithmetic) instead of a Date and toISOString per row.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import type fastJson from 'fast-json-stringify';
+import { createRequire } from 'node:module';
+import { z } from 'zod';
 import { TradingCalendar, type TradingDayConfig } from '../../engine/calendar.ts';
 import type { EquityCurve } from '../../report/types.ts';
 import { cents } from '../../report/statistics.ts';
@@ -11,42 +14,114 @@ import { cents } from '../../report/statistics.ts';
 /** How much of the equity curve `equity.csv` holds. */
 export type EquityOutput = 'per-bar' | 'per-trade' | 'daily';
 
-const FLUSH_CHARS = 1 << 20;
+const BUFFER_BYTES = 1 << 20;
 const DAY_MS = 86_400_000;
 
-/** Appends text to a file through a buffer of about 1 MB. */
+/**
+ * Appends text to a file through one reused byte buffer (no whole-file string, no joined blocks). The rows
+ * go to `<file>.partial` and the file takes its name only when complete: an output is either whole or
+ * absent, never a prefix that looks like a result. Writes are synchronous: the output phase is the
+ * command's last step and nothing else waits on the event loop meanwhile.
+ */
 export class StreamedTextFile {
-  private pending: string[] = [];
-  private pendingChars = 0;
+  private readonly buffer = Buffer.allocUnsafe(BUFFER_BYTES);
+  private used = 0;
+  private readonly partial: string;
+  private readonly fd: number;
 
-  private constructor(private readonly handle: FileHandle) {}
-
-  static async create(file: string): Promise<StreamedTextFile> {
-    return new StreamedTextFile(await open(file, 'w'));
+  constructor(private readonly file: string) {
+    this.partial = `${file}.partial`;
+    this.fd = openSync(this.partial, 'w');
   }
 
-  /** Adds text; resolves at once unless the buffer is full and had to be written. */
-  async write(text: string): Promise<void> {
-    this.pending.push(text);
-    this.pendingChars += text.length;
-    if (this.pendingChars >= FLUSH_CHARS) await this.flush();
-  }
-
-  async close(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      await this.handle.close();
+  write(text: string): void {
+    // A UTF-16 unit takes at most 3 bytes in UTF-8.
+    if (this.used + text.length * 3 > BUFFER_BYTES) {
+      this.flush();
+      if (text.length * 3 > BUFFER_BYTES) {
+        writeSync(this.fd, text, null, 'utf8');
+        return;
+      }
     }
+    this.used += this.buffer.write(text, this.used, 'utf8');
   }
 
-  private async flush(): Promise<void> {
-    if (this.pending.length === 0) return;
-    const text = this.pending.join('');
-    this.pending = [];
-    this.pendingChars = 0;
-    await this.handle.write(text, null, 'utf8');
+  /** Flushes, closes and gives the file its name. */
+  close(): void {
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+    }
+    renameSync(this.partial, this.file);
   }
+
+  /** Closes and removes what was written (a writer that failed half way). */
+  discard(): void {
+    closeSync(this.fd);
+    rmSync(this.partial, { force: true });
+  }
+
+  private flush(): void {
+    let offset = 0;
+    while (offset < this.used) offset += writeSync(this.fd, this.buffer, offset, this.used - offset);
+    this.used = 0;
+  }
+}
+
+/** Writes a file through `fill`; on an error the partial file is removed and the error passes on. */
+export function writeStreamed(file: string, fill: (out: StreamedTextFile) => void): void {
+  const out = new StreamedTextFile(file);
+  try {
+    fill(out);
+  } catch (error) {
+    out.discard();
+    throw error;
+  }
+  out.close();
+}
+
+/** How JSON outputs are laid out: one line (the default), or indented by two spaces as people read it. */
+export type JsonLayout = 'compact' | 'pretty';
+
+/** A whole JSON value as a file, in the layout's text (`JSON.stringify`'s, with a final newline). */
+export function writeJson(file: string, value: unknown, layout: JsonLayout): void {
+  writeStreamed(file, (out) => out.write(`${layout === 'pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`));
+}
+
+/**
+ * A JSON array written element by element: the same text as `JSON.stringify(array)` (or with `null, 2`)
+ * of the whole array, without ever holding the array or its text. `compact` writes one row on one line
+ * (a compiled serializer for a known row shape; `JSON.stringify` by default).
+ */
+export function writeJsonArray<T, R>(file: string, items: Iterable<T>, toRow: (item: T) => R, layout: JsonLayout, compact: (row: R) => string = JSON.stringify): void {
+  writeStreamed(file, (out) => {
+    let first = true;
+    for (const item of items) {
+      const row = toRow(item);
+      if (layout === 'pretty') out.write(`${first ? '[\n  ' : ',\n  '}${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}`);
+      else out.write(`${first ? '[' : ','}${compact(row)}`);
+      first = false;
+    }
+    out.write(first ? '[]\n' : layout === 'pretty' ? '\n]\n' : ']\n');
+  });
+}
+
+/**
+ * `JSON.stringify` of rows of one flat shape, compiled from the row's schema (fast-json-stringify): the
+ * same text about twice as fast, which is most of writing a 10 M-bar run's orders and trades. Compiled on
+ * the first row, so a command that writes no file does not load the compiler (about 0.1 s).
+ */
+export function rowSerializer<S extends z.ZodObject>(schema: S): (row: z.infer<S>) => string {
+  let compiled: ((row: z.infer<S>) => string) | undefined;
+  return (row) => {
+    compiled ??= loadFastJson()(z.toJSONSchema(schema, { target: 'draft-7' }) as Parameters<typeof fastJson>[0]) as (row: z.infer<S>) => string;
+    return compiled(row);
+  };
+}
+
+function loadFastJson(): typeof fastJson {
+  return createRequire(import.meta.url)('fast-json-stringify') as typeof fastJson;
 }
 
 /** `Date.prototype.toISOString` of epoch ms, the date part computed once per UTC day. */
@@ -124,20 +199,10 @@ function* dailyRows(time: ArrayLike<number>, length: number, calendar: TradingCa
 }
 
 /** `equity.csv`: `time,equity` with the chosen rows, streamed. */
-export async function writeEquityCsv(file: string, curve: EquityCurve, rows: Iterable<number>): Promise<void> {
-  const out = await StreamedTextFile.create(file);
-  try {
+export function writeEquityCsv(file: string, curve: EquityCurve, rows: Iterable<number>): void {
+  writeStreamed(file, (out) => {
     const iso = new IsoTimeFormatter();
-    let block = 'time,equity\n';
-    for (const i of rows) {
-      block += `${iso.format(curve.time[i]!)},${cents(curve.equity[i]!)}\n`;
-      if (block.length >= 65_536) {
-        await out.write(block);
-        block = '';
-      }
-    }
-    await out.write(block);
-  } finally {
-    await out.close();
-  }
+    out.write('time,equity\n');
+    for (const i of rows) out.write(`${iso.format(curve.time[i]!)},${cents(curve.equity[i]!)}\n`);
+  });
 }

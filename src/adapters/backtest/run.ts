@@ -159,6 +159,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     account: rules,
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
+    expectedBars: input.bars.time.length,
     // The fill model fills each order once, synchronously, from its own book.
     uniqueFills: true,
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
@@ -213,7 +214,7 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   }
   // A failing strategy stops the run; what ran until then is still a result (written, then reported).
   const snapshot = engine.snapshot();
-  const equity = engine.equityCurve();
+  const equity = sharedTimes(engine.equityCurve(), input.bars.time);
   engine.close();
 
   const violations = breaches.map((b) => toViolation(b, account));
@@ -558,4 +559,15 @@ class BreakHandler {
     this.engine.submit(by, { kind: 'flatten', contractId: this.contractId });
     this.venue.settleAt(this.contractId, time, price);
   }
+}
+
+/**
+ * The curve with the bars' own time column when its times are the bars' (a run that pushed every bar once):
+ * one copy of 8 bytes a bar less to hold through the statistics and the outputs (80 MB for 10 M bars).
+ */
+function sharedTimes(curve: { readonly time: Float64Array; readonly equity: Float64Array }, barTimes: Float64Array): { readonly time: Float64Array; readonly equity: Float64Array } {
+  const times = curve.time;
+  if (times.length !== barTimes.length) return curve;
+  for (let i = 0; i < times.length; i++) if (times[i] !== barTimes[i]) return curve;
+  return { time: barTimes, equity: curve.equity };
 }

@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
-import { loadHistory } from '../../../src/adapters/backtest/backtest.ts';
+import { executeBacktest, loadHistory } from '../../../src/adapters/backtest/backtest.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { gridCombinations, rank, runsInline, runSweep, splitHistory, type Job, type JobResult } from '../../../src/adapters/backtest/optimize.ts';
+import { gridCombinations, rank, runJob, runsInline, runSweep, splitHistory, summarize, type Job, type JobResult } from '../../../src/adapters/backtest/optimize.ts';
 import { SweepPool } from '../../../src/adapters/backtest/sweep-pool.ts';
 
 const config = BacktestConfig.parse({
@@ -50,6 +50,16 @@ describe('parameter sweeps', () => {
     expect(sequential[0]!.summary!.trades).toBeGreaterThan(0);
     expect(sequential[0]!.summary!.orderListHash).not.toBe(sequential[1]!.summary!.orderListHash);
     expect(sequential[2]!.error).toMatch(/fast must be shorter than slow/);
+  });
+
+  it('rank a run by the same figures as its full backtest, computed without the report\'s tables', async () => {
+    const history = await loadHistory(config, resolveContract(config.contract));
+    for (const params of [{ fast: 5, slow: 20 }, { fast: 3, slow: 40 }]) {
+      const job = await runJob({ config, name: 't', samples: { all: history, in: undefined, out: undefined } }, { index: 0, params, sample: 'all' });
+      const full = await executeBacktest({ ...config, strategy: { ...config.strategy, params } }, 't', { history });
+      expect(job.summary).toEqual(summarize(full.statistics, full.result.passed, full.result.violations.length, full.result.orderListHash));
+      expect(full.result.decisions.length).toBeGreaterThan(0);
+    }
   });
 
   it('compile a quant\'s TypeScript strategy once and give the same rows and hashes on a warm pool, sweep after sweep', async () => {

@@ -297,5 +297,6 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     expect(sweep.code).toBe(2);
     expect(sweep.stderr).toMatch(/^optimize: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ is unreachable: .*\n$/);
     expect(sweep.stderr).not.toContain('hunter22');
-  });
+    // Two child processes each wait out a connection timeout: 13 s on a quiet machine.
+  }, 60_000);
 });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
-import { CsvBarsError, CsvBarsReader, readCsvBars, type CsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
+import { CsvBarsError, CsvBarsReader, parseCsvBars, readCsvBars, type CsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
 import * as reference from './csv-reference.ts';
 
 const ES = new PriceGrid(0.25, 12.5);
@@ -24,7 +24,15 @@ function outcomeOf(read: () => CsvBars | reference.CsvBars): Outcome {
 
 /** Feeds the bytes to the streaming reader cut at the given offsets. */
 function streamed(bytes: Buffer, cuts: readonly number[], grid: PriceGrid, file: string): CsvBars {
+  return streamedReader(bytes, cuts, grid, file).read();
+}
+
+function streamedReader(bytes: Buffer, cuts: readonly number[], grid: PriceGrid, file: string): { reader: CsvBarsReader; read: () => CsvBars } {
   const reader = new CsvBarsReader(grid, file, 4);
+  return { reader, read: () => pushAll(reader, bytes, cuts) };
+}
+
+function pushAll(reader: CsvBarsReader, bytes: Buffer, cuts: readonly number[]): CsvBars {
   let from = 0;
   for (const cut of [...cuts].sort((a, b) => a - b)) {
     reader.push(bytes.subarray(from, cut));
@@ -139,5 +147,117 @@ describe('streaming CSV reader equals the whole-file reader', () => {
     const expected = outcomeOf(() => reference.parseCsvBars(text, ES, 'bad.csv'));
     expect(expected.ok).toBe(false);
     expect(outcomeOf(() => streamed(Buffer.from(text), [100, 5000], ES, 'bad.csv'))).toEqual(expected);
+  });
+});
+
+const GRIDS = [new PriceGrid(0.25, 12.5), new PriceGrid(0.1, 10), new PriceGrid(0.01, 10), new PriceGrid(0.005, 5), new PriceGrid(1, 5)];
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** `utc` as the wall-clock time of `offsetMinutes` east of UTC, with that offset (`Z` for 0 when asked). */
+function isoWithOffset(utc: number, offsetMinutes: number, zulu: boolean): string {
+  const local = new Date(utc + offsetMinutes * 60_000).toISOString().slice(0, 19);
+  if (offsetMinutes === 0 && zulu) return `${local}Z`;
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `${local}${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)}`;
+}
+
+/** A price of `ticks` on `grid` written with any number of decimals from the fewest needed to the grid's own. */
+function priceText(grid: PriceGrid, ticks: number, extraDecimals: number, signedZero: boolean): string {
+  const price = grid.toPrice(ticks);
+  const shortest = price.toString();
+  const needed = shortest.includes('.') ? shortest.length - shortest.indexOf('.') - 1 : 0;
+  const text = price.toFixed(Math.min(grid.decimals, needed + extraDecimals));
+  return ticks === 0 && signedZero ? `-${text}` : text;
+}
+
+/** Valid plain rows: increasing times in any offset, prices on the grid (negative ones too), volumes up to 15 digits. */
+const plainFile = fc
+  .record({
+    grid: fc.constantFrom(...GRIDS),
+    order: fc.shuffledSubarray(['t', 'o', 'h', 'l', 'c', 'v', 'unused'], { minLength: 7, maxLength: 7 }),
+    crlf: fc.boolean(),
+    trailingNewline: fc.boolean(),
+    rows: fc.array(
+      fc.record({
+        step: fc.integer({ min: 1, max: 3 * 86_400 }),
+        offset: fc.constantFrom(0, 0, 60, -300, 330, 345, -570, 23 * 60 + 59, -(23 * 60 + 59)),
+        zulu: fc.boolean(),
+        low: fc.integer({ min: -50_000, max: 50_000 }),
+        up: fc.nat({ max: 40 }),
+        down: fc.nat({ max: 40 }),
+        extra: fc.nat({ max: 3 }),
+        signedZero: fc.boolean(),
+        volume: fc.oneof(fc.nat({ max: 1000 }), fc.integer({ min: 0, max: 999_999_999_999_999 })),
+      }),
+      { minLength: 1, maxLength: 40 },
+    ),
+  })
+  .map(({ grid, order, crlf, trailingNewline, rows }) => {
+    let time = Date.UTC(1999, 11, 30, 23, 0, 0);
+    const lines = rows.map((r) => {
+      time += r.step * 1000;
+      const price = (ticks: number) => priceText(grid, ticks, r.extra, r.signedZero);
+      const cells: Record<string, string> = {
+        t: isoWithOffset(time, r.offset, r.zulu),
+        o: price(r.low + r.down),
+        h: price(r.low + r.up + r.down),
+        l: price(r.low),
+        c: price(r.low + Math.min(r.up, r.down)),
+        v: String(r.volume),
+        unused: 'any "text", here',
+      };
+      return order.map((name) => cells[name]!.replace(',', ';')).join(',');
+    });
+    const eol = crlf ? '\r\n' : '\n';
+    return { grid, text: [order.join(','), ...lines].join(eol) + (trailingNewline ? eol : '') };
+  });
+
+describe('the byte-level fast path', () => {
+  it('reads every plain row itself (any grid, negative prices, fewer decimals than the grid, offsets, big volumes, any column order) and equals the whole-file reader', () => {
+    fc.assert(
+      fc.property(plainFile, fc.array(fc.nat(), { maxLength: 6 }), ({ grid, text }, cutSeeds) => {
+        const bytes = Buffer.from(text, 'utf8');
+        const cuts = cutSeeds.map((s) => s % (bytes.length + 1));
+        const { reader, read } = streamedReader(bytes, cuts, grid, 'plain.csv');
+        const outcome = outcomeOf(read);
+        expect(outcome.ok).toBe(true);
+        expect(outcome).toEqual(outcomeOf(() => reference.parseCsvBars(text, grid, 'plain.csv')));
+        expect(reader.generalLines).toBe(0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves odd prices to the general path with the same outcome on every grid: more decimals than the grid, off-grid, exponents, tiny, signs, dots', () => {
+    const odd = fc.constantFrom('1.2500', '1.250000001', '-1.3', '+1.25', '1e2', '0.0000001', '-0', '-0.0', '1.', '.5', '-.5', '--1', '1234567', '999999.995', '0.005', '-999999.99', ' 1.25', '1.25 ');
+    fc.assert(
+      fc.property(fc.constantFrom(...GRIDS), fc.array(fc.tuple(odd, fc.integer({ min: -400, max: 400 })), { minLength: 1, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 4 }), (grid, cells, cutSeeds) => {
+        const lines = cells.map(([cell, ticks], i) => {
+          const plain = grid.toPrice(ticks).toString();
+          return `2024-01-02T15:${two(i)}:00Z,${cell},${cell},${plain},${plain},1`;
+        });
+        const text = ['t,o,h,l,c,v', ...lines].join('\n');
+        const bytes = Buffer.from(text);
+        const cuts = cutSeeds.map((s) => s % (bytes.length + 1));
+        expect(outcomeOf(() => streamed(bytes, cuts, grid, 'odd.csv'))).toEqual(outcomeOf(() => reference.parseCsvBars(text, grid, 'odd.csv')));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads a file whose fields share a cell (one price column for open, high, low and close)', () => {
+    const text = ['when,price,size', '2024-01-02T15:00:00Z,100.25,3', '2024-01-02T15:01:00-01:00,-0.5,4'].join('\n');
+    const { bars } = parseCsvBars(text, ES, 'ticks.csv', { columns: { time: 'when', open: 'price', high: 'price', low: 'price', close: 'price', volume: 'size' } });
+    expect([...bars.time]).toEqual([Date.parse('2024-01-02T15:00:00Z'), Date.parse('2024-01-02T16:01:00Z')]);
+    for (const column of [bars.open, bars.high, bars.low, bars.close]) expect([...column]).toEqual([401, -2]);
+    expect([...bars.volume]).toEqual([3, 4]);
+  });
+
+  it('reads the real ES file without the general path', () => {
+    const reader = new CsvBarsReader(ES, ES_CSV);
+    reader.push(readFileSync(ES_CSV));
+    reader.end();
+    expect(reader.generalLines).toBe(0);
   });
 });

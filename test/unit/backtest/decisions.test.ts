@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AccountConfig } from '../../../src/adapters/backtest/config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { DECISIONS_CSV_HEADER, decisionsCsv } from '../../../src/adapters/backtest/decisions-csv.ts';
+import { DECISIONS_CSV_HEADER, decisionsCsvLines } from '../../../src/adapters/backtest/decisions-csv.ts';
 import { runBacktest } from '../../../src/adapters/backtest/run.ts';
 import { syntheticBars } from '../../../src/adapters/backtest/sources/synthetic.ts';
 import { main } from '../../../src/cli/main.ts';
@@ -39,7 +39,7 @@ describe('decisions of a strategy with known refusals', () => {
     expect(result.decisions).toHaveLength(n);
     expect(result.rejectedIntents).toBe(n - 1);
     expect(result.rejections).toEqual({ TICK_MISALIGNED: 2, MAX_POSITION_SIZE: n - 3 });
-    const csv = decisionsCsv(result.decisions, contract.grid).trimEnd().split('\n');
+    const csv = [...decisionsCsvLines(result.decisions, contract.grid)].join('').trimEnd().split('\n');
     expect(csv[0]).toBe(DECISIONS_CSV_HEADER);
     expect(csv).toHaveLength(n + 1);
     const header = DECISIONS_CSV_HEADER.split(',');

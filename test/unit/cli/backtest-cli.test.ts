@@ -108,9 +108,12 @@ describe('tickline backtest', () => {
     const summary = JSON.parse(readFileSync(path.join(outDir, 'summary.json'), 'utf8')) as { bars: number; data: string };
     expect(summary.bars).toBe(390);
     expect(summary.data).toContain('es-minute-lean.csv');
+    // equity.csv holds each trading day's close by default: one day here, closing at the cut.
     const equity = readFileSync(path.join(outDir, 'equity.csv'), 'utf8').trim().split('\n');
-    expect(equity[1]).toMatch(/^2013-10-07T13:30:00.000Z,/);
-    expect(equity.at(-1)).toMatch(/^2013-10-07T19:59:00.000Z,/);
+    expect(equity).toHaveLength(2);
+    expect(equity[1]).toMatch(/^2013-10-07T19:59:00.000Z,/);
+    const firstTrade = readFileSync(path.join(outDir, 'trades.csv'), 'utf8').trim().split('\n')[1]!.split(',');
+    expect(Date.parse(firstTrade[3]!)).toBeGreaterThanOrEqual(Date.parse('2013-10-07T13:30:00Z'));
   });
 
   it('prints its usage for --help', async () => {

@@ -36,4 +36,17 @@ describe('tick conversion is exact on 0.25, 0.1, 0.01 and 0.005 grids', () => {
     expect(new PriceGrid(0.005, 1).toTicks(0.015)).toBe(3);
     expect(new PriceGrid(0.25, 12.5).toTicks(4321.75)).toBe(17287);
   });
+
+  it('toPrice is the number its printed decimals read back as, on any grid, for whole and fractional ticks', () => {
+    const tick = fc.constantFrom(0.25, 0.1, 0.01, 0.005, 0.03125, 0.0001, 0.5, 1, 5, 0.000001);
+    const count = fc.oneof(fc.integer({ min: -100_000_000, max: 100_000_000 }), fc.double({ min: -1e6, max: 1e6, noNaN: true }));
+    fc.assert(
+      fc.property(tick, count, (size, ticks) => {
+        const grid = new PriceGrid(size, 1);
+        const printed = Number(((ticks * grid.tickNanos) / 1e9).toFixed(grid.decimals));
+        expect(grid.toPrice(ticks) === printed).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });

@@ -4,7 +4,7 @@ import { chartData } from '../../../src/report/chart-data.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { formatDuration, formatMoney, formatTime, renderSummary } from '../../../src/report/format.ts';
 import { renderReport } from '../../../src/report/html.ts';
-import { computeStatistics } from '../../../src/report/statistics.ts';
+import { cents, computeStatistics } from '../../../src/report/statistics.ts';
 import { generatedRun } from './fixture.ts';
 
 interface Embedded {
@@ -115,5 +115,36 @@ describe('chart data', () => {
       { t: input.bars.time[99]! / 1000, kind: 'gap', text: 'gap 4d 4h' },
       { t: input.bars.time[198]! / 1000, kind: 'gap', text: 'gap 14d 0h (flattened -1)' },
     ]);
+  });
+
+  it('gives each candle its last equity point and deepest drawdown, as a search per point would, for any equity times', () => {
+    const input = generatedRun(400);
+    const grid = new PriceGrid(0.25, 12.5);
+    // Points at bar times, just before or after them, before the first bar and after the last.
+    const point = fc.tuple(fc.integer({ min: -2, max: 401 }), fc.constantFrom(-1, 0, 0, 0, 1, 30_000));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 500 }), fc.array(point, { maxLength: 600 }), fc.integer({ min: 1, max: 9 }), (maxCandles, points, seed) => {
+        const bars = input.bars.time;
+        const at = (index: number) => (index < 0 ? bars[0]! + index * 60_000 : index >= bars.length ? bars[bars.length - 1]! + 60_000 : bars[index]!);
+        const time = Float64Array.from(points.map(([index, offset]) => at(index) + offset).sort((a, b) => a - b));
+        const equity = Float64Array.from(time, (_, i) => input.startingBalance + Math.sin(i * seed) * 1000 + i * 0.37);
+        const data = chartData({ ...input, equity: { time, equity } }, grid, { maxCandles, maxMarkers: 10, decisions: [] });
+        const k = data.candles.barsPerCandle;
+        const expectedEquity: (number | null)[] = data.candles.t.map(() => null);
+        const expectedDrawdown: (number | null)[] = data.candles.t.map(() => null);
+        let peak = input.startingBalance;
+        time.forEach((t, i) => {
+          const bar = Math.max(0, Array.from(input.bars.time).findLastIndex((b) => b <= t));
+          const candle = Math.floor(bar / k);
+          peak = Math.max(peak, equity[i]!);
+          expectedEquity[candle] = cents(equity[i]!);
+          const down = cents(Math.min(0, equity[i]! - peak));
+          expectedDrawdown[candle] = expectedDrawdown[candle] === null ? down : Math.min(expectedDrawdown[candle]!, down);
+        });
+        expect(data.equity).toEqual(expectedEquity);
+        expect(data.drawdown).toEqual(expectedDrawdown);
+      }),
+      { numRuns: 60 },
+    );
   });
 });

@@ -5,9 +5,10 @@
  *
  * The file is read in chunks straight into typed columns (memory bounded by the bars, never by the text:
  * a 570 MB file is more than V8 can hold as one string). Each line first goes through a byte-level fast
- * path that accepts only the plain forms (`2024-01-02T15:00:00Z`, `1676.75`, `1884`) whose value it can
- * compute exactly; any other line, and every line with a problem, goes through the general path (decode,
- * split, Number, Date.parse), which alone decides what is an error and what it says.
+ * path, one pass over its bytes with no string or object made, that accepts only the plain forms
+ * (`2024-01-02T15:00:00Z` or `-05:00`, `1676.75`, `-0.5`, `1884`) whose value it can compute exactly; any
+ * other line, and every line with a problem, goes through the general path (decode, split, Number,
+ * Date.parse), which alone decides what is an error and what it says.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { PriceGrid } from '../../../engine/ticks.ts';
@@ -200,27 +201,56 @@ export function parseCsvBars(text: string, grid: PriceGrid, file: string, option
   return reader.end();
 }
 
+/** What a cell of the row holds, by the cell's index (the fast path's view of a `CsvLayout`). */
+const enum Cell {
+  Ignored,
+  Time,
+  Open,
+  High,
+  Low,
+  Close,
+  Volume,
+  Contract,
+}
+
+const POW10 = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
+const EMPTY = Buffer.alloc(0);
+const NEWLINE = Buffer.from('\n');
+
 /**
  * Incremental reader: `push` chunks split anywhere (even inside a line or a UTF-8 character), then `end`.
  * Only the unfinished last line is kept between chunks.
  */
 export class CsvBarsReader {
   private layout: CsvLayout | undefined;
+  /** The layout as one kind per cell, for the fast path's single pass over a line. */
+  private kinds: Uint8Array = new Uint8Array(0);
+  /** The values of the row being read, by `Cell` kind. */
+  private readonly row = new Float64Array(8);
   private readonly problems: CsvProblem[] = [];
   private readonly segments: ContractSegment[] = [];
   private bars: BarColumns;
   private n = 0;
   private lineNo = 0;
-  private carry: Buffer = Buffer.alloc(0);
+  private declined = 0;
+  private carry: Buffer = EMPTY;
+  /** Where the fast path's last cell parser stopped (the byte after the cell). */
+  private cursor = 0;
   /** The last readable time, so a row after an unreadable one is still checked for going backwards. */
   private lastTime = Number.NEGATIVE_INFINITY;
   private lastContract = '';
-  private lastContractBytes: Buffer = Buffer.alloc(0);
-  /** Epoch ms of the last fast-parsed date (bytes 0-9 of the time cell), reused while the date repeats. */
+  private lastContractBytes: Buffer = EMPTY;
+  /** Epoch ms of the last fast-parsed date (year, month and day as one key), reused while the date repeats. */
   private dayKey = -1;
   private dayMs = 0;
-  private readonly cellStarts: Int32Array;
-  private readonly tickNanos: number;
+  /**
+   * Prices are read as integers of 10^-decimals (the grid's own decimals): a tick is `tickUnits` of them, so
+   * alignment and the tick count are integer arithmetic, exactly `PriceGrid.toTicks` of the decimal.
+   */
+  private readonly decimals: number;
+  private readonly tickUnits: number;
+  /** Below 1e-6 a number prints in exponent form, which the general conversion rounds its own way. */
+  private readonly tinyUnits: number;
   /** The zone of times without an offset, when configured. */
   private readonly zone: ZoneClock | undefined;
 
@@ -232,8 +262,9 @@ export class CsvBarsReader {
   ) {
     this.zone = options.timeZone === undefined ? undefined : new ZoneClock(options.timeZone);
     this.bars = allocateColumns(Math.max(16, estimatedBars));
-    this.cellStarts = new Int32Array(64);
-    this.tickNanos = grid.tickNanos;
+    this.decimals = grid.decimals;
+    this.tickUnits = grid.tickNanos / POW10[9 - grid.decimals]!;
+    this.tinyUnits = grid.decimals > 6 ? POW10[grid.decimals - 6]! : 0;
   }
 
   /** True once the problem limit is reached: further input would not be read. */
@@ -246,170 +277,236 @@ export class CsvBarsReader {
     return this.n;
   }
 
+  /** Non-empty lines after the header that the byte-level fast path left to the general path (none in a plain file). */
+  get generalLines(): number {
+    return this.declined;
+  }
+
   /** Makes room for `bars` bars in all (never shrinks). */
   reserve(bars: number): void {
     if (bars > this.bars.time.length) this.resize(bars);
   }
 
   push(chunk: Uint8Array): void {
-    let buf: Buffer;
-    if (this.carry.length > 0) {
-      buf = Buffer.concat([this.carry, chunk]);
-    } else {
-      buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    }
-    const start = this.completeLines(buf);
-    // Copy the tail: the caller may reuse its chunk buffer.
-    this.carry = Buffer.from(buf.subarray(start));
-  }
-
-  /** Reads every line ended by a newline; returns where the unfinished rest starts. */
-  private completeLines(buf: Buffer): number {
-    // Kept apart from push so the optimised loop has no cold code after it to deoptimise on each chunk.
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
-    for (let nl = buf.indexOf(10, start); nl >= 0; nl = buf.indexOf(10, start)) {
-      this.line(buf, start, nl);
+    if (this.carry.length > 0) {
+      // Only the line cut by the previous chunk is joined; the rest is read where it lies.
+      const nl = buf.indexOf(10);
+      if (nl < 0) {
+        this.carry = Buffer.concat([this.carry, buf]);
+        return;
+      }
+      const joined = Buffer.concat([this.carry, buf.subarray(0, nl + 1)]);
+      this.carry = EMPTY;
+      this.completeLines(joined, 0);
       start = nl + 1;
     }
-    return start;
+    start = this.completeLines(buf, start);
+    // Copy the tail: the caller may reuse its chunk buffer.
+    this.carry = start < buf.length ? Buffer.from(buf.subarray(start)) : EMPTY;
+  }
+
+  /** Reads every line ended by a newline from `start`; returns where the unfinished rest starts. */
+  private completeLines(buf: Buffer, start: number): number {
+    // Every line read here ends with a newline at or before `last`, so the fast path's scans stop there.
+    const last = buf.lastIndexOf(10);
+    let p = start;
+    while (p <= last) {
+      const next = this.kinds.length === 0 ? -1 : this.fastLine(buf, p);
+      if (next > 0) {
+        p = next;
+      } else {
+        const nl = buf.indexOf(10, p);
+        this.line(buf, p, nl);
+        p = nl + 1;
+      }
+    }
+    return p;
   }
 
   end(): CsvBars {
-    // The text after the last newline is a line too (possibly empty), as `split('\n')` would give.
-    const tail = this.carry;
-    this.carry = Buffer.alloc(0);
-    this.line(tail, 0, tail.length);
+    // The text after the last newline is a line too (possibly empty), as `split('\n')` would give; ended
+    // here so that it can take the fast path like the others.
+    const tail = Buffer.concat([this.carry, NEWLINE]);
+    this.carry = EMPTY;
+    this.completeLines(tail, 0);
     const { problems, file } = this;
     if (problems.length === 0 && this.n === 0) problems.push({ file, line: 1, column: '', message: 'no bars' });
     if (problems.length > 0) throw new CsvBarsError(problems);
     return { bars: this.trimmedColumns(), segments: this.segments };
   }
 
+  /** One line through the general path (the header, or a row the fast path declined). */
   private line(buf: Buffer, start: number, end: number): void {
     this.lineNo++;
     if (this.layout === undefined) {
       const layout = layoutFromHeader(buf.toString('utf8', start, end), this.file, this.options.columns);
       if (Array.isArray(layout)) throw new CsvBarsError(layout);
       this.layout = layout;
+      this.kinds = cellKinds(layout);
       return;
     }
     if (this.problems.length >= MAX_PROBLEMS) return;
     if (end > start && buf[end - 1] === 13) end--;
-    if (!this.fastRow(buf, start, end)) this.generalRow(buf.toString('utf8', start, end));
-  }
-
-  /** Splits the cells and commits the row when every cell is in a plain form and the row is valid. */
-  private fastRow(buf: Buffer, start: number, end: number): boolean {
-    const layout = this.layout!;
-    const starts = this.cellStarts;
-    if (layout.cells + 1 > starts.length) return false;
-    let cells = 1;
-    let lastEnd = end;
-    starts[0] = start;
-    for (let i = start; i < end; i++) {
-      if (buf[i] === 44) {
-        // Cells after the header's count are ignored, as the general path ignores them.
-        if (cells === layout.cells) {
-          lastEnd = i;
-          break;
-        }
-        starts[cells++] = i + 1;
-      }
-    }
-    if (cells < layout.cells) return false;
-    // Cell k ends before starts[k + 1]; this sentinel closes the last one.
-    starts[cells] = lastEnd + 1;
-    const t = this.fastTime(buf, starts[layout.time]!, starts[layout.time + 1]! - 1);
-    if (Number.isNaN(t) || t <= this.lastTime) return false;
-    const o = this.fastTicks(buf, starts[layout.open]!, starts[layout.open + 1]! - 1);
-    const h = this.fastTicks(buf, starts[layout.high]!, starts[layout.high + 1]! - 1);
-    const l = this.fastTicks(buf, starts[layout.low]!, starts[layout.low + 1]! - 1);
-    const c = this.fastTicks(buf, starts[layout.close]!, starts[layout.close + 1]! - 1);
-    if (Number.isNaN(o + h + l + c)) return false;
-    if (h < Math.max(o, c, l) || l > Math.min(o, c)) return false;
-    const v = fastWhole(buf, starts[layout.volume]!, starts[layout.volume + 1]! - 1);
-    if (Number.isNaN(v)) return false;
-    if (layout.contract >= 0 && !this.fastContract(buf, starts[layout.contract]!, starts[layout.contract + 1]! - 1)) return false;
-    this.commit(t, o, h, l, c, v);
-    return true;
-  }
-
-  /** `YYYY-MM-DDTHH:MM:SS` then `Z` or `+hh:mm`/`-hh:mm`, every field in range; NaN for anything else. */
-  private fastTime(buf: Buffer, from: number, to: number): number {
-    const length = to - from;
-    if (length !== 20 && length !== 25 && (length !== 19 || this.zone === undefined)) return Number.NaN;
-    if (buf[from + 4] !== 45 || buf[from + 7] !== 45 || buf[from + 10] !== 84 || buf[from + 13] !== 58 || buf[from + 16] !== 58) return Number.NaN;
-    const year = digits(buf, from, 4);
-    const month = digits(buf, from + 5, 2);
-    const day = digits(buf, from + 8, 2);
-    const hour = digits(buf, from + 11, 2);
-    const minute = digits(buf, from + 14, 2);
-    const second = digits(buf, from + 17, 2);
-    if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return Number.NaN;
-    let offsetMs = 0;
-    if (length === 19) {
-      // No offset: a wall-clock time of the configured zone.
-    } else if (length === 20) {
-      if (buf[from + 19] !== 90) return Number.NaN;
-    } else {
-      const sign = buf[from + 19];
-      if ((sign !== 43 && sign !== 45) || buf[from + 22] !== 58) return Number.NaN;
-      const oh = digits(buf, from + 20, 2);
-      const om = digits(buf, from + 23, 2);
-      if (oh < 0 || oh > 23 || om < 0 || om > 59) return Number.NaN;
-      offsetMs = (sign === 43 ? 1 : -1) * (oh * 60 + om) * 60_000;
-    }
-    const key = (year * 100 + month) * 100 + day;
-    if (key !== this.dayKey) {
-      this.dayKey = key;
-      this.dayMs = Date.UTC(year, month - 1, day);
-    }
-    const clock = this.dayMs + ((hour * 60 + minute) * 60 + second) * 1000;
-    return length === 19 ? this.zone!.toUtc(clock) : clock - offsetMs;
+    if (end === start) return;
+    this.declined++;
+    this.generalRow(buf.toString('utf8', start, end));
   }
 
   /**
-   * Ticks of a plain decimal `digits[.digits]` on the grid, computed in integers of 1e-9 exactly as
-   * `PriceGrid.toTicks(Number(cell))` would; NaN for any other form or an off-grid price.
+   * Reads the line at `p` in one pass and commits it when every cell is in a plain form and the row is
+   * valid; returns where the next line starts, or -1 to leave the line to the general path. The line must
+   * end with a newline inside `buf`.
    */
-  private fastTicks(buf: Buffer, from: number, to: number): number {
-    let whole = 0;
-    let i = from;
-    while (i < to) {
-      const d = buf[i]! - 48;
-      if (d < 0 || d > 9) break;
-      whole = whole * 10 + d;
-      i++;
-    }
-    // At most 6 whole digits and 9 decimals: the decimal is then its own shortest double, and the nanos safe.
-    if (i === from || i - from > 6) return Number.NaN;
-    let fraction = 0;
-    let scale = NANOS;
-    if (i < to) {
-      if (buf[i] !== 46 || i + 1 === to || to - i - 1 > 9) return Number.NaN;
-      for (i++; i < to; i++) {
-        const d = buf[i]! - 48;
-        if (d < 0 || d > 9) return Number.NaN;
-        fraction = fraction * 10 + d;
-        scale /= 10;
+  private fastLine(buf: Buffer, p: number): number {
+    if (this.problems.length >= MAX_PROBLEMS) return -1;
+    const { kinds, row } = this;
+    let contractFrom = -1;
+    let contractTo = -1;
+    for (let k = 0; k < kinds.length; k++) {
+      if (k > 0) {
+        if (buf[p] !== 44) return -1;
+        p++;
       }
-      // Tiny values print in exponent form, which the general conversion rounds differently.
-      if (whole === 0 && fraction !== 0 && fraction * scale < 1000) return Number.NaN;
+      const kind = kinds[k]!;
+      let value = 0;
+      if (kind === Cell.Time) value = this.fastTime(buf, p);
+      else if (kind === Cell.Volume) value = this.fastWhole(buf, p);
+      else if (kind === Cell.Ignored) this.cursor = skipCell(buf, p);
+      else if (kind === Cell.Contract) {
+        contractFrom = p;
+        contractTo = this.contractEnd(buf, p);
+        if (contractTo < 0) return -1;
+      } else value = this.fastTicks(buf, p);
+      if (Number.isNaN(value)) return -1;
+      row[kind] = value;
+      p = this.cursor;
     }
-    const nanos = whole * NANOS + fraction * scale;
-    const ticks = nanos / this.tickNanos;
-    return nanos % this.tickNanos === 0 ? ticks : Number.NaN;
+    const b = buf[p];
+    if (b === 10) p++;
+    else if (b === 13 && buf[p + 1] === 10) p += 2;
+    // Cells after the header's count are ignored, as the general path ignores them.
+    else if (b === 44) p = buf.indexOf(10, p) + 1;
+    else return -1;
+    const t = row[Cell.Time]!;
+    const o = row[Cell.Open]!;
+    const h = row[Cell.High]!;
+    const l = row[Cell.Low]!;
+    const c = row[Cell.Close]!;
+    if (t <= this.lastTime || h < Math.max(o, c, l) || l > Math.min(o, c)) return -1;
+    if (contractFrom >= 0) this.fastContract(buf, contractFrom, contractTo);
+    this.lineNo++;
+    this.commit(t, o, h, l, c, row[Cell.Volume]!);
+    return p;
   }
 
-  private fastContract(buf: Buffer, from: number, to: number): boolean {
-    for (let i = from; i < to; i++) {
-      const b = buf[i]!;
-      if (b <= 32 || b >= 127) return false;
+  /**
+   * `YYYY-MM-DDTHH:MM:SS` then `Z` or `+hh:mm`/`-hh:mm` (or nothing, with a zone), every field in range;
+   * NaN for anything else. Sets `cursor` after the cell.
+   */
+  private fastTime(buf: Buffer, p: number): number {
+    if (p + 20 > buf.length) return Number.NaN;
+    if (buf[p + 4] !== 45 || buf[p + 7] !== 45 || buf[p + 10] !== 84 || buf[p + 13] !== 58 || buf[p + 16] !== 58) return Number.NaN;
+    const century = twoDigits(buf, p);
+    const yearOfCentury = twoDigits(buf, p + 2);
+    if (century > 99 || yearOfCentury > 99) return Number.NaN;
+    const year = century * 100 + yearOfCentury;
+    const month = twoDigits(buf, p + 5);
+    const day = twoDigits(buf, p + 8);
+    const hour = twoDigits(buf, p + 11);
+    const minute = twoDigits(buf, p + 14);
+    const second = twoDigits(buf, p + 17);
+    if (hour > 23 || minute > 59 || second > 59) return Number.NaN;
+    const key = (year * 100 + month) * 100 + day;
+    if (key !== this.dayKey && !this.newDay(key, year, month, day)) return Number.NaN;
+    const clock = this.dayMs + ((hour * 60 + minute) * 60 + second) * 1000;
+    const mark = buf[p + 19];
+    if (mark === 90) {
+      this.cursor = p + 20;
+      return clock;
     }
-    const last = this.lastContractBytes;
-    if (this.segments.length > 0 && to - from === last.length && buf.compare(last, 0, last.length, from, to) === 0) return true;
-    this.noteContract(buf.toString('latin1', from, to));
+    return this.offsetTime(buf, p, clock, mark);
+  }
+
+  /** Caches the epoch of a new date; false when the date does not exist. */
+  private newDay(key: number, year: number, month: number, day: number): boolean {
+    if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
+    this.dayKey = key;
+    this.dayMs = Date.UTC(year, month - 1, day);
     return true;
+  }
+
+  /** The rest of a time cell after the seconds: `+hh:mm`/`-hh:mm`, or nothing with a zone. */
+  private offsetTime(buf: Buffer, p: number, clock: number, mark: number | undefined): number {
+    if (mark === 43 || mark === 45) {
+      if (p + 25 > buf.length || buf[p + 22] !== 58) return Number.NaN;
+      const oh = twoDigits(buf, p + 20);
+      const om = twoDigits(buf, p + 23);
+      if (oh > 23 || om > 59) return Number.NaN;
+      this.cursor = p + 25;
+      return clock - (mark === 43 ? 1 : -1) * (oh * 60 + om) * 60_000;
+    }
+    // No offset: a wall-clock time of the configured zone.
+    if (this.zone === undefined) return Number.NaN;
+    this.cursor = p + 19;
+    return this.zone.toUtc(clock);
+  }
+
+  /**
+   * Ticks of a plain decimal `[-]digits[.digits]` on the grid, computed in integers exactly as
+   * `PriceGrid.toTicks(Number(cell))` would; NaN for any other form or an off-grid price. Sets `cursor`.
+   */
+  private fastTicks(buf: Buffer, p: number): number {
+    const negative = buf[p] === 45;
+    if (negative) p++;
+    const first = p;
+    let units = 0;
+    for (let d = buf[p]! - 48; d >= 0 && d <= 9; d = buf[++p]! - 48) units = units * 10 + d;
+    // At most 6 whole digits and the grid's decimals (9 at most): the decimal is then its own shortest
+    // double, and the units a safe integer.
+    if (p === first || p - first > 6) return Number.NaN;
+    let decimals = 0;
+    if (buf[p] === 46) {
+      const dot = ++p;
+      for (let d = buf[p]! - 48; d >= 0 && d <= 9; d = buf[++p]! - 48) units = units * 10 + d;
+      decimals = p - dot;
+      if (decimals === 0 || decimals > this.decimals) return Number.NaN;
+      units *= POW10[this.decimals - decimals]!;
+    } else {
+      units *= POW10[this.decimals]!;
+    }
+    if (units < this.tinyUnits && units !== 0) return Number.NaN;
+    const ticks = units / this.tickUnits;
+    if (ticks !== Math.floor(ticks)) return Number.NaN;
+    this.cursor = p;
+    // 0 - 0 is +0, as the general conversion gives for "-0".
+    return negative ? 0 - ticks : ticks;
+  }
+
+  /** A whole number of at most 15 plain digits; NaN for any other form. Sets `cursor`. */
+  private fastWhole(buf: Buffer, p: number): number {
+    const first = p;
+    let value = 0;
+    for (let d = buf[p]! - 48; d >= 0 && d <= 9; d = buf[++p]! - 48) value = value * 10 + d;
+    if (p === first || p - first > 15) return Number.NaN;
+    this.cursor = p;
+    return value;
+  }
+
+  /** Where a contract cell of printable ASCII without spaces ends; -1 for any other byte in it. */
+  private contractEnd(buf: Buffer, p: number): number {
+    for (let b = buf[p]!; b !== 44 && b !== 10 && b !== 13; b = buf[++p]!) {
+      if (b <= 32 || b >= 127) return -1;
+    }
+    this.cursor = p;
+    return p;
+  }
+
+  private fastContract(buf: Buffer, from: number, to: number): void {
+    const last = this.lastContractBytes;
+    if (this.segments.length > 0 && to - from === last.length && buf.compare(last, 0, last.length, from, to) === 0) return;
+    this.noteContract(buf.toString('latin1', from, to));
   }
 
   private noteContract(contract: string): void {
@@ -511,29 +608,36 @@ export class CsvBarsReader {
   }
 }
 
-function digits(buf: Buffer, from: number, count: number): number {
-  let value = 0;
-  for (let i = from; i < from + count; i++) {
-    const d = buf[i]! - 48;
-    if (d < 0 || d > 9) return -1_000_000;
-    value = value * 10 + d;
-  }
-  return value;
+/** The two-digit number at `at`; 100 (out of range of every field) when either byte is not a digit. */
+function twoDigits(buf: Buffer, at: number): number {
+  const tens = buf[at]! - 48;
+  const ones = buf[at + 1]! - 48;
+  // Both are in 0-9 exactly when none of these four is negative (the or keeps any sign bit).
+  return (tens | ones | (9 - tens) | (9 - ones)) < 0 ? 100 : tens * 10 + ones;
+}
+
+/** Where a cell the layout does not use ends: its comma, or the line's end. */
+function skipCell(buf: Buffer, p: number): number {
+  for (let b = buf[p]!; b !== 44 && b !== 10; b = buf[++p]!);
+  return p;
+}
+
+/** One kind per cell; empty (every row to the general path) when two fields share a cell. */
+function cellKinds(layout: CsvLayout): Uint8Array {
+  const used = [layout.time, layout.open, layout.high, layout.low, layout.close, layout.volume, layout.contract].filter((i) => i >= 0);
+  if (new Set(used).size !== used.length) return new Uint8Array(0);
+  const kinds = new Uint8Array(layout.cells);
+  kinds[layout.time] = Cell.Time;
+  kinds[layout.open] = Cell.Open;
+  kinds[layout.high] = Cell.High;
+  kinds[layout.low] = Cell.Low;
+  kinds[layout.close] = Cell.Close;
+  kinds[layout.volume] = Cell.Volume;
+  if (layout.contract >= 0) kinds[layout.contract] = Cell.Contract;
+  return kinds;
 }
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
-/** A whole number of at most 15 plain digits; NaN for any other form. */
-function fastWhole(buf: Buffer, from: number, to: number): number {
-  if (to === from || to - from > 15) return Number.NaN;
-  let value = 0;
-  for (let i = from; i < to; i++) {
-    const d = buf[i]! - 48;
-    if (d < 0 || d > 9) return Number.NaN;
-    value = value * 10 + d;
-  }
-  return value;
 }
