@@ -24,7 +24,8 @@ import { BarCache, type ImportedBars } from './sources/cache.ts';
 import { existsSync, statSync } from 'node:fs';
 import type { PriceGrid } from '../../engine/ticks.ts';
 import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/columns.ts';
-import { readCsvBars, type CsvBars, type CsvOptions } from './sources/csv.ts';
+import type { CsvBars, CsvOptions } from './sources/csv.ts';
+import { loadCsvBars } from './sources/csv-parallel.ts';
 import { isParquetFile, readParquetBars } from './sources/parquet.ts';
 import { spacingWarning } from './data-checks.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
@@ -145,7 +146,7 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
 
 /** A bar file, CSV or (by its `.parquet` extension) Parquet, with the same column map and zone. */
 export async function readBarFile(file: string, grid: PriceGrid, displayName: string, options: CsvOptions): Promise<CsvBars> {
-  return isParquetFile(file) ? readParquetBars(file, grid, displayName, options) : readCsvBars(file, grid, displayName, options);
+  return isParquetFile(file) ? readParquetBars(file, grid, displayName, options) : loadCsvBars(file, grid, displayName, options);
 }
 
 /** The CSV reader's options from a csv data config. */

@@ -10,9 +10,10 @@ import { z } from 'zod';
 import { TradingCalendar, type TradingDayConfig } from '../../engine/calendar.ts';
 import type { EquityCurve } from '../../report/types.ts';
 import { cents } from '../../report/statistics.ts';
+import type { OutputsConfig } from './config.ts';
 
 /** How much of the equity curve `equity.csv` holds. */
-export type EquityOutput = 'per-bar' | 'per-trade' | 'daily';
+export type EquityOutput = OutputsConfig['equity'];
 
 const BUFFER_BYTES = 1 << 20;
 const DAY_MS = 86_400_000;
@@ -39,7 +40,7 @@ export class StreamedTextFile {
     if (this.used + text.length * 3 > BUFFER_BYTES) {
       this.flush();
       if (text.length * 3 > BUFFER_BYTES) {
-        writeSync(this.fd, text, null, 'utf8');
+        this.writeAll(Buffer.from(text, 'utf8'));
         return;
       }
     }
@@ -63,9 +64,13 @@ export class StreamedTextFile {
   }
 
   private flush(): void {
-    let offset = 0;
-    while (offset < this.used) offset += writeSync(this.fd, this.buffer, offset, this.used - offset);
+    this.writeAll(this.buffer.subarray(0, this.used));
     this.used = 0;
+  }
+
+  private writeAll(bytes: Buffer): void {
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
   }
 }
 

@@ -9,44 +9,19 @@
  * against 97-150 us, 63-96 us a task queued against 78-130 us; the same within noise, and tinypool is 100 kB
  * without a native add-on (piscina 0.9 MB plus @napi-rs). Both costs are small beside one backtest.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Tinypool from 'tinypool';
 import { compileStrategy, type CompiledStrategy } from '../../strategies/compile.ts';
+import { workerEntry } from './worker-entry.ts';
 
 /** Where a worker thread's code lives: compiled JavaScript, or the sources through tsx. */
 export function sweepWorkerEntry(): URL {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new URL('./optimize-worker.js', here);
-  const compiled = new URL('../../../dist/adapters/backtest/optimize-worker.js', here);
-  if (existsSync(compiled) && builtAfterSources(new URL('../../../dist/.tsbuildinfo', here), new URL('../../', here))) return compiled;
-  return new URL('./optimize-worker.mjs', here);
+  return workerEntry(import.meta.url, 'optimize-worker');
 }
 
 /** The folder of tickline's code (src/ or dist/) that the pool's workers run. */
 export function sweepWorkerTree(): string {
   return fileURLToPath(new URL('../../', sweepWorkerEntry()));
-}
-
-/**
- * dist/ was built after the last change of any source file: a worker must run the same code as the lane
- * in this thread, or a sweep's parallel rows could differ from its sequential ones.
- */
-function builtAfterSources(buildInfo: URL, sources: URL): boolean {
-  if (!existsSync(buildInfo)) return false;
-  const built = statSync(buildInfo).mtimeMs;
-  return newestMtime(fileURLToPath(sources)) <= built;
-}
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    const time = entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs;
-    if (time > newest) newest = time;
-  }
-  return newest;
 }
 
 /** A pool of `threads` sweep workers, started on the first task, kept until `close`. */

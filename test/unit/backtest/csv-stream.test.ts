@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { loadCsvBars } from '../../../src/adapters/backtest/sources/csv-parallel.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { CsvBarsError, CsvBarsReader, parseCsvBars, readCsvBars, type CsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
 import * as reference from './csv-reference.ts';
@@ -259,5 +261,66 @@ describe('the byte-level fast path', () => {
     reader.push(readFileSync(ES_CSV));
     reader.end();
     expect(reader.generalLines).toBe(0);
+  });
+});
+
+describe('a large file read on two cores', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tickline-csv-parallel-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let n = 0;
+  /** The file read by one thread and by two (every file counts as large here); both outcomes and the threads used. */
+  async function bothWays(text: string, grid: PriceGrid): Promise<{ one: Outcome; two: Outcome; threads: number | undefined }> {
+    const file = path.join(dir, `f${n++}.csv`);
+    writeFileSync(file, text);
+    let threads: number | undefined;
+    const two = await (async (): Promise<Outcome> => {
+      try {
+        const read = await loadCsvBars(file, grid, 'x.csv', {}, 1);
+        threads = read.threads;
+        return outcomeOf(() => read);
+      } catch (error) {
+        return outcomeOf(() => {
+          throw error;
+        });
+      }
+    })();
+    return { one: outcomeOf(() => readCsvBars(file, grid, 'x.csv')), two, threads };
+  }
+
+  it('gives the columns and contract changes of one thread, and splits every plain file between the two', async () => {
+    await fc.assert(
+      fc.asyncProperty(plainFile, async ({ grid, text }) => {
+        const { one, two, threads } = await bothWays(text, grid);
+        expect(two).toEqual(one);
+        // A file of one data line has no second half to give the worker.
+        if (text.split('\n').filter((l) => l.trim() !== '').length > 2) expect(threads).toBe(2);
+      }),
+      { numRuns: 25 },
+    );
+    // A worker per read: a fraction of a second each when it runs the sources through tsx.
+  }, 60_000);
+
+  it('words problems anywhere, rows out of order across the middle and contract months exactly as one thread', async () => {
+    await fc.assert(
+      fc.asyncProperty(document, async (text) => {
+        const { one, two } = await bothWays(text, ES);
+        expect(two).toEqual(one);
+      }),
+      { numRuns: 30 },
+    );
+    const rows = (from: number, count: number) => Array.from({ length: count }, (_, i) => `${new Date(Date.UTC(2024, 0, 2) + (from + i) * 60_000).toISOString()},1,2,1,2,5,${from + i < 6 ? 'Z3' : 'H4'}`);
+    const backwards = ['t,o,h,l,c,v,contract', ...rows(0, 5), ...rows(3, 5)].join('\n');
+    const result = await bothWays(backwards, ES);
+    expect(result.one.ok).toBe(false);
+    expect(result.two).toEqual(result.one);
+    const months = await bothWays(['t,o,h,l,c,v,contract', ...rows(0, 12)].join('\n'), ES);
+    expect(months.threads).toBe(2);
+    expect(months.two).toEqual(months.one);
+  }, 60_000);
+
+  it('reads the real ES file on two threads as one does', async () => {
+    const read = await loadCsvBars(ES_CSV, ES, ES_CSV, {}, 1);
+    expect(read.threads).toBe(2);
+    expect(outcomeOf(() => read)).toEqual(outcomeOf(() => readCsvBars(ES_CSV, ES)));
   });
 });

@@ -168,30 +168,42 @@ export function parseLocalTime(text: string, zone: ZoneClock): number {
 }
 
 export function readCsvBars(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}): CsvBars {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (error) {
-    throw new CsvBarsError([{ file: displayName, line: 0, column: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
-  }
+  const fd = openCsv(file, displayName);
   try {
     const size = fstatSync(fd).size;
     const reader = new CsvBarsReader(grid, displayName, undefined, options);
-    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-    let bytesRead = 0;
-    for (;;) {
-      const read = readSync(fd, chunk, 0, CHUNK_BYTES, null);
-      if (read === 0) break;
-      reader.push(chunk.subarray(0, read));
-      // Size the columns once from the first chunk's bytes per bar, so a large file is neither copied
-      // on every growth nor held at twice its size.
-      if (bytesRead === 0 && size > read && reader.count > 0) reader.reserve(Math.ceil((size / read) * reader.count * 1.02) + 16);
-      bytesRead += read;
-      if (reader.full) break;
-    }
+    readRange(fd, reader, 0, size, size);
     return reader.end();
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The file open for reading; a missing file is a problem of the file, in the reader's words. */
+export function openCsv(file: string, displayName: string): number {
+  try {
+    return openSync(file, 'r');
+  } catch (error) {
+    throw new CsvBarsError([{ file: displayName, line: 0, column: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
+  }
+}
+
+/**
+ * Bytes [start, end) of the file through the reader, in chunks. `expectedBytes`: how much text the reader's
+ * columns should have room for in the end, sized once from the first chunk's bytes per bar so that a large
+ * file is neither copied on every growth nor held at twice its size.
+ */
+export function readRange(fd: number, reader: CsvBarsReader, start: number, end: number, expectedBytes: number): void {
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let position = start;
+  while (position < end) {
+    const read = readSync(fd, chunk, 0, Math.min(CHUNK_BYTES, end - position), position);
+    if (read === 0) break;
+    const first = position === start;
+    position += read;
+    reader.push(chunk.subarray(0, read));
+    if (first && expectedBytes > read && reader.count > 0) reader.reserve(Math.ceil((expectedBytes / read) * reader.count * 1.02) + 16);
+    if (reader.full) break;
   }
 }
 
@@ -234,6 +246,7 @@ export class CsvBarsReader {
   private lineNo = 0;
   private declined = 0;
   private carry: Buffer = EMPTY;
+  private finished = false;
   /** Where the fast path's last cell parser stopped (the byte after the cell). */
   private cursor = 0;
   /** The last readable time, so a row after an unreadable one is still checked for going backwards. */
@@ -326,15 +339,48 @@ export class CsvBarsReader {
   }
 
   end(): CsvBars {
-    // The text after the last newline is a line too (possibly empty), as `split('\n')` would give; ended
-    // here so that it can take the fast path like the others.
-    const tail = Buffer.concat([this.carry, NEWLINE]);
-    this.carry = EMPTY;
-    this.completeLines(tail, 0);
-    const { problems, file } = this;
+    const { problems, file } = this.finish();
     if (problems.length === 0 && this.n === 0) problems.push({ file, line: 1, column: '', message: 'no bars' });
     if (problems.length > 0) throw new CsvBarsError(problems);
     return { bars: this.trimmedColumns(), segments: this.segments };
+  }
+
+  /** Reads what is left (the text after the last newline is a line too, as `split('\n')` gives), once. */
+  finish(): { readonly problems: CsvProblem[]; readonly file: string } {
+    if (!this.finished) {
+      this.finished = true;
+      const tail = Buffer.concat([this.carry, NEWLINE]);
+      this.carry = EMPTY;
+      this.completeLines(tail, 0);
+    }
+    return { problems: this.problems, file: this.file };
+  }
+
+  /** The bars read so far as they stand in the columns (no copy) and the contract changes among them. */
+  part(): { readonly bars: BarColumns; readonly count: number; readonly segments: readonly ContractSegment[] } {
+    return { bars: this.bars, count: this.n, segments: this.segments };
+  }
+
+  /**
+   * Appends the bars another reader read from the rest of the same file (its segments' indices are its
+   * own); the caller has checked that they continue these (later times, no problems in either).
+   */
+  append(part: { readonly bars: BarColumns; readonly count: number; readonly segments: readonly ContractSegment[] }): void {
+    this.reserve(this.n + part.count);
+    const at = this.n;
+    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) this.bars[key].set(part.bars[key].subarray(0, part.count), at);
+    for (const segment of part.segments) {
+      if (this.segments.length > 0 && segment.from === 0 && segment.contract === this.lastContract) continue;
+      this.segments.push({ contract: segment.contract, from: at + segment.from });
+      this.lastContract = segment.contract;
+      this.lastContractBytes = Buffer.from(segment.contract, 'utf8');
+    }
+    this.n = at + part.count;
+  }
+
+  /** The time of the last bar read; -Infinity before the first. */
+  get lastBarTime(): number {
+    return this.n === 0 ? Number.NEGATIVE_INFINITY : this.bars.time[this.n - 1]!;
   }
 
   /** One line through the general path (the header, or a row the fast path declined). */
