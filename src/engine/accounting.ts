@@ -108,16 +108,23 @@ function byExecution(a: Fill, b: Fill): number {
   return a.time - b.time || a.fillId.localeCompare(b.fillId, 'en', { numeric: true });
 }
 
+/** What a fill that reduced a position closed (one scratch record, overwritten by every such fill). */
+interface ClosingStep {
+  pnl: number;
+  closing: number;
+  direction: number;
+  entryPrice: number;
+  entryTime: number;
+  entryFeePerContract: number;
+}
+
+const closingStep: ClosingStep = { pnl: 0, closing: 0, direction: 0, entryPrice: NaN, entryTime: NaN, entryFeePerContract: 0 };
+
 /**
- * One fill on a position (average cost): the new size, average and entry, and, when it reduced the
- * position, what it closed and its PnL.
+ * One fill on a position (average cost): the new size, average and entry; when it reduced the position,
+ * returns what it closed and its PnL (in `closingStep`, valid until the next call), else undefined.
  */
-function bookFill(
-  state: BookState,
-  fill: Fill,
-  feePerContract: number,
-  tickValue: number,
-): { pnl: number; closing: number; direction: number; entryPrice: number; entryTime: number; entryFeePerContract: number } | undefined {
+function bookFill(state: BookState, fill: Fill, feePerContract: number, tickValue: number): ClosingStep | undefined {
   const signed = fill.side === 'buy' ? fill.size : -fill.size;
   const before = state.size;
   if (before === 0 || Math.sign(before) === Math.sign(signed)) {
@@ -130,8 +137,13 @@ function bookFill(
   }
   const closing = Math.min(Math.abs(before), fill.size);
   const direction = Math.sign(before);
-  const pnl = (fill.price - state.averagePrice) * closing * direction * tickValue;
-  const closed = { pnl, closing, direction, entryPrice: state.averagePrice, entryTime: state.entryTime, entryFeePerContract: state.entryFeePerContract };
+  const step = closingStep;
+  step.pnl = (fill.price - state.averagePrice) * closing * direction * tickValue;
+  step.closing = closing;
+  step.direction = direction;
+  step.entryPrice = state.averagePrice;
+  step.entryTime = state.entryTime;
+  step.entryFeePerContract = state.entryFeePerContract;
   const after = before + signed;
   state.size = after;
   if (after === 0) {
@@ -144,7 +156,7 @@ function bookFill(
     state.entryTime = fill.time;
     state.entryFeePerContract = feePerContract;
   }
-  return closed;
+  return step;
 }
 
 export class Accounting {

@@ -22,6 +22,48 @@ export function parseClock(text: string): number {
   return hours * 60 + minutes;
 }
 
+interface OffsetBlock {
+  /** First quarter of the block with the `after` offset (Infinity: no transition in the block). */
+  readonly at: number;
+  readonly before: number;
+  readonly after: number;
+}
+
+interface ZoneData {
+  readonly format: Intl.DateTimeFormat;
+  readonly blocks: Map<number, OffsetBlock>;
+}
+
+/**
+ * The formatter and the learnt blocks per time zone, shared by every clock of the process: each engine
+ * (each run of a sweep) has clocks of its own, and a new Intl.DateTimeFormat plus a year of offsets
+ * learnt again cost every run milliseconds.
+ */
+const zones = new Map<string, ZoneData>();
+
+function zoneData(timeZone: string): ZoneData {
+  const known = zones.get(timeZone);
+  if (known !== undefined) return known;
+  let format: Intl.DateTimeFormat;
+  try {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+  } catch {
+    throw new EngineError('UNKNOWN_TIME_ZONE', `unknown time zone '${timeZone}'`);
+  }
+  const data = { format, blocks: new Map<number, OffsetBlock>() };
+  zones.set(timeZone, data);
+  return data;
+}
+
 /**
  * UTC offset of a time zone at an instant. Intl's formatToParts is slow (tens of microseconds), so the
  * offsets are learnt per four-week block: two probes at the block's edges, and a binary search for the
@@ -31,23 +73,12 @@ export class ZoneClock {
   private readonly format: Intl.DateTimeFormat;
   private cacheQuarter = NaN;
   private cacheOffset = 0;
-  private readonly blocks = new Map<number, { readonly at: number; readonly before: number; readonly after: number }>();
+  private readonly blocks: Map<number, OffsetBlock>;
 
   constructor(readonly timeZone: string) {
-    try {
-      this.format = new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-      });
-    } catch {
-      throw new EngineError('UNKNOWN_TIME_ZONE', `unknown time zone '${timeZone}'`);
-    }
+    const zone = zoneData(timeZone);
+    this.format = zone.format;
+    this.blocks = zone.blocks;
   }
 
   /** Milliseconds to add to a UTC instant to get the zone's wall clock. */
@@ -71,7 +102,7 @@ export class ZoneClock {
     return wall - instant;
   }
 
-  private scan(index: number): { at: number; before: number; after: number } {
+  private scan(index: number): OffsetBlock {
     let low = index * BLOCK_QUARTERS;
     let high = low + BLOCK_QUARTERS;
     const before = this.probe(low);

@@ -48,6 +48,36 @@ export class SmaKernel {
     this.head = this.head + 1 === period ? 0 : this.head + 1;
     return this.sum / period;
   }
+  /**
+   * `next` over the first `n` values of `input`, into `out`: the same arithmetic in the same order, with
+   * the running sum and positions in locals for the loop (a chunk's column costs half of calling `next`
+   * per value, which loads and stores them on the object every time).
+   */
+  fill(input: Float64Array, out: Float64Array, n: number): void {
+    const period = this.period;
+    const window = this.window;
+    let sum = this.sum;
+    let head = this.head;
+    let count = this.count;
+    let i = 0;
+    for (; i < n && count < period; i++) {
+      const value = input[i]!;
+      sum = sum + value;
+      window[count] = value;
+      count++;
+      out[i] = count === period ? sum / period : NaN;
+    }
+    for (; i < n; i++) {
+      const value = input[i]!;
+      sum = sum - window[head]! + value;
+      window[head] = value;
+      head = head + 1 === period ? 0 : head + 1;
+      out[i] = sum / period;
+    }
+    this.sum = sum;
+    this.head = head;
+    this.count = count;
+  }
   /** The values now in the window, oldest first (for the standard deviation). */
   forEachInWindow(visit: (value: number) => void): void {
     for (let k = 0; k < this.count; k++) visit(this.window[(this.head + k) % this.period]!);
@@ -178,7 +208,17 @@ function columnSeries(field: PriceField, makeKernel: () => { next(value: number)
 
 export function sma(period: number, field: PriceField = 'close'): SeriesSpec {
   assertPeriod(period);
-  return columnSeries(field, () => new SmaKernel(period));
+  return () => {
+    const kernel = new SmaKernel(period);
+    return {
+      update(chunk, into) {
+        const n = chunk.length;
+        const out = into !== undefined && into.length >= n ? into : new Float64Array(n);
+        kernel.fill(chunk[field], out, n);
+        return out;
+      },
+    };
+  };
 }
 
 export function ema(period: number, field: PriceField = 'close'): SeriesSpec {

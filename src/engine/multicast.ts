@@ -15,9 +15,16 @@
  */
 import { Observable, type Subscriber } from 'rxjs';
 
+/** What `next` delivers to: RxJS's subscribers and the plain listeners of `listen`. */
+interface Receiver<T> {
+  next(value: T): void;
+  error(error: unknown): void;
+  complete(): void;
+}
+
 export class Multicast<T> {
   /** Replaced, never changed in place: a delivery in progress keeps iterating the list it started with. */
-  private subscribers: ReadonlyArray<Subscriber<T>> = [];
+  private subscribers: ReadonlyArray<Receiver<T>> = [];
   private stopped = false;
   private failure: { readonly error: unknown } | undefined;
   private readonly stream: Observable<T>;
@@ -37,6 +44,21 @@ export class Multicast<T> {
         this.subscribers = this.subscribers.filter((s) => s !== subscriber);
       };
     });
+  }
+
+  /**
+   * A plain function that gets every value, in order with the subscribers, without RxJS's subscriber
+   * (several calls a value); a throw reaches the caller of `next`. Ignores `error` and `complete`.
+   */
+  listen(listener: (value: T) => void): { unsubscribe(): void } {
+    const receiver: Receiver<T> = { next: listener, error: ignore, complete: ignore };
+    if (this.stopped) return { unsubscribe: ignore };
+    this.subscribers = [...this.subscribers, receiver];
+    return {
+      unsubscribe: () => {
+        this.subscribers = this.subscribers.filter((s) => s !== receiver);
+      },
+    };
   }
 
   /** True when someone is subscribed (emit only then when building the value costs something). */
@@ -72,3 +94,5 @@ export class Multicast<T> {
     return this.stream;
   }
 }
+
+function ignore(): void {}

@@ -160,6 +160,10 @@ export class FillModel implements Venue {
     this.events = this.subject.asObservable();
   }
 
+  listen(listener: (event: VenueEvent) => void): { unsubscribe(): void } {
+    return this.subject.listen(listener);
+  }
+
   /** Every order of the run in placement order (bracket legs right after their entry's fill). */
   orders(): readonly OrderRecord[] {
     return this.records;

@@ -80,3 +80,26 @@ describe('Multicast', () => {
     expect(() => vi.runAllTimers()).toThrow('subscriber bug');
   });
 });
+
+describe('Multicast.listen', () => {
+  it('delivers in subscription order with the subscribers, stops on unsubscribe and after complete, and lets a throw reach next()', () => {
+    const hot = new Multicast<number>();
+    const log: string[] = [];
+    hot.asObservable().subscribe((v) => log.push(`s ${v}`));
+    const listening = hot.listen((v) => {
+      log.push(`l ${v}`);
+      if (v === 3) throw new Error('boom');
+    });
+    hot.asObservable().subscribe((v) => log.push(`t ${v}`));
+    expect(hot.observed).toBe(true);
+    hot.next(1);
+    expect(() => hot.next(3)).toThrow('boom');
+    listening.unsubscribe();
+    hot.next(2);
+    hot.complete();
+    hot.next(4);
+    hot.listen((v) => log.push(`late ${v}`));
+    hot.next(5);
+    expect(log).toEqual(['s 1', 'l 1', 't 1', 's 3', 'l 3', 's 2', 't 2']);
+  });
+});
