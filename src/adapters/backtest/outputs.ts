@@ -101,15 +101,31 @@ export function writeJson(file: string, value: unknown, layout: JsonLayout): voi
  */
 export function writeJsonArray<T, R>(file: string, items: Iterable<T>, toRow: (item: T) => R, layout: JsonLayout, compact: (row: R) => string = JSON.stringify): void {
   writeStreamed(file, (out) => {
-    let first = true;
-    for (const item of items) {
-      const row = toRow(item);
-      if (layout === 'pretty') out.write(`${first ? '[\n  ' : ',\n  '}${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}`);
-      else out.write(`${first ? '[' : ','}${compact(row)}`);
-      first = false;
-    }
-    out.write(first ? '[]\n' : layout === 'pretty' ? '\n]\n' : ']\n');
+    const array = new JsonArrayText(out, layout, compact);
+    for (const item of items) array.add(toRow(item));
+    array.end();
   });
+}
+
+/** The text of one JSON array written into a file element by element (see `writeJsonArray`). */
+export class JsonArrayText<R> {
+  private first = true;
+
+  constructor(
+    private readonly out: StreamedTextFile,
+    private readonly layout: JsonLayout,
+    private readonly compact: (row: R) => string = JSON.stringify,
+  ) {}
+
+  add(row: R): void {
+    if (this.layout === 'pretty') this.out.write(`${this.first ? '[\n  ' : ',\n  '}${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}`);
+    else this.out.write(`${this.first ? '[' : ','}${this.compact(row)}`);
+    this.first = false;
+  }
+
+  end(): void {
+    this.out.write(this.first ? '[]\n' : this.layout === 'pretty' ? '\n]\n' : ']\n');
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import type { OrderRecord } from './fill-model.ts';
 import type { BacktestOutcome } from './backtest.ts';
 import { decisionsCsvLines } from './decisions-csv.ts';
 import { z } from 'zod';
-import { equityRows, IsoTimeFormatter, rowSerializer, writeEquityCsv, writeJson, writeJsonArray, writeStreamed, type JsonLayout } from './outputs.ts';
+import { equityRows, IsoTimeFormatter, JsonArrayText, rowSerializer, writeEquityCsv, writeJson, writeJsonArray, writeStreamed, type JsonLayout } from './outputs.ts';
 
 export interface WrittenFiles {
   readonly dir: string;
@@ -126,14 +126,19 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     written.push(name);
   };
 
-  writeStreamed(file('trades.csv'), (out) => {
-    out.write(`${TRADES_CSV_HEADER}\n`);
-    for (const trade of result.trades) {
-      const t = tradeRow(trade);
-      out.write(`${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net}\n`);
-    }
-  });
-  writeJsonArray(file('trades.json'), result.trades, tradeRow, layout, tradeJson);
+  // Both trade files in one pass: each trade's row (its times and prices as text) is made once.
+  writeStreamed(file('trades.csv'), (csvFile) =>
+    writeStreamed(file('trades.json'), (jsonFile) => {
+      csvFile.write(`${TRADES_CSV_HEADER}\n`);
+      const array = new JsonArrayText(jsonFile, layout, tradeJson);
+      for (const trade of result.trades) {
+        const t = tradeRow(trade);
+        csvFile.write(`${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net}\n`);
+        array.add(t);
+      }
+      array.end();
+    }),
+  );
   writeJsonArray(file('orders.json'), result.orders, orderRow, layout, orderJson);
   written.push('trades.csv', 'trades.json', 'orders.json');
   json('violations.json', result.violations);
