@@ -1,9 +1,11 @@
 /**
  * A large CSV file read on two cores: this thread reads the first half while a worker thread reads the
- * second (from the first line that starts past the middle), and the worker's columns are appended to
- * this thread's. Both halves run the same reader; anything unusual (a problem in either half, a second
- * half whose first bar is not after the first half's last, a worker that cannot start) reads the whole
- * file again in this thread, which words every problem with its line exactly as a single read does.
+ * second (from the first line that starts past the middle), both into one block of shared memory sized
+ * from the file (the second half's rows are then moved down behind the first's: no second copy of the
+ * bars). Both halves run the same reader; anything unusual (a problem in either half, a half with more
+ * rows than its room, a second half whose first bar is not after the first half's last, a worker that
+ * cannot start) reads the whole file again in this thread, which words every problem with its line
+ * exactly as a single read does.
  */
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
@@ -15,7 +17,9 @@ import { CsvBarsReader, openCsv, readCsvBars, readRange, type ContractSegment, t
 /** Below this size one thread is as fast: a worker takes about 0.1 s to start and load its code. */
 export const PARALLEL_CSV_BYTES = 64 << 20;
 
-/** What the worker reads. */
+const COLUMNS = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
+
+/** What the worker reads, and where its rows go. */
 export interface CsvRangeTask {
   readonly file: string;
   readonly displayName: string;
@@ -26,10 +30,14 @@ export interface CsvRangeTask {
   readonly header: string;
   readonly start: number;
   readonly end: number;
+  /** Six columns of `capacity` rows each; the worker's rows start at row `from`. */
+  readonly memory: SharedArrayBuffer;
+  readonly capacity: number;
+  readonly from: number;
 }
 
 export type CsvRangeAnswer =
-  | { readonly ok: true; readonly bars: BarColumns; readonly count: number; readonly segments: readonly ContractSegment[]; readonly problems: number }
+  | { readonly ok: true; readonly count: number; readonly segments: readonly ContractSegment[]; readonly problems: number; readonly inPlace: boolean }
   | { readonly ok: false; readonly error: string };
 
 /** The bars of a file and how many threads read them (1 for a small file, or after anything unusual). */
@@ -37,24 +45,31 @@ export interface LoadedCsvBars extends CsvBars {
   readonly threads: 1 | 2;
 }
 
+/** Views of rows [from, to) of the six columns laid out in `memory`. */
+export function sharedColumns(memory: SharedArrayBuffer, capacity: number, from: number, to: number): BarColumns {
+  const column = (k: number) => new Float64Array(memory, (k * capacity + from) * 8, to - from);
+  return { time: column(0), open: column(1), high: column(2), low: column(3), close: column(4), volume: column(5) };
+}
+
 /** The bars of a CSV file: read on two cores when it is at least `parallelFrom` bytes, else as `readCsvBars`. */
 export async function loadCsvBars(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}, parallelFrom = PARALLEL_CSV_BYTES): Promise<LoadedCsvBars> {
+  const sequential = (): LoadedCsvBars => ({ ...readCsvBars(file, grid, displayName, options), threads: 1 });
   const fd = openCsv(file, displayName);
-  let halves: { header: string; split: number; size: number } | undefined;
+  let plan: SplitPlan | undefined;
   try {
-    halves = splitAfterHeader(fd, fstatSync(fd).size, parallelFrom);
+    plan = splitPlan(fd, fstatSync(fd).size, parallelFrom);
   } finally {
     closeSync(fd);
   }
-  if (halves === undefined) return { ...readCsvBars(file, grid, displayName, options), threads: 1 };
-  const task: CsvRangeTask = { file, displayName, tickSize: grid.tickSize, tickValue: grid.tickValue, options, header: halves.header, start: halves.split, end: halves.size };
-  const second = readInWorker(task);
-  const reader = new CsvBarsReader(grid, displayName, undefined, options);
+  if (plan === undefined) return sequential();
+  const memory = new SharedArrayBuffer(plan.capacity * COLUMNS.length * 8);
+  const second = readInWorker({ file, displayName, tickSize: grid.tickSize, tickValue: grid.tickValue, options, header: plan.header, start: plan.split, end: plan.size, memory, capacity: plan.capacity, from: plan.secondFrom });
+  const reader = new CsvBarsReader(grid, displayName, undefined, options, sharedColumns(memory, plan.capacity, 0, plan.secondFrom));
   let problems: number;
   try {
     const own = openCsv(file, displayName);
     try {
-      readRange(own, reader, 0, halves.split, halves.size);
+      readRange(own, reader, 0, plan.split, 0);
       problems = reader.finish().problems.length;
     } finally {
       closeSync(own);
@@ -65,31 +80,57 @@ export async function loadCsvBars(file: string, grid: PriceGrid, displayName = f
     throw error;
   }
   const other = await second.answer;
-  if (problems > 0 || !other.ok || other.problems > 0 || (other.count > 0 && other.bars.time[0]! <= reader.lastBarTime)) {
-    return { ...readCsvBars(file, grid, displayName, options), threads: 1 };
-  }
-  reader.append(other);
-  return { ...reader.end(), threads: 2 };
+  const first = reader.part();
+  const inPlace = first.bars.time.buffer === memory;
+  if (problems > 0 || !inPlace || !other.ok || !other.inPlace || other.problems > 0 || first.count + other.count === 0) return sequential();
+  const all = sharedColumns(memory, plan.capacity, 0, plan.capacity);
+  if (other.count > 0 && all.time[plan.secondFrom]! <= reader.lastBarTime) return sequential();
+  for (const key of COLUMNS) all[key].copyWithin(first.count, plan.secondFrom, plan.secondFrom + other.count);
+  const count = first.count + other.count;
+  return { bars: sharedColumns(memory, plan.capacity, 0, count), segments: joinSegments(first.segments, other.segments, first.count), threads: 2 };
 }
 
-/**
- * The header line and where the second half starts (just after the first line break at or past the
- * middle); undefined when the file is too small to split or has no line break to split at.
- */
-function splitAfterHeader(fd: number, size: number, parallelFrom: number): { header: string; split: number; size: number } | undefined {
+/** The second half's contract changes after the first's, its first one dropped when it only continues the month. */
+function joinSegments(first: readonly ContractSegment[], second: readonly ContractSegment[], offset: number): ContractSegment[] {
+  const out = [...first];
+  for (const segment of second) {
+    if (out.length > 0 && segment.from === 0 && out[out.length - 1]!.contract === segment.contract) continue;
+    out.push({ contract: segment.contract, from: offset + segment.from });
+  }
+  return out;
+}
+
+interface SplitPlan {
+  readonly header: string;
+  /** Byte where the second half starts (just after the first line break at or past the middle). */
+  readonly split: number;
+  readonly size: number;
+  /** Rows of room for the whole file, and the row where the second half's rows start. */
+  readonly capacity: number;
+  readonly secondFrom: number;
+}
+
+/** Room from the lines of the file's first 64 KB, with a tenth to spare; undefined for a file too small to split. */
+function splitPlan(fd: number, size: number, parallelFrom: number): SplitPlan | undefined {
   if (size < parallelFrom) return undefined;
   const head = Buffer.allocUnsafe(Math.min(size, 1 << 16));
   const headBytes = readSync(fd, head, 0, head.length, 0);
   const headerEnd = head.subarray(0, headBytes).indexOf(10);
-  if (headerEnd < 0) return undefined;
+  const lastInHead = head.subarray(0, headBytes).lastIndexOf(10);
+  if (headerEnd < 0 || lastInHead <= headerEnd) return undefined;
+  let lines = 0;
+  for (let p = headerEnd + 1; p <= lastInHead; p++) if (head[p] === 10) lines++;
+  const bytesPerLine = (lastInHead - headerEnd) / lines;
   const window = Buffer.allocUnsafe(1 << 16);
   for (let at = Math.max(headerEnd + 1, Math.floor(size / 2)); at < size; at += window.length) {
     const read = readSync(fd, window, 0, Math.min(window.length, size - at), at);
     const nl = window.subarray(0, read).indexOf(10);
-    if (nl >= 0) {
-      const split = at + nl + 1;
-      return split < size ? { header: head.toString('utf8', 0, headerEnd).replace(/\r$/, ''), split, size } : undefined;
-    }
+    if (nl < 0) continue;
+    const split = at + nl + 1;
+    if (split >= size) return undefined;
+    const secondFrom = Math.ceil(((split - headerEnd) / bytesPerLine) * 1.1) + 1024;
+    const capacity = secondFrom + Math.ceil(((size - split) / bytesPerLine) * 1.1) + 1024;
+    return { header: head.toString('utf8', 0, headerEnd).replace(/\r$/, ''), split, size, capacity, secondFrom };
   }
   return undefined;
 }

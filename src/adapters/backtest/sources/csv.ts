@@ -272,9 +272,11 @@ export class CsvBarsReader {
     private readonly file: string,
     estimatedBars = 1 << 16,
     private readonly options: CsvOptions = {},
+    /** Columns to read into (a parallel read's part of shared memory); they are left, not grown, when full. */
+    into?: BarColumns,
   ) {
     this.zone = options.timeZone === undefined ? undefined : new ZoneClock(options.timeZone);
-    this.bars = allocateColumns(Math.max(16, estimatedBars));
+    this.bars = into ?? allocateColumns(Math.max(16, estimatedBars));
     this.decimals = grid.decimals;
     this.tickUnits = grid.tickNanos / POW10[9 - grid.decimals]!;
     this.tinyUnits = grid.decimals > 6 ? POW10[grid.decimals - 6]! : 0;
@@ -359,23 +361,6 @@ export class CsvBarsReader {
   /** The bars read so far as they stand in the columns (no copy) and the contract changes among them. */
   part(): { readonly bars: BarColumns; readonly count: number; readonly segments: readonly ContractSegment[] } {
     return { bars: this.bars, count: this.n, segments: this.segments };
-  }
-
-  /**
-   * Appends the bars another reader read from the rest of the same file (its segments' indices are its
-   * own); the caller has checked that they continue these (later times, no problems in either).
-   */
-  append(part: { readonly bars: BarColumns; readonly count: number; readonly segments: readonly ContractSegment[] }): void {
-    this.reserve(this.n + part.count);
-    const at = this.n;
-    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) this.bars[key].set(part.bars[key].subarray(0, part.count), at);
-    for (const segment of part.segments) {
-      if (this.segments.length > 0 && segment.from === 0 && segment.contract === this.lastContract) continue;
-      this.segments.push({ contract: segment.contract, from: at + segment.from });
-      this.lastContract = segment.contract;
-      this.lastContractBytes = Buffer.from(segment.contract, 'utf8');
-    }
-    this.n = at + part.count;
   }
 
   /** The time of the last bar read; -Infinity before the first. */
