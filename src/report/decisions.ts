@@ -270,13 +270,20 @@ export function summarizeRunDecisions(
   input: Pick<ReportInput, 'decisions' | 'contract' | 'tradingDay' | 'tradingDayStartHour'>,
   stats: Pick<Statistics, 'daily'>,
 ): DecisionSummary {
+  // The terminal's lines and the report both summarize a run: its decisions are walked once.
+  const known = SUMMARIES.get(input);
+  if (known !== undefined && known.stats === stats) return known.summary;
   const calendar = new TradingCalendar(tradingDayConfig(input));
-  return summarizeDecisions(input.decisions ?? [], {
+  const summary = summarizeDecisions(input.decisions ?? [], {
     grid: new PriceGrid(input.contract.tickSize, input.contract.tickValue),
     dayOf: (time) => calendar.dayOf(time),
     days: stats.daily.map((d) => d.tradeDay.slice(0, 10)),
   });
+  SUMMARIES.set(input, { stats, summary });
+  return summary;
 }
+
+const SUMMARIES = new WeakMap<object, { readonly stats: object; readonly summary: DecisionSummary }>();
 
 /** The terminal's lines: the rejection tally, the reduction tally and one warning per stopped strategy. */
 export function decisionLines(summary: DecisionSummary): string[] {
