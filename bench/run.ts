@@ -264,15 +264,19 @@ results.grid = { grid: GRID, lanes: LANES, load: os.loadavg(), runs: gridRuns };
 progress(`writing a ${fmt(E2E_BARS)}-bar one-minute CSV into a temporary folder ...`);
 const e2eCsv = await writeMinuteCsv(E2E_BARS);
 try {
+  // The child runs first, while this process holds no parsed copies of the file (three reads of 10 M bars
+  // leave gigabytes for its collector to find).
+  progress(`tickline backtest on it in a child process, every output (median of 3) ...`);
+  const cliRuns = [runCliBacktest(e2eCsv), runCliBacktest(e2eCsv), runCliBacktest(e2eCsv)];
+  const cli = { wallMs: median(cliRuns.map((r) => r.wallMs)), maxRssKiB: median(cliRuns.map((r) => r.maxRssKiB)), exitCode: cliRuns[0]!.exitCode };
+  const cliRssMb = (cli.maxRssKiB * 1024) / 1e6;
+  const each = (values: number[], digits: number) => values.map((v) => fmt(v, digits)).join(', ');
+  rows.push({ figure: `8 tickline backtest, ${fmt(E2E_BARS)} 1m bars from CSV, all outputs (child process, median of 3)`, value: `${fmt(cli.wallMs / 1000, 2)} s (${each(cliRuns.map((r) => r.wallMs / 1000), 2)})`, target: '< 15 s', verdict: verdict(cli.wallMs < 15_000) });
+  rows.push({ figure: '8 same, peak RSS', value: `${fmt(cliRssMb, 1)} MB (${each(cliRuns.map((r) => (r.maxRssKiB * 1024) / 1e6), 0)})`, target: '< 1,500 MB', verdict: verdict(cliRssMb < 1500) });
   progress('CSV reader alone (median of 3) ...');
   const parse = await measureCsvParse(e2eCsv);
-  progress(`tickline backtest on it in a child process, every output ...`);
-  const cli = runCliBacktest(e2eCsv);
-  const cliRssMb = (cli.maxRssKiB * 1024) / 1e6;
-  rows.push({ figure: `8 tickline backtest, ${fmt(E2E_BARS)} 1m bars from CSV, all outputs (child process)`, value: `${fmt(cli.wallMs / 1000, 2)} s`, target: '< 15 s', verdict: verdict(cli.wallMs < 15_000) });
-  rows.push({ figure: '8 same, peak RSS', value: `${fmt(cliRssMb, 1)} MB`, target: '< 1,500 MB', verdict: verdict(cliRssMb < 1500) });
   rows.push({ figure: '9 CSV reader (streamed into columns, two threads)', value: `${fmt(parse.barsPerSecond)} bars/s (median ${fmt(parse.ms)} ms)`, target: '>= 5,000,000 bars/s', verdict: verdict(parse.barsPerSecond >= 5_000_000) });
-  results.cliEndToEnd = { bars: E2E_BARS, wallMs: cli.wallMs, maxRssKiB: cli.maxRssKiB, exitCode: cli.exitCode, csvParseBarsPerSecond: parse.barsPerSecond, csvParseMs: parse.ms };
+  results.cliEndToEnd = { bars: E2E_BARS, wallMs: cli.wallMs, maxRssKiB: cli.maxRssKiB, exitCode: cli.exitCode, runs: cliRuns.map((r) => ({ wallMs: r.wallMs, maxRssKiB: r.maxRssKiB })), csvParseBarsPerSecond: parse.barsPerSecond, csvParseMs: parse.ms };
   progress('the same bars from a tickline import and from Parquet (median of 3) ...');
   const reads = await measureFileReads(e2eCsv);
   rows.push({ figure: '12 the same bars read back from a tickline import', value: `${fmt(reads.importMs)} ms (CSV ${fmt(parse.ms)} ms)`, target: '(no target)', verdict: '' });
