@@ -124,7 +124,7 @@ const closingStep: ClosingStep = { pnl: 0, closing: 0, direction: 0, entryPrice:
  * One fill on a position (average cost): the new size, average and entry; when it reduced the position,
  * returns what it closed and its PnL (in `closingStep`, valid until the next call), else undefined.
  */
-function bookFill(state: BookState, fill: Fill, feePerContract: number, tickValue: number): ClosingStep | undefined {
+function bookFill(state: BookState, fill: Fill, feePerContract: number, tickValue: number, pnlInCents: boolean): ClosingStep | undefined {
   const signed = fill.side === 'buy' ? fill.size : -fill.size;
   const before = state.size;
   if (before === 0 || Math.sign(before) === Math.sign(signed)) {
@@ -138,7 +138,10 @@ function bookFill(state: BookState, fill: Fill, feePerContract: number, tickValu
   const closing = Math.min(Math.abs(before), fill.size);
   const direction = Math.sign(before);
   const step = closingStep;
-  step.pnl = (fill.price - state.averagePrice) * closing * direction * tickValue;
+  const pnl = (fill.price - state.averagePrice) * closing * direction * tickValue;
+  // The gateway books each closed trade's PnL in cents (half up); an average entry between ticks makes
+  // an exact PnL that is not, and the cents add up to a balance a cent or more away from the account's.
+  step.pnl = pnlInCents ? Math.round(pnl * 100) / 100 : pnl;
   step.closing = closing;
   step.direction = direction;
   step.entryPrice = state.averagePrice;
@@ -186,6 +189,8 @@ export class Accounting {
     contracts: readonly ContractSpec[],
     startingBalance: number,
     private readonly rememberFills = true,
+    /** Round each closed trade's PnL to cents as the gateway does (live and paper); exact in a backtest. */
+    private readonly pnlInCents = false,
   ) {
     this.startingBalance = startingBalance;
     for (const contract of contracts) {
@@ -335,7 +340,7 @@ export class Accounting {
       return undefined;
     }
     if (this.rememberFills) this.historyOf(book).fills.push(fill);
-    const step = bookFill(book, fill, feePerContract, book.tickValue);
+    const step = bookFill(book, fill, feePerContract, book.tickValue, this.pnlInCents);
     let closed: ClosedTrade | undefined;
     if (step !== undefined) {
       book.realizedPnl += step.pnl;
@@ -387,7 +392,7 @@ export class Accounting {
     history.fills.sort(byExecution);
     const state = { ...history.base };
     let realized = 0;
-    for (const fill of history.fills) realized += bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue)?.pnl ?? 0;
+    for (const fill of history.fills) realized += bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue, this.pnlInCents)?.pnl ?? 0;
     const delta = realized - history.realized;
     history.realized = realized;
     book.size = state.size;

@@ -82,6 +82,11 @@ export interface EngineOptions {
   /** Record equity at every bar's close (for the equity curve). */
   readonly recordEquity?: boolean;
   /**
+   * Book each closed trade's PnL in cents, as the gateway does (live and paper trading), so the engine's
+   * balance is the account's; a backtest keeps it exact.
+   */
+  readonly tradePnlInCents?: boolean;
+  /**
    * How many bars the run will push, when known (a backtest): the equity curve is then allocated once at
    * that size instead of doubling as it grows (a 10 M-bar curve: 160 MB instead of 268 MB and a copy).
    */
@@ -250,7 +255,7 @@ export function createEngine(options: EngineOptions): Engine {
   if (options.contracts.length === 0) throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
   const contracts = new Map(options.contracts.map((c) => [c.id, c]));
   const rules = new RuleBook(options.account);
-  const accounting = new Accounting(options.contracts, rules.config.startingBalance, options.uniqueFills !== true);
+  const accounting = new Accounting(options.contracts, rules.config.startingBalance, options.uniqueFills !== true, options.tradePnlInCents === true);
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions = limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
 

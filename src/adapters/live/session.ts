@@ -177,6 +177,8 @@ export class LiveSession {
         riskStrategyId,
         clock: now,
         live: true,
+        // The gateway books each closed trade's PnL in cents: so does the engine, or the balances drift apart.
+        tradePnlInCents: true,
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
         ...(market === undefined
@@ -511,7 +513,7 @@ function subscriptionsOf(config: LiveConfig): BarSubscription[] {
 
 /** Realized PnL minus fees of every journaled fill (of the configured contracts). */
 function journalNet(journal: Journal, contracts: ReadonlyMap<string, ContractSpec>): number {
-  const scratch = new Accounting([...contracts.values()], 0);
+  const scratch = new Accounting([...contracts.values()], 0, true, true);
   for (const f of journal.fills()) {
     if (!contracts.has(f.contractId)) continue;
     scratch.applyFill({ kind: 'fill', fillId: f.fillId, orderId: f.tag ?? `venue-${f.venueOrderId}`, contractId: f.contractId, side: f.side, size: f.size, price: f.price, fees: f.fees, time: f.time }, 'replay');

@@ -37,4 +37,25 @@ describe('fills booked in execution order', () => {
       { numRuns: 300 },
     );
   });
+
+  it('books each closed trade in cents, as the gateway does, when asked (live): the balance is the sum of rounded trades', () => {
+    // MES-like: $1.25 a tick, so an average entry between ticks gives PnL in fractions of a cent.
+    const MES: ContractSpec = { ...ES, id: 'CON.F.US.MES.Z26', grid: new PriceGrid(0.25, 1.25) };
+    fc.assert(
+      fc.property(fc.array(fillArb, { minLength: 1, maxLength: 14 }), (raw) => {
+        const fills: Fill[] = raw.map((f, k) => ({ kind: 'fill', fillId: String(100 + k), orderId: `o-${k}`, contractId: MES.id, side: f.side, size: f.size, price: f.price, fees: 0.37 * f.size, time: 1_000 + k }));
+        const exact = new Accounting([MES], 50_000);
+        const cents = new Accounting([MES], 50_000, true, true);
+        for (const a of [exact, cents]) {
+          a.startDay('2026-11-23');
+          for (const fill of fills) a.applyFill(fill, '2026-11-23');
+        }
+        const rounded = exact.trades.reduce((sum, t) => sum + Math.round(t.pnl * 100) / 100, 0);
+        expect(cents.realizedPnl).toBeCloseTo(rounded, 9);
+        for (const t of cents.trades) expect(Math.abs(t.pnl * 100 - Math.round(t.pnl * 100))).toBeLessThan(1e-6);
+        expect(cents.positionView(MES.id).size).toBe(exact.positionView(MES.id).size);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
