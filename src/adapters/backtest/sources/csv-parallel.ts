@@ -121,16 +121,34 @@ function splitPlan(fd: number, size: number, parallelFrom: number): SplitPlan | 
   let lines = 0;
   for (let p = headerEnd + 1; p <= lastInHead; p++) if (head[p] === 10) lines++;
   const bytesPerLine = (lastInHead - headerEnd) / lines;
+  const middle = Math.max(headerEnd + 1, Math.floor(size / 2));
+  // The first line that starts past the middle; when the middle lies in the last line, the last one before it.
+  const split = lineStartAfter(fd, middle, size) ?? lineStartBefore(fd, middle, headerEnd + 1);
+  if (split === undefined) return undefined;
+  const secondFrom = Math.ceil(((split - headerEnd) / bytesPerLine) * 1.1) + 1024;
+  const capacity = secondFrom + Math.ceil(((size - split) / bytesPerLine) * 1.1) + 1024;
+  return { header: head.toString('utf8', 0, headerEnd).replace(/\r$/, ''), split, size, capacity, secondFrom };
+}
+
+/** The start of the first line after byte `from` that has text, or undefined. */
+function lineStartAfter(fd: number, from: number, size: number): number | undefined {
   const window = Buffer.allocUnsafe(1 << 16);
-  for (let at = Math.max(headerEnd + 1, Math.floor(size / 2)); at < size; at += window.length) {
+  for (let at = from; at < size; at += window.length) {
     const read = readSync(fd, window, 0, Math.min(window.length, size - at), at);
     const nl = window.subarray(0, read).indexOf(10);
-    if (nl < 0) continue;
-    const split = at + nl + 1;
-    if (split >= size) return undefined;
-    const secondFrom = Math.ceil(((split - headerEnd) / bytesPerLine) * 1.1) + 1024;
-    const capacity = secondFrom + Math.ceil(((size - split) / bytesPerLine) * 1.1) + 1024;
-    return { header: head.toString('utf8', 0, headerEnd).replace(/\r$/, ''), split, size, capacity, secondFrom };
+    if (nl >= 0) return at + nl + 1 < size ? at + nl + 1 : undefined;
+  }
+  return undefined;
+}
+
+/** The start of the last line beginning after `floor` and before byte `before`, or undefined. */
+function lineStartBefore(fd: number, before: number, floor: number): number | undefined {
+  const window = Buffer.allocUnsafe(1 << 16);
+  for (let end = before; end > floor; end -= window.length) {
+    const start = Math.max(floor, end - window.length);
+    const read = readSync(fd, window, 0, end - start, start);
+    const nl = window.subarray(0, read).lastIndexOf(10);
+    if (nl >= 0 && start + nl + 1 > floor) return start + nl + 1;
   }
   return undefined;
 }
