@@ -10,7 +10,8 @@ import type { FuturesContract } from '../market/calendar.ts';
 import type { SimContext } from './context.ts';
 import { averagePrice } from './records.ts';
 import type { AccountRow, PositionRow, UserRow } from './store.ts';
-import { fail, iso, ok, round2 } from './wire.ts';
+import { fail, iso, ok } from './wire.ts';
+import { gatewayCents } from '../engine/money.ts';
 
 export interface AccountFigures {
   balance: number;
@@ -38,9 +39,9 @@ export class AccountBook {
       db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0 AND created_at >= ?').get(account.id, dayStart) as Sums,
     );
     return {
-      balance: round2(account.starting_balance + all.pnl - all.fees),
-      realizedDayPnl: round2(day.pnl - day.fees),
-      unrealized: round2(this.unrealized(account.id, t)),
+      balance: gatewayCents(account.starting_balance + all.pnl - all.fees),
+      realizedDayPnl: gatewayCents(day.pnl - day.fees),
+      unrealized: gatewayCents(this.unrealized(account.id, t)),
     };
   }
 

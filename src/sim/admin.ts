@@ -10,7 +10,8 @@ import type * as S from '../adapters/gateway/schemas.ts';
 import type { SimEngine } from './engine.ts';
 import { averagePrice } from './records.ts';
 import type { AccountRow, PositionRow, RuleRow, TemplateRow, TradeRow, UserRow, ViolationRow } from './store.ts';
-import { NO_DATE, iso, round2 } from './wire.ts';
+import { NO_DATE, iso } from './wire.ts';
+import { gatewayCents } from '../engine/money.ts';
 
 /** A failure the server turns into an HTTP status with a message (404 for a missing record). */
 export class AdminNotFound extends Error {
@@ -114,7 +115,7 @@ export class SimAdmin {
     const wins = closed.filter((t) => (t.pnl as number) > 0);
     const dayStart = this.engine.calendar.dayStart(now);
     const dayTrades = trades.filter((t) => t.created_at >= dayStart);
-    const startOfDay = round2(f.balance - f.realizedDayPnl);
+    const startOfDay = gatewayCents(f.balance - f.realizedDayPnl);
     const stoppedAt = (this.db.prepare('SELECT created_at FROM violations WHERE account_id = ? AND duration = ? AND voided = 0 ORDER BY id LIMIT 1').get(account.id, ViolationDuration.Permanent) as { created_at: number } | undefined)?.created_at;
     return {
       accountName: account.name,
@@ -124,13 +125,13 @@ export class SimAdmin {
       status: this.status(account, now),
       marketDataLevel: 1,
       accountId: account.id,
-      winRate: closed.length === 0 ? 0 : round2((100 * wins.length) / closed.length),
-      profitAndLoss: round2(f.balance - account.starting_balance),
+      winRate: closed.length === 0 ? 0 : gatewayCents((100 * wins.length) / closed.length),
+      profitAndLoss: gatewayCents(f.balance - account.starting_balance),
       startDate: iso(account.created_at),
       closedDate: iso(stoppedAt ?? NO_DATE),
       dailyLoss: daily,
       maximumLoss: maximum,
-      drawDownLimit: Number.isFinite(f.maximumLossFloor) ? round2(f.maximumLossFloor) : 0,
+      drawDownLimit: Number.isFinite(f.maximumLossFloor) ? gatewayCents(f.maximumLossFloor) : 0,
       maxPositions: Math.floor(account.margin / 500),
       type: account.simulated ? 0 : 1,
       startOfDayBalance: startOfDay,
@@ -144,8 +145,8 @@ export class SimAdmin {
       personalDailyLossLimitAction: account.personal_daily_loss_limit ? 1 : 0,
       personalDailyProfitTarget: account.personal_daily_profit_target ?? 0,
       personalDailyProfitTargetAction: account.personal_daily_profit_target ? 1 : 0,
-      totalProfit: round2(wins.reduce((s, t) => s + (t.pnl as number), 0)),
-      totalLoss: round2(closed.filter((t) => (t.pnl as number) < 0).reduce((s, t) => s + (t.pnl as number), 0)),
+      totalProfit: gatewayCents(wins.reduce((s, t) => s + (t.pnl as number), 0)),
+      totalLoss: gatewayCents(closed.filter((t) => (t.pnl as number) < 0).reduce((s, t) => s + (t.pnl as number), 0)),
       totalTrades: closed.length,
       dailyTrades: dayTrades.length,
       isFollower: account.is_follower === 1,
@@ -187,8 +188,8 @@ export class SimAdmin {
         balance: v.balance,
         realizedPnl: v.realized_pnl,
         unrealizedPnl: v.unrealized_pnl,
-        violationBalance: round2(v.balance + v.unrealized_pnl),
-        violationTotalDayPnl: round2(v.realized_pnl + v.unrealized_pnl),
+        violationBalance: gatewayCents(v.balance + v.unrealized_pnl),
+        violationTotalDayPnl: gatewayCents(v.realized_pnl + v.unrealized_pnl),
         minimumBalance: v.minimum_balance,
         dailyLossLimit: v.daily_loss_limit,
         personalDailyLossLimit: v.personal_daily_loss_limit,
@@ -268,8 +269,8 @@ export class SimAdmin {
         nickname: null,
         balance: f.balance,
         unrealizedPnl: f.unrealized,
-        highestUnrealizedBalance: round2(Math.max(highest, f.balance + f.unrealized)),
-        highestRealizedBalance: round2(highest),
+        highestUnrealizedBalance: gatewayCents(Math.max(highest, f.balance + f.unrealized)),
+        highestRealizedBalance: gatewayCents(highest),
         realizedDayPnl: f.realizedDayPnl,
         status: this.status(account, now),
         lockoutExpiration: lock ? iso(lock.expires_at) : null,
@@ -299,7 +300,7 @@ export class SimAdmin {
         return {
           id: p.id,
           symbolId: contract?.symbolId ?? '',
-          openPnl: contract && last !== undefined ? round2((last - p.average_ticks) * p.size * contract.tickValue) : 0,
+          openPnl: contract && last !== undefined ? gatewayCents((last - p.average_ticks) * p.size * contract.tickValue) : 0,
           positionSize: p.size,
           averagePrice: averagePrice(contract, p),
           contract: contract?.name ?? p.contract_id,
@@ -347,16 +348,16 @@ export class SimAdmin {
       const losing = closed.filter((t) => (t.pnl as number) < 0).length;
       out.push({
         tradeDay: iso(label),
-        balance: round2(balance),
+        balance: gatewayCents(balance),
         products: [...products.entries()].map(([symbolId, totalTradedContracts]) => ({ tradeDay: iso(label), symbolId, totalTradedContracts })),
         tradeDate: iso(label),
-        totalPnL: round2(pnl),
+        totalPnL: gatewayCents(pnl),
         totalTrades: closed.length,
         winningTrades: winning,
         losingTrades: losing,
         neutralTrades: closed.length - winning - losing,
-        winRate: closed.length === 0 ? 0 : round2((100 * winning) / closed.length),
-        totalFees: round2(fees),
+        winRate: closed.length === 0 ? 0 : gatewayCents((100 * winning) / closed.length),
+        totalFees: gatewayCents(fees),
       });
     }
     return out;

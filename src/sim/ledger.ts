@@ -8,7 +8,7 @@ import { OrderSide, OrderStatus, OrderType } from '../adapters/gateway/codes.ts'
 import type * as S from '../adapters/gateway/schemas.ts';
 import type { SimContext } from './context.ts';
 import type { OrderRow, PositionRow } from './store.ts';
-import { round2 } from './wire.ts';
+import { gatewayCents } from '../engine/money.ts';
 
 export class Ledger {
   constructor(private readonly ctx: SimContext) {}
@@ -46,13 +46,13 @@ export class Ledger {
     const insertTrade = db.prepare(
       'INSERT INTO trades (account_id, contract_id, order_id, side, size, price_ticks, pnl, fees, entry_ticks, entered_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    const fees = (n: number) => round2(n * contract.feePerSide);
+    const fees = (n: number) => gatewayCents(n * contract.feePerSide);
     let size = held;
     let average = position?.average_ticks ?? 0;
     let openedAt = position && position.size !== 0 ? position.opened_at : t;
     const closing = held !== 0 && Math.sign(held) !== Math.sign(signed) ? Math.min(Math.abs(held), Math.abs(signed)) : 0;
     if (closing > 0) {
-      const pnl = round2((price - average) * Math.sign(held) * closing * contract.tickValue);
+      const pnl = gatewayCents((price - average) * Math.sign(held) * closing * contract.tickValue);
       insertTrade.run(order.account_id, order.contract_id, order.id, order.side, closing, price, pnl, fees(closing), average, openedAt, t);
       size = held + Math.sign(signed) * closing;
     }

@@ -10,7 +10,8 @@ import type { AccountFigures } from './accounts.ts';
 import type { SimContext } from './context.ts';
 import { accountRuleBook } from './rules.ts';
 import type { AccountRow, RuleRow } from './store.ts';
-import { NEVER, round2 } from './wire.ts';
+import { NEVER } from './wire.ts';
+import { gatewayCents } from '../engine/money.ts';
 
 /** An account's figures with the equity levels of its template's rules (-Infinity where it has no such rule). */
 export interface AccountFloors extends AccountFigures {
@@ -46,7 +47,7 @@ export class RuleChecker {
     const rules = this.rules(account.template_id);
     const dailyRule = rules.find((r) => r.kind === 'dailyLossLimit');
     const maximumRule = rules.find((r) => r.kind === 'maximumLossLimit');
-    const minimumBalance = maximumRule ? round2(f.maximumLossFloor) : 0;
+    const minimumBalance = maximumRule ? gatewayCents(f.maximumLossFloor) : 0;
     const exists = (type: number, ruleId: number | null, sameDay: boolean): boolean =>
       db
         .prepare(`SELECT 1 FROM violations WHERE account_id = ? AND type = ? AND rule_id IS ? AND voided = 0 ${sameDay ? 'AND trade_day = ?' : ''}`)
@@ -95,7 +96,7 @@ export class RuleChecker {
     if (variant === 'trailingIntraday') this.raiseHighEquity(account, f.balance + f.unrealized);
     if (variant === 'trailingEndOfDay' || variant === 'trailingUntilLocked') this.rollHighBalance(account, this.ctx.tradingDay.dayStart(t));
     book.restore({
-      startOfDayBalance: round2(f.balance - f.realizedDayPnl),
+      startOfDayBalance: gatewayCents(f.balance - f.realizedDayPnl),
       highBalance: account.high_balance ?? account.starting_balance,
       highEquity: account.high_equity ?? account.starting_balance,
     });
@@ -125,7 +126,7 @@ export class RuleChecker {
     trades.forEach((trade, i) => {
       balance += trade.net;
       const next = trades[i + 1];
-      if (next === undefined || tradingDay.dayStart(next.created_at) !== tradingDay.dayStart(trade.created_at)) high = Math.max(high, round2(balance));
+      if (next === undefined || tradingDay.dayStart(next.created_at) !== tradingDay.dayStart(trade.created_at)) high = Math.max(high, gatewayCents(balance));
     });
     db.prepare('UPDATE accounts SET high_balance = ?, high_balance_through = ? WHERE id = ?').run(high, dayStart, account.id);
     account.high_balance = high;

@@ -1,4 +1,4 @@
-/** Wire-format helpers of the simulator: datetimes, money rounding and the service's sentinel dates. */
+/** Wire-format helpers of the simulator: datetimes and the service's sentinel dates (money: engine/money.ts). */
 
 /** Expiry written on permanent violations: they never lapse. */
 export const NEVER = Date.UTC(2099, 11, 31);
@@ -8,10 +8,6 @@ export const NO_DATE = Date.parse('0001-01-01T00:00:00Z');
 
 export function iso(t: number): string {
   return new Date(t).toISOString();
-}
-
-export function round2(value: number): number {
-  return Math.round(value * 100) / 100;
 }
 
 export function ok(): { success: true; errorCode: 0; errorMessage: null } {
