@@ -3,6 +3,7 @@
  * in total. The runner feeds it fills and marks; the risk guard, the rule floors and the reports all read
  * these numbers, so they cannot disagree.
  */
+import { gatewayCents } from './money.ts';
 import type { ContractSpec, Fill, Side } from './types.ts';
 import { EngineError } from './errors.ts';
 
@@ -139,9 +140,9 @@ function bookFill(state: BookState, fill: Fill, feePerContract: number, tickValu
   const direction = Math.sign(before);
   const step = closingStep;
   const pnl = (fill.price - state.averagePrice) * closing * direction * tickValue;
-  // The gateway books each closed trade's PnL in cents (half up); an average entry between ticks makes
-  // an exact PnL that is not, and the cents add up to a balance a cent or more away from the account's.
-  step.pnl = pnlInCents ? Math.round(pnl * 100) / 100 : pnl;
+  // The gateway books each closed trade's PnL in cents; an average entry between ticks makes an exact PnL
+  // that is not, and the difference adds up to a balance a cent or more away from the account's.
+  step.pnl = pnlInCents ? gatewayCents(pnl) : pnl;
   step.closing = closing;
   step.direction = direction;
   step.entryPrice = state.averagePrice;
@@ -160,6 +161,16 @@ function bookFill(state: BookState, fill: Fill, feePerContract: number, tickValu
     state.entryFeePerContract = feePerContract;
   }
   return step;
+}
+
+export interface AccountingOptions {
+  /**
+   * Keep every fill's id and history (default true): `false` for a venue that cannot report a fill twice
+   * (the backtest's, which fills from its own book), where the id sets cost a hash insert per fill for nothing.
+   */
+  readonly rememberFills?: boolean;
+  /** Round each closed trade's PnL to cents as the gateway does (live and paper); exact by default (a backtest). */
+  readonly pnlInCents?: boolean;
 }
 
 export class Accounting {
@@ -181,17 +192,12 @@ export class Accounting {
   private today: DayRecord | undefined;
   time = NaN;
 
-  /**
-   * `rememberFills: false` for a venue that cannot report a fill twice (the backtest's, which fills from
-   * its own book): the id sets then cost a hash insert per fill for nothing.
-   */
-  constructor(
-    contracts: readonly ContractSpec[],
-    startingBalance: number,
-    private readonly rememberFills = true,
-    /** Round each closed trade's PnL to cents as the gateway does (live and paper); exact in a backtest. */
-    private readonly pnlInCents = false,
-  ) {
+  private readonly rememberFills: boolean;
+  private readonly pnlInCents: boolean;
+
+  constructor(contracts: readonly ContractSpec[], startingBalance: number, options: AccountingOptions = {}) {
+    this.rememberFills = options.rememberFills ?? true;
+    this.pnlInCents = options.pnlInCents ?? false;
     this.startingBalance = startingBalance;
     for (const contract of contracts) {
       const book = new PositionBook(contract.id, contract.grid.tickValue);

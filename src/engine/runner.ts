@@ -255,7 +255,7 @@ export function createEngine(options: EngineOptions): Engine {
   if (options.contracts.length === 0) throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
   const contracts = new Map(options.contracts.map((c) => [c.id, c]));
   const rules = new RuleBook(options.account);
-  const accounting = new Accounting(options.contracts, rules.config.startingBalance, options.uniqueFills !== true, options.tradePnlInCents === true);
+  const accounting = new Accounting(options.contracts, rules.config.startingBalance, { rememberFills: options.uniqueFills !== true, pnlInCents: options.tradePnlInCents === true });
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions = limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
 

@@ -513,7 +513,7 @@ function subscriptionsOf(config: LiveConfig): BarSubscription[] {
 
 /** Realized PnL minus fees of every journaled fill (of the configured contracts). */
 function journalNet(journal: Journal, contracts: ReadonlyMap<string, ContractSpec>): number {
-  const scratch = new Accounting([...contracts.values()], 0, true, true);
+  const scratch = new Accounting([...contracts.values()], 0, { pnlInCents: true });
   for (const f of journal.fills()) {
     if (!contracts.has(f.contractId)) continue;
     scratch.applyFill({ kind: 'fill', fillId: f.fillId, orderId: f.tag ?? `venue-${f.venueOrderId}`, contractId: f.contractId, side: f.side, size: f.size, price: f.price, fees: f.fees, time: f.time }, 'replay');

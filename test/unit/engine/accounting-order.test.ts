@@ -45,7 +45,7 @@ describe('fills booked in execution order', () => {
       fc.property(fc.array(fillArb, { minLength: 1, maxLength: 14 }), (raw) => {
         const fills: Fill[] = raw.map((f, k) => ({ kind: 'fill', fillId: String(100 + k), orderId: `o-${k}`, contractId: MES.id, side: f.side, size: f.size, price: f.price, fees: 0.37 * f.size, time: 1_000 + k }));
         const exact = new Accounting([MES], 50_000);
-        const cents = new Accounting([MES], 50_000, true, true);
+        const cents = new Accounting([MES], 50_000, { pnlInCents: true });
         for (const a of [exact, cents]) {
           a.startDay('2026-11-23');
           for (const fill of fills) a.applyFill(fill, '2026-11-23');

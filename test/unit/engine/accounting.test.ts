@@ -50,7 +50,7 @@ describe('accounting', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 90, max: 110 }), fc.nat({ max: 3 })), { maxLength: 40 }), (steps) => {
         const remembering = new Accounting([ES], 10_000);
-        const trusting = new Accounting([ES], 10_000, false);
+        const trusting = new Accounting([ES], 10_000, { rememberFills: false });
         for (const [buy, size, price, fees] of steps) {
           const f = fill(buy ? 'buy' : 'sell', size, price, fees);
           expect(trusting.applyFill(f, 'd')).toEqual(remembering.applyFill(f, 'd'));
