@@ -399,7 +399,11 @@ export type RunStatistics = Omit<Statistics, 'exposure' | 'tradingDays' | 'daily
 /** Every statistic of a run but its per-day tables and exposure (what a sweep's run needs, at less cost). */
 export function runStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): RunStatistics {
   validateReportInput(input);
-  const calendar = new TradingCalendar(tradingDayConfig(input));
+  return runStatisticsOn(input, new TradingCalendar(tradingDayConfig(input)), idleLimitMs);
+}
+
+/** The input checked already (its calendar is built from it). */
+function runStatisticsOn(input: ReportInput, calendar: TradingCalendar, idleLimitMs: number): RunStatistics {
   const trades = tradeStatistics(input.trades);
   const drawdown = drawdownStatistics(input.equity, input.startingBalance, idleLimitMs);
   const returns = dailyReturns(endOfDayEquity(input.equity, calendar), input.startingBalance);
@@ -434,8 +438,10 @@ export function runStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIM
 /** Every statistic of a run. Throws a `ReportInputError` naming each problem of a malformed input. */
 /** `idleLimitMs`: a step of the equity curve longer than this is time without data (the run's gap limit). */
 export function computeStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): Statistics {
-  const run = runStatistics(input, idleLimitMs);
-  const daily = dailyStatistics(input, new TradingCalendar(tradingDayConfig(input)));
+  validateReportInput(input);
+  const calendar = new TradingCalendar(tradingDayConfig(input));
+  const run = runStatisticsOn(input, calendar, idleLimitMs);
+  const daily = dailyStatistics(input, calendar);
   return {
     ...run,
     exposure: exposure(input.bars, input.trades),

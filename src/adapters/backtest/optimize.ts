@@ -170,7 +170,7 @@ export interface SweepTask {
 
 /**
  * Below this many bars run in total (jobs x bars), a sweep runs in this thread: starting a pool thread and
- * warming its compiled code costs ~0.2-0.3 s of CPU, about what the engine needs for 1-2 M bars.
+ * warming its compiled code costs ~0.2-0.5 s of CPU a thread, about what the engine needs for 1-2 M bars.
  */
 export const INLINE_BAR_RUNS = 2_000_000;
 

@@ -12,9 +12,6 @@ import type { EquityCurve } from '../../report/types.ts';
 import { cents } from '../../report/statistics.ts';
 import type { OutputsConfig } from './config.ts';
 
-/** How much of the equity curve `equity.csv` holds. */
-export type EquityOutput = OutputsConfig['equity'];
-
 const BUFFER_BYTES = 1 << 20;
 const DAY_MS = 86_400_000;
 
@@ -174,7 +171,7 @@ function two(value: number): string {
  * Indices of the equity rows to write. per-bar: every bar. per-trade: the first bar, each bar at which a
  * trade ended, and the last bar. daily: the last bar of each trading day (the engine's calendar).
  */
-export function equityRows(curve: EquityCurve, mode: EquityOutput, tradeExits: readonly number[], tradingDay?: TradingDayConfig): Iterable<number> {
+export function equityRows(curve: EquityCurve, mode: OutputsConfig['equity'], tradeExits: readonly number[], tradingDay?: TradingDayConfig): Iterable<number> {
   const length = Math.min(curve.time.length, curve.equity.length);
   switch (mode) {
     case 'per-bar':
