@@ -56,10 +56,13 @@ describe('user hub client', () => {
     const events: UserEvent[] = [];
     hub.userEvents(sim.demo.accountId).subscribe((e) => events.push(e));
     await hub.start();
+    // Every state is recorded: with a first retry at 0 ms the reconnecting state can last less than a poll.
+    const states: string[] = [];
+    hub.state$.subscribe((s) => states.push(s));
     // Logging out revokes the hub's token: the hub closes the connection, the client reconnects with a fresh one.
     const revoked = hubToken;
     await fetch(`${sim.tradingUrl}/api/Auth/logout`, { method: 'POST', headers: { authorization: `Bearer ${revoked}` } });
-    await until(() => hub.state === 'reconnecting' || hub.state === 'disconnected');
+    await until(() => states.includes('reconnecting') || states.includes('disconnected'));
     await until(() => hub.state === 'connected' && hubToken !== revoked);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const orderId = await client.placeOrder({ accountId: sim.demo.accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
