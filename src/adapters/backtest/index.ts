@@ -2,7 +2,8 @@
 export * from './config.ts';
 export { BacktestDataError, executeBacktest, loadHistory, type BacktestOutcome, type ExecuteOptions, type History, type HistoryOptions } from './backtest.ts';
 export { writeBacktestOutputs, type WrittenFiles } from './result-files.ts';
-export { runBacktest, orderListHash, type BacktestRunInput, type BacktestRunResult, type BacktestViolation } from './run.ts';
+export { runBacktest, type BacktestRunInput, type BacktestRunResult, type BacktestViolation } from './run.ts';
+export { orderListHash } from './order-list-hash.ts';
 export { resolveContract, UnknownContractError, type BacktestContract, type ContractInput } from './contract.ts';
 export { METRICS, SweepError, gridCombinations, rank, runJob, runSweep, splitHistory, summarize, type Grid, type Job, type JobResult, type Metric, type RunSummary, type SweepContext, type SweepOptions } from './optimize.ts';
 export { SweepPool } from './sweep-pool.ts';
