@@ -38,6 +38,16 @@ export class EquityRecorder {
     this.count++;
   }
 
+  /**
+   * The points since the last drain, as views valid until the next `reserve` or `record`, and forget
+   * them: a streamed run reads each chunk's points and lets them go, so the columns stay one chunk long.
+   */
+  drain(): EquityCurve {
+    const drained = { time: this.times.subarray(0, this.count), equity: this.values.subarray(0, this.count) };
+    this.count = 0;
+    return drained;
+  }
+
   /** The points so far; the columns themselves when full (a later `reserve` moves to new ones), else a copy. */
   curve(): EquityCurve {
     if (this.count === this.times.length) return { time: this.times, equity: this.values };

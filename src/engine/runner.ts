@@ -91,6 +91,8 @@ export interface EngineOptions {
    * that size instead of doubling as it grows (a 10 M-bar curve: 160 MB instead of 268 MB and a copy).
    */
   readonly expectedBars?: number;
+  /** Where the equity points go (a streamed run drains it after every chunk); the engine's own otherwise. */
+  readonly equityRecorder?: EquityRecorder;
   /**
    * Last traded price in ticks where the adapter knows one (live quotes, `MarketData.lastPrice`); the
    * guard's trailPrice checks prefer it to the last close.
@@ -313,7 +315,7 @@ export function createEngine(options: EngineOptions): Engine {
   const instances: Instance[] = [];
 
   const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
-  const equity = new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
+  const equity = options.equityRecorder ?? new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
 
   // ---------------------------------------------------------------- guard state (one mutable object)
 

@@ -21,6 +21,7 @@ import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
 import { planContinuity, segmentIndexAt, type AdjustMode, type ContinuityPlan, type HistoryBreak, type HistorySegment } from './continuous.ts';
 import { sliceByIndex } from './sources/columns.ts';
 import { orderListHash } from './order-list-hash.ts';
+import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
 
 /** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
 export interface ContinuityOptions {
@@ -142,6 +143,88 @@ export interface BacktestRunResult {
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
+  const session = startRun(input, input.bars.time.length);
+  const continuity = input.continuity;
+  if (continuity === undefined) {
+    session.replay(input.bars);
+  } else {
+    const plan = planContinuity(input.bars, session.segments, session.barMs, continuity.gapLimitMs ?? DEFAULT_GAP_LIMIT_MS);
+    replayInPieces(plan, input.bars, session.adjustment, session.replay, session.failed, (at) => session.breaks.handle(at, edgeAt(input.bars, at.index)));
+  }
+  return session.finish((engine) => sharedTimes(engine.equityCurve(), input.bars.time));
+}
+
+/** A run whose history comes chunk by chunk (a bar cache import read one stored chunk at a time). */
+export interface StreamedRunInput extends Omit<BacktestRunInput, 'bars' | 'continuity'> {
+  /** The history, oldest first, in consecutive chunks of any size; each is let go once replayed. */
+  readonly chunks: Iterable<BarColumns>;
+  /** How many bars the chunks hold (for progress). */
+  readonly total: number;
+  /** Gaps as in a whole run; a streamed history is one contract, so no segments. */
+  readonly continuity?: Omit<ContinuityOptions, 'segments'>;
+  /**
+   * Each replayed stretch of bars with the equity points the engine recorded for it (one per bar, fewer
+   * once a strategy failed: the bars after a failure come with none), before the next stretch is read.
+   */
+  readonly onBars?: (bars: BarColumns, equity: EquityCurve) => void;
+}
+
+/**
+ * The same run as `runBacktest` over the same bars, with memory that does not grow with them: each chunk
+ * is pushed into the engine as it is read, its equity points handed to `onBars` and dropped, and the long
+ * gaps found between consecutive bars as they pass (the same breaks `planContinuity` finds in a whole
+ * history without segments). The result's `equity` is empty: what needs the curve reads it in `onBars`.
+ */
+export function runStreamedBacktest(input: StreamedRunInput): BacktestRunResult {
+  const recorder = new EquityRecorder();
+  const session = startRun(input, input.total, recorder);
+  const gapLimitMs = input.continuity?.gapLimitMs ?? DEFAULT_GAP_LIMIT_MS;
+  const barMs = session.barMs;
+  let previousTime = Number.NaN;
+  let previousClose = Number.NaN;
+  let seen = 0;
+  const pass = (bars: BarColumns): void => {
+    if (bars.time.length === 0) return;
+    const ran = !session.failed();
+    if (ran) session.replay(bars);
+    const equity = recorder.drain();
+    input.onBars?.(bars, ran ? equity : EMPTY_CURVE);
+  };
+  for (const chunk of input.chunks) {
+    const n = chunk.time.length;
+    let start = 0;
+    for (let i = 0; i < n; i++) {
+      const t = chunk.time[i]!;
+      const idle = t - (previousTime + barMs);
+      if (input.continuity !== undefined && idle > gapLimitMs) {
+        pass(sliceByIndex(chunk, start, i));
+        start = i;
+        // A failed run stops replaying; its breaks are not handled, as in a whole run.
+        if (!session.failed()) session.breaks.handle({ index: seen + i, gapMs: idle }, { lastTime: previousTime, lastClose: previousClose, nextTime: t });
+      }
+      previousTime = t;
+      previousClose = chunk.close[i]!;
+    }
+    pass(sliceByIndex(chunk, start, n));
+    seen += n;
+  }
+  return session.finish(() => EMPTY_CURVE);
+}
+
+const EMPTY_CURVE: EquityCurve = { time: new Float64Array(0), equity: new Float64Array(0) };
+
+/** The engine and everything a run records, ready for bars; `finish` turns it into the result. */
+interface RunSession {
+  readonly segments: readonly HistorySegment[];
+  readonly adjustment: PriceAdjustment;
+  readonly barMs: number;
+  readonly breaks: BreakHandler;
+  readonly replay: (bars: BarColumns) => void;
+  readonly failed: () => boolean;
+  readonly finish: (equityOf: (engine: Engine) => EquityCurve) => BacktestRunResult;
+}
+
+function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRecorder?: EquityRecorder): RunSession {
   const { contract, account } = input;
   const venue = new FillModel(input.fills);
   const touch = input.fills.touch;
@@ -159,7 +242,8 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
     account: rules,
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
-    expectedBars: input.bars.time.length,
+    expectedBars: total,
+    ...(equityRecorder === undefined ? {} : { equityRecorder }),
     // The fill model fills each order once, synchronously, from its own book.
     uniqueFills: true,
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
@@ -202,25 +286,45 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
         return;
       }
       done += chunk.length;
-      input.onProgress?.(done, input.bars.time.length);
+      input.onProgress?.(done, total);
     });
     feed.unsubscribe();
   };
   const rolls: RollRecord[] = [];
   const gaps: GapRecord[] = [];
-  if (continuity === undefined) {
-    replay(input.bars);
-  } else {
-    const barMs = nominalMs(input.timeframe);
-    const plan = planContinuity(input.bars, segments, barMs, continuity.gapLimitMs ?? DEFAULT_GAP_LIMIT_MS);
-    const breaks = new BreakHandler(engine, venue, contract.id, input.bars, barMs, continuity, rolls, gaps, input.logger ?? silentLogger);
-    replayInPieces(plan, input.bars, adjustment, replay, () => failure !== undefined, (at) => breaks.handle(at));
-  }
-  // A failing strategy stops the run; what ran until then is still a result (written, then reported).
-  const snapshot = engine.snapshot();
-  const equity = sharedTimes(engine.equityCurve(), input.bars.time);
-  engine.close();
+  const barMs = nominalMs(input.timeframe);
+  const breaks = new BreakHandler(engine, venue, contract.id, barMs, continuity ?? {}, rolls, gaps, input.logger ?? silentLogger);
+  const finish = (equityOf: (engine: Engine) => EquityCurve): BacktestRunResult => {
+    // A failing strategy stops the run; what ran until then is still a result (written, then reported).
+    const snapshot = engine.snapshot();
+    const equity = equityOf(engine);
+    engine.close();
+    return runResult({ input, engine, venue, snapshot, equity, fills, breaches, decisions, balance, rolls, gaps, segments, done, failure, profitTarget });
+  };
+  return { segments, adjustment, barMs, breaks, replay, failed: () => failure !== undefined, finish };
+}
 
+interface RunRecords {
+  readonly input: Omit<BacktestRunInput, 'bars'>;
+  readonly engine: Engine;
+  readonly venue: FillModel;
+  readonly snapshot: ReturnType<Engine['snapshot']>;
+  readonly equity: EquityCurve;
+  readonly fills: Fill[];
+  readonly breaches: Breach[];
+  readonly decisions: DecisionRecord[];
+  readonly balance: BacktestRunResult['balance'];
+  readonly rolls: RollRecord[];
+  readonly gaps: GapRecord[];
+  readonly segments: readonly HistorySegment[];
+  readonly done: number;
+  readonly failure: { error: unknown } | undefined;
+  readonly profitTarget: number | undefined;
+}
+
+function runResult(records: RunRecords): BacktestRunResult {
+  const { input, engine, venue, snapshot, equity, fills, breaches, decisions, balance, rolls, gaps, segments, done, failure, profitTarget } = records;
+  const { contract, account } = input;
   const violations = breaches.map((b) => toViolation(b, account));
   const reportViolations: ReportViolation[] = violations.map((v) => ({
     time: Date.parse(v.triggeredAt),
@@ -348,6 +452,17 @@ function replayInPieces(
   }
 }
 
+/** The bars on either side of a break: the last one before it (its start and close) and the first after. */
+interface BreakEdge {
+  readonly lastTime: number;
+  readonly lastClose: number;
+  readonly nextTime: number;
+}
+
+function edgeAt(bars: BarColumns, index: number): BreakEdge {
+  return { lastTime: bars.time[index - 1]!, lastClose: bars.close[index - 1]!, nextTime: bars.time[index]! };
+}
+
 /**
  * What happens at a break: before a long gap the position is flattened at the last bar's close (unless
  * gaps are configured not to be); at a roll it is closed in the old month at that close and, in `roll`
@@ -359,7 +474,6 @@ class BreakHandler {
     private readonly engine: Engine,
     private readonly venue: FillModel,
     private readonly contractId: string,
-    private readonly bars: BarColumns,
     private readonly barMs: number,
     private readonly options: ContinuityOptions,
     private readonly rolls: RollRecord[],
@@ -367,16 +481,15 @@ class BreakHandler {
     private readonly logger: Logger,
   ) {}
 
-  handle(at: HistoryBreak): void {
-    const last = at.index - 1;
-    const end = this.bars.time[last]! + this.barMs;
+  handle(at: HistoryBreak, edge: BreakEdge): void {
+    const end = edge.lastTime + this.barMs;
     const position = this.engine.accounting.position(this.contractId);
     const flattenGap = at.gapMs !== undefined && (this.options.flattenGaps ?? true);
-    if (flattenGap || at.roll !== undefined) this.close(flattenGap ? 'gap' : 'roll', end, this.bars.close[last]!);
+    if (flattenGap || at.roll !== undefined) this.close(flattenGap ? 'gap' : 'roll', end, edge.lastClose);
     if (at.gapMs !== undefined) {
       const flattened = flattenGap ? position : 0;
-      this.gaps.push({ from: end, to: this.bars.time[at.index]!, flattened });
-      if (flattened !== 0) this.logger.info({ from: new Date(end).toISOString(), to: new Date(this.bars.time[at.index]!).toISOString(), position }, 'gap in the data: position flattened at the last bar before it');
+      this.gaps.push({ from: end, to: edge.nextTime, flattened });
+      if (flattened !== 0) this.logger.info({ from: new Date(end).toISOString(), to: new Date(edge.nextTime).toISOString(), position }, 'gap in the data: position flattened at the last bar before it');
     }
     if (at.roll !== undefined) {
       const reopen = !flattenGap && position !== 0 && (this.options.rollMode ?? 'roll') === 'roll';
@@ -384,7 +497,7 @@ class BreakHandler {
         this.engine.submit('roll', { kind: 'place', contractId: this.contractId, side: position > 0 ? 'buy' : 'sell', size: Math.abs(position), order: { type: 'market' } });
       }
       const action = position === 0 ? 'flat' : reopen ? 'rolled' : 'flattened';
-      this.rolls.push({ time: this.bars.time[at.index]!, from: at.roll.from, to: at.roll.to, position, action });
+      this.rolls.push({ time: edge.nextTime, from: at.roll.from, to: at.roll.to, position, action });
       this.logger.info({ from: at.roll.from, to: at.roll.to, position, action }, 'contract roll');
     }
   }

@@ -88,6 +88,12 @@ export interface ImportedBars {
   readonly segments: readonly { readonly contract: string; readonly from: number }[];
 }
 
+/** An import's size and contract column changes, without its bars. */
+export interface ImportInfo {
+  readonly count: number;
+  readonly segments: ImportedBars['segments'];
+}
+
 export type TimeRange = readonly [start: number, end: number];
 
 export class BarCache {
@@ -212,6 +218,31 @@ export class BarCache {
     }
     if (at !== file.count) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
     return { bars: out, segments: JSON.parse(file.segments) as ImportedBars['segments'] };
+  }
+
+  /**
+   * What an import holds (bar count and contract column changes), when it was imported with this
+   * signature: a streamed run decides from it before reading any bar.
+   */
+  importInfo(source: string, signature: string): ImportInfo | undefined {
+    const file = this.db.prepare('SELECT signature, count, segments FROM imported_files WHERE source = ?').get(source) as { signature: string; count: number; segments: string } | undefined;
+    if (file === undefined || file.signature !== signature) return undefined;
+    return { count: file.count, segments: JSON.parse(file.segments) as ImportedBars['segments'] };
+  }
+
+  /**
+   * An import's bars one stored chunk at a time, oldest first, each in columns of its own: only the
+   * chunk being read and the one handed out are alive, whatever the import's size. The cache must stay
+   * open until the iteration ends.
+   */
+  *importChunks(source: string, expected: number): Generator<BarColumns> {
+    let at = 0;
+    for (const row of this.db.prepare('SELECT count, data FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
+      const [count, data] = row as [number, Buffer];
+      at += count;
+      yield decode(data, count);
+    }
+    if (at !== expected) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
   }
 
   /** Bars with start in [from, to) from the cache, as columns (whatever is stored; check `missing` first). */
