@@ -214,6 +214,7 @@ export async function run(args: string[]): Promise<number> {
       lines.push(`  Gaps            ${result.gaps.length} longer than ${config.gaps.longerThanHours}h without bars; ${flattened} open position(s) flattened at the last bar before one (gaps.json)`);
     }
     for (const warning of outcome.warnings) lines.push(`Warning: ${warning}`);
+    for (const note of outcome.report.notes ?? []) lines.push(`Note: ${note}`);
     for (const v of result.violations) lines.push(`  Violation       ${v.triggeredAt} type ${v.type} (${v.rule}, duration ${v.duration}) equity ${v.violationBalance.toFixed(2)} vs ${v.level.toFixed(2)}`);
     for (const a of result.closestApproach) lines.push(`  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`);
     lines.push(...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)));
@@ -221,7 +222,7 @@ export async function run(args: string[]): Promise<number> {
     lines.push(`orders sha256: ${result.orderListHash}`, `report: ${written.report}`, `results: ${written.dir}/ (${written.files.join(', ')})`);
     process.stdout.write(`${lines.join('\n')}\n`);
     if (result.failure !== undefined) {
-      process.stderr.write(`backtest: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.history.bars.time.length} bars; the outputs above cover what ran)\n`);
+      process.stderr.write(`backtest: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.report.streamed?.count ?? outcome.history.bars.time.length} bars; the outputs above cover what ran)\n`);
       return ExitCode.Failure;
     }
     return result.passed ? ExitCode.Ok : ExitCode.RuleBreak;

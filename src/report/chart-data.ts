@@ -21,6 +21,14 @@ export interface Candles {
   readonly bars: number;
 }
 
+/** The candles with the equity and drawdown per candle, and each candle's first bar time (ms). */
+export interface PreparedChart {
+  readonly candles: Candles;
+  readonly equity: (number | null)[];
+  readonly drawdown: (number | null)[];
+  readonly starts: readonly number[];
+}
+
 export interface OverlayData {
   readonly name: string;
   readonly pane: 'price' | 'own';
@@ -148,11 +156,10 @@ function overlays(input: ReportInput, grid: PriceGrid, k: number, candleCount: n
 }
 
 /** Each drawn trade gives two markers: its entry (on the side of the trade) and its exit (the other side). */
-function tradeMarkers(input: ReportInput, grid: PriceGrid, k: number, maxMarkers: number): { markers: MarkerData[]; drawn: number } {
+function tradeMarkers(input: ReportInput, grid: PriceGrid, candleTime: (t: number) => number, maxMarkers: number): { markers: MarkerData[]; drawn: number } {
   const stride = Math.max(1, Math.ceil((input.trades.length * 2) / maxMarkers));
   const markers: MarkerData[] = [];
   let drawn = 0;
-  const candleTime = (t: number) => (input.bars.time[candleOf(input, k, t) * k] as number) / 1000;
   input.trades.forEach((trade: ClosedTrade, index) => {
     if (index % stride !== 0) return;
     drawn++;
@@ -179,17 +186,21 @@ export function chartData(
   grid: PriceGrid,
   options: { maxCandles: number; maxMarkers: number; decisions: readonly DecisionMark[] },
 ): ChartData {
-  const bars = candles(input, grid, options.maxCandles);
+  const prepared = input.streamed?.chart;
+  const bars = prepared?.candles ?? candles(input, grid, options.maxCandles);
   const k = bars.barsPerCandle;
   const count = bars.t.length;
-  const { equity, drawdown } = equityColumns(input, count, k);
-  const trades = count === 0 ? { markers: [], drawn: 0 } : tradeMarkers(input, grid, k, options.maxMarkers);
-  const decisionMarkers: MarkerData[] =
-    count === 0 ? [] : options.decisions.map((d) => ({ t: (input.bars.time[candleOf(input, k, d.time) * k] as number) / 1000, kind: 'decision' as const, text: d.text }));
-  const rollMarkers: MarkerData[] =
-    count === 0 ? [] : (input.rolls ?? []).map((r) => ({ t: (input.bars.time[candleOf(input, k, r.time) * k] as number) / 1000, kind: 'roll' as const, text: r.contract }));
-  const gapMarkers: MarkerData[] =
-    count === 0 ? [] : (input.gaps ?? []).map((g) => ({ t: (input.bars.time[candleOf(input, k, g.to) * k] as number) / 1000, kind: 'gap' as const, text: gapText(g) }));
+  const { equity, drawdown } = prepared ?? equityColumns(input, count, k);
+  // Seconds of the start of the candle holding instant t (the first candle for earlier instants): a
+  // candle's first bar is the last candle start at or before t, so the starts alone place a marker.
+  const candleTime =
+    prepared === undefined
+      ? (t: number) => (input.bars.time[candleOf(input, k, t) * k] as number) / 1000
+      : (t: number) => (prepared.starts[lastAtOrBefore(prepared.starts, t)] as number) / 1000;
+  const trades = count === 0 ? { markers: [], drawn: 0 } : tradeMarkers(input, grid, candleTime, options.maxMarkers);
+  const decisionMarkers: MarkerData[] = count === 0 ? [] : options.decisions.map((d) => ({ t: candleTime(d.time), kind: 'decision' as const, text: d.text }));
+  const rollMarkers: MarkerData[] = count === 0 ? [] : (input.rolls ?? []).map((r) => ({ t: candleTime(r.time), kind: 'roll' as const, text: r.contract }));
+  const gapMarkers: MarkerData[] = count === 0 ? [] : (input.gaps ?? []).map((g) => ({ t: candleTime(g.to), kind: 'gap' as const, text: gapText(g) }));
   // The chart wants its markers in time order; a stable sort keeps an entry before its exit at one time.
   const markers = [...trades.markers, ...decisionMarkers, ...rollMarkers, ...gapMarkers].sort((a, b) => a.t - b.t);
   return {
@@ -202,4 +213,82 @@ export function chartData(
     drawnTrades: trades.drawn,
     trades: input.trades.length,
   };
+}
+
+/**
+ * The chart's candles, equity and drawdown built while a streamed run's bars pass, with the numbers
+ * `chartData` computes from the whole columns: k bars a candle (k from the run's bar count, known before
+ * the first bar), each equity point at its own bar (a backtest records one per bar, at the bar's time).
+ */
+export class CandleBuilder {
+  readonly k: number;
+  private readonly starts: number[] = [];
+  private readonly o: number[] = [];
+  private readonly h: number[] = [];
+  private readonly l: number[] = [];
+  private readonly c: number[] = [];
+  private readonly last: number[] = [];
+  private readonly deepest: number[] = [];
+  private readonly seen: boolean[] = [];
+  private bars = 0;
+  private points = 0;
+  private peak: number;
+
+  constructor(expectedBars: number, maxCandles: number, startingBalance: number) {
+    this.k = Math.max(1, Math.ceil(expectedBars / maxCandles));
+    this.peak = startingBalance;
+  }
+
+  /** The next bars and the equity points of the first of them (fewer points than bars after a failure). */
+  add(bars: Pick<ReportInput['bars'], 'time' | 'open' | 'high' | 'low' | 'close'>, equity: ArrayLike<number>): void {
+    const k = this.k;
+    const n = bars.time.length;
+    for (let i = 0; i < n; i++) {
+      const index = this.bars + i;
+      const high = bars.high[i] as number;
+      const low = bars.low[i] as number;
+      if (index % k === 0) {
+        this.starts.push(bars.time[i] as number);
+        this.o.push(bars.open[i] as number);
+        this.h.push(high);
+        this.l.push(low);
+        this.c.push(bars.close[i] as number);
+        this.last.push(0);
+        this.deepest.push(0);
+        this.seen.push(false);
+      } else {
+        const candle = this.c.length - 1;
+        if (high > this.h[candle]!) this.h[candle] = high;
+        if (low < this.l[candle]!) this.l[candle] = low;
+        this.c[candle] = bars.close[i] as number;
+      }
+    }
+    // Points belong to the bars in order; a run that failed records none after its failure.
+    for (let j = 0; j < equity.length; j++) {
+      const candle = Math.floor((this.points + j) / k);
+      const value = equity[j] as number;
+      if (value > this.peak) this.peak = value;
+      const down = Math.min(0, value - this.peak);
+      this.last[candle] = value;
+      if (!this.seen[candle] || down < this.deepest[candle]!) this.deepest[candle] = down;
+      this.seen[candle] = true;
+    }
+    this.bars += n;
+    this.points += equity.length;
+  }
+
+  result(grid: PriceGrid): PreparedChart {
+    const candles: Candles = {
+      t: this.starts.map((t) => t / 1000),
+      o: this.o.map((p) => grid.toPrice(p)),
+      h: this.h.map((p) => grid.toPrice(p)),
+      l: this.l.map((p) => grid.toPrice(p)),
+      c: this.c.map((p) => grid.toPrice(p)),
+      barsPerCandle: this.k,
+      bars: this.bars,
+    };
+    const equity = this.seen.map((seen, candle) => (seen ? cents(this.last[candle]!) : null));
+    const drawdown = this.seen.map((seen, candle) => (seen ? cents(this.deepest[candle]!) : null));
+    return { candles, equity, drawdown, starts: this.starts };
+  }
 }

@@ -88,8 +88,8 @@ function runSection(input: ReportInput): string {
   }
   if (input.data !== undefined) rows.push(row('Data', input.data));
   if (input.timeframe !== undefined) rows.push(row('Timeframe', input.timeframe));
-  const count = input.bars.time.length;
-  if (count > 0) rows.push(row('Range (UTC)', `${formatTime(input.bars.time[0] as number)} to ${formatTime(input.bars.time[count - 1] as number)}`));
+  const { count, first, last } = barSpan(input);
+  if (count > 0) rows.push(row('Range (UTC)', `${formatTime(first)} to ${formatTime(last)}`));
   rows.push(row('Bars', String(count)));
   return `<section id="run"><h2>Run</h2>\n<table id="parameters"><tbody>\n${rows.join('\n')}\n</tbody></table></section>`;
 }
@@ -125,6 +125,18 @@ function decisionMarks(summary: DecisionSummary): DecisionMark[] {
   const marks: DecisionMark[] = summary.firsts.filter((f) => f.outcome === 'rejected').map((f) => ({ time: f.time, text: f.code }));
   for (const stop of summary.stopped) marks.push({ time: stop.since, text: `stopped: ${stop.codes[0]?.code ?? ''}` });
   return marks;
+}
+
+/** How many bars the run had and the starts of its first and last (a streamed run keeps only these). */
+function barSpan(input: ReportInput): { count: number; first: number; last: number } {
+  if (input.streamed !== undefined) return { count: input.streamed.count, first: input.streamed.first, last: input.streamed.last };
+  const count = input.bars.time.length;
+  return { count, first: input.bars.time[0] as number, last: input.bars.time[count - 1] as number };
+}
+
+function notesBlock(input: ReportInput): string {
+  const notes = input.notes ?? [];
+  return notes.length === 0 ? '' : `\n<div class="notes" id="notes">${notes.map((note) => `<p class="muted">${escapeHtml(note)}</p>`).join('\n')}</div>`;
 }
 
 function warningsBlock(summary: DecisionSummary, id?: string): string {
@@ -444,11 +456,8 @@ export function renderReport(input: ReportInput, stats: Statistics = computeStat
     decisions: decisionMarks(decisions),
   });
   const title = escapeHtml(input.title);
-  const barCount = input.bars.time.length;
-  const period =
-    barCount === 0
-      ? 'no bars'
-      : `${formatTime(input.bars.time[0] as number)} to ${formatTime(input.bars.time[barCount - 1] as number)} UTC, ${barCount} bars`;
+  const span = barSpan(input);
+  const period = span.count === 0 ? 'no bars' : `${formatTime(span.first)} to ${formatTime(span.last)} UTC, ${span.count} bars`;
   const contract = input.contract;
   return `<!DOCTYPE html>
 <html lang="en">
@@ -465,7 +474,7 @@ export function renderReport(input: ReportInput, stats: Statistics = computeStat
 <p>${verdictBadge(input.passed)} ${escapeHtml(input.verdict ?? '')}</p>
 <p class="muted">${escapeHtml(contract.name)} (<code>${escapeHtml(contract.id)}</code>), tick ${escapeHtml(String(contract.tickSize))} = ${escapeHtml(formatMoney(contract.tickValue))}; ${escapeHtml(period)}.<br>
 Order list hash <code id="order-list-hash">${escapeHtml(input.orderListHash)}</code>; ${escapeHtml(String(input.violations.length))} violation(s); net PnL ${escapeHtml(formatMoney(stats.netPnl))}, max drawdown ${escapeHtml(formatMoney(stats.maxDrawdown))}, longest drawdown ${escapeHtml(formatDuration(stats.maxDrawdownDurationMs))}.</p>
-${warningsBlock(decisions, 'stopped')}
+${warningsBlock(decisions, 'stopped')}${notesBlock(input)}
 </header>
 ${chartSection(chart)}
 ${runSection(input)}

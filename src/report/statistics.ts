@@ -120,50 +120,82 @@ export const DEFAULT_IDLE_LIMIT_MS = 96 * 3_600_000;
  * not seven years under water).
  */
 export function drawdownStatistics(curve: EquityCurve, startingBalance: number, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): DrawdownStatistics {
-  const { time, equity } = curve;
-  const length = Math.min(time.length, equity.length);
-  let peak = startingBalance;
-  let underwater = false;
+  const tracker = new DrawdownTracker(startingBalance, idleLimitMs);
+  tracker.add(curve);
+  return tracker.result();
+}
+
+/**
+ * `drawdownStatistics` over a curve given in consecutive parts (a streamed run's chunks): the same loop
+ * with its state kept between parts, so the figures are those of the whole curve, exactly.
+ */
+export class DrawdownTracker {
+  private peak: number;
+  private underwater = false;
   /** Time with data since the peak. */
-  let sincePeak = 0;
-  let longestUnderwater = 0;
-  let maxDrawdown = 0;
-  let maxDrawdownFraction = 0;
-  let maxPeakTime: number | null = null;
-  let maxTroughTime: number | null = null;
-  let peakTime = length > 0 ? (time[0] as number) : 0;
-  for (let i = 0; i < length; i++) {
-    const t = time[i] as number;
-    const value = equity[i] as number;
-    if (i > 0) {
-      const step = t - (time[i - 1] as number);
-      if (step <= idleLimitMs) sincePeak += step;
-    }
-    if (value >= peak) {
-      if (underwater) longestUnderwater = Math.max(longestUnderwater, sincePeak);
-      underwater = false;
-      peak = value;
-      peakTime = t;
-      sincePeak = 0;
-      continue;
-    }
-    underwater = true;
-    const drawdown = peak - value;
-    if (drawdown > maxDrawdown) {
-      maxDrawdown = drawdown;
-      maxPeakTime = peakTime;
-      maxTroughTime = t;
-    }
-    if (peak > 0 && drawdown / peak > maxDrawdownFraction) maxDrawdownFraction = drawdown / peak;
+  private sincePeak = 0;
+  private longestUnderwater = 0;
+  private maxDrawdown = 0;
+  private maxDrawdownFraction = 0;
+  private maxPeakTime: number | null = null;
+  private maxTroughTime: number | null = null;
+  private peakTime = 0;
+  private previousTime = Number.NaN;
+  private points = 0;
+
+  constructor(
+    startingBalance: number,
+    private readonly idleLimitMs = DEFAULT_IDLE_LIMIT_MS,
+  ) {
+    this.peak = startingBalance;
   }
-  if (underwater) longestUnderwater = Math.max(longestUnderwater, sincePeak);
-  return {
-    maxDrawdown: cents(maxDrawdown),
-    maxDrawdownPct: ratio(maxDrawdownFraction * 100) ?? 0,
-    maxDrawdownPeakTime: maxPeakTime,
-    maxDrawdownTroughTime: maxTroughTime,
-    maxDrawdownDurationMs: longestUnderwater,
-  };
+
+  add(curve: EquityCurve): void {
+    const { time, equity } = curve;
+    const length = Math.min(time.length, equity.length);
+    if (length === 0) return;
+    const idleLimitMs = this.idleLimitMs;
+    let { peak, underwater, sincePeak, longestUnderwater, maxDrawdown, maxDrawdownFraction, maxPeakTime, maxTroughTime, peakTime, previousTime } = this;
+    if (this.points === 0) peakTime = time[0] as number;
+    for (let i = 0; i < length; i++) {
+      const t = time[i] as number;
+      const value = equity[i] as number;
+      if (this.points + i > 0) {
+        const step = t - previousTime;
+        if (step <= idleLimitMs) sincePeak += step;
+      }
+      previousTime = t;
+      if (value >= peak) {
+        if (underwater) longestUnderwater = Math.max(longestUnderwater, sincePeak);
+        underwater = false;
+        peak = value;
+        peakTime = t;
+        sincePeak = 0;
+        continue;
+      }
+      underwater = true;
+      const drawdown = peak - value;
+      if (drawdown > maxDrawdown) {
+        maxDrawdown = drawdown;
+        maxPeakTime = peakTime;
+        maxTroughTime = t;
+      }
+      if (peak > 0 && drawdown / peak > maxDrawdownFraction) maxDrawdownFraction = drawdown / peak;
+    }
+    this.points += length;
+    Object.assign(this, { peak, underwater, sincePeak, longestUnderwater, maxDrawdown, maxDrawdownFraction, maxPeakTime, maxTroughTime, peakTime, previousTime });
+  }
+
+  result(): DrawdownStatistics {
+    const longestUnderwater = this.underwater ? Math.max(this.longestUnderwater, this.sincePeak) : this.longestUnderwater;
+    return {
+      maxDrawdown: cents(this.maxDrawdown),
+      maxDrawdownPct: ratio(this.maxDrawdownFraction * 100) ?? 0,
+      maxDrawdownPeakTime: this.maxPeakTime,
+      maxDrawdownTroughTime: this.maxTroughTime,
+      maxDrawdownDurationMs: longestUnderwater,
+    };
+  }
 }
 
 // ------------------------------------------------------------------ daily returns, Sharpe, Sortino
@@ -181,6 +213,12 @@ export function tradingDayConfig(input: Pick<ReportInput, 'tradingDay' | 'tradin
 /** Equity at the end of each trading day of the curve, oldest first. */
 export function endOfDayEquity(curve: EquityCurve, calendar = new TradingCalendar()): { day: string; equity: number }[] {
   const days: { day: string; equity: number }[] = [];
+  addDayEnds(days, curve, calendar);
+  return days;
+}
+
+/** `endOfDayEquity` continued over the next part of a curve (a streamed run's chunk). */
+export function addDayEnds(days: { day: string; equity: number }[], curve: EquityCurve, calendar: TradingCalendar): void {
   const length = Math.min(curve.time.length, curve.equity.length);
   for (let i = 0; i < length; i++) {
     const day = calendar.dayOf(curve.time[i] as number);
@@ -189,7 +227,6 @@ export function endOfDayEquity(curve: EquityCurve, calendar = new TradingCalenda
     if (last !== undefined && last.day === day) last.equity = value;
     else days.push({ day, equity: value });
   }
-  return days;
 }
 
 /**
@@ -285,21 +322,43 @@ function lastBarBefore(time: ArrayLike<number>, t: number): number {
  * it; a trade opened and closed at the same instant counts for the bar containing that instant.
  */
 export function exposure(bars: Pick<ReportBars, 'time'>, trades: readonly ClosedTrade[]): number | null {
-  const count = bars.time.length;
+  const spans: number[] = [];
+  for (const trade of trades) addTradeSpan(spans, trade, (t) => lastBarAtOrBefore(bars.time, t), (t) => lastBarBefore(bars.time, t));
+  return exposureOfSpans(bars.time.length, spans);
+}
+
+/**
+ * The bars a trade covers, [first, last] (appended to `spans` as two numbers; none when it covers none),
+ * from where its times fall among the bars: the index of the last bar starting at or before, and strictly
+ * before, an instant. A streamed run finds those without the bars (src/adapters/backtest/streamed.ts).
+ */
+export function addTradeSpan(spans: number[], trade: Pick<ClosedTrade, 'entryTime' | 'exitTime'>, atOrBefore: (t: number) => number, before: (t: number) => number): void {
+  const first = Math.max(0, atOrBefore(trade.entryTime));
+  const last = trade.exitTime > trade.entryTime ? before(trade.exitTime) : first;
+  if (last >= first) spans.push(first, last);
+}
+
+/** Exposure from the trades' spans (`addTradeSpan`): the bars in their union over the bar count. */
+export function exposureOfSpans(count: number, spans: readonly number[]): number | null {
   if (count === 0) return null;
-  const coverage = new Int32Array(count + 1);
-  for (const trade of trades) {
-    const first = Math.max(0, lastBarAtOrBefore(bars.time, trade.entryTime));
-    const last = trade.exitTime > trade.entryTime ? lastBarBefore(bars.time, trade.exitTime) : first;
-    if (last < first) continue;
-    coverage[first]! += 1;
-    coverage[last + 1]! -= 1;
+  let ordered = spans;
+  for (let k = 2; k < spans.length; k += 2) {
+    if (spans[k]! < spans[k - 2]!) {
+      const pairs: [number, number][] = [];
+      for (let j = 0; j < spans.length; j += 2) pairs.push([spans[j]!, spans[j + 1]!]);
+      pairs.sort((a, b) => a[0] - b[0]);
+      ordered = pairs.flat();
+      break;
+    }
   }
-  let open = 0;
   let exposed = 0;
-  for (let i = 0; i < count; i++) {
-    open += coverage[i]!;
-    if (open > 0) exposed++;
+  let end = -1;
+  for (let k = 0; k < ordered.length; k += 2) {
+    const first = ordered[k]!;
+    const last = ordered[k + 1]!;
+    if (last <= end) continue;
+    exposed += last - Math.max(first, end + 1) + 1;
+    end = last;
   }
   return ratio(exposed / count);
 }
@@ -317,16 +376,25 @@ export function dailyStatistics(
   input: Pick<ReportInput, 'trades' | 'equity' | 'startingBalance' | 'contract' | 'tradingDay' | 'tradingDayStartHour'>,
   calendar = new TradingCalendar(tradingDayConfig(input)),
 ): DailyStatistics[] {
-  const dayOf = (time: number) => calendar.dayOf(time);
   const days = new Set<string>();
   const length = Math.min(input.equity.time.length, input.equity.equity.length);
   let previous = '';
   for (let i = 0; i < length; i++) {
     // A day's bars come together: one set insertion a day, not one a bar.
-    const day = dayOf(input.equity.time[i] as number);
+    const day = calendar.dayOf(input.equity.time[i] as number);
     if (day !== previous) days.add(day);
     previous = day;
   }
+  return dailyRecords(days, input, calendar);
+}
+
+/** The daily records of the trading days that had equity points (`days`, changed here) and of the trades' days. */
+function dailyRecords(
+  days: Set<string>,
+  input: Pick<ReportInput, 'trades' | 'startingBalance' | 'contract'>,
+  calendar: TradingCalendar,
+): DailyStatistics[] {
+  const dayOf = (time: number) => calendar.dayOf(time);
   const tradesByDay = new Map<string, ClosedTrade[]>();
   for (const trade of input.trades) {
     const day = dayOf(trade.exitTime);
@@ -404,12 +472,22 @@ export function runStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIM
 
 /** The input checked already (its calendar is built from it). */
 function runStatisticsOn(input: ReportInput, calendar: TradingCalendar, idleLimitMs: number): RunStatistics {
-  const trades = tradeStatistics(input.trades);
   const drawdown = drawdownStatistics(input.equity, input.startingBalance, idleLimitMs);
-  const returns = dailyReturns(endOfDayEquity(input.equity, calendar), input.startingBalance);
   const equityLength = Math.min(input.equity.time.length, input.equity.equity.length);
   const endingEquity =
     equityLength > 0 ? (input.equity.equity[equityLength - 1] as number) : input.startingBalance;
+  return runStatisticsOf(input, drawdown, endOfDayEquity(input.equity, calendar), endingEquity);
+}
+
+/** The run's figures from its trades and what its equity curve gave (whole or streamed). */
+function runStatisticsOf(
+  input: Pick<ReportInput, 'trades' | 'startingBalance'>,
+  drawdown: DrawdownStatistics,
+  dayEnds: readonly { equity: number }[],
+  endingEquity: number,
+): RunStatistics {
+  const trades = tradeStatistics(input.trades);
+  const returns = dailyReturns(dayEnds, input.startingBalance);
   return {
     startingBalance: cents(input.startingBalance),
     endingEquity: cents(endingEquity),
@@ -445,6 +523,37 @@ export function computeStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE
   return {
     ...run,
     exposure: exposure(input.bars, input.trades),
+    tradingDays: daily.length,
+    daily,
+    dayStats: dayStatistics(daily),
+  };
+}
+
+/**
+ * What a streamed run gathers while its bars pass (src/report/streamed.ts): the drawdown tracker, the
+ * end-of-day equity, the last equity point, the bar count and the bars each trade covered.
+ */
+export interface StreamedFigures {
+  readonly drawdown: DrawdownTracker;
+  readonly dayEnds: readonly { readonly day: string; readonly equity: number }[];
+  /** Undefined without any equity point. */
+  readonly endingEquity: number | undefined;
+  readonly bars: number;
+  /** Each trade's covered bars (`addTradeSpan`). */
+  readonly spans: readonly number[];
+}
+
+/** Every statistic of a streamed run: the same figures `computeStatistics` gives for its whole input. */
+export function streamedStatistics(
+  input: Pick<ReportInput, 'trades' | 'startingBalance' | 'contract' | 'tradingDay' | 'tradingDayStartHour'>,
+  figures: StreamedFigures,
+  calendar = new TradingCalendar(tradingDayConfig(input)),
+): Statistics {
+  const run = runStatisticsOf(input, figures.drawdown.result(), figures.dayEnds, figures.endingEquity ?? input.startingBalance);
+  const daily = dailyRecords(new Set(figures.dayEnds.map((d) => d.day)), input, calendar);
+  return {
+    ...run,
+    exposure: exposureOfSpans(figures.bars, figures.spans),
     tradingDays: daily.length,
     daily,
     dayStats: dayStatistics(daily),

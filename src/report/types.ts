@@ -13,6 +13,7 @@ import type { TradingDayConfig } from '../engine/calendar.ts';
 import type { GuardResult } from '../engine/risk.ts';
 import type { Intent } from '../engine/types.ts';
 import type { RunEvaluation } from './evaluation.ts';
+import type { PreparedChart } from './chart-data.ts';
 
 export interface ReportContract {
   /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
@@ -114,6 +115,18 @@ export interface ReportOverlay {
   readonly values: ArrayLike<number>;
 }
 
+/**
+ * A streamed run's bars as they passed (src/report/streamed.ts): their count and range and the chart's
+ * candles, equity and drawdown, built online. A report with it has empty `bars` and `equity`.
+ */
+export interface StreamedBars {
+  readonly count: number;
+  /** Start of the first and of the last bar (epoch ms). */
+  readonly first: number;
+  readonly last: number;
+  readonly chart: PreparedChart;
+}
+
 export interface ReportInput {
   readonly title: string;
   readonly contract: ReportContract;
@@ -154,6 +167,10 @@ export interface ReportInput {
   readonly evaluation?: RunEvaluation;
   /** Every risk-guard decision of the run, in the order made: the report's decisions section and chart markers. */
   readonly decisions?: readonly DecisionRecord[];
+  /** A streamed run's bars, summarised while they passed; `bars` and `equity` are then empty. */
+  readonly streamed?: StreamedBars;
+  /** Lines shown under the verdict: what the report leaves out, and why. */
+  readonly notes?: readonly string[];
 }
 
 /**

@@ -10,7 +10,8 @@ import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
 import { computeStatistics, cents } from '../../report/statistics.ts';
-import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.ts';
+import type { EquityCurve, ReportInput, ReportOverlay, Statistics } from '../../report/types.ts';
+import { runStreamedDefinition, streamChoice } from './streamed.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
@@ -198,6 +199,8 @@ export interface BacktestOutcome {
   readonly outputs: OutputsConfig;
   /** What looked wrong with the data (its spacing against the timeframe), also logged. */
   readonly warnings: readonly string[];
+  /** A streamed run's equity.csv rows (`outputs.equity`), picked as the bars passed; its `result.equity` is empty. */
+  readonly equityRows?: EquityCurve;
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -262,7 +265,17 @@ export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillMo
 
 /** Load, run and compute statistics; writes nothing. */
 export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
+  const contract = configuredContract(config);
+  const choice = streamChoice(config, contract, options);
+  if (choice.stream) {
+    const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
+    return runStreamedDefinition(config, name, contract, choice, { ...options, strategy });
+  }
   const run = await runDefinition(config, name, options);
+  if (choice.why !== undefined) {
+    options.logger?.warn(choice.why);
+    return { ...run, warnings: [choice.why, ...run.warnings], statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000) };
+  }
   return { ...run, statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000) };
 }
 
@@ -346,29 +359,42 @@ export async function runDefinition(config: BacktestConfig, name: string, option
     overlays,
     ...(evaluation === undefined ? {} : { evaluation }),
     decisions: result.decisions,
-    config: {
-      strategy: strategy.name,
-      params: JSON.stringify(params),
-      contract: contract.id,
-      timeframe: timeframeLabel(config.timeframe),
-      data: history.description,
-      from: new Date(bars.time[0]!).toISOString(),
-      to: new Date(bars.time[bars.time.length - 1]!).toISOString(),
-      bars: bars.time.length,
-      slippageTicks: config.fills.slippageTicks,
-      stopSlippageTicks: config.fills.stopSlippageTicks,
-      feePerContractPerSide: fee,
-      sameBar: config.fills.sameBar,
-      startingBalance: config.account.startingBalance,
-      dailyLossLimit: config.account.dailyLossLimit ?? null,
-      maximumLossLimit: config.account.maximumLossLimit === undefined ? null : `${config.account.maximumLossLimit.amount} (${config.account.maximumLossLimit.variant})`,
-      personalDailyLossLimit: config.account.personalDailyLossLimit ?? null,
-      personalDailyProfitTarget: config.account.personalDailyProfitTarget ?? null,
-      profitTarget: config.account.profitTarget ?? null,
-    },
+    config: reportConfig(config, contract, strategy, params, history.description, { first: bars.time[0]!, last: bars.time[bars.time.length - 1]!, count: bars.time.length }, fee),
     tradingDay: result.riskConfig.tradingDay,
   };
   return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
+}
+
+/** The report's configuration table. */
+export function reportConfig(
+  config: BacktestConfig,
+  contract: BacktestContract,
+  strategy: StrategyModule,
+  params: Record<string, unknown>,
+  data: string,
+  bars: { readonly first: number; readonly last: number; readonly count: number },
+  fee: number,
+): Record<string, string | number | boolean | null> {
+  return {
+    strategy: strategy.name,
+    params: JSON.stringify(params),
+    contract: contract.id,
+    timeframe: timeframeLabel(config.timeframe),
+    data,
+    from: new Date(bars.first).toISOString(),
+    to: new Date(bars.last).toISOString(),
+    bars: bars.count,
+    slippageTicks: config.fills.slippageTicks,
+    stopSlippageTicks: config.fills.stopSlippageTicks,
+    feePerContractPerSide: fee,
+    sameBar: config.fills.sameBar,
+    startingBalance: config.account.startingBalance,
+    dailyLossLimit: config.account.dailyLossLimit ?? null,
+    maximumLossLimit: config.account.maximumLossLimit === undefined ? null : `${config.account.maximumLossLimit.amount} (${config.account.maximumLossLimit.variant})`,
+    personalDailyLossLimit: config.account.personalDailyLossLimit ?? null,
+    personalDailyProfitTarget: config.account.personalDailyProfitTarget ?? null,
+    profitTarget: config.account.profitTarget ?? null,
+  };
 }
 
 /**

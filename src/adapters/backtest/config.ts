@@ -68,6 +68,13 @@ export const CsvDataConfig = z.strictObject({
     .optional(),
   /** The file's bar length; one minute by default. */
   timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
+  /**
+   * Stream the bars of the file's import from the bar cache chunk by chunk, so memory grows with the
+   * trades and not the bars (src/adapters/backtest/streamed.ts): true always (saying why when it cannot),
+   * false never; by default an import above STREAM_AUTO_BARS bars streams when nothing it leaves out was
+   * asked for (an evaluation, a per-bar equity.csv).
+   */
+  stream: z.boolean().optional(),
 });
 
 export const GatewayDataConfig = z.strictObject({

@@ -6,10 +6,10 @@ import { nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
 
 /** Steps looked at: enough to find the usual spacing, few enough to cost nothing on a long history. */
-const SAMPLE_STEPS = 100_000;
+export const SAMPLE_STEPS = 100_000;
 
 /** The most frequent step between consecutive bars (ms), or undefined with fewer than two bars. */
-export function usualSpacing(bars: BarColumns): number | undefined {
+export function usualSpacing(bars: Pick<BarColumns, 'time'>): number | undefined {
   const counts = new Map<number, number>();
   const n = Math.min(bars.time.length, SAMPLE_STEPS + 1);
   for (let i = 1; i < n; i++) {
@@ -31,7 +31,7 @@ export function usualSpacing(bars: BarColumns): number | undefined {
  * A warning when the bars are usually spaced otherwise than the configured timeframe (months and weeks
  * vary in length, so only a spacing shorter than the timeframe's is reported for them).
  */
-export function spacingWarning(bars: BarColumns, timeframe: Timeframe, source: string): string | undefined {
+export function spacingWarning(bars: Pick<BarColumns, 'time'>, timeframe: Timeframe, source: string): string | undefined {
   const spacing = usualSpacing(bars);
   if (spacing === undefined) return undefined;
   const expected = nominalMs(timeframe);

@@ -216,6 +216,76 @@ function* dailyRows(time: ArrayLike<number>, length: number, calendar: TradingCa
   if (length > 0) yield length - 1;
 }
 
+/**
+ * The rows `equityRows` chooses (daily or per-trade), picked while a streamed run's equity points pass
+ * and kept with their values: as many rows as days or trades, never one a bar. A row is decided when the
+ * next point arrives (per-trade: the trades that ended before it; daily: whether it starts another day),
+ * the last one at `finish`. Trades are given by `addExit` as they close, before the points that follow.
+ */
+export class EquityRowPicker {
+  private readonly times: number[] = [];
+  private readonly values: number[] = [];
+  private readonly exits: number[] = [];
+  private nextExit = 0;
+  private pending = false;
+  private pendingTime = 0;
+  private pendingValue = 0;
+  private pendingDay = '';
+  private points = 0;
+  private readonly calendar: TradingCalendar;
+
+  constructor(
+    private readonly mode: Exclude<OutputsConfig['equity'], 'per-bar'>,
+    tradingDay?: TradingDayConfig,
+  ) {
+    this.calendar = new TradingCalendar(tradingDay);
+  }
+
+  addExit(time: number): void {
+    // Exits come in closing order, so in time order; the sort keeps an out-of-order one where it belongs.
+    let at = this.exits.length;
+    while (at > this.nextExit && this.exits[at - 1]! > time) at--;
+    this.exits.splice(at, 0, time);
+  }
+
+  add(curve: EquityCurve): void {
+    const length = Math.min(curve.time.length, curve.equity.length);
+    for (let i = 0; i < length; i++) {
+      const t = curve.time[i]!;
+      const day = this.mode === 'daily' ? this.calendar.dayOf(t) : '';
+      if (this.pending) {
+        if (this.mode === 'daily') {
+          if (day !== this.pendingDay) this.keep();
+        } else {
+          let exitsHere = false;
+          while (this.nextExit < this.exits.length && this.exits[this.nextExit]! < t) {
+            exitsHere = true;
+            this.nextExit++;
+          }
+          if (this.points === 1 || exitsHere) this.keep();
+        }
+      }
+      this.pending = true;
+      this.pendingTime = t;
+      this.pendingValue = curve.equity[i]!;
+      this.pendingDay = day;
+      this.points++;
+    }
+  }
+
+  /** The chosen rows as a curve (the last point is always one). */
+  finish(): EquityCurve {
+    if (this.pending) this.keep();
+    return { time: this.times, equity: this.values };
+  }
+
+  private keep(): void {
+    this.times.push(this.pendingTime);
+    this.values.push(this.pendingValue);
+    this.pending = false;
+  }
+}
+
 /** `equity.csv`: `time,equity` with the chosen rows, streamed. */
 export function writeEquityCsv(file: string, curve: EquityCurve, rows: Iterable<number>): void {
   writeStreamed(file, (out) => {

@@ -153,8 +153,11 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   json('rolls.json', result.rolls.map((r) => ({ time: at(r.time), from: r.from, to: r.to, position: r.position, action: r.action })));
   json('gaps.json', result.gaps.map((g) => ({ from: at(g.from), to: at(g.to), hours: Number(((g.to - g.from) / 3_600_000).toFixed(2)), flattened: g.flattened })));
   if (outcome.report.evaluation !== undefined) json('evaluation.json', evaluationJson(outcome.report.evaluation));
-  const rows = equityRows(result.equity, outcome.outputs.equity, result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay);
-  writeEquityCsv(file('equity.csv'), result.equity, rows);
+  if (outcome.equityRows !== undefined) {
+    writeEquityCsv(file('equity.csv'), outcome.equityRows, equityRows(outcome.equityRows, 'per-bar', []));
+  } else {
+    writeEquityCsv(file('equity.csv'), result.equity, equityRows(result.equity, outcome.outputs.equity, result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay));
+  }
   written.push('equity.csv');
   const reportPath = file('report.html');
   await writeReport(reportPath, outcome.report, statistics);

@@ -166,7 +166,16 @@ export interface StreamedRunInput extends Omit<BacktestRunInput, 'bars' | 'conti
    * Each replayed stretch of bars with the equity points the engine recorded for it (one per bar, fewer
    * once a strategy failed: the bars after a failure come with none), before the next stretch is read.
    */
-  readonly onBars?: (bars: BarColumns, equity: EquityCurve) => void;
+  readonly onBars?: (bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar) => void;
+}
+
+/** What a run has recorded so far, for a streamed run's consumers to read as the bars pass. */
+export interface RunRecordsSoFar {
+  readonly fills: readonly Fill[];
+  /** Closed trades in closing order (the engine's own list: read, never changed). */
+  readonly trades: readonly ClosedTrade[];
+  /** When the open position opened (every later trade's entry time), NaN when flat. */
+  readonly openSince: number;
 }
 
 /**
@@ -188,7 +197,7 @@ export function runStreamedBacktest(input: StreamedRunInput): BacktestRunResult 
     const ran = !session.failed();
     if (ran) session.replay(bars);
     const equity = recorder.drain();
-    input.onBars?.(bars, ran ? equity : EMPTY_CURVE);
+    input.onBars?.(bars, ran ? equity : EMPTY_CURVE, session.records());
   };
   for (const chunk of input.chunks) {
     const n = chunk.time.length;
@@ -221,6 +230,7 @@ interface RunSession {
   readonly breaks: BreakHandler;
   readonly replay: (bars: BarColumns) => void;
   readonly failed: () => boolean;
+  readonly records: () => RunRecordsSoFar;
   readonly finish: (equityOf: (engine: Engine) => EquityCurve) => BacktestRunResult;
 }
 
@@ -301,7 +311,9 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     engine.close();
     return runResult({ input, engine, venue, snapshot, equity, fills, breaches, decisions, balance, rolls, gaps, segments, done, failure, profitTarget });
   };
-  return { segments, adjustment, barMs, breaks, replay, failed: () => failure !== undefined, finish };
+  const book = engine.accounting.bookOf(contract.id);
+  const records = (): RunRecordsSoFar => ({ fills, trades: engine.accounting.trades, openSince: book.size === 0 ? Number.NaN : book.entryTime });
+  return { segments, adjustment, barMs, breaks, replay, failed: () => failure !== undefined, records, finish };
 }
 
 interface RunRecords {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import { BAR_UNIT_CODES } from '../../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../../engine/types.ts';
-import { allocateColumns, sliceByTime } from './columns.ts';
+import { allocateColumns, lowerBound, sliceByTime } from './columns.ts';
 
 export interface CacheKey {
   readonly contractId: string;
@@ -243,6 +243,19 @@ export class BarCache {
       yield decode(data, count);
     }
     if (at !== expected) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
+  }
+
+  /** How many of an import's bars start in [from, to), reading only the stored time columns. */
+  importCountIn(source: string, from: number, to: number): number {
+    let inside = 0;
+    for (const row of this.db.prepare('SELECT count, substr(data, 1, count * 8) FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
+      const [count, data] = row as [number, Buffer];
+      // Copied, not viewed: a BLOB's bytes need not be 8-byte aligned.
+      const time = new Float64Array(count);
+      new Uint8Array(time.buffer).set(data);
+      inside += lowerBound(time, to) - lowerBound(time, from);
+    }
+    return inside;
   }
 
   /** Bars with start in [from, to) from the cache, as columns (whatever is stored; check `missing` first). */

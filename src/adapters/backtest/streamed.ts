@@ -1,0 +1,361 @@
+/**
+ * A backtest that streams its bars from the bar cache: a `tickline import` is read one stored chunk at a
+ * time, each chunk pushed into the engine as it is read and let go, and what the results need of every bar
+ * is gathered while the bars pass (the drawdown, the end-of-day equity, where trade times fall among the
+ * bars, the chart's candles, the chosen rows of equity.csv). Memory then grows with the trades, not the
+ * bars: 50 M bars run in about the memory of 10 M. The figures are those of the whole-history run of the
+ * same bars, exactly (test/unit/backtest/streamed.test.ts checks them against it).
+ *
+ * What streams: a CSV data source whose file has a current import, one contract, the data's own
+ * timeframe, `outputs.equity` daily or per-trade. What falls back to the whole history, and why:
+ * - a contract column with several months, or a continuous contract (`contract: ES`): the back-adjustment
+ *   of each month depends on every later roll, so it needs the whole history before the first bar;
+ * - a timeframe coarser than the data's: the bars would be aggregated first;
+ * - `outputs.equity: per-bar`: the per-bar curve is what a streamed run does not keep;
+ * - no import of the file (a CSV is parsed whole).
+ * A streamed report leaves out the strategy's plots (they read whole columns) and the evaluation (its day
+ * paths read every bar), each with a line in the report and in the terminal saying so.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../../engine/log.ts';
+import { TradingCalendar } from '../../engine/calendar.ts';
+import { riskConfigSchema } from '../../engine/risk.ts';
+import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
+import { timeframeLabel } from '../../engine/timeframe.ts';
+import type { BarColumns } from '../../engine/types.ts';
+import { CandleBuilder } from '../../report/chart-data.ts';
+import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
+import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
+import type { ClosedTrade, EquityCurve, ReportInput, Statistics } from '../../report/types.ts';
+import type { BacktestOutcome, ExecuteOptions } from './backtest.ts';
+import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, fillOptions, importSignature, reportConfig } from './backtest.ts';
+import { DEFAULT_BAR_CACHE, type BacktestConfig } from './config.ts';
+import type { BacktestContract } from './contract.ts';
+import { SAMPLE_STEPS, spacingWarning } from './data-checks.ts';
+import { EquityRowPicker } from './outputs.ts';
+import { runStreamedBacktest, type RunRecordsSoFar } from './run.ts';
+import { BarCache, type ImportInfo } from './sources/cache.ts';
+import { sliceByIndex, sliceByTime } from './sources/columns.ts';
+
+/** Above this many bars an import streams by default (the whole path holds about 130 bytes a bar). */
+export const STREAM_AUTO_BARS = 5_000_000;
+
+/** The import a run would stream, or why it runs on the whole history. */
+export type StreamChoice =
+  | { readonly stream: true; readonly cacheFile: string; readonly file: string; readonly info: ImportInfo }
+  | { readonly stream: false; readonly why?: string };
+
+/** Whether a definition streams (see the module comment); `why` is set when it was asked to and cannot. */
+export function streamChoice(config: BacktestConfig, contract: BacktestContract, options: ExecuteOptions): StreamChoice {
+  const data = config.data;
+  if (data.source !== 'csv' || data.stream === false || options.history !== undefined) return { stream: false };
+  const asked = data.stream === true;
+  const cwd = options.cwd ?? process.cwd();
+  const file = path.resolve(cwd, data.file);
+  const cacheFile = path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE);
+  const cannot = (why: string): StreamChoice => (asked ? { stream: false, why: `data.stream: ${why}; the whole history is loaded instead` } : { stream: false });
+  if (!existsSync(cacheFile) || !existsSync(file)) return cannot(`${path.relative(cwd, file)} has no import in the bar cache (run tickline import)`);
+  const cache = new BarCache(cacheFile);
+  let info: ImportInfo | undefined;
+  try {
+    info = cache.importInfo(file, importSignature(file, contract.grid, csvOptionsOf(data)));
+  } finally {
+    cache.close();
+  }
+  if (info === undefined) return cannot(`${path.relative(cwd, file)} has no current import in the bar cache (run tickline import)`);
+  if (contract.continuous !== undefined) return cannot('a continuous contract needs every roll before the first bar (back-adjustment)');
+  if (info.segments.length > 1) return cannot("the file's contract column names several months, whose back-adjustment needs every roll before the first bar");
+  if (config.timeframe.unit !== data.timeframe.unit || config.timeframe.unitNumber !== data.timeframe.unitNumber) return cannot(`timeframe ${timeframeLabel(config.timeframe)} would aggregate the data's ${timeframeLabel(data.timeframe)} bars`);
+  if (config.outputs.equity === 'per-bar') return cannot('outputs.equity per-bar needs the per-bar equity curve, which a streamed run does not keep');
+  if (options.recordEquity === false) return cannot('a run without its equity curve has nothing to stream for');
+  if (!asked) {
+    if (info.count <= STREAM_AUTO_BARS) return { stream: false };
+    // Streaming by default must not cost what was asked for: an evaluation reads every bar.
+    if ((options.evaluation ?? accountEvaluation(config.account, '')) !== undefined) return { stream: false };
+  }
+  return { stream: true, cacheFile, file, info };
+}
+
+/**
+ * The bars each trade covers (`addTradeSpan`), found while the bars pass: each fill's time is looked up
+ * when the fill is recorded and resolved by the bars that follow (how many start at or before it, and
+ * strictly before it); a closed trade becomes its span once both its times are resolved. Only the times a
+ * later trade can still need are kept (from the open position's entry on), a few entries, not one a fill.
+ */
+class TradeSpans {
+  readonly spans: number[] = [];
+  private count = 0;
+  private lastTime = Number.NEGATIVE_INFINITY;
+  /** Time -> bars starting at or before it, and strictly before it, so far (`resolved`: final). */
+  private readonly pending = new Map<number, { atOrBefore: number; before: number }>();
+  private readonly resolved = new Map<number, { atOrBefore: number; before: number }>();
+  /** Closed trades waiting for their exit time to be resolved. */
+  private readonly waiting: Pick<ClosedTrade, 'entryTime' | 'exitTime'>[] = [];
+
+  get bars(): number {
+    return this.count;
+  }
+
+  /** A fill's time, when it is recorded (before the bars after it pass). */
+  fillAt(t: number): void {
+    if (this.resolved.has(t) || this.pending.has(t)) return;
+    // Every bar so far starts at or before a fill's time: a fill happens in the bar being replayed or after it.
+    if (t < this.lastTime) throw new Error(`internal: a fill at ${t} came after a bar starting at ${this.lastTime}`);
+    this.pending.set(t, { atOrBefore: this.count, before: t === this.lastTime ? this.count - 1 : this.count });
+  }
+
+  closed(trade: Pick<ClosedTrade, 'entryTime' | 'exitTime'>): void {
+    this.waiting.push(trade);
+  }
+
+  /** The next bars; then spans for the trades whose times they resolved, and times no trade needs are dropped. */
+  add(time: Float64Array, openSince: number): void {
+    const n = time.length;
+    if (n === 0) return;
+    for (const [t, counts] of this.pending) {
+      counts.atOrBefore += upperBound(time, t);
+      counts.before += lowerBoundOf(time, t);
+      if (time[n - 1]! > t) {
+        this.pending.delete(t);
+        this.resolved.set(t, counts);
+      }
+    }
+    this.count += n;
+    this.lastTime = time[n - 1]!;
+    this.settle(false);
+    let keepFrom = Number.isNaN(openSince) ? this.lastTime : openSince;
+    for (const trade of this.waiting) keepFrom = Math.min(keepFrom, trade.entryTime);
+    for (const key of this.resolved.keys()) {
+      if (key >= keepFrom) break;
+      this.resolved.delete(key);
+    }
+  }
+
+  /** After the last bar: every time looked up is final. */
+  finish(): readonly number[] {
+    this.settle(true);
+    return this.spans;
+  }
+
+  private settle(all: boolean): void {
+    let kept = 0;
+    for (const trade of this.waiting) {
+      if (!all && !this.resolved.has(trade.exitTime)) {
+        this.waiting[kept++] = trade;
+        continue;
+      }
+      addTradeSpan(this.spans, trade, (t) => this.lookup(t).atOrBefore - 1, (t) => this.lookup(t).before - 1);
+    }
+    this.waiting.length = kept;
+  }
+
+  private lookup(t: number): { atOrBefore: number; before: number } {
+    const found = this.resolved.get(t) ?? this.pending.get(t);
+    if (found === undefined) throw new Error(`internal: no bar position kept for ${t}`);
+    return found;
+  }
+}
+
+function upperBound(values: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function lowerBoundOf(values: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Everything gathered from the bars as they pass. */
+class StreamedGathering {
+  readonly drawdown: DrawdownTracker;
+  readonly dayEnds: { day: string; equity: number }[] = [];
+  endingEquity: number | undefined;
+  readonly spans = new TradeSpans();
+  readonly candles: CandleBuilder;
+  readonly rows: EquityRowPicker;
+  first = Number.NaN;
+  last = Number.NaN;
+  /** The first bar times, for the spacing check of the whole path (which samples them too). */
+  readonly sample: number[] = [];
+  private fillsSeen = 0;
+  private tradesSeen = 0;
+
+  constructor(
+    total: number,
+    startingBalance: number,
+    idleLimitMs: number,
+    private readonly calendar: TradingCalendar,
+    rows: EquityRowPicker,
+    maxCandles: number,
+  ) {
+    this.drawdown = new DrawdownTracker(startingBalance, idleLimitMs);
+    this.candles = new CandleBuilder(total, maxCandles, startingBalance);
+    this.rows = rows;
+  }
+
+  add(bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar): void {
+    for (; this.fillsSeen < records.fills.length; this.fillsSeen++) this.spans.fillAt(records.fills[this.fillsSeen]!.time);
+    for (; this.tradesSeen < records.trades.length; this.tradesSeen++) {
+      const trade = records.trades[this.tradesSeen]!;
+      this.rows.addExit(trade.exitTime);
+      this.spans.closed(trade);
+    }
+    const n = bars.time.length;
+    if (n === 0) return;
+    if (Number.isNaN(this.first)) this.first = bars.time[0]!;
+    this.last = bars.time[n - 1]!;
+    for (let i = 0; i < n && this.sample.length <= SAMPLE_STEPS; i++) this.sample.push(bars.time[i]!);
+    this.spans.add(bars.time, records.openSince);
+    this.drawdown.add(equity);
+    addDayEnds(this.dayEnds, equity, this.calendar);
+    if (equity.equity.length > 0) this.endingEquity = equity.equity[equity.equity.length - 1]!;
+    this.candles.add(bars, equity.equity);
+    this.rows.add(equity);
+  }
+}
+
+/** The chunks of an import within [from, to), each cut into pieces of at most `pieceBars` (tests use small ones). */
+function* importChunks(cache: BarCache, file: string, info: ImportInfo, from: number | undefined, to: number | undefined, pieceBars: number): Generator<BarColumns> {
+  for (const chunk of cache.importChunks(file, info.count)) {
+    const inside = from === undefined && to === undefined ? chunk : sliceByTime(chunk, from, to);
+    for (let start = 0; start < inside.time.length; start += pieceBars) yield sliceByIndex(inside, start, Math.min(inside.time.length, start + pieceBars));
+  }
+}
+
+export interface StreamedOptions extends ExecuteOptions {
+  readonly strategy: StrategyModule;
+  /** Bars per piece handed to the engine (default: a stored chunk whole); tests cut them small. */
+  readonly pieceBars?: number;
+  /** Candles the report's chart is cut into (the report's default otherwise); tests make k > 1 on few bars. */
+  readonly maxCandles?: number;
+}
+
+/** A run that streams its bars (`streamChoice` said it can): the outcome, its statistics computed already. */
+export function runStreamedDefinition(config: BacktestConfig, name: string, contract: BacktestContract, choice: Extract<StreamChoice, { stream: true }>, options: StreamedOptions): BacktestOutcome {
+  const strategy = options.strategy;
+  const cwd = options.cwd ?? process.cwd();
+  const from = config.from;
+  const to = config.to;
+  const { info, file } = choice;
+  const cache = new BarCache(choice.cacheFile);
+  try {
+    const total = from === undefined && to === undefined ? info.count : cache.importCountIn(file, from ?? Number.NEGATIVE_INFINITY, to ?? Number.POSITIVE_INFINITY);
+    const description = `${path.relative(cwd, file)} (imported), streamed from the bar cache`;
+    if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
+    const tradingDay = riskConfigSchema.parse(config.risk).tradingDay;
+    const calendar = new TradingCalendar(tradingDay);
+    const idleLimitMs = config.gaps.longerThanHours * 3_600_000;
+    const equityMode = config.outputs.equity === 'per-bar' ? 'daily' : config.outputs.equity;
+    const gathering = new StreamedGathering(total, config.account.startingBalance, idleLimitMs, calendar, new EquityRowPicker(equityMode, tradingDay), options.maxCandles ?? DEFAULT_MAX_POINTS);
+    const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
+    const { segments: _none, ...continuity } = continuityOptions(config, { bars: EMPTY_BARS, timeframe: config.timeframe, description });
+    const result = runStreamedBacktest({
+      contract,
+      chunks: importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY),
+      total,
+      dataTimeframe: config.timeframe,
+      timeframe: config.timeframe,
+      strategy,
+      params: config.strategy.params,
+      account: config.account,
+      risk: config.risk,
+      fills: fillOptions(config.fills, fee),
+      recordEquity: true,
+      ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
+      continuity,
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      onBars: (bars, equity, records) => gathering.add(bars, equity, records),
+    });
+    const warnings: string[] = [];
+    const spacing = spacingWarning({ time: Float64Array.from(gathering.sample) }, config.timeframe, description.split(',')[0]!);
+    if (spacing !== undefined) {
+      warnings.push(spacing);
+      options.logger?.warn(spacing);
+    }
+    const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
+    const notes = leftOut(strategy, params, options.evaluation ?? accountEvaluation(config.account, name), total);
+    for (const note of notes) options.logger?.info(note);
+    const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
+    const report: ReportInput = {
+      title,
+      contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
+      startingBalance: result.startingBalance,
+      bars: EMPTY_BARS,
+      trades: result.trades,
+      equity: result.equity,
+      violations: result.reportViolations,
+      closestApproach: result.closestApproach,
+      passed: result.passed,
+      verdict: result.verdict,
+      orderListHash: result.orderListHash,
+      strategy: { name: strategy.name, params },
+      data: description,
+      rolls: [],
+      gaps: result.gaps,
+      timeframe: timeframeLabel(config.timeframe),
+      overlays: [],
+      decisions: result.decisions,
+      config: reportConfig(config, contract, strategy, params, description, { first: gathering.first, last: gathering.last, count: total }, fee),
+      tradingDay: result.riskConfig.tradingDay,
+      streamed: { count: total, first: gathering.first, last: gathering.last, chart: gathering.candles.result(contract.grid) },
+      notes,
+    };
+    const statistics: Statistics = streamedStatistics(
+      report,
+      {
+        drawdown: gathering.drawdown,
+        dayEnds: gathering.dayEnds,
+        endingEquity: gathering.endingEquity,
+        bars: gathering.spans.bars,
+        spans: gathering.spans.finish(),
+      },
+      calendar,
+    );
+    return {
+      name,
+      title,
+      contract,
+      history: { bars: EMPTY_BARS, timeframe: config.timeframe, description },
+      result,
+      report,
+      statistics,
+      outputs: config.outputs,
+      warnings,
+      equityRows: gathering.rows.finish(),
+    };
+  } finally {
+    cache.close();
+  }
+}
+
+const EMPTY_BARS: BarColumns = { time: new Float64Array(0), open: new Float64Array(0), high: new Float64Array(0), low: new Float64Array(0), close: new Float64Array(0), volume: new Float64Array(0) };
+
+/** The lines saying what a streamed report leaves out, and why. */
+function leftOut(strategy: StrategyModule, params: unknown, evaluation: unknown, bars: number): string[] {
+  const notes: string[] = [];
+  const plots = strategy.plots?.(params) ?? [];
+  if (plots.length > 0) {
+    notes.push(`The strategy's plots (${plots.map((p) => p.name).join(', ')}) are left out of the chart: the run streamed its ${bars} bars from the bar cache and a plot reads whole columns (set data.stream: false to draw them).`);
+  }
+  if (evaluation !== undefined) {
+    notes.push('The evaluation is left out: the run streamed its bars from the bar cache and an evaluation reads every bar (set data.stream: false to run it).');
+  }
+  return notes;
+}
+
+export type { Logger };
