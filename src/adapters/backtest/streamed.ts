@@ -7,10 +7,10 @@
  * same bars, exactly (test/unit/backtest/streamed.test.ts checks them against it).
  *
  * What streams: a CSV data source whose file has a current import, one contract, the data's own
- * timeframe, `outputs.equity` daily or per-trade. What falls back to the whole history, and why:
+ * timeframe or a coarser one (aggregated chunk by chunk), `outputs.equity` daily or per-trade. What falls back to the whole history, and why:
  * - a contract column with several months, or a continuous contract (`contract: ES`): the back-adjustment
  *   of each month depends on every later roll, so it needs the whole history before the first bar;
- * - a timeframe coarser than the data's: the bars would be aggregated first;
+ * - a timeframe finer than the data's: refused as in a whole run (whose error it then gives);
  * - `outputs.equity: per-bar`: the per-bar curve is what a streamed run does not keep;
  * - no import of the file (a CSV is parsed whole).
  * A streamed report leaves out the strategy's plots (they read whole columns) and the evaluation (its day
@@ -22,8 +22,8 @@ import type { Logger } from '../../engine/log.ts';
 import { TradingCalendar } from '../../engine/calendar.ts';
 import { riskConfigSchema } from '../../engine/risk.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
-import { timeframeLabel } from '../../engine/timeframe.ts';
-import type { BarColumns } from '../../engine/types.ts';
+import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
+import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import { CandleBuilder } from '../../report/chart-data.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
@@ -36,7 +36,7 @@ import { SAMPLE_STEPS, spacingWarning } from './data-checks.ts';
 import { EquityRowPicker } from './outputs.ts';
 import { runStreamedBacktest, type RunRecordsSoFar } from './run.ts';
 import { BarCache, type ImportInfo } from './sources/cache.ts';
-import { sliceByIndex, sliceByTime } from './sources/columns.ts';
+import { aggregate, concatColumns, sliceByIndex, sliceByTime } from './sources/columns.ts';
 
 /** Above this many bars an import streams by default (the whole path holds about 130 bytes a bar). */
 export const STREAM_AUTO_BARS = 5_000_000;
@@ -66,7 +66,7 @@ export function streamChoice(config: BacktestConfig, contract: BacktestContract,
   if (info === undefined) return cannot(`${path.relative(cwd, file)} has no current import in the bar cache (run tickline import)`);
   if (contract.continuous !== undefined) return cannot('a continuous contract needs every roll before the first bar (back-adjustment)');
   if (info.segments.length > 1) return cannot("the file's contract column names several months, whose back-adjustment needs every roll before the first bar");
-  if (config.timeframe.unit !== data.timeframe.unit || config.timeframe.unitNumber !== data.timeframe.unitNumber) return cannot(`timeframe ${timeframeLabel(config.timeframe)} would aggregate the data's ${timeframeLabel(data.timeframe)} bars`);
+  if (nominalMs(config.timeframe) < nominalMs(data.timeframe)) return { stream: false };
   if (config.outputs.equity === 'per-bar') return cannot('outputs.equity per-bar needs the per-bar equity curve, which a streamed run does not keep');
   if (options.recordEquity === false) return cannot('a run without its equity curve has nothing to stream for');
   if (!asked) {
@@ -207,6 +207,11 @@ class StreamedGathering {
     this.rows = rows;
   }
 
+  /** The data's own bars as they are read, before any aggregation. */
+  sampleSpacing(bars: BarColumns): void {
+    for (let i = 0; i < bars.time.length && this.sample.length <= SAMPLE_STEPS; i++) this.sample.push(bars.time[i]!);
+  }
+
   add(bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar): void {
     for (; this.fillsSeen < records.fills.length; this.fillsSeen++) this.spans.fillAt(records.fills[this.fillsSeen]!.time);
     for (; this.tradesSeen < records.trades.length; this.tradesSeen++) {
@@ -218,7 +223,6 @@ class StreamedGathering {
     if (n === 0) return;
     if (Number.isNaN(this.first)) this.first = bars.time[0]!;
     this.last = bars.time[n - 1]!;
-    for (let i = 0; i < n && this.sample.length <= SAMPLE_STEPS; i++) this.sample.push(bars.time[i]!);
     this.spans.add(bars.time, records.openSince);
     this.drawdown.add(equity);
     addDayEnds(this.dayEnds, equity, this.calendar);
@@ -234,6 +238,42 @@ function* importChunks(cache: BarCache, file: string, info: ImportInfo, from: nu
     const inside = from === undefined && to === undefined ? chunk : sliceByTime(chunk, from, to);
     for (let start = 0; start < inside.time.length; start += pieceBars) yield sliceByIndex(inside, start, Math.min(inside.time.length, start + pieceBars));
   }
+}
+
+/**
+ * Chunks of a coarser timeframe, the same bars `aggregate` makes of the whole history: each chunk's last
+ * bucket waits for the next chunk (the bucket may go on there), and the last one is let out at the end.
+ * `sample` sees the data's own bars first (the spacing check reads them, not the aggregated ones).
+ */
+function* aggregated(chunks: Iterable<BarColumns>, timeframe: Timeframe, sample: (bars: BarColumns) => void): Generator<BarColumns> {
+  let carry: BarColumns | undefined;
+  for (const chunk of chunks) {
+    sample(chunk);
+    const n = chunk.time.length;
+    if (n === 0) continue;
+    const lastBucket = bucketStart(chunk.time[n - 1]!, timeframe);
+    let cut = n;
+    while (cut > 0 && bucketStart(chunk.time[cut - 1]!, timeframe) === lastBucket) cut--;
+    const ready = carry === undefined ? sliceByIndex(chunk, 0, cut) : concatColumns([carry, sliceByIndex(chunk, 0, cut)]);
+    const rest = sliceByIndex(chunk, cut, n);
+    if (cut === 0) {
+      carry = carry === undefined ? copyColumns(rest) : concatColumns([carry, rest]);
+      continue;
+    }
+    carry = copyColumns(rest);
+    yield aggregate(ready, timeframe);
+  }
+  if (carry !== undefined && carry.time.length > 0) yield aggregate(carry, timeframe);
+}
+
+function copyColumns(bars: BarColumns): BarColumns {
+  return concatColumns([bars]);
+}
+
+/** Bars of an import in [from, to) and, when the run's timeframe is coarser, how many it aggregates to. */
+function countBars(cache: BarCache, file: string, info: ImportInfo, from: number | undefined, to: number | undefined, timeframe: Timeframe | undefined): number {
+  if (timeframe === undefined && from === undefined && to === undefined) return info.count;
+  return cache.importCountIn(file, from ?? Number.NEGATIVE_INFINITY, to ?? Number.POSITIVE_INFINITY, timeframe);
 }
 
 export interface StreamedOptions extends ExecuteOptions {
@@ -253,7 +293,9 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
   const { info, file } = choice;
   const cache = new BarCache(choice.cacheFile);
   try {
-    const total = from === undefined && to === undefined ? info.count : cache.importCountIn(file, from ?? Number.NEGATIVE_INFINITY, to ?? Number.POSITIVE_INFINITY);
+    const data = config.data as Extract<BacktestConfig['data'], { source: 'csv' }>;
+    const coarser = sameTimeframe(config.timeframe, data.timeframe) ? undefined : config.timeframe;
+    const total = countBars(cache, file, info, from, to, coarser);
     const description = `${path.relative(cwd, file)} (imported), streamed from the bar cache`;
     if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
     const tradingDay = riskConfigSchema.parse(config.risk).tradingDay;
@@ -262,10 +304,11 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
     const equityMode = config.outputs.equity === 'per-bar' ? 'daily' : config.outputs.equity;
     const gathering = new StreamedGathering(total, config.account.startingBalance, idleLimitMs, calendar, new EquityRowPicker(equityMode, tradingDay), options.maxCandles ?? DEFAULT_MAX_POINTS);
     const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
+    const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
     const { segments: _none, ...continuity } = continuityOptions(config, { bars: EMPTY_BARS, timeframe: config.timeframe, description });
     const result = runStreamedBacktest({
       contract,
-      chunks: importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY),
+      chunks: coarser === undefined ? sampled(pieces, (bars) => gathering.sampleSpacing(bars)) : aggregated(pieces, coarser, (bars) => gathering.sampleSpacing(bars)),
       total,
       dataTimeframe: config.timeframe,
       timeframe: config.timeframe,
@@ -282,7 +325,7 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
       onBars: (bars, equity, records) => gathering.add(bars, equity, records),
     });
     const warnings: string[] = [];
-    const spacing = spacingWarning({ time: Float64Array.from(gathering.sample) }, config.timeframe, description.split(',')[0]!);
+    const spacing = spacingWarning({ time: Float64Array.from(gathering.sample) }, data.timeframe, description.split(',')[0]!);
     if (spacing !== undefined) {
       warnings.push(spacing);
       options.logger?.warn(spacing);
@@ -341,6 +384,17 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
   } finally {
     cache.close();
   }
+}
+
+function* sampled(chunks: Iterable<BarColumns>, sample: (bars: BarColumns) => void): Generator<BarColumns> {
+  for (const chunk of chunks) {
+    sample(chunk);
+    yield chunk;
+  }
+}
+
+function sameTimeframe(a: Timeframe, b: Timeframe): boolean {
+  return a.unit === b.unit && a.unitNumber === b.unitNumber;
 }
 
 const EMPTY_BARS: BarColumns = { time: new Float64Array(0), open: new Float64Array(0), high: new Float64Array(0), low: new Float64Array(0), close: new Float64Array(0), volume: new Float64Array(0) };

@@ -21,14 +21,14 @@ const contract = resolveContract('ESZ5');
 let imports = 0;
 
 /** The bars stored as a `tickline import` of a stand-in file, in a bar cache of its own. */
-function imported(bars: BarColumns): { file: string; cache: string } {
+function imported(bars: BarColumns, segments: readonly { contract: string; from: number }[] = []): { file: string; cache: string } {
   const at = path.join(dir, `import-${imports++}`);
   const file = `${at}.csv`;
   const cache = `${at}.sqlite`;
   writeFileSync(file, 't,o,h,l,c,v\n');
   const store = new BarCache(cache);
   try {
-    store.storeImport(file, importSignature(file, contract.grid, {}), { bars, segments: [] });
+    store.storeImport(file, importSignature(file, contract.grid, {}), { bars, segments });
   } finally {
     store.close();
   }
@@ -108,7 +108,7 @@ describe('a backtest streamed from the bar cache', () => {
     await expectSameFiles(whole, streamed);
   });
 
-  it('equals the whole run for random histories, gaps, chunk sizes, strategies and outputs', async () => {
+  it('equals the whole run for random histories, gaps, chunk sizes, timeframes, strategies and outputs', async () => {
     const base = syntheticBars({ seed: 9, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 5, 1), sessions: 5 });
     const n = base.time.length;
     const cut = fc.tuple(fc.integer({ min: 1, max: n - 2 }), fc.integer({ min: 1, max: 2000 })).map(([from, length]) => [from, Math.min(n - 1, from + length)] as const);
@@ -125,11 +125,13 @@ describe('a backtest streamed from the bar cache', () => {
           dailyLossLimit: fc.option(fc.constantFrom(150, 400), { nil: undefined }),
           fromBar: fc.option(fc.integer({ min: 0, max: n - 1 }), { nil: undefined }),
           maxCandles: fc.integer({ min: 1, max: 500 }),
+          minutes: fc.constantFrom(1, 1, 5, 15),
         }),
         async (cuts, chosen, pieceBars, o) => {
           const bars = withoutStretches(base, cuts);
           const files = imported(bars);
           const extra = {
+            timeframe: { unit: 'minute', unitNumber: o.minutes },
             outputs: { equity: o.equity },
             gaps: { longerThanHours: o.gapHours, flatten: o.flatten },
             account: { startingBalance: 50_000, ...(o.dailyLossLimit === undefined ? {} : { dailyLossLimit: o.dailyLossLimit }) },
@@ -170,8 +172,12 @@ describe('a backtest streamed from the bar cache', () => {
     // Asked to stream where it cannot: it says why, and the whole history runs.
     const perBar = streamChoice(config(true, { outputs: { equity: 'per-bar' } }), contract, {});
     expect(perBar).toMatchObject({ stream: false, why: expect.stringMatching(/per-bar/) });
-    const coarser = streamChoice(config(true, { timeframe: { unit: 'minute', unitNumber: 5 } }), contract, {});
-    expect(coarser).toMatchObject({ stream: false, why: expect.stringMatching(/aggregate/) });
+    const twoMonths = imported(syntheticBars({ seed: 1, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 1 }), [
+      { contract: 'ESH5', from: 0 },
+      { contract: 'ESM5', from: 100 },
+    ]);
+    const spliced = streamChoice(configOf(twoMonths, strategy, {}, true), contract, {});
+    expect(spliced).toMatchObject({ stream: false, why: expect.stringMatching(/several months/) });
   });
 
   it('rejects an unknown key of the data config', () => {

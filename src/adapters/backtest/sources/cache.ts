@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PriceGrid } from '../../../engine/ticks.ts';
-import { BAR_UNIT_CODES } from '../../../engine/timeframe.ts';
+import { BAR_UNIT_CODES, bucketStart } from '../../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../../engine/types.ts';
 import { allocateColumns, lowerBound, sliceByTime } from './columns.ts';
 
@@ -245,15 +245,29 @@ export class BarCache {
     if (at !== expected) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
   }
 
-  /** How many of an import's bars start in [from, to), reading only the stored time columns. */
-  importCountIn(source: string, from: number, to: number): number {
+  /**
+   * How many of an import's bars start in [from, to), reading only the stored time columns; with a
+   * timeframe, how many bars of it they aggregate to (one per bucket that has bars).
+   */
+  importCountIn(source: string, from: number, to: number, timeframe?: Timeframe): number {
     let inside = 0;
+    let bucket = Number.NaN;
     for (const row of this.db.prepare('SELECT count, substr(data, 1, count * 8) FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
       const [count, data] = row as [number, Buffer];
       // Copied, not viewed: a BLOB's bytes need not be 8-byte aligned.
       const time = new Float64Array(count);
       new Uint8Array(time.buffer).set(data);
-      inside += lowerBound(time, to) - lowerBound(time, from);
+      const start = lowerBound(time, from);
+      const end = lowerBound(time, to);
+      if (timeframe === undefined) {
+        inside += end - start;
+        continue;
+      }
+      for (let i = start; i < end; i++) {
+        const b = bucketStart(time[i]!, timeframe);
+        if (b !== bucket) inside++;
+        bucket = b;
+      }
     }
     return inside;
   }
