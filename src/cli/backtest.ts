@@ -199,9 +199,9 @@ export async function run(args: string[]): Promise<number> {
     : undefined;
   try {
     const { config, name, strategy, evaluation } = await loadBacktestConfig(parsed);
-    const outcome = await executeBacktest(config, name, { logger, strategy, ...(evaluation ? { evaluation } : {}), ...(onProgress ? { onProgress } : {}) });
-    (bar as SingleBar | null)?.stop();
     const outDir = config.out ?? path.join('out', name);
+    const outcome = await executeBacktest(config, name, { logger, strategy, outputDir: outDir, ...(evaluation ? { evaluation } : {}), ...(onProgress ? { onProgress } : {}) });
+    (bar as SingleBar | null)?.stop();
     const written = await writeBacktestOutputs(outDir, outcome);
     const { result } = outcome;
     const lines = [

@@ -95,8 +95,9 @@ export async function run(args: string[]): Promise<number> {
   try {
     const { config, name, strategy, evaluation } = await loadBacktestConfig(backtest);
     if (evaluation === undefined) throw new UsageError(`no evaluation: pass --evaluation <preset|file> (presets: ${presetNames().join(', ')}) or set evaluation: in ${backtest.config}`);
-    const outcome = await executeBacktest(config, name, { logger, strategy, evaluation, monteCarlo });
-    const written = await writeBacktestOutputs(config.out ?? path.join('out', name), outcome);
+    const outDir = config.out ?? path.join('out', name);
+    const outcome = await executeBacktest(config, name, { logger, strategy, evaluation, monteCarlo, outputDir: outDir });
+    const written = await writeBacktestOutputs(outDir, outcome);
     const { result } = outcome;
     const lines = [
       `${outcome.title}`,

@@ -201,6 +201,8 @@ export interface BacktestOutcome {
   readonly warnings: readonly string[];
   /** A streamed run's equity.csv rows (`outputs.equity`), picked as the bars passed; its `result.equity` is empty. */
   readonly equityRows?: EquityCurve;
+  /** The equity.csv a streamed per-bar run wrote while it ran (in `ExecuteOptions.outputDir`). */
+  readonly equityFile?: string;
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -222,6 +224,11 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly overlays?: boolean;
   /** Keep every risk-guard decision for decisions.csv and the report (default: as `recordEquity`); counts are always kept. */
   readonly decisions?: boolean;
+  /**
+   * The folder the result files will be written to: a streamed run asked for a per-bar equity.csv writes
+   * it there row by row while it runs (without it, such a run loads the whole history).
+   */
+  readonly outputDir?: string;
 }
 
 /** The account's own rules as an evaluation, when it has a target and a maximum loss limit to judge by. */

@@ -3,7 +3,8 @@
  * output is ever one whole-file string, and the time column is formatted incrementally (the date part once
  * per UTC day, the time of day from integer arithmetic) instead of a Date and toISOString per row.
  */
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import type fastJson from 'fast-json-stringify';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
@@ -242,6 +243,7 @@ export class EquityRowPicker {
   }
 
   addExit(time: number): void {
+    if (this.mode === 'daily') return;
     // Exits come in closing order, so in time order; the sort keeps an out-of-order one where it belongs.
     let at = this.exits.length;
     while (at > this.nextExit && this.exits[at - 1]! > time) at--;
@@ -273,6 +275,9 @@ export class EquityRowPicker {
     }
   }
 
+  /** Nothing was written. */
+  discard(): void {}
+
   /** The chosen rows as a curve (the last point is always one). */
   finish(): EquityCurve {
     if (this.pending) this.keep();
@@ -283,6 +288,37 @@ export class EquityRowPicker {
     this.times.push(this.pendingTime);
     this.values.push(this.pendingValue);
     this.pending = false;
+  }
+}
+
+/**
+ * A per-bar `equity.csv` written while a streamed run's points pass, the same text `writeEquityCsv` writes
+ * of the whole curve; the file takes its name at `finish` (`discard` removes it when the run fails).
+ */
+export class EquityCsvRows {
+  private readonly out: StreamedTextFile;
+  private readonly iso = new IsoTimeFormatter();
+
+  constructor(readonly file: string) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    this.out = new StreamedTextFile(file);
+    this.out.write('time,equity\n');
+  }
+
+  addExit(_time: number): void {}
+
+  add(curve: EquityCurve): void {
+    const length = Math.min(curve.time.length, curve.equity.length);
+    for (let i = 0; i < length; i++) this.out.write(`${this.iso.format(curve.time[i]!)},${cents(curve.equity[i]!)}\n`);
+  }
+
+  finish(): undefined {
+    this.out.close();
+    return undefined;
+  }
+
+  discard(): void {
+    this.out.discard();
   }
 }
 

@@ -3,7 +3,7 @@
  * equity curve at the rows `outputs.equity` chooses), so the output phase is linear in what it writes and
  * never holds a whole file as one string. The same outcome always gives the same bytes.
  */
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { writeReport } from '../../report/html.ts';
 import { evaluationJson } from '../../report/evaluation.ts';
@@ -153,7 +153,10 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   json('rolls.json', result.rolls.map((r) => ({ time: at(r.time), from: r.from, to: r.to, position: r.position, action: r.action })));
   json('gaps.json', result.gaps.map((g) => ({ from: at(g.from), to: at(g.to), hours: Number(((g.to - g.from) / 3_600_000).toFixed(2)), flattened: g.flattened })));
   if (outcome.report.evaluation !== undefined) json('evaluation.json', evaluationJson(outcome.report.evaluation));
-  if (outcome.equityRows !== undefined) {
+  if (outcome.equityFile !== undefined) {
+    // Written while the run streamed; elsewhere when the outputs go to another folder than it was told.
+    if (path.resolve(outcome.equityFile) !== path.resolve(file('equity.csv'))) copyFileSync(outcome.equityFile, file('equity.csv'));
+  } else if (outcome.equityRows !== undefined) {
     writeEquityCsv(file('equity.csv'), outcome.equityRows, equityRows(outcome.equityRows, 'per-bar', []));
   } else {
     writeEquityCsv(file('equity.csv'), result.equity, equityRows(result.equity, outcome.outputs.equity, result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay));

@@ -11,7 +11,8 @@
  * - a contract column with several months, or a continuous contract (`contract: ES`): the back-adjustment
  *   of each month depends on every later roll, so it needs the whole history before the first bar;
  * - a timeframe finer than the data's: refused as in a whole run (whose error it then gives);
- * - `outputs.equity: per-bar`: the per-bar curve is what a streamed run does not keep;
+ * - `outputs.equity: per-bar` when the caller does not say where the outputs go (the CLI does: the rows
+ *   are then written to equity.csv while the run streams);
  * - no import of the file (a CSV is parsed whole).
  * A streamed report leaves out the strategy's plots (they read whole columns) and the evaluation (its day
  * paths read every bar), each with a line in the report and in the terminal saying so.
@@ -33,7 +34,7 @@ import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, 
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './config.ts';
 import type { BacktestContract } from './contract.ts';
 import { SAMPLE_STEPS, spacingWarning } from './data-checks.ts';
-import { EquityRowPicker } from './outputs.ts';
+import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import { runStreamedBacktest, type RunRecordsSoFar } from './run.ts';
 import { BarCache, type ImportInfo } from './sources/cache.ts';
 import { aggregate, concatColumns, sliceByIndex, sliceByTime } from './sources/columns.ts';
@@ -67,7 +68,7 @@ export function streamChoice(config: BacktestConfig, contract: BacktestContract,
   if (contract.continuous !== undefined) return cannot('a continuous contract needs every roll before the first bar (back-adjustment)');
   if (info.segments.length > 1) return cannot("the file's contract column names several months, whose back-adjustment needs every roll before the first bar");
   if (nominalMs(config.timeframe) < nominalMs(data.timeframe)) return { stream: false };
-  if (config.outputs.equity === 'per-bar') return cannot('outputs.equity per-bar needs the per-bar equity curve, which a streamed run does not keep');
+  if (config.outputs.equity === 'per-bar' && options.outputDir === undefined) return cannot('outputs.equity per-bar is written while the run streams, and this run was not told where its outputs go');
   if (options.recordEquity === false) return cannot('a run without its equity curve has nothing to stream for');
   if (!asked) {
     if (info.count <= STREAM_AUTO_BARS) return { stream: false };
@@ -186,7 +187,7 @@ class StreamedGathering {
   endingEquity: number | undefined;
   readonly spans = new TradeSpans();
   readonly candles: CandleBuilder;
-  readonly rows: EquityRowPicker;
+  readonly rows: EquityRowPicker | EquityCsvRows;
   first = Number.NaN;
   last = Number.NaN;
   /** The first bar times, for the spacing check of the whole path (which samples them too). */
@@ -199,7 +200,7 @@ class StreamedGathering {
     startingBalance: number,
     idleLimitMs: number,
     private readonly calendar: TradingCalendar,
-    rows: EquityRowPicker,
+    rows: EquityRowPicker | EquityCsvRows,
     maxCandles: number,
   ) {
     this.drawdown = new DrawdownTracker(startingBalance, idleLimitMs);
@@ -301,12 +302,14 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
     const tradingDay = riskConfigSchema.parse(config.risk).tradingDay;
     const calendar = new TradingCalendar(tradingDay);
     const idleLimitMs = config.gaps.longerThanHours * 3_600_000;
-    const equityMode = config.outputs.equity === 'per-bar' ? 'daily' : config.outputs.equity;
-    const gathering = new StreamedGathering(total, config.account.startingBalance, idleLimitMs, calendar, new EquityRowPicker(equityMode, tradingDay), options.maxCandles ?? DEFAULT_MAX_POINTS);
+    const rows = config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(options.outputDir!, 'equity.csv')) : new EquityRowPicker(config.outputs.equity, tradingDay);
+    const gathering = new StreamedGathering(total, config.account.startingBalance, idleLimitMs, calendar, rows, options.maxCandles ?? DEFAULT_MAX_POINTS);
     const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
     const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
     const { segments: _none, ...continuity } = continuityOptions(config, { bars: EMPTY_BARS, timeframe: config.timeframe, description });
-    const result = runStreamedBacktest({
+    let result: ReturnType<typeof runStreamedBacktest>;
+    try {
+      result = runStreamedBacktest({
       contract,
       chunks: coarser === undefined ? sampled(pieces, (bars) => gathering.sampleSpacing(bars)) : aggregated(pieces, coarser, (bars) => gathering.sampleSpacing(bars)),
       total,
@@ -324,6 +327,11 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       onBars: (bars, equity, records) => gathering.add(bars, equity, records),
     });
+    } catch (error) {
+      rows.discard();
+      throw error;
+    }
+    const equityRows = rows.finish();
     const warnings: string[] = [];
     const spacing = spacingWarning({ time: Float64Array.from(gathering.sample) }, data.timeframe, description.split(',')[0]!);
     if (spacing !== undefined) {
@@ -379,7 +387,7 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
       statistics,
       outputs: config.outputs,
       warnings,
-      equityRows: gathering.rows.finish(),
+      ...(rows instanceof EquityCsvRows ? { equityFile: rows.file } : { equityRows: equityRows! }),
     };
   } finally {
     cache.close();

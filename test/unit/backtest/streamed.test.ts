@@ -119,7 +119,7 @@ describe('a backtest streamed from the bar cache', () => {
         strategy,
         fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 10_000 })),
         fc.record({
-          equity: fc.constantFrom('daily', 'per-trade'),
+          equity: fc.constantFrom('daily', 'per-trade', 'per-bar'),
           gapHours: fc.constantFrom(0.5, 2, 96),
           flatten: fc.boolean(),
           dailyLossLimit: fc.option(fc.constantFrom(150, 400), { nil: undefined }),
@@ -139,10 +139,12 @@ describe('a backtest streamed from the bar cache', () => {
           };
           const whole = await executeBacktest(configOf(files, chosen, extra, false), 'run');
           const config = configOf(files, chosen, extra, true);
-          const choice = streamChoice(config, contract, {});
+          // A per-bar equity.csv is written while the run streams, into the folder it is told.
+          const outputDir = mkdtempSync(path.join(dir, 'run-'));
+          const choice = streamChoice(config, contract, { outputDir });
           if (!choice.stream) throw new Error('expected to stream');
           const { loadStrategy } = await import('../../../src/strategies/index.ts');
-          const streamed = runStreamedDefinition(config, 'run', contract, choice, { strategy: await loadStrategy(chosen.name), pieceBars, maxCandles: o.maxCandles });
+          const streamed = runStreamedDefinition(config, 'run', contract, choice, { strategy: await loadStrategy(chosen.name), pieceBars, maxCandles: o.maxCandles, outputDir });
           expectSameRun(whole, streamed);
           await expectSameFiles(whole, streamed);
           // The chart: the same candles, equity, drawdown and markers (the overlays are what a streamed run leaves out).
@@ -170,8 +172,9 @@ describe('a backtest streamed from the bar cache', () => {
     expect(streamChoice(config(false), contract, {}).stream).toBe(false);
     expect(STREAM_AUTO_BARS).toBeGreaterThan(1_000_000);
     // Asked to stream where it cannot: it says why, and the whole history runs.
-    const perBar = streamChoice(config(true, { outputs: { equity: 'per-bar' } }), contract, {});
-    expect(perBar).toMatchObject({ stream: false, why: expect.stringMatching(/per-bar/) });
+    const perBar = (options: { outputDir?: string }) => streamChoice(config(true, { outputs: { equity: 'per-bar' } }), contract, options);
+    expect(perBar({})).toMatchObject({ stream: false, why: expect.stringMatching(/per-bar/) });
+    expect(perBar({ outputDir: dir }).stream).toBe(true);
     const twoMonths = imported(syntheticBars({ seed: 1, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 1 }), [
       { contract: 'ESH5', from: 0 },
       { contract: 'ESM5', from: 100 },
