@@ -8,8 +8,9 @@
  *
  * What streams: a CSV data source whose file has a current import, one contract, the data's own
  * timeframe or a coarser one (aggregated chunk by chunk), `outputs.equity` daily or per-trade. What falls back to the whole history, and why:
- * - a contract column with several months, or a continuous contract (`contract: ES`): the back-adjustment
- *   of each month depends on every later roll, so it needs the whole history before the first bar;
+ * - a continuous contract (`contract: ES`): the back-adjustment of each month depends on every later
+ *   roll, so it needs the whole history before the first bar (a contract column's months under one
+ *   traded contract stream: they are spliced as they are, and only marked on the chart);
  * - a timeframe finer than the data's: refused as in a whole run (whose error it then gives);
  * - `outputs.equity: per-bar` when the caller does not say where the outputs go (the CLI does: the rows
  *   are then written to equity.csv while the run streams);
@@ -66,7 +67,7 @@ export function streamChoice(config: BacktestConfig, contract: BacktestContract,
   }
   if (info === undefined) return cannot(`${path.relative(cwd, file)} has no current import in the bar cache (run tickline import)`);
   if (contract.continuous !== undefined) return cannot('a continuous contract needs every roll before the first bar (back-adjustment)');
-  if (info.segments.length > 1) return cannot("the file's contract column names several months, whose back-adjustment needs every roll before the first bar");
+  if (info.segments.length > 1 && contract.continuous !== undefined) return cannot("the file's contract column names several months, whose back-adjustment needs every roll before the first bar");
   if (nominalMs(config.timeframe) < nominalMs(data.timeframe)) return { stream: false };
   if (config.outputs.equity === 'per-bar' && options.outputDir === undefined) return cannot('outputs.equity per-bar is written while the run streams, and this run was not told where its outputs go');
   if (options.recordEquity === false) return cannot('a run without its equity curve has nothing to stream for');
@@ -297,7 +298,11 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
     const data = config.data as Extract<BacktestConfig['data'], { source: 'csv' }>;
     const coarser = sameTimeframe(config.timeframe, data.timeframe) ? undefined : config.timeframe;
     const total = countBars(cache, file, info, from, to, coarser);
-    const description = `${path.relative(cwd, file)} (imported), streamed from the bar cache`;
+    // Months spliced as they are (one contract traded throughout): only the report marks where they change.
+    const segments = info.segments;
+    const spliced = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
+    const changes = segments.slice(1).map((s) => ({ time: cache.importTimeAt(file, s.from), contract: s.contract }));
+    const description = `${path.relative(cwd, file)} (imported), streamed from the bar cache${spliced}`;
     if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
     const tradingDay = riskConfigSchema.parse(config.risk).tradingDay;
     const calendar = new TradingCalendar(tradingDay);
@@ -356,7 +361,7 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
       orderListHash: result.orderListHash,
       strategy: { name: strategy.name, params },
       data: description,
-      rolls: [],
+      rolls: changes.filter((r) => r.time >= gathering.first && r.time <= gathering.last),
       gaps: result.gaps,
       timeframe: timeframeLabel(config.timeframe),
       overlays: [],
@@ -381,7 +386,7 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
       name,
       title,
       contract,
-      history: { bars: EMPTY_BARS, timeframe: config.timeframe, description },
+      history: { bars: EMPTY_BARS, timeframe: config.timeframe, description, rolls: changes },
       result,
       report,
       statistics,

@@ -3,12 +3,12 @@ import fc from 'fast-check';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { executeBacktest, importSignature, type BacktestOutcome } from '../../../src/adapters/backtest/backtest.ts';
+import { configuredContract, executeBacktest, importSignature, type BacktestOutcome } from '../../../src/adapters/backtest/backtest.ts';
 import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import { writeBacktestOutputs } from '../../../src/adapters/backtest/result-files.ts';
 import { BarCache } from '../../../src/adapters/backtest/sources/cache.ts';
-import { allocateColumns } from '../../../src/adapters/backtest/sources/columns.ts';
+import { aggregate, allocateColumns, sliceByTime } from '../../../src/adapters/backtest/sources/columns.ts';
 import { syntheticBars } from '../../../src/adapters/backtest/sources/synthetic.ts';
 import { runStreamedDefinition, streamChoice, STREAM_AUTO_BARS } from '../../../src/adapters/backtest/streamed.ts';
 import type { BarColumns } from '../../../src/engine/types.ts';
@@ -126,10 +126,12 @@ describe('a backtest streamed from the bar cache', () => {
           fromBar: fc.option(fc.integer({ min: 0, max: n - 1 }), { nil: undefined }),
           maxCandles: fc.integer({ min: 1, max: 500 }),
           minutes: fc.constantFrom(1, 1, 5, 15),
+          monthAt: fc.option(fc.integer({ min: 1, max: n - 1 }), { nil: undefined }),
         }),
         async (cuts, chosen, pieceBars, o) => {
           const bars = withoutStretches(base, cuts);
-          const files = imported(bars);
+          const months = o.monthAt === undefined || o.monthAt >= bars.time.length ? [] : [{ contract: 'ESZ5', from: 0 }, { contract: 'ESH6', from: o.monthAt }];
+          const files = imported(bars, months);
           const extra = {
             timeframe: { unit: 'minute', unitNumber: o.minutes },
             outputs: { equity: o.equity },
@@ -146,6 +148,7 @@ describe('a backtest streamed from the bar cache', () => {
           const { loadStrategy } = await import('../../../src/strategies/index.ts');
           const streamed = runStreamedDefinition(config, 'run', contract, choice, { strategy: await loadStrategy(chosen.name), pieceBars, maxCandles: o.maxCandles, outputDir });
           expectSameRun(whole, streamed);
+          expect(streamed.report.rolls).toEqual(whole.report.rolls);
           await expectSameFiles(whole, streamed);
           // The chart: the same candles, equity, drawdown and markers (the overlays are what a streamed run leaves out).
           const grid = new PriceGrid(contract.grid.tickSize, contract.grid.tickValue);
@@ -179,8 +182,45 @@ describe('a backtest streamed from the bar cache', () => {
       { contract: 'ESH5', from: 0 },
       { contract: 'ESM5', from: 100 },
     ]);
-    const spliced = streamChoice(configOf(twoMonths, strategy, {}, true), contract, {});
-    expect(spliced).toMatchObject({ stream: false, why: expect.stringMatching(/several months/) });
+    // One traded contract over the file's months streams (they are only marked); a continuous one cannot.
+    expect(streamChoice(configOf(twoMonths, strategy, {}, true), contract, {}).stream).toBe(true);
+    const continuous = configOf(twoMonths, strategy, { contract: 'ES' }, true);
+    expect(streamChoice(continuous, configuredContract(continuous), {})).toMatchObject({ stream: false, why: expect.stringMatching(/continuous/) });
+  });
+
+  it('reads an import chunk by chunk, a bar\'s time by its index and counts in a range, aggregated or not', () => {
+    const n = 300_000;
+    const bars = allocateColumns(n);
+    for (let i = 0; i < n; i++) {
+      // A minute apart, with an hour missing every 1,000 bars.
+      bars.time[i] = Date.UTC(2020, 0, 1) + (i + 60 * Math.floor(i / 1000)) * 60_000;
+      bars.open[i] = bars.high[i] = bars.low[i] = bars.close[i] = 4000 + (i % 17);
+      bars.volume[i] = i % 5;
+    }
+    const files = imported(bars);
+    const cache = new BarCache(files.cache);
+    try {
+      const chunks = [...cache.importChunks(files.file, n)];
+      expect(chunks.length).toBeGreaterThan(1);
+      let at = 0;
+      for (const chunk of chunks) {
+        for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) {
+          const bytes = (column: Float64Array) => Buffer.from(column.buffer, column.byteOffset, column.byteLength);
+          expect(bytes(chunk[key]).equals(bytes(bars[key].subarray(at, at + chunk.time.length))), key).toBe(true);
+        }
+        at += chunk.time.length;
+      }
+      expect(at).toBe(n);
+      for (const index of [0, 262_143, 262_144, 280_001, n - 1]) expect(cache.importTimeAt(files.file, index)).toBe(bars.time[index]);
+      const from = bars.time[123_456]!;
+      const to = bars.time[283_210]! + 1;
+      expect(cache.importCountIn(files.file, from, to)).toBe(283_210 - 123_456 + 1);
+      const fiveMinutes = aggregate(sliceByTime(bars, from, to), { unit: 'minute', unitNumber: 5 }).time.length;
+      expect(cache.importCountIn(files.file, from, to, { unit: 'minute', unitNumber: 5 })).toBe(fiveMinutes);
+      expect(() => [...cache.importChunks(files.file, n + 1)]).toThrow(/incomplete/);
+    } finally {
+      cache.close();
+    }
   });
 
   it('rejects an unknown key of the data config', () => {

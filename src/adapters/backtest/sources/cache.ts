@@ -245,6 +245,15 @@ export class BarCache {
     if (at !== expected) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
   }
 
+  /** The start time of an import's bar `index` (its stored chunks hold IMPORT_CHUNK_BARS bars each). */
+  importTimeAt(source: string, index: number): number {
+    const chunk = Math.floor(index / IMPORT_CHUNK_BARS);
+    const at = index % IMPORT_CHUNK_BARS;
+    const row = this.db.prepare('SELECT count, substr(data, ? * 8 + 1, 8) FROM imported_chunks WHERE source = ? AND chunk = ?').raw().get(at, source, chunk) as [number, Buffer] | undefined;
+    if (row === undefined || at >= row[0]) throw new BarCacheError(`the import of ${source} in ${this.file} has no bar ${index}; run tickline import again`);
+    return Buffer.from(row[1]).readDoubleLE(0);
+  }
+
   /**
    * How many of an import's bars start in [from, to), reading only the stored time columns; with a
    * timeframe, how many bars of it they aggregate to (one per bucket that has bars).
