@@ -20,7 +20,6 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Logger } from '../../engine/log.ts';
 import { TradingCalendar } from '../../engine/calendar.ts';
 import { riskConfigSchema } from '../../engine/risk.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
@@ -29,14 +28,14 @@ import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import { CandleBuilder } from '../../report/chart-data.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
-import type { ClosedTrade, EquityCurve, ReportInput, Statistics } from '../../report/types.ts';
+import type { ClosedTrade, EquityCurve, ReportInput } from '../../report/types.ts';
 import type { BacktestOutcome, ExecuteOptions } from './backtest.ts';
 import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, fillOptions, importSignature, reportConfig } from './backtest.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './config.ts';
 import type { BacktestContract } from './contract.ts';
 import { SAMPLE_STEPS, spacingWarning } from './data-checks.ts';
 import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
-import { runStreamedBacktest, type RunRecordsSoFar } from './run.ts';
+import { runStreamedBacktest, type BacktestRunResult, type RunRecordsSoFar } from './run.ts';
 import { BarCache, type ImportInfo } from './sources/cache.ts';
 import { aggregate, concatColumns, sliceByIndex, sliceByTime } from './sources/columns.ts';
 
@@ -288,39 +287,60 @@ export interface StreamedOptions extends ExecuteOptions {
 
 /** A run that streams its bars (`streamChoice` said it can): the outcome, its statistics computed already. */
 export function runStreamedDefinition(config: BacktestConfig, name: string, contract: BacktestContract, choice: Extract<StreamChoice, { stream: true }>, options: StreamedOptions): BacktestOutcome {
-  const strategy = options.strategy;
-  const cwd = options.cwd ?? process.cwd();
-  const from = config.from;
-  const to = config.to;
-  const { info, file } = choice;
   const cache = new BarCache(choice.cacheFile);
   try {
-    const data = config.data as Extract<BacktestConfig['data'], { source: 'csv' }>;
-    const coarser = sameTimeframe(config.timeframe, data.timeframe) ? undefined : config.timeframe;
-    const total = countBars(cache, file, info, from, to, coarser);
-    // Months spliced as they are (one contract traded throughout): only the report marks where they change.
-    const segments = info.segments;
-    const spliced = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
-    const changes = segments.slice(1).map((s) => ({ time: cache.importTimeAt(file, s.from), contract: s.contract }));
-    const description = `${path.relative(cwd, file)} (imported), streamed from the bar cache${spliced}`;
-    if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
-    const tradingDay = riskConfigSchema.parse(config.risk).tradingDay;
-    const calendar = new TradingCalendar(tradingDay);
-    const idleLimitMs = config.gaps.longerThanHours * 3_600_000;
-    const rows = config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(options.outputDir!, 'equity.csv')) : new EquityRowPicker(config.outputs.equity, tradingDay);
-    const gathering = new StreamedGathering(total, config.account.startingBalance, idleLimitMs, calendar, rows, options.maxCandles ?? DEFAULT_MAX_POINTS);
-    const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
-    const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
-    const { segments: _none, ...continuity } = continuityOptions(config, { bars: EMPTY_BARS, timeframe: config.timeframe, description });
-    let result: ReturnType<typeof runStreamedBacktest>;
-    try {
-      result = runStreamedBacktest({
+    const run = streamRun(cache, config, contract, choice, options);
+    return streamedOutcome(run, config, name, contract, options);
+  } finally {
+    cache.close();
+  }
+}
+
+/** What the streamed replay leaves: the run's result and what was gathered from its bars. */
+interface StreamedRun {
+  readonly result: BacktestRunResult;
+  readonly gathering: StreamedGathering;
+  readonly total: number;
+  readonly description: string;
+  /** Where the file's contract column changes month (the time of the first bar of each). */
+  readonly changes: readonly { readonly time: number; readonly contract: string }[];
+  readonly fee: number;
+  readonly calendar: TradingCalendar;
+  /** The chosen equity.csv rows, or undefined when they were written to `equityFile` while running. */
+  readonly equityRows: EquityCurve | undefined;
+  readonly equityFile: string | undefined;
+}
+
+function streamRun(cache: BarCache, config: BacktestConfig, contract: BacktestContract, choice: Extract<StreamChoice, { stream: true }>, options: StreamedOptions): StreamedRun {
+  const { info, file } = choice;
+  const { from, to } = config;
+  const data = config.data as Extract<BacktestConfig['data'], { source: 'csv' }>;
+  const coarser = sameTimeframe(config.timeframe, data.timeframe) ? undefined : config.timeframe;
+  const total = countBars(cache, file, info, from, to, coarser);
+  // Months spliced as they are (one contract traded throughout): only the report marks where they change.
+  const segments = info.segments;
+  const spliced = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
+  const changes = segments.slice(1).map((s) => ({ time: cache.importTimeAt(file, s.from), contract: s.contract }));
+  const description = `${path.relative(options.cwd ?? process.cwd(), file)} (imported), streamed from the bar cache${spliced}`;
+  if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
+  const tradingDay = riskConfigSchema.parse(config.risk).tradingDay;
+  const calendar = new TradingCalendar(tradingDay);
+  const perBar = config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(options.outputDir!, 'equity.csv')) : undefined;
+  const rows = perBar ?? new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
+  const gathering = new StreamedGathering(total, config.account.startingBalance, config.gaps.longerThanHours * 3_600_000, calendar, rows, options.maxCandles ?? DEFAULT_MAX_POINTS);
+  const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
+  const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
+  const sample = (bars: BarColumns) => gathering.sampleSpacing(bars);
+  const { segments: _none, ...continuity } = continuityOptions(config, { bars: EMPTY_BARS, timeframe: config.timeframe, description });
+  let result: BacktestRunResult;
+  try {
+    result = runStreamedBacktest({
       contract,
-      chunks: coarser === undefined ? sampled(pieces, (bars) => gathering.sampleSpacing(bars)) : aggregated(pieces, coarser, (bars) => gathering.sampleSpacing(bars)),
+      chunks: coarser === undefined ? sampled(pieces, sample) : aggregated(pieces, coarser, sample),
       total,
       dataTimeframe: config.timeframe,
       timeframe: config.timeframe,
-      strategy,
+      strategy: options.strategy,
       params: config.strategy.params,
       account: config.account,
       risk: config.risk,
@@ -332,71 +352,67 @@ export function runStreamedDefinition(config: BacktestConfig, name: string, cont
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       onBars: (bars, equity, records) => gathering.add(bars, equity, records),
     });
-    } catch (error) {
-      rows.discard();
-      throw error;
-    }
-    const equityRows = rows.finish();
-    const warnings: string[] = [];
-    const spacing = spacingWarning({ time: Float64Array.from(gathering.sample) }, data.timeframe, description.split(',')[0]!);
-    if (spacing !== undefined) {
-      warnings.push(spacing);
-      options.logger?.warn(spacing);
-    }
-    const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
-    const notes = leftOut(strategy, params, options.evaluation ?? accountEvaluation(config.account, name), total);
-    for (const note of notes) options.logger?.info(note);
-    const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
-    const report: ReportInput = {
-      title,
-      contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
-      startingBalance: result.startingBalance,
-      bars: EMPTY_BARS,
-      trades: result.trades,
-      equity: result.equity,
-      violations: result.reportViolations,
-      closestApproach: result.closestApproach,
-      passed: result.passed,
-      verdict: result.verdict,
-      orderListHash: result.orderListHash,
-      strategy: { name: strategy.name, params },
-      data: description,
-      rolls: changes.filter((r) => r.time >= gathering.first && r.time <= gathering.last),
-      gaps: result.gaps,
-      timeframe: timeframeLabel(config.timeframe),
-      overlays: [],
-      decisions: result.decisions,
-      config: reportConfig(config, contract, strategy, params, description, { first: gathering.first, last: gathering.last, count: total }, fee),
-      tradingDay: result.riskConfig.tradingDay,
-      streamed: { count: total, first: gathering.first, last: gathering.last, chart: gathering.candles.result(contract.grid) },
-      notes,
-    };
-    const statistics: Statistics = streamedStatistics(
-      report,
-      {
-        drawdown: gathering.drawdown,
-        dayEnds: gathering.dayEnds,
-        endingEquity: gathering.endingEquity,
-        bars: gathering.spans.bars,
-        spans: gathering.spans.finish(),
-      },
-      calendar,
-    );
-    return {
-      name,
-      title,
-      contract,
-      history: { bars: EMPTY_BARS, timeframe: config.timeframe, description, rolls: changes },
-      result,
-      report,
-      statistics,
-      outputs: config.outputs,
-      warnings,
-      ...(rows instanceof EquityCsvRows ? { equityFile: rows.file } : { equityRows: equityRows! }),
-    };
-  } finally {
-    cache.close();
+  } catch (error) {
+    rows.discard();
+    throw error;
   }
+  const equityRows = rows.finish();
+  return { result, gathering, total, description, changes, fee, calendar, equityRows, equityFile: perBar?.file };
+}
+
+/** The outcome of a streamed run: its report input (without bars), statistics and warnings. */
+function streamedOutcome(run: StreamedRun, config: BacktestConfig, name: string, contract: BacktestContract, options: StreamedOptions): BacktestOutcome {
+  const { result, gathering, total, description, changes } = run;
+  const strategy = options.strategy;
+  const data = config.data as Extract<BacktestConfig['data'], { source: 'csv' }>;
+  const warnings: string[] = [];
+  const spacing = spacingWarning({ time: Float64Array.from(gathering.sample) }, data.timeframe, description.split(',')[0]!);
+  if (spacing !== undefined) {
+    warnings.push(spacing);
+    options.logger?.warn(spacing);
+  }
+  const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
+  const notes = leftOut(strategy, params, options.evaluation ?? accountEvaluation(config.account, name), total);
+  for (const note of notes) options.logger?.info(note);
+  const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
+  const span = { first: gathering.first, last: gathering.last, count: total };
+  const report: ReportInput = {
+    title,
+    contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
+    startingBalance: result.startingBalance,
+    bars: EMPTY_BARS,
+    trades: result.trades,
+    equity: result.equity,
+    violations: result.reportViolations,
+    closestApproach: result.closestApproach,
+    passed: result.passed,
+    verdict: result.verdict,
+    orderListHash: result.orderListHash,
+    strategy: { name: strategy.name, params },
+    data: description,
+    rolls: changes.filter((r) => r.time >= span.first && r.time <= span.last),
+    gaps: result.gaps,
+    timeframe: timeframeLabel(config.timeframe),
+    overlays: [],
+    decisions: result.decisions,
+    config: reportConfig(config, contract, strategy, params, description, span, run.fee),
+    tradingDay: result.riskConfig.tradingDay,
+    streamed: { ...span, chart: gathering.candles.result(contract.grid) },
+    notes,
+  };
+  const figures = { drawdown: gathering.drawdown, dayEnds: gathering.dayEnds, endingEquity: gathering.endingEquity, bars: gathering.spans.bars, spans: gathering.spans.finish() };
+  return {
+    name,
+    title,
+    contract,
+    history: { bars: EMPTY_BARS, timeframe: config.timeframe, description, rolls: changes },
+    result,
+    report,
+    statistics: streamedStatistics(report, figures, run.calendar),
+    outputs: config.outputs,
+    warnings,
+    ...(run.equityFile === undefined ? { equityRows: run.equityRows! } : { equityFile: run.equityFile }),
+  };
 }
 
 function* sampled(chunks: Iterable<BarColumns>, sample: (bars: BarColumns) => void): Generator<BarColumns> {
@@ -425,4 +441,3 @@ function leftOut(strategy: StrategyModule, params: unknown, evaluation: unknown,
   return notes;
 }
 
-export type { Logger };
