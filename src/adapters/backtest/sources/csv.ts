@@ -237,6 +237,8 @@ export class CsvBarsReader {
   private layout: CsvLayout | undefined;
   /** The layout as one kind per cell, for the fast path's single pass over a line. */
   private kinds: Uint8Array = new Uint8Array(0);
+  /** The layout is exactly `t,o,h,l,c,v`: lines go through `plainLine`, which needs no per-cell dispatch. */
+  private plain = false;
   /** The values of the row being read, by `Cell` kind. */
   private readonly row = new Float64Array(8);
   private readonly problems: CsvProblem[] = [];
@@ -328,7 +330,7 @@ export class CsvBarsReader {
     const last = buf.lastIndexOf(10);
     let p = start;
     while (p <= last) {
-      const next = this.kinds.length === 0 ? -1 : this.fastLine(buf, p);
+      const next = this.plain ? this.plainLine(buf, p) : this.kinds.length === 0 ? -1 : this.fastLine(buf, p);
       if (next > 0) {
         p = next;
       } else {
@@ -376,6 +378,7 @@ export class CsvBarsReader {
       if (Array.isArray(layout)) throw new CsvBarsError(layout);
       this.layout = layout;
       this.kinds = cellKinds(layout);
+      this.plain = isPlainLayout(this.kinds);
       return;
     }
     if (this.problems.length >= MAX_PROBLEMS) return;
@@ -429,6 +432,39 @@ export class CsvBarsReader {
     if (contractFrom >= 0) this.fastContract(buf, contractFrom, contractTo);
     this.lineNo++;
     this.commit(t, o, h, l, c, row[Cell.Volume]!);
+    return p;
+  }
+
+  /**
+   * `fastLine` for the layout `t,o,h,l,c,v`, cell after cell with no dispatch on kinds: the same cells
+   * accepted, the same values, the same returns. About a fifth of a plain file's reading time went to the
+   * dispatch and to storing and reloading the row's values.
+   */
+  private plainLine(buf: Buffer, p: number): number {
+    if (this.problems.length >= MAX_PROBLEMS) return -1;
+    const t = this.fastTime(buf, p);
+    if (Number.isNaN(t) || buf[this.cursor] !== 44) return -1;
+    const o = this.fastTicks(buf, this.cursor + 1);
+    if (Number.isNaN(o) || buf[this.cursor] !== 44) return -1;
+    const h = this.fastTicks(buf, this.cursor + 1);
+    if (Number.isNaN(h) || buf[this.cursor] !== 44) return -1;
+    const l = this.fastTicks(buf, this.cursor + 1);
+    if (Number.isNaN(l) || buf[this.cursor] !== 44) return -1;
+    const c = this.fastTicks(buf, this.cursor + 1);
+    if (Number.isNaN(c) || buf[this.cursor] !== 44) return -1;
+    const v = this.fastWhole(buf, this.cursor + 1);
+    if (Number.isNaN(v)) return -1;
+    p = this.cursor;
+    const b = buf[p];
+    if (b === 10) p++;
+    else if (b === 13 && buf[p + 1] === 10) p += 2;
+    // Cells after the header's count are ignored, as the general path ignores them.
+    else if (b === 44) p = buf.indexOf(10, p) + 1;
+    else return -1;
+    // The high at least open, close and low, the low at most open and close (h >= l follows).
+    if (t <= this.lastTime || h < o || h < c || l > o || l > c) return -1;
+    this.lineNo++;
+    this.commit(t, o, h, l, c, v);
     return p;
   }
 
@@ -666,6 +702,12 @@ function cellKinds(layout: CsvLayout): Uint8Array {
   kinds[layout.volume] = Cell.Volume;
   if (layout.contract >= 0) kinds[layout.contract] = Cell.Contract;
   return kinds;
+}
+
+/** The project's own header, `t,o,h,l,c,v`, in that order and nothing else. */
+function isPlainLayout(kinds: Uint8Array): boolean {
+  const plain = [Cell.Time, Cell.Open, Cell.High, Cell.Low, Cell.Close, Cell.Volume];
+  return kinds.length === plain.length && plain.every((kind, k) => kinds[k] === kind);
 }
 
 function daysInMonth(year: number, month: number): number {
