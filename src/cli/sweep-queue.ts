@@ -10,7 +10,8 @@ import type { Redis } from 'ioredis';
 import { SingleBar } from 'cli-progress';
 import type { History } from '../adapters/backtest/backtest.ts';
 import type { BacktestConfig } from '../adapters/backtest/config.ts';
-import type { Job, JobResult, Metric } from '../adapters/backtest/optimize.ts';
+import { metricScore, type Grid, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
+import { pointParams, search, SEARCH_BATCH } from '../adapters/backtest/search.ts';
 import { isStrategyFile } from '../strategies/index.ts';
 import { barsHash, configToWire, contentHash, type StoredSweep, type SweepSpec, type SweepView } from '../adapters/backtest/distributed/spec.ts';
 import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../adapters/backtest/distributed/queue.ts';
@@ -74,6 +75,54 @@ export async function sweepOnQueue(sweep: QueueSweep): Promise<number> {
   }
 }
 
+export interface QueueTpeSearch {
+  readonly url: string;
+  readonly config: BacktestConfig;
+  readonly name: string;
+  readonly history: History;
+  readonly grid: Grid;
+  readonly trials: number;
+  readonly seed: number;
+  /** In-sample fraction of a walk-forward split, or null: the search ranks on the first part only. */
+  readonly walkForward: number | null;
+  readonly view: SweepView;
+  readonly retries: number;
+  readonly outputs: Omit<SweepOutputs, 'results' | 'ranOn'>;
+}
+
+/**
+ * A TPE search whose runs go to the queue's workers while this process chooses each next batch from the
+ * results so far (so it cannot be detached). Each batch is a sweep of its own on the queue; the batches,
+ * the points and the results are those of the same search run in one process.
+ */
+export async function tpeSearchOnQueue(run: QueueTpeSearch): Promise<number> {
+  const { redis, queue, close } = await openQueue(run.url);
+  try {
+    const sample = run.walkForward === null ? ('all' as const) : ('in' as const);
+    const results: JobResult[] = [];
+    let sweeps = 0;
+    const started = Date.now();
+    const runJobs = async (jobs: Job[]): Promise<JobResult[]> => {
+      const spec = await sweepSpecOf(run.config, run.name, run.history, run.walkForward, jobs);
+      const enqueued = await enqueueSweep(redis, queue, spec, run.view, { retries: run.retries });
+      sweeps++;
+      process.stderr.write(`sweep ${enqueued.id}: ${enqueued.total} runs of the tpe search on the queue (${results.length} done)\n`);
+      return followSweep(redis, run.url, enqueued.id, spec);
+    };
+    await search(run.grid, { method: 'tpe', trials: run.trials, seed: run.seed, batch: SEARCH_BATCH }, async (points) => {
+      const batch = await runJobs(points.map((point, k) => ({ index: results.length + k, params: pointParams(run.grid, point), sample })));
+      results.push(...batch);
+      return batch.map((r) => metricScore(r, run.outputs.metric));
+    });
+    if (run.walkForward !== null) results.push(...(await runJobs(results.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const })))));
+    const seconds = (Date.now() - started) / 1000;
+    process.stdout.write(await writeSweepOutputs({ ...run.outputs, results, ranOn: `${results.length} runs on the queue in ${sweeps} sweeps, ${seconds.toFixed(1)} s` }));
+    return ExitCode.Ok;
+  } finally {
+    await close();
+  }
+}
+
 /** Wait for every result, with a progress bar on a terminal. */
 export async function followSweep(redis: Redis, url: string, id: string, spec: SweepSpec): Promise<JobResult[]> {
   const progress = process.stderr.isTTY ? new SingleBar({ format: 'sweep [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
@@ -98,7 +147,7 @@ export function storedOutputs(stored: StoredSweep, outDir: string | undefined): 
     outDir: outDir ?? configOut ?? path.join('out', spec.name),
     metric: view.metric as Metric,
     grid: view.grid,
-    search: { method: 'grid' },
+    search: view.search ?? { method: 'grid' },
     walkForward: spec.walkForward ?? undefined,
     top: view.top,
     axes: heatmap,

@@ -287,6 +287,38 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     }
   }, 60_000);
 
+  it('a random and a tpe search on the queue give the tables of the same searches in one process; tpe cannot be detached', async () => {
+    const url = redis.url(8);
+    const searches = [
+      ['--search', 'random', '--trials', '12', '--seed', '3'],
+      ['--search', 'tpe', '--trials', '10', '--seed', '5', '--walk-forward', '0.6'],
+    ];
+    await withWorkers(url, 2, async () => {
+      for (const [k, args] of searches.entries()) {
+        const local = await tickline(['optimize', '--config', configFile, ...GRID, ...args, '--workers', '1', '--out', path.join(dir, `search-local-${k}`)]);
+        expect(local.code).toBe(0);
+        const queued = await tickline(['optimize', '--config', configFile, ...GRID, ...args, '--queue', url, '--out', path.join(dir, `search-queued-${k}`)]);
+        expect(queued.code).toBe(0);
+        for (const file of ['optimize.csv', 'optimize.json']) {
+          expect(readFileSync(path.join(dir, `search-queued-${k}`, file), 'utf8')).toBe(readFileSync(path.join(dir, `search-local-${k}`, file), 'utf8'));
+        }
+        expect(queued.stdout).toMatch(args[1] === 'random' ? /12 runs on the queue, sweep [0-9a-f]{16}/ : /20 runs on the queue in \d+ sweeps/);
+      }
+      // A detached random search (with another seed, so it is not answered yet) is shown later as the search it was.
+      const random = ['--search', 'random', '--trials', '8', '--seed', '9'];
+      const local = await tickline(['optimize', '--config', configFile, ...GRID, ...random, '--workers', '1', '--out', path.join(dir, 'search-local-detached')]);
+      const id = (await tickline(['optimize', '--config', configFile, ...GRID, ...random, '--queue', url, '--detach'])).stdout.trim();
+      const later = await tickline(['sweep', 'results', id, '--queue', url, '--wait', '--out', path.join(dir, 'search-queued-detached')]);
+      expect(later.code).toBe(0);
+      expect(later.stdout).toContain('(random search of 32, seed 9)');
+      expect(local.stdout).toContain('(random search of 32, seed 9)');
+      expect(readFileSync(path.join(dir, 'search-queued-detached', 'optimize.json'), 'utf8')).toBe(readFileSync(path.join(dir, 'search-local-detached', 'optimize.json'), 'utf8'));
+    });
+    const detached = await tickline(['optimize', '--config', configFile, ...GRID, '--search', 'tpe', '--queue', url, '--detach']);
+    expect(detached.code).toBe(2);
+    expect(detached.stderr).toMatch(/^optimize: --detach cannot leave a tpe search/);
+  }, 240_000);
+
   it('a worker or a sweep whose Redis is unreachable says so in one line, without the password, and exits 2', async () => {
     const ran = await tickline(['worker', '--queue', `redis://127.0.0.1:${redis.port + 1}`, '--concurrency', '1']);
     // Nothing listens there unless another process took the port since: the message names it either way.
