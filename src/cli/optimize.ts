@@ -183,8 +183,8 @@ export async function run(args: string[]): Promise<number> {
               { index, params, sample: 'in' as const },
               { index, params, sample: 'out' as const },
             ]);
-      const spec = await sweepSpecOf(config, name, history, fraction ?? null, queued);
-      return await sweepOnQueue({ url: queue, spec, view, retries, detach: values.detach === true, outputs });
+      const { spec, bundle } = await sweepSpecOf(config, name, history, fraction ?? null, queued);
+      return await sweepOnQueue({ url: queue, spec, bundle, view, retries, detach: values.detach === true, outputs });
     }
     const total = fraction === undefined ? points : 2 * points;
     const progress = process.stderr.isTTY ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;

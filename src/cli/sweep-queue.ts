@@ -3,7 +3,6 @@
  * config and history, enqueued on Redis, followed with a progress bar until every job has a result, and
  * shown and written as a local sweep is.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -13,22 +12,31 @@ import type { BacktestConfig } from '../adapters/backtest/config.ts';
 import { metricScore, type Grid, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
 import { pointParams, search, SEARCH_BATCH } from '../adapters/backtest/search.ts';
 import { isStrategyFile } from '../strategies/index.ts';
+import { bundleStrategy } from '../strategies/compile.ts';
 import { barsHash, configToWire, contentHash, type StoredSweep, type SweepSpec, type SweepView } from '../adapters/backtest/distributed/spec.ts';
 import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../adapters/backtest/distributed/queue.ts';
 import { ExitCode } from './exit.ts';
 import { writeSweepOutputs, type SweepOutputs } from './optimize-report.ts';
 
-/** The sweep as the queue stores it: the bars and a strategy file by location and content hash. */
-export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[]): Promise<SweepSpec> {
+/** A sweep as the queue stores it, and the bundle of its strategy file (null for a built-in strategy). */
+export interface QueuedSweep {
+  readonly spec: SweepSpec;
+  readonly bundle: string | null;
+}
+
+/** The sweep as the queue stores it: the bars by location and content hash, a strategy file as a bundle by hash. */
+export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[], bundle?: string | null): Promise<QueuedSweep> {
   const strategy = config.strategy.name;
-  return {
+  const code = bundle !== undefined ? bundle : isStrategyFile(strategy) ? await bundleStrategy(strategy) : null;
+  const spec: SweepSpec = {
     name,
     config: configToWire(config),
     walkForward,
     barsHash: barsHash(history.bars),
-    strategyHash: isStrategyFile(strategy) ? contentHash(await readFile(path.resolve(strategy))) : null,
+    strategyHash: code === null ? null : contentHash(code),
     jobs: jobs.map((job) => ({ index: job.index, params: { ...job.params }, sample: job.sample })),
   };
+  return { spec, bundle: code };
 }
 
 /** A connection to the queue's Redis and its BullMQ queue, closed together. */
@@ -48,6 +56,7 @@ export async function openQueue(url: string): Promise<{ redis: Redis; queue: Que
 export interface QueueSweep {
   readonly url: string;
   readonly spec: SweepSpec;
+  readonly bundle: string | null;
   readonly view: SweepView;
   readonly retries: number;
   readonly detach: boolean;
@@ -57,7 +66,7 @@ export interface QueueSweep {
 export async function sweepOnQueue(sweep: QueueSweep): Promise<number> {
   const { redis, queue, close } = await openQueue(sweep.url);
   try {
-    const enqueued = await enqueueSweep(redis, queue, sweep.spec, sweep.view, { retries: sweep.retries });
+    const enqueued = await enqueueSweep(redis, queue, sweep.spec, sweep.view, { retries: sweep.retries, bundle: sweep.bundle });
     const again = enqueued.added < enqueued.total ? ` (${enqueued.total - enqueued.added} already queued or done)` : '';
     if (sweep.detach) {
       process.stdout.write(`${enqueued.id}\n`);
@@ -102,9 +111,11 @@ export async function tpeSearchOnQueue(run: QueueTpeSearch): Promise<number> {
     const results: JobResult[] = [];
     let sweeps = 0;
     const started = Date.now();
+    // Bundled once: every batch runs the strategy as it was when the search started.
+    const bundle = isStrategyFile(run.config.strategy.name) ? await bundleStrategy(run.config.strategy.name) : null;
     const runJobs = async (jobs: Job[]): Promise<JobResult[]> => {
-      const spec = await sweepSpecOf(run.config, run.name, run.history, run.walkForward, jobs);
-      const enqueued = await enqueueSweep(redis, queue, spec, run.view, { retries: run.retries });
+      const { spec } = await sweepSpecOf(run.config, run.name, run.history, run.walkForward, jobs, bundle);
+      const enqueued = await enqueueSweep(redis, queue, spec, run.view, { retries: run.retries, bundle });
       sweeps++;
       process.stderr.write(`sweep ${enqueued.id}: ${enqueued.total} runs of the tpe search on the queue (${results.length} done)\n`);
       return followSweep(redis, run.url, enqueued.id, spec);
