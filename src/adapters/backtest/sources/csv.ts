@@ -11,6 +11,7 @@
  * Date.parse), which alone decides what is an error and what it says.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { ZoneClock } from '../../../engine/calendar.ts';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import type { BarColumns } from '../../../engine/types.ts';
 import { allocateColumns, sliceByIndex } from './columns.ts';
@@ -112,39 +113,6 @@ export function layoutFromHeader(headerLine: string, file: string, mapping: Part
   return { time: index.time!, open: index.open!, high: index.high!, low: index.low!, close: index.close!, volume: index.volume!, contract: header.indexOf(columns.contract.toLowerCase()), cells: header.length };
 }
 
-/**
- * Wall-clock times of one IANA zone to UTC. The zone's offset is looked up once per local hour (Intl is
- * slow, and offsets change on the hour). A local time a change forward skips comes out an hour earlier
- * (02:30 as 01:30 standard time); one a change back repeats is its first instant.
- */
-export class ZoneClock {
-  private readonly format: Intl.DateTimeFormat;
-  private readonly offsets = new Map<number, number>();
-
-  constructor(readonly zone: string) {
-    this.format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
-  }
-
-  /** Local minus UTC at instant `utc` (ms). */
-  private offsetAt(utc: number): number {
-    const f: Record<string, number> = {};
-    for (const part of this.format.formatToParts(utc)) if (part.type !== 'literal') f[part.type] = Number(part.value);
-    const local = Date.UTC(f.year!, f.month! - 1, f.day!, f.hour!, f.minute!, f.second!);
-    return local - (utc - (((utc % 1000) + 1000) % 1000));
-  }
-
-  /** UTC epoch ms of a local wall-clock time given as if it were UTC. */
-  toUtc(local: number): number {
-    const hour = Math.floor(local / 3_600_000);
-    let offset = this.offsets.get(hour);
-    if (offset === undefined) {
-      offset = this.offsetAt(local - this.offsetAt(local));
-      this.offsets.set(hour, offset);
-    }
-    return local - offset;
-  }
-}
-
 /** True when `zone` is an IANA time zone this runtime knows. */
 export function isTimeZone(zone: string): boolean {
   try {
@@ -164,7 +132,7 @@ export function parseLocalTime(text: string, zone: ZoneClock): number {
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
   const ms = Number((m[7] ?? '0').padEnd(3, '0'));
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return Number.NaN;
-  return zone.toUtc(Date.UTC(year, month - 1, day, hour, minute, second, ms));
+  return zone.instantOf(Date.UTC(year, month - 1, day, hour, minute, second, ms));
 }
 
 export function readCsvBars(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}): CsvBars {
@@ -517,7 +485,7 @@ export class CsvBarsReader {
     // No offset: a wall-clock time of the configured zone.
     if (this.zone === undefined) return Number.NaN;
     this.cursor = p + 19;
-    return this.zone.toUtc(clock);
+    return this.zone.instantOf(clock);
   }
 
   /**
@@ -613,7 +581,7 @@ export class CsvBarsReader {
     const zone = this.zone;
     const t = OFFSET.test(tText) ? Date.parse(tText) : zone === undefined ? Number.NaN : parseLocalTime(tText, zone);
     if (Number.isNaN(t)) {
-      problem('t', zone === undefined ? `"${tText}" is not an ISO 8601 time with an offset (Z or +hh:mm)` : `"${tText}" is not a time (YYYY-MM-DD HH:MM[:SS], in ${zone.zone} without an offset)`);
+      problem('t', zone === undefined ? `"${tText}" is not an ISO 8601 time with an offset (Z or +hh:mm)` : `"${tText}" is not a time (YYYY-MM-DD HH:MM[:SS], in ${zone.timeZone} without an offset)`);
     }
     const price = (column: string, at: number): number => {
       const cell = cells[at]!.trim();
