@@ -75,21 +75,7 @@ async function writeModule(name: string, code: string): Promise<CompiledStrategy
 
 /** Packages stay imports by name, tickline's own files become `tickline-own:` imports; the rest is bundled. */
 function portableImports(): Plugin {
-  return {
-    name: 'portable-imports',
-    setup(builder) {
-      builder.onResolve({ filter: /.*/ }, async (args) => {
-        if (args.pluginData === 'resolving' || args.kind === 'entry-point') return undefined;
-        const resolved = await builder.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'resolving' });
-        if (resolved.errors.length > 0) return { errors: resolved.errors };
-        if (resolved.external) return { path: args.path, external: true };
-        const own = ownPlace(resolved.path);
-        if (own !== undefined) return { path: `${OWN_PREFIX}${own}`, external: true };
-        if (/^[^./]/.test(args.path)) return { path: args.path, external: true };
-        return { path: resolved.path };
-      });
-    },
-  };
+  return keptImports('portable-imports', (place) => `${OWN_PREFIX}${place}`, (specifier) => specifier);
 }
 
 /** `tickline-own:` imports as absolute file URLs into `tree`, the framework this machine runs. */
@@ -121,27 +107,30 @@ const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * lanes that load the module run.
  */
 function externalImports(frameworkTree: string): Plugin {
+  return keptImports('external-imports', (place) => pathToFileURL(inTree(place, frameworkTree)).href, (_specifier, file) => pathToFileURL(file).href);
+}
+
+/**
+ * A plugin that bundles the quant's own files and leaves as imports tickline's own files (named by
+ * `ownImport` from their place in the framework) and packages (by `packageImport` from the specifier as
+ * written and the file it resolves to here).
+ */
+function keptImports(name: string, ownImport: (place: string) => string, packageImport: (specifier: string, file: string) => string): Plugin {
   return {
-    name: 'external-imports',
+    name,
     setup(builder) {
       builder.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData === 'resolving' || args.kind === 'entry-point') return undefined;
         const resolved = await builder.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'resolving' });
         if (resolved.errors.length > 0) return { errors: resolved.errors };
         if (resolved.external) return { path: args.path, external: true };
-        const own = frameworkFile(resolved.path, frameworkTree);
-        if (own !== undefined) return { path: pathToFileURL(own).href, external: true };
-        if (/^[^./]/.test(args.path)) return { path: pathToFileURL(resolved.path).href, external: true };
+        const own = ownPlace(resolved.path);
+        if (own !== undefined) return { path: ownImport(own), external: true };
+        if (/^[^./]/.test(args.path)) return { path: packageImport(args.path, resolved.path), external: true };
         return { path: resolved.path };
       });
     },
   };
-}
-
-/** The file of tickline's own that `file` is, in `tree`; undefined for a file of the quant's. */
-function frameworkFile(file: string, tree: string): string | undefined {
-  const place = ownPlace(file);
-  return place === undefined ? undefined : inTree(place, tree);
 }
 
 /** The file at `place` (a path without extension) of a framework tree: `.js` in dist/, `.ts` in src/. */
