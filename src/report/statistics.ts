@@ -150,6 +150,7 @@ export class DrawdownTracker {
     this.peak = startingBalance;
   }
 
+  /** The loop alone in its method, the rounding in `result`: V8 keeps the loop's optimized code across a sweep's runs. */
   add(curve: EquityCurve): void {
     const { time, equity } = curve;
     const length = Math.min(time.length, equity.length);
@@ -166,7 +167,7 @@ export class DrawdownTracker {
       }
       previousTime = t;
       if (value >= peak) {
-        if (underwater) longestUnderwater = Math.max(longestUnderwater, sincePeak);
+        if (underwater && sincePeak > longestUnderwater) longestUnderwater = sincePeak;
         underwater = false;
         peak = value;
         peakTime = t;
