@@ -66,7 +66,7 @@ export function streamChoice(config: BacktestConfig, contract: BacktestContract,
   }
   if (info === undefined) return cannot(`${path.relative(cwd, file)} has no current import in the bar cache (run tickline import)`);
   if (contract.continuous !== undefined) return cannot('a continuous contract needs every roll before the first bar (back-adjustment)');
-  if (info.segments.length > 1 && contract.continuous !== undefined) return cannot("the file's contract column names several months, whose back-adjustment needs every roll before the first bar");
+  // A finer timeframe than the data's is refused by the whole path, with its own error.
   if (nominalMs(config.timeframe) < nominalMs(data.timeframe)) return { stream: false };
   if (config.outputs.equity === 'per-bar' && options.outputDir === undefined) return cannot('outputs.equity per-bar is written while the run streams, and this run was not told where its outputs go');
   if (options.recordEquity === false) return cannot('a run without its equity curve has nothing to stream for');
