@@ -19,6 +19,9 @@ import { Multicast } from './multicast.ts';
 import { ContainedObservable } from './contained.ts';
 import { intentShapeProblem } from './intent-shape.ts';
 import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
+import { GuardStep } from './guard-step.ts';
+import { OrderRate } from './order-rate.ts';
+import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
 import { barRecord, sliceChunk } from './chunks.ts';
 import { TargetKeeper, targetKey } from './target-keeper.ts';
@@ -144,13 +147,7 @@ export interface StrategyFailure {
   readonly barTime: number;
 }
 
-export interface TradingStateChange {
-  readonly state: TradingState;
-  readonly reason: string;
-  /** When the state lapses back to ACTIVE (epoch ms); Infinity when only the operator can change it. */
-  readonly until: number;
-  readonly time: number;
-}
+export type { TradingStateChange } from './trading-state.ts';
 
 /** A known account state to resume from (live restart, after reconciling with the gateway). */
 export interface RestoreState {
@@ -281,19 +278,12 @@ export function createEngine(options: EngineOptions): Engine {
   /** Per strategy id: the `<id>-` prefix of its client ids and its next sequence number (one lookup an id). */
   const sequences = new Map<string, { readonly prefix: string; next: number }>();
   const sequenceStart = options.sequenceStart;
-  let state: TradingStateChange = { state: 'ACTIVE', reason: 'start', until: Infinity, time: NaN };
-  let lockedUntil = 0;
   let nextDayStart = -Infinity;
   // Fields, not closure variables: a double stored into a closure's context is boxed afresh on every
   // write (V8 in Node 20), which was the per-bar loop's only allocation (32 bytes a bar, bench heap profile).
   const clockState = { lastBarEnd: NaN, now: NaN };
   let session: SessionPhase = 'open';
   const clock = options.clock ?? (() => clockState.lastBarEnd);
-
-  // Order-rate window: the send times of the last `orders` places and modifies.
-  const rateSize = limits.maxOrderRate?.orders ?? 0;
-  const rateTimes = new Float64Array(rateSize);
-  let rateCount = 0;
 
   // Intents decided during a push wait here for their bar.
   let pushing = false;
@@ -314,72 +304,10 @@ export function createEngine(options: EngineOptions): Engine {
 
   const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
   const equity = new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
+  const trading = new TradingStateMachine(tradingState$, logger);
+  const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
+  const guard = new GuardStep(contracts, accounting, book, rules, trading, rate, sessions, options.lastPrice);
 
-  // ---------------------------------------------------------------- guard state (one mutable object)
-
-  const guardState = {
-    now: 0,
-    tradingState: 'ACTIVE' as TradingState,
-    lockedUntil: 0,
-    session: 'open' as SessionPhase,
-    equity: 0,
-    dayPnl: 0,
-    dailyLossFloor: -Infinity,
-    maximumLossFloor: -Infinity,
-    personalDailyLossLimit: rules.config.personalDailyLossLimit,
-    personalDailyProfitTarget: rules.config.personalDailyProfitTarget,
-    contract: (id: string) => contracts.get(id),
-    position: (id: string) => accounting.position(id) + book.provisionalPosition(id),
-    lastPrice: (id: string) => {
-      const quoted = options.lastPrice?.(id);
-      return quoted === undefined ? accounting.lastPrice(id) : quoted;
-    },
-    order: (id: string): GuardOrder | undefined => {
-      const order = book.get(id);
-      return order === undefined ? undefined : { ...order, size: order.size - order.filledSize };
-    },
-    openOrderCount: () => book.size,
-    workingEntrySize: (contractId: string, side: Side) => book.workingEntrySize(contractId, side),
-    hasStopOrder: (contractId: string, side: Side) => book.hasStopOrder(contractId, side),
-    ordersSince: (since: number) => {
-      let count = 0;
-      const n = Math.min(rateCount, rateSize);
-      for (let k = 0; k < n; k++) if (rateTimes[k]! >= since) count++;
-      return count;
-    },
-  } satisfies GuardState;
-
-  function refreshGuardState(time: number): GuardState {
-    const equity = accounting.equity();
-    guardState.now = time;
-    guardState.tradingState = state.state;
-    guardState.lockedUntil = lockedUntil;
-    guardState.session = sessions === undefined ? 'open' : sessions.phase(time);
-    guardState.equity = equity;
-    guardState.dayPnl = equity - rules.dayStartBalance;
-    guardState.dailyLossFloor = rules.dailyLossFloor();
-    guardState.maximumLossFloor = rules.maximumLossFloor();
-    return guardState;
-  }
-
-  function noteSent(time: number): void {
-    if (rateSize === 0) return;
-    rateTimes[rateCount % rateSize] = time;
-    rateCount++;
-  }
-
-  // ---------------------------------------------------------------- trading state
-
-  function changeState(next: TradingState, reason: string, until: number, time: number): void {
-    state = { state: next, reason, until, time };
-    logger.warn({ state: next, reason, until: until === Infinity ? 'operator' : new Date(until).toISOString() }, 'trading state changed');
-    tradingState$.next(state);
-  }
-
-  function setTradingState(next: TradingState, reason: string): void {
-    if (next === 'ACTIVE') lockedUntil = 0;
-    changeState(next, reason, Infinity, clock());
-  }
 
   // ---------------------------------------------------------------- ids and intents
 
@@ -464,7 +392,7 @@ export function createEngine(options: EngineOptions): Engine {
       case 'flatten':
         return expandFlatten(strategyId, intent, decidedAt, time);
       default: {
-        const result = checkIntent(intent, refreshGuardState(time), limits);
+        const result = checkIntent(intent, guard.refresh(time), limits);
         decide(strategyId, intent, undefined, result, time);
         if (result.accepted) execute(strategyId, intent, result, decidedAt, time);
       }
@@ -490,7 +418,7 @@ export function createEngine(options: EngineOptions): Engine {
       case 'place': {
         const size = result.size ?? intent.size;
         const id = intent.id!;
-        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, guardState.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
+        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, guard.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
         book.add({
           id,
           strategyId,
@@ -504,7 +432,7 @@ export function createEngine(options: EngineOptions): Engine {
           trail,
           trailStop: trail === undefined ? NaN : trailStopPrice(trail),
         });
-        noteSent(time);
+        rate.noteSent(time);
         venue.place(
           intent.bracket === undefined
             ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
@@ -518,14 +446,14 @@ export function createEngine(options: EngineOptions): Engine {
           if (intent.size !== undefined) order.size = intent.size + order.filledSize;
           order.order = modifiedSpec(order.order, intent);
           if (intent.trailPrice !== undefined) {
-            const trail = trackTrail(order.side, guardState.lastPrice(order.contractId), intent.trailPrice);
+            const trail = trackTrail(order.side, guard.lastPrice(order.contractId), intent.trailPrice);
             if (order.trail === undefined && trail !== undefined) book.trailingCount++;
             if (order.trail !== undefined && trail === undefined) book.trailingCount--;
             order.trail = trail;
             order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
           }
         }
-        noteSent(time);
+        rate.noteSent(time);
         venue.modify({
           orderId: intent.orderId,
           ...(intent.size === undefined ? {} : { size: intent.size }),
@@ -561,7 +489,7 @@ export function createEngine(options: EngineOptions): Engine {
       return;
     }
     const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
-    const result = checkIntent(order, refreshGuardState(time), limits);
+    const result = checkIntent(order, guard.refresh(time), limits);
     decide(strategyId, order, intent, result, time);
     if (result.accepted) execute(strategyId, order, result, decidedAt, time);
   }
@@ -584,7 +512,7 @@ export function createEngine(options: EngineOptions): Engine {
     if (diff === 0) return;
     const position = exposure.definite;
     const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
-    if (state.state !== 'ACTIVE' && !reduces) return;
+    if (trading.current.state !== 'ACTIVE' && !reduces) return;
     logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
     const instance = instances.find((i) => i.id === strategyId);
     processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
@@ -636,9 +564,9 @@ export function createEngine(options: EngineOptions): Engine {
       case 'order':
         return onOrder(event);
       case 'account':
-        if (!event.canTrade && state.state !== 'HALTED') changeState('HALTED', 'venue reports canTrade = false', Infinity, event.time);
-        else if (event.canTrade && state.state === 'HALTED' && state.reason === 'venue reports canTrade = false') {
-          changeState('ACTIVE', 'venue reports canTrade = true', Infinity, event.time);
+        if (!event.canTrade && trading.current.state !== 'HALTED') trading.change('HALTED', 'venue reports canTrade = false', Infinity, event.time);
+        else if (event.canTrade && trading.current.state === 'HALTED' && trading.current.reason === 'venue reports canTrade = false') {
+          trading.change('ACTIVE', 'venue reports canTrade = true', Infinity, event.time);
         }
         return;
     }
@@ -657,7 +585,7 @@ export function createEngine(options: EngineOptions): Engine {
       }
     } else if (existing === undefined) {
       // Orders the venue created (bracket legs), or one of ours adopted again, join the book so targets and the guard see them.
-      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, guardState.lastPrice(update.contractId), update.order.trailPrice) : undefined;
+      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, guard.lastPrice(update.contractId), update.order.trailPrice) : undefined;
       book.add({
         id: update.orderId,
         strategyId: strategyOf(update.orderId),
@@ -738,20 +666,20 @@ export function createEngine(options: EngineOptions): Engine {
     const time = breach.time;
     const untilNextDay = calendar.nextDayStart(time);
     if (breach.type === 6 && breach.rule === 'maximumLossLimit') {
-      if (limits.lockoutAfterViolation) lockedUntil = Infinity;
-      changeState('HALTED', 'maximum loss limit broken', Infinity, time);
+      if (limits.lockoutAfterViolation) trading.lockedUntil = Infinity;
+      trading.change('HALTED', 'maximum loss limit broken', Infinity, time);
       engineFlatten('maximum loss limit', clockState.now === clockState.now ? clockState.now : time);
     } else if (breach.type === 6) {
-      if (limits.lockoutAfterViolation) lockedUntil = Math.max(lockedUntil, untilNextDay);
-      if (!(state.state === 'HALTED' && state.until === Infinity)) changeState('HALTED', 'daily loss limit broken', untilNextDay, time);
+      if (limits.lockoutAfterViolation) trading.lockedUntil = Math.max(trading.lockedUntil, untilNextDay);
+      if (!(trading.current.state === 'HALTED' && trading.current.until === Infinity)) trading.change('HALTED', 'daily loss limit broken', untilNextDay, time);
       engineFlatten('daily loss limit', clockState.now === clockState.now ? clockState.now : time);
     } else {
       const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';
       if (rules.config.personalLimitAction === 'halt') {
-        if (state.state !== 'HALTED') changeState('HALTED', reason, untilNextDay, time);
+        if (trading.current.state !== 'HALTED') trading.change('HALTED', reason, untilNextDay, time);
         engineFlatten(reason, clockState.now === clockState.now ? clockState.now : time);
-      } else if (state.state === 'ACTIVE') {
-        changeState('REDUCING', reason, untilNextDay, time);
+      } else if (trading.current.state === 'ACTIVE') {
+        trading.change('REDUCING', reason, untilNextDay, time);
       }
     }
   }
@@ -766,7 +694,7 @@ export function createEngine(options: EngineOptions): Engine {
     if (day === rules.tradingDay) return;
     accounting.startDay(day);
     rules.startDay(day, accounting.balance);
-    if (state.until <= time) changeState('ACTIVE', `new trading day ${day}`, Infinity, time);
+    if (trading.current.until <= time) trading.change('ACTIVE', `new trading day ${day}`, Infinity, time);
     if (account$.observed) account$.next(accounting.snapshot());
   }
 
@@ -1039,7 +967,7 @@ export function createEngine(options: EngineOptions): Engine {
         const resolved = resolve(contractId);
         return options.marketTrades !== undefined ? contain(options.marketTrades(resolved)) : context.barRecords(resolved).pipe(tradesFromBars());
       },
-      position: (contractId) => guardState.position(resolve(contractId)),
+      position: (contractId) => guard.position(resolve(contractId)),
       averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
       lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
       toPrice: (ticks, contractId) => contractOf(resolve(contractId)).grid.toPrice(ticks),
@@ -1117,17 +1045,16 @@ export function createEngine(options: EngineOptions): Engine {
     rules,
     riskConfig: limits,
     snapshot: () => accounting.snapshot(),
-    tradingState: () => state,
-    setTradingState,
+    tradingState: () => trading.current,
+    setTradingState: (next, reason) => trading.set(next, reason, clock()),
     killSwitch(reason) {
-      lockedUntil = Infinity;
-      changeState('HALTED', `kill switch: ${reason}`, Infinity, clock());
+      trading.lockedUntil = Infinity;
+      trading.change('HALTED', `kill switch: ${reason}`, Infinity, clock());
       engineFlatten(`kill switch: ${reason}`, clock());
     },
     setAccountLimits(accountLimits) {
       rules.setLimits(accountLimits);
-      guardState.personalDailyLossLimit = rules.config.personalDailyLossLimit;
-      guardState.personalDailyProfitTarget = rules.config.personalDailyProfitTarget;
+      guard.followLimits();
       logger.info({ limits: accountLimits }, 'account limits changed');
     },
     submit(strategyId, intent) {
