@@ -19,6 +19,7 @@ import { Multicast } from './multicast.ts';
 import { ContainedObservable } from './contained.ts';
 import { intentShapeProblem } from './intent-shape.ts';
 import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
+import { DecisionLog, type Decision } from './decision-log.ts';
 import { GuardStep } from './guard-step.ts';
 import { OrderRate } from './order-rate.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
@@ -129,16 +130,7 @@ export interface StampedIntent {
   readonly time: number;
 }
 
-/** One risk-guard decision. Expanded target and flatten intents give one decision per resulting order. */
-export interface Decision {
-  readonly strategyId: string;
-  /** What was checked (a place, modify or cancel; or a target/flatten that needed no order). */
-  readonly intent: Intent;
-  /** The target or flatten intent this order was expanded from. */
-  readonly origin?: Intent;
-  readonly result: GuardResult;
-  readonly time: number;
-}
+export type { Decision } from './decision-log.ts';
 
 export interface StrategyFailure {
   readonly strategyId: string;
@@ -267,9 +259,7 @@ export function createEngine(options: EngineOptions): Engine {
   const tradingState$ = new Multicast<TradingStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
   const failures: StrategyFailure[] = [];
-  // Counted here, so a caller that needs only the counts (a backtest without decisions.csv) need not
-  // observe decisions$, which makes a Decision object for every order.
-  const rejections: Record<string, number> = {};
+  const decisions = new DecisionLog(decisions$, logger);
 
   const book = new OrderBook();
   const live = options.live === true;
@@ -350,20 +340,10 @@ export function createEngine(options: EngineOptions): Engine {
     return instance?.contracts[0]?.id ?? options.contracts[0]!.id;
   }
 
-  function decide(strategyId: string, intent: Intent, origin: Intent | undefined, result: GuardResult, time: number): void {
-    if (!result.accepted) {
-      rejections[result.code] = (rejections[result.code] ?? 0) + 1;
-      logger.warn({ strategyId, intent, code: result.code }, `risk guard rejected: ${result.message}`);
-    } else if (result.adjusted !== undefined) {
-      logger.warn({ strategyId, intent, code: result.adjusted }, `risk guard reduced: ${result.message}`);
-    }
-    if (decisions$.observed) decisions$.next(origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time });
-  }
-
   function processIntent(instance: Instance | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
     const problem = intentShapeProblem(raw);
     if (problem !== undefined) {
-      decide(strategyId, raw, undefined, { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` }, time);
+      decisions.decide(strategyId, raw, undefined, { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` }, time);
       return;
     }
     let intent: Intent = raw;
@@ -380,7 +360,7 @@ export function createEngine(options: EngineOptions): Engine {
     if ((intent.kind === 'place' || intent.kind === 'modify') && intent.unit === 'price') {
       const inTicks = toTicks(intent);
       if (inTicks !== undefined && 'accepted' in inTicks) {
-        decide(strategyId, intent, undefined, inTicks, time);
+        decisions.decide(strategyId, intent, undefined, inTicks, time);
         return;
       }
       if (inTicks !== undefined) intent = inTicks;
@@ -393,7 +373,7 @@ export function createEngine(options: EngineOptions): Engine {
         return expandFlatten(strategyId, intent, decidedAt, time);
       default: {
         const result = checkIntent(intent, guard.refresh(time), limits);
-        decide(strategyId, intent, undefined, result, time);
+        decisions.decide(strategyId, intent, undefined, result, time);
         if (result.accepted) execute(strategyId, intent, result, decidedAt, time);
       }
     }
@@ -473,11 +453,11 @@ export function createEngine(options: EngineOptions): Engine {
 
   function expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
     if (!Number.isInteger(intent.size)) {
-      decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
+      decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
       return;
     }
     if (!contracts.has(intent.contractId)) {
-      decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
+      decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
       return;
     }
     if (live) keeper.noteTarget(strategyId, intent.contractId, intent.size);
@@ -485,12 +465,12 @@ export function createEngine(options: EngineOptions): Engine {
     if (live && exposure.pendingBuys + exposure.pendingSells > 0) notePendingCounted(strategyId, intent.contractId);
     const diff = orderTowards(intent.size, exposure);
     if (diff === 0) {
-      decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
+      decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
       return;
     }
     const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
     const result = checkIntent(order, guard.refresh(time), limits);
-    decide(strategyId, order, intent, result, time);
+    decisions.decide(strategyId, order, intent, result, time);
     if (result.accepted) execute(strategyId, order, result, decidedAt, time);
   }
 
@@ -526,7 +506,7 @@ export function createEngine(options: EngineOptions): Engine {
         if (order.contractId !== contractId) continue;
         any = true;
         const cancel: Intent = { kind: 'cancel', orderId: order.id, id: order.id };
-        decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
+        decisions.decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
         venue.cancel(order.id);
       }
       const position = accounting.position(contractId) + book.provisionalPosition(contractId);
@@ -541,11 +521,11 @@ export function createEngine(options: EngineOptions): Engine {
           order: MARKET,
         };
         // Closing orders of a flatten pass in every state (the kill switch must be able to flatten).
-        decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
+        decisions.decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
         execute(strategyId, close, ACCEPTED_FLATTEN, decidedAt, time);
       }
     }
-    if (!any) decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
+    if (!any) decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
   }
 
   function engineFlatten(reason: string, time: number): void {
@@ -616,7 +596,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (!TERMINAL.has(update.state)) {
         // Given up once, the strategy has decided without it since: it must not execute now.
         const cancel: Intent = { kind: 'cancel', orderId: update.orderId, id: update.orderId };
-        decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
+        decisions.decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
         venue.cancel(update.orderId);
       }
       keeper.watch(update.orderId, key);
@@ -846,7 +826,7 @@ export function createEngine(options: EngineOptions): Engine {
         const contractId = intent.contractId === undefined ? '*' : resolveContract(item.instance, intent.contractId);
         const key = targetKey(item.strategyId, contractId);
         if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
-          decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${pushLength} bars; a later target replaced it` }, time);
+          decisions.decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${pushLength} bars; a later target replaced it` }, time);
           continue;
         }
         seen.add(key);
@@ -868,7 +848,7 @@ export function createEngine(options: EngineOptions): Engine {
   function refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
     const instance = instances.find((i) => i.id === strategyId);
     const time = currentChunk?.time[index] ?? clock();
-    decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
+    decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
   }
 
   /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
@@ -1040,7 +1020,7 @@ export function createEngine(options: EngineOptions): Engine {
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
     errors$: errors$.asObservable(),
-    rejections: () => ({ ...rejections }),
+    rejections: () => decisions.rejectionCounts(),
     accounting,
     rules,
     riskConfig: limits,
