@@ -18,6 +18,7 @@ import { silentLogger, type Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { ContainedObservable } from './contained.ts';
 import { intentShapeProblem } from './intent-shape.ts';
+import { BarClock } from './bar-clock.ts';
 import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
 import { DecisionLog, type Decision } from './decision-log.ts';
 import { GuardStep } from './guard-step.ts';
@@ -269,15 +270,11 @@ export function createEngine(options: EngineOptions): Engine {
   const sequences = new Map<string, { readonly prefix: string; next: number }>();
   const sequenceStart = options.sequenceStart;
   let nextDayStart = -Infinity;
-  // Fields, not closure variables: a double stored into a closure's context is boxed afresh on every
-  // write (V8 in Node 20), which was the per-bar loop's only allocation (32 bytes a bar, bench heap profile).
-  const clockState = { lastBarEnd: NaN, now: NaN };
+  const barClock = new BarClock(options.clock);
   let session: SessionPhase = 'open';
-  const clock = options.clock ?? (() => clockState.lastBarEnd);
+  const clock = barClock.time;
 
   // Intents decided during a push wait here for their bar.
-  let pushing = false;
-  let pushLength = 0;
   let catchUp = false;
   /** History pushed only to warm the strategies up (live start): no venue, no rules, no intents. */
   let history = false;
@@ -286,8 +283,6 @@ export function createEngine(options: EngineOptions): Engine {
   let seenBefore = 0;
   const pending: PendingIntent[] = [];
   let pendingCursor = 0;
-  let currentChunk: BarChunk | undefined;
-  let currentIndex = -1;
 
   const barListeners: BarListener[] = [];
   const instances: Instance[] = [];
@@ -316,23 +311,23 @@ export function createEngine(options: EngineOptions): Engine {
       return;
     }
     if (history) return;
-    if (catchUp && currentIndex >= 0) {
-      pending.push({ instance, strategyId, intent, at: pushLength - 1 });
+    if (catchUp && barClock.index >= 0) {
+      pending.push({ instance, strategyId, intent, at: barClock.pushLength - 1 });
       return;
     }
-    if (currentIndex >= 0 && warming(instance, currentIndex)) {
-      refuseWarmUp(strategyId, intent, currentIndex);
+    if (barClock.index >= 0 && warming(instance, barClock.index)) {
+      refuseWarmUp(strategyId, intent, barClock.index);
       return;
     }
-    if (pushing) {
+    if (barClock.pushing) {
       let at = intent.at;
-      if (at === undefined) at = barCursor.at >= 0 && barCursor.at < pushLength ? barCursor.at : pushLength - 1;
+      if (at === undefined) at = barClock.pipelineIndex();
       pending.push({ instance, strategyId, intent, at });
       return;
     }
-    const chunk = currentChunk;
-    const decidedAt = chunk !== undefined && currentIndex >= 0 ? chunk.time[currentIndex]! : clock();
-    processIntent(instance, strategyId, intent, decidedAt, currentIndex >= 0 ? clockState.now : clock());
+    const chunk = barClock.chunk;
+    const decidedAt = chunk !== undefined && barClock.index >= 0 ? chunk.time[barClock.index]! : clock();
+    processIntent(instance, strategyId, intent, decidedAt, barClock.current());
   }
 
   function resolveContract(instance: Instance | undefined, contractId: string): string {
@@ -532,7 +527,7 @@ export function createEngine(options: EngineOptions): Engine {
     logger.warn({ reason }, 'engine flattens every position');
     // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
     keeper.zero();
-    processIntent(undefined, riskStrategyId, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
+    processIntent(undefined, riskStrategyId, { kind: 'flatten' }, barClock.chunk !== undefined && barClock.index >= 0 ? barClock.chunk.time[barClock.index]! : time, time);
   }
 
   // ---------------------------------------------------------------- venue events
@@ -628,7 +623,7 @@ export function createEngine(options: EngineOptions): Engine {
     if (closed !== undefined && trades$.observed) trades$.next(closed);
     if (positions$.observed) positions$.next(accounting.positionView(fill.contractId));
     if (account$.observed) account$.next(accounting.snapshot());
-    if (currentIndex < 0) {
+    if (barClock.index < 0) {
       const equity = accounting.equity();
       rules.evaluate(fill.time, accounting.balance, equity, equity, onBreach);
     }
@@ -648,16 +643,16 @@ export function createEngine(options: EngineOptions): Engine {
     if (breach.type === 6 && breach.rule === 'maximumLossLimit') {
       if (limits.lockoutAfterViolation) trading.lockedUntil = Infinity;
       trading.change('HALTED', 'maximum loss limit broken', Infinity, time);
-      engineFlatten('maximum loss limit', clockState.now === clockState.now ? clockState.now : time);
+      engineFlatten('maximum loss limit', barClock.now === barClock.now ? barClock.now : time);
     } else if (breach.type === 6) {
       if (limits.lockoutAfterViolation) trading.lockedUntil = Math.max(trading.lockedUntil, untilNextDay);
       if (!(trading.current.state === 'HALTED' && trading.current.until === Infinity)) trading.change('HALTED', 'daily loss limit broken', untilNextDay, time);
-      engineFlatten('daily loss limit', clockState.now === clockState.now ? clockState.now : time);
+      engineFlatten('daily loss limit', barClock.now === barClock.now ? barClock.now : time);
     } else {
       const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';
       if (rules.config.personalLimitAction === 'halt') {
         if (trading.current.state !== 'HALTED') trading.change('HALTED', reason, untilNextDay, time);
-        engineFlatten(reason, clockState.now === clockState.now ? clockState.now : time);
+        engineFlatten(reason, barClock.now === barClock.now ? barClock.now : time);
       } else if (trading.current.state === 'ACTIVE') {
         trading.change('REDUCING', reason, untilNextDay, time);
       }
@@ -714,9 +709,9 @@ export function createEngine(options: EngineOptions): Engine {
     // (1) the strategies' chunk pipelines
     pending.length = 0;
     pendingCursor = 0;
-    pushing = true;
-    currentChunk = chunk;
-    pushLength = n;
+    barClock.pushing = true;
+    barClock.chunk = chunk;
+    barClock.pushLength = n;
     try {
       for (const instance of instances) {
         const subject = instance.chunkSubjects.get(contractId);
@@ -725,7 +720,7 @@ export function createEngine(options: EngineOptions): Engine {
         subject.next(chunk);
       }
     } finally {
-      pushing = false;
+      barClock.pushing = false;
       barCursor.at = -1;
     }
     let sorted = true;
@@ -754,10 +749,10 @@ export function createEngine(options: EngineOptions): Engine {
     const single = options.contracts.length === 1;
     const hasOnBar = venue.onBar !== undefined;
     const rulesActive = rules.active;
-    currentChunk = chunk;
+    barClock.chunk = chunk;
     try {
       for (let i = 0; i < n; i++) {
-        currentIndex = i;
+        barClock.index = i;
         const barTime = time[i]!;
         if (history) {
           // Warm-up history: the strategies see the bar, nothing else happens.
@@ -768,8 +763,8 @@ export function createEngine(options: EngineOptions): Engine {
         // By index, not the time itself: with rollDay inlined here, V8 boxed barTime on every bar to pass it
         // (a 16-byte heap number a bar, 17 MB of garbage per 1M-bar run) whenever a position was open.
         if (barTime >= nextDayStart) rollDayAtBar(time, i);
-        clockState.now = barTime + barMs;
-        clockState.lastBarEnd = clockState.now;
+        barClock.now = barTime + barMs;
+        barClock.lastBarEnd = barClock.now;
         if (hasOnBar) venue.onBar!(chunk, i);
 
         const position = positionBook.size;
@@ -787,26 +782,26 @@ export function createEngine(options: EngineOptions): Engine {
         }
         positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
-        if (sessions !== undefined) checkSession(clockState.now);
+        if (sessions !== undefined) checkSession(barClock.now);
         if (listening) emitBarRecords(chunk, i);
         if (catchUp && i === n - 1) coalesceTargets(barTime);
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
           const item = pending[pendingCursor++]!;
           if (warming(item.instance, i)) refuseWarmUp(item.strategyId, item.intent, i);
-          else processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
+          else processIntent(item.instance, item.strategyId, item.intent, barTime, barClock.now);
         }
         if (recordEquity) equity.record(barTime, accounting.equity());
       }
     } finally {
-      currentIndex = -1;
-      currentChunk = undefined;
+      barClock.index = -1;
+      barClock.chunk = undefined;
       catchUp = false;
     }
     // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
     while (pendingCursor < pending.length) {
       const item = pending[pendingCursor++]!;
       logger.warn({ strategyId: item.strategyId, at: item.at, length: n }, 'intent stamped outside its chunk; decided at the last bar');
-      processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, clockState.now);
+      processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, barClock.now);
     }
     pending.length = 0;
     if (failures.length > 0 && options.onStrategyError !== 'log') throwFailure();
@@ -826,7 +821,7 @@ export function createEngine(options: EngineOptions): Engine {
         const contractId = intent.contractId === undefined ? '*' : resolveContract(item.instance, intent.contractId);
         const key = targetKey(item.strategyId, contractId);
         if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
-          decisions.decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${pushLength} bars; a later target replaced it` }, time);
+          decisions.decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${barClock.pushLength} bars; a later target replaced it` }, time);
           continue;
         }
         seen.add(key);
@@ -840,14 +835,14 @@ export function createEngine(options: EngineOptions): Engine {
 
   /** True while bar `index` of the current push is within the instance's declared warm-up. */
   function warming(instance: Instance | undefined, index: number): boolean {
-    if (instance === undefined || instance.warmup === 0 || currentChunk === undefined) return false;
-    if (instance.contracts[0]!.id !== currentChunk.contractId) return false;
+    if (instance === undefined || instance.warmup === 0 || barClock.chunk === undefined) return false;
+    if (instance.contracts[0]!.id !== barClock.chunk.contractId) return false;
     return seenBefore + index + 1 <= instance.warmup;
   }
 
   function refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
     const instance = instances.find((i) => i.id === strategyId);
-    const time = currentChunk?.time[index] ?? clock();
+    const time = barClock.chunk?.time[index] ?? clock();
     decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
   }
 
@@ -964,7 +959,7 @@ export function createEngine(options: EngineOptions): Engine {
       orders: contain(orders$.asObservable()),
       positions: contain(positions$.asObservable()),
       account: contain(account$.asObservable()),
-      now: () => (currentIndex >= 0 ? clockState.now : clock()),
+      now: () => barClock.current(),
       logger: strategyLogger,
     };
     instances.push(instance);
@@ -975,8 +970,8 @@ export function createEngine(options: EngineOptions): Engine {
   function failStrategy(instance: Instance, error: unknown): void {
     if (instance.failed) return;
     instance.failed = true;
-    const index = currentIndex >= 0 ? currentIndex : pushing ? (barCursor.at >= 0 && barCursor.at < pushLength ? barCursor.at : pushLength - 1) : -1;
-    const barTime = currentChunk !== undefined && index >= 0 ? currentChunk.time[index]! : NaN;
+    const index = barClock.index >= 0 ? barClock.index : barClock.pushing ? barClock.pipelineIndex() : -1;
+    const barTime = barClock.chunk !== undefined && index >= 0 ? barClock.chunk.time[index]! : NaN;
     const failure: StrategyFailure = { strategyId: instance.id, error, barTime };
     logger.error({ err: error, strategy: instance.id, bar: barTime === barTime ? new Date(barTime).toISOString() : undefined }, 'strategy failed; its intents stop');
     failures.push(failure);
