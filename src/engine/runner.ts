@@ -22,6 +22,7 @@ import { BarClock } from './bar-clock.ts';
 import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
 import { DecisionLog, type Decision } from './decision-log.ts';
 import { GuardStep } from './guard-step.ts';
+import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { OrderRate } from './order-rate.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
@@ -124,12 +125,7 @@ export interface EngineOptions {
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
 export const RISK_STRATEGY_ID = 'risk';
 
-export interface StampedIntent {
-  readonly strategyId: string;
-  readonly intent: Intent;
-  /** Decision time, epoch ms. */
-  readonly time: number;
-}
+export type { StampedIntent } from './intent-router.ts';
 
 export type { Decision } from './decision-log.ts';
 
@@ -234,8 +230,6 @@ interface BarListener {
   cursor: number;
 }
 
-/** Same as intents.ts' PRIMARY_CONTRACT: the strategy's first contract. */
-const PRIMARY_CONTRACT = '';
 const TERMINAL: ReadonlySet<OrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired']);
 
 export function createEngine(options: EngineOptions): Engine {
@@ -264,11 +258,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   const book = new OrderBook();
   const live = options.live === true;
-  const keeper = new TargetKeeper(reassertTarget);
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
-  /** Per strategy id: the `<id>-` prefix of its client ids and its next sequence number (one lookup an id). */
-  const sequences = new Map<string, { readonly prefix: string; next: number }>();
-  const sequenceStart = options.sequenceStart;
   let nextDayStart = -Infinity;
   const barClock = new BarClock(options.clock);
   let session: SessionPhase = 'open';
@@ -292,18 +282,29 @@ export function createEngine(options: EngineOptions): Engine {
   const trading = new TradingStateMachine(tradingState$, logger);
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
   const guard = new GuardStep(contracts, accounting, book, rules, trading, rate, sessions, options.lastPrice);
+  const router = new IntentRouter({
+    contracts,
+    defaultContract: options.contracts[0]!.id,
+    venue,
+    limits,
+    book,
+    accounting,
+    guard,
+    rate,
+    trading,
+    decisions,
+    intents$,
+    barClock,
+    logger,
+    live,
+    riskStrategyId,
+    sequenceStart: options.sequenceStart,
+    findInstance: (strategyId) => instances.find((i) => i.id === strategyId),
+  });
+  const keeper = router.keeper;
 
 
   // ---------------------------------------------------------------- ids and intents
-
-  function nextId(strategyId: string): string {
-    let sequence = sequences.get(strategyId);
-    if (sequence === undefined) {
-      sequence = { prefix: `${strategyId}-`, next: typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1) };
-      sequences.set(strategyId, sequence);
-    }
-    return sequence.prefix + sequence.next++;
-  }
 
   function receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
     if (instance?.failed === true) {
@@ -327,207 +328,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
     const chunk = barClock.chunk;
     const decidedAt = chunk !== undefined && barClock.index >= 0 ? chunk.time[barClock.index]! : clock();
-    processIntent(instance, strategyId, intent, decidedAt, barClock.current());
-  }
-
-  function resolveContract(instance: Instance | undefined, contractId: string): string {
-    if (contractId !== PRIMARY_CONTRACT) return contractId;
-    return instance?.contracts[0]?.id ?? options.contracts[0]!.id;
-  }
-
-  function processIntent(instance: Instance | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
-    const problem = intentShapeProblem(raw);
-    if (problem !== undefined) {
-      decisions.decide(strategyId, raw, undefined, { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` }, time);
-      return;
-    }
-    let intent: Intent = raw;
-    if (raw.kind === 'target' && raw.id === undefined) {
-      // The hot path of target-position strategies: one literal instead of two spreads.
-      const stamped: Intent = { kind: 'target', contractId: raw.contractId === PRIMARY_CONTRACT ? resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId, size: raw.size, id: nextId(strategyId) };
-      intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
-    } else if (intent.id === undefined) intent = { ...intent, id: nextId(strategyId) };
-    if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
-      intent = { ...intent, contractId: resolveContract(instance, intent.contractId) };
-    } else if (intent.kind === 'flatten' && intent.contractId === PRIMARY_CONTRACT) {
-      intent = { ...intent, contractId: resolveContract(instance, PRIMARY_CONTRACT) };
-    }
-    if ((intent.kind === 'place' || intent.kind === 'modify') && intent.unit === 'price') {
-      const inTicks = toTicks(intent);
-      if (inTicks !== undefined && 'accepted' in inTicks) {
-        decisions.decide(strategyId, intent, undefined, inTicks, time);
-        return;
-      }
-      if (inTicks !== undefined) intent = inTicks;
-    }
-    if (intents$.observed) intents$.next({ strategyId, intent, time });
-    switch (intent.kind) {
-      case 'target':
-        return expandTarget(strategyId, intent, decidedAt, time);
-      case 'flatten':
-        return expandFlatten(strategyId, intent, decidedAt, time);
-      default: {
-        const result = checkIntent(intent, guard.refresh(time), limits);
-        decisions.decide(strategyId, intent, undefined, result, time);
-        if (result.accepted) execute(strategyId, intent, result, decidedAt, time);
-      }
-    }
-  }
-
-  /**
-   * A place or modify in prices, in ticks of its contract; undefined when the contract or order is
-   * unknown (the guard then refuses it for that).
-   */
-  function toTicks(intent: PlaceIntent | ModifyIntent): PlaceIntent | ModifyIntent | GuardResult | undefined {
-    if (intent.kind === 'place') {
-      const contract = contracts.get(intent.contractId);
-      return contract === undefined ? undefined : placeInTicks(intent, contract);
-    }
-    const order = book.get(intent.orderId);
-    const contract = order === undefined ? undefined : contracts.get(order.contractId);
-    return contract === undefined ? undefined : modifyInTicks(intent, contract);
-  }
-
-  function execute(strategyId: string, intent: Intent, result: GuardResult & { accepted: true }, decidedAt: number, time: number): void {
-    switch (intent.kind) {
-      case 'place': {
-        const size = result.size ?? intent.size;
-        const id = intent.id!;
-        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, guard.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
-        book.add({
-          id,
-          strategyId,
-          contractId: intent.contractId,
-          side: intent.side,
-          size,
-          filledSize: 0,
-          reportedFilled: 0,
-          order: intent.order,
-          state: 'pending',
-          trail,
-          trailStop: trail === undefined ? NaN : trailStopPrice(trail),
-        });
-        rate.noteSent(time);
-        venue.place(
-          intent.bracket === undefined
-            ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
-            : { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, bracket: intent.bracket, decidedAt },
-        );
-        return;
-      }
-      case 'modify': {
-        const order = book.get(intent.orderId);
-        if (order !== undefined) {
-          if (intent.size !== undefined) order.size = intent.size + order.filledSize;
-          order.order = modifiedSpec(order.order, intent);
-          if (intent.trailPrice !== undefined) {
-            const trail = trackTrail(order.side, guard.lastPrice(order.contractId), intent.trailPrice);
-            if (order.trail === undefined && trail !== undefined) book.trailingCount++;
-            if (order.trail !== undefined && trail === undefined) book.trailingCount--;
-            order.trail = trail;
-            order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
-          }
-        }
-        rate.noteSent(time);
-        venue.modify({
-          orderId: intent.orderId,
-          ...(intent.size === undefined ? {} : { size: intent.size }),
-          ...(intent.limitPrice === undefined ? {} : { limitPrice: intent.limitPrice }),
-          ...(intent.stopPrice === undefined ? {} : { stopPrice: intent.stopPrice }),
-          ...(intent.trailPrice === undefined ? {} : { trailPrice: intent.trailPrice }),
-        });
-        return;
-      }
-      case 'cancel':
-        venue.cancel(intent.orderId);
-        return;
-      default:
-        return;
-    }
-  }
-
-  function expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
-    if (!Number.isInteger(intent.size)) {
-      decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
-      return;
-    }
-    if (!contracts.has(intent.contractId)) {
-      decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
-      return;
-    }
-    if (live) keeper.noteTarget(strategyId, intent.contractId, intent.size);
-    const exposure = book.exposure(intent.contractId, accounting.position(intent.contractId));
-    if (live && exposure.pendingBuys + exposure.pendingSells > 0) notePendingCounted(strategyId, intent.contractId);
-    const diff = orderTowards(intent.size, exposure);
-    if (diff === 0) {
-      decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
-      return;
-    }
-    const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
-    const result = checkIntent(order, guard.refresh(time), limits);
-    decisions.decide(strategyId, order, intent, result, time);
-    if (result.accepted) execute(strategyId, order, result, decidedAt, time);
-  }
-
-  // ---------------------------------------------------------------- re-assertion (live)
-
-  /** The pending orders of a contract were counted conservatively: their outcome must re-assert this target. */
-  function notePendingCounted(strategyId: string, contractId: string): void {
-    const key = targetKey(strategyId, contractId);
-    for (let k = 0; k < book.size; k++) {
-      const order = book.at(k);
-      if (order.contractId === contractId && order.state === 'pending') keeper.watch(order.id, key);
-    }
-  }
-
-  /** Bring a strategy's exposure back to its last target (at most one order); outside ACTIVE only a reduction. */
-  function reassertTarget(strategyId: string, contractId: string, size: number): void {
-    const exposure = book.exposure(contractId, accounting.position(contractId));
-    const diff = orderTowards(size, exposure);
-    if (diff === 0) return;
-    const position = exposure.definite;
-    const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
-    if (trading.current.state !== 'ACTIVE' && !reduces) return;
-    logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
-    const instance = instances.find((i) => i.id === strategyId);
-    processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
-  }
-
-  function expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
-    const targets = intent.contractId === undefined ? [...contracts.keys()] : [intent.contractId];
-    let any = false;
-    for (const contractId of targets) {
-      for (const order of book.values()) {
-        if (order.contractId !== contractId) continue;
-        any = true;
-        const cancel: Intent = { kind: 'cancel', orderId: order.id, id: order.id };
-        decisions.decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
-        venue.cancel(order.id);
-      }
-      const position = accounting.position(contractId) + book.provisionalPosition(contractId);
-      if (position !== 0) {
-        any = true;
-        const close: PlaceIntent = {
-          kind: 'place',
-          id: targets.length === 1 ? intent.id! : nextId(strategyId),
-          contractId,
-          side: position > 0 ? 'sell' : 'buy',
-          size: Math.abs(position),
-          order: MARKET,
-        };
-        // Closing orders of a flatten pass in every state (the kill switch must be able to flatten).
-        decisions.decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
-        execute(strategyId, close, ACCEPTED_FLATTEN, decidedAt, time);
-      }
-    }
-    if (!any) decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
-  }
-
-  function engineFlatten(reason: string, time: number): void {
-    logger.warn({ reason }, 'engine flattens every position');
-    // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
-    keeper.zero();
-    processIntent(undefined, riskStrategyId, { kind: 'flatten' }, barClock.chunk !== undefined && barClock.index >= 0 ? barClock.chunk.time[barClock.index]! : time, time);
+    router.processIntent(instance, strategyId, intent, decidedAt, barClock.current());
   }
 
   // ---------------------------------------------------------------- venue events
@@ -643,16 +444,16 @@ export function createEngine(options: EngineOptions): Engine {
     if (breach.type === 6 && breach.rule === 'maximumLossLimit') {
       if (limits.lockoutAfterViolation) trading.lockedUntil = Infinity;
       trading.change('HALTED', 'maximum loss limit broken', Infinity, time);
-      engineFlatten('maximum loss limit', barClock.now === barClock.now ? barClock.now : time);
+      router.flattenAll('maximum loss limit', barClock.now === barClock.now ? barClock.now : time);
     } else if (breach.type === 6) {
       if (limits.lockoutAfterViolation) trading.lockedUntil = Math.max(trading.lockedUntil, untilNextDay);
       if (!(trading.current.state === 'HALTED' && trading.current.until === Infinity)) trading.change('HALTED', 'daily loss limit broken', untilNextDay, time);
-      engineFlatten('daily loss limit', barClock.now === barClock.now ? barClock.now : time);
+      router.flattenAll('daily loss limit', barClock.now === barClock.now ? barClock.now : time);
     } else {
       const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';
       if (rules.config.personalLimitAction === 'halt') {
         if (trading.current.state !== 'HALTED') trading.change('HALTED', reason, untilNextDay, time);
-        engineFlatten(reason, barClock.now === barClock.now ? barClock.now : time);
+        router.flattenAll(reason, barClock.now === barClock.now ? barClock.now : time);
       } else if (trading.current.state === 'ACTIVE') {
         trading.change('REDUCING', reason, untilNextDay, time);
       }
@@ -788,7 +589,7 @@ export function createEngine(options: EngineOptions): Engine {
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
           const item = pending[pendingCursor++]!;
           if (warming(item.instance, i)) refuseWarmUp(item.strategyId, item.intent, i);
-          else processIntent(item.instance, item.strategyId, item.intent, barTime, barClock.now);
+          else router.processIntent(item.instance, item.strategyId, item.intent, barTime, barClock.now);
         }
         if (recordEquity) equity.record(barTime, accounting.equity());
       }
@@ -801,7 +602,7 @@ export function createEngine(options: EngineOptions): Engine {
     while (pendingCursor < pending.length) {
       const item = pending[pendingCursor++]!;
       logger.warn({ strategyId: item.strategyId, at: item.at, length: n }, 'intent stamped outside its chunk; decided at the last bar');
-      processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, barClock.now);
+      router.processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, barClock.now);
     }
     pending.length = 0;
     if (failures.length > 0 && options.onStrategyError !== 'log') throwFailure();
@@ -818,7 +619,7 @@ export function createEngine(options: EngineOptions): Engine {
       const item = pending[k]!;
       const intent = item.intent;
       if (intent.kind === 'target' || intent.kind === 'flatten') {
-        const contractId = intent.contractId === undefined ? '*' : resolveContract(item.instance, intent.contractId);
+        const contractId = intent.contractId === undefined ? '*' : router.resolveContract(item.instance, intent.contractId);
         const key = targetKey(item.strategyId, contractId);
         if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
           decisions.decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${barClock.pushLength} bars; a later target replaced it` }, time);
@@ -878,7 +679,7 @@ export function createEngine(options: EngineOptions): Engine {
     const phase = sessions!.phase(time);
     if (phase === 'flatBy' && session !== 'flatBy') {
       session = phase;
-      engineFlatten('flat-by time', time);
+      router.flattenAll('flat-by time', time);
       return;
     }
     session = phase;
@@ -1025,7 +826,7 @@ export function createEngine(options: EngineOptions): Engine {
     killSwitch(reason) {
       trading.lockedUntil = Infinity;
       trading.change('HALTED', `kill switch: ${reason}`, Infinity, clock());
-      engineFlatten(`kill switch: ${reason}`, clock());
+      router.flattenAll(`kill switch: ${reason}`, clock());
     },
     setAccountLimits(accountLimits) {
       rules.setLimits(accountLimits);
@@ -1044,7 +845,7 @@ export function createEngine(options: EngineOptions): Engine {
       rules.restore(restored);
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
     },
-    nextSequence: (strategyId) => sequences.get(strategyId)?.next ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
+    nextSequence: (strategyId) => router.nextSequence(strategyId),
     equityCurve: () => equity.curve(),
     close() {
       for (const instance of instances) {
@@ -1060,8 +861,6 @@ export function createEngine(options: EngineOptions): Engine {
   };
 }
 
-const MARKET: OrderSpec = Object.freeze({ type: 'market' });
-const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
 
 /** The error a failed strategy stops a synchronous run with: its id and the bar it failed on. */
 export function failureError(failure: StrategyFailure): StrategyError {
