@@ -24,6 +24,7 @@ import { DecisionLog, type Decision } from './decision-log.ts';
 import { GuardStep } from './guard-step.ts';
 import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { OrderRate } from './order-rate.ts';
+import { RuleEnforcer } from './rule-enforcer.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
 import { barRecord, sliceChunk } from './chunks.ts';
@@ -259,9 +260,7 @@ export function createEngine(options: EngineOptions): Engine {
   const book = new OrderBook();
   const live = options.live === true;
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
-  let nextDayStart = -Infinity;
   const barClock = new BarClock(options.clock);
-  let session: SessionPhase = 'open';
   const clock = barClock.time;
 
   // Intents decided during a push wait here for their bar.
@@ -302,6 +301,8 @@ export function createEngine(options: EngineOptions): Engine {
     findInstance: (strategyId) => instances.find((i) => i.id === strategyId),
   });
   const keeper = router.keeper;
+  const enforcer = new RuleEnforcer({ rules, accounting, calendar, sessions, limits, trading, router, barClock, breaches$, account$, logger });
+  const onBreach = enforcer.onBreach;
 
 
   // ---------------------------------------------------------------- ids and intents
@@ -406,7 +407,7 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   function onFill(fill: Fill): void {
-    if (fill.time >= nextDayStart) rollDay(fill.time);
+    if (fill.time >= enforcer.nextDayStart) enforcer.rollDay(fill.time);
     const closed = accounting.applyFill(fill, rules.tradingDay);
     if (closed === null) {
       logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
@@ -432,46 +433,6 @@ export function createEngine(options: EngineOptions): Engine {
       const key = keeper.watching(fill.orderId);
       if (key !== undefined) keeper.schedule(key);
     }
-  }
-
-  // ---------------------------------------------------------------- rules and days
-
-  function onBreach(breach: Breach): void {
-    logger.warn({ breach }, 'account rule breached');
-    breaches$.next(breach);
-    const time = breach.time;
-    const untilNextDay = calendar.nextDayStart(time);
-    if (breach.type === 6 && breach.rule === 'maximumLossLimit') {
-      if (limits.lockoutAfterViolation) trading.lockedUntil = Infinity;
-      trading.change('HALTED', 'maximum loss limit broken', Infinity, time);
-      router.flattenAll('maximum loss limit', barClock.now === barClock.now ? barClock.now : time);
-    } else if (breach.type === 6) {
-      if (limits.lockoutAfterViolation) trading.lockedUntil = Math.max(trading.lockedUntil, untilNextDay);
-      if (!(trading.current.state === 'HALTED' && trading.current.until === Infinity)) trading.change('HALTED', 'daily loss limit broken', untilNextDay, time);
-      router.flattenAll('daily loss limit', barClock.now === barClock.now ? barClock.now : time);
-    } else {
-      const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';
-      if (rules.config.personalLimitAction === 'halt') {
-        if (trading.current.state !== 'HALTED') trading.change('HALTED', reason, untilNextDay, time);
-        router.flattenAll(reason, barClock.now === barClock.now ? barClock.now : time);
-      } else if (trading.current.state === 'ACTIVE') {
-        trading.change('REDUCING', reason, untilNextDay, time);
-      }
-    }
-  }
-
-  function rollDayAtBar(times: Float64Array, i: number): void {
-    rollDay(times[i]!);
-  }
-
-  function rollDay(time: number): void {
-    const day = calendar.dayOf(time);
-    nextDayStart = calendar.nextDayStart(time);
-    if (day === rules.tradingDay) return;
-    accounting.startDay(day);
-    rules.startDay(day, accounting.balance);
-    if (trading.current.until <= time) trading.change('ACTIVE', `new trading day ${day}`, Infinity, time);
-    if (account$.observed) account$.next(accounting.snapshot());
   }
 
   // ---------------------------------------------------------------- bars
@@ -563,7 +524,7 @@ export function createEngine(options: EngineOptions): Engine {
         }
         // By index, not the time itself: with rollDay inlined here, V8 boxed barTime on every bar to pass it
         // (a 16-byte heap number a bar, 17 MB of garbage per 1M-bar run) whenever a position was open.
-        if (barTime >= nextDayStart) rollDayAtBar(time, i);
+        if (barTime >= enforcer.nextDayStart) enforcer.rollDayAtBar(time, i);
         barClock.now = barTime + barMs;
         barClock.lastBarEnd = barClock.now;
         if (hasOnBar) venue.onBar!(chunk, i);
@@ -583,7 +544,7 @@ export function createEngine(options: EngineOptions): Engine {
         }
         positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
-        if (sessions !== undefined) checkSession(barClock.now);
+        if (sessions !== undefined) enforcer.checkSession(barClock.now);
         if (listening) emitBarRecords(chunk, i);
         if (catchUp && i === n - 1) coalesceTargets(barTime);
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
@@ -656,7 +617,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   function markPartial(chunk: BarChunk, i: number): void {
     const barTime = chunk.time[i]!;
-    if (barTime >= nextDayStart) rollDay(barTime);
+    if (barTime >= enforcer.nextDayStart) enforcer.rollDay(barTime);
     const contractId = chunk.contractId;
     const position = accounting.position(contractId);
     const balance = accounting.balance;
@@ -673,16 +634,6 @@ export function createEngine(options: EngineOptions): Engine {
       order.trail = advanceTrail(order.trail, order.side === 'sell' ? high : low);
       order.trailStop = trailStopPrice(order.trail);
     }
-  }
-
-  function checkSession(time: number): void {
-    const phase = sessions!.phase(time);
-    if (phase === 'flatBy' && session !== 'flatBy') {
-      session = phase;
-      router.flattenAll('flat-by time', time);
-      return;
-    }
-    session = phase;
   }
 
   // ---------------------------------------------------------------- strategies
@@ -841,7 +792,7 @@ export function createEngine(options: EngineOptions): Engine {
       accounting.restore(restored.balance ?? accounting.balance, restored.positions ?? []);
       // Open today's trading day now, so the first bar does not reset the day's starting balance.
       const time = clock();
-      if (time === time) rollDay(time);
+      if (time === time) enforcer.rollDay(time);
       rules.restore(restored);
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
     },
