@@ -25,6 +25,7 @@ import { GuardStep } from './guard-step.ts';
 import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { OrderRate } from './order-rate.ts';
 import { RuleEnforcer } from './rule-enforcer.ts';
+import { VenueBridge } from './venue-bridge.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
 import { barRecord, sliceChunk } from './chunks.ts';
@@ -231,7 +232,6 @@ interface BarListener {
   cursor: number;
 }
 
-const TERMINAL: ReadonlySet<OrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired']);
 
 export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? silentLogger;
@@ -330,109 +330,6 @@ export function createEngine(options: EngineOptions): Engine {
     const chunk = barClock.chunk;
     const decidedAt = chunk !== undefined && barClock.index >= 0 ? chunk.time[barClock.index]! : clock();
     router.processIntent(instance, strategyId, intent, decidedAt, barClock.current());
-  }
-
-  // ---------------------------------------------------------------- venue events
-
-  function onVenueEvent(event: VenueEvent): void {
-    switch (event.kind) {
-      case 'fill':
-        return onFill(event);
-      case 'order':
-        return onOrder(event);
-      case 'account':
-        if (!event.canTrade && trading.current.state !== 'HALTED') trading.change('HALTED', 'venue reports canTrade = false', Infinity, event.time);
-        else if (event.canTrade && trading.current.state === 'HALTED' && trading.current.reason === 'venue reports canTrade = false') {
-          trading.change('ACTIVE', 'venue reports canTrade = true', Infinity, event.time);
-        }
-        return;
-    }
-  }
-
-  function onOrder(update: OrderUpdate): void {
-    const existing = book.get(update.orderId);
-    const reported = Math.max(update.filledSize, update.reportedFilledSize ?? 0);
-    if (TERMINAL.has(update.state)) {
-      if (existing !== undefined) {
-        existing.reportedFilled = Math.max(existing.reportedFilled, reported);
-        existing.filledSize = Math.max(existing.filledSize, update.filledSize);
-        book.remove(existing);
-      } else if (reported > update.filledSize) {
-        book.addProvisional(update.orderId, update.contractId, update.side, reported - update.filledSize);
-      }
-    } else if (existing === undefined) {
-      // Orders the venue created (bracket legs), or one of ours adopted again, join the book so targets and the guard see them.
-      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, guard.lastPrice(update.contractId), update.order.trailPrice) : undefined;
-      book.add({
-        id: update.orderId,
-        strategyId: strategyOf(update.orderId),
-        contractId: update.contractId,
-        side: update.side,
-        size: update.size,
-        filledSize: update.filledSize,
-        reportedFilled: reported,
-        order: update.order,
-        state: update.state,
-        trail,
-        trailStop: trail === undefined ? NaN : trailStopPrice(trail),
-      });
-    } else {
-      existing.state = update.state;
-      existing.size = update.size;
-      existing.filledSize = Math.max(existing.filledSize, update.filledSize);
-      existing.reportedFilled = Math.max(existing.reportedFilled, reported);
-      existing.order = update.order;
-    }
-    if (orders$.observed) orders$.next(update);
-    if (live) afterOrderOutcome(update, reported);
-  }
-
-  function afterOrderOutcome(update: OrderUpdate, reported: number): void {
-    if (update.adopted === true) {
-      const key = targetKey(strategyOf(update.orderId), update.contractId);
-      if (!TERMINAL.has(update.state)) {
-        // Given up once, the strategy has decided without it since: it must not execute now.
-        const cancel: Intent = { kind: 'cancel', orderId: update.orderId, id: update.orderId };
-        decisions.decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
-        venue.cancel(update.orderId);
-      }
-      keeper.watch(update.orderId, key);
-      if (reported > 0) keeper.schedule(key);
-      return;
-    }
-    const key = keeper.watching(update.orderId);
-    if (key === undefined || update.state === 'pending') return;
-    if (update.state === 'working' || reported > 0) keeper.schedule(key);
-    if (TERMINAL.has(update.state)) keeper.unwatch(update.orderId);
-  }
-
-  function onFill(fill: Fill): void {
-    if (fill.time >= enforcer.nextDayStart) enforcer.rollDay(fill.time);
-    const closed = accounting.applyFill(fill, rules.tradingDay);
-    if (closed === null) {
-      logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
-      return;
-    }
-    const order = book.get(fill.orderId);
-    if (order !== undefined) {
-      order.filledSize += fill.size;
-      if (order.reportedFilled < order.filledSize) order.reportedFilled = order.filledSize;
-      if (order.filledSize >= order.size) book.remove(order);
-    } else {
-      book.confirmFill(fill.orderId, fill.size);
-    }
-    fills$.next(fill);
-    if (closed !== undefined && trades$.observed) trades$.next(closed);
-    if (positions$.observed) positions$.next(accounting.positionView(fill.contractId));
-    if (account$.observed) account$.next(accounting.snapshot());
-    if (barClock.index < 0) {
-      const equity = accounting.equity();
-      rules.evaluate(fill.time, accounting.balance, equity, equity, onBreach);
-    }
-    if (live) {
-      const key = keeper.watching(fill.orderId);
-      if (key !== undefined) keeper.schedule(key);
-    }
   }
 
   // ---------------------------------------------------------------- bars
@@ -732,13 +629,26 @@ export function createEngine(options: EngineOptions): Engine {
     queueMicrotask(() => instance.subscription?.unsubscribe());
   }
 
-  const venueSubscription =
-    venue.listen !== undefined
-      ? venue.listen(onVenueEvent)
-      : venue.events.subscribe({
-          next: onVenueEvent,
-          error: (error: unknown) => logger.error({ err: error }, 'venue event stream failed'),
-        });
+  // Listening starts here, after the strategies' contexts exist and before their streams run, as it always has.
+  const venueBridge = new VenueBridge({
+    venue,
+    book,
+    accounting,
+    rules,
+    enforcer,
+    guard,
+    trading,
+    decisions,
+    keeper,
+    barClock,
+    fills$,
+    orders$,
+    trades$,
+    positions$,
+    account$,
+    logger,
+    live,
+  });
   for (const { instance, module, context } of pendingRuns) {
     instance.subscription = module.run(context).subscribe({
       next: (intent) => receive(instance, instance.id, intent),
@@ -804,7 +714,7 @@ export function createEngine(options: EngineOptions): Engine {
         for (const subject of instance.chunkSubjects.values()) subject.complete();
       }
       for (const listener of barListeners) listener.subject.complete();
-      venueSubscription.unsubscribe();
+      venueBridge.close();
       for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$, errors$]) {
         (subject as Multicast<unknown>).complete();
       }
@@ -824,10 +734,6 @@ export function failureError(failure: StrategyFailure): StrategyError {
   });
 }
 
-/** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */
-function strategyOf(orderId: string): string {
-  return orderId.slice(0, Math.max(0, orderId.lastIndexOf('-')));
-}
 
 
 /**
