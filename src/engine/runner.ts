@@ -26,6 +26,7 @@ import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { OrderRate } from './order-rate.ts';
 import { RuleEnforcer } from './rule-enforcer.ts';
 import { VenueBridge } from './venue-bridge.ts';
+import { StrategyHost, type Instance, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
 import { barRecord, sliceChunk } from './chunks.ts';
@@ -60,15 +61,9 @@ import type {
 } from './types.ts';
 import { EngineError } from './errors.ts';
 
-export interface StrategyEntry {
-  readonly strategy: StrategyModule;
-  /** Raw parameters, validated against the strategy's schema (defaults applied). */
-  readonly params?: unknown;
-  /** Instance id, prefix of its client ids; the strategy's name by default. */
-  readonly id?: string;
-  /** Contract ids it trades, the first being its primary; all of the engine's by default. */
-  readonly contracts?: readonly string[];
-}
+
+export type { StrategyEntry, StrategyFailure } from './strategy-host.ts';
+export { failureError } from './strategy-host.ts';
 
 export interface EngineOptions {
   readonly strategies: readonly StrategyEntry[];
@@ -131,12 +126,6 @@ export type { StampedIntent } from './intent-router.ts';
 
 export type { Decision } from './decision-log.ts';
 
-export interface StrategyFailure {
-  readonly strategyId: string;
-  readonly error: unknown;
-  /** Start of the bar being processed when it failed (epoch ms); NaN outside a bar. */
-  readonly barTime: number;
-}
 
 export type { TradingStateChange } from './trading-state.ts';
 
@@ -205,16 +194,6 @@ export interface Engine {
   close(): void;
 }
 
-interface Instance {
-  readonly id: string;
-  readonly contracts: readonly ContractSpec[];
-  readonly chunkSubjects: Map<string, Subject<BarChunk>>;
-  subscription?: Subscription;
-  /** Set when it threw or its stream errored: its intents are ignored from then on. */
-  failed: boolean;
-  /** Bars of its primary contract it must see before its intents count (its declared warm-up). */
-  readonly warmup: number;
-}
 
 interface PendingIntent {
   readonly instance: Instance | undefined;
@@ -223,14 +202,6 @@ interface PendingIntent {
   readonly at: number;
 }
 
-interface BarListener {
-  readonly contractId: string;
-  readonly timeframe: Timeframe | undefined;
-  readonly subject: Multicast<BarRecord>;
-  readonly resampler: Resampler | undefined;
-  derived: BarChunk | undefined;
-  cursor: number;
-}
 
 
 export function createEngine(options: EngineOptions): Engine {
@@ -254,7 +225,6 @@ export function createEngine(options: EngineOptions): Engine {
   const breaches$ = new Multicast<Breach>();
   const tradingState$ = new Multicast<TradingStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
-  const failures: StrategyFailure[] = [];
   const decisions = new DecisionLog(decisions$, logger);
 
   const book = new OrderBook();
@@ -273,10 +243,7 @@ export function createEngine(options: EngineOptions): Engine {
   const pending: PendingIntent[] = [];
   let pendingCursor = 0;
 
-  const barListeners: BarListener[] = [];
-  const instances: Instance[] = [];
 
-  const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
   const equity = new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
   const trading = new TradingStateMachine(tradingState$, logger);
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
@@ -298,7 +265,7 @@ export function createEngine(options: EngineOptions): Engine {
     live,
     riskStrategyId,
     sequenceStart: options.sequenceStart,
-    findInstance: (strategyId) => instances.find((i) => i.id === strategyId),
+    findInstance: (strategyId) => host.find(strategyId),
   });
   const keeper = router.keeper;
   const enforcer = new RuleEnforcer({ rules, accounting, calendar, sessions, limits, trading, router, barClock, breaches$, account$, logger });
@@ -334,22 +301,6 @@ export function createEngine(options: EngineOptions): Engine {
 
   // ---------------------------------------------------------------- bars
 
-  function emitBarRecords(chunk: BarChunk, i: number): void {
-    for (const listener of barListeners) {
-      if (listener.contractId !== chunk.contractId || !listener.subject.observed) continue;
-      if (listener.resampler === undefined) {
-        listener.subject.next(barRecord(chunk, i));
-        continue;
-      }
-      const derived = listener.derived;
-      if (derived === undefined) continue;
-      while (listener.cursor < derived.length && derived.baseIndex![listener.cursor] === i) {
-        listener.subject.next(barRecord(derived, listener.cursor));
-        listener.cursor++;
-      }
-    }
-  }
-
   function push(chunk: BarChunk): void {
     if (chunk.length === 0) return;
     const contract = contracts.get(chunk.contractId);
@@ -372,12 +323,7 @@ export function createEngine(options: EngineOptions): Engine {
     barClock.chunk = chunk;
     barClock.pushLength = n;
     try {
-      for (const instance of instances) {
-        const subject = instance.chunkSubjects.get(contractId);
-        if (subject === undefined) continue;
-        barCursor.at = -1;
-        subject.next(chunk);
-      }
+      host.pushChunk(chunk);
     } finally {
       barClock.pushing = false;
       barCursor.at = -1;
@@ -390,15 +336,7 @@ export function createEngine(options: EngineOptions): Engine {
     catchUp = live && n > 1;
     if (catchUp) for (let k = 0; k < pending.length; k++) pending[k] = { ...pending[k]!, at: n - 1 };
 
-    let listening = false;
-    for (const listener of barListeners) {
-      if (listener.contractId !== contractId || !listener.subject.observed) continue;
-      listening = true;
-      if (listener.resampler !== undefined) {
-        listener.derived = listener.resampler.update(chunk);
-        listener.cursor = 0;
-      }
-    }
+    const listening = host.prepareBarRecords(chunk);
 
     // (2) bar by bar
     const { time, high, low, close } = chunk;
@@ -416,7 +354,7 @@ export function createEngine(options: EngineOptions): Engine {
         if (history) {
           // Warm-up history: the strategies see the bar, nothing else happens.
           positionBook.lastPrice = close[i]!;
-          if (listening) emitBarRecords(chunk, i);
+          if (listening) host.emitBarRecords(chunk, i);
           continue;
         }
         // By index, not the time itself: with rollDay inlined here, V8 boxed barTime on every bar to pass it
@@ -442,7 +380,7 @@ export function createEngine(options: EngineOptions): Engine {
         positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) enforcer.checkSession(barClock.now);
-        if (listening) emitBarRecords(chunk, i);
+        if (listening) host.emitBarRecords(chunk, i);
         if (catchUp && i === n - 1) coalesceTargets(barTime);
         while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
           const item = pending[pendingCursor++]!;
@@ -463,7 +401,7 @@ export function createEngine(options: EngineOptions): Engine {
       router.processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, barClock.now);
     }
     pending.length = 0;
-    if (failures.length > 0 && options.onStrategyError !== 'log') throwFailure();
+    if (host.failures.length > 0 && options.onStrategyError !== 'log') host.throwFailure();
   }
 
   /**
@@ -500,16 +438,9 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   function refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
-    const instance = instances.find((i) => i.id === strategyId);
+    const instance = host.find(strategyId);
     const time = barClock.chunk?.time[index] ?? clock();
     decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
-  }
-
-  /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
-  function throwFailure(): never {
-    const failure = failures[0]!;
-    failures.length = 0;
-    throw failureError(failure);
   }
 
   function markPartial(chunk: BarChunk, i: number): void {
@@ -533,102 +464,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
-  // ---------------------------------------------------------------- strategies
-
-  for (const entry of options.strategies) {
-    const module = entry.strategy;
-    const id = entry.id ?? module.name;
-    if (id === riskStrategyId || instances.some((other) => other.id === id)) {
-      throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`);
-    }
-    const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map((contractId) => {
-      const contract = contracts.get(contractId);
-      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
-      return contract;
-    });
-    const params = parseParams(module, entry.params);
-    const contractOf = (contractId: string): ContractSpec => {
-      const contract = contracts.get(contractId);
-      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
-      return contract;
-    };
-    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false, warmup: warmupBars(module, params) };
-    const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => failStrategy(instance, error));
-    const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
-    const strategyLogger = logger.child({ strategy: id });
-    const context: StrategyContext = {
-      id,
-      params,
-      contracts: own,
-      contract: own[0]!,
-      bars(contractId, timeframe) {
-        const resolved = resolve(contractId);
-        if (!contracts.has(resolved)) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': bars of unknown contract '${resolved}'`);
-        let subject = instance.chunkSubjects.get(resolved);
-        if (subject === undefined) {
-          subject = new Subject<BarChunk>();
-          instance.chunkSubjects.set(resolved, subject);
-        }
-        return contain(timeframe === undefined ? subject.asObservable() : subject.pipe(resample(timeframe)));
-      },
-      barRecords(contractId, timeframe) {
-        const subject = new Multicast<BarRecord>();
-        barListeners.push({
-          contractId: resolve(contractId),
-          timeframe,
-          subject,
-          resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
-          derived: undefined,
-          cursor: 0,
-        });
-        return contain(subject.asObservable());
-      },
-      quotes(contractId) {
-        const resolved = resolve(contractId);
-        return options.quotes !== undefined ? contain(options.quotes(resolved)) : context.barRecords(resolved).pipe(quotesFromBars(options.barQuote));
-      },
-      trades(contractId) {
-        const resolved = resolve(contractId);
-        return options.marketTrades !== undefined ? contain(options.marketTrades(resolved)) : context.barRecords(resolved).pipe(tradesFromBars());
-      },
-      position: (contractId) => guard.position(resolve(contractId)),
-      averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
-      lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
-      toPrice: (ticks, contractId) => contractOf(resolve(contractId)).grid.toPrice(ticks),
-      toTicks: (price, contractId) => contractOf(resolve(contractId)).grid.toTicks(price),
-      openOrders: (contractId) => {
-        const out: WorkingOrder[] = [];
-        for (let k = 0; k < book.size; k++) {
-          const order = book.at(k);
-          if (order.strategyId === id && (contractId === undefined || order.contractId === contractId)) out.push(publicOrder(order));
-        }
-        return out;
-      },
-      fills: contain(fills$.asObservable()),
-      orders: contain(orders$.asObservable()),
-      positions: contain(positions$.asObservable()),
-      account: contain(account$.asObservable()),
-      now: () => barClock.current(),
-      logger: strategyLogger,
-    };
-    instances.push(instance);
-    pendingRuns.push({ instance, module, context });
-  }
-
-  /** A strategy threw (in any callback) or its stream errored: it stops here, the engine and the others go on. */
-  function failStrategy(instance: Instance, error: unknown): void {
-    if (instance.failed) return;
-    instance.failed = true;
-    const index = barClock.index >= 0 ? barClock.index : barClock.pushing ? barClock.pipelineIndex() : -1;
-    const barTime = barClock.chunk !== undefined && index >= 0 ? barClock.chunk.time[index]! : NaN;
-    const failure: StrategyFailure = { strategyId: instance.id, error, barTime };
-    logger.error({ err: error, strategy: instance.id, bar: barTime === barTime ? new Date(barTime).toISOString() : undefined }, 'strategy failed; its intents stop');
-    failures.push(failure);
-    errors$.next(failure);
-    // Unsubscribing is deferred: the failure may be reported from inside the stream being torn down.
-    queueMicrotask(() => instance.subscription?.unsubscribe());
-  }
-
+  const host = new StrategyHost({ options, contracts, riskStrategyId, accounting, book, guard, barClock, fills$, orders$, positions$, account$, errors$, logger });
   // Listening starts here, after the strategies' contexts exist and before their streams run, as it always has.
   const venueBridge = new VenueBridge({
     venue,
@@ -649,13 +485,7 @@ export function createEngine(options: EngineOptions): Engine {
     logger,
     live,
   });
-  for (const { instance, module, context } of pendingRuns) {
-    instance.subscription = module.run(context).subscribe({
-      next: (intent) => receive(instance, instance.id, intent),
-      error: (error: unknown) => failStrategy(instance, error),
-    });
-  }
-  pendingRuns.length = 0;
+  host.start(receive);
 
   return {
     push,
@@ -695,7 +525,7 @@ export function createEngine(options: EngineOptions): Engine {
       logger.info({ limits: accountLimits }, 'account limits changed');
     },
     submit(strategyId, intent) {
-      receive(instances.find((i) => i.id === strategyId), strategyId, intent);
+      receive(host.find(strategyId), strategyId, intent);
     },
     openOrders: () => book.values().map(publicOrder),
     restore(restored) {
@@ -709,11 +539,7 @@ export function createEngine(options: EngineOptions): Engine {
     nextSequence: (strategyId) => router.nextSequence(strategyId),
     equityCurve: () => equity.curve(),
     close() {
-      for (const instance of instances) {
-        instance.subscription?.unsubscribe();
-        for (const subject of instance.chunkSubjects.values()) subject.complete();
-      }
-      for (const listener of barListeners) listener.subject.complete();
+      host.close();
       venueBridge.close();
       for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$, errors$]) {
         (subject as Multicast<unknown>).complete();
@@ -723,16 +549,6 @@ export function createEngine(options: EngineOptions): Engine {
 }
 
 
-/** The error a failed strategy stops a synchronous run with: its id and the bar it failed on. */
-export function failureError(failure: StrategyFailure): StrategyError {
-  const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
-  const at = failure.barTime === failure.barTime ? ` at the bar of ${new Date(failure.barTime).toISOString()}` : '';
-  return new StrategyError('STRATEGY_FAILED', `strategy '${failure.strategyId}' failed${at}: ${reason}`, {
-    cause: failure.error,
-    strategyId: failure.strategyId,
-    ...(failure.barTime === failure.barTime ? { barTime: failure.barTime } : {}),
-  });
-}
 
 
 
