@@ -26,6 +26,7 @@ import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { OrderRate } from './order-rate.ts';
 import { RuleEnforcer } from './rule-enforcer.ts';
 import { VenueBridge } from './venue-bridge.ts';
+import { BarDriver } from './bar-driver.ts';
 import { StrategyHost, type Instance, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
@@ -195,12 +196,6 @@ export interface Engine {
 }
 
 
-interface PendingIntent {
-  readonly instance: Instance | undefined;
-  readonly strategyId: string;
-  readonly intent: Intent;
-  readonly at: number;
-}
 
 
 
@@ -233,17 +228,6 @@ export function createEngine(options: EngineOptions): Engine {
   const barClock = new BarClock(options.clock);
   const clock = barClock.time;
 
-  // Intents decided during a push wait here for their bar.
-  let catchUp = false;
-  /** History pushed only to warm the strategies up (live start): no venue, no rules, no intents. */
-  let history = false;
-  /** Bars pushed so far per contract, before the current push (for the strategies' warm-up). */
-  const barsSeen = new Map<string, number>();
-  let seenBefore = 0;
-  const pending: PendingIntent[] = [];
-  let pendingCursor = 0;
-
-
   const equity = new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
   const trading = new TradingStateMachine(tradingState$, logger);
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
@@ -272,198 +256,6 @@ export function createEngine(options: EngineOptions): Engine {
   const onBreach = enforcer.onBreach;
 
 
-  // ---------------------------------------------------------------- ids and intents
-
-  function receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
-    if (instance?.failed === true) {
-      logger.debug({ strategyId }, 'intent of a failed strategy ignored');
-      return;
-    }
-    if (history) return;
-    if (catchUp && barClock.index >= 0) {
-      pending.push({ instance, strategyId, intent, at: barClock.pushLength - 1 });
-      return;
-    }
-    if (barClock.index >= 0 && warming(instance, barClock.index)) {
-      refuseWarmUp(strategyId, intent, barClock.index);
-      return;
-    }
-    if (barClock.pushing) {
-      let at = intent.at;
-      if (at === undefined) at = barClock.pipelineIndex();
-      pending.push({ instance, strategyId, intent, at });
-      return;
-    }
-    const chunk = barClock.chunk;
-    const decidedAt = chunk !== undefined && barClock.index >= 0 ? chunk.time[barClock.index]! : clock();
-    router.processIntent(instance, strategyId, intent, decidedAt, barClock.current());
-  }
-
-  // ---------------------------------------------------------------- bars
-
-  function push(chunk: BarChunk): void {
-    if (chunk.length === 0) return;
-    const contract = contracts.get(chunk.contractId);
-    if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `push: unknown contract '${chunk.contractId}'`);
-    if (chunk.partial === true) {
-      if (chunk.length > 1) push(sliceChunk(chunk, 0, chunk.length - 1));
-      markPartial(chunk, chunk.length - 1);
-      return;
-    }
-    const n = chunk.length;
-    const barMs = nominalMs(chunk.timeframe);
-    const contractId = chunk.contractId;
-    seenBefore = barsSeen.get(contractId) ?? 0;
-    barsSeen.set(contractId, seenBefore + n);
-
-    // (1) the strategies' chunk pipelines
-    pending.length = 0;
-    pendingCursor = 0;
-    barClock.pushing = true;
-    barClock.chunk = chunk;
-    barClock.pushLength = n;
-    try {
-      host.pushChunk(chunk);
-    } finally {
-      barClock.pushing = false;
-      barCursor.at = -1;
-    }
-    let sorted = true;
-    for (let k = 1; k < pending.length; k++) if (pending[k]!.at < pending[k - 1]!.at) sorted = false;
-    if (!sorted) pending.sort((a, b) => a.at - b.at);
-    // A live catch-up (several bars at once): every decision waits for the last bar, where only each
-    // strategy's last target per contract is sent.
-    catchUp = live && n > 1;
-    if (catchUp) for (let k = 0; k < pending.length; k++) pending[k] = { ...pending[k]!, at: n - 1 };
-
-    const listening = host.prepareBarRecords(chunk);
-
-    // (2) bar by bar
-    const { time, high, low, close } = chunk;
-    const recordEquity = options.recordEquity === true;
-    if (recordEquity) equity.reserve(n);
-    const positionBook = accounting.bookOf(contractId);
-    const single = options.contracts.length === 1;
-    const hasOnBar = venue.onBar !== undefined;
-    const rulesActive = rules.active;
-    barClock.chunk = chunk;
-    try {
-      for (let i = 0; i < n; i++) {
-        barClock.index = i;
-        const barTime = time[i]!;
-        if (history) {
-          // Warm-up history: the strategies see the bar, nothing else happens.
-          positionBook.lastPrice = close[i]!;
-          if (listening) host.emitBarRecords(chunk, i);
-          continue;
-        }
-        // By index, not the time itself: with rollDay inlined here, V8 boxed barTime on every bar to pass it
-        // (a 16-byte heap number a bar, 17 MB of garbage per 1M-bar run) whenever a position was open.
-        if (barTime >= enforcer.nextDayStart) enforcer.rollDayAtBar(time, i);
-        barClock.now = barTime + barMs;
-        barClock.lastBarEnd = barClock.now;
-        if (hasOnBar) venue.onBar!(chunk, i);
-
-        const position = positionBook.size;
-        if (!rulesActive) {
-          // nothing to check
-        } else if (position === 0) {
-          const balance = accounting.balance;
-          const others = single ? 0 : accounting.unrealizedPnl();
-          rules.evaluate(barTime, balance, balance + others, balance + others, onBreach);
-        } else {
-          const balance = accounting.balance;
-          const worst = position > 0 ? low[i]! : high[i]!;
-          const best = position > 0 ? high[i]! : low[i]!;
-          rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
-        }
-        positionBook.lastPrice = close[i]!;
-        if (book.trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
-        if (sessions !== undefined) enforcer.checkSession(barClock.now);
-        if (listening) host.emitBarRecords(chunk, i);
-        if (catchUp && i === n - 1) coalesceTargets(barTime);
-        while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
-          const item = pending[pendingCursor++]!;
-          if (warming(item.instance, i)) refuseWarmUp(item.strategyId, item.intent, i);
-          else router.processIntent(item.instance, item.strategyId, item.intent, barTime, barClock.now);
-        }
-        if (recordEquity) equity.record(barTime, accounting.equity());
-      }
-    } finally {
-      barClock.index = -1;
-      barClock.chunk = undefined;
-      catchUp = false;
-    }
-    // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
-    while (pendingCursor < pending.length) {
-      const item = pending[pendingCursor++]!;
-      logger.warn({ strategyId: item.strategyId, at: item.at, length: n }, 'intent stamped outside its chunk; decided at the last bar');
-      router.processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, barClock.now);
-    }
-    pending.length = 0;
-    if (host.failures.length > 0 && options.onStrategyError !== 'log') host.throwFailure();
-  }
-
-  /**
-   * Several bars at once (a live feed catching up after an outage): a target is a target, so only each
-   * strategy's last target (or flatten) per contract is sent; the earlier ones are recorded as superseded.
-   */
-  function coalesceTargets(time: number): void {
-    const seen = new Set<string>();
-    const kept: PendingIntent[] = [];
-    for (let k = pending.length - 1; k >= pendingCursor; k--) {
-      const item = pending[k]!;
-      const intent = item.intent;
-      if (intent.kind === 'target' || intent.kind === 'flatten') {
-        const contractId = intent.contractId === undefined ? '*' : router.resolveContract(item.instance, intent.contractId);
-        const key = targetKey(item.strategyId, contractId);
-        if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
-          decisions.decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${barClock.pushLength} bars; a later target replaced it` }, time);
-          continue;
-        }
-        seen.add(key);
-      }
-      kept.push(item);
-    }
-    kept.reverse();
-    pending.length = pendingCursor;
-    for (const item of kept) pending.push(item);
-  }
-
-  /** True while bar `index` of the current push is within the instance's declared warm-up. */
-  function warming(instance: Instance | undefined, index: number): boolean {
-    if (instance === undefined || instance.warmup === 0 || barClock.chunk === undefined) return false;
-    if (instance.contracts[0]!.id !== barClock.chunk.contractId) return false;
-    return seenBefore + index + 1 <= instance.warmup;
-  }
-
-  function refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
-    const instance = host.find(strategyId);
-    const time = barClock.chunk?.time[index] ?? clock();
-    decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
-  }
-
-  function markPartial(chunk: BarChunk, i: number): void {
-    const barTime = chunk.time[i]!;
-    if (barTime >= enforcer.nextDayStart) enforcer.rollDay(barTime);
-    const contractId = chunk.contractId;
-    const position = accounting.position(contractId);
-    const balance = accounting.balance;
-    const worst = position >= 0 ? chunk.low[i]! : chunk.high[i]!;
-    const best = position >= 0 ? chunk.high[i]! : chunk.low[i]!;
-    rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
-    accounting.mark(contractId, chunk.close[i]!);
-  }
-
-  function advanceTrails(contractId: string, high: number, low: number): void {
-    for (let k = 0; k < book.size; k++) {
-      const order = book.at(k);
-      if (order.trail === undefined || order.contractId !== contractId) continue;
-      order.trail = advanceTrail(order.trail, order.side === 'sell' ? high : low);
-      order.trailStop = trailStopPrice(order.trail);
-    }
-  }
-
   const host = new StrategyHost({ options, contracts, riskStrategyId, accounting, book, guard, barClock, fills$, orders$, positions$, account$, errors$, logger });
   // Listening starts here, after the strategies' contexts exist and before their streams run, as it always has.
   const venueBridge = new VenueBridge({
@@ -485,18 +277,30 @@ export function createEngine(options: EngineOptions): Engine {
     logger,
     live,
   });
-  host.start(receive);
+  const driver = new BarDriver({
+    contracts,
+    venue,
+    accounting,
+    rules,
+    book,
+    sessions,
+    enforcer,
+    router,
+    host,
+    decisions,
+    equity,
+    barClock,
+    logger,
+    live,
+    recordEquity: options.recordEquity === true,
+    singleContract: options.contracts.length === 1,
+    throwOnFailure: options.onStrategyError !== 'log',
+  });
+  host.start((instance, strategyId, intent) => driver.receive(instance, strategyId, intent));
 
   return {
-    push,
-    warmUp(chunk) {
-      history = true;
-      try {
-        push(chunk);
-      } finally {
-        history = false;
-      }
-    },
+    push: (chunk) => driver.push(chunk),
+    warmUp: (chunk) => driver.warmUp(chunk),
     intents$: intents$.asObservable(),
     decisions$: decisions$.asObservable(),
     fills$: fills$.asObservable(),
@@ -525,7 +329,7 @@ export function createEngine(options: EngineOptions): Engine {
       logger.info({ limits: accountLimits }, 'account limits changed');
     },
     submit(strategyId, intent) {
-      receive(host.find(strategyId), strategyId, intent);
+      driver.receive(host.find(strategyId), strategyId, intent);
     },
     openOrders: () => book.values().map(publicOrder),
     restore(restored) {
