@@ -9,62 +9,42 @@
  * Nothing in this loop allocates unless something happens. Driven synchronously by a backtest (one
  * `push` per chunk, in one run) or asynchronously by a live adapter (1-bar chunks, fills whenever the
  * venue reports them); intents emitted outside a push are processed at once.
+ *
+ * `createEngine` only wires the parts, each with one job: the BarDriver (the loop above), the
+ * StrategyHost (strategies and their streams), the IntentRouter (intent to guarded venue order), the
+ * GuardStep (what the risk guard sees), the VenueBridge (venue reports into book and accounting), the
+ * RuleEnforcer (breaches, day rolls, flat-by), the TradingStateMachine, the DecisionLog and the BarClock
+ * they share.
  */
-import { Subject, Subscription, type Observable } from 'rxjs';
+import { Subscription, type Observable } from 'rxjs';
 import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';
-import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
-import { barCursor } from './indicators.ts';
-import { silentLogger, type Logger } from './log.ts';
-import { Multicast } from './multicast.ts';
-import { ContainedObservable } from './contained.ts';
-import { intentShapeProblem } from './intent-shape.ts';
 import { BarClock } from './bar-clock.ts';
-import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
+import { BarDriver } from './bar-driver.ts';
+import { SessionClock, TradingCalendar } from './calendar.ts';
 import { DecisionLog, type Decision } from './decision-log.ts';
+import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
+import { EngineError } from './errors.ts';
 import { GuardStep } from './guard-step.ts';
 import { IntentRouter, type StampedIntent } from './intent-router.ts';
+import { silentLogger, type Logger } from './log.ts';
+import { Multicast } from './multicast.ts';
+import { OrderBook, publicOrder } from './order-book.ts';
 import { OrderRate } from './order-rate.ts';
+import { riskConfigSchema, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleEnforcer } from './rule-enforcer.ts';
-import { VenueBridge } from './venue-bridge.ts';
-import { BarDriver } from './bar-driver.ts';
-import { StrategyHost, type Instance, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
-import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
-import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
-import { barRecord, sliceChunk } from './chunks.ts';
-import { TargetKeeper, targetKey } from './target-keeper.ts';
-import { modifyInTicks, placeInTicks } from './price-units.ts';
-import { Resampler, resample } from './resample.ts';
-import { quotesFromBars, tradesFromBars } from './bar-quotes.ts';
-import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
-import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
-import { nominalMs } from './timeframe.ts';
-import { advanceTrail, trailStopPrice } from './trailing.ts';
-import type {
-  BarChunk,
-  BarQuoteModel,
-  BarRecord,
-  ContractSpec,
-  Fill,
-  Intent,
-  MarketData,
-  MarketTrade,
-  ModifyIntent,
-  OrderSpec,
-  OrderState,
-  OrderUpdate,
-  PlaceIntent,
-  Quote,
-  Side,
-  Timeframe,
-  Venue,
-  VenueEvent,
-} from './types.ts';
-import { EngineError } from './errors.ts';
-
+import { StrategyHost, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
+import type { WorkingOrder } from './strategy.ts';
+import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
+import type { BarChunk, BarQuoteModel, ContractSpec, Fill, Intent, MarketData, MarketTrade, OrderUpdate, Quote, Timeframe, Venue } from './types.ts';
+import { VenueBridge } from './venue-bridge.ts';
 
 export type { StrategyEntry, StrategyFailure } from './strategy-host.ts';
 export { failureError } from './strategy-host.ts';
+export type { StampedIntent } from './intent-router.ts';
+export type { Decision } from './decision-log.ts';
+export type { TradingStateChange } from './trading-state.ts';
+export type { EquityCurve } from './equity-recorder.ts';
 
 export interface EngineOptions {
   readonly strategies: readonly StrategyEntry[];
@@ -123,13 +103,6 @@ export interface EngineOptions {
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
 export const RISK_STRATEGY_ID = 'risk';
 
-export type { StampedIntent } from './intent-router.ts';
-
-export type { Decision } from './decision-log.ts';
-
-
-export type { TradingStateChange } from './trading-state.ts';
-
 /** A known account state to resume from (live restart, after reconciling with the gateway). */
 export interface RestoreState {
   /** Current balance (realized, after fees). */
@@ -142,8 +115,6 @@ export interface RestoreState {
   readonly highEquity?: number;
   readonly positions?: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }>;
 }
-
-export type { EquityCurve } from './equity-recorder.ts';
 
 export interface Engine {
   /** Process a chunk of closed bars (a partial last bar only marks prices). */
@@ -233,67 +204,21 @@ export function createEngine(options: EngineOptions): Engine {
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
   const guard = new GuardStep(contracts, accounting, book, rules, trading, rate, sessions, options.lastPrice);
   const router = new IntentRouter({
-    contracts,
-    defaultContract: options.contracts[0]!.id,
-    venue,
-    limits,
-    book,
-    accounting,
-    guard,
-    rate,
-    trading,
-    decisions,
-    intents$,
-    barClock,
-    logger,
-    live,
-    riskStrategyId,
-    sequenceStart: options.sequenceStart,
-    findInstance: (strategyId) => host.find(strategyId),
+    contracts, defaultContract: options.contracts[0]!.id, venue, limits, book, accounting, guard, rate, trading, decisions, intents$,
+    barClock, logger, live, riskStrategyId, sequenceStart: options.sequenceStart, findInstance: (strategyId) => host.find(strategyId),
   });
   const keeper = router.keeper;
   const enforcer = new RuleEnforcer({ rules, accounting, calendar, sessions, limits, trading, router, barClock, breaches$, account$, logger });
-  const onBreach = enforcer.onBreach;
-
 
   const host = new StrategyHost({ options, contracts, riskStrategyId, accounting, book, guard, barClock, fills$, orders$, positions$, account$, errors$, logger });
   // Listening starts here, after the strategies' contexts exist and before their streams run, as it always has.
   const venueBridge = new VenueBridge({
-    venue,
-    book,
-    accounting,
-    rules,
-    enforcer,
-    guard,
-    trading,
-    decisions,
-    keeper,
-    barClock,
-    fills$,
-    orders$,
-    trades$,
-    positions$,
-    account$,
-    logger,
-    live,
+    venue, book, accounting, rules, enforcer, guard, trading, decisions, keeper, barClock, fills$, orders$, trades$, positions$, account$,
+    logger, live,
   });
   const driver = new BarDriver({
-    contracts,
-    venue,
-    accounting,
-    rules,
-    book,
-    sessions,
-    enforcer,
-    router,
-    host,
-    decisions,
-    equity,
-    barClock,
-    logger,
-    live,
-    recordEquity: options.recordEquity === true,
-    singleContract: options.contracts.length === 1,
+    contracts, venue, accounting, rules, book, sessions, enforcer, router, host, decisions, equity, barClock, logger, live,
+    recordEquity: options.recordEquity === true, singleContract: options.contracts.length === 1,
     throwOnFailure: options.onStrategyError !== 'log',
   });
   host.start((instance, strategyId, intent) => driver.receive(instance, strategyId, intent));
