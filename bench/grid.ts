@@ -61,16 +61,26 @@ export async function runGrid(bars: BarColumns, description: string, workers: nu
   return { ms, cpuMs: (used.user + used.system) / 1000, results };
 }
 
-/** A pool thread started and warmed (its modules loaded, a few jobs run) before a timing. */
+/**
+ * Pool threads started and warmed before a timing: their modules loaded and the whole grid run once on (at
+ * most 20,000 of) the bars, as a search's earlier sweeps leave them. A few jobs left the once-a-run code
+ * (engine set-up, statistics) to the interpreter, where the sequential sweep it is compared with, in this
+ * warm thread, runs it compiled.
+ */
 export async function warmPool(bars: BarColumns): Promise<SweepPool> {
   const pool = new SweepPool(LANES);
   const { context, jobs } = gridContext(bars.time.length > 20_000 ? sliceHead(bars, 20_000) : bars, 'warm-up');
-  await runSweep(context, jobs.slice(0, 8), { workers: LANES, pool, forcePool: true });
+  await runSweep(context, jobs, { workers: LANES, pool, forcePool: true });
   return pool;
 }
 
 function sliceHead(bars: BarColumns, n: number): BarColumns {
   return { time: bars.time.subarray(0, n), open: bars.open.subarray(0, n), high: bars.high.subarray(0, n), low: bars.low.subarray(0, n), close: bars.close.subarray(0, n), volume: bars.volume.subarray(0, n) };
+}
+
+/** The timing of median wall time. */
+export function medianTiming(timings: readonly GridTiming[]): GridTiming {
+  return [...timings].sort((a, b) => a.ms - b.ms)[timings.length >> 1]!;
 }
 
 /** The first parameter set whose outcome differs between two sweeps, or undefined. */

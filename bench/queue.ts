@@ -47,7 +47,7 @@ async function sweepOf(seed: number, sessions: number, grid: Record<string, unkn
   const config = sweepConfig(seed, sessions);
   const history = await sweepHistory(config);
   const jobs = gridCombinations(grid).map((params, index): Job => ({ index, params, sample: 'all' }));
-  return { config, history, jobs, spec: await sweepSpecOf(config, 'bench-queue', history, null, jobs) };
+  return { config, history, jobs, spec: (await sweepSpecOf(config, 'bench-queue', history, null, jobs)).spec };
 }
 
 async function queuedSweep(url: string, spec: Awaited<ReturnType<typeof sweepOf>>['spec']) {

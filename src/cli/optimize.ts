@@ -9,7 +9,7 @@ import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
 import { gridCombinations, METRICS, runSweep, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
-import { runSearch, SEARCHES, spaceSize, type SearchMethod } from '../adapters/backtest/search.ts';
+import { randomSearchParams, runSearch, SEARCHES, spaceSize, type SearchMethod } from '../adapters/backtest/search.ts';
 import { SweepPool } from '../adapters/backtest/sweep-pool.ts';
 import { runWalkForwardCommand } from './optimize-walk-forward.ts';
 import { WalkForwardError, type FoldPlan, type WindowMode } from '../adapters/backtest/walk-forward.ts';
@@ -21,7 +21,7 @@ import { parseScalar } from './config.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { writeSweepOutputs } from './optimize-report.ts';
-import { sweepOnQueue, sweepSpecOf } from './sweep-queue.ts';
+import { sweepOnQueue, sweepSpecOf, tpeSearchOnQueue } from './sweep-queue.ts';
 
 export const summary = 'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
 
@@ -50,7 +50,7 @@ Options:
                          (default: the number of cores; 1 runs every job in this thread)
   --top <n>              Rows to print (default 20; the files hold every row)
   --heatmap <x,y>        The two --grid parameters of sweep.html's heatmap (default: the first two)
-  --queue <redis-url>    Run a grid sweep on the workers of a queue (\`tickline worker\`):
+  --queue <redis-url>    Run the sweep or search on the workers of a queue (\`tickline worker\`):
                          redis://[:password@]host:port[/db], rediss://... for TLS
   --detach               With --queue: enqueue, print the sweep id and return
                          (\`tickline sweep status|results|cancel <id>\` later)
@@ -157,7 +157,8 @@ export async function run(args: string[]): Promise<number> {
     const { grid, metric, fraction, workers, method, trials, seed, walkForward } = optimizeSettings(values, config.optimize ?? {});
     const axes = heatmapAxes(values.heatmap, Object.keys(grid));
     // A search chooses its next points from the last results, and folds chain searches: both run here.
-    if (queue !== undefined && (method !== 'grid' || walkForward !== undefined)) throw new UsageError('--queue runs grid sweeps (with or without --walk-forward); --search random|tpe and --folds run in this process');
+    if (queue !== undefined && walkForward !== undefined) throw new UsageError('--queue runs one sweep or search (with or without --walk-forward); --folds chain searches and run in this process');
+    if (queue !== undefined && method === 'tpe' && values.detach === true) throw new UsageError('--detach cannot leave a tpe search: each of its batches is chosen from the results before it (--search random or grid can be detached)');
     // Started before the bars are read, so its threads load their code meanwhile.
     pool = workers > 1 && queue === undefined ? new SweepPool(workers).start() : undefined;
     const history = await sweepHistory(config);
@@ -172,7 +173,9 @@ export async function run(args: string[]): Promise<number> {
     const search = method === 'grid' ? { method } : { method, trials: points, seed, of: spaceSize(grid) };
     const outputs = { name, outDir: config.out ?? path.join('out', name), metric, grid, search, walkForward: fraction, top, axes, data: history.description, combinations: points };
     if (queue !== undefined) {
-      const combos = gridCombinations(grid);
+      const view = { metric, top, grid, heatmap: [...axes], data: history.description, enqueuedAt: Date.now(), ...(method === 'grid' ? {} : { search }) };
+      if (method === 'tpe') return await tpeSearchOnQueue({ url: queue, config, name, history, grid, trials, seed, walkForward: fraction ?? null, view, retries, outputs });
+      const combos = method === 'grid' ? gridCombinations(grid) : randomSearchParams(grid, trials, seed);
       const queued: Job[] =
         fraction === undefined
           ? combos.map((params, index) => ({ index, params, sample: 'all' as const }))
@@ -180,9 +183,8 @@ export async function run(args: string[]): Promise<number> {
               { index, params, sample: 'in' as const },
               { index, params, sample: 'out' as const },
             ]);
-      const spec = await sweepSpecOf(config, name, history, fraction ?? null, queued);
-      const view = { metric, top, grid, heatmap: [...axes], data: history.description, enqueuedAt: Date.now() };
-      return await sweepOnQueue({ url: queue, spec, view, retries, detach: values.detach === true, outputs });
+      const { spec, bundle } = await sweepSpecOf(config, name, history, fraction ?? null, queued);
+      return await sweepOnQueue({ url: queue, spec, bundle, view, retries, detach: values.detach === true, outputs });
     }
     const total = fraction === undefined ? points : 2 * points;
     const progress = process.stderr.isTTY ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;

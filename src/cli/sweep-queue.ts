@@ -3,31 +3,40 @@
  * config and history, enqueued on Redis, followed with a progress bar until every job has a result, and
  * shown and written as a local sweep is.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { SingleBar } from 'cli-progress';
 import type { History } from '../adapters/backtest/backtest.ts';
 import type { BacktestConfig } from '../adapters/backtest/config.ts';
-import type { Job, JobResult, Metric } from '../adapters/backtest/optimize.ts';
+import { metricScore, type Grid, type Job, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
+import { pointParams, search, SEARCH_BATCH } from '../adapters/backtest/search.ts';
 import { isStrategyFile } from '../strategies/index.ts';
+import { bundleStrategy } from '../strategies/compile.ts';
 import { barsHash, configToWire, contentHash, type StoredSweep, type SweepSpec, type SweepView } from '../adapters/backtest/distributed/spec.ts';
 import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../adapters/backtest/distributed/queue.ts';
 import { ExitCode } from './exit.ts';
 import { writeSweepOutputs, type SweepOutputs } from './optimize-report.ts';
 
-/** The sweep as the queue stores it: the bars and a strategy file by location and content hash. */
-export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[]): Promise<SweepSpec> {
+/** A sweep as the queue stores it, and the bundle of its strategy file (null for a built-in strategy). */
+export interface QueuedSweep {
+  readonly spec: SweepSpec;
+  readonly bundle: string | null;
+}
+
+/** The sweep as the queue stores it: the bars by location and content hash, a strategy file as a bundle by hash. */
+export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[], bundle?: string | null): Promise<QueuedSweep> {
   const strategy = config.strategy.name;
-  return {
+  const code = bundle !== undefined ? bundle : isStrategyFile(strategy) ? await bundleStrategy(strategy) : null;
+  const spec: SweepSpec = {
     name,
     config: configToWire(config),
     walkForward,
     barsHash: barsHash(history.bars),
-    strategyHash: isStrategyFile(strategy) ? contentHash(await readFile(path.resolve(strategy))) : null,
+    strategyHash: code === null ? null : contentHash(code),
     jobs: jobs.map((job) => ({ index: job.index, params: { ...job.params }, sample: job.sample })),
   };
+  return { spec, bundle: code };
 }
 
 /** A connection to the queue's Redis and its BullMQ queue, closed together. */
@@ -47,6 +56,7 @@ export async function openQueue(url: string): Promise<{ redis: Redis; queue: Que
 export interface QueueSweep {
   readonly url: string;
   readonly spec: SweepSpec;
+  readonly bundle: string | null;
   readonly view: SweepView;
   readonly retries: number;
   readonly detach: boolean;
@@ -56,7 +66,7 @@ export interface QueueSweep {
 export async function sweepOnQueue(sweep: QueueSweep): Promise<number> {
   const { redis, queue, close } = await openQueue(sweep.url);
   try {
-    const enqueued = await enqueueSweep(redis, queue, sweep.spec, sweep.view, { retries: sweep.retries });
+    const enqueued = await enqueueSweep(redis, queue, sweep.spec, sweep.view, { retries: sweep.retries, bundle: sweep.bundle });
     const again = enqueued.added < enqueued.total ? ` (${enqueued.total - enqueued.added} already queued or done)` : '';
     if (sweep.detach) {
       process.stdout.write(`${enqueued.id}\n`);
@@ -68,6 +78,56 @@ export async function sweepOnQueue(sweep: QueueSweep): Promise<number> {
     const results = await followSweep(redis, sweep.url, enqueued.id, sweep.spec);
     const seconds = (Date.now() - started) / 1000;
     process.stdout.write(await writeSweepOutputs({ ...sweep.outputs, results, ranOn: `${results.length} runs on the queue, sweep ${enqueued.id}, ${seconds.toFixed(1)} s` }));
+    return ExitCode.Ok;
+  } finally {
+    await close();
+  }
+}
+
+export interface QueueTpeSearch {
+  readonly url: string;
+  readonly config: BacktestConfig;
+  readonly name: string;
+  readonly history: History;
+  readonly grid: Grid;
+  readonly trials: number;
+  readonly seed: number;
+  /** In-sample fraction of a walk-forward split, or null: the search ranks on the first part only. */
+  readonly walkForward: number | null;
+  readonly view: SweepView;
+  readonly retries: number;
+  readonly outputs: Omit<SweepOutputs, 'results' | 'ranOn'>;
+}
+
+/**
+ * A TPE search whose runs go to the queue's workers while this process chooses each next batch from the
+ * results so far (so it cannot be detached). Each batch is a sweep of its own on the queue; the batches,
+ * the points and the results are those of the same search run in one process.
+ */
+export async function tpeSearchOnQueue(run: QueueTpeSearch): Promise<number> {
+  const { redis, queue, close } = await openQueue(run.url);
+  try {
+    const sample = run.walkForward === null ? ('all' as const) : ('in' as const);
+    const results: JobResult[] = [];
+    let sweeps = 0;
+    const started = Date.now();
+    // Bundled once: every batch runs the strategy as it was when the search started.
+    const bundle = isStrategyFile(run.config.strategy.name) ? await bundleStrategy(run.config.strategy.name) : null;
+    const runJobs = async (jobs: Job[]): Promise<JobResult[]> => {
+      const { spec } = await sweepSpecOf(run.config, run.name, run.history, run.walkForward, jobs, bundle);
+      const enqueued = await enqueueSweep(redis, queue, spec, run.view, { retries: run.retries, bundle });
+      sweeps++;
+      process.stderr.write(`sweep ${enqueued.id}: ${enqueued.total} runs of the tpe search on the queue (${results.length} done)\n`);
+      return followSweep(redis, run.url, enqueued.id, spec);
+    };
+    await search(run.grid, { method: 'tpe', trials: run.trials, seed: run.seed, batch: SEARCH_BATCH }, async (points) => {
+      const batch = await runJobs(points.map((point, k) => ({ index: results.length + k, params: pointParams(run.grid, point), sample })));
+      results.push(...batch);
+      return batch.map((r) => metricScore(r, run.outputs.metric));
+    });
+    if (run.walkForward !== null) results.push(...(await runJobs(results.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const })))));
+    const seconds = (Date.now() - started) / 1000;
+    process.stdout.write(await writeSweepOutputs({ ...run.outputs, results, ranOn: `${results.length} runs on the queue in ${sweeps} sweeps, ${seconds.toFixed(1)} s` }));
     return ExitCode.Ok;
   } finally {
     await close();
@@ -98,7 +158,7 @@ export function storedOutputs(stored: StoredSweep, outDir: string | undefined): 
     outDir: outDir ?? configOut ?? path.join('out', spec.name),
     metric: view.metric as Metric,
     grid: view.grid,
-    search: { method: 'grid' },
+    search: view.search ?? { method: 'grid' },
     walkForward: spec.walkForward ?? undefined,
     top: view.top,
     axes: heatmap,

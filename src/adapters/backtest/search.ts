@@ -186,6 +186,11 @@ export async function search(grid: Grid, options: SearchOptions, evaluate: (poin
   return observations;
 }
 
+/** The parameter sets a random search of `trials` points with `seed` runs, in the order it runs them. */
+export function randomSearchParams(grid: Grid, trials: number, seed: number): Record<string, unknown>[] {
+  return randomPoints(grid, Math.min(trials, spaceSize(grid)), seededRandom(seed)).map((point) => pointParams(grid, point));
+}
+
 /**
  * Points TPE proposes at a time: a constant, not the number of lanes, so the points searched (and the
  * results) do not depend on `--workers`; two jobs a lane on two cores.

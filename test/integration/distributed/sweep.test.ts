@@ -3,7 +3,7 @@
  * processes, and `tickline optimize --queue` / `tickline sweep` as a user runs them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from './redis-server.ts';
 import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { gridCombinations, runSweep, type Job } from '../../../src/adapters/backtest/optimize.ts';
-import { enqueueSweep, QUEUE_NAME, readResults, resultsKey } from '../../../src/adapters/backtest/distributed/queue.ts';
+import { enqueueSweep, QUEUE_NAME, readResults, resultsKey, strategyKey } from '../../../src/adapters/backtest/distributed/queue.ts';
 import { jobId, sweepId, type SweepSpec } from '../../../src/adapters/backtest/distributed/spec.ts';
 import { sweepHistory, sweepSamples } from '../../../src/adapters/backtest/distributed/worker.ts';
 import { sweepSpecOf } from '../../../src/cli/sweep-queue.ts';
@@ -110,7 +110,7 @@ async function specFor(seed: number): Promise<{ spec: SweepSpec; jobs: Job[]; co
   const config = BacktestConfig.parse({ strategy: { name: 'sma-cross', params: {} }, contract: 'MESZ5', data: { source: 'synthetic', seed, sessions: 2, start: '2025-03-02' } });
   const history = await sweepHistory(config);
   const jobs: Job[] = gridCombinations({ fast: [3, 4, 5, 6, 7, 8, 9, 10], slow: [15, 20, 25, 30] }).map((params, index) => ({ index, params, sample: 'all' }));
-  return { spec: await sweepSpecOf(config, 'k', history, null, jobs), jobs, config };
+  return { spec: (await sweepSpecOf(config, 'k', history, null, jobs)).spec, jobs, config };
 }
 
 beforeAll(async () => {
@@ -236,29 +236,44 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     expect(done.stdout).toMatch(/32 of 32 runs done, 0 failed, 0 waiting, 0 running/);
   }, 180_000);
 
-  it('a job that throws is retried, then reported with its error; a changed strategy file is refused', async () => {
+  it('a strategy file travels as a bundle: it runs where the file is gone; a job that throws is retried, then reported; a bundle that does not match its hash is refused', async () => {
     const url = redis.url(6);
     const client = new Redis(url, { maxRetriesPerRequest: null });
     const queue = new Queue(QUEUE_NAME, { connection: client });
+    // A strategy of the quant's that imports a file of its own: both go in the bundle.
+    const quant = mkdtempSync(path.join(tmpdir(), 'tickline-quant-'));
+    // The quant's project has its packages (rxjs, zod) installed beside it.
+    symlinkSync(path.join(REPO, 'node_modules'), path.join(quant, 'node_modules'));
     try {
-      const config = BacktestConfig.parse({ strategy: { name: FAILING_STRATEGY, params: {} }, contract: 'MESZ5', data: { source: 'synthetic', seed: 3, sessions: 1, start: '2025-03-02' } });
+      const strategy = path.join(quant, 'failing.ts');
+      writeFileSync(strategy, readFileSync(FAILING_STRATEGY, 'utf8').replace(/'\.\.\/\.\.\/\.\.\/\.\.\/src\//g, `'${REPO}/src/`).replace("'the strategy failed on purpose'", 'PURPOSE'));
+      writeFileSync(path.join(quant, 'purpose.ts'), "export const PURPOSE = 'the strategy failed on purpose';\n");
+      writeFileSync(strategy, `import { PURPOSE } from './purpose.ts';\n${readFileSync(strategy, 'utf8')}`);
+      const config = BacktestConfig.parse({ strategy: { name: strategy, params: {} }, contract: 'MESZ5', data: { source: 'synthetic', seed: 3, sessions: 1, start: '2025-03-02' } });
       const history = await sweepHistory(config);
       const jobs: Job[] = [false, true].map((fail, index) => ({ index, params: { fail }, sample: 'all' }));
-      const spec = await sweepSpecOf(config, 'failing', history, null, jobs);
-      const changed = { ...spec, name: 'changed', strategyHash: 'f'.repeat(64) };
+      const { spec, bundle } = await sweepSpecOf(config, 'failing', history, null, jobs);
+      expect(bundle).toContain('the strategy failed on purpose');
+      // Another sweep naming a bundle whose stored text is not what its hash says.
+      const tampered = { ...spec, name: 'tampered', strategyHash: 'f'.repeat(64) };
+      await client.set(strategyKey(tampered.strategyHash), bundle!);
       const view = { metric: 'netPnl', top: 20, grid: {}, heatmap: ['fail'], data: 'synthetic', enqueuedAt: 0 };
+      await enqueueSweep(client, queue, spec, view, { retries: 1, bundle });
+      await enqueueSweep(client, queue, tampered, view, { retries: 1 });
+      await expect(enqueueSweep(client, queue, { ...spec, name: 'other' }, view, { bundle: `${bundle}\n` })).rejects.toThrow(/the strategy bundle has sha256 [0-9a-f]{12}, the sweep names [0-9a-f]{12}/);
+      rmSync(quant, { recursive: true, force: true });
       await withWorkers(url, 1, async () => {
-        await enqueueSweep(client, queue, spec, view, { retries: 1 });
-        await enqueueSweep(client, queue, changed, view, { retries: 1 });
-        await until('both sweeps', async () => ((await client.hlen(resultsKey(sweepId(spec)))) + (await client.hlen(resultsKey(sweepId(changed)))) === 4 ? true : undefined));
+        await until('both sweeps', async () => ((await client.hlen(resultsKey(sweepId(spec)))) + (await client.hlen(resultsKey(sweepId(tampered)))) === 4 ? true : undefined));
       });
       const [passing, failing] = await readResults(client, sweepId(spec), spec);
+      expect(passing!.error).toBeUndefined();
       expect(passing!.summary!.trades).toBeGreaterThanOrEqual(0);
       expect(failing!.error).toMatch(/the strategy failed on purpose/);
       const failed = await queue.getJob(jobId(sweepId(spec), jobs[1]!));
       expect(failed!.attemptsMade).toBe(2);
-      for (const result of await readResults(client, sweepId(changed), changed)) expect(result!.error).toMatch(/strategy file .*failing-strategy\.ts has sha256 [0-9a-f]{12}, the sweep was enqueued with ffffffffffff/);
+      for (const result of await readResults(client, sweepId(tampered), tampered)) expect(result!.error).toMatch(/the strategy bundle of .*failing\.ts on the queue has sha256 [0-9a-f]{12}, the sweep was enqueued with ffffffffffff/);
     } finally {
+      rmSync(quant, { recursive: true, force: true });
       await queue.close();
       client.disconnect();
     }
@@ -286,6 +301,38 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
       client.disconnect();
     }
   }, 60_000);
+
+  it('a random and a tpe search on the queue give the tables of the same searches in one process; tpe cannot be detached', async () => {
+    const url = redis.url(8);
+    const searches = [
+      ['--search', 'random', '--trials', '12', '--seed', '3'],
+      ['--search', 'tpe', '--trials', '10', '--seed', '5', '--walk-forward', '0.6'],
+    ];
+    await withWorkers(url, 2, async () => {
+      for (const [k, args] of searches.entries()) {
+        const local = await tickline(['optimize', '--config', configFile, ...GRID, ...args, '--workers', '1', '--out', path.join(dir, `search-local-${k}`)]);
+        expect(local.code).toBe(0);
+        const queued = await tickline(['optimize', '--config', configFile, ...GRID, ...args, '--queue', url, '--out', path.join(dir, `search-queued-${k}`)]);
+        expect(queued.code).toBe(0);
+        for (const file of ['optimize.csv', 'optimize.json']) {
+          expect(readFileSync(path.join(dir, `search-queued-${k}`, file), 'utf8')).toBe(readFileSync(path.join(dir, `search-local-${k}`, file), 'utf8'));
+        }
+        expect(queued.stdout).toMatch(args[1] === 'random' ? /12 runs on the queue, sweep [0-9a-f]{16}/ : /20 runs on the queue in \d+ sweeps/);
+      }
+      // A detached random search (with another seed, so it is not answered yet) is shown later as the search it was.
+      const random = ['--search', 'random', '--trials', '8', '--seed', '9'];
+      const local = await tickline(['optimize', '--config', configFile, ...GRID, ...random, '--workers', '1', '--out', path.join(dir, 'search-local-detached')]);
+      const id = (await tickline(['optimize', '--config', configFile, ...GRID, ...random, '--queue', url, '--detach'])).stdout.trim();
+      const later = await tickline(['sweep', 'results', id, '--queue', url, '--wait', '--out', path.join(dir, 'search-queued-detached')]);
+      expect(later.code).toBe(0);
+      expect(later.stdout).toContain('(random search of 32, seed 9)');
+      expect(local.stdout).toContain('(random search of 32, seed 9)');
+      expect(readFileSync(path.join(dir, 'search-queued-detached', 'optimize.json'), 'utf8')).toBe(readFileSync(path.join(dir, 'search-local-detached', 'optimize.json'), 'utf8'));
+    });
+    const detached = await tickline(['optimize', '--config', configFile, ...GRID, '--search', 'tpe', '--queue', url, '--detach']);
+    expect(detached.code).toBe(2);
+    expect(detached.stderr).toMatch(/^optimize: --detach cannot leave a tpe search/);
+  }, 240_000);
 
   it('a worker or a sweep whose Redis is unreachable says so in one line, without the password, and exits 2', async () => {
     const ran = await tickline(['worker', '--queue', `redis://127.0.0.1:${redis.port + 1}`, '--concurrency', '1']);

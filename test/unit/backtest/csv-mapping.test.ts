@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseCsvBars, parseLocalTime, ZoneClock } from '../../../src/adapters/backtest/sources/csv.ts';
+import { parseCsvBars, parseLocalTime } from '../../../src/adapters/backtest/sources/csv.ts';
+import { ZoneClock } from '../../../src/engine/calendar.ts';
 import { CsvDataConfig } from '../../../src/adapters/backtest/config.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 

@@ -69,7 +69,7 @@ const goodRow = fc.tuple(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 400
 
 const document = fc
   .record({
-    header: fc.constantFrom('t,o,h,l,c,v,contract', 'contract,v,c,l,h,o,t', '\ufefft, O ,h,l,c,v,contract', 't,o,h,c,v,contract'),
+    header: fc.constantFrom('t,o,h,l,c,v,contract', 'contract,v,c,l,h,o,t', '\ufefft, O ,h,l,c,v,contract', 't,o,h,c,v,contract', 't,o,h,l,c,v', 'T,O,H,L,C,V'),
     rows: fc.array(fc.oneof(row, goodRow.map((g) => g)), { maxLength: 30 }),
     crlf: fc.boolean(),
     trailingNewline: fc.boolean(),
@@ -142,6 +142,22 @@ describe('streaming CSV reader equals the whole-file reader', () => {
         { numRuns: 100 },
       );
     }
+  });
+
+  it('checks every bound of a bar (high above open, close and low; low below open and close) as the whole-file reader', () => {
+    // Prices within a few ticks of each other, so every one of the bounds is broken alone in some rows.
+    const bar = fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }));
+    fc.assert(
+      fc.property(fc.array(bar, { minLength: 1, maxLength: 12 }), fc.constantFrom('t,o,h,l,c,v', 't,o,h,l,c,v,contract'), (rows, header) => {
+        const lines = rows.map(([o, h, l, c], i) => {
+          const cells = [`2024-01-02T15:${two(i)}:00Z`, ...[o, h, l, c].map((t) => ES.toPrice(4000 + t).toString()), '1'];
+          return (header.endsWith('contract') ? [...cells, 'Z24'] : cells).join(',');
+        });
+        const text = [header, ...lines].join('\n');
+        expect(outcomeOf(() => streamed(Buffer.from(text), [], ES, 'b.csv'))).toEqual(outcomeOf(() => reference.parseCsvBars(text, ES, 'b.csv')));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('stops at the same 1000 problems on a file of bad rows', () => {

@@ -5,13 +5,14 @@
  *   tickline:sweep:<id>            the StoredSweep (spec and view), JSON, written once
  *   tickline:sweep:<id>:results    job id -> JobResult JSON (HSETNX: a retried or re-run job never adds a row)
  *   tickline:sweep:<id>:cancelled  set by `sweep cancel`
+ *   tickline:strategy:<sha256>     a strategy file's bundle (compile.ts), written once, named by its hash
  */
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { registerSecret } from '../../../engine/secrets.ts';
 import type { JobResult } from '../optimize.ts';
-import { jobId, StoredSweep, SweepJob, sweepId, type SweepSpec, type SweepView } from './spec.ts';
+import { contentHash, jobId, StoredSweep, SweepJob, sweepId, type SweepSpec, type SweepView } from './spec.ts';
 
 export const QUEUE_NAME = 'tickline-sweeps';
 /** A job that throws is run this many more times before it is reported with its error. */
@@ -30,6 +31,11 @@ export class SweepNotFoundError extends Error {
 export class SweepCancelledError extends Error {
   override readonly name = 'SweepCancelledError';
   readonly code = 'SWEEP_CANCELLED';
+}
+
+export class StrategyBundleError extends Error {
+  override readonly name = 'StrategyBundleError';
+  readonly code = 'STRATEGY_BUNDLE';
 }
 
 export class QueueUrlError extends Error {
@@ -52,6 +58,7 @@ export const StoredResult = z.strictObject({
 export const sweepKey = (id: string) => `tickline:sweep:${id}`;
 export const resultsKey = (id: string) => `${sweepKey(id)}:results`;
 export const cancelledKey = (id: string) => `${sweepKey(id)}:cancelled`;
+export const strategyKey = (hash: string) => `tickline:strategy:${hash}`;
 
 /** The URL with its password replaced, for messages and logs. */
 export function redactUrl(url: string): string {
@@ -113,6 +120,8 @@ export async function connectQueue(url: string): Promise<Redis> {
 
 export interface EnqueueOptions {
   readonly retries?: number;
+  /** The bundle the spec's strategyHash names, stored beside the sweep (omitted: already on the queue). */
+  readonly bundle?: string | null;
 }
 
 export interface Enqueued {
@@ -134,6 +143,13 @@ export async function readSweep(redis: Redis, id: string): Promise<StoredSweep> 
  */
 export async function enqueueSweep(redis: Redis, queue: Queue, spec: SweepSpec, view: SweepView, options: EnqueueOptions = {}): Promise<Enqueued> {
   const id = sweepId(spec);
+  const bundle = options.bundle ?? null;
+  if (bundle !== null) {
+    const hash = contentHash(bundle);
+    if (hash !== spec.strategyHash) throw new StrategyBundleError(`sweep ${id}: the strategy bundle has sha256 ${hash.slice(0, 12)}, the sweep names ${spec.strategyHash?.slice(0, 12) ?? 'no strategy file'}`);
+    // Before the sweep: a worker that meets the sweep finds its strategy.
+    await redis.set(strategyKey(hash), bundle, 'NX');
+  }
   await redis.set(sweepKey(id), JSON.stringify({ spec, view } satisfies StoredSweep), 'NX');
   await redis.del(cancelledKey(id));
   const answered = new Set(await redis.hkeys(resultsKey(id)));

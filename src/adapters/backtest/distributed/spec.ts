@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { BarColumns } from '../../../engine/types.ts';
-import { BacktestConfig } from '../config.ts';
+import { BacktestConfig, SEARCHES } from '../config.ts';
 import type { Job } from '../optimize.ts';
 
 export const SweepJob = z.strictObject({
@@ -40,6 +40,15 @@ export const SweepView = z.strictObject({
   /** Where the bars came from, in one line. */
   data: z.string(),
   enqueuedAt: z.number(),
+  /** How the parameter sets were chosen (absent: every combination of the grid). */
+  search: z
+    .strictObject({
+      method: z.enum(SEARCHES),
+      trials: z.number().int().positive().optional(),
+      seed: z.number().int().optional(),
+      of: z.number().int().positive().optional(),
+    })
+    .optional(),
 });
 export type SweepView = z.infer<typeof SweepView>;
 

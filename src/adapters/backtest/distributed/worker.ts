@@ -1,21 +1,20 @@
 /**
  * A sweep worker on the queue: one BullMQ Worker running one job at a time (a backtest is CPU-bound, so a
  * machine runs one worker process per core). For each sweep it meets, it loads the bars itself from the
- * stored location, checks their hash and the strategy file's against the sweep's, and runs the same
- * `runJob` as the in-process sweep; a mismatch fails the sweep's jobs with the reason, without retries.
+ * stored location and checks their hash against the sweep's, compiles the strategy bundle stored with the
+ * sweep (after checking its hash) against its own install, and runs the same `runJob` as the in-process
+ * sweep; a mismatch fails the sweep's jobs with the reason, without retries.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { UnrecoverableError, Worker, type Job as QueueJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { configuredContract, loadHistory, type History } from '../backtest.ts';
 import { aggregate } from '../sources/columns.ts';
 import { alignToBuckets } from '../continuous.ts';
 import { timeframeLabel } from '../../../engine/timeframe.ts';
-import { isStrategyFile } from '../../../strategies/index.ts';
+import { compileBundle, type CompiledStrategy } from '../../../strategies/compile.ts';
 import { runJob, splitHistory, type JobResult, type SweepContext } from '../optimize.ts';
 import { barsHash, configFromWire, contentHash, type SweepSpec } from './spec.ts';
-import { cancelledKey, JobData, QUEUE_NAME, readSweep, storeResult } from './queue.ts';
+import { cancelledKey, JobData, QUEUE_NAME, readSweep, storeResult, strategyKey } from './queue.ts';
 
 export class SweepDataMismatchError extends Error {
   override readonly name = 'SweepDataMismatchError';
@@ -50,10 +49,12 @@ type Prepared = { readonly context: SweepContext } | { readonly refusal: string 
 
 export async function startSweepWorker(redis: Redis, options: SweepWorkerOptions): Promise<SweepWorker> {
   const prepared = new Map<string, Promise<Prepared>>();
+  // Compiled strategies stay until the worker closes: a module, once imported, cannot be unloaded anyway.
+  const compiled: CompiledStrategy[] = [];
   const prepare = (id: string): Promise<Prepared> => {
     let entry = prepared.get(id);
     if (entry === undefined) {
-      entry = prepareSweep(redis, id);
+      entry = prepareSweep(redis, id, compiled);
       prepared.set(id, entry);
       for (const old of prepared.keys()) if (prepared.size > KEPT_SWEEPS && old !== id) prepared.delete(old);
     }
@@ -103,25 +104,31 @@ export async function startSweepWorker(redis: Redis, options: SweepWorkerOptions
   };
 }
 
-async function prepareSweep(redis: Redis, id: string): Promise<Prepared> {
+async function prepareSweep(redis: Redis, id: string, compiled: CompiledStrategy[]): Promise<Prepared> {
   try {
     const { spec } = await readSweep(redis, id);
-    return { context: await loadSweepContext(spec, id) };
+    return { context: await loadSweepContext(spec, id, (hash) => redis.get(strategyKey(hash)), compiled) };
   } catch (error) {
     return { refusal: error instanceof Error ? error.message : String(error) };
   }
 }
 
-/** The sweep's bars and strategy as this machine sees them, checked against the hashes it was enqueued with. */
-export async function loadSweepContext(spec: SweepSpec, id: string): Promise<SweepContext> {
-  const config = configFromWire(spec.config);
+/**
+ * The sweep's bars as this machine loads them and its strategy from the bundle stored with it, both checked
+ * against the hashes it was enqueued with. The strategy file need not exist here: the bundle is what runs.
+ */
+export async function loadSweepContext(spec: SweepSpec, id: string, storedBundle: (hash: string) => Promise<string | null>, compiled: CompiledStrategy[]): Promise<SweepContext> {
+  let config = configFromWire(spec.config);
   if (spec.strategyHash !== null) {
-    const file = config.strategy.name;
-    if (!isStrategyFile(file)) throw new SweepDataMismatchError(`sweep ${id}: the strategy ${file} has a hash but is not a file`);
-    const actual = contentHash(await readFile(path.resolve(file)));
+    const code = await storedBundle(spec.strategyHash);
+    if (code === null) throw new SweepDataMismatchError(`sweep ${id}: no strategy bundle ${spec.strategyHash.slice(0, 12)} on the queue`);
+    const actual = contentHash(code);
     if (actual !== spec.strategyHash) {
-      throw new SweepDataMismatchError(`sweep ${id}: strategy file ${file} has sha256 ${actual.slice(0, 12)}, the sweep was enqueued with ${spec.strategyHash.slice(0, 12)}`);
+      throw new SweepDataMismatchError(`sweep ${id}: the strategy bundle of ${config.strategy.name} on the queue has sha256 ${actual.slice(0, 12)}, the sweep was enqueued with ${spec.strategyHash.slice(0, 12)}`);
     }
+    const module = await compileBundle(code, `strategy-${actual.slice(0, 12)}`);
+    compiled.push(module);
+    config = { ...config, strategy: { ...config.strategy, name: module.file } };
   }
   const history = await sweepHistory(config);
   const actual = barsHash(history.bars);

@@ -11,7 +11,8 @@
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import type { BarColumns } from '../../../engine/types.ts';
 import { allocateColumns, sliceByIndex } from './columns.ts';
-import { CsvBarsError, DEFAULT_COLUMNS, parseLocalTime, ZoneClock, type ContractSegment, type CsvBars, type CsvOptions, type CsvProblem } from './csv.ts';
+import { ZoneClock } from '../../../engine/calendar.ts';
+import { CsvBarsError, DEFAULT_COLUMNS, parseLocalTime, type ContractSegment, type CsvBars, type CsvOptions, type CsvProblem } from './csv.ts';
 
 const MAX_PROBLEMS = 1000;
 const OFFSET = /(?:Z|[+-]\d{2}:\d{2})$/;
@@ -127,7 +128,7 @@ function timeKind(type: string): TimeKind | undefined {
 function readTime(value: number | string | null, kind: TimeKind, zone: ZoneClock | undefined): number {
   if (value === null) return Number.NaN;
   if (kind === 'instant') return value as number;
-  if (kind === 'wall') return zone === undefined ? (value as number) : zone.toUtc(value as number);
+  if (kind === 'wall') return zone === undefined ? (value as number) : zone.instantOf(value as number);
   const text = (value as string).trim();
   if (OFFSET.test(text)) return Date.parse(text);
   return zone === undefined ? Number.NaN : parseLocalTime(text, zone);
