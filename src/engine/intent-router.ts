@@ -3,6 +3,7 @@ import type { BarClock } from './bar-clock.ts';
 import type { DecisionLog } from './decision-log.ts';
 import type { GuardStep } from './guard-step.ts';
 import { intentShapeProblem } from './intent-shape.ts';
+import { PRIMARY_CONTRACT } from './intents.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import { modifiedSpec, orderTowards, trackTrail, type OrderBook } from './order-book.ts';
@@ -14,8 +15,6 @@ import type { TradingStateMachine } from './trading-state.ts';
 import { trailStopPrice } from './trailing.ts';
 import type { ContractSpec, Intent, ModifyIntent, OrderSpec, PlaceIntent, Venue } from './types.ts';
 
-/** Same as intents.ts' PRIMARY_CONTRACT: the strategy's first contract. */
-export const PRIMARY_CONTRACT = '';
 const MARKET: OrderSpec = Object.freeze({ type: 'market' });
 const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
 
