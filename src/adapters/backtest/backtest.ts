@@ -14,7 +14,8 @@ import type { ReportInput, ReportOverlay, Statistics } from '../../report/types.
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
-import { alignToBuckets, frontMonthSegments, frontMonthWindows, segmentsFromLabels, shortName, type HistorySegment } from './continuous.ts';
+import { alignToBuckets, frontMonthSegments, frontMonthWindows, monthOfLabel, segmentsFromLabels, shortName, volumeRolledHistory, type HistorySegment } from './continuous.ts';
+import { TradingCalendar } from '../../engine/calendar.ts';
 import { CALENDAR } from '../../market/calendar.ts';
 import type { FillModelOptions } from './fill-model.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
@@ -24,7 +25,7 @@ import { BarCache, type ImportedBars } from './sources/cache.ts';
 import { existsSync, statSync } from 'node:fs';
 import type { PriceGrid } from '../../engine/ticks.ts';
 import { aggregate, concatColumns, lowerBound, sliceByTime } from './sources/columns.ts';
-import type { CsvBars, CsvOptions } from './sources/csv.ts';
+import { readCsvMonths, type CsvBars, type CsvOptions } from './sources/csv.ts';
 import { loadCsvBars } from './sources/csv-parallel.ts';
 import { isParquetFile, readParquetBars } from './sources/parquet.ts';
 import { spacingWarning } from './data-checks.ts';
@@ -65,6 +66,7 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
   const to = config.to;
   switch (data.source) {
     case 'synthetic': {
+      if (contract.continuous !== undefined && config.roll.by === 'volume') throw new BacktestDataError('roll.by volume reads a CSV file with every month\'s rows (data.source csv); the synthetic market rolls by the calendar');
       const startPrice = data.startPrice ?? contract.startPrice ?? 1000;
       const bars = syntheticBars({ seed: data.seed, grid: contract.grid, startPrice, start: data.start, sessions: data.sessions });
       const sliced = sliceByTime(bars, from, to);
@@ -78,6 +80,7 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
     }
     case 'csv': {
       const file = path.resolve(cwd, data.file);
+      if (contract.continuous !== undefined && config.roll.by === 'volume') return volumeRolledFile(config, data, contract, file, path.relative(cwd, file));
       const cacheFile = path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE);
       const imported = readImported(cacheFile, file, contract.grid, csvOptionsOf(data));
       const { bars, segments } = imported ?? (await readBarFile(file, contract.grid, path.relative(cwd, file), csvOptionsOf(data)));
@@ -98,6 +101,7 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
     }
     case 'gateway': {
       if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
+      if (contract.continuous !== undefined && config.roll.by === 'volume') throw new BacktestDataError('roll.by volume reads a CSV file with every month\'s rows (data.source csv); gateway history rolls by the calendar');
       const env = options.env ?? process.env;
       const baseUrl = data.baseUrl ?? env.TICKLINE_BASE_URL;
       const userName = env.TICKLINE_USERNAME;
@@ -142,6 +146,19 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       }
     }
   }
+}
+
+/** A root's history from a file of every month's rows, rolled by volume (continuous.ts). */
+function volumeRolledFile(config: BacktestConfig, data: Extract<DataConfig, { source: 'csv' }>, contract: BacktestContract, file: string, displayName: string): History {
+  const { root, calendar } = contract.continuous!;
+  const months = [...readCsvMonths(file, contract.grid, displayName, csvOptionsOf(data))].map(([label, bars]) => {
+    const month = monthOfLabel(label, root, calendar, bars.time[0]!);
+    return { contractId: calendar.contract(root, month).id, expiry: calendar.expiry(root, month), bars };
+  });
+  const days = new TradingCalendar(config.risk.tradingDay);
+  const rolled = volumeRolledHistory(months, (t) => days.dayOf(t));
+  const names = rolled.segments.map((m) => shortName(m.contractId, calendar)).join(', ');
+  return { bars: sliceByTime(rolled.bars, config.from, config.to), timeframe: data.timeframe, description: `${displayName}, front months by volume (${names})`, segments: rolled.segments };
 }
 
 /** A bar file, CSV or (by its `.parquet` extension) Parquet, with the same column map and zone. */

@@ -164,6 +164,12 @@ export const RollConfig = z.strictObject({
   mode: z.enum(['roll', 'flatten']).default('roll'),
   /** Business days before expiry the front month moves (data without a contract column, gateway history); the root's own rule by default. */
   daysBeforeExpiry: z.number().int().nonnegative().optional(),
+  /**
+   * What moves the front month: `calendar` (daysBeforeExpiry, or a file's own contract column when it has
+   * one month a row) or `volume` (a CSV file with every month's rows: the front moves after a day on which
+   * a later month traded more).
+   */
+  by: z.enum(['calendar', 'volume']).default('calendar'),
   /** What the strategy's indicators read across rolls: back-adjusted by the roll's price difference or ratio, or real prices. */
   adjust: z.enum(['difference', 'ratio', 'none']).default('difference'),
 });

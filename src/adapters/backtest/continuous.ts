@@ -83,6 +83,80 @@ export function frontMonthSegments(bars: BarColumns, root: RootSpec, calendar: C
   return segments;
 }
 
+/** One contract month's own bars, for a roll by volume. */
+export interface MonthBars {
+  readonly contractId: string;
+  /** Epoch ms of the month's expiry: the months roll in this order. */
+  readonly expiry: number;
+  readonly bars: BarColumns;
+}
+
+/**
+ * One history from several months' own bars, rolled by volume: each trading day is taken from the front
+ * month, and the front moves to a later month after a trading day on which that month traded more
+ * contracts than the front (the most traded of them when several did). A day's volume is known only when
+ * the day ends, so the roll takes effect from the next trading day: no bar is chosen by volume still to
+ * come. The front never moves back to an earlier month; a front month without bars on a day gives way to
+ * the next month that has some. The first day's front is the month nearest expiry that trades on it.
+ */
+export function volumeRolledHistory(months: readonly MonthBars[], dayOf: (time: number) => string): { bars: BarColumns; segments: HistorySegment[] } {
+  const ordered = [...months].sort((a, b) => a.expiry - b.expiry);
+  const byDay = ordered.map((m) => tradingDays(m.bars, dayOf));
+  const days = [...new Set(byDay.flatMap((d) => [...d.keys()]))].sort();
+  const pieces: { month: number; from: number; to: number }[] = [];
+  let front = 0;
+  for (const day of days) {
+    const was = front;
+    while (front < ordered.length && !byDay[front]!.has(day)) front++;
+    if (front === ordered.length) {
+      // Neither the front nor a later month has bars this day (only an earlier one): the day is left out.
+      front = was;
+      continue;
+    }
+    const today = byDay[front]!.get(day)!;
+    pieces.push({ month: front, from: today.from, to: today.to });
+    let most = today.volume;
+    let next = front;
+    for (let k = front + 1; k < ordered.length; k++) {
+      const volume = byDay[k]!.get(day)?.volume ?? 0;
+      if (volume > most) {
+        most = volume;
+        next = k;
+      }
+    }
+    front = next;
+  }
+  const length = pieces.reduce((n, p) => n + p.to - p.from, 0);
+  const bars = allocateColumns(length);
+  const segments: HistorySegment[] = [];
+  let at = 0;
+  for (const piece of pieces) {
+    const source = ordered[piece.month]!;
+    if (segments.at(-1)?.contractId !== source.contractId) segments.push({ start: source.bars.time[piece.from]!, contractId: source.contractId });
+    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) bars[key].set(source.bars[key].subarray(piece.from, piece.to), at);
+    at += piece.to - piece.from;
+  }
+  return { bars, segments };
+}
+
+/** A month's bars by trading day: the range of its bars and the contracts they traded. */
+function tradingDays(bars: BarColumns, dayOf: (time: number) => string): Map<string, { from: number; to: number; volume: number }> {
+  const days = new Map<string, { from: number; to: number; volume: number }>();
+  let current: { from: number; to: number; volume: number } | undefined;
+  let currentDay = '';
+  for (let i = 0; i < bars.time.length; i++) {
+    const day = dayOf(bars.time[i]!);
+    if (current === undefined || day !== currentDay) {
+      current = { from: i, to: i, volume: 0 };
+      currentDay = day;
+      days.set(day, current);
+    }
+    current.to = i + 1;
+    current.volume += bars.volume[i]!;
+  }
+  return days;
+}
+
 /** The front-month windows of a root over [from, to): what a gateway history fetches month by month. */
 export function frontMonthWindows(root: RootSpec, calendar: ContractCalendar, from: number, to: number, daysBeforeExpiry?: number): { contractId: string; name: string; from: number; to: number }[] {
   const windows: { contractId: string; name: string; from: number; to: number }[] = [];

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { AccountConfig, BacktestConfig } from '../../../src/adapters/backtest/config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import { configuredContract, executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
-import { alignToBuckets, frontMonthSegments, monthOfLabel, planContinuity, segmentIndexAt, segmentsFromLabels, type HistorySegment } from '../../../src/adapters/backtest/continuous.ts';
+import { alignToBuckets, frontMonthSegments, monthOfLabel, planContinuity, segmentIndexAt, segmentsFromLabels, volumeRolledHistory, type HistorySegment } from '../../../src/adapters/backtest/continuous.ts';
+import { TradingCalendar } from '../../../src/engine/calendar.ts';
 import { runBacktest, type BacktestRunInput, type BacktestRunResult } from '../../../src/adapters/backtest/run.ts';
 import { readCsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
 import { allocateColumns } from '../../../src/adapters/backtest/sources/columns.ts';
@@ -288,5 +289,105 @@ describe('contract: ES over the real ES file', () => {
       const expected = CALENDAR.contract(ES, CALENDAR.frontMonth(ES, day)).id;
       expect(segments[segmentIndexAt(segments, day)]!.contractId).toBe(expected);
     }
+  });
+});
+
+describe('rolling by volume (roll.by: volume) over a file of every month\'s rows', () => {
+  const days = new TradingCalendar();
+  /** Month k's bars: one bar an hour on each of `dayCount` trading days, with that day's volume. */
+  function monthBars(volumes: readonly number[], price: number): BarColumns {
+    const hours = 3;
+    const bars = allocateColumns(volumes.length * hours);
+    volumes.forEach((volume, d) => {
+      for (let h = 0; h < hours; h++) {
+        const i = d * hours + h;
+        // 14:00-16:00 UTC of consecutive weekdays: one Chicago trading day each.
+        bars.time[i] = Date.UTC(2025, 11, 1 + d + 2 * Math.floor(d / 5), 14 + h);
+        bars.open[i] = bars.high[i] = bars.low[i] = bars.close[i] = price + d;
+        bars.volume[i] = h === 0 ? volume : 0;
+      }
+    });
+    return bars;
+  }
+  const months = (volumes: readonly (readonly number[])[]) =>
+    volumes.map((v, k) => ({ contractId: `M${k}`, expiry: k, bars: monthBars(v, 1000 * (k + 1)) }));
+  const volumeTable = fc.array(fc.array(fc.nat({ max: 50 }), { minLength: 8, maxLength: 8 }), { minLength: 1, maxLength: 3 });
+
+  it('property: each day comes whole from one month, the front only moves forward, and only after a day on which the new month traded more', () => {
+    fc.assert(
+      fc.property(volumeTable, (table) => {
+        const input = months(table);
+        const { bars, segments } = volumeRolledHistory(input, (t) => days.dayOf(t));
+        expect(bars.time.length).toBe(8 * 3);
+        for (let i = 1; i < bars.time.length; i++) expect(bars.time[i]!).toBeGreaterThan(bars.time[i - 1]!);
+        const monthAt = (i: number) => Number(segments[segmentIndexAt(segments, bars.time[i]!)]!.contractId.slice(1));
+        for (let d = 0; d < 8; d++) {
+          const k = monthAt(d * 3);
+          // The day's bars are that month's own.
+          for (let h = 0; h < 3; h++) expect(bars.close[d * 3 + h]).toBe(1000 * (k + 1) + d);
+          if (d === 0) {
+            expect(k).toBe(0);
+            continue;
+          }
+          const before = monthAt((d - 1) * 3);
+          expect(k).toBeGreaterThanOrEqual(before);
+          // A move needs the new month to have out-traded the old on the day before.
+          if (k !== before) expect(table[k]![d - 1]!).toBeGreaterThan(table[before]![d - 1]!);
+          // And no later month out-traded the front without the front moving.
+          else for (let j = k + 1; j < table.length; j++) expect(table[j]![d - 1]!).toBeLessThanOrEqual(table[k]![d - 1]!);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: no look-ahead: volumes of later days never change the months chosen before them', () => {
+    fc.assert(
+      fc.property(volumeTable, fc.integer({ min: 1, max: 7 }), fc.array(fc.nat({ max: 50 }), { minLength: 8, maxLength: 8 }), (table, cut, other) => {
+        const changed = table.map((v, k) => v.map((x, d) => (d >= cut ? other[(d + k) % 8]! : x)));
+        const a = volumeRolledHistory(months(table), (t) => days.dayOf(t));
+        const b = volumeRolledHistory(months(changed), (t) => days.dayOf(t));
+        // Days 0..cut are chosen from the volumes of days before cut only.
+        const upTo = (cut + 1) * 3;
+        expect(Array.from(b.bars.close.subarray(0, upTo))).toEqual(Array.from(a.bars.close.subarray(0, upTo)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a backtest of contract: ES with roll.by volume reads every month\'s rows and rolls the day after the next month out-trades the front', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tickline-volume-roll-'));
+    const file = path.join(dir, 'all-months.csv');
+    // ESZ5 and ESH6 side by side for 6 trading days; March out-trades December on the 3rd day (Dec 10).
+    const rows = ['t,o,h,l,c,v,contract'];
+    for (let d = 0; d < 6; d++) {
+      for (let m = 0; m < 30; m++) {
+        const t = new Date(Date.UTC(2025, 11, 8 + d, 15, m)).toISOString().replace('.000', '');
+        const december = 6000 + d + m * 0.25;
+        rows.push(`${t},${december},${december + 0.5},${december - 0.5},${december},${d >= 2 ? 10 : 100},202512`);
+        rows.push(`${t},${december + 40},${december + 40.5},${december + 39.5},${december + 40},${d >= 2 ? 100 : 10},202603`);
+      }
+    }
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const config = BacktestConfig.parse({
+      strategy: { name: 'sma-cross', params: { fast: 3, slow: 8 } },
+      contract: 'ES',
+      roll: { by: 'volume' },
+      data: { source: 'csv', file },
+    });
+    const { history, result } = await executeBacktest(config, 'volume-roll', { recordEquity: false });
+    expect(history.description).toMatch(/front months by volume \(ESZ25, ESH26\)/);
+    expect(history.segments).toEqual([
+      { start: Date.UTC(2025, 11, 8, 15), contractId: 'CON.F.US.EP.Z25' },
+      { start: Date.UTC(2025, 11, 11, 15), contractId: 'CON.F.US.EP.H26' },
+    ]);
+    expect(history.bars.time.length).toBe(6 * 30);
+    expect(history.bars.close[3 * 30]).toBe(contract.grid.toTicks(6000 + 3 + 40));
+    expect(result.rolls.map((r) => [r.from, r.to])).toEqual([['CON.F.US.EP.Z25', 'CON.F.US.EP.H26']]);
+    // A row of one month with a bad price is reported at its own line of the file.
+    writeFileSync(file, `${[...rows.slice(0, 10), rows[10]!.replace(/,(\d+(\.\d+)?),/, ',abc,'), ...rows.slice(11)].join('\n')}\n`);
+    await expect(executeBacktest(config, 'volume-roll', { recordEquity: false })).rejects.toThrow(/all-months\.csv:11 column o: "abc" is not a number/);
+    const gateway = BacktestConfig.parse({ ...config, data: { source: 'gateway' }, from: '2025-12-08', to: '2025-12-09' });
+    await expect(executeBacktest(gateway, 'volume-roll')).rejects.toThrow(/roll\.by volume reads a CSV file with every month's rows/);
   });
 });

@@ -10,7 +10,7 @@
  * other line, and every line with a problem, goes through the general path (decode, split, Number,
  * Date.parse), which alone decides what is an error and what it says.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { ZoneClock } from '../../../engine/calendar.ts';
 import type { PriceGrid } from '../../../engine/ticks.ts';
 import type { BarColumns } from '../../../engine/types.ts';
@@ -145,6 +145,75 @@ export function readCsvBars(file: string, grid: PriceGrid, displayName = file, o
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Every contract month of a file that holds several at once (each month's rows in time order, the months'
+ * rows interleaved, as a full export of a root has them): one set of columns per `contract` label, each
+ * read by the same reader as a one-month file, so problems name the same lines and columns. The whole file
+ * is held in memory while it is split.
+ */
+export function readCsvMonths(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}): Map<string, BarColumns> {
+  const fd = openCsv(file, displayName);
+  let text: Buffer;
+  try {
+    text = readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const headerEnd = text.indexOf(10);
+  const header = text.subarray(0, headerEnd < 0 ? text.length : headerEnd + 1);
+  const layout = layoutFromHeader(header.toString('utf8'), displayName, options.columns);
+  if (Array.isArray(layout)) throw new CsvBarsError(layout);
+  if (layout.contract < 0) {
+    const name = options.columns?.contract ?? DEFAULT_COLUMNS.contract;
+    throw new CsvBarsError([{ file: displayName, line: 1, column: name, message: `rolling by volume reads every month's rows: the header lacks the column "${name}"` }]);
+  }
+  // Each month's text keeps every line of the file in place, other months' lines left empty, so the
+  // reader counts the file's own line numbers.
+  const parts = new Map<string, Buffer[]>();
+  const lines: Buffer[] = [];
+  for (let p = headerEnd + 1; headerEnd >= 0 && p < text.length; ) {
+    const nl = text.indexOf(10, p);
+    const end = nl < 0 ? text.length : nl + 1;
+    const line = text.subarray(p, end);
+    lines.push(line);
+    const label = cellText(line, layout.contract);
+    if (label !== '' && !parts.has(label)) parts.set(label, []);
+    p = end;
+  }
+  const problems: CsvProblem[] = [];
+  const months = new Map<string, BarColumns>();
+  for (const label of parts.keys()) {
+    const reader = new CsvBarsReader(grid, displayName, undefined, options);
+    reader.push(header.at(-1) === 10 ? header : Buffer.concat([header, NEWLINE]));
+    for (const line of lines) reader.push(cellText(line, layout.contract) === label ? line : NEWLINE);
+    try {
+      months.set(label, reader.end().bars);
+    } catch (error) {
+      if (!(error instanceof CsvBarsError)) throw error;
+      problems.push(...error.problems);
+    }
+  }
+  lines.forEach((line, k) => {
+    if (line.toString('utf8').trim() !== '' && cellText(line, layout.contract) === '') problems.push({ file: displayName, line: k + 2, column: options.columns?.contract ?? DEFAULT_COLUMNS.contract, message: 'rolling by volume needs the contract month of every row' });
+  });
+  if (problems.length > 0) throw new CsvBarsError(problems.sort((a, b) => a.line - b.line));
+  if (months.size === 0) throw new CsvBarsError([{ file: displayName, line: 1, column: '', message: 'no bars' }]);
+  return months;
+}
+
+/** The trimmed text of cell `index` of a line ('' when the line has fewer cells). */
+function cellText(line: Buffer, index: number): string {
+  let start = 0;
+  for (let k = 0; k < index; k++) {
+    const comma = line.indexOf(44, start);
+    if (comma < 0) return '';
+    start = comma + 1;
+  }
+  let end = line.indexOf(44, start);
+  if (end < 0) end = line.length;
+  return line.toString('utf8', start, end).trim();
 }
 
 /** The file open for reading; a missing file is a problem of the file, in the reader's words. */
