@@ -9,58 +9,42 @@
  * Nothing in this loop allocates unless something happens. Driven synchronously by a backtest (one
  * `push` per chunk, in one run) or asynchronously by a live adapter (1-bar chunks, fills whenever the
  * venue reports them); intents emitted outside a push are processed at once.
+ *
+ * `createEngine` only wires the parts, each with one job: the BarDriver (the loop above), the
+ * StrategyHost (strategies and their streams), the IntentRouter (intent to guarded venue order), the
+ * GuardStep (what the risk guard sees), the VenueBridge (venue reports into book and accounting), the
+ * RuleEnforcer (breaches, day rolls, flat-by), the TradingStateMachine, the DecisionLog and the BarClock
+ * they share.
  */
-import { Subject, Subscription, type Observable } from 'rxjs';
+import { Subscription, type Observable } from 'rxjs';
 import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';
-import { SessionClock, TradingCalendar, type SessionPhase } from './calendar.ts';
-import { barCursor } from './indicators.ts';
+import { BarClock } from './bar-clock.ts';
+import { BarDriver } from './bar-driver.ts';
+import { SessionClock, TradingCalendar } from './calendar.ts';
+import { DecisionLog, type Decision } from './decision-log.ts';
+import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
+import { EngineError } from './errors.ts';
+import { GuardStep } from './guard-step.ts';
+import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
-import { ContainedObservable } from './contained.ts';
-import { intentShapeProblem } from './intent-shape.ts';
-import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
-import { modifiedSpec, OrderBook, orderTowards, publicOrder, trackTrail } from './order-book.ts';
-import { barRecord, sliceChunk } from './chunks.ts';
-import { TargetKeeper, targetKey } from './target-keeper.ts';
-import { modifyInTicks, placeInTicks } from './price-units.ts';
-import { Resampler, resample } from './resample.ts';
-import { quotesFromBars, tradesFromBars } from './bar-quotes.ts';
-import { checkIntent, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
+import { OrderBook, publicOrder } from './order-book.ts';
+import { OrderRate } from './order-rate.ts';
+import { riskConfigSchema, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
+import { RuleEnforcer } from './rule-enforcer.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './rules.ts';
-import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
-import { nominalMs } from './timeframe.ts';
-import { advanceTrail, trailStopPrice } from './trailing.ts';
-import type {
-  BarChunk,
-  BarQuoteModel,
-  BarRecord,
-  ContractSpec,
-  Fill,
-  Intent,
-  MarketData,
-  MarketTrade,
-  ModifyIntent,
-  OrderSpec,
-  OrderState,
-  OrderUpdate,
-  PlaceIntent,
-  Quote,
-  Side,
-  Timeframe,
-  Venue,
-  VenueEvent,
-} from './types.ts';
-import { EngineError } from './errors.ts';
+import { StrategyHost, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
+import type { WorkingOrder } from './strategy.ts';
+import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
+import type { BarChunk, BarQuoteModel, ContractSpec, Fill, Intent, MarketData, MarketTrade, OrderUpdate, Quote, Timeframe, Venue } from './types.ts';
+import { VenueBridge } from './venue-bridge.ts';
 
-export interface StrategyEntry {
-  readonly strategy: StrategyModule;
-  /** Raw parameters, validated against the strategy's schema (defaults applied). */
-  readonly params?: unknown;
-  /** Instance id, prefix of its client ids; the strategy's name by default. */
-  readonly id?: string;
-  /** Contract ids it trades, the first being its primary; all of the engine's by default. */
-  readonly contracts?: readonly string[];
-}
+export type { StrategyEntry, StrategyFailure } from './strategy-host.ts';
+export { failureError } from './strategy-host.ts';
+export type { StampedIntent } from './intent-router.ts';
+export type { Decision } from './decision-log.ts';
+export type { TradingStateChange } from './trading-state.ts';
+export type { EquityCurve } from './equity-recorder.ts';
 
 export interface EngineOptions {
   readonly strategies: readonly StrategyEntry[];
@@ -121,39 +105,6 @@ export interface EngineOptions {
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
 export const RISK_STRATEGY_ID = 'risk';
 
-export interface StampedIntent {
-  readonly strategyId: string;
-  readonly intent: Intent;
-  /** Decision time, epoch ms. */
-  readonly time: number;
-}
-
-/** One risk-guard decision. Expanded target and flatten intents give one decision per resulting order. */
-export interface Decision {
-  readonly strategyId: string;
-  /** What was checked (a place, modify or cancel; or a target/flatten that needed no order). */
-  readonly intent: Intent;
-  /** The target or flatten intent this order was expanded from. */
-  readonly origin?: Intent;
-  readonly result: GuardResult;
-  readonly time: number;
-}
-
-export interface StrategyFailure {
-  readonly strategyId: string;
-  readonly error: unknown;
-  /** Start of the bar being processed when it failed (epoch ms); NaN outside a bar. */
-  readonly barTime: number;
-}
-
-export interface TradingStateChange {
-  readonly state: TradingState;
-  readonly reason: string;
-  /** When the state lapses back to ACTIVE (epoch ms); Infinity when only the operator can change it. */
-  readonly until: number;
-  readonly time: number;
-}
-
 /** A known account state to resume from (live restart, after reconciling with the gateway). */
 export interface RestoreState {
   /** Current balance (realized, after fees). */
@@ -166,8 +117,6 @@ export interface RestoreState {
   readonly highEquity?: number;
   readonly positions?: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }>;
 }
-
-export type { EquityCurve } from './equity-recorder.ts';
 
 export interface Engine {
   /** Process a chunk of closed bars (a partial last bar only marks prices). */
@@ -219,36 +168,9 @@ export interface Engine {
   close(): void;
 }
 
-interface Instance {
-  readonly id: string;
-  readonly contracts: readonly ContractSpec[];
-  readonly chunkSubjects: Map<string, Subject<BarChunk>>;
-  subscription?: Subscription;
-  /** Set when it threw or its stream errored: its intents are ignored from then on. */
-  failed: boolean;
-  /** Bars of its primary contract it must see before its intents count (its declared warm-up). */
-  readonly warmup: number;
-}
 
-interface PendingIntent {
-  readonly instance: Instance | undefined;
-  readonly strategyId: string;
-  readonly intent: Intent;
-  readonly at: number;
-}
 
-interface BarListener {
-  readonly contractId: string;
-  readonly timeframe: Timeframe | undefined;
-  readonly subject: Multicast<BarRecord>;
-  readonly resampler: Resampler | undefined;
-  derived: BarChunk | undefined;
-  cursor: number;
-}
 
-/** Same as intents.ts' PRIMARY_CONTRACT: the strategy's first contract. */
-const PRIMARY_CONTRACT = '';
-const TERMINAL: ReadonlySet<OrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired']);
 
 export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? silentLogger;
@@ -271,839 +193,41 @@ export function createEngine(options: EngineOptions): Engine {
   const breaches$ = new Multicast<Breach>();
   const tradingState$ = new Multicast<TradingStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
-  const failures: StrategyFailure[] = [];
-  // Counted here, so a caller that needs only the counts (a backtest without decisions.csv) need not
-  // observe decisions$, which makes a Decision object for every order.
-  const rejections: Record<string, number> = {};
+  const decisions = new DecisionLog(decisions$, logger);
 
   const book = new OrderBook();
   const live = options.live === true;
-  const keeper = new TargetKeeper(reassertTarget);
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
-  /** Per strategy id: the `<id>-` prefix of its client ids and its next sequence number (one lookup an id). */
-  const sequences = new Map<string, { readonly prefix: string; next: number }>();
-  const sequenceStart = options.sequenceStart;
-  let state: TradingStateChange = { state: 'ACTIVE', reason: 'start', until: Infinity, time: NaN };
-  let lockedUntil = 0;
-  let nextDayStart = -Infinity;
-  // Fields, not closure variables: a double stored into a closure's context is boxed afresh on every
-  // write (V8 in Node 20), which was the per-bar loop's only allocation (32 bytes a bar, bench heap profile).
-  const clockState = { lastBarEnd: NaN, now: NaN };
-  let session: SessionPhase = 'open';
-  const clock = options.clock ?? (() => clockState.lastBarEnd);
+  const barClock = new BarClock(options.clock);
+  const clock = barClock.time;
 
-  // Order-rate window: the send times of the last `orders` places and modifies.
-  const rateSize = limits.maxOrderRate?.orders ?? 0;
-  const rateTimes = new Float64Array(rateSize);
-  let rateCount = 0;
-
-  // Intents decided during a push wait here for their bar.
-  let pushing = false;
-  let pushLength = 0;
-  let catchUp = false;
-  /** History pushed only to warm the strategies up (live start): no venue, no rules, no intents. */
-  let history = false;
-  /** Bars pushed so far per contract, before the current push (for the strategies' warm-up). */
-  const barsSeen = new Map<string, number>();
-  let seenBefore = 0;
-  const pending: PendingIntent[] = [];
-  let pendingCursor = 0;
-  let currentChunk: BarChunk | undefined;
-  let currentIndex = -1;
-
-  const barListeners: BarListener[] = [];
-  const instances: Instance[] = [];
-
-  const pendingRuns: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
   const equity = options.equityRecorder ?? new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
+  const trading = new TradingStateMachine(tradingState$, logger);
+  const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
+  const guard = new GuardStep(contracts, accounting, book, rules, trading, rate, sessions, options.lastPrice);
+  const router = new IntentRouter({
+    contracts, defaultContract: options.contracts[0]!.id, venue, limits, book, accounting, guard, rate, trading, decisions, intents$,
+    barClock, logger, live, riskStrategyId, sequenceStart: options.sequenceStart, findInstance: (strategyId) => host.find(strategyId),
+  });
+  const keeper = router.keeper;
+  const enforcer = new RuleEnforcer({ rules, accounting, calendar, sessions, limits, trading, router, barClock, breaches$, account$, logger });
 
-  // ---------------------------------------------------------------- guard state (one mutable object)
-
-  const guardState = {
-    now: 0,
-    tradingState: 'ACTIVE' as TradingState,
-    lockedUntil: 0,
-    session: 'open' as SessionPhase,
-    equity: 0,
-    dayPnl: 0,
-    dailyLossFloor: -Infinity,
-    maximumLossFloor: -Infinity,
-    personalDailyLossLimit: rules.config.personalDailyLossLimit,
-    personalDailyProfitTarget: rules.config.personalDailyProfitTarget,
-    contract: (id: string) => contracts.get(id),
-    position: (id: string) => accounting.position(id) + book.provisionalPosition(id),
-    lastPrice: (id: string) => {
-      const quoted = options.lastPrice?.(id);
-      return quoted === undefined ? accounting.lastPrice(id) : quoted;
-    },
-    order: (id: string): GuardOrder | undefined => {
-      const order = book.get(id);
-      return order === undefined ? undefined : { ...order, size: order.size - order.filledSize };
-    },
-    openOrderCount: () => book.size,
-    workingEntrySize: (contractId: string, side: Side) => book.workingEntrySize(contractId, side),
-    hasStopOrder: (contractId: string, side: Side) => book.hasStopOrder(contractId, side),
-    ordersSince: (since: number) => {
-      let count = 0;
-      const n = Math.min(rateCount, rateSize);
-      for (let k = 0; k < n; k++) if (rateTimes[k]! >= since) count++;
-      return count;
-    },
-  } satisfies GuardState;
-
-  function refreshGuardState(time: number): GuardState {
-    const equity = accounting.equity();
-    guardState.now = time;
-    guardState.tradingState = state.state;
-    guardState.lockedUntil = lockedUntil;
-    guardState.session = sessions === undefined ? 'open' : sessions.phase(time);
-    guardState.equity = equity;
-    guardState.dayPnl = equity - rules.dayStartBalance;
-    guardState.dailyLossFloor = rules.dailyLossFloor();
-    guardState.maximumLossFloor = rules.maximumLossFloor();
-    return guardState;
-  }
-
-  function noteSent(time: number): void {
-    if (rateSize === 0) return;
-    rateTimes[rateCount % rateSize] = time;
-    rateCount++;
-  }
-
-  // ---------------------------------------------------------------- trading state
-
-  function changeState(next: TradingState, reason: string, until: number, time: number): void {
-    state = { state: next, reason, until, time };
-    logger.warn({ state: next, reason, until: until === Infinity ? 'operator' : new Date(until).toISOString() }, 'trading state changed');
-    tradingState$.next(state);
-  }
-
-  function setTradingState(next: TradingState, reason: string): void {
-    if (next === 'ACTIVE') lockedUntil = 0;
-    changeState(next, reason, Infinity, clock());
-  }
-
-  // ---------------------------------------------------------------- ids and intents
-
-  function nextId(strategyId: string): string {
-    let sequence = sequences.get(strategyId);
-    if (sequence === undefined) {
-      sequence = { prefix: `${strategyId}-`, next: typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1) };
-      sequences.set(strategyId, sequence);
-    }
-    return sequence.prefix + sequence.next++;
-  }
-
-  function receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
-    if (instance?.failed === true) {
-      logger.debug({ strategyId }, 'intent of a failed strategy ignored');
-      return;
-    }
-    if (history) return;
-    if (catchUp && currentIndex >= 0) {
-      pending.push({ instance, strategyId, intent, at: pushLength - 1 });
-      return;
-    }
-    if (currentIndex >= 0 && warming(instance, currentIndex)) {
-      refuseWarmUp(strategyId, intent, currentIndex);
-      return;
-    }
-    if (pushing) {
-      let at = intent.at;
-      if (at === undefined) at = barCursor.at >= 0 && barCursor.at < pushLength ? barCursor.at : pushLength - 1;
-      pending.push({ instance, strategyId, intent, at });
-      return;
-    }
-    const chunk = currentChunk;
-    const decidedAt = chunk !== undefined && currentIndex >= 0 ? chunk.time[currentIndex]! : clock();
-    processIntent(instance, strategyId, intent, decidedAt, currentIndex >= 0 ? clockState.now : clock());
-  }
-
-  function resolveContract(instance: Instance | undefined, contractId: string): string {
-    if (contractId !== PRIMARY_CONTRACT) return contractId;
-    return instance?.contracts[0]?.id ?? options.contracts[0]!.id;
-  }
-
-  function decide(strategyId: string, intent: Intent, origin: Intent | undefined, result: GuardResult, time: number): void {
-    if (!result.accepted) {
-      rejections[result.code] = (rejections[result.code] ?? 0) + 1;
-      logger.warn({ strategyId, intent, code: result.code }, `risk guard rejected: ${result.message}`);
-    } else if (result.adjusted !== undefined) {
-      logger.warn({ strategyId, intent, code: result.adjusted }, `risk guard reduced: ${result.message}`);
-    }
-    if (decisions$.observed) decisions$.next(origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time });
-  }
-
-  function processIntent(instance: Instance | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
-    const problem = intentShapeProblem(raw);
-    if (problem !== undefined) {
-      decide(strategyId, raw, undefined, { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` }, time);
-      return;
-    }
-    let intent: Intent = raw;
-    if (raw.kind === 'target' && raw.id === undefined) {
-      // The hot path of target-position strategies: one literal instead of two spreads.
-      const stamped: Intent = { kind: 'target', contractId: raw.contractId === PRIMARY_CONTRACT ? resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId, size: raw.size, id: nextId(strategyId) };
-      intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
-    } else if (intent.id === undefined) intent = { ...intent, id: nextId(strategyId) };
-    if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
-      intent = { ...intent, contractId: resolveContract(instance, intent.contractId) };
-    } else if (intent.kind === 'flatten' && intent.contractId === PRIMARY_CONTRACT) {
-      intent = { ...intent, contractId: resolveContract(instance, PRIMARY_CONTRACT) };
-    }
-    if ((intent.kind === 'place' || intent.kind === 'modify') && intent.unit === 'price') {
-      const inTicks = toTicks(intent);
-      if (inTicks !== undefined && 'accepted' in inTicks) {
-        decide(strategyId, intent, undefined, inTicks, time);
-        return;
-      }
-      if (inTicks !== undefined) intent = inTicks;
-    }
-    if (intents$.observed) intents$.next({ strategyId, intent, time });
-    switch (intent.kind) {
-      case 'target':
-        return expandTarget(strategyId, intent, decidedAt, time);
-      case 'flatten':
-        return expandFlatten(strategyId, intent, decidedAt, time);
-      default: {
-        const result = checkIntent(intent, refreshGuardState(time), limits);
-        decide(strategyId, intent, undefined, result, time);
-        if (result.accepted) execute(strategyId, intent, result, decidedAt, time);
-      }
-    }
-  }
-
-  /**
-   * A place or modify in prices, in ticks of its contract; undefined when the contract or order is
-   * unknown (the guard then refuses it for that).
-   */
-  function toTicks(intent: PlaceIntent | ModifyIntent): PlaceIntent | ModifyIntent | GuardResult | undefined {
-    if (intent.kind === 'place') {
-      const contract = contracts.get(intent.contractId);
-      return contract === undefined ? undefined : placeInTicks(intent, contract);
-    }
-    const order = book.get(intent.orderId);
-    const contract = order === undefined ? undefined : contracts.get(order.contractId);
-    return contract === undefined ? undefined : modifyInTicks(intent, contract);
-  }
-
-  function execute(strategyId: string, intent: Intent, result: GuardResult & { accepted: true }, decidedAt: number, time: number): void {
-    switch (intent.kind) {
-      case 'place': {
-        const size = result.size ?? intent.size;
-        const id = intent.id!;
-        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, guardState.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
-        book.add({
-          id,
-          strategyId,
-          contractId: intent.contractId,
-          side: intent.side,
-          size,
-          filledSize: 0,
-          reportedFilled: 0,
-          order: intent.order,
-          state: 'pending',
-          trail,
-          trailStop: trail === undefined ? NaN : trailStopPrice(trail),
-        });
-        noteSent(time);
-        venue.place(
-          intent.bracket === undefined
-            ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
-            : { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, bracket: intent.bracket, decidedAt },
-        );
-        return;
-      }
-      case 'modify': {
-        const order = book.get(intent.orderId);
-        if (order !== undefined) {
-          if (intent.size !== undefined) order.size = intent.size + order.filledSize;
-          order.order = modifiedSpec(order.order, intent);
-          if (intent.trailPrice !== undefined) {
-            const trail = trackTrail(order.side, guardState.lastPrice(order.contractId), intent.trailPrice);
-            if (order.trail === undefined && trail !== undefined) book.trailingCount++;
-            if (order.trail !== undefined && trail === undefined) book.trailingCount--;
-            order.trail = trail;
-            order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
-          }
-        }
-        noteSent(time);
-        venue.modify({
-          orderId: intent.orderId,
-          ...(intent.size === undefined ? {} : { size: intent.size }),
-          ...(intent.limitPrice === undefined ? {} : { limitPrice: intent.limitPrice }),
-          ...(intent.stopPrice === undefined ? {} : { stopPrice: intent.stopPrice }),
-          ...(intent.trailPrice === undefined ? {} : { trailPrice: intent.trailPrice }),
-        });
-        return;
-      }
-      case 'cancel':
-        venue.cancel(intent.orderId);
-        return;
-      default:
-        return;
-    }
-  }
-
-  function expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
-    if (!Number.isInteger(intent.size)) {
-      decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
-      return;
-    }
-    if (!contracts.has(intent.contractId)) {
-      decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
-      return;
-    }
-    if (live) keeper.noteTarget(strategyId, intent.contractId, intent.size);
-    const exposure = book.exposure(intent.contractId, accounting.position(intent.contractId));
-    if (live && exposure.pendingBuys + exposure.pendingSells > 0) notePendingCounted(strategyId, intent.contractId);
-    const diff = orderTowards(intent.size, exposure);
-    if (diff === 0) {
-      decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
-      return;
-    }
-    const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
-    const result = checkIntent(order, refreshGuardState(time), limits);
-    decide(strategyId, order, intent, result, time);
-    if (result.accepted) execute(strategyId, order, result, decidedAt, time);
-  }
-
-  // ---------------------------------------------------------------- re-assertion (live)
-
-  /** The pending orders of a contract were counted conservatively: their outcome must re-assert this target. */
-  function notePendingCounted(strategyId: string, contractId: string): void {
-    const key = targetKey(strategyId, contractId);
-    for (let k = 0; k < book.size; k++) {
-      const order = book.at(k);
-      if (order.contractId === contractId && order.state === 'pending') keeper.watch(order.id, key);
-    }
-  }
-
-  /** Bring a strategy's exposure back to its last target (at most one order); outside ACTIVE only a reduction. */
-  function reassertTarget(strategyId: string, contractId: string, size: number): void {
-    const exposure = book.exposure(contractId, accounting.position(contractId));
-    const diff = orderTowards(size, exposure);
-    if (diff === 0) return;
-    const position = exposure.definite;
-    const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
-    if (state.state !== 'ACTIVE' && !reduces) return;
-    logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
-    const instance = instances.find((i) => i.id === strategyId);
-    processIntent(instance, strategyId, { kind: 'target', contractId, size }, clock(), clock());
-  }
-
-  function expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
-    const targets = intent.contractId === undefined ? [...contracts.keys()] : [intent.contractId];
-    let any = false;
-    for (const contractId of targets) {
-      for (const order of book.values()) {
-        if (order.contractId !== contractId) continue;
-        any = true;
-        const cancel: Intent = { kind: 'cancel', orderId: order.id, id: order.id };
-        decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
-        venue.cancel(order.id);
-      }
-      const position = accounting.position(contractId) + book.provisionalPosition(contractId);
-      if (position !== 0) {
-        any = true;
-        const close: PlaceIntent = {
-          kind: 'place',
-          id: targets.length === 1 ? intent.id! : nextId(strategyId),
-          contractId,
-          side: position > 0 ? 'sell' : 'buy',
-          size: Math.abs(position),
-          order: MARKET,
-        };
-        // Closing orders of a flatten pass in every state (the kill switch must be able to flatten).
-        decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
-        execute(strategyId, close, ACCEPTED_FLATTEN, decidedAt, time);
-      }
-    }
-    if (!any) decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
-  }
-
-  function engineFlatten(reason: string, time: number): void {
-    logger.warn({ reason }, 'engine flattens every position');
-    // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
-    keeper.zero();
-    processIntent(undefined, riskStrategyId, { kind: 'flatten' }, currentChunk !== undefined && currentIndex >= 0 ? currentChunk.time[currentIndex]! : time, time);
-  }
-
-  // ---------------------------------------------------------------- venue events
-
-  function onVenueEvent(event: VenueEvent): void {
-    switch (event.kind) {
-      case 'fill':
-        return onFill(event);
-      case 'order':
-        return onOrder(event);
-      case 'account':
-        if (!event.canTrade && state.state !== 'HALTED') changeState('HALTED', 'venue reports canTrade = false', Infinity, event.time);
-        else if (event.canTrade && state.state === 'HALTED' && state.reason === 'venue reports canTrade = false') {
-          changeState('ACTIVE', 'venue reports canTrade = true', Infinity, event.time);
-        }
-        return;
-    }
-  }
-
-  function onOrder(update: OrderUpdate): void {
-    const existing = book.get(update.orderId);
-    const reported = Math.max(update.filledSize, update.reportedFilledSize ?? 0);
-    if (TERMINAL.has(update.state)) {
-      if (existing !== undefined) {
-        existing.reportedFilled = Math.max(existing.reportedFilled, reported);
-        existing.filledSize = Math.max(existing.filledSize, update.filledSize);
-        book.remove(existing);
-      } else if (reported > update.filledSize) {
-        book.addProvisional(update.orderId, update.contractId, update.side, reported - update.filledSize);
-      }
-    } else if (existing === undefined) {
-      // Orders the venue created (bracket legs), or one of ours adopted again, join the book so targets and the guard see them.
-      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, guardState.lastPrice(update.contractId), update.order.trailPrice) : undefined;
-      book.add({
-        id: update.orderId,
-        strategyId: strategyOf(update.orderId),
-        contractId: update.contractId,
-        side: update.side,
-        size: update.size,
-        filledSize: update.filledSize,
-        reportedFilled: reported,
-        order: update.order,
-        state: update.state,
-        trail,
-        trailStop: trail === undefined ? NaN : trailStopPrice(trail),
-      });
-    } else {
-      existing.state = update.state;
-      existing.size = update.size;
-      existing.filledSize = Math.max(existing.filledSize, update.filledSize);
-      existing.reportedFilled = Math.max(existing.reportedFilled, reported);
-      existing.order = update.order;
-    }
-    if (orders$.observed) orders$.next(update);
-    if (live) afterOrderOutcome(update, reported);
-  }
-
-  function afterOrderOutcome(update: OrderUpdate, reported: number): void {
-    if (update.adopted === true) {
-      const key = targetKey(strategyOf(update.orderId), update.contractId);
-      if (!TERMINAL.has(update.state)) {
-        // Given up once, the strategy has decided without it since: it must not execute now.
-        const cancel: Intent = { kind: 'cancel', orderId: update.orderId, id: update.orderId };
-        decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
-        venue.cancel(update.orderId);
-      }
-      keeper.watch(update.orderId, key);
-      if (reported > 0) keeper.schedule(key);
-      return;
-    }
-    const key = keeper.watching(update.orderId);
-    if (key === undefined || update.state === 'pending') return;
-    if (update.state === 'working' || reported > 0) keeper.schedule(key);
-    if (TERMINAL.has(update.state)) keeper.unwatch(update.orderId);
-  }
-
-  function onFill(fill: Fill): void {
-    if (fill.time >= nextDayStart) rollDay(fill.time);
-    const closed = accounting.applyFill(fill, rules.tradingDay);
-    if (closed === null) {
-      logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
-      return;
-    }
-    const order = book.get(fill.orderId);
-    if (order !== undefined) {
-      order.filledSize += fill.size;
-      if (order.reportedFilled < order.filledSize) order.reportedFilled = order.filledSize;
-      if (order.filledSize >= order.size) book.remove(order);
-    } else {
-      book.confirmFill(fill.orderId, fill.size);
-    }
-    fills$.next(fill);
-    if (closed !== undefined && trades$.observed) trades$.next(closed);
-    if (positions$.observed) positions$.next(accounting.positionView(fill.contractId));
-    if (account$.observed) account$.next(accounting.snapshot());
-    if (currentIndex < 0) {
-      const equity = accounting.equity();
-      rules.evaluate(fill.time, accounting.balance, equity, equity, onBreach);
-    }
-    if (live) {
-      const key = keeper.watching(fill.orderId);
-      if (key !== undefined) keeper.schedule(key);
-    }
-  }
-
-  // ---------------------------------------------------------------- rules and days
-
-  function onBreach(breach: Breach): void {
-    logger.warn({ breach }, 'account rule breached');
-    breaches$.next(breach);
-    const time = breach.time;
-    const untilNextDay = calendar.nextDayStart(time);
-    if (breach.type === 6 && breach.rule === 'maximumLossLimit') {
-      if (limits.lockoutAfterViolation) lockedUntil = Infinity;
-      changeState('HALTED', 'maximum loss limit broken', Infinity, time);
-      engineFlatten('maximum loss limit', clockState.now === clockState.now ? clockState.now : time);
-    } else if (breach.type === 6) {
-      if (limits.lockoutAfterViolation) lockedUntil = Math.max(lockedUntil, untilNextDay);
-      if (!(state.state === 'HALTED' && state.until === Infinity)) changeState('HALTED', 'daily loss limit broken', untilNextDay, time);
-      engineFlatten('daily loss limit', clockState.now === clockState.now ? clockState.now : time);
-    } else {
-      const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';
-      if (rules.config.personalLimitAction === 'halt') {
-        if (state.state !== 'HALTED') changeState('HALTED', reason, untilNextDay, time);
-        engineFlatten(reason, clockState.now === clockState.now ? clockState.now : time);
-      } else if (state.state === 'ACTIVE') {
-        changeState('REDUCING', reason, untilNextDay, time);
-      }
-    }
-  }
-
-  function rollDayAtBar(times: Float64Array, i: number): void {
-    rollDay(times[i]!);
-  }
-
-  function rollDay(time: number): void {
-    const day = calendar.dayOf(time);
-    nextDayStart = calendar.nextDayStart(time);
-    if (day === rules.tradingDay) return;
-    accounting.startDay(day);
-    rules.startDay(day, accounting.balance);
-    if (state.until <= time) changeState('ACTIVE', `new trading day ${day}`, Infinity, time);
-    if (account$.observed) account$.next(accounting.snapshot());
-  }
-
-  // ---------------------------------------------------------------- bars
-
-  function emitBarRecords(chunk: BarChunk, i: number): void {
-    for (const listener of barListeners) {
-      if (listener.contractId !== chunk.contractId || !listener.subject.observed) continue;
-      if (listener.resampler === undefined) {
-        listener.subject.next(barRecord(chunk, i));
-        continue;
-      }
-      const derived = listener.derived;
-      if (derived === undefined) continue;
-      while (listener.cursor < derived.length && derived.baseIndex![listener.cursor] === i) {
-        listener.subject.next(barRecord(derived, listener.cursor));
-        listener.cursor++;
-      }
-    }
-  }
-
-  function push(chunk: BarChunk): void {
-    if (chunk.length === 0) return;
-    const contract = contracts.get(chunk.contractId);
-    if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `push: unknown contract '${chunk.contractId}'`);
-    if (chunk.partial === true) {
-      if (chunk.length > 1) push(sliceChunk(chunk, 0, chunk.length - 1));
-      markPartial(chunk, chunk.length - 1);
-      return;
-    }
-    const n = chunk.length;
-    const barMs = nominalMs(chunk.timeframe);
-    const contractId = chunk.contractId;
-    seenBefore = barsSeen.get(contractId) ?? 0;
-    barsSeen.set(contractId, seenBefore + n);
-
-    // (1) the strategies' chunk pipelines
-    pending.length = 0;
-    pendingCursor = 0;
-    pushing = true;
-    currentChunk = chunk;
-    pushLength = n;
-    try {
-      for (const instance of instances) {
-        const subject = instance.chunkSubjects.get(contractId);
-        if (subject === undefined) continue;
-        barCursor.at = -1;
-        subject.next(chunk);
-      }
-    } finally {
-      pushing = false;
-      barCursor.at = -1;
-    }
-    let sorted = true;
-    for (let k = 1; k < pending.length; k++) if (pending[k]!.at < pending[k - 1]!.at) sorted = false;
-    if (!sorted) pending.sort((a, b) => a.at - b.at);
-    // A live catch-up (several bars at once): every decision waits for the last bar, where only each
-    // strategy's last target per contract is sent.
-    catchUp = live && n > 1;
-    if (catchUp) for (let k = 0; k < pending.length; k++) pending[k] = { ...pending[k]!, at: n - 1 };
-
-    let listening = false;
-    for (const listener of barListeners) {
-      if (listener.contractId !== contractId || !listener.subject.observed) continue;
-      listening = true;
-      if (listener.resampler !== undefined) {
-        listener.derived = listener.resampler.update(chunk);
-        listener.cursor = 0;
-      }
-    }
-
-    // (2) bar by bar
-    const { time, high, low, close } = chunk;
-    const recordEquity = options.recordEquity === true;
-    if (recordEquity) equity.reserve(n);
-    const positionBook = accounting.bookOf(contractId);
-    const single = options.contracts.length === 1;
-    const hasOnBar = venue.onBar !== undefined;
-    const rulesActive = rules.active;
-    currentChunk = chunk;
-    try {
-      for (let i = 0; i < n; i++) {
-        currentIndex = i;
-        const barTime = time[i]!;
-        if (history) {
-          // Warm-up history: the strategies see the bar, nothing else happens.
-          positionBook.lastPrice = close[i]!;
-          if (listening) emitBarRecords(chunk, i);
-          continue;
-        }
-        // By index, not the time itself: with rollDay inlined here, V8 boxed barTime on every bar to pass it
-        // (a 16-byte heap number a bar, 17 MB of garbage per 1M-bar run) whenever a position was open.
-        if (barTime >= nextDayStart) rollDayAtBar(time, i);
-        clockState.now = barTime + barMs;
-        clockState.lastBarEnd = clockState.now;
-        if (hasOnBar) venue.onBar!(chunk, i);
-
-        const position = positionBook.size;
-        if (!rulesActive) {
-          // nothing to check
-        } else if (position === 0) {
-          const balance = accounting.balance;
-          const others = single ? 0 : accounting.unrealizedPnl();
-          rules.evaluate(barTime, balance, balance + others, balance + others, onBreach);
-        } else {
-          const balance = accounting.balance;
-          const worst = position > 0 ? low[i]! : high[i]!;
-          const best = position > 0 ? high[i]! : low[i]!;
-          rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
-        }
-        positionBook.lastPrice = close[i]!;
-        if (book.trailingCount > 0) advanceTrails(contractId, high[i]!, low[i]!);
-        if (sessions !== undefined) checkSession(clockState.now);
-        if (listening) emitBarRecords(chunk, i);
-        if (catchUp && i === n - 1) coalesceTargets(barTime);
-        while (pendingCursor < pending.length && pending[pendingCursor]!.at === i) {
-          const item = pending[pendingCursor++]!;
-          if (warming(item.instance, i)) refuseWarmUp(item.strategyId, item.intent, i);
-          else processIntent(item.instance, item.strategyId, item.intent, barTime, clockState.now);
-        }
-        if (recordEquity) equity.record(barTime, accounting.equity());
-      }
-    } finally {
-      currentIndex = -1;
-      currentChunk = undefined;
-      catchUp = false;
-    }
-    // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
-    while (pendingCursor < pending.length) {
-      const item = pending[pendingCursor++]!;
-      logger.warn({ strategyId: item.strategyId, at: item.at, length: n }, 'intent stamped outside its chunk; decided at the last bar');
-      processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, clockState.now);
-    }
-    pending.length = 0;
-    if (failures.length > 0 && options.onStrategyError !== 'log') throwFailure();
-  }
-
-  /**
-   * Several bars at once (a live feed catching up after an outage): a target is a target, so only each
-   * strategy's last target (or flatten) per contract is sent; the earlier ones are recorded as superseded.
-   */
-  function coalesceTargets(time: number): void {
-    const seen = new Set<string>();
-    const kept: PendingIntent[] = [];
-    for (let k = pending.length - 1; k >= pendingCursor; k--) {
-      const item = pending[k]!;
-      const intent = item.intent;
-      if (intent.kind === 'target' || intent.kind === 'flatten') {
-        const contractId = intent.contractId === undefined ? '*' : resolveContract(item.instance, intent.contractId);
-        const key = targetKey(item.strategyId, contractId);
-        if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
-          decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${pushLength} bars; a later target replaced it` }, time);
-          continue;
-        }
-        seen.add(key);
-      }
-      kept.push(item);
-    }
-    kept.reverse();
-    pending.length = pendingCursor;
-    for (const item of kept) pending.push(item);
-  }
-
-  /** True while bar `index` of the current push is within the instance's declared warm-up. */
-  function warming(instance: Instance | undefined, index: number): boolean {
-    if (instance === undefined || instance.warmup === 0 || currentChunk === undefined) return false;
-    if (instance.contracts[0]!.id !== currentChunk.contractId) return false;
-    return seenBefore + index + 1 <= instance.warmup;
-  }
-
-  function refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
-    const instance = instances.find((i) => i.id === strategyId);
-    const time = currentChunk?.time[index] ?? clock();
-    decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
-  }
-
-  /** A strategy that failed stops the synchronous run loudly instead of quietly trading without it. */
-  function throwFailure(): never {
-    const failure = failures[0]!;
-    failures.length = 0;
-    throw failureError(failure);
-  }
-
-  function markPartial(chunk: BarChunk, i: number): void {
-    const barTime = chunk.time[i]!;
-    if (barTime >= nextDayStart) rollDay(barTime);
-    const contractId = chunk.contractId;
-    const position = accounting.position(contractId);
-    const balance = accounting.balance;
-    const worst = position >= 0 ? chunk.low[i]! : chunk.high[i]!;
-    const best = position >= 0 ? chunk.high[i]! : chunk.low[i]!;
-    rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
-    accounting.mark(contractId, chunk.close[i]!);
-  }
-
-  function advanceTrails(contractId: string, high: number, low: number): void {
-    for (let k = 0; k < book.size; k++) {
-      const order = book.at(k);
-      if (order.trail === undefined || order.contractId !== contractId) continue;
-      order.trail = advanceTrail(order.trail, order.side === 'sell' ? high : low);
-      order.trailStop = trailStopPrice(order.trail);
-    }
-  }
-
-  function checkSession(time: number): void {
-    const phase = sessions!.phase(time);
-    if (phase === 'flatBy' && session !== 'flatBy') {
-      session = phase;
-      engineFlatten('flat-by time', time);
-      return;
-    }
-    session = phase;
-  }
-
-  // ---------------------------------------------------------------- strategies
-
-  for (const entry of options.strategies) {
-    const module = entry.strategy;
-    const id = entry.id ?? module.name;
-    if (id === riskStrategyId || instances.some((other) => other.id === id)) {
-      throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`);
-    }
-    const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map((contractId) => {
-      const contract = contracts.get(contractId);
-      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
-      return contract;
-    });
-    const params = parseParams(module, entry.params);
-    const contractOf = (contractId: string): ContractSpec => {
-      const contract = contracts.get(contractId);
-      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
-      return contract;
-    };
-    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false, warmup: warmupBars(module, params) };
-    const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => failStrategy(instance, error));
-    const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
-    const strategyLogger = logger.child({ strategy: id });
-    const context: StrategyContext = {
-      id,
-      params,
-      contracts: own,
-      contract: own[0]!,
-      bars(contractId, timeframe) {
-        const resolved = resolve(contractId);
-        if (!contracts.has(resolved)) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': bars of unknown contract '${resolved}'`);
-        let subject = instance.chunkSubjects.get(resolved);
-        if (subject === undefined) {
-          subject = new Subject<BarChunk>();
-          instance.chunkSubjects.set(resolved, subject);
-        }
-        return contain(timeframe === undefined ? subject.asObservable() : subject.pipe(resample(timeframe)));
-      },
-      barRecords(contractId, timeframe) {
-        const subject = new Multicast<BarRecord>();
-        barListeners.push({
-          contractId: resolve(contractId),
-          timeframe,
-          subject,
-          resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
-          derived: undefined,
-          cursor: 0,
-        });
-        return contain(subject.asObservable());
-      },
-      quotes(contractId) {
-        const resolved = resolve(contractId);
-        return options.quotes !== undefined ? contain(options.quotes(resolved)) : context.barRecords(resolved).pipe(quotesFromBars(options.barQuote));
-      },
-      trades(contractId) {
-        const resolved = resolve(contractId);
-        return options.marketTrades !== undefined ? contain(options.marketTrades(resolved)) : context.barRecords(resolved).pipe(tradesFromBars());
-      },
-      position: (contractId) => guardState.position(resolve(contractId)),
-      averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
-      lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
-      toPrice: (ticks, contractId) => contractOf(resolve(contractId)).grid.toPrice(ticks),
-      toTicks: (price, contractId) => contractOf(resolve(contractId)).grid.toTicks(price),
-      openOrders: (contractId) => {
-        const out: WorkingOrder[] = [];
-        for (let k = 0; k < book.size; k++) {
-          const order = book.at(k);
-          if (order.strategyId === id && (contractId === undefined || order.contractId === contractId)) out.push(publicOrder(order));
-        }
-        return out;
-      },
-      fills: contain(fills$.asObservable()),
-      orders: contain(orders$.asObservable()),
-      positions: contain(positions$.asObservable()),
-      account: contain(account$.asObservable()),
-      now: () => (currentIndex >= 0 ? clockState.now : clock()),
-      logger: strategyLogger,
-    };
-    instances.push(instance);
-    pendingRuns.push({ instance, module, context });
-  }
-
-  /** A strategy threw (in any callback) or its stream errored: it stops here, the engine and the others go on. */
-  function failStrategy(instance: Instance, error: unknown): void {
-    if (instance.failed) return;
-    instance.failed = true;
-    const index = currentIndex >= 0 ? currentIndex : pushing ? (barCursor.at >= 0 && barCursor.at < pushLength ? barCursor.at : pushLength - 1) : -1;
-    const barTime = currentChunk !== undefined && index >= 0 ? currentChunk.time[index]! : NaN;
-    const failure: StrategyFailure = { strategyId: instance.id, error, barTime };
-    logger.error({ err: error, strategy: instance.id, bar: barTime === barTime ? new Date(barTime).toISOString() : undefined }, 'strategy failed; its intents stop');
-    failures.push(failure);
-    errors$.next(failure);
-    // Unsubscribing is deferred: the failure may be reported from inside the stream being torn down.
-    queueMicrotask(() => instance.subscription?.unsubscribe());
-  }
-
-  const venueSubscription =
-    venue.listen !== undefined
-      ? venue.listen(onVenueEvent)
-      : venue.events.subscribe({
-          next: onVenueEvent,
-          error: (error: unknown) => logger.error({ err: error }, 'venue event stream failed'),
-        });
-  for (const { instance, module, context } of pendingRuns) {
-    instance.subscription = module.run(context).subscribe({
-      next: (intent) => receive(instance, instance.id, intent),
-      error: (error: unknown) => failStrategy(instance, error),
-    });
-  }
-  pendingRuns.length = 0;
+  const host = new StrategyHost({ options, contracts, riskStrategyId, accounting, book, guard, barClock, fills$, orders$, positions$, account$, errors$, logger });
+  // Listening starts here, after the strategies' contexts exist and before their streams run, as it always has.
+  const venueBridge = new VenueBridge({
+    venue, book, accounting, rules, enforcer, guard, trading, decisions, keeper, barClock, fills$, orders$, trades$, positions$, account$,
+    logger, live,
+  });
+  const driver = new BarDriver({
+    contracts, venue, accounting, rules, book, sessions, enforcer, router, host, decisions, equity, barClock, logger, live,
+    recordEquity: options.recordEquity === true, singleContract: options.contracts.length === 1,
+    throwOnFailure: options.onStrategyError !== 'log',
+  });
+  host.start((instance, strategyId, intent) => driver.receive(instance, strategyId, intent));
 
   return {
-    push,
-    warmUp(chunk) {
-      history = true;
-      try {
-        push(chunk);
-      } finally {
-        history = false;
-      }
-    },
+    push: (chunk) => driver.push(chunk),
+    warmUp: (chunk) => driver.warmUp(chunk),
     intents$: intents$.asObservable(),
     decisions$: decisions$.asObservable(),
     fills$: fills$.asObservable(),
@@ -1114,45 +238,40 @@ export function createEngine(options: EngineOptions): Engine {
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
     errors$: errors$.asObservable(),
-    rejections: () => ({ ...rejections }),
+    rejections: () => decisions.rejectionCounts(),
     accounting,
     rules,
     riskConfig: limits,
     snapshot: () => accounting.snapshot(),
-    tradingState: () => state,
-    setTradingState,
+    tradingState: () => trading.current,
+    setTradingState: (next, reason) => trading.set(next, reason, clock()),
     killSwitch(reason) {
-      lockedUntil = Infinity;
-      changeState('HALTED', `kill switch: ${reason}`, Infinity, clock());
-      engineFlatten(`kill switch: ${reason}`, clock());
+      trading.lockedUntil = Infinity;
+      trading.change('HALTED', `kill switch: ${reason}`, Infinity, clock());
+      router.flattenAll(`kill switch: ${reason}`, clock());
     },
     setAccountLimits(accountLimits) {
       rules.setLimits(accountLimits);
-      guardState.personalDailyLossLimit = rules.config.personalDailyLossLimit;
-      guardState.personalDailyProfitTarget = rules.config.personalDailyProfitTarget;
+      guard.followLimits();
       logger.info({ limits: accountLimits }, 'account limits changed');
     },
     submit(strategyId, intent) {
-      receive(instances.find((i) => i.id === strategyId), strategyId, intent);
+      driver.receive(host.find(strategyId), strategyId, intent);
     },
     openOrders: () => book.values().map(publicOrder),
     restore(restored) {
       accounting.restore(restored.balance ?? accounting.balance, restored.positions ?? []);
       // Open today's trading day now, so the first bar does not reset the day's starting balance.
       const time = clock();
-      if (time === time) rollDay(time);
+      if (time === time) enforcer.rollDay(time);
       rules.restore(restored);
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
     },
-    nextSequence: (strategyId) => sequences.get(strategyId)?.next ?? (typeof sequenceStart === 'number' ? sequenceStart : (sequenceStart?.[strategyId] ?? 1)),
+    nextSequence: (strategyId) => router.nextSequence(strategyId),
     equityCurve: () => equity.curve(),
     close() {
-      for (const instance of instances) {
-        instance.subscription?.unsubscribe();
-        for (const subject of instance.chunkSubjects.values()) subject.complete();
-      }
-      for (const listener of barListeners) listener.subject.complete();
-      venueSubscription.unsubscribe();
+      host.close();
+      venueBridge.close();
       for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$, errors$]) {
         (subject as Multicast<unknown>).complete();
       }
@@ -1160,24 +279,8 @@ export function createEngine(options: EngineOptions): Engine {
   };
 }
 
-const MARKET: OrderSpec = Object.freeze({ type: 'market' });
-const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
 
-/** The error a failed strategy stops a synchronous run with: its id and the bar it failed on. */
-export function failureError(failure: StrategyFailure): StrategyError {
-  const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
-  const at = failure.barTime === failure.barTime ? ` at the bar of ${new Date(failure.barTime).toISOString()}` : '';
-  return new StrategyError('STRATEGY_FAILED', `strategy '${failure.strategyId}' failed${at}: ${reason}`, {
-    cause: failure.error,
-    strategyId: failure.strategyId,
-    ...(failure.barTime === failure.barTime ? { barTime: failure.barTime } : {}),
-  });
-}
 
-/** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */
-function strategyOf(orderId: string): string {
-  return orderId.slice(0, Math.max(0, orderId.lastIndexOf('-')));
-}
 
 
 /**

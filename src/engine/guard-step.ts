@@ -1,0 +1,93 @@
+import type { Accounting } from './accounting.ts';
+import type { SessionClock, SessionPhase } from './calendar.ts';
+import type { OrderBook } from './order-book.ts';
+import type { OrderRate } from './order-rate.ts';
+import type { GuardOrder, GuardState, TradingState } from './risk.ts';
+import type { RuleBook } from './rules.ts';
+import type { TradingStateMachine } from './trading-state.ts';
+import type { ContractSpec, Side } from './types.ts';
+
+/**
+ * What the risk guard sees of the engine when it checks an intent: one mutable object, refreshed before
+ * each check instead of built per intent.
+ */
+export class GuardStep implements GuardState {
+  now = 0;
+  tradingState: TradingState = 'ACTIVE';
+  lockedUntil = 0;
+  session: SessionPhase = 'open';
+  equity = 0;
+  dayPnl = 0;
+  dailyLossFloor = -Infinity;
+  maximumLossFloor = -Infinity;
+  personalDailyLossLimit: number | undefined;
+  personalDailyProfitTarget: number | undefined;
+
+  constructor(
+    private readonly contracts: ReadonlyMap<string, ContractSpec>,
+    private readonly accounting: Accounting,
+    private readonly book: OrderBook,
+    private readonly rules: RuleBook,
+    private readonly trading: TradingStateMachine,
+    private readonly rate: OrderRate,
+    private readonly sessions: SessionClock | undefined,
+    private readonly quotedPrice: ((contractId: string) => number | undefined) | undefined,
+  ) {
+    this.personalDailyLossLimit = rules.config.personalDailyLossLimit;
+    this.personalDailyProfitTarget = rules.config.personalDailyProfitTarget;
+  }
+
+  /** The guard's view at `time`, for one check. */
+  refresh(time: number): GuardState {
+    const equity = this.accounting.equity();
+    this.now = time;
+    this.tradingState = this.trading.current.state;
+    this.lockedUntil = this.trading.lockedUntil;
+    this.session = this.sessions === undefined ? 'open' : this.sessions.phase(time);
+    this.equity = equity;
+    this.dayPnl = equity - this.rules.dayStartBalance;
+    this.dailyLossFloor = this.rules.dailyLossFloor();
+    this.maximumLossFloor = this.rules.maximumLossFloor();
+    return this;
+  }
+
+  /** The account's personal limits changed (the rule book's config). */
+  followLimits(): void {
+    this.personalDailyLossLimit = this.rules.config.personalDailyLossLimit;
+    this.personalDailyProfitTarget = this.rules.config.personalDailyProfitTarget;
+  }
+
+  contract(id: string): ContractSpec | undefined {
+    return this.contracts.get(id);
+  }
+
+  position(id: string): number {
+    return this.accounting.position(id) + this.book.provisionalPosition(id);
+  }
+
+  lastPrice(id: string): number {
+    const quoted = this.quotedPrice?.(id);
+    return quoted === undefined ? this.accounting.lastPrice(id) : quoted;
+  }
+
+  order(id: string): GuardOrder | undefined {
+    const order = this.book.get(id);
+    return order === undefined ? undefined : { ...order, size: order.size - order.filledSize };
+  }
+
+  openOrderCount(): number {
+    return this.book.size;
+  }
+
+  workingEntrySize(contractId: string, side: Side): number {
+    return this.book.workingEntrySize(contractId, side);
+  }
+
+  hasStopOrder(contractId: string, side: Side): boolean {
+    return this.book.hasStopOrder(contractId, side);
+  }
+
+  ordersSince(since: number): number {
+    return this.rate.sentSince(since);
+  }
+}

@@ -1,0 +1,315 @@
+import type { Accounting } from './accounting.ts';
+import type { BarClock } from './bar-clock.ts';
+import type { DecisionLog } from './decision-log.ts';
+import type { GuardStep } from './guard-step.ts';
+import { intentShapeProblem } from './intent-shape.ts';
+import { PRIMARY_CONTRACT } from './intents.ts';
+import type { Logger } from './log.ts';
+import type { Multicast } from './multicast.ts';
+import { modifiedSpec, orderTowards, trackTrail, type OrderBook } from './order-book.ts';
+import type { OrderRate } from './order-rate.ts';
+import { modifyInTicks, placeInTicks } from './price-units.ts';
+import { checkIntent, type GuardResult, type ResolvedRiskConfig } from './risk.ts';
+import { TargetKeeper, targetKey } from './target-keeper.ts';
+import type { TradingStateMachine } from './trading-state.ts';
+import { trailStopPrice } from './trailing.ts';
+import type { ContractSpec, Intent, ModifyIntent, OrderSpec, PlaceIntent, Venue } from './types.ts';
+
+const MARKET: OrderSpec = Object.freeze({ type: 'market' });
+const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
+
+export interface StampedIntent {
+  readonly strategyId: string;
+  readonly intent: Intent;
+  /** Decision time, epoch ms. */
+  readonly time: number;
+}
+
+/** The strategy an intent comes from, as far as routing needs it: its contracts, the first its primary. */
+export interface IntentSource {
+  readonly contracts: readonly ContractSpec[];
+}
+
+export interface IntentRouterParts {
+  readonly contracts: ReadonlyMap<string, ContractSpec>;
+  /** The engine's first contract: an intent without a strategy trades it. */
+  readonly defaultContract: string;
+  readonly venue: Venue;
+  readonly limits: ResolvedRiskConfig;
+  readonly book: OrderBook;
+  readonly accounting: Accounting;
+  readonly guard: GuardStep;
+  readonly rate: OrderRate;
+  readonly trading: TradingStateMachine;
+  readonly decisions: DecisionLog;
+  readonly intents$: Multicast<StampedIntent>;
+  readonly barClock: BarClock;
+  readonly logger: Logger;
+  readonly live: boolean;
+  readonly riskStrategyId: string;
+  readonly sequenceStart: number | Readonly<Record<string, number>> | undefined;
+  readonly findInstance: (strategyId: string) => IntentSource | undefined;
+}
+
+/**
+ * An intent's way to the venue: ids, prices in ticks, targets and flattens expanded into orders, each
+ * order checked by the risk guard, accepted ones booked and sent.
+ */
+export class IntentRouter {
+  /** Re-asserts live targets when an order's outcome becomes known (the venue bridge reports outcomes to it). */
+  readonly keeper: TargetKeeper;
+  /** Per strategy id: the `<id>-` prefix of its client ids and its next sequence number (one lookup an id). */
+  private readonly sequences = new Map<string, { readonly prefix: string; next: number }>();
+  private readonly contracts: ReadonlyMap<string, ContractSpec>;
+  private readonly defaultContract: string;
+  private readonly venue: Venue;
+  private readonly limits: ResolvedRiskConfig;
+  private readonly book: OrderBook;
+  private readonly accounting: Accounting;
+  private readonly guard: GuardStep;
+  private readonly rate: OrderRate;
+  private readonly trading: TradingStateMachine;
+  private readonly decisions: DecisionLog;
+  private readonly intents$: Multicast<StampedIntent>;
+  private readonly barClock: BarClock;
+  private readonly logger: Logger;
+  private readonly live: boolean;
+  private readonly riskStrategyId: string;
+  private readonly sequenceStart: number | Readonly<Record<string, number>> | undefined;
+  private readonly findInstance: (strategyId: string) => IntentSource | undefined;
+
+  constructor(parts: IntentRouterParts) {
+    this.contracts = parts.contracts;
+    this.defaultContract = parts.defaultContract;
+    this.venue = parts.venue;
+    this.limits = parts.limits;
+    this.book = parts.book;
+    this.accounting = parts.accounting;
+    this.guard = parts.guard;
+    this.rate = parts.rate;
+    this.trading = parts.trading;
+    this.decisions = parts.decisions;
+    this.intents$ = parts.intents$;
+    this.barClock = parts.barClock;
+    this.logger = parts.logger;
+    this.live = parts.live;
+    this.riskStrategyId = parts.riskStrategyId;
+    this.sequenceStart = parts.sequenceStart;
+    this.findInstance = parts.findInstance;
+    this.keeper = new TargetKeeper((strategyId, contractId, size) => this.reassertTarget(strategyId, contractId, size));
+  }
+
+  /** The next sequence number a strategy will use. */
+  nextSequence(strategyId: string): number {
+    return this.sequences.get(strategyId)?.next ?? (typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1));
+  }
+
+  /** The next client id of a strategy: `<strategyId>-<sequence>`. */
+  nextId(strategyId: string): string {
+    let sequence = this.sequences.get(strategyId);
+    if (sequence === undefined) {
+      sequence = { prefix: `${strategyId}-`, next: typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1) };
+      this.sequences.set(strategyId, sequence);
+    }
+    return sequence.prefix + sequence.next++;
+  }
+
+  resolveContract(instance: IntentSource | undefined, contractId: string): string {
+    if (contractId !== PRIMARY_CONTRACT) return contractId;
+    return instance?.contracts[0]?.id ?? this.defaultContract;
+  }
+
+  processIntent(instance: IntentSource | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
+    const problem = intentShapeProblem(raw);
+    if (problem !== undefined) {
+      this.decisions.decide(strategyId, raw, undefined, { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` }, time);
+      return;
+    }
+    let intent: Intent = raw;
+    if (raw.kind === 'target' && raw.id === undefined) {
+      // The hot path of target-position strategies: one literal instead of two spreads.
+      const stamped: Intent = { kind: 'target', contractId: raw.contractId === PRIMARY_CONTRACT ? this.resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId, size: raw.size, id: this.nextId(strategyId) };
+      intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
+    } else if (intent.id === undefined) intent = { ...intent, id: this.nextId(strategyId) };
+    if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
+      intent = { ...intent, contractId: this.resolveContract(instance, intent.contractId) };
+    } else if (intent.kind === 'flatten' && intent.contractId === PRIMARY_CONTRACT) {
+      intent = { ...intent, contractId: this.resolveContract(instance, PRIMARY_CONTRACT) };
+    }
+    if ((intent.kind === 'place' || intent.kind === 'modify') && intent.unit === 'price') {
+      const inTicks = this.toTicks(intent);
+      if (inTicks !== undefined && 'accepted' in inTicks) {
+        this.decisions.decide(strategyId, intent, undefined, inTicks, time);
+        return;
+      }
+      if (inTicks !== undefined) intent = inTicks;
+    }
+    if (this.intents$.observed) this.intents$.next({ strategyId, intent, time });
+    switch (intent.kind) {
+      case 'target':
+        return this.expandTarget(strategyId, intent, decidedAt, time);
+      case 'flatten':
+        return this.expandFlatten(strategyId, intent, decidedAt, time);
+      default: {
+        const result = checkIntent(intent, this.guard.refresh(time), this.limits);
+        this.decisions.decide(strategyId, intent, undefined, result, time);
+        if (result.accepted) this.execute(strategyId, intent, result, decidedAt, time);
+      }
+    }
+  }
+
+  /**
+   * A place or modify in prices, in ticks of its contract; undefined when the contract or order is
+   * unknown (the guard then refuses it for that).
+   */
+  private toTicks(intent: PlaceIntent | ModifyIntent): PlaceIntent | ModifyIntent | GuardResult | undefined {
+    if (intent.kind === 'place') {
+      const contract = this.contracts.get(intent.contractId);
+      return contract === undefined ? undefined : placeInTicks(intent, contract);
+    }
+    const order = this.book.get(intent.orderId);
+    const contract = order === undefined ? undefined : this.contracts.get(order.contractId);
+    return contract === undefined ? undefined : modifyInTicks(intent, contract);
+  }
+
+  private execute(strategyId: string, intent: Intent, result: GuardResult & { accepted: true }, decidedAt: number, time: number): void {
+    switch (intent.kind) {
+      case 'place': {
+        const size = result.size ?? intent.size;
+        const id = intent.id!;
+        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, this.guard.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
+        this.book.add({
+          id,
+          strategyId,
+          contractId: intent.contractId,
+          side: intent.side,
+          size,
+          filledSize: 0,
+          reportedFilled: 0,
+          order: intent.order,
+          state: 'pending',
+          trail,
+          trailStop: trail === undefined ? NaN : trailStopPrice(trail),
+        });
+        this.rate.noteSent(time);
+        this.venue.place(
+          intent.bracket === undefined
+            ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
+            : { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, bracket: intent.bracket, decidedAt },
+        );
+        return;
+      }
+      case 'modify': {
+        const order = this.book.get(intent.orderId);
+        if (order !== undefined) {
+          if (intent.size !== undefined) order.size = intent.size + order.filledSize;
+          order.order = modifiedSpec(order.order, intent);
+          if (intent.trailPrice !== undefined) {
+            const trail = trackTrail(order.side, this.guard.lastPrice(order.contractId), intent.trailPrice);
+            if (order.trail === undefined && trail !== undefined) this.book.trailingCount++;
+            if (order.trail !== undefined && trail === undefined) this.book.trailingCount--;
+            order.trail = trail;
+            order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
+          }
+        }
+        this.rate.noteSent(time);
+        this.venue.modify({
+          orderId: intent.orderId,
+          ...(intent.size === undefined ? {} : { size: intent.size }),
+          ...(intent.limitPrice === undefined ? {} : { limitPrice: intent.limitPrice }),
+          ...(intent.stopPrice === undefined ? {} : { stopPrice: intent.stopPrice }),
+          ...(intent.trailPrice === undefined ? {} : { trailPrice: intent.trailPrice }),
+        });
+        return;
+      }
+      case 'cancel':
+        this.venue.cancel(intent.orderId);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
+    if (!Number.isInteger(intent.size)) {
+      this.decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
+      return;
+    }
+    if (!this.contracts.has(intent.contractId)) {
+      this.decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
+      return;
+    }
+    if (this.live) this.keeper.noteTarget(strategyId, intent.contractId, intent.size);
+    const exposure = this.book.exposure(intent.contractId, this.accounting.position(intent.contractId));
+    if (this.live && exposure.pendingBuys + exposure.pendingSells > 0) this.notePendingCounted(strategyId, intent.contractId);
+    const diff = orderTowards(intent.size, exposure);
+    if (diff === 0) {
+      this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
+      return;
+    }
+    const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
+    const result = checkIntent(order, this.guard.refresh(time), this.limits);
+    this.decisions.decide(strategyId, order, intent, result, time);
+    if (result.accepted) this.execute(strategyId, order, result, decidedAt, time);
+  }
+
+  /** The pending orders of a contract were counted conservatively: their outcome must re-assert this target. */
+  private notePendingCounted(strategyId: string, contractId: string): void {
+    const key = targetKey(strategyId, contractId);
+    for (let k = 0; k < this.book.size; k++) {
+      const order = this.book.at(k);
+      if (order.contractId === contractId && order.state === 'pending') this.keeper.watch(order.id, key);
+    }
+  }
+
+  /** Bring a strategy's exposure back to its last target (at most one order); outside ACTIVE only a reduction. */
+  private reassertTarget(strategyId: string, contractId: string, size: number): void {
+    const exposure = this.book.exposure(contractId, this.accounting.position(contractId));
+    const diff = orderTowards(size, exposure);
+    if (diff === 0) return;
+    const position = exposure.definite;
+    const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
+    if (this.trading.current.state !== 'ACTIVE' && !reduces) return;
+    this.logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
+    const instance = this.findInstance(strategyId);
+    this.processIntent(instance, strategyId, { kind: 'target', contractId, size }, this.barClock.time(), this.barClock.time());
+  }
+
+  private expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
+    const targets = intent.contractId === undefined ? [...this.contracts.keys()] : [intent.contractId];
+    let any = false;
+    for (const contractId of targets) {
+      for (const order of this.book.values()) {
+        if (order.contractId !== contractId) continue;
+        any = true;
+        const cancel: Intent = { kind: 'cancel', orderId: order.id, id: order.id };
+        this.decisions.decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
+        this.venue.cancel(order.id);
+      }
+      const position = this.accounting.position(contractId) + this.book.provisionalPosition(contractId);
+      if (position !== 0) {
+        any = true;
+        const close: PlaceIntent = {
+          kind: 'place',
+          id: targets.length === 1 ? intent.id! : this.nextId(strategyId),
+          contractId,
+          side: position > 0 ? 'sell' : 'buy',
+          size: Math.abs(position),
+          order: MARKET,
+        };
+        // Closing orders of a flatten pass in every state (the kill switch must be able to flatten).
+        this.decisions.decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
+        this.execute(strategyId, close, ACCEPTED_FLATTEN, decidedAt, time);
+      }
+    }
+    if (!any) this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
+  }
+
+  /** The engine's own flatten of every position (rule breach, flat-by time, kill switch). */
+  flattenAll(reason: string, time: number): void {
+    this.logger.warn({ reason }, 'engine flattens every position');
+    // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
+    this.keeper.zero();
+    this.processIntent(undefined, this.riskStrategyId, { kind: 'flatten' }, this.barClock.chunk !== undefined && this.barClock.index >= 0 ? this.barClock.chunk.time[this.barClock.index]! : time, time);
+  }
+}

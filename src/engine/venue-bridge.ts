@@ -1,0 +1,199 @@
+import type { AccountSnapshot, Accounting, ClosedTrade, PositionView } from './accounting.ts';
+import type { BarClock } from './bar-clock.ts';
+import type { DecisionLog } from './decision-log.ts';
+import type { GuardStep } from './guard-step.ts';
+import type { Logger } from './log.ts';
+import type { Multicast } from './multicast.ts';
+import { trackTrail, type OrderBook } from './order-book.ts';
+import type { RuleEnforcer } from './rule-enforcer.ts';
+import type { RuleBook } from './rules.ts';
+import { targetKey, type TargetKeeper } from './target-keeper.ts';
+import type { TradingStateMachine } from './trading-state.ts';
+import { trailStopPrice } from './trailing.ts';
+import type { Fill, Intent, OrderState, OrderUpdate, Venue, VenueEvent } from './types.ts';
+
+const TERMINAL: ReadonlySet<OrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired']);
+
+export interface VenueBridgeParts {
+  readonly venue: Venue;
+  readonly book: OrderBook;
+  readonly accounting: Accounting;
+  readonly rules: RuleBook;
+  readonly enforcer: RuleEnforcer;
+  readonly guard: GuardStep;
+  readonly trading: TradingStateMachine;
+  readonly decisions: DecisionLog;
+  readonly keeper: TargetKeeper;
+  readonly barClock: BarClock;
+  readonly fills$: Multicast<Fill>;
+  readonly orders$: Multicast<OrderUpdate>;
+  readonly trades$: Multicast<ClosedTrade>;
+  readonly positions$: Multicast<PositionView>;
+  readonly account$: Multicast<AccountSnapshot>;
+  readonly logger: Logger;
+  readonly live: boolean;
+}
+
+/**
+ * The venue's reports applied to the engine: order updates to the book, fills to the book and
+ * accounting (and the rules outside a bar), the account's canTrade to the trading state, and in live
+ * mode order outcomes to the target keeper.
+ */
+export class VenueBridge {
+  private readonly venue: Venue;
+  private readonly book: OrderBook;
+  private readonly accounting: Accounting;
+  private readonly rules: RuleBook;
+  private readonly enforcer: RuleEnforcer;
+  private readonly guard: GuardStep;
+  private readonly trading: TradingStateMachine;
+  private readonly decisions: DecisionLog;
+  private readonly keeper: TargetKeeper;
+  private readonly barClock: BarClock;
+  private readonly fills$: Multicast<Fill>;
+  private readonly orders$: Multicast<OrderUpdate>;
+  private readonly trades$: Multicast<ClosedTrade>;
+  private readonly positions$: Multicast<PositionView>;
+  private readonly account$: Multicast<AccountSnapshot>;
+  private readonly logger: Logger;
+  private readonly live: boolean;
+  private readonly subscription: { unsubscribe(): void };
+
+  constructor(parts: VenueBridgeParts) {
+    this.venue = parts.venue;
+    this.book = parts.book;
+    this.accounting = parts.accounting;
+    this.rules = parts.rules;
+    this.enforcer = parts.enforcer;
+    this.guard = parts.guard;
+    this.trading = parts.trading;
+    this.decisions = parts.decisions;
+    this.keeper = parts.keeper;
+    this.barClock = parts.barClock;
+    this.fills$ = parts.fills$;
+    this.orders$ = parts.orders$;
+    this.trades$ = parts.trades$;
+    this.positions$ = parts.positions$;
+    this.account$ = parts.account$;
+    this.logger = parts.logger;
+    this.live = parts.live;
+    this.subscription =
+      this.venue.listen !== undefined
+        ? this.venue.listen(this.onEvent)
+        : this.venue.events.subscribe({
+            next: this.onEvent,
+            error: (error: unknown) => this.logger.error({ err: error }, 'venue event stream failed'),
+          });
+  }
+
+  close(): void {
+    this.subscription.unsubscribe();
+  }
+
+  /** The venue's event listener (one function for the engine's life). */
+  readonly onEvent = (event: VenueEvent): void => {
+    switch (event.kind) {
+      case 'fill':
+        return this.onFill(event);
+      case 'order':
+        return this.onOrder(event);
+      case 'account':
+        if (!event.canTrade && this.trading.current.state !== 'HALTED') this.trading.change('HALTED', 'venue reports canTrade = false', Infinity, event.time);
+        else if (event.canTrade && this.trading.current.state === 'HALTED' && this.trading.current.reason === 'venue reports canTrade = false') {
+          this.trading.change('ACTIVE', 'venue reports canTrade = true', Infinity, event.time);
+        }
+        return;
+    }
+  };
+
+  private onOrder(update: OrderUpdate): void {
+    const existing = this.book.get(update.orderId);
+    const reported = Math.max(update.filledSize, update.reportedFilledSize ?? 0);
+    if (TERMINAL.has(update.state)) {
+      if (existing !== undefined) {
+        existing.reportedFilled = Math.max(existing.reportedFilled, reported);
+        existing.filledSize = Math.max(existing.filledSize, update.filledSize);
+        this.book.remove(existing);
+      } else if (reported > update.filledSize) {
+        this.book.addProvisional(update.orderId, update.contractId, update.side, reported - update.filledSize);
+      }
+    } else if (existing === undefined) {
+      // Orders the venue created (bracket legs), or one of ours adopted again, join the book so targets and the guard see them.
+      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, this.guard.lastPrice(update.contractId), update.order.trailPrice) : undefined;
+      this.book.add({
+        id: update.orderId,
+        strategyId: strategyOf(update.orderId),
+        contractId: update.contractId,
+        side: update.side,
+        size: update.size,
+        filledSize: update.filledSize,
+        reportedFilled: reported,
+        order: update.order,
+        state: update.state,
+        trail,
+        trailStop: trail === undefined ? NaN : trailStopPrice(trail),
+      });
+    } else {
+      existing.state = update.state;
+      existing.size = update.size;
+      existing.filledSize = Math.max(existing.filledSize, update.filledSize);
+      existing.reportedFilled = Math.max(existing.reportedFilled, reported);
+      existing.order = update.order;
+    }
+    if (this.orders$.observed) this.orders$.next(update);
+    if (this.live) this.afterOrderOutcome(update, reported);
+  }
+
+  private afterOrderOutcome(update: OrderUpdate, reported: number): void {
+    if (update.adopted === true) {
+      const key = targetKey(strategyOf(update.orderId), update.contractId);
+      if (!TERMINAL.has(update.state)) {
+        // Given up once, the strategy has decided without it since: it must not execute now.
+        const cancel: Intent = { kind: 'cancel', orderId: update.orderId, id: update.orderId };
+        this.decisions.decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
+        this.venue.cancel(update.orderId);
+      }
+      this.keeper.watch(update.orderId, key);
+      if (reported > 0) this.keeper.schedule(key);
+      return;
+    }
+    const key = this.keeper.watching(update.orderId);
+    if (key === undefined || update.state === 'pending') return;
+    if (update.state === 'working' || reported > 0) this.keeper.schedule(key);
+    if (TERMINAL.has(update.state)) this.keeper.unwatch(update.orderId);
+  }
+
+  private onFill(fill: Fill): void {
+    if (fill.time >= this.enforcer.nextDayStart) this.enforcer.rollDay(fill.time);
+    const closed = this.accounting.applyFill(fill, this.rules.tradingDay);
+    if (closed === null) {
+      this.logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
+      return;
+    }
+    const order = this.book.get(fill.orderId);
+    if (order !== undefined) {
+      order.filledSize += fill.size;
+      if (order.reportedFilled < order.filledSize) order.reportedFilled = order.filledSize;
+      if (order.filledSize >= order.size) this.book.remove(order);
+    } else {
+      this.book.confirmFill(fill.orderId, fill.size);
+    }
+    this.fills$.next(fill);
+    if (closed !== undefined && this.trades$.observed) this.trades$.next(closed);
+    if (this.positions$.observed) this.positions$.next(this.accounting.positionView(fill.contractId));
+    if (this.account$.observed) this.account$.next(this.accounting.snapshot());
+    if (this.barClock.index < 0) {
+      const equity = this.accounting.equity();
+      this.rules.evaluate(fill.time, this.accounting.balance, equity, equity, this.enforcer.onBreach);
+    }
+    if (this.live) {
+      const key = this.keeper.watching(fill.orderId);
+      if (key !== undefined) this.keeper.schedule(key);
+    }
+  }
+}
+
+/** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */
+function strategyOf(orderId: string): string {
+  return orderId.slice(0, Math.max(0, orderId.lastIndexOf('-')));
+}
