@@ -8,6 +8,8 @@ import {
   dailyStatistics,
   drawdownStatistics,
   exposure,
+  exposureOfSpans,
+  ratio,
   sharpeRatio,
   sortinoRatio,
   tradeStatistics,
@@ -399,5 +401,23 @@ describe('input validation', () => {
       'trades[0].size must be a positive integer (0)',
       'trades[0] exits (4) before it enters (5)',
     ]);
+  });
+});
+
+describe('exposure from trade spans', () => {
+  it('counts the bars in the union of the spans, in any order, as a per-bar coverage count does', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 200 }).chain((count) =>
+          fc.tuple(fc.constant(count), fc.array(fc.tuple(fc.integer({ min: 0, max: count - 1 }), fc.integer({ min: 0, max: count - 1 })), { maxLength: 30 })),
+        ),
+        ([count, pairs]) => {
+          const spans = pairs.flatMap(([a, b]) => [Math.min(a, b), Math.max(a, b)]);
+          const covered = new Uint8Array(count);
+          for (let k = 0; k < spans.length; k += 2) covered.fill(1, spans[k]!, spans[k + 1]! + 1);
+          expect(exposureOfSpans(count, spans)).toBe(ratio(covered.reduce((n, c) => n + c, 0) / count));
+        },
+      ),
+    );
   });
 });
