@@ -363,9 +363,26 @@ export async function runDefinition(config: BacktestConfig, name: string, option
   const overlays = recordsReport && options.overlays !== false ? strategyOverlays(strategy, params, { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length }, options.logger) : [];
   const report: ReportInput = {
     title,
+    ...runReportFields(result, contract),
+    bars,
+    strategy: { name: strategy.name, params },
+    data: history.description,
+    rolls: contract.continuous
+      ? result.rolls.map((r) => ({ time: r.time, contract: shortName(r.to, contract.continuous!.calendar) }))
+      : (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
+    timeframe: timeframeLabel(config.timeframe),
+    overlays,
+    ...(evaluation === undefined ? {} : { evaluation }),
+    config: reportConfig(config, contract, strategy, params, history.description, { first: bars.time[0]!, last: bars.time[bars.time.length - 1]!, count: bars.time.length }, fee),
+  };
+  return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
+}
+
+/** What a report shows of a run's result, the same for a whole and a streamed history. */
+export function runReportFields(result: BacktestRunResult, contract: BacktestContract) {
+  return {
     contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
     startingBalance: result.startingBalance,
-    bars,
     trades: result.trades,
     equity: result.equity,
     violations: result.reportViolations,
@@ -373,20 +390,10 @@ export async function runDefinition(config: BacktestConfig, name: string, option
     passed: result.passed,
     verdict: result.verdict,
     orderListHash: result.orderListHash,
-    strategy: { name: strategy.name, params },
-    data: history.description,
-    rolls: contract.continuous
-      ? result.rolls.map((r) => ({ time: r.time, contract: shortName(r.to, contract.continuous!.calendar) }))
-      : (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
     gaps: result.gaps,
-    timeframe: timeframeLabel(config.timeframe),
-    overlays,
-    ...(evaluation === undefined ? {} : { evaluation }),
     decisions: result.decisions,
-    config: reportConfig(config, contract, strategy, params, history.description, { first: bars.time[0]!, last: bars.time[bars.time.length - 1]!, count: bars.time.length }, fee),
     tradingDay: result.riskConfig.tradingDay,
-  };
-  return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
+  } satisfies Partial<ReportInput>;
 }
 
 /** The report's configuration table. */

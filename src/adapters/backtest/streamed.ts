@@ -30,14 +30,20 @@ import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
 import type { ClosedTrade, EquityCurve, ReportInput } from '../../report/types.ts';
 import type { BacktestOutcome, ExecuteOptions } from './backtest.ts';
-import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, fillOptions, importSignature, reportConfig } from './backtest.ts';
+import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, fillOptions, importSignature, reportConfig, runReportFields } from './backtest.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './config.ts';
 import type { BacktestContract } from './contract.ts';
 import { SAMPLE_STEPS, spacingWarning } from './data-checks.ts';
 import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import { runStreamedBacktest, type BacktestRunResult, type RunRecordsSoFar } from './run.ts';
 import { BarCache, type ImportInfo } from './sources/cache.ts';
-import { aggregate, concatColumns, sliceByIndex, sliceByTime } from './sources/columns.ts';
+import { aggregate, concatColumns, lowerBound, sliceByIndex, sliceByTime, upperBound } from './sources/columns.ts';
+
+/** A streamed run's own bookkeeping found itself inconsistent: a bug, never the data's fault. */
+export class StreamedRunError extends Error {
+  override readonly name = 'StreamedRunError';
+  readonly code = 'STREAMED_RUN_INTERNAL';
+}
 
 /** Above this many bars an import streams by default (the whole path holds about 130 bytes a bar). */
 export const STREAM_AUTO_BARS = 5_000_000;
@@ -102,7 +108,7 @@ class TradeSpans {
   fillAt(t: number): void {
     if (this.resolved.has(t) || this.pending.has(t)) return;
     // Every bar so far starts at or before a fill's time: a fill happens in the bar being replayed or after it.
-    if (t < this.lastTime) throw new Error(`internal: a fill at ${t} came after a bar starting at ${this.lastTime}`);
+    if (t < this.lastTime) throw new StreamedRunError(`a fill at ${t} came after a bar starting at ${this.lastTime}`);
     this.pending.set(t, { atOrBefore: this.count, before: t === this.lastTime ? this.count - 1 : this.count });
   }
 
@@ -116,7 +122,7 @@ class TradeSpans {
     if (n === 0) return;
     for (const [t, counts] of this.pending) {
       counts.atOrBefore += upperBound(time, t);
-      counts.before += lowerBoundOf(time, t);
+      counts.before += lowerBound(time, t);
       if (time[n - 1]! > t) {
         this.pending.delete(t);
         this.resolved.set(t, counts);
@@ -153,32 +159,11 @@ class TradeSpans {
 
   private lookup(t: number): { atOrBefore: number; before: number } {
     const found = this.resolved.get(t) ?? this.pending.get(t);
-    if (found === undefined) throw new Error(`internal: no bar position kept for ${t}`);
+    if (found === undefined) throw new StreamedRunError(`no bar position kept for ${t}`);
     return found;
   }
 }
 
-function upperBound(values: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function lowerBoundOf(values: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** Everything gathered from the bars as they pass. */
 class StreamedGathering {
@@ -378,25 +363,14 @@ function streamedOutcome(run: StreamedRun, config: BacktestConfig, name: string,
   const span = { first: gathering.first, last: gathering.last, count: total };
   const report: ReportInput = {
     title,
-    contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
-    startingBalance: result.startingBalance,
+    ...runReportFields(result, contract),
     bars: EMPTY_BARS,
-    trades: result.trades,
-    equity: result.equity,
-    violations: result.reportViolations,
-    closestApproach: result.closestApproach,
-    passed: result.passed,
-    verdict: result.verdict,
-    orderListHash: result.orderListHash,
     strategy: { name: strategy.name, params },
     data: description,
     rolls: changes.filter((r) => r.time >= span.first && r.time <= span.last),
-    gaps: result.gaps,
     timeframe: timeframeLabel(config.timeframe),
     overlays: [],
-    decisions: result.decisions,
     config: reportConfig(config, contract, strategy, params, description, span, run.fee),
-    tradingDay: result.riskConfig.tradingDay,
     streamed: { ...span, chart: gathering.candles.result(contract.grid) },
     notes,
   };

@@ -30,6 +30,18 @@ export function sliceByIndex(bars: BarColumns, start: number, end: number): BarC
   };
 }
 
+/** First index whose value is > `value` in an increasing array. */
+export function upperBound(values: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** First index whose value is >= `value` in an increasing array. */
 export function lowerBound(values: Float64Array, value: number): number {
   let lo = 0;
