@@ -184,7 +184,16 @@ export class DrawdownTracker {
       if (peak > 0 && drawdown / peak > maxDrawdownFraction) maxDrawdownFraction = drawdown / peak;
     }
     this.points += length;
-    Object.assign(this, { peak, underwater, sincePeak, longestUnderwater, maxDrawdown, maxDrawdownFraction, maxPeakTime, maxTroughTime, peakTime, previousTime });
+    this.peak = peak;
+    this.underwater = underwater;
+    this.sincePeak = sincePeak;
+    this.longestUnderwater = longestUnderwater;
+    this.maxDrawdown = maxDrawdown;
+    this.maxDrawdownFraction = maxDrawdownFraction;
+    this.maxPeakTime = maxPeakTime;
+    this.maxTroughTime = maxTroughTime;
+    this.peakTime = peakTime;
+    this.previousTime = previousTime;
   }
 
   result(): DrawdownStatistics {
@@ -531,7 +540,7 @@ export function computeStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE
 }
 
 /**
- * What a streamed run gathers while its bars pass (src/report/streamed.ts): the drawdown tracker, the
+ * What a streamed run gathers while its bars pass (src/adapters/backtest/streamed.ts): the drawdown tracker, the
  * end-of-day equity, the last equity point, the bar count and the bars each trade covered.
  */
 export interface StreamedFigures {

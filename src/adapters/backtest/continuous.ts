@@ -196,6 +196,14 @@ export interface ContinuityPlan {
 }
 
 /**
+ * Time without bars between a bar starting at `previous` and the next starting at `next`: a gap when it is
+ * longer than the gap limit (the same rule for a whole history and a streamed one).
+ */
+export function idleBetween(previous: number, next: number, barMs: number): number {
+  return next - (previous + barMs);
+}
+
+/**
  * Breaks at every change of month and at every gap longer than `gapLimitMs` (the runner flattens there
  * unless gaps are configured not to), and the back-adjustment of each segment: the latest month is shown as it is, each earlier one
  * moved by the price differences of the rolls after it, measured from the old month's last close to the
@@ -221,7 +229,7 @@ export function planContinuity(bars: BarColumns, segments: readonly HistorySegme
       segment = to;
       next = to + 1;
     }
-    const idle = t - (bars.time[i - 1]! + barMs);
+    const idle = idleBetween(bars.time[i - 1]!, t, barMs);
     const gap = idle > gapLimitMs;
     if (roll === undefined && !gap) continue;
     breaks.push({ index: i, ...(roll === undefined ? {} : { roll }), ...(gap ? { gapMs: idle } : {}) });

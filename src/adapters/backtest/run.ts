@@ -18,7 +18,7 @@ import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
 import type { Engine } from '../../engine/runner.ts';
 import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
-import { planContinuity, segmentIndexAt, type AdjustMode, type ContinuityPlan, type HistoryBreak, type HistorySegment } from './continuous.ts';
+import { idleBetween, planContinuity, segmentIndexAt, type AdjustMode, type ContinuityPlan, type HistoryBreak, type HistorySegment } from './continuous.ts';
 import { sliceByIndex } from './sources/columns.ts';
 import { orderListHash } from './order-list-hash.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
@@ -204,7 +204,7 @@ export function runStreamedBacktest(input: StreamedRunInput): BacktestRunResult 
     let start = 0;
     for (let i = 0; i < n; i++) {
       const t = chunk.time[i]!;
-      const idle = t - (previousTime + barMs);
+      const idle = idleBetween(previousTime, t, barMs);
       if (input.continuity !== undefined && idle > gapLimitMs) {
         pass(sliceByIndex(chunk, start, i));
         start = i;

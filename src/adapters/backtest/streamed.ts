@@ -21,7 +21,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { TradingCalendar } from '../../engine/calendar.ts';
-import { riskConfigSchema } from '../../engine/risk.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
@@ -308,7 +307,7 @@ function streamRun(cache: BarCache, config: BacktestConfig, contract: BacktestCo
   const changes = segments.slice(1).map((s) => ({ time: cache.importTimeAt(file, s.from), contract: s.contract }));
   const description = `${path.relative(options.cwd ?? process.cwd(), file)} (imported), streamed from the bar cache${spliced}`;
   if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
-  const tradingDay = riskConfigSchema.parse(config.risk).tradingDay;
+  const tradingDay = config.risk.tradingDay;
   const calendar = new TradingCalendar(tradingDay);
   const perBar = config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(options.outputDir!, 'equity.csv')) : undefined;
   const rows = perBar ?? new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
@@ -316,7 +315,8 @@ function streamRun(cache: BarCache, config: BacktestConfig, contract: BacktestCo
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
   const sample = (bars: BarColumns) => gathering.sampleSpacing(bars);
-  const { segments: _none, ...continuity } = continuityOptions(config, { bars: EMPTY_BARS, timeframe: config.timeframe, description });
+  // A history without segments: the options of its gaps only.
+  const continuity = continuityOptions(config, { bars: EMPTY_BARS, timeframe: config.timeframe, description });
   let result: BacktestRunResult;
   try {
     result = runStreamedBacktest({
