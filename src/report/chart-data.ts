@@ -82,26 +82,12 @@ function priceOf(grid: PriceGrid, ticks: number): number {
 }
 
 function candles(input: ReportInput, grid: PriceGrid, maxCandles: number): Candles {
-  const { time, open, high, low, close } = input.bars;
-  const n = time.length;
-  const k = Math.max(1, Math.ceil(n / maxCandles));
-  const out: Candles = { t: [], o: [], h: [], l: [], c: [], barsPerCandle: k, bars: n };
-  for (let start = 0; start < n; start += k) {
-    const end = Math.min(n, start + k);
-    let h = high[start] as number;
-    let l = low[start] as number;
-    for (let i = start + 1; i < end; i++) {
-      if ((high[i] as number) > h) h = high[i] as number;
-      if ((low[i] as number) < l) l = low[i] as number;
-    }
-    out.t.push((time[start] as number) / 1000);
-    out.o.push(grid.toPrice(open[start] as number));
-    out.h.push(grid.toPrice(h));
-    out.l.push(grid.toPrice(l));
-    out.c.push(grid.toPrice(close[end - 1] as number));
-  }
-  return out;
+  const builder = new CandleBuilder(input.bars.time.length, maxCandles, input.startingBalance);
+  builder.add(input.bars, NO_EQUITY);
+  return builder.candles(grid);
 }
+
+const NO_EQUITY = new Float64Array(0);
 
 function candleOf(input: ReportInput, k: number, t: number): number {
   return Math.floor(lastAtOrBefore(input.bars.time, t) / k);
@@ -216,9 +202,10 @@ export function chartData(
 }
 
 /**
- * The chart's candles, equity and drawdown built while a streamed run's bars pass, with the numbers
- * `chartData` computes from the whole columns: k bars a candle (k from the run's bar count, known before
- * the first bar), each equity point at its own bar (a backtest records one per bar, at the bar's time).
+ * The chart's candles (k bars a candle, k from the run's bar count, known before the first bar), built bar
+ * by bar: from the whole columns for a report, or while a streamed run's bars pass, with its equity and
+ * drawdown per candle as `equityColumns` computes them from the whole curve (each point at its own bar: a
+ * backtest records one per bar, at the bar's time).
  */
 export class CandleBuilder {
   readonly k: number;
@@ -277,8 +264,9 @@ export class CandleBuilder {
     this.points += equity.length;
   }
 
-  result(grid: PriceGrid): PreparedChart {
-    const candles: Candles = {
+  /** The candles so far, prices on the grid and times in seconds. */
+  candles(grid: PriceGrid): Candles {
+    return {
       t: this.starts.map((t) => t / 1000),
       o: this.o.map((p) => grid.toPrice(p)),
       h: this.h.map((p) => grid.toPrice(p)),
@@ -287,6 +275,10 @@ export class CandleBuilder {
       barsPerCandle: this.k,
       bars: this.bars,
     };
+  }
+
+  result(grid: PriceGrid): PreparedChart {
+    const candles = this.candles(grid);
     const equity = this.seen.map((seen, candle) => (seen ? cents(this.last[candle]!) : null));
     const drawdown = this.seen.map((seen, candle) => (seen ? cents(this.deepest[candle]!) : null));
     return { candles, equity, drawdown, starts: this.starts };
