@@ -169,57 +169,21 @@ function two(value: number): string {
 }
 
 /**
- * Indices of the equity rows to write. per-bar: every bar. per-trade: the first bar, each bar at which a
- * trade ended, and the last bar. daily: the last bar of each trading day (the engine's calendar).
+ * The rows of `equity.csv`. per-bar: every point. per-trade: the first point, the last one of each bar in
+ * which a trade ended, and the last point. daily: the last point of each trading day (the engine's
+ * calendar). Chosen by the `EquityRowPicker` a streamed run feeds as its points pass.
  */
-export function equityRows(curve: EquityCurve, mode: OutputsConfig['equity'], tradeExits: readonly number[], tradingDay?: TradingDayConfig): Iterable<number> {
-  const length = Math.min(curve.time.length, curve.equity.length);
-  switch (mode) {
-    case 'per-bar':
-      return range(length);
-    case 'per-trade':
-      return perTradeRows(curve.time, length, tradeExits);
-    case 'daily':
-      return dailyRows(curve.time, length, new TradingCalendar(tradingDay));
-  }
-}
-
-function* range(length: number): Generator<number> {
-  for (let i = 0; i < length; i++) yield i;
-}
-
-function* perTradeRows(time: ArrayLike<number>, length: number, exits: readonly number[]): Generator<number> {
-  if (length === 0) return;
-  const sorted = [...exits].sort((a, b) => a - b);
-  let next = 0;
-  let last = -1;
-  for (let i = 0; i < length; i++) {
-    const barEnd = i + 1 < length ? time[i + 1]! : Number.POSITIVE_INFINITY;
-    let exitsHere = false;
-    while (next < sorted.length && sorted[next]! < barEnd) {
-      exitsHere = true;
-      next++;
-    }
-    if (i === 0 || i === length - 1 || exitsHere) {
-      if (i !== last) yield i;
-      last = i;
-    }
-  }
-}
-
-function* dailyRows(time: ArrayLike<number>, length: number, calendar: TradingCalendar): Generator<number> {
-  let previousDay = '';
-  for (let i = 0; i < length; i++) {
-    const day = calendar.dayOf(time[i]!);
-    if (i > 0 && day !== previousDay) yield i - 1;
-    previousDay = day;
-  }
-  if (length > 0) yield length - 1;
+export function equityRows(curve: EquityCurve, mode: OutputsConfig['equity'], tradeExits: readonly number[], tradingDay?: TradingDayConfig): EquityCurve {
+  if (mode === 'per-bar') return curve;
+  const picker = new EquityRowPicker(mode, tradingDay);
+  for (const exit of tradeExits) picker.addExit(exit);
+  picker.add(curve);
+  return picker.finish();
 }
 
 /**
- * The rows `equityRows` chooses (daily or per-trade), picked while a streamed run's equity points pass
- * and kept with their values: as many rows as days or trades, never one a bar. A row is decided when the
+ * The rows `equityRows` chooses (daily or per-trade), picked while the equity points pass (all of a
+ * curve, or a streamed run's as they come) and kept with their values: as many rows as days or trades, never one a bar. A row is decided when the
  * next point arrives (per-trade: the trades that ended before it; daily: whether it starts another day),
  * the last one at `finish`. Trades are given by `addExit` as they close, before the points that follow.
  */
@@ -322,11 +286,12 @@ export class EquityCsvRows {
   }
 }
 
-/** `equity.csv`: `time,equity` with the chosen rows, streamed. */
-export function writeEquityCsv(file: string, curve: EquityCurve, rows: Iterable<number>): void {
+/** `equity.csv`: `time,equity` for each of the chosen rows (`equityRows`), streamed. */
+export function writeEquityCsv(file: string, rows: EquityCurve): void {
   writeStreamed(file, (out) => {
     const iso = new IsoTimeFormatter();
     out.write('time,equity\n');
-    for (const i of rows) out.write(`${iso.format(curve.time[i]!)},${cents(curve.equity[i]!)}\n`);
+    const length = Math.min(rows.time.length, rows.equity.length);
+    for (let i = 0; i < length; i++) out.write(`${iso.format(rows.time[i]!)},${cents(rows.equity[i]!)}\n`);
   });
 }

@@ -157,9 +157,9 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     // Written while the run streamed; elsewhere when the outputs go to another folder than it was told.
     if (path.resolve(outcome.equityFile) !== path.resolve(file('equity.csv'))) copyFileSync(outcome.equityFile, file('equity.csv'));
   } else if (outcome.equityRows !== undefined) {
-    writeEquityCsv(file('equity.csv'), outcome.equityRows, equityRows(outcome.equityRows, 'per-bar', []));
+    writeEquityCsv(file('equity.csv'), outcome.equityRows);
   } else {
-    writeEquityCsv(file('equity.csv'), result.equity, equityRows(result.equity, outcome.outputs.equity, result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay));
+    writeEquityCsv(file('equity.csv'), equityRows(result.equity, outcome.outputs.equity, result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay));
   }
   written.push('equity.csv');
   const reportPath = file('report.html');

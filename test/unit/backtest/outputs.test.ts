@@ -42,13 +42,21 @@ describe('streamed outputs', () => {
     // per-trade and daily are subsets of the same rows: the first and last bar and each exit; each day's close.
     const rowsOf = async (mode: 'per-trade' | 'daily') => {
       const file = path.join(out, `equity-${mode}.csv`);
-      writeEquityCsv(file, outcome.result.equity, equityRows(outcome.result.equity, mode, outcome.result.trades.map((t) => t.exitTime), outcome.result.riskConfig.tradingDay));
+      writeEquityCsv(file, equityRows(outcome.result.equity, mode, outcome.result.trades.map((t) => t.exitTime), outcome.result.riskConfig.tradingDay));
       return readFileSync(file, 'utf8').trim().split('\n').slice(1);
     };
     const perBar = new Set(readFileSync(path.join(out, 'equity.csv'), 'utf8').trim().split('\n').slice(1));
     const perTrade = await rowsOf('per-trade');
     for (const row of perTrade) expect(perBar.has(row)).toBe(true);
     expect(perTrade.length).toBeLessThanOrEqual(outcome.result.trades.length + 2);
+    // Exactly: the first bar, the last, and each bar [its start, the next bar's start) in which a trade ended.
+    const { time, equity } = outcome.result.equity;
+    const exits = outcome.result.trades.map((t) => t.exitTime);
+    const chosen = Array.from(time.keys()).filter(
+      (i) => i === 0 || i === time.length - 1 || exits.some((e) => e >= time[i]! && e < (time[i + 1] ?? Number.POSITIVE_INFINITY)),
+    );
+    expect(outcome.result.trades.length).toBeGreaterThan(0);
+    expect(perTrade).toEqual(chosen.map((i) => `${new Date(time[i]!).toISOString()},${cents(equity[i]!)}`));
     const daily = await rowsOf('daily');
     const dayEnds = endOfDayEquity(outcome.result.equity, new TradingCalendar(outcome.result.riskConfig.tradingDay));
     expect(daily.map((row) => Number(row.split(',')[1]))).toEqual(dayEnds.map((d) => cents(d.equity)));
