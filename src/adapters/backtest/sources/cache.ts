@@ -206,18 +206,17 @@ export class BarCache {
 
   /** An imported file's bars, when it was imported with this signature. */
   loadImport(source: string, signature: string): ImportedBars | undefined {
-    const file = this.db.prepare('SELECT signature, count, segments FROM imported_files WHERE source = ?').get(source) as { signature: string; count: number; segments: string } | undefined;
-    if (file === undefined || file.signature !== signature) return undefined;
-    const out = allocateColumns(file.count);
+    const info = this.importInfo(source, signature);
+    if (info === undefined) return undefined;
+    const out = allocateColumns(info.count);
     const bytes = new Uint8Array(out.time.buffer);
     let at = 0;
-    for (const row of this.db.prepare('SELECT count, data FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
-      const [count, data] = row as [number, Buffer];
-      for (let c = 0; c < 6; c++) bytes.set(data.subarray(c * count * 8, (c + 1) * count * 8), (c * file.count + at) * 8);
+    // Straight from each BLOB into the columns: one copy, where a chunk's own columns first would be two.
+    for (const [count, data] of this.storedChunks(source, info.count)) {
+      for (let c = 0; c < 6; c++) bytes.set(data.subarray(c * count * 8, (c + 1) * count * 8), (c * info.count + at) * 8);
       at += count;
     }
-    if (at !== file.count) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
-    return { bars: out, segments: JSON.parse(file.segments) as ImportedBars['segments'] };
+    return { bars: out, segments: info.segments };
   }
 
   /**
@@ -236,11 +235,16 @@ export class BarCache {
    * open until the iteration ends.
    */
   *importChunks(source: string, expected: number): Generator<BarColumns> {
+    for (const [count, data] of this.storedChunks(source, expected)) yield viewOrDecode(data, count);
+  }
+
+  /** An import's stored chunks (bar count, BLOB) in order; an error when they do not hold `expected` bars. */
+  private *storedChunks(source: string, expected: number): Generator<[number, Buffer]> {
     let at = 0;
     for (const row of this.db.prepare('SELECT count, data FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
-      const [count, data] = row as [number, Buffer];
-      at += count;
-      yield viewOrDecode(data, count);
+      const chunk = row as [number, Buffer];
+      at += chunk[0];
+      yield chunk;
     }
     if (at !== expected) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
   }
