@@ -454,12 +454,8 @@ export class CsvBarsReader {
       row[kind] = value;
       p = this.cursor;
     }
-    const b = buf[p];
-    if (b === 10) p++;
-    else if (b === 13 && buf[p + 1] === 10) p += 2;
-    // Cells after the header's count are ignored, as the general path ignores them.
-    else if (b === 44) p = buf.indexOf(10, p) + 1;
-    else return -1;
+    p = nextLineAfterCells(buf, p);
+    if (p < 0) return -1;
     const t = row[Cell.Time]!;
     const o = row[Cell.Open]!;
     const h = row[Cell.High]!;
@@ -492,12 +488,8 @@ export class CsvBarsReader {
     const v = this.fastWhole(buf, this.cursor + 1);
     if (Number.isNaN(v)) return -1;
     p = this.cursor;
-    const b = buf[p];
-    if (b === 10) p++;
-    else if (b === 13 && buf[p + 1] === 10) p += 2;
-    // Cells after the header's count are ignored, as the general path ignores them.
-    else if (b === 44) p = buf.indexOf(10, p) + 1;
-    else return -1;
+    p = nextLineAfterCells(buf, p);
+    if (p < 0) return -1;
     // The high at least open, close and low, the low at most open and close (h >= l follows).
     if (t <= this.lastTime || h < o || h < c || l > o || l > c) return -1;
     this.lineNo++;
@@ -718,6 +710,18 @@ function twoDigits(buf: Buffer, at: number): number {
   const ones = buf[at + 1]! - 48;
   // Both are in 0-9 exactly when none of these four is negative (the or keeps any sign bit).
   return (tens | ones | (9 - tens) | (9 - ones)) < 0 ? 100 : tens * 10 + ones;
+}
+
+/**
+ * Where the next line starts when the row's cells end at `p` (a line break, or more cells, which are
+ * ignored as the general path ignores them); -1 when something else follows the last cell.
+ */
+function nextLineAfterCells(buf: Buffer, p: number): number {
+  const b = buf[p];
+  if (b === 10) return p + 1;
+  if (b === 13 && buf[p + 1] === 10) return p + 2;
+  if (b === 44) return buf.indexOf(10, p) + 1;
+  return -1;
 }
 
 /** Where a cell the layout does not use ends: its comma, or the line's end. */
