@@ -25,10 +25,17 @@ export function workerEntry(caller: string, name: string): URL {
  * thread, or its part of the work could differ from what this thread would have done.
  */
 function builtAfterSources(): boolean {
-  const buildInfo = new URL('.tsbuildinfo', COMPILED);
-  if (!existsSync(buildInfo)) return false;
-  return newestMtime(fileURLToPath(SOURCES)) <= statSync(buildInfo).mtimeMs;
+  // Once a process: every pool, its strategy compilation and every parallel CSV read ask, and the answer
+  // is a walk over every source file.
+  builtAfter ??= (() => {
+    const buildInfo = new URL('.tsbuildinfo', COMPILED);
+    if (!existsSync(buildInfo)) return false;
+    return newestMtime(fileURLToPath(SOURCES)) <= statSync(buildInfo).mtimeMs;
+  })();
+  return builtAfter;
 }
+
+let builtAfter: boolean | undefined;
 
 function newestMtime(dir: string): number {
   let newest = 0;
