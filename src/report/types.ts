@@ -116,7 +116,7 @@ export interface ReportOverlay {
 }
 
 /**
- * A streamed run's bars as they passed (src/report/streamed.ts): their count and range and the chart's
+ * A streamed run's bars as they passed (src/adapters/backtest/streamed.ts): their count and range and the chart's
  * candles, equity and drawdown, built online. A report with it has empty `bars` and `equity`.
  */
 export interface StreamedBars {
