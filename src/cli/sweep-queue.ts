@@ -25,18 +25,23 @@ export interface QueuedSweep {
 }
 
 /** The sweep as the queue stores it: the bars by location and content hash, a strategy file as a bundle by hash. */
-export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[], bundle?: string | null): Promise<QueuedSweep> {
+export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[]): Promise<QueuedSweep> {
   const strategy = config.strategy.name;
-  const code = bundle !== undefined ? bundle : isStrategyFile(strategy) ? await bundleStrategy(strategy) : null;
+  const code = isStrategyFile(strategy) ? await bundleStrategy(strategy) : null;
   const spec: SweepSpec = {
     name,
     config: configToWire(config),
     walkForward,
     barsHash: barsHash(history.bars),
     strategyHash: code === null ? null : contentHash(code),
-    jobs: jobs.map((job) => ({ index: job.index, params: { ...job.params }, sample: job.sample })),
+    jobs: [],
   };
-  return { spec, bundle: code };
+  return { spec: withJobs(spec, jobs), bundle: code };
+}
+
+/** The same sweep with other jobs (a search's next batch: the bars and the strategy are hashed once). */
+function withJobs(spec: SweepSpec, jobs: readonly Job[]): SweepSpec {
+  return { ...spec, jobs: jobs.map((job) => ({ index: job.index, params: { ...job.params }, sample: job.sample })) };
 }
 
 /** A connection to the queue's Redis and its BullMQ queue, closed together. */
@@ -111,10 +116,10 @@ export async function tpeSearchOnQueue(run: QueueTpeSearch): Promise<number> {
     const results: JobResult[] = [];
     let sweeps = 0;
     const started = Date.now();
-    // Bundled once: every batch runs the strategy as it was when the search started.
-    const bundle = isStrategyFile(run.config.strategy.name) ? await bundleStrategy(run.config.strategy.name) : null;
+    // Bundled and hashed once: every batch runs the strategy as it was when the search started, on the same bars.
+    const { spec: base, bundle } = await sweepSpecOf(run.config, run.name, run.history, run.walkForward, []);
     const runJobs = async (jobs: Job[]): Promise<JobResult[]> => {
-      const { spec } = await sweepSpecOf(run.config, run.name, run.history, run.walkForward, jobs, bundle);
+      const spec = withJobs(base, jobs);
       const enqueued = await enqueueSweep(redis, queue, spec, run.view, { retries: run.retries, bundle });
       sweeps++;
       process.stderr.write(`sweep ${enqueued.id}: ${enqueued.total} runs of the tpe search on the queue (${results.length} done)\n`);
