@@ -33,7 +33,7 @@ export async function compileStrategy(file: string, frameworkTree: string): Prom
 }
 
 /** The tree of tickline's own files this process runs (src/ from the sources, dist/ when compiled). */
-export const OWN_TREE = fileURLToPath(new URL('../', import.meta.url));
+const OWN_TREE = fileURLToPath(new URL('../', import.meta.url));
 
 /** How a bundle names a file of tickline's own: its path in the framework, without extension. */
 const OWN_PREFIX = 'tickline-own:';
