@@ -101,17 +101,22 @@ export class IntentRouter {
 
   /** The next sequence number a strategy will use. */
   nextSequence(strategyId: string): number {
-    return this.sequences.get(strategyId)?.next ?? (typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1));
+    return this.sequences.get(strategyId)?.next ?? this.firstSequence(strategyId);
   }
 
   /** The next client id of a strategy: `<strategyId>-<sequence>`. */
   nextId(strategyId: string): string {
     let sequence = this.sequences.get(strategyId);
     if (sequence === undefined) {
-      sequence = { prefix: `${strategyId}-`, next: typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1) };
+      sequence = { prefix: `${strategyId}-`, next: this.firstSequence(strategyId) };
       this.sequences.set(strategyId, sequence);
     }
     return sequence.prefix + sequence.next++;
+  }
+
+  /** The sequence number a strategy starts from: the configured one (live restarts), else 1. */
+  private firstSequence(strategyId: string): number {
+    return typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1);
   }
 
   resolveContract(instance: IntentSource | undefined, contractId: string): string {
