@@ -86,35 +86,16 @@ export class StrategyHost {
   readonly failures: StrategyFailure[] = [];
   private readonly barListeners: BarListener[] = [];
   private readonly runs: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
-  private readonly options: StrategyHostOptions;
-  private readonly contracts: ReadonlyMap<string, ContractSpec>;
-  private readonly riskStrategyId: string;
-  private readonly accounting: Accounting;
-  private readonly book: OrderBook;
-  private readonly guard: GuardStep;
+  // The other parts are read only while the contexts are built (by their closures from then on).
   private readonly barClock: BarClock;
-  private readonly fills$: Multicast<Fill>;
-  private readonly orders$: Multicast<OrderUpdate>;
-  private readonly positions$: Multicast<PositionView>;
-  private readonly account$: Multicast<AccountSnapshot>;
   private readonly errors$: Multicast<StrategyFailure>;
   private readonly logger: Logger;
 
   constructor(parts: StrategyHostParts) {
-    this.options = parts.options;
-    this.contracts = parts.contracts;
-    this.riskStrategyId = parts.riskStrategyId;
-    this.accounting = parts.accounting;
-    this.book = parts.book;
-    this.guard = parts.guard;
     this.barClock = parts.barClock;
-    this.fills$ = parts.fills$;
-    this.orders$ = parts.orders$;
-    this.positions$ = parts.positions$;
-    this.account$ = parts.account$;
     this.errors$ = parts.errors$;
     this.logger = parts.logger;
-    for (const entry of this.options.strategies) this.runs.push({ ...this.host(entry), module: entry.strategy });
+    for (const entry of parts.options.strategies) this.runs.push({ ...this.host(parts, entry), module: entry.strategy });
   }
 
   /** Run the strategies: their intents go to `receive`. */
@@ -189,8 +170,9 @@ export class StrategyHost {
   }
 
   /** One strategy entry's instance and the context its `run` gets. */
-  private host(entry: StrategyEntry): { instance: Instance; context: StrategyContext } {
-    const { options, contracts, riskStrategyId, instances, barListeners, guard, accounting, book, fills$, orders$, positions$, account$, barClock, logger } = this;
+  private host(parts: StrategyHostParts, entry: StrategyEntry): { instance: Instance; context: StrategyContext } {
+    const { options, contracts, riskStrategyId, guard, accounting, book, fills$, orders$, positions$, account$, barClock, logger } = parts;
+    const { instances, barListeners } = this;
     const module = entry.strategy;
     const id = entry.id ?? module.name;
     if (id === riskStrategyId || instances.some((other) => other.id === id)) {
