@@ -178,17 +178,13 @@ export class StrategyHost {
     if (id === riskStrategyId || instances.some((other) => other.id === id)) {
       throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`);
     }
-    const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map((contractId) => {
-      const contract = contracts.get(contractId);
-      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
-      return contract;
-    });
-    const params = parseParams(module, entry.params);
     const contractOf = (contractId: string): ContractSpec => {
       const contract = contracts.get(contractId);
       if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
       return contract;
     };
+    const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map(contractOf);
+    const params = parseParams(module, entry.params);
     const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false, warmup: warmupBars(module, params) };
     const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => this.failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
