@@ -12,7 +12,7 @@ import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
 import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
-import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderUpdate, BarQuoteModel, Quote, Timeframe } from './types.ts';
+import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderUpdate, BarQuoteModel, Quote } from './types.ts';
 
 export interface StrategyEntry {
   readonly strategy: StrategyModule;
@@ -44,7 +44,6 @@ export interface Instance {
 
 interface BarListener {
   readonly contractId: string;
-  readonly timeframe: Timeframe | undefined;
   readonly subject: Multicast<BarRecord>;
   readonly resampler: Resampler | undefined;
   derived: BarChunk | undefined;
@@ -208,7 +207,6 @@ export class StrategyHost {
         const subject = new Multicast<BarRecord>();
         barListeners.push({
           contractId: resolve(contractId),
-          timeframe,
           subject,
           resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
           derived: undefined,
