@@ -133,9 +133,7 @@ export class BarDriver {
       this.pending.push({ instance, strategyId, intent, at });
       return;
     }
-    const chunk = barClock.chunk;
-    const decidedAt = chunk !== undefined && barClock.index >= 0 ? chunk.time[barClock.index]! : barClock.time();
-    this.router.processIntent(instance, strategyId, intent, decidedAt, barClock.current());
+    this.router.processIntent(instance, strategyId, intent, barClock.barStartOr(barClock.time()), barClock.current());
   }
 
   push(chunk: BarChunk): void {

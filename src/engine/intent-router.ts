@@ -315,6 +315,6 @@ export class IntentRouter {
     this.logger.warn({ reason }, 'engine flattens every position');
     // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
     this.keeper.zero();
-    this.processIntent(undefined, this.riskStrategyId, { kind: 'flatten' }, this.barClock.chunk !== undefined && this.barClock.index >= 0 ? this.barClock.chunk.time[this.barClock.index]! : time, time);
+    this.processIntent(undefined, this.riskStrategyId, { kind: 'flatten' }, this.barClock.barStartOr(time), time);
   }
 }
