@@ -209,13 +209,7 @@ export class IntentRouter {
         if (order !== undefined) {
           if (intent.size !== undefined) order.size = intent.size + order.filledSize;
           order.order = modifiedSpec(order.order, intent);
-          if (intent.trailPrice !== undefined) {
-            const trail = trackTrail(order.side, this.guard.lastPrice(order.contractId), intent.trailPrice);
-            if (order.trail === undefined && trail !== undefined) this.book.trailingCount++;
-            if (order.trail !== undefined && trail === undefined) this.book.trailingCount--;
-            order.trail = trail;
-            order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
-          }
+          if (intent.trailPrice !== undefined) this.book.setTrail(order, trackTrail(order.side, this.guard.lastPrice(order.contractId), intent.trailPrice));
         }
         this.rate.noteSent(time);
         this.venue.modify({
