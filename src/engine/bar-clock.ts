@@ -32,6 +32,11 @@ export class BarClock {
     return this.index >= 0 ? this.now : this.time();
   }
 
+  /** Start of the bar being processed (the time a decision made now is stamped with), else `otherwise`. */
+  barStartOr(otherwise: number): number {
+    return this.chunk !== undefined && this.index >= 0 ? this.chunk.time[this.index]! : otherwise;
+  }
+
   /** Index of the bar a strategy's pipeline is at while the chunk runs through it (the last bar if unknown). */
   pipelineIndex(): number {
     return barCursor.at >= 0 && barCursor.at < this.pushLength ? barCursor.at : this.pushLength - 1;

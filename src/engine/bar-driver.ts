@@ -124,7 +124,7 @@ export class BarDriver {
       return;
     }
     if (barClock.index >= 0 && this.warming(instance, barClock.index)) {
-      this.refuseWarmUp(strategyId, intent, barClock.index);
+      this.refuseWarmUp(instance!, strategyId, intent, barClock.index);
       return;
     }
     if (barClock.pushing) {
@@ -133,9 +133,7 @@ export class BarDriver {
       this.pending.push({ instance, strategyId, intent, at });
       return;
     }
-    const chunk = barClock.chunk;
-    const decidedAt = chunk !== undefined && barClock.index >= 0 ? chunk.time[barClock.index]! : barClock.time();
-    this.router.processIntent(instance, strategyId, intent, decidedAt, barClock.current());
+    this.router.processIntent(instance, strategyId, intent, barClock.barStartOr(barClock.time()), barClock.current());
   }
 
   push(chunk: BarChunk): void {
@@ -225,7 +223,7 @@ export class BarDriver {
         if (this.catchUp && i === n - 1) this.coalesceTargets(barTime);
         while (this.pendingCursor < pending.length && pending[this.pendingCursor]!.at === i) {
           const item = pending[this.pendingCursor++]!;
-          if (this.warming(item.instance, i)) this.refuseWarmUp(item.strategyId, item.intent, i);
+          if (this.warming(item.instance, i)) this.refuseWarmUp(item.instance!, item.strategyId, item.intent, i);
           else router.processIntent(item.instance, item.strategyId, item.intent, barTime, barClock.now);
         }
         if (recordEquity) equity.record(barTime, accounting.equity());
@@ -272,7 +270,7 @@ export class BarDriver {
     for (const item of kept) pending.push(item);
   }
 
-  /** True while bar `index` of the current push is within the instance's declared warm-up. */
+  /** True while bar `index` of the current push is within the instance's declared warm-up (never without an instance). */
   private warming(instance: Instance | undefined, index: number): boolean {
     const chunk = this.barClock.chunk;
     if (instance === undefined || instance.warmup === 0 || chunk === undefined) return false;
@@ -280,10 +278,9 @@ export class BarDriver {
     return this.seenBefore + index + 1 <= instance.warmup;
   }
 
-  private refuseWarmUp(strategyId: string, intent: Intent, index: number): void {
-    const instance = this.host.find(strategyId);
+  private refuseWarmUp(instance: Instance, strategyId: string, intent: Intent, index: number): void {
     const time = this.barClock.chunk?.time[index] ?? this.barClock.time();
-    this.decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${this.seenBefore + index + 1} of a ${instance?.warmup ?? 0}-bar warm-up` }, time);
+    this.decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${this.seenBefore + index + 1} of a ${instance.warmup}-bar warm-up` }, time);
   }
 
   private markPartial(chunk: BarChunk, i: number): void {

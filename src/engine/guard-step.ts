@@ -20,8 +20,8 @@ export class GuardStep implements GuardState {
   dayPnl = 0;
   dailyLossFloor = -Infinity;
   maximumLossFloor = -Infinity;
-  personalDailyLossLimit: number | undefined;
-  personalDailyProfitTarget: number | undefined;
+  personalDailyLossLimit: number | undefined = undefined;
+  personalDailyProfitTarget: number | undefined = undefined;
 
   constructor(
     private readonly contracts: ReadonlyMap<string, ContractSpec>,
@@ -32,14 +32,14 @@ export class GuardStep implements GuardState {
     private readonly rate: OrderRate,
     private readonly sessions: SessionClock | undefined,
     private readonly quotedPrice: ((contractId: string) => number | undefined) | undefined,
-  ) {
-    this.personalDailyLossLimit = rules.config.personalDailyLossLimit;
-    this.personalDailyProfitTarget = rules.config.personalDailyProfitTarget;
-  }
+  ) {}
 
   /** The guard's view at `time`, for one check. */
   refresh(time: number): GuardState {
     const equity = this.accounting.equity();
+    // The personal limits are read here like the floors, so a change of the account's limits needs no
+    // second step to reach the guard.
+    const config = this.rules.config;
     this.now = time;
     this.tradingState = this.trading.current.state;
     this.lockedUntil = this.trading.lockedUntil;
@@ -48,13 +48,9 @@ export class GuardStep implements GuardState {
     this.dayPnl = equity - this.rules.dayStartBalance;
     this.dailyLossFloor = this.rules.dailyLossFloor();
     this.maximumLossFloor = this.rules.maximumLossFloor();
+    this.personalDailyLossLimit = config.personalDailyLossLimit;
+    this.personalDailyProfitTarget = config.personalDailyProfitTarget;
     return this;
-  }
-
-  /** The account's personal limits changed (the rule book's config). */
-  followLimits(): void {
-    this.personalDailyLossLimit = this.rules.config.personalDailyLossLimit;
-    this.personalDailyProfitTarget = this.rules.config.personalDailyProfitTarget;
   }
 
   contract(id: string): ContractSpec | undefined {

@@ -101,17 +101,22 @@ export class IntentRouter {
 
   /** The next sequence number a strategy will use. */
   nextSequence(strategyId: string): number {
-    return this.sequences.get(strategyId)?.next ?? (typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1));
+    return this.sequences.get(strategyId)?.next ?? this.firstSequence(strategyId);
   }
 
   /** The next client id of a strategy: `<strategyId>-<sequence>`. */
   nextId(strategyId: string): string {
     let sequence = this.sequences.get(strategyId);
     if (sequence === undefined) {
-      sequence = { prefix: `${strategyId}-`, next: typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1) };
+      sequence = { prefix: `${strategyId}-`, next: this.firstSequence(strategyId) };
       this.sequences.set(strategyId, sequence);
     }
     return sequence.prefix + sequence.next++;
+  }
+
+  /** The sequence number a strategy starts from: the configured one (live restarts), else 1. */
+  private firstSequence(strategyId: string): number {
+    return typeof this.sequenceStart === 'number' ? this.sequenceStart : (this.sequenceStart?.[strategyId] ?? 1);
   }
 
   resolveContract(instance: IntentSource | undefined, contractId: string): string {
@@ -204,13 +209,7 @@ export class IntentRouter {
         if (order !== undefined) {
           if (intent.size !== undefined) order.size = intent.size + order.filledSize;
           order.order = modifiedSpec(order.order, intent);
-          if (intent.trailPrice !== undefined) {
-            const trail = trackTrail(order.side, this.guard.lastPrice(order.contractId), intent.trailPrice);
-            if (order.trail === undefined && trail !== undefined) this.book.trailingCount++;
-            if (order.trail !== undefined && trail === undefined) this.book.trailingCount--;
-            order.trail = trail;
-            order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
-          }
+          if (intent.trailPrice !== undefined) this.book.setTrail(order, trackTrail(order.side, this.guard.lastPrice(order.contractId), intent.trailPrice));
         }
         this.rate.noteSent(time);
         this.venue.modify({
@@ -310,6 +309,6 @@ export class IntentRouter {
     this.logger.warn({ reason }, 'engine flattens every position');
     // The strategies' targets no longer stand: a re-assertion may only bring the position back to flat.
     this.keeper.zero();
-    this.processIntent(undefined, this.riskStrategyId, { kind: 'flatten' }, this.barClock.chunk !== undefined && this.barClock.index >= 0 ? this.barClock.chunk.time[this.barClock.index]! : time, time);
+    this.processIntent(undefined, this.riskStrategyId, { kind: 'flatten' }, this.barClock.barStartOr(time), time);
   }
 }

@@ -16,7 +16,7 @@
  */
 import { IdList } from './id-list.ts';
 import type { WorkingOrder } from './strategy.ts';
-import { startTrail, type TrailState } from './trailing.ts';
+import { startTrail, trailStopPrice, type TrailState } from './trailing.ts';
 import type { OrderSpec, OrderState, Side } from './types.ts';
 
 export interface BookOrder extends WorkingOrder {
@@ -59,6 +59,7 @@ export class OrderBook {
   /** Terminal orders whose reported fills have not all been delivered yet, by order id. */
   private readonly provisional = new Map<string, Provisional>();
   private readonly provisionalNet = new Map<string, number>();
+  /** Orders in the book with a trail to advance (read by the bar loop; kept by `add`, `remove` and `setTrail`). */
   trailingCount = 0;
 
   get size(): number {
@@ -80,6 +81,14 @@ export class OrderBook {
   add(order: BookOrder): void {
     if (order.trail !== undefined) this.trailingCount++;
     this.orders.set(order.id, order);
+  }
+
+  /** A book order's trail changed (a modify of its trailPrice): its estimated stop, and the count of trailing orders. */
+  setTrail(order: BookOrder, trail: TrailState | undefined): void {
+    if (order.trail === undefined && trail !== undefined) this.trailingCount++;
+    if (order.trail !== undefined && trail === undefined) this.trailingCount--;
+    order.trail = trail;
+    order.trailStop = trail === undefined ? NaN : trailStopPrice(trail);
   }
 
   /**

@@ -43,19 +43,21 @@ export class RuleEnforcer {
     this.parts.breaches$.next(breach);
     const time = breach.time;
     const untilNextDay = calendar.nextDayStart(time);
+    // A flatten is stamped at the end of the bar being processed (or the last one), else at the breach.
+    const flattenAt = barClock.now === barClock.now ? barClock.now : time;
     if (breach.type === 6 && breach.rule === 'maximumLossLimit') {
       if (limits.lockoutAfterViolation) trading.lockedUntil = Infinity;
       trading.change('HALTED', 'maximum loss limit broken', Infinity, time);
-      router.flattenAll('maximum loss limit', barClock.now === barClock.now ? barClock.now : time);
+      router.flattenAll('maximum loss limit', flattenAt);
     } else if (breach.type === 6) {
       if (limits.lockoutAfterViolation) trading.lockedUntil = Math.max(trading.lockedUntil, untilNextDay);
       if (!(trading.current.state === 'HALTED' && trading.current.until === Infinity)) trading.change('HALTED', 'daily loss limit broken', untilNextDay, time);
-      router.flattenAll('daily loss limit', barClock.now === barClock.now ? barClock.now : time);
+      router.flattenAll('daily loss limit', flattenAt);
     } else {
       const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';
       if (rules.config.personalLimitAction === 'halt') {
         if (trading.current.state !== 'HALTED') trading.change('HALTED', reason, untilNextDay, time);
-        router.flattenAll(reason, barClock.now === barClock.now ? barClock.now : time);
+        router.flattenAll(reason, flattenAt);
       } else if (trading.current.state === 'ACTIVE') {
         trading.change('REDUCING', reason, untilNextDay, time);
       }

@@ -252,7 +252,6 @@ export function createEngine(options: EngineOptions): Engine {
     },
     setAccountLimits(accountLimits) {
       rules.setLimits(accountLimits);
-      guard.followLimits();
       logger.info({ limits: accountLimits }, 'account limits changed');
     },
     submit(strategyId, intent) {

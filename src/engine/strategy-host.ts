@@ -12,7 +12,7 @@ import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
 import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
-import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderUpdate, BarQuoteModel, Quote, Timeframe } from './types.ts';
+import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderUpdate, BarQuoteModel, Quote } from './types.ts';
 
 export interface StrategyEntry {
   readonly strategy: StrategyModule;
@@ -44,7 +44,6 @@ export interface Instance {
 
 interface BarListener {
   readonly contractId: string;
-  readonly timeframe: Timeframe | undefined;
   readonly subject: Multicast<BarRecord>;
   readonly resampler: Resampler | undefined;
   derived: BarChunk | undefined;
@@ -86,35 +85,16 @@ export class StrategyHost {
   readonly failures: StrategyFailure[] = [];
   private readonly barListeners: BarListener[] = [];
   private readonly runs: Array<{ instance: Instance; module: StrategyModule; context: StrategyContext }> = [];
-  private readonly options: StrategyHostOptions;
-  private readonly contracts: ReadonlyMap<string, ContractSpec>;
-  private readonly riskStrategyId: string;
-  private readonly accounting: Accounting;
-  private readonly book: OrderBook;
-  private readonly guard: GuardStep;
+  // The other parts are read only while the contexts are built (by their closures from then on).
   private readonly barClock: BarClock;
-  private readonly fills$: Multicast<Fill>;
-  private readonly orders$: Multicast<OrderUpdate>;
-  private readonly positions$: Multicast<PositionView>;
-  private readonly account$: Multicast<AccountSnapshot>;
   private readonly errors$: Multicast<StrategyFailure>;
   private readonly logger: Logger;
 
   constructor(parts: StrategyHostParts) {
-    this.options = parts.options;
-    this.contracts = parts.contracts;
-    this.riskStrategyId = parts.riskStrategyId;
-    this.accounting = parts.accounting;
-    this.book = parts.book;
-    this.guard = parts.guard;
     this.barClock = parts.barClock;
-    this.fills$ = parts.fills$;
-    this.orders$ = parts.orders$;
-    this.positions$ = parts.positions$;
-    this.account$ = parts.account$;
     this.errors$ = parts.errors$;
     this.logger = parts.logger;
-    for (const entry of this.options.strategies) this.runs.push({ ...this.host(entry), module: entry.strategy });
+    for (const entry of parts.options.strategies) this.runs.push({ ...this.host(parts, entry), module: entry.strategy });
   }
 
   /** Run the strategies: their intents go to `receive`. */
@@ -189,24 +169,21 @@ export class StrategyHost {
   }
 
   /** One strategy entry's instance and the context its `run` gets. */
-  private host(entry: StrategyEntry): { instance: Instance; context: StrategyContext } {
-    const { options, contracts, riskStrategyId, instances, barListeners, guard, accounting, book, fills$, orders$, positions$, account$, barClock, logger } = this;
+  private host(parts: StrategyHostParts, entry: StrategyEntry): { instance: Instance; context: StrategyContext } {
+    const { options, contracts, riskStrategyId, guard, accounting, book, fills$, orders$, positions$, account$, barClock, logger } = parts;
+    const { instances, barListeners } = this;
     const module = entry.strategy;
     const id = entry.id ?? module.name;
     if (id === riskStrategyId || instances.some((other) => other.id === id)) {
       throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`);
     }
-    const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map((contractId) => {
-      const contract = contracts.get(contractId);
-      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
-      return contract;
-    });
-    const params = parseParams(module, entry.params);
     const contractOf = (contractId: string): ContractSpec => {
       const contract = contracts.get(contractId);
       if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
       return contract;
     };
+    const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map(contractOf);
+    const params = parseParams(module, entry.params);
     const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false, warmup: warmupBars(module, params) };
     const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => this.failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
@@ -230,7 +207,6 @@ export class StrategyHost {
         const subject = new Multicast<BarRecord>();
         barListeners.push({
           contractId: resolve(contractId),
-          timeframe,
           subject,
           resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
           derived: undefined,
