@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { importSignature } from '../src/adapters/backtest/backtest.ts';
-import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
+import { importSignature } from '../src/adapters/backtest/definition-run.ts';
+import { BarCache } from '../src/data/bar-cache.ts';
 import { STREAM_AUTO_BARS } from '../src/adapters/backtest/streamed.ts';
 import { runCliConfig, type CliRun } from './cli-e2e.ts';
 import { CONTRACT, referenceBars } from './reference.ts';

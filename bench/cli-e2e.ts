@@ -8,7 +8,7 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadCsvBars } from '../src/adapters/backtest/sources/csv-parallel.ts';
+import { loadCsvBars } from '../src/data/csv-parallel.ts';
 import { PriceGrid } from '../src/engine/ticks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

@@ -7,7 +7,7 @@
  *   fresh-run.ts synthetic <bars>              generate the seeded market, then run (figure 6)
  *   fresh-run.ts cache <file> <from> <to>      load the range from the SQLite bar cache, then run (figure 3, cold)
  */
-import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
+import { BarCache } from '../src/data/bar-cache.ts';
 import { CONTRACT, MINUTE, fullPathBacktest, referenceBars } from './reference.ts';
 
 const [mode, ...rest] = process.argv.slice(2);

@@ -1,16 +1,16 @@
 /**
  * Figure 7: a grid of 64 parameter sets of the reference strategy through the backtest's own sweep
- * machinery (`runSweep` of src/adapters/backtest/optimize.ts, what `tickline optimize` runs): once in this
+ * machinery (`runSweep` of src/optimize/grid-sweep.ts, what `tickline optimize` runs): once in this
  * thread, one run after another, and once on 2 lanes (two pool threads running the compiled JavaScript
  * of dist/, the history in shared memory, this thread handing out jobs), on the generated 1 M bars and on the ES
  * file. Both must give the same order list hash and net PnL for every parameter set.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { BacktestConfig } from '../src/adapters/backtest/config.ts';
-import { gridCombinations, runSweep, type Job, type JobResult, type SweepContext } from '../src/adapters/backtest/optimize.ts';
-import { SweepPool } from '../src/adapters/backtest/sweep-pool.ts';
-import { readCsvBars } from '../src/adapters/backtest/sources/csv.ts';
+import { BacktestConfig } from '../src/adapters/backtest/backtest-config.ts';
+import { gridCombinations, runSweep, type Job, type JobResult, type SweepContext } from '../src/optimize/grid-sweep.ts';
+import { SweepPool } from '../src/optimize/sweep-pool.ts';
+import { readCsvBars } from '../src/data/csv.ts';
 import type { BarColumns } from '../src/engine/types.ts';
 import { CONTRACT, MINUTE } from './reference.ts';
 

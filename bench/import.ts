@@ -1,15 +1,15 @@
 /**
  * Figure 12 of `npm run bench`: reading a bar file again. The CSV reader (figure 9) against the same bars
  * read back from a `tickline import` (the bar cache's imported_chunks) and from a Parquet file through
- * DuckDB (the Parquet reader of src/adapters/backtest/sources/parquet.ts). Each read must give the CSV
+ * DuckDB (the Parquet reader of src/data/parquet.ts). Each read must give the CSV
  * reader's bars exactly.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
-import { readCsvBars } from '../src/adapters/backtest/sources/csv.ts';
-import { readParquetBars } from '../src/adapters/backtest/sources/parquet.ts';
+import { BarCache } from '../src/data/bar-cache.ts';
+import { readCsvBars } from '../src/data/csv.ts';
+import { readParquetBars } from '../src/data/parquet.ts';
 import { PriceGrid } from '../src/engine/ticks.ts';
 import type { BarColumns } from '../src/engine/types.ts';
 import type { GeneratedCsv } from './cli-e2e.ts';

@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { Queue } from 'bullmq';
-import { BacktestConfig } from '../src/adapters/backtest/config.ts';
-import { gridCombinations, runSweep, type Job } from '../src/adapters/backtest/optimize.ts';
-import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../src/adapters/backtest/distributed/queue.ts';
-import { sweepHistory, sweepSamples } from '../src/adapters/backtest/distributed/worker.ts';
-import type { SweepView } from '../src/adapters/backtest/distributed/spec.ts';
+import { BacktestConfig } from '../src/adapters/backtest/backtest-config.ts';
+import { gridCombinations, runSweep, type Job } from '../src/optimize/grid-sweep.ts';
+import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../src/optimize/queue.ts';
+import { sweepHistory, sweepSamples } from '../src/optimize/queue-worker.ts';
+import type { SweepView } from '../src/optimize/queue-spec.ts';
 import { sweepSpecOf } from '../src/cli/sweep-queue.ts';
 import { startRedisServer } from '../test/integration/distributed/redis-server.ts';
 

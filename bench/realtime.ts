@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { OrderSide, OrderType } from '../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderType } from '../src/protocol/codes.ts';
 import { UserHubClient } from '../src/adapters/gateway/realtime.ts';
 import { TradingClient } from '../src/adapters/gateway/trading.ts';
 import { LiveExecutor } from '../src/adapters/live/executor.ts';
@@ -17,7 +17,7 @@ import { RealtimeFeed } from '../src/adapters/live/realtime-feed.ts';
 import { silentLogger } from '../src/engine/log.ts';
 import { PriceGrid } from '../src/engine/ticks.ts';
 import type { ContractSpec, VenueEvent } from '../src/engine/types.ts';
-import { CALENDAR } from '../src/market/calendar.ts';
+import { CALENDAR } from '../src/market/contract-months.ts';
 import { startSimulator } from '../src/sim/index.ts';
 
 const UNLIMITED = { requests: 1_000_000, windowMs: 1 };

@@ -5,7 +5,7 @@
  * over typed arrays with running sums. Both yield the list of fills and the PnL; `compareRuns` names the
  * first difference. The unit test (test/unit/bench) runs the same functions on fewer bars.
  */
-import { AccountConfig } from '../src/adapters/backtest/config.ts';
+import { AccountConfig } from '../src/adapters/backtest/backtest-config.ts';
 import { resolveContract, type BacktestContract } from '../src/adapters/backtest/contract.ts';
 import { runBacktest, type BacktestRunResult } from '../src/adapters/backtest/run.ts';
 import { timeframe } from '../src/engine/timeframe.ts';

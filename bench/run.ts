@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BarCache } from '../src/adapters/backtest/sources/cache.ts';
+import { BarCache } from '../src/data/bar-cache.ts';
 import { measureFillLatency } from './realtime.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';

@@ -6,21 +6,22 @@
  */
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { AccountConfig, BacktestConfig, resolveBacktestPaths } from '../adapters/backtest/config.ts';
-import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '../engine/evaluation.ts';
+import { AccountConfig, BacktestConfig, resolveBacktestPaths } from '../adapters/backtest/backtest-config.ts';
+import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '../engine/evaluation-rules.ts';
 import { loadEvaluationRules } from './evaluations.ts';
-import { BacktestDataError, executeBacktest } from '../adapters/backtest/backtest.ts';
+import { BacktestDataError } from '../adapters/backtest/definition-run.ts';
+import { executeBacktest } from '../adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../adapters/backtest/result-files.ts';
 import { UnknownContractError } from '../adapters/backtest/contract.ts';
-import { CsvBarsError } from '../adapters/backtest/sources/csv.ts';
+import { CsvBarsError } from '../data/csv.ts';
 import { ReplayDataError } from '../adapters/backtest/replay.ts';
 import { createLogger } from '../engine/log.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
 import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
 import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
-import { evaluationLines } from '../report/evaluation.ts';
-import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config.ts';
+import { evaluationLines } from '../report/evaluation-report.ts';
+import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config-loader.ts';
 import { readFileSync } from 'node:fs';
 import { parseCommandArgs, type FlagValues } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';

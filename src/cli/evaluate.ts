@@ -6,11 +6,11 @@
  * evaluation.json and the report with its evaluation section. `--list` shows the shipped presets.
  */
 import path from 'node:path';
-import { executeBacktest } from '../adapters/backtest/backtest.ts';
+import { executeBacktest } from '../adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../adapters/backtest/result-files.ts';
 import { createLogger } from '../engine/log.ts';
 import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
-import { evaluationLines, type MonteCarloOptions } from '../report/evaluation.ts';
+import { evaluationLines, type MonteCarloOptions } from '../report/evaluation-report.ts';
 import { parseCommandArgs } from './args.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { loadEvaluationRules, presetNames } from './evaluations.ts';

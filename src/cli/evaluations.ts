@@ -5,8 +5,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { evaluationPresetSchema, type EvaluationPreset } from '../engine/evaluation.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { evaluationPresetSchema, type EvaluationPreset } from '../engine/evaluation-rules.ts';
+import { ConfigError, loadConfig } from './config-loader.ts';
 
 /** The shipped presets' folder, found from this file so it does not depend on the working directory. */
 export const PRESET_DIR = fileURLToPath(new URL('../../config/evaluations/', import.meta.url));

@@ -6,11 +6,11 @@
  */
 import { SingleBar } from 'cli-progress';
 import { TradingClient } from '../adapters/gateway/trading.ts';
-import { BarCache } from '../adapters/backtest/sources/cache.ts';
-import { loadGatewayBars } from '../adapters/backtest/sources/gateway.ts';
-import { DEFAULT_BAR_CACHE } from '../adapters/backtest/config.ts';
+import { BarCache } from '../data/bar-cache.ts';
+import { loadGatewayBars } from '../data/gateway-bars.ts';
+import { DEFAULT_BAR_CACHE } from '../adapters/backtest/backtest-config.ts';
 import { resolveContract, UnknownContractError } from '../adapters/backtest/contract.ts';
-import { frontMonthWindows } from '../adapters/backtest/continuous.ts';
+import { frontMonthWindows } from '../data/continuous.ts';
 import { createLogger } from '../engine/log.ts';
 import { timeframe as makeTimeframe } from '../engine/timeframe.ts';
 import type { BarUnit } from '../engine/types.ts';

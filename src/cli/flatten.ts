@@ -10,7 +10,7 @@ import { ExitCode, UsageError } from './exit.ts';
 import { loadTradingConfig } from './trading-config.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { TradingClient } from '../adapters/gateway/trading.ts';
-import { credentialsFromEnv } from '../adapters/live/config.ts';
+import { credentialsFromEnv } from '../adapters/live/live-config.ts';
 import { flattenAccount, flattenText } from '../adapters/live/kill-switch.ts';
 import { Journal, JournalError } from '../adapters/live/journal.ts';
 

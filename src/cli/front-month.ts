@@ -4,7 +4,7 @@
  * a calendar of ours, so a real gateway's roll day is the one that counts; contract ids pass unchanged.
  */
 import { TradingClient } from '../adapters/gateway/trading.ts';
-import type { Credentials } from '../adapters/live/config.ts';
+import type { Credentials } from '../adapters/live/live-config.ts';
 import type { Logger } from '../engine/log.ts';
 import { UsageError } from './exit.ts';
 

@@ -5,9 +5,9 @@
  * modification time) or the way it is read changes.
  */
 import path from 'node:path';
-import { configuredContract, csvOptionsOf, importSignature, readBarFile } from '../adapters/backtest/backtest.ts';
-import { DEFAULT_BAR_CACHE } from '../adapters/backtest/config.ts';
-import { BarCache } from '../adapters/backtest/sources/cache.ts';
+import { configuredContract, csvOptionsOf, importSignature, readBarFile } from '../adapters/backtest/definition-run.ts';
+import { DEFAULT_BAR_CACHE } from '../adapters/backtest/backtest-config.ts';
+import { BarCache } from '../data/bar-cache.ts';
 import { parseCommandArgs } from './args.ts';
 import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
 import { ExitCode, UsageError } from './exit.ts';

@@ -4,8 +4,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { METRICS, rank, type JobResult, type Metric } from '../adapters/backtest/optimize.ts';
-import { writeSweepReport } from '../report/sweep.ts';
+import { METRICS, rank, type JobResult, type Metric } from '../optimize/grid-sweep.ts';
+import { writeSweepReport } from '../report/sweep-page.ts';
 
 export interface SweepOutputs {
   readonly name: string;

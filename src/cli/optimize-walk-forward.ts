@@ -5,10 +5,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { BacktestConfig } from '../adapters/backtest/config.ts';
-import type { History } from '../adapters/backtest/backtest.ts';
-import type { Grid } from '../adapters/backtest/optimize.ts';
-import { runWalkForward, type WalkForwardOptions, type WalkForwardResult } from '../adapters/backtest/walk-forward.ts';
+import type { BacktestConfig } from '../adapters/backtest/backtest-config.ts';
+import type { History } from '../adapters/backtest/definition-run.ts';
+import type { Grid } from '../optimize/grid-sweep.ts';
+import { runWalkForward, type WalkForwardOptions, type WalkForwardResult } from '../optimize/walk-forward.ts';
 
 export interface WalkForwardCommand extends Omit<WalkForwardOptions, 'onResult'> {
   readonly config: BacktestConfig;

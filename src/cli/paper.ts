@@ -10,17 +10,17 @@ import { decisionLine, fillLine, orderLine } from '../adapters/live/event-lines.
 import { flattenText } from '../adapters/live/kill-switch.ts';
 import type { OrderUpdate } from '../engine/types.ts';
 import path from 'node:path';
-import { ConfigError } from './config.ts';
+import { ConfigError } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { StrategyError } from '../engine/strategy.ts';
 import { loadStrategy } from '../strategies/index.ts';
-import { credentialsFromEnv, type Credentials, type LiveConfig } from '../adapters/live/config.ts';
+import { credentialsFromEnv, type Credentials, type LiveConfig } from '../adapters/live/live-config.ts';
 import { loadTradingConfig } from './trading-config.ts';
-import { LiveSession } from '../adapters/live/session.ts';
+import { LiveSession } from '../adapters/live/trading-session.ts';
 import { startSimulator } from '../sim/index.ts';
-import { Limits } from '../adapters/gateway/endpoints.ts';
+import { Limits } from '../protocol/endpoints.ts';
 import { resolveFrontMonths } from './front-month.ts';
 
 /**

@@ -7,11 +7,11 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { createLogger } from '../engine/log.ts';
-import { rootSpecSchema } from '../market/calendar.ts';
+import { rootSpecSchema } from '../market/contract-months.ts';
 import { bookModelSchema, spreadModelSchema } from '../market/quotes.ts';
 import { MaximumSource, MinimumSource, startSimulator, type SimulatorOptions } from '../sim/index.ts';
 import { pendingOptionsSchema } from '../sim/pending.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 

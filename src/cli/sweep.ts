@@ -3,12 +3,12 @@
  * process or machine that reaches its Redis, by the id `optimize --queue --detach` printed.
  */
 import path from 'node:path';
-import { cancelSweep, QUEUE_URL_ENV, queueUrlFrom, readResults, readSweep, sweepStatus } from '../adapters/backtest/distributed/queue.ts';
+import { cancelSweep, QUEUE_URL_ENV, queueUrlFrom, readResults, readSweep, sweepStatus } from '../optimize/queue.ts';
 import { parseCommandLine } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { writeSweepOutputs } from './optimize-report.ts';
 import { followSweep, openQueue, storedOutputs } from './sweep-queue.ts';
-import { METRICS, type Metric } from '../adapters/backtest/optimize.ts';
+import { METRICS, type Metric } from '../optimize/grid-sweep.ts';
 
 export const summary = 'Status, results or cancellation of a sweep on a queue (optimize --queue --detach)';
 

@@ -1,10 +1,10 @@
 /** The config of `paper`, `live` and `flatten`: strict, with its paths relative to the file. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/config.ts';
-import { evaluationAccount, withEvaluationRisk } from '../engine/evaluation.ts';
-import { accountConfigSchema } from '../engine/rules.ts';
-import { ConfigError, configIssue, parseConfigDocument, validateDocument } from './config.ts';
+import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/live-config.ts';
+import { evaluationAccount, withEvaluationRisk } from '../engine/evaluation-rules.ts';
+import { accountConfigSchema } from '../engine/account-rules.ts';
+import { ConfigError, configIssue, parseConfigDocument, validateDocument } from './config-loader.ts';
 import { loadEvaluationRules } from './evaluations.ts';
 
 /** The account limits an evaluation sets; the config's `limits` may not set them too. */

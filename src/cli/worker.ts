@@ -5,8 +5,8 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism, hostname } from 'node:os';
-import { connectQueue, QUEUE_URL_ENV, queueUrlFrom, redactUrl } from '../adapters/backtest/distributed/queue.ts';
-import { DEFAULT_LOCK_MS, startSweepWorker } from '../adapters/backtest/distributed/worker.ts';
+import { connectQueue, QUEUE_URL_ENV, queueUrlFrom, redactUrl } from '../optimize/queue.ts';
+import { DEFAULT_LOCK_MS, startSweepWorker } from '../optimize/queue-worker.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 

@@ -1,6 +1,6 @@
 import type { Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
-import type { SessionClock } from './calendar.ts';
+import type { SessionClock } from './trading-day.ts';
 import { sliceChunk } from './chunks.ts';
 import type { DecisionLog } from './decision-log.ts';
 import type { EquityRecorder } from './equity-recorder.ts';
@@ -10,7 +10,7 @@ import type { IntentRouter } from './intent-router.ts';
 import type { Logger } from './log.ts';
 import type { OrderBook } from './order-book.ts';
 import type { RuleEnforcer } from './rule-enforcer.ts';
-import type { RuleBook } from './rules.ts';
+import type { RuleBook } from './account-rules.ts';
 import type { Instance, StrategyHost } from './strategy-host.ts';
 import { targetKey } from './target-keeper.ts';
 import { nominalMs } from './timeframe.ts';

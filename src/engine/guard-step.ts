@@ -1,9 +1,9 @@
 import type { Accounting } from './accounting.ts';
-import type { SessionClock, SessionPhase } from './calendar.ts';
+import type { SessionClock, SessionPhase } from './trading-day.ts';
 import type { OrderBook } from './order-book.ts';
 import type { OrderRate } from './order-rate.ts';
 import type { GuardOrder, GuardState, TradingState } from './risk.ts';
-import type { RuleBook } from './rules.ts';
+import type { RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 import type { ContractSpec, Side } from './types.ts';
 

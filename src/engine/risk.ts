@@ -5,7 +5,7 @@
  * changed returns a shared frozen result.
  */
 import { z } from 'zod';
-import type { SessionPhase } from './calendar.ts';
+import type { SessionPhase } from './trading-day.ts';
 import type { ContractSpec, Intent, ModifyIntent, OrderSpec, PlaceIntent, Side } from './types.ts';
 
 export const REASON_CODES = {

@@ -1,11 +1,11 @@
 import type { AccountSnapshot, Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
-import type { SessionClock, SessionPhase, TradingCalendar } from './calendar.ts';
+import type { SessionClock, SessionPhase, TradingCalendar } from './trading-day.ts';
 import type { IntentRouter } from './intent-router.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import type { ResolvedRiskConfig } from './risk.ts';
-import type { Breach, RuleBook } from './rules.ts';
+import type { Breach, RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 
 export interface RuleEnforcerParts {

@@ -6,7 +6,7 @@ import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import { trackTrail, type OrderBook } from './order-book.ts';
 import type { RuleEnforcer } from './rule-enforcer.ts';
-import type { RuleBook } from './rules.ts';
+import type { RuleBook } from './account-rules.ts';
 import { targetKey, type TargetKeeper } from './target-keeper.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 import { trailStopPrice } from './trailing.ts';

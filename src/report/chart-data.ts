@@ -7,7 +7,7 @@
  */
 import type { PriceGrid } from '../engine/ticks.ts';
 import { cents } from './statistics.ts';
-import type { ClosedTrade, ReportInput } from './types.ts';
+import type { ClosedTrade, ReportInput } from './report-types.ts';
 
 export interface Candles {
   /** Epoch seconds of each candle's first bar. */

@@ -4,12 +4,12 @@
  * 2, DAILY_LOSS_LIMIT 444`) and a warning when a strategy stopped trading because every intent it sent
  * from some day on was refused. Pure functions of the decision records; nothing reads the clock.
  */
-import { TradingCalendar } from '../engine/calendar.ts';
+import { TradingCalendar } from '../engine/trading-day.ts';
 import type { ReasonCode } from '../engine/risk.ts';
 import { PriceGrid } from '../engine/ticks.ts';
 import type { Intent } from '../engine/types.ts';
 import { tradingDayConfig } from './statistics.ts';
-import type { DecisionRecord, ReportInput, Statistics } from './types.ts';
+import type { DecisionRecord, ReportInput, Statistics } from './report-types.ts';
 
 export type DecisionOutcome = 'accepted' | 'adjusted' | 'rejected';
 

@@ -2,7 +2,7 @@
  * Text of numbers, times and the statistics table, shared by the terminal summary and the HTML report.
  * Never locale-dependent (no toLocaleString), so the output is the same on every machine.
  */
-import type { ReportInput, RuleName, Statistics } from './types.ts';
+import type { ReportInput, RuleName, Statistics } from './report-types.ts';
 
 const DASH = '-';
 

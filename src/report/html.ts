@@ -9,13 +9,13 @@ import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { EVALUATION_FAILURE_LABELS, EVALUATION_FAILURES, type EvaluationSource } from '../engine/evaluation.ts';
-import { MLL_VARIANT_DESCRIPTIONS } from '../engine/rules.ts';
+import { EVALUATION_FAILURE_LABELS, EVALUATION_FAILURES, type EvaluationSource } from '../engine/evaluation-rules.ts';
+import { MLL_VARIANT_DESCRIPTIONS } from '../engine/account-rules.ts';
 import { REASON_CODES } from '../engine/risk.ts';
 import { PriceGrid } from '../engine/ticks.ts';
 import { chartData, type ChartData, type DecisionMark } from './chart-data.ts';
 import { stoppedWarning, summarizeRunDecisions, type DecisionSummary } from './decisions.ts';
-import { monteCarloLine, type RunEvaluation } from './evaluation.ts';
+import { monteCarloLine, type RunEvaluation } from './evaluation-report.ts';
 import {
   DURATION_LABELS,
   RULE_LABELS,
@@ -28,7 +28,7 @@ import {
 } from './format.ts';
 import { computeStatistics } from './statistics.ts';
 import { daysToPassHistogram, fanChart } from './svg.ts';
-import type { ReportInput, Statistics } from './types.ts';
+import type { ReportInput, Statistics } from './report-types.ts';
 import { validateReportInput } from './validate.ts';
 
 export interface RenderOptions {

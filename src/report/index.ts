@@ -1,5 +1,5 @@
 /** The report's public surface: statistics, the terminal summary and the HTML report. */
-export type * from './types.ts';
+export type * from './report-types.ts';
 export { computeStatistics, cents, ratio, tradingDayConfig, TRADING_DAYS_PER_YEAR } from './statistics.ts';
 export { renderSummary, statisticRows } from './format.ts';
 export { renderReport, writeReport, type RenderOptions } from './html.ts';

@@ -3,9 +3,9 @@
  * same output to the byte. Money is summed in floating point (in input order) and rounded to cents only
  * at the end, so rounding never accumulates; ratios are rounded to 4 decimals.
  */
-import type { DailyStatistics, DayStatistics } from '../adapters/gateway/schemas.ts';
-import { DEFAULT_TRADING_DAY, TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
-import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics } from './types.ts';
+import type { DailyStatistics, DayStatistics } from '../protocol/schemas.ts';
+import { DEFAULT_TRADING_DAY, TradingCalendar, type TradingDayConfig } from '../engine/trading-day.ts';
+import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics } from './report-types.ts';
 import { validateReportInput } from './validate.ts';
 
 /** Trading days per year used to annualise Sharpe and Sortino. */
@@ -211,7 +211,7 @@ export class DrawdownTracker {
 // ------------------------------------------------------------------ daily returns, Sharpe, Sortino
 
 /**
- * The input's exchange trading day, as the engine defines it (src/engine/calendar.ts): `tradingDay` as
+ * The input's exchange trading day, as the engine defines it (src/engine/trading-day.ts): `tradingDay` as
  * given, else `tradingDayStartHour` (default 17) in America/Chicago.
  */
 export function tradingDayConfig(input: Pick<ReportInput, 'tradingDay' | 'tradingDayStartHour'>): TradingDayConfig {

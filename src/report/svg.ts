@@ -3,7 +3,7 @@
  * the median, a few single paths, the starting floor and the target) and the histogram of days to pass.
  * No script and no library: they are static, and the same input gives the same bytes.
  */
-import type { EquityFan } from './evaluation.ts';
+import type { EquityFan } from './evaluation-report.ts';
 import { formatMoney } from './format.ts';
 
 const WIDTH = 820;

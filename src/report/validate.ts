@@ -3,8 +3,8 @@
  * named instead of producing plausible-looking numbers (a shorter equity column would silently cut the
  * drawdown; an unsorted time column would split trading days wrongly).
  */
-import { TradingCalendar } from '../engine/calendar.ts';
-import type { ReportInput } from './types.ts';
+import { TradingCalendar } from '../engine/trading-day.ts';
+import type { ReportInput } from './report-types.ts';
 
 export class ReportInputError extends Error {
   override readonly name = 'ReportInputError';

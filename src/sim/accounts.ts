@@ -3,10 +3,10 @@
  * last price, open positions, the violation that locks an account, the buying-power check, and the
  * account and position searches.
  */
-import { AccountSearchErrorCode, OrderSide, PositionType } from '../adapters/gateway/codes.ts';
-import type { ResponseOf } from '../adapters/gateway/endpoints.ts';
-import type { TradingEnvelope } from '../adapters/gateway/schemas.ts';
-import type { FuturesContract } from '../market/calendar.ts';
+import { AccountSearchErrorCode, OrderSide, PositionType } from '../protocol/codes.ts';
+import type { ResponseOf } from '../protocol/endpoints.ts';
+import type { TradingEnvelope } from '../protocol/schemas.ts';
+import type { FuturesContract } from '../market/contract-months.ts';
 import type { SimContext } from './context.ts';
 import { averagePrice } from './records.ts';
 import type { AccountRow, PositionRow, UserRow } from './store.ts';

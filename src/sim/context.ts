@@ -4,9 +4,9 @@
  * accounts, orders, matching, ledger, rule checks, pending answers) each get this context and reach each
  * other through it, so each stays one job.
  */
-import type { TradingCalendar } from '../engine/calendar.ts';
+import type { TradingCalendar } from '../engine/trading-day.ts';
 import type { Logger } from '../engine/log.ts';
-import type { FuturesContract } from '../market/calendar.ts';
+import type { FuturesContract } from '../market/contract-months.ts';
 import type { SimClock } from './clock.ts';
 import type { SimContracts } from './contracts.ts';
 import type { Ledger } from './ledger.ts';

@@ -1,15 +1,15 @@
 /**
- * The simulator's contracts: the contract calendar (src/market/calendar.ts) read at the simulator's clock.
+ * The simulator's contracts: the contract calendar (src/market/contract-months.ts) read at the simulator's clock.
  * On any date the listed months of each root are searchable and available, the front one is the
  * `activeContract`; an expired month is still found by id (its history and positions remain) but refused
  * for orders; a month not listed yet is unknown. Also the market-data requests: Contract/search,
  * Contract/available, Contract/searchById and History/retrieveBars.
  */
-import { ContractByIdErrorCode, RetrieveBarsErrorCode } from '../adapters/gateway/codes.ts';
-import { Limits, type ResponseOf } from '../adapters/gateway/endpoints.ts';
-import { parseDateTime, type Contract, type RetrieveBarsRequest, type TradingEnvelope } from '../adapters/gateway/schemas.ts';
+import { ContractByIdErrorCode, RetrieveBarsErrorCode } from '../protocol/codes.ts';
+import { Limits, type ResponseOf } from '../protocol/endpoints.ts';
+import { parseDateTime, type Contract, type RetrieveBarsRequest, type TradingEnvelope } from '../protocol/schemas.ts';
 import { barUnitFromCode, timeframe } from '../engine/timeframe.ts';
-import type { ContractCalendar, ContractStatus, FuturesContract } from '../market/calendar.ts';
+import type { ContractCalendar, ContractStatus, FuturesContract } from '../market/contract-months.ts';
 import type { SimClock } from './clock.ts';
 import type { ContractMarket } from './market/market.ts';
 import { fail, ok } from './wire.ts';

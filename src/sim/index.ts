@@ -7,20 +7,20 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { readCsvBars } from '../adapters/backtest/sources/csv.ts';
-import { TradingCalendar, type TradingDayConfig } from '../engine/calendar.ts';
+import { readCsvBars } from '../data/csv.ts';
+import { TradingCalendar, type TradingDayConfig } from '../engine/trading-day.ts';
 import { silentLogger, type Logger } from '../engine/log.ts';
-import { CALENDAR, type ContractCalendar, type RootSpec, type RootSpecInput } from '../market/calendar.ts';
+import { CALENDAR, type ContractCalendar, type RootSpec, type RootSpecInput } from '../market/contract-months.ts';
 import { bookModelSchema, depthOf, type BookModel, type SpreadModel, type TouchFills } from '../market/quotes.ts';
 import { syntheticSpreadModel } from '../market/synthetic.ts';
-import { SimAdmin } from './admin.ts';
+import { SimAdmin } from './admin-service.ts';
 import { createClock, type ClockMode } from './clock.ts';
 import { SimContracts } from './contracts.ts';
-import { SimEngine } from './engine.ts';
+import { SimEngine } from './sim-core.ts';
 import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
 import type { PendingOptions } from './pending.ts';
-import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './rate-limit.ts';
-import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rules.ts';
+import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './request-budget.ts';
+import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rule-templates.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
 import { HubHost, type HubDefinition } from './hubs/hub-host.ts';
 import { MARKET_HUB, MarketHub } from './hubs/market-hub.ts';
@@ -29,7 +29,7 @@ import { getMeta, openStore, setMeta, type Db, type RuleRow } from './store.ts';
 
 export { generateBars } from '../market/synthetic.ts';
 export { ADMIN_PREFIX } from './server.ts';
-export { MaximumSource, MinimumSource, SimRuleError, mllVariant } from './rules.ts';
+export { MaximumSource, MinimumSource, SimRuleError, mllVariant } from './rule-templates.ts';
 export type { PendingOptions } from './pending.ts';
 
 const DAY_MS = 86_400_000;

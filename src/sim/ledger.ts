@@ -4,8 +4,8 @@
  * moves the position, keeps the bracket legs in step with the filled size, copies the fill to follower
  * accounts, and checks the account's rules.
  */
-import { OrderSide, OrderStatus, OrderType } from '../adapters/gateway/codes.ts';
-import type * as S from '../adapters/gateway/schemas.ts';
+import { OrderSide, OrderStatus, OrderType } from '../protocol/codes.ts';
+import type * as S from '../protocol/schemas.ts';
 import type { SimContext } from './context.ts';
 import type { OrderRow, PositionRow } from './store.ts';
 import { gatewayCents } from '../engine/money.ts';

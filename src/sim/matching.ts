@@ -12,9 +12,9 @@
  * - `step` walks the market from the last step to now, merging the path's points with pending answers
  *   that settle and contract months that expire, in time order.
  */
-import { OrderSide, OrderStatus, OrderType } from '../adapters/gateway/codes.ts';
+import { OrderSide, OrderStatus, OrderType } from '../protocol/codes.ts';
 import { advanceTrail, trailStopPrice, trailTriggered } from '../engine/trailing.ts';
-import { DAY_MS } from '../market/calendar.ts';
+import { DAY_MS } from '../market/contract-months.ts';
 import { queueAhead, takeLiquidity, touch, touchFill, type Quote } from '../market/quotes.ts';
 import type { SimContext } from './context.ts';
 import type { ContractMarket, PricePoint } from './market/market.ts';

@@ -15,13 +15,13 @@ import {
   PartialCloseErrorCode,
   PlaceErrorCode,
   ViolationDuration,
-} from '../adapters/gateway/codes.ts';
-import { bracketRefusal } from '../adapters/gateway/brackets.ts';
-import type { ResponseOf } from '../adapters/gateway/endpoints.ts';
-import { parseDateTime } from '../adapters/gateway/schemas.ts';
-import type * as S from '../adapters/gateway/schemas.ts';
+} from '../protocol/codes.ts';
+import { bracketRefusal } from '../protocol/brackets.ts';
+import type { ResponseOf } from '../protocol/endpoints.ts';
+import { parseDateTime } from '../protocol/schemas.ts';
+import type * as S from '../protocol/schemas.ts';
 import { startTrail } from '../engine/trailing.ts';
-import type { FuturesContract } from '../market/calendar.ts';
+import type { FuturesContract } from '../market/contract-months.ts';
 import type { SimContext } from './context.ts';
 import { clip } from './contracts.ts';
 import type { PendingAnswers } from './pending.ts';

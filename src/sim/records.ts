@@ -1,8 +1,8 @@
 /** Stored rows as the wire records of the spec: orders, trades and position prices in decimals. */
-import { OrderType } from '../adapters/gateway/codes.ts';
-import type * as S from '../adapters/gateway/schemas.ts';
+import { OrderType } from '../protocol/codes.ts';
+import type * as S from '../protocol/schemas.ts';
 import { trailStopPrice, type TrailState } from '../engine/trailing.ts';
-import type { FuturesContract } from '../market/calendar.ts';
+import type { FuturesContract } from '../market/contract-months.ts';
 import type { OrderRow, PositionRow, TradeRow } from './store.ts';
 import { iso } from './wire.ts';
 

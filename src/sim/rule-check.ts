@@ -4,11 +4,11 @@
  * are checked; a break records a violation (spec 2.10), cancels the account's working orders and closes
  * its positions at the market.
  */
-import { OrderSide, OrderStatus, ViolationDuration, ViolationType } from '../adapters/gateway/codes.ts';
-import type { RuleBook } from '../engine/rules.ts';
+import { OrderSide, OrderStatus, ViolationDuration, ViolationType } from '../protocol/codes.ts';
+import type { RuleBook } from '../engine/account-rules.ts';
 import type { AccountFigures } from './accounts.ts';
 import type { SimContext } from './context.ts';
-import { accountRuleBook } from './rules.ts';
+import { accountRuleBook } from './rule-templates.ts';
 import type { AccountRow, RuleRow } from './store.ts';
 import { NEVER } from './wire.ts';
 import { gatewayCents } from '../engine/money.ts';
@@ -82,7 +82,7 @@ export class RuleChecker {
 
   /**
    * The account's figures and the floors of its template's rules at `t`, from the engine's rule book
-   * (src/engine/rules.ts, variants mapped in rules.ts) fed with the account's high-water marks, which are
+   * (src/engine/account-rules.ts, variants mapped in rule-templates.ts) fed with the account's high-water marks, which are
    * brought up to `t` first.
    */
   floors(account: AccountRow, t = this.ctx.clock.now()): AccountFloors {

@@ -5,13 +5,13 @@
  * server, guarded by `Authorization: Bearer <adminKey>`.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { Endpoints, type Endpoint, type EndpointKey } from '../adapters/gateway/endpoints.ts';
-import { describeIssues } from '../adapters/gateway/errors.ts';
+import { Endpoints, type Endpoint, type EndpointKey } from '../protocol/endpoints.ts';
+import { describeIssues } from '../protocol/field-issues.ts';
 import type { z } from 'zod';
 import type { Logger } from '../engine/log.ts';
-import { AdminNotFound, type SimAdmin } from './admin.ts';
-import type { SimEngine } from './engine.ts';
-import { RateLimiter, type RateLimits } from './rate-limit.ts';
+import { AdminNotFound, type SimAdmin } from './admin-service.ts';
+import type { SimEngine } from './sim-core.ts';
+import { RateLimiter, type RateLimits } from './request-budget.ts';
 import type { UserRow } from './store.ts';
 
 export const ADMIN_PREFIX = '/admin';

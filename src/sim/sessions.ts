@@ -1,8 +1,8 @@
 /** Logins and session tokens: API-key login, bearer tokens that live 24 hours of simulator time, validate and logout. */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { AGREEMENTS_NOT_SIGNED_MESSAGE, LoginErrorCode } from '../adapters/gateway/codes.ts';
-import { Limits, type ResponseOf } from '../adapters/gateway/endpoints.ts';
-import type { TradingEnvelope } from '../adapters/gateway/schemas.ts';
+import { AGREEMENTS_NOT_SIGNED_MESSAGE, LoginErrorCode } from '../protocol/codes.ts';
+import { Limits, type ResponseOf } from '../protocol/endpoints.ts';
+import type { TradingEnvelope } from '../protocol/schemas.ts';
 import type { SimClock } from './clock.ts';
 import type { Db, UserRow } from './store.ts';
 import { ok } from './wire.ts';

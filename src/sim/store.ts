@@ -218,7 +218,7 @@ export interface RuleRow {
   kind: 'dailyLossLimit' | 'maximumLossLimit';
   amount: number;
   violation_duration: number;
-  /** Spec 2.11 `maximumLossLimit.maximumSource` (see rules.ts for the meaning this simulator gives it). */
+  /** Spec 2.11 `maximumLossLimit.maximumSource` (see rule-templates.ts for the meaning this simulator gives it). */
   maximum_source: number;
   /** Spec 2.11 `maximumLossLimit.minimumSource`. */
   minimum_source: number | null;

@@ -8,7 +8,7 @@
 import { map } from 'rxjs';
 import type { StrategyContext, StrategyModule, WorkingOrder } from '../../engine/strategy.ts';
 import type { BarChunk, BarRecord, Intent, OrderSpec } from '../../engine/types.ts';
-import type { AdjustMode } from './continuous.ts';
+import type { AdjustMode } from '../../data/continuous.ts';
 
 /** The adjustment in force for the bars being pushed (the runner sets it before each piece). */
 export class PriceAdjustment {

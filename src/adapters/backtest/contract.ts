@@ -1,8 +1,8 @@
 /**
- * The contract a backtest trades: a month of the contract calendar (src/market/calendar.ts: real tick
+ * The contract a backtest trades: a month of the contract calendar (src/market/contract-months.ts: real tick
  * sizes, values and fees) by id, name or symbol, or one written out in the config.
  */
-import { CALENDAR, type ContractCalendar, type RootSpec } from '../../market/calendar.ts';
+import { CALENDAR, type ContractCalendar, type RootSpec } from '../../market/contract-months.ts';
 import { PriceGrid } from '../../engine/ticks.ts';
 import type { ContractSpec } from '../../engine/types.ts';
 
@@ -13,7 +13,7 @@ export interface BacktestContract extends ContractSpec {
   readonly startPrice: number | undefined;
   /**
    * Set when the config names a root (`ES`): the run trades the front month at each date, stitched from
-   * the months of the history (src/adapters/backtest/continuous.ts). The engine then trades one id, the
+   * the months of the history (src/data/continuous.ts). The engine then trades one id, the
    * root's symbol (`F.US.EP`), and every trade is labelled with the month it was made in.
    */
   readonly continuous?: { readonly root: RootSpec; readonly calendar: ContractCalendar };

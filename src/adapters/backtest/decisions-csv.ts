@@ -7,7 +7,7 @@ import type { PriceGrid } from '../../engine/ticks.ts';
 import type { Intent } from '../../engine/types.ts';
 import { codeOf, describeIntent, intentPrice, outcomeOf } from '../../report/decisions.ts';
 import { cents } from '../../report/statistics.ts';
-import type { DecisionRecord } from '../../report/types.ts';
+import type { DecisionRecord } from '../../report/report-types.ts';
 import { IsoTimeFormatter } from './outputs.ts';
 
 export const DECISIONS_CSV_HEADER =

@@ -1,16 +1,13 @@
-/** `tickline/backtest`: run a backtest from a definition, read its results, sweep parameters. */
-export * from './config.ts';
-export { BacktestDataError, executeBacktest, loadHistory, type BacktestOutcome, type ExecuteOptions, type History, type HistoryOptions } from './backtest.ts';
+/** The backtest adapter's surface: run a backtest from a definition and read its results (src/optimize/index.ts adds the sweeps: together they are `tickline/backtest`). */
+export * from './backtest-config.ts';
+export { executeBacktest } from './execute.ts';
+export { BacktestDataError, loadHistory, type BacktestOutcome, type ExecuteOptions, type History, type HistoryOptions } from './definition-run.ts';
 export { writeBacktestOutputs, type WrittenFiles } from './result-files.ts';
 export { runBacktest, type BacktestRunInput, type BacktestRunResult, type BacktestViolation } from './run.ts';
 export { orderListHash } from './order-list-hash.ts';
 export { resolveContract, UnknownContractError, type BacktestContract, type ContractInput } from './contract.ts';
-export { METRICS, SweepError, gridCombinations, rank, runJob, runSweep, splitHistory, summarize, type Grid, type Job, type JobResult, type Metric, type RunSummary, type SweepContext, type SweepOptions } from './optimize.ts';
-export { SweepPool } from './sweep-pool.ts';
-export { SEARCHES, runSearch, search, type SearchMethod, type SweepSearchOptions } from './search.ts';
-export { WINDOW_MODES, WalkForwardError, runWalkForward, walkForwardFolds, type Fold, type FoldPlan, type FoldResult, type WalkForwardOptions, type WalkForwardResult, type WindowMode } from './walk-forward.ts';
-export { syntheticBars, type SyntheticMarketOptions } from './sources/synthetic.ts';
-export { CsvBarsError, parseCsvBars, readCsvBars, type CsvBars, type CsvProblem } from './sources/csv.ts';
-export { aggregate, sliceByIndex, sliceByTime } from './sources/columns.ts';
+export { syntheticBars, type SyntheticMarketOptions } from '../../data/synthetic-bars.ts';
+export { CsvBarsError, parseCsvBars, readCsvBars, type CsvBars, type CsvProblem } from '../../data/csv.ts';
+export { aggregate, sliceByIndex, sliceByTime } from '../../data/columns.ts';
 export { builtinStrategies, builtinStrategyNames, loadStrategy } from '../../strategies/index.ts';
 export * from '../../report/index.ts';

@@ -8,10 +8,10 @@ import path from 'node:path';
 import type fastJson from 'fast-json-stringify';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
-import { TradingCalendar, type TradingDayConfig } from '../../engine/calendar.ts';
-import type { EquityCurve } from '../../report/types.ts';
+import { TradingCalendar, type TradingDayConfig } from '../../engine/trading-day.ts';
+import type { EquityCurve } from '../../report/report-types.ts';
 import { cents } from '../../report/statistics.ts';
-import type { OutputsConfig } from './config.ts';
+import type { OutputsConfig } from './backtest-config.ts';
 
 const BUFFER_BYTES = 1 << 20;
 const DAY_MS = 86_400_000;

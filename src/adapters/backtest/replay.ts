@@ -7,7 +7,7 @@
 import { Observable } from 'rxjs';
 import { nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, MarketData, Timeframe } from '../../engine/types.ts';
-import { aggregate } from './sources/columns.ts';
+import { aggregate } from '../../data/columns.ts';
 
 export interface ReplaySeries {
   readonly contractId: string;

@@ -6,11 +6,11 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { writeReport } from '../../report/html.ts';
-import { evaluationJson } from '../../report/evaluation.ts';
+import { evaluationJson } from '../../report/evaluation-report.ts';
 import { cents } from '../../report/statistics.ts';
-import type { ClosedTrade } from '../../report/types.ts';
+import type { ClosedTrade } from '../../report/report-types.ts';
 import type { OrderRecord } from './fill-model.ts';
-import type { BacktestOutcome } from './backtest.ts';
+import type { BacktestOutcome } from './definition-run.ts';
 import { decisionsCsvLines } from './decisions-csv.ts';
 import { z } from 'zod';
 import { equityRows, IsoTimeFormatter, JsonArrayText, rowSerializer, writeEquityCsv, writeJson, writeJsonArray, writeStreamed, type JsonLayout } from './outputs.ts';

@@ -4,13 +4,13 @@
  * trades, equity, violations and order list hash, byte for byte.
  */
 import { createEngine } from '../../engine/runner.ts';
-import type { Breach } from '../../engine/rules.ts';
+import type { Breach } from '../../engine/account-rules.ts';
 import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
 import type { StrategyModule } from '../../engine/strategy.ts';
 import type { BarColumns, Fill, Timeframe } from '../../engine/types.ts';
 import { silentLogger, type Logger } from '../../engine/log.ts';
-import type { ClosedTrade, ClosestApproach, DecisionRecord, ReportViolation, RuleName } from '../../report/types.ts';
-import type { AccountConfig } from './config.ts';
+import type { ClosedTrade, ClosestApproach, DecisionRecord, ReportViolation, RuleName } from '../../report/report-types.ts';
+import type { AccountConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
 import { ReplayMarketData } from './replay.ts';
@@ -18,8 +18,8 @@ import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
 import type { Engine } from '../../engine/runner.ts';
 import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
-import { idleBetween, planContinuity, segmentIndexAt, type AdjustMode, type ContinuityPlan, type HistoryBreak, type HistorySegment } from './continuous.ts';
-import { sliceByIndex } from './sources/columns.ts';
+import { idleBetween, planContinuity, segmentIndexAt, type AdjustMode, type ContinuityPlan, type HistoryBreak, type HistorySegment } from '../../data/continuous.ts';
+import { sliceByIndex } from '../../data/columns.ts';
 import { orderListHash } from './order-list-hash.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
 

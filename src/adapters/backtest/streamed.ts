@@ -20,23 +20,23 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { TradingCalendar } from '../../engine/calendar.ts';
+import { TradingCalendar } from '../../engine/trading-day.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import { CandleBuilder } from '../../report/chart-data.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
-import type { ClosedTrade, EquityCurve, ReportInput } from '../../report/types.ts';
-import type { BacktestOutcome, ExecuteOptions } from './backtest.ts';
-import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, fillOptions, importSignature, reportConfig, runReportFields } from './backtest.ts';
-import { DEFAULT_BAR_CACHE, type BacktestConfig } from './config.ts';
+import type { ClosedTrade, EquityCurve, ReportInput } from '../../report/report-types.ts';
+import type { BacktestOutcome, ExecuteOptions } from './definition-run.ts';
+import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, fillOptions, importSignature, reportConfig, runReportFields } from './definition-run.ts';
+import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
-import { SAMPLE_STEPS, spacingWarning } from './data-checks.ts';
+import { SAMPLE_STEPS, spacingWarning } from '../../data/data-checks.ts';
 import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import { runStreamedBacktest, type BacktestRunResult, type RunRecordsSoFar } from './run.ts';
-import { BarCache, type ImportInfo } from './sources/cache.ts';
-import { aggregate, concatColumns, lowerBound, sliceByIndex, sliceByTime, upperBound } from './sources/columns.ts';
+import { BarCache, type ImportInfo } from '../../data/bar-cache.ts';
+import { aggregate, concatColumns, lowerBound, sliceByIndex, sliceByTime, upperBound } from '../../data/columns.ts';
 
 /** A streamed run's own bookkeeping found itself inconsistent: a bug, never the data's fault. */
 export class StreamedRunError extends Error {

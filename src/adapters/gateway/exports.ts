@@ -4,8 +4,8 @@
  * and `mergeById` joins their answers, keeping each trade once (a trade updated near a window edge can
  * be reported by both windows).
  */
-import { Endpoints, Limits } from './endpoints.ts';
-import { GatewayError } from './errors.ts';
+import { Endpoints, Limits } from '../../protocol/endpoints.ts';
+import { GatewayError } from './gateway-errors.ts';
 
 export interface TimeWindow {
   fromMs: number;

@@ -6,9 +6,9 @@
  * Bars are returned oldest first, each bar start once; two different bars with the same start in one
  * answer are an error, because no ordering can make those times increase.
  */
-import type { Bar } from './schemas.ts';
-import { GatewayError } from './errors.ts';
-import { Endpoints, Limits } from './endpoints.ts';
+import type { Bar } from '../../protocol/schemas.ts';
+import { GatewayError } from './gateway-errors.ts';
+import { Endpoints, Limits } from '../../protocol/endpoints.ts';
 
 export interface BarWindow {
   /** Inclusive bounds, epoch ms. */

@@ -15,8 +15,8 @@ import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, 
 import { BehaviorSubject, Observable, Subject } from 'rxjs';
 import { z } from 'zod';
 import { silentLogger, type Logger } from '../../engine/log.ts';
-import { batchOf, GatewayDepth, GatewayQuote, GatewayTrade } from './hub-schemas.ts';
-import * as S from './schemas.ts';
+import { batchOf, GatewayDepth, GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
+import * as S from '../../protocol/schemas.ts';
 
 export type RealtimeState = 'connecting' | 'connected' | 'reconnecting' | 'disconnected';
 

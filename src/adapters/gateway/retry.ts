@@ -4,8 +4,8 @@
  * other clients of this gateway (extras "Known pitfalls"). Login is retried only when the server cannot
  * have issued a token (429, 5xx, refused connection), never after a timeout.
  */
-import { Endpoints, type Endpoint } from './endpoints.ts';
-import { GatewayError } from './errors.ts';
+import { Endpoints, type Endpoint } from '../../protocol/endpoints.ts';
+import { GatewayError } from './gateway-errors.ts';
 
 export interface RetryOptions {
   /** Attempts in total, the first included. 1 disables retries. */

@@ -3,14 +3,14 @@
  * results, the session token handled by `SessionManager`.
  */
 import type { Logger } from '../../engine/log.ts';
-import { Endpoints, Limits } from './endpoints.ts';
-import type * as S from './schemas.ts';
-import type { RateLimits } from './rate-limit.ts';
+import { Endpoints, Limits } from '../../protocol/endpoints.ts';
+import type * as S from '../../protocol/schemas.ts';
+import type { RateLimits } from './rate-limiter.ts';
 import type { RetryOptions } from './retry.ts';
-import { SessionManager } from './session.ts';
+import { SessionManager } from './auth-session.ts';
 import { Transport } from './transport.ts';
 import { isoOf, pageBars, toEpochMs, type PageInfo } from './history.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from './gateway-errors.ts';
 
 export interface TradingClientOptions {
   baseUrl: string;

@@ -8,8 +8,8 @@ import { Pool } from 'undici';
 import type { z } from 'zod';
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
-import { CancelErrorCode, CancelRejectionMessage } from './codes.ts';
-import { Endpoints, type Endpoint } from './endpoints.ts';
+import { CancelErrorCode, CancelRejectionMessage } from '../../protocol/codes.ts';
+import { Endpoints, type Endpoint } from '../../protocol/endpoints.ts';
 import {
   CancelAccountRejected,
   GatewayError,
@@ -18,10 +18,10 @@ import {
   parseRequest,
   parseResponse,
   type FieldIssue,
-} from './errors.ts';
-import { RateLimiter, realClock, type Clock, type RateLimits } from './rate-limit.ts';
+} from './gateway-errors.ts';
+import { RateLimiter, realClock, type Clock, type RateLimits } from './rate-limiter.ts';
 import { backoffDelay, isRetryable, parseRetryAfter, retryPolicy, type RetryOptions, type RetryPolicy } from './retry.ts';
-import { ExportEnvelope, RegisterResponse, TradingEnvelope } from './schemas.ts';
+import { ExportEnvelope, RegisterResponse, TradingEnvelope } from '../../protocol/schemas.ts';
 
 export interface TransportOptions {
   baseUrl: string;

@@ -2,9 +2,9 @@
  * A type 6 violation is a rule break that covers both the Daily Loss Limit and the Maximum Loss Limit
  * (spec 2.10); which one broke is read from the rule configuration of its `ruleId` (spec 2.11).
  */
-import { ViolationType } from './codes.ts';
-import type { RuleConfiguration, Violation } from './schemas.ts';
-import { GatewayError } from './errors.ts';
+import { ViolationType } from '../../protocol/codes.ts';
+import type { RuleConfiguration, Violation } from '../../protocol/schemas.ts';
+import { GatewayError } from './gateway-errors.ts';
 
 export type RuleBreakKind = 'dailyLossLimit' | 'maximumLossLimit' | 'unknown';
 export type ViolationKind = 'personalDailyLossLimit' | 'personalDailyProfitTarget' | RuleBreakKind;

@@ -13,10 +13,10 @@
  * - A write that failed is not retried blindly: the next status report decides.
  */
 import { Subject } from 'rxjs';
-import { GatewayError } from '../gateway/errors.ts';
-import { signedBrackets } from '../gateway/brackets.ts';
-import { OrderSide, OrderType, TradeSide } from '../gateway/codes.ts';
-import type * as S from '../gateway/schemas.ts';
+import { GatewayError } from '../gateway/gateway-errors.ts';
+import { signedBrackets } from '../../protocol/brackets.ts';
+import { OrderSide, OrderType, TradeSide } from '../../protocol/codes.ts';
+import type * as S from '../../protocol/schemas.ts';
 import type { TradingClient } from '../gateway/trading.ts';
 import type { Logger } from '../../engine/log.ts';
 import { modifiedSpec } from '../../engine/order-book.ts';

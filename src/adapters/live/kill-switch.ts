@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../../engine/log.ts';
 import type { TradingClient } from '../gateway/trading.ts';
-import { GatewayError } from '../gateway/errors.ts';
+import { GatewayError } from '../gateway/gateway-errors.ts';
 
 export function describe(error: unknown): string {
   if (error instanceof GatewayError) return `${error.code}${error.errorName ? ` ${error.errorName}` : ''}: ${error.message}`;

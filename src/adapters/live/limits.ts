@@ -12,8 +12,8 @@
  * `maximumLossLimit`, else the engine's default (`trailingEndOfDay`). The floor the gateway reports is
  * reached through `RuleBook.restore`: the high-water mark it implies is `drawDownLimit + maximumLoss`.
  */
-import type * as S from '../gateway/schemas.ts';
-import type { AccountConfig, LimitName, MllVariant, RuleBook } from '../../engine/rules.ts';
+import type * as S from '../../protocol/schemas.ts';
+import type { AccountConfig, LimitName, MllVariant, RuleBook } from '../../engine/account-rules.ts';
 import type { RestoreState } from '../../engine/runner.ts';
 
 /** The rule limits one `TradingAccount/find` record states (0 in the record means "none"). */

@@ -9,9 +9,9 @@ import type { Logger } from '../../engine/log.ts';
 import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
 import type { ContractSpec, MarketTrade, Quote } from '../../engine/types.ts';
 import type { PriceGrid } from '../../engine/ticks.ts';
-import type { GatewayQuote, GatewayTrade } from '../gateway/hub-schemas.ts';
+import type { GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
 import type { MarketHubClient } from '../gateway/realtime.ts';
-import { parseDateTime } from '../gateway/schemas.ts';
+import { parseDateTime } from '../../protocol/schemas.ts';
 
 export type MarketHub = Pick<MarketHubClient, 'quotes' | 'marketTrades' | 'start' | 'stop' | 'state$'>;
 

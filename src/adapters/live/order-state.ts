@@ -16,7 +16,7 @@
  *   can reach the gateway seconds after the client gave up on it, so until the window has passed a
  *   missing lookup leaves the order `unknown` (its exposure still counted).
  */
-import { OrderStatus } from '../gateway/codes.ts';
+import { OrderStatus } from '../../protocol/codes.ts';
 
 export type LiveOrderState =
   | 'submitting'

@@ -16,10 +16,10 @@
  */
 import { Subject, type Observable } from 'rxjs';
 import type { Subject as SubjectType } from 'rxjs';
-import { GatewayError } from '../gateway/errors.ts';
-import type * as S from '../gateway/schemas.ts';
+import { GatewayError } from '../gateway/gateway-errors.ts';
+import type * as S from '../../protocol/schemas.ts';
 import type { TradingClient } from '../gateway/trading.ts';
-import type { AdminClient } from '../gateway/admin.ts';
+import type { AdminClient } from '../gateway/admin-client.ts';
 import type { Logger } from '../../engine/log.ts';
 import type { BarChunk, ContractSpec, MarketData, Timeframe, VenueEvent } from '../../engine/types.ts';
 import { BAR_UNIT_CODES, bucketEnd, bucketStart, nominalMs } from '../../engine/timeframe.ts';

@@ -5,7 +5,7 @@
  * the budget, or the configuration is refused with the numbers. At run time `RateBudget` keeps a sliding
  * window per bucket so that reads are skipped (never queued up into a burst) when a window is full.
  */
-import { Limits } from '../gateway/endpoints.ts';
+import { Limits } from '../../protocol/endpoints.ts';
 import type { Timeframe } from '../../engine/types.ts';
 import { bucketEnd, bucketStart, nominalMs } from '../../engine/timeframe.ts';
 

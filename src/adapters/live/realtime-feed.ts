@@ -12,7 +12,7 @@
 import type { Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
 import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
-import type * as S from '../gateway/schemas.ts';
+import type * as S from '../../protocol/schemas.ts';
 import type { RealtimeState, UserEvent, UserHubClient } from '../gateway/realtime.ts';
 import type { LiveExecutor } from './executor.ts';
 import type { Journal } from './journal.ts';

@@ -5,7 +5,7 @@
  * an order the journal wrote but the gateway never got is marked lost; an order the gateway has under
  * one of our tags but the journal never wrote (a lost or replaced journal) moves the tag sequence past it.
  */
-import type * as S from '../gateway/schemas.ts';
+import type * as S from '../../protocol/schemas.ts';
 import type { Logger } from '../../engine/log.ts';
 import type { ExecutionClient, LiveExecutor } from './executor.ts';
 import { parseTag, type Journal } from './journal.ts';

@@ -2,7 +2,7 @@
  * ASP.NET Core SignalR hubs over WebSocket, served beside an HTTP server (the simulator's): clients skip
  * negotiation and connect straight to the hub's path with the session token as the `access_token` query
  * parameter or an `Authorization: Bearer` header (gateway extras). Each hub is a table of methods and the
- * groups a connection joined; the host does the framing (`protocol.ts`), completions, keep-alive pings, a
+ * groups a connection joined; the host does the framing (`hub-framing.ts`), completions, keep-alive pings, a
  * token that stops being valid while connected (closed with an error), and slow consumers (a connection
  * whose unsent data passes a bound is dropped rather than buffered without end).
  */
@@ -10,7 +10,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { silentLogger, type Logger } from '../../engine/log.ts';
-import { encode, handshakeError, HubProtocolError, MessageType, parseMessage, splitRecords } from './protocol.ts';
+import { encode, handshakeError, HubProtocolError, MessageType, parseMessage, splitRecords } from './hub-framing.ts';
 
 /** What a hub method throws to answer its caller with an error completion (the message is sent). */
 export class HubMethodError extends Error {

@@ -13,11 +13,11 @@
  * - depth is the book's levels (`book.levels` each side): the levels whose size or type changed, a
  *   level that left the book with volume 0, as one batch; a new subscriber first gets Reset and the book.
  */
-import { DomType, TradeSide } from '../../adapters/gateway/codes.ts';
-import type { GatewayDepth, GatewayQuote, GatewayTrade } from '../../adapters/gateway/hub-schemas.ts';
-import type { FuturesContract } from '../../market/calendar.ts';
+import { DomType, TradeSide } from '../../protocol/codes.ts';
+import type { GatewayDepth, GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
+import type { FuturesContract } from '../../market/contract-months.ts';
 import { depthOf, levelVolume } from '../../market/quotes.ts';
-import type { SimEngine } from '../engine.ts';
+import type { SimEngine } from '../sim-core.ts';
 import type { ContractMarket } from '../market/market.ts';
 import { HubMethodError, type HubConnection, type HubDefinition, type HubHost } from './hub-host.ts';
 import { SessionStats } from './session-stats.ts';

@@ -10,9 +10,9 @@
  * A position that closed is sent once more with size 0.
  */
 import { HubMethodError, type HubConnection, type HubDefinition, type HubHost } from './hub-host.ts';
-import type { SimEngine } from '../engine.ts';
+import type { SimEngine } from '../sim-core.ts';
 import type { UserRow } from '../store.ts';
-import type * as S from '../../adapters/gateway/schemas.ts';
+import type * as S from '../../protocol/schemas.ts';
 
 export const USER_HUB = '/hubs/user';
 

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
-import { BarCache } from '../../../src/adapters/backtest/sources/cache.ts';
-import { loadGatewayBars } from '../../../src/adapters/backtest/sources/gateway.ts';
+import { BarCache } from '../../../src/data/bar-cache.ts';
+import { loadGatewayBars } from '../../../src/data/gateway-bars.ts';
 import { barAt, MINUTE, startLoopbackGateway, type LoopbackGateway } from './loopback-gateway.ts';
 
 const ES = new PriceGrid(0.25, 12.5);

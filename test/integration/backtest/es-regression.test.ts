@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { runBacktest } from '../../../src/adapters/backtest/run.ts';
-import { readCsvBars } from '../../../src/adapters/backtest/sources/csv.ts';
+import { readCsvBars } from '../../../src/data/csv.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { AccountConfig } from '../../../src/adapters/backtest/config.ts';
+import { AccountConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 import breakout from '../../../src/strategies/breakout.ts';
 import meanReversion from '../../../src/strategies/mean-reversion.ts';
-import { lowerBound } from '../../../src/adapters/backtest/sources/columns.ts';
+import { lowerBound } from '../../../src/data/columns.ts';
 
 const ES_CSV = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
 

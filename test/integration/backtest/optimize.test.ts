@@ -1,10 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
-import { executeBacktest, loadHistory } from '../../../src/adapters/backtest/backtest.ts';
+import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
+import { loadHistory } from '../../../src/adapters/backtest/definition-run.ts';
+import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { gridCombinations, rank, runJob, runsInline, runSweep, splitHistory, summarize, type Job, type JobResult } from '../../../src/adapters/backtest/optimize.ts';
-import { SweepPool } from '../../../src/adapters/backtest/sweep-pool.ts';
+import { gridCombinations, rank, runJob, runsInline, runSweep, splitHistory, summarize, type Job, type JobResult } from '../../../src/optimize/grid-sweep.ts';
+import { SweepPool } from '../../../src/optimize/sweep-pool.ts';
 
 const config = BacktestConfig.parse({
   strategy: { name: 'sma-cross', params: { fast: 5, slow: 20 } },

@@ -10,11 +10,11 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from './redis-server.ts';
-import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
-import { gridCombinations, runSweep, type Job } from '../../../src/adapters/backtest/optimize.ts';
-import { enqueueSweep, QUEUE_NAME, readResults, resultsKey, strategyKey } from '../../../src/adapters/backtest/distributed/queue.ts';
-import { jobId, sweepId, type SweepSpec } from '../../../src/adapters/backtest/distributed/spec.ts';
-import { sweepHistory, sweepSamples } from '../../../src/adapters/backtest/distributed/worker.ts';
+import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
+import { gridCombinations, runSweep, type Job } from '../../../src/optimize/grid-sweep.ts';
+import { enqueueSweep, QUEUE_NAME, readResults, resultsKey, strategyKey } from '../../../src/optimize/queue.ts';
+import { jobId, sweepId, type SweepSpec } from '../../../src/optimize/queue-spec.ts';
+import { sweepHistory, sweepSamples } from '../../../src/optimize/queue-worker.ts';
 import { sweepSpecOf } from '../../../src/cli/sweep-queue.ts';
 
 const CLI = path.join(import.meta.dirname, 'cli.ts');

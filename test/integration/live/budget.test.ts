@@ -4,14 +4,14 @@
  * more requests than the documented limit (retrieveBars 30 per 30 s, the rest 200 per 60 s).
  */
 import { describe, expect, it } from 'vitest';
-import { Limits } from '../../../src/adapters/gateway/endpoints.ts';
+import { Limits } from '../../../src/protocol/endpoints.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec } from '../../../src/engine/types.ts';
 import { LiveExecutor } from '../../../src/adapters/live/executor.ts';
 import { Journal } from '../../../src/adapters/live/journal.ts';
 import { Poller, type PollClient } from '../../../src/adapters/live/poller.ts';
-import { startBench } from './harness.ts';
+import { startBench } from './live-harness.ts';
 
 function maxInWindow(times: number[], windowMs: number): number {
   let best = 0;

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/adapters/live/journal.ts';
-import { until } from './harness.ts';
+import { until } from './live-harness.ts';
 import { ensureDist } from '../built-cli.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');

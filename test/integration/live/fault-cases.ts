@@ -15,7 +15,7 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { OrderStatus, TradeSide } from '../../../src/adapters/gateway/codes.ts';
+import { OrderStatus, TradeSide } from '../../../src/protocol/codes.ts';
 import type { LiveOrderState } from '../../../src/adapters/live/order-state.ts';
 import { BAR_MS, CONTRACT, MAX_TARGET, POLL, peekJournal, REQUEST_TIMEOUT_MS, type Audit, type BotProcess, type FaultWorld, type Mode } from './fault-world.ts';
 

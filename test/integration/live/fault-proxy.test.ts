@@ -5,14 +5,14 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TradeSide } from '../../../src/adapters/gateway/codes.ts';
-import type * as S from '../../../src/adapters/gateway/schemas.ts';
+import { TradeSide } from '../../../src/protocol/codes.ts';
+import type * as S from '../../../src/protocol/schemas.ts';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import { startSimulator, type SimHandle } from '../../../src/sim/index.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { CONTRACT, positionPath } from './fault-world.ts';
-import { CALENDAR } from '../../../src/market/calendar.ts';
+import { CALENDAR } from '../../../src/market/contract-months.ts';
 
 let sim: SimHandle;
 let proxy: FaultProxy;

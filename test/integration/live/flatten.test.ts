@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/flatten.ts';
-import { OrderSide, OrderType } from '../../../src/adapters/gateway/codes.ts';
-import { ES, lastTicks, startBench, type Bench } from './harness.ts';
+import { OrderSide, OrderType } from '../../../src/protocol/codes.ts';
+import { ES, lastTicks, startBench, type Bench } from './live-harness.ts';
 
 let b: Bench;
 beforeEach(async () => {

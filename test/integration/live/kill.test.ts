@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/engine/log.ts';
 import { reconcileOnStart } from '../../../src/adapters/live/reconcile.ts';
-import { agreement, ES, market, startBench, startBot, until, type Bench } from './harness.ts';
+import { agreement, ES, market, startBench, startBot, until, type Bench } from './live-harness.ts';
 
 let b: Bench;
 beforeEach(async () => {

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/engine/log.ts';
 import { reconcileOnStart } from '../../../src/adapters/live/reconcile.ts';
-import { agreement, lastTicks, limit, market, startBench, startBot, type Bench, type Bot } from './harness.ts';
+import { agreement, lastTicks, limit, market, startBench, startBot, type Bench, type Bot } from './live-harness.ts';
 
 interface Model {
   tags: string[];

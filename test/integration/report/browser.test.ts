@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../../../src/report/html.ts';
-import { writeSweepReport } from '../../../src/report/sweep.ts';
+import { writeSweepReport } from '../../../src/report/sweep-page.ts';
 import { annotatedRun, GAP_MS, generatedRun } from '../../unit/report/fixture.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -1,9 +1,9 @@
 /** An accelerated clock moves the market and matches orders (polled with a deadline, no timed sleeps). */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
-import { OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ES, ISO, START, accountIds, startTestSimulator, tradingClient } from './harness.ts';
+import { ES, ISO, START, accountIds, startTestSimulator, tradingClient } from './sim-harness.ts';
 
 let sim: SimHandle;
 let client: TradingClient;

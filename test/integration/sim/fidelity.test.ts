@@ -9,12 +9,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OrderSide, OrderStatus, OrderType, PlaceErrorCode, PositionType } from '../../../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderStatus, OrderType, PlaceErrorCode, PositionType } from '../../../src/protocol/codes.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { flattenAccount } from '../../../src/adapters/live/kill-switch.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import type { SimFillOptions, SimHandle } from '../../../src/sim/index.ts';
-import { ISO, TRADER, accountIds, startTestSimulator, tradingClient } from './harness.ts';
+import { ISO, TRADER, accountIds, startTestSimulator, tradingClient } from './sim-harness.ts';
 
 const T0 = Date.UTC(2025, 10, 3, 14, 0);
 const MINUTE = 60_000;

@@ -4,12 +4,12 @@
  * errorCode 2 (or a 400) that never echoes a large value, and seeded pending answers that settle later.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OrderSide, OrderStatus, OrderType, PlaceErrorCode } from '../../../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderStatus, OrderType, PlaceErrorCode } from '../../../src/protocol/codes.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { resolveFrontMonths } from '../../../src/cli/front-month.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ES, ISO, START, TRADER, accountIds, rawLogin, rawPost, startTestSimulator, tradingClient } from './harness.ts';
+import { ES, ISO, START, TRADER, accountIds, rawLogin, rawPost, startTestSimulator, tradingClient } from './sim-harness.ts';
 
 const DAY = 86_400_000;
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { rawLogin, rawPost, startTestSimulator, tradingClient } from './harness.ts';
+import { rawLogin, rawPost, startTestSimulator, tradingClient } from './sim-harness.ts';
 
 describe('simulator over HTTP', () => {
   let sim: SimHandle;

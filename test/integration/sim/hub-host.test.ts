@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { HubHost, HubMethodError, type HubDefinition } from '../../../src/sim/hubs/hub-host.ts';
-import { encode, RECORD_SEPARATOR } from '../../../src/sim/hubs/protocol.ts';
+import { encode, RECORD_SEPARATOR } from '../../../src/sim/hubs/hub-framing.ts';
 
 let server: Server;
 let host: HubHost;

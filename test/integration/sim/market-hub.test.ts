@@ -7,9 +7,9 @@
 import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { DomType, OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
-import { GatewayDepth, GatewayQuote, GatewayTrade } from '../../../src/adapters/gateway/hub-schemas.ts';
-import { encode } from '../../../src/sim/hubs/protocol.ts';
+import { DomType, OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
+import { GatewayDepth, GatewayQuote, GatewayTrade } from '../../../src/protocol/hub-schemas.ts';
+import { encode } from '../../../src/sim/hubs/hub-framing.ts';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { startSimulator, type SimHandle, type SimulatorOptions } from '../../../src/sim/index.ts';
 

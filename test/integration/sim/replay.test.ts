@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
-import { OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ISO, accountIds, frontMonth, startTestSimulator, tradingClient } from './harness.ts';
+import { ISO, accountIds, frontMonth, startTestSimulator, tradingClient } from './sim-harness.ts';
 
 const FILE = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
 const NOW = Date.parse('2013-10-08T15:00:00Z');

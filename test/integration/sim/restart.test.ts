@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
-import { ES, ISO, START, accountIds, adminClient, advanceUntil, rawPost, startTestSimulator, tradingClient } from './harness.ts';
+import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
+import { ES, ISO, START, accountIds, adminClient, advanceUntil, rawPost, startTestSimulator, tradingClient } from './sim-harness.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
 /** The rule engine and the administration interface, driven by the project's clients over loopback. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
+import type { AdminClient } from '../../../src/adapters/gateway/admin-client.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
-import { OrderSide, OrderType, PlaceErrorCode, ViolationDuration, ViolationType } from '../../../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderType, PlaceErrorCode, ViolationDuration, ViolationType } from '../../../src/protocol/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { ES, ISO, MES, START, advanceUntil, openSession, rawPost, type Session } from './harness.ts';
+import { ES, ISO, MES, START, advanceUntil, openSession, rawPost, type Session } from './sim-harness.ts';
 
 describe('simulator rules and administration', () => {
   let sim: SimHandle;

@@ -4,11 +4,11 @@
  * January and to the next date's day in July, in the daily statistics and in the day's realized P&L.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
+import type { AdminClient } from '../../../src/adapters/gateway/admin-client.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
-import { OrderSide, OrderType } from '../../../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderType } from '../../../src/protocol/codes.ts';
 import type { SimHandle } from '../../../src/sim/index.ts';
-import { frontMonth, openSession, type Session } from './harness.ts';
+import { frontMonth, openSession, type Session } from './sim-harness.ts';
 
 const ROUND_TRIP_FEES = 2.8; // 1 ES, 1.40 a side
 

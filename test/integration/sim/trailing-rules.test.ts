@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
+import type { AdminClient } from '../../../src/adapters/gateway/admin-client.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
-import { OrderSide, OrderType, PlaceErrorCode, ViolationDuration, ViolationType } from '../../../src/adapters/gateway/codes.ts';
+import { OrderSide, OrderType, PlaceErrorCode, ViolationDuration, ViolationType } from '../../../src/protocol/codes.ts';
 import { MaximumSource, MinimumSource, type SimHandle } from '../../../src/sim/index.ts';
-import { ES, TRADER, openSession, type Session } from './harness.ts';
+import { ES, TRADER, openSession, type Session } from './sim-harness.ts';
 
 const START = Date.UTC(2025, 10, 3, 14, 0);
 const MINUTE = 60_000;

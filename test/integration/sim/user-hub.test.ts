@@ -5,8 +5,8 @@
  */
 import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
-import * as S from '../../../src/adapters/gateway/schemas.ts';
+import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
+import * as S from '../../../src/protocol/schemas.ts';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { startSimulator, type SimHandle } from '../../../src/sim/index.ts';
 

@@ -1,12 +1,12 @@
 /** The `sim` command's YAML config reaches the simulator: trailing maximum loss templates and the pending-answer hooks. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OrderSide, OrderType } from '../../../src/adapters/gateway/codes.ts';
-import type { AdminClient } from '../../../src/adapters/gateway/admin.ts';
+import { OrderSide, OrderType } from '../../../src/protocol/codes.ts';
+import type { AdminClient } from '../../../src/adapters/gateway/admin-client.ts';
 import type { TradingClient } from '../../../src/adapters/gateway/trading.ts';
-import { parseConfig } from '../../../src/cli/config.ts';
+import { parseConfig } from '../../../src/cli/config-loader.ts';
 import { SimConfig, simOptions } from '../../../src/cli/sim.ts';
 import { startSimulator, type SimHandle } from '../../../src/sim/index.ts';
-import { ES, GENEROUS_RATES, START, accountIds, adminClient, tradingClient } from './harness.ts';
+import { ES, GENEROUS_RATES, START, accountIds, adminClient, tradingClient } from './sim-harness.ts';
 
 const YAML = `
 dbPath: ':memory:'

@@ -2,11 +2,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
-import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
+import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
+import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { loadEvaluationRules, presetNames } from '../../../src/cli/evaluations.ts';
 import { main } from '../../../src/cli/main.ts';
-import { evaluationAccount, evaluationRulesSchema, withEvaluationRisk } from '../../../src/engine/evaluation.ts';
+import { evaluationAccount, evaluationRulesSchema, withEvaluationRisk } from '../../../src/engine/evaluation-rules.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 
 const VARIANTS = ['static', 'trailingIntraday', 'trailingEndOfDay', 'trailingUntilLocked'] as const;

@@ -4,10 +4,10 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadBacktestConfig } from '../../../src/cli/backtest.ts';
-import { executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
+import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../../../src/adapters/backtest/result-files.ts';
 import { IsoTimeFormatter, StreamedTextFile, equityRows, writeEquityCsv, writeJsonArray, writeStreamed } from '../../../src/adapters/backtest/outputs.ts';
-import { TradingCalendar } from '../../../src/engine/calendar.ts';
+import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import { cents, endOfDayEquity } from '../../../src/report/statistics.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');

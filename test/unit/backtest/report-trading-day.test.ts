@@ -1,8 +1,8 @@
 /** The backtest hands its engine's trading day (`risk.tradingDay`) to the report, whatever the time zone. */
 import { describe, expect, it } from 'vitest';
-import { executeBacktest } from '../../../src/adapters/backtest/backtest.ts';
-import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
-import { TradingCalendar } from '../../../src/engine/calendar.ts';
+import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
+import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
+import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 
 const LONDON_MORNING = { timeZone: 'Europe/London', startsAt: '09:00' };
 

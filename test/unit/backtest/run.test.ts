@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AccountConfig } from '../../../src/adapters/backtest/config.ts';
+import { AccountConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/fill-model.ts';
 import { runBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
 import { orderListHash } from '../../../src/adapters/backtest/order-list-hash.ts';
-import { syntheticBars } from '../../../src/adapters/backtest/sources/synthetic.ts';
-import { TradingCalendar } from '../../../src/engine/calendar.ts';
+import { syntheticBars } from '../../../src/data/synthetic-bars.ts';
+import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 
 const contract = resolveContract('MESZ5');

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../../src/cli/main.ts';
 import { ExitCode } from '../../../src/cli/exit.ts';
-import { loadConfig } from '../../../src/cli/config.ts';
-import { BacktestConfig } from '../../../src/adapters/backtest/config.ts';
-import { liveConfigSchema } from '../../../src/adapters/live/config.ts';
+import { loadConfig } from '../../../src/cli/config-loader.ts';
+import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
+import { liveConfigSchema } from '../../../src/adapters/live/live-config.ts';
 import { captureOutput } from './capture-output.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');

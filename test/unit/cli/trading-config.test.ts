@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/cli/config.ts';
+import { ConfigError } from '../../../src/cli/config-loader.ts';
 import { loadTradingConfig } from '../../../src/cli/trading-config.ts';
 
 let dir: string;

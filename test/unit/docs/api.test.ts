@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isStrategyModule } from '../../../src/engine/strategy.ts';
-import { CALENDAR } from '../../../src/market/calendar.ts';
+import { CALENDAR } from '../../../src/market/contract-months.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
 const EXAMPLES = path.join(REPO, 'docs', 'examples');

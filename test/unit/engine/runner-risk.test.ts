@@ -4,7 +4,7 @@ import { filter, map } from 'rxjs';
 import { z } from 'zod';
 import { limitOrder, marketOrder, stopOrder, target, trailingStopOrder, flatten } from '../../../src/engine/intents.ts';
 import { REASON_CODES } from '../../../src/engine/risk.ts';
-import type { Breach } from '../../../src/engine/rules.ts';
+import type { Breach } from '../../../src/engine/account-rules.ts';
 import { createEngine, type Decision, type EngineOptions, type TradingStateChange } from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import type { Intent } from '../../../src/engine/types.ts';

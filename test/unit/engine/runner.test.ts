@@ -6,7 +6,7 @@ import { connectMarketData, createEngine, type Decision } from '../../../src/eng
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
-import type { Breach } from '../../../src/engine/rules.ts';
+import type { Breach } from '../../../src/engine/account-rules.ts';
 import { ES, TinyVenue, chunk, split } from './helpers.ts';
 
 /** A strategy that emits the intent planned for each bar index, from its per-bar records. */

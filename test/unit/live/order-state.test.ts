@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { newOrder, transition, isFinal, venueStatusOf, type LiveOrder, type OrderEvent, type VenueStatus } from '../../../src/adapters/live/order-state.ts';
-import { OrderStatus } from '../../../src/adapters/gateway/codes.ts';
+import { OrderStatus } from '../../../src/protocol/codes.ts';
 
 /**
  * A deliberately simple model of what must hold whatever the interleaving: fills counted once by id,

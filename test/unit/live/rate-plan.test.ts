@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RateBudget, assertPlan, barSchedules, nextDue, planPolls, RatePlanError, type BarSubscription, type PollIntervals, type Schedule } from '../../../src/adapters/live/rate-plan.ts';
-import { Limits } from '../../../src/adapters/gateway/endpoints.ts';
+import { Limits } from '../../../src/protocol/endpoints.ts';
 import type { BarUnit } from '../../../src/engine/types.ts';
 
 /** Every time a schedule fires in [from, to). */

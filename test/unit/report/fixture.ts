@@ -2,9 +2,9 @@
  * A small, deterministic run to render: a seeded random walk of minute bars with alternating long and
  * short trades, an equity curve marked to market at each close, and one violation.
  */
-import { evaluationRulesSchema } from '../../../src/engine/evaluation.ts';
-import { evaluateRun } from '../../../src/report/evaluation.ts';
-import type { ClosedTrade, DecisionRecord, ReportInput } from '../../../src/report/types.ts';
+import { evaluationRulesSchema } from '../../../src/engine/evaluation-rules.ts';
+import { evaluateRun } from '../../../src/report/evaluation-report.ts';
+import type { ClosedTrade, DecisionRecord, ReportInput } from '../../../src/report/report-types.ts';
 import { seededRandom } from '../../../src/engine/random.ts';
 
 export function generatedRun(barCount = 3000, seed = 7): ReportInput {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DailyStatistics, DayStatistics } from '../../../src/adapters/gateway/schemas.ts';
+import { DailyStatistics, DayStatistics } from '../../../src/protocol/schemas.ts';
 import {
   cents,
   computeStatistics,
@@ -15,7 +15,7 @@ import {
   tradeStatistics,
   tradingDayConfig,
 } from '../../../src/report/statistics.ts';
-import type { ClosedTrade, ReportInput } from '../../../src/report/types.ts';
+import type { ClosedTrade, ReportInput } from '../../../src/report/report-types.ts';
 import { ReportInputError } from '../../../src/report/validate.ts';
 
 const MINUTE = 60_000;

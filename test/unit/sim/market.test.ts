@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { CALENDAR } from '../../../src/market/calendar.ts';
+import { CALENDAR } from '../../../src/market/contract-months.ts';
 import type { TouchFills } from '../../../src/market/quotes.ts';
 import { ContractMarket, FixedBars, SyntheticBars } from '../../../src/sim/market/market.ts';
 import { timeframe } from '../../../src/engine/timeframe.ts';

@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { OrderSide, OrderStatus, OrderType } from '../../../src/adapters/gateway/codes.ts';
-import { CALENDAR } from '../../../src/market/calendar.ts';
+import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
+import { CALENDAR } from '../../../src/market/contract-months.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
 import type { OrderRow, PositionRow, TradeRow, UserRow } from '../../../src/sim/store.ts';
 

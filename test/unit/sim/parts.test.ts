@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CsvBarsError } from '../../../src/adapters/backtest/sources/csv.ts';
-import { ConfigError, parseConfig } from '../../../src/cli/config.ts';
+import { CsvBarsError } from '../../../src/data/csv.ts';
+import { ConfigError, parseConfig } from '../../../src/cli/config-loader.ts';
 import { SimConfig, simOptions } from '../../../src/cli/sim.ts';
 import { createClock } from '../../../src/sim/clock.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
-import { RateLimiter } from '../../../src/sim/rate-limit.ts';
-import { SimRuleError, mllVariant } from '../../../src/sim/rules.ts';
+import { RateLimiter } from '../../../src/sim/request-budget.ts';
+import { SimRuleError, mllVariant } from '../../../src/sim/rule-templates.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

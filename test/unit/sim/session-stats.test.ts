@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TradingCalendar } from '../../../src/engine/calendar.ts';
+import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import { timeframe } from '../../../src/engine/timeframe.ts';
-import { CALENDAR } from '../../../src/market/calendar.ts';
+import { CALENDAR } from '../../../src/market/contract-months.ts';
 import type { TouchFills } from '../../../src/market/quotes.ts';
 import { SessionStats } from '../../../src/sim/hubs/session-stats.ts';
 import { ContractMarket, SyntheticBars } from '../../../src/sim/market/market.ts';
