@@ -17,8 +17,8 @@
  * is a map lookup and two comparisons; Intl is read only when the clock meets a four-week block it has
  * not seen.
  */
-import { parseClock, ZoneClock } from '../engine/calendar.ts';
-import { UnknownRootError } from './calendar.ts';
+import { parseClock, ZoneClock } from '../engine/trading-day.ts';
+import { UnknownRootError } from './contract-months.ts';
 import { EXCHANGE_HOLIDAYS, HOLIDAY_COVERAGE, type ExchangeHoliday, type HolidayRule, type HoursFamily } from './exchange-holidays.ts';
 
 export { EXCHANGE_HOLIDAYS, HOLIDAY_COVERAGE, HOURS_FAMILIES, type ExchangeHoliday, type HolidayRule, type HoursFamily } from './exchange-holidays.ts';

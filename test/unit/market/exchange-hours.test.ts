@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ROOTS, rootSpecSchema, UnknownRootError } from '../../../src/market/calendar.ts';
+import { DEFAULT_ROOTS, rootSpecSchema, UnknownRootError } from '../../../src/market/contract-months.ts';
 import {
   EXCHANGE_CALENDAR as calendar,
   EXCHANGE_HOLIDAYS,
