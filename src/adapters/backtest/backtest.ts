@@ -33,9 +33,11 @@ import { spacingWarning } from './data-checks.ts';
 import { loadGatewayBars } from './sources/gateway.ts';
 import { syntheticBars } from './sources/synthetic.ts';
 import { loadStrategy } from '../../strategies/index.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
-export class BacktestDataError extends Error {
+export class BacktestDataError extends TicklineError {
   override readonly name = 'BacktestDataError';
+  readonly kind = 'input';
   readonly code = 'BACKTEST_DATA';
 }
 

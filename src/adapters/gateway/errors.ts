@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { codeName, type CodeTable } from './codes.ts';
 import { scrubSecrets } from '../../engine/secrets.ts';
+import { TicklineError, type ErrorKind } from '../../engine/errors.ts';
 
 export type Outcome = 'rejected' | 'unknown' | 'not-sent';
 
@@ -49,7 +50,7 @@ export interface FieldIssue {
   received: unknown;
 }
 
-export class GatewayError extends Error {
+export class GatewayError extends TicklineError {
   override readonly name: string = 'GatewayError';
   readonly code: GatewayErrorCode;
   readonly endpoint: string;
@@ -60,10 +61,14 @@ export class GatewayError extends Error {
   readonly errorMessage: string | null | undefined;
   readonly issues: ReadonlyArray<FieldIssue> | undefined;
   readonly attempts: number | undefined;
+  readonly kind: ErrorKind;
 
   constructor(code: GatewayErrorCode, message: string, details: GatewayErrorDetails) {
     super(scrubSecrets(message), details.cause === undefined ? undefined : { cause: details.cause });
     this.code = code;
+    // Credentials the gateway refuses and a gateway out of reach are the setup's to fix before anything can
+    // run; every other fault (a rejection, a timeout, a malformed answer) happens while running.
+    this.kind = code === 'LOGIN_FAILED' || code === 'CONNECTION_FAILED' ? 'environment' : 'runtime';
     this.endpoint = details.endpoint;
     this.outcome = details.outcome;
     this.httpStatus = details.httpStatus;

@@ -13,6 +13,7 @@ import { allocateColumns } from './columns.ts';
 
 const DAY_MS = 86_400_000;
 import type { BarCache, CacheKey, TimeRange } from './cache.ts';
+import { TicklineError } from '../../../engine/errors.ts';
 
 /** The one client method this source needs (the `TradingClient` has it). */
 export interface BarsClient {
@@ -43,8 +44,9 @@ export interface GatewayBarsResult {
   readonly unrecorded: readonly TimeRange[];
 }
 
-export class GatewayBarsError extends Error {
+export class GatewayBarsError extends TicklineError {
   override readonly name = 'GatewayBarsError';
+  readonly kind = 'runtime';
   readonly code = 'GATEWAY_BARS_INVALID';
 }
 
