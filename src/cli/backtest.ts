@@ -9,22 +9,17 @@ import { SingleBar } from 'cli-progress';
 import { AccountConfig, BacktestConfig, resolveBacktestPaths } from '../adapters/backtest/backtest-config.ts';
 import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '../engine/evaluation-rules.ts';
 import { loadEvaluationRules } from './evaluations.ts';
-import { BacktestDataError } from '../adapters/backtest/definition-run.ts';
 import { executeBacktest } from '../adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../adapters/backtest/result-files.ts';
-import { UnknownContractError } from '../adapters/backtest/contract.ts';
-import { CsvBarsError } from '../data/csv.ts';
-import { ReplayDataError } from '../adapters/backtest/replay.ts';
 import { createLogger } from '../engine/log.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
 import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
 import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
 import { evaluationLines } from '../report/evaluation-report.ts';
-import { ConfigError, configIssue, parseConfigDocument, parseScalar, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config-loader.ts';
-import { readFileSync } from 'node:fs';
+import { ConfigError, configIssue, parseScalar, readConfigDocument, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config-loader.ts';
 import { parseCommandArgs, type FlagValues } from './args.ts';
-import { ExitCode, UsageError } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Run a backtest definition (backtest/<name>.yaml) and write its results and report';
 
@@ -99,32 +94,27 @@ export function backtestArgs(values: FlagValues<typeof BACKTEST_FLAGS>, usage: s
 
 /**
  * Read the definition, apply the command-line overrides to it, validate the whole (all issues at once),
- * load the strategy and check its parameters with the strategy's own schema, each issue at its line.
+ * load the strategy and check its parameters with the strategy's own schema, each issue at its line (or at
+ * its flag, for a value given on the command line).
  */
 export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule; evaluation?: EvaluationPreset }> {
-  let text: string;
-  try {
-    text = readFileSync(args.config, 'utf8');
-  } catch (error) {
-    throw new ConfigError([{ file: args.config, line: 0, path: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
-  }
-  const doc: ConfigDocument = parseConfigDocument(text, args.config);
+  const doc: ConfigDocument = readConfigDocument(args.config);
   // Paths on the command line are the working directory's; those in the file are the file's (below).
-  if (args.strategy !== undefined) setConfigValue(doc, ['strategy', 'name'], isStrategyFile(args.strategy) ? path.resolve(args.strategy) : args.strategy);
+  if (args.strategy !== undefined) setConfigValue(doc, ['strategy', 'name'], isStrategyFile(args.strategy) ? path.resolve(args.strategy) : args.strategy, `--strategy ${args.strategy}`);
   for (const pair of args.params) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UsageError(`--param ${pair}: expected key=value`);
-    setConfigValue(doc, ['strategy', 'params', pair.slice(0, eq)], parseScalar(pair.slice(eq + 1)));
+    setConfigValue(doc, ['strategy', 'params', pair.slice(0, eq)], parseScalar(pair.slice(eq + 1)), `--param ${pair}`);
   }
-  if (args.from !== undefined) setConfigValue(doc, ['from'], args.from);
-  if (args.to !== undefined) setConfigValue(doc, ['to'], args.to);
-  if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: path.resolve(args.data) });
-  if (args.out !== undefined) setConfigValue(doc, ['out'], path.resolve(args.out));
+  if (args.from !== undefined) setConfigValue(doc, ['from'], args.from, `--from ${args.from}`);
+  if (args.to !== undefined) setConfigValue(doc, ['to'], args.to, `--to ${args.to}`);
+  if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: path.resolve(args.data) }, `--data ${args.data}`);
+  if (args.out !== undefined) setConfigValue(doc, ['out'], path.resolve(args.out), `--out ${args.out}`);
   let evaluationBase = path.dirname(path.resolve(args.config));
   if (args.evaluation !== undefined) {
     // Asked for on the command line, the evaluation's rules replace the definition's own floors, and a
     // file named there is the working directory's.
-    setConfigValue(doc, ['evaluation'], args.evaluation);
+    setConfigValue(doc, ['evaluation'], args.evaluation, `--evaluation ${args.evaluation}`);
     evaluationBase = process.cwd();
     for (const key of EVALUATION_ACCOUNT_KEYS) if (doc.doc.hasIn(['account', key])) doc.doc.deleteIn(['account', key]);
   }
@@ -138,7 +128,7 @@ export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: 
   try {
     strategy = await loadStrategy(config.strategy.name);
   } catch (error) {
-    if (error instanceof StrategyError) throw new ConfigError([configIssue(doc, ['strategy', 'name'], error.message)]);
+    if (error instanceof StrategyError) throw new ConfigError([configIssue(doc, ['strategy', 'name'], error.message)], { cause: error });
     throw error;
   }
   validateAt(doc, ['strategy', 'params'], strategy.params, config.strategy.params);
@@ -163,19 +153,6 @@ function withEvaluation(doc: ConfigDocument, config: BacktestConfig, rules: Eval
     ...(personalDailyProfitTarget === undefined ? {} : { personalDailyProfitTarget }),
   });
   return { ...config, account, risk: withEvaluationRisk(config.risk, rules) };
-}
-
-/** Errors that mean "nothing was run because the input is wrong" (exit code 2). */
-export function isInputError(error: unknown): boolean {
-  return (
-    error instanceof ConfigError ||
-    error instanceof UsageError ||
-    error instanceof CsvBarsError ||
-    error instanceof BacktestDataError ||
-    error instanceof ReplayDataError ||
-    error instanceof UnknownContractError ||
-    (error instanceof StrategyError && (error.code === 'STRATEGY_NOT_FOUND' || error.code === 'STRATEGY_PARAMS' || error.code === 'STRATEGY_INVALID'))
-  );
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -224,12 +201,11 @@ export async function run(args: string[]): Promise<number> {
     process.stdout.write(`${lines.join('\n')}\n`);
     if (result.failure !== undefined) {
       process.stderr.write(`backtest: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.report.streamed?.count ?? outcome.history.bars.time.length} bars; the outputs above cover what ran)\n`);
-      return ExitCode.Failure;
+      return EXIT_CODE_OF_KIND.runtime;
     }
-    return result.passed ? ExitCode.Ok : ExitCode.RuleBreak;
+    return result.passed ? ExitCode.Ok : EXIT_CODE_OF_KIND.ruleBreak;
   } catch (error) {
     (bar as SingleBar | null)?.stop();
-    if (isInputError(error)) throw new UsageError((error as Error).message);
     throw error;
   }
 }

@@ -12,9 +12,9 @@ import { createLogger } from '../engine/log.ts';
 import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
 import { evaluationLines, type MonteCarloOptions } from '../report/evaluation-report.ts';
 import { parseCommandArgs } from './args.ts';
-import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
+import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
 import { loadEvaluationRules, presetNames } from './evaluations.ts';
-import { ExitCode, UsageError } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Would a strategy pass a prop-firm evaluation, and how likely: the run judged by a preset, plus a Monte Carlo';
 
@@ -92,29 +92,24 @@ export async function run(args: string[]): Promise<number> {
     ...(blockDays === undefined ? {} : { blockDays }),
   };
   const logger = createLogger({ name: 'evaluate', level: process.env.TICKLINE_LOG_LEVEL ?? 'error' });
-  try {
-    const { config, name, strategy, evaluation } = await loadBacktestConfig(backtest);
-    if (evaluation === undefined) throw new UsageError(`no evaluation: pass --evaluation <preset|file> (presets: ${presetNames().join(', ')}) or set evaluation: in ${backtest.config}`);
-    const outDir = config.out ?? path.join('out', name);
-    const outcome = await executeBacktest(config, name, { logger, strategy, evaluation, monteCarlo, outputDir: outDir });
-    const written = await writeBacktestOutputs(outDir, outcome);
-    const { result } = outcome;
-    const lines = [
-      `${outcome.title}`,
-      `  ${outcome.history.description}, ${result.bars} bars, ${outcome.statistics.tradingDays} trading days, ${result.trades.length} trades, net PnL ${outcome.statistics.netPnl.toFixed(2)}`,
-      ...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)),
-      ...(outcome.report.evaluation === undefined ? [] : evaluationLines(outcome.report.evaluation)),
-      `report: ${written.report}`,
-      `results: ${written.dir}/ (${written.files.join(', ')})`,
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-    if (result.failure !== undefined) {
-      process.stderr.write(`evaluate: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.history.bars.time.length} bars; the evaluation covers what ran)\n`);
-      return ExitCode.Failure;
-    }
-    return ExitCode.Ok;
-  } catch (error) {
-    if (isInputError(error)) throw new UsageError((error as Error).message);
-    throw error;
+  const { config, name, strategy, evaluation } = await loadBacktestConfig(backtest);
+  if (evaluation === undefined) throw new UsageError(`no evaluation: pass --evaluation <preset|file> (presets: ${presetNames().join(', ')}) or set evaluation: in ${backtest.config}`);
+  const outDir = config.out ?? path.join('out', name);
+  const outcome = await executeBacktest(config, name, { logger, strategy, evaluation, monteCarlo, outputDir: outDir });
+  const written = await writeBacktestOutputs(outDir, outcome);
+  const { result } = outcome;
+  const lines = [
+    `${outcome.title}`,
+    `  ${outcome.history.description}, ${result.bars} bars, ${outcome.statistics.tradingDays} trading days, ${result.trades.length} trades, net PnL ${outcome.statistics.netPnl.toFixed(2)}`,
+    ...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)),
+    ...(outcome.report.evaluation === undefined ? [] : evaluationLines(outcome.report.evaluation)),
+    `report: ${written.report}`,
+    `results: ${written.dir}/ (${written.files.join(', ')})`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  if (result.failure !== undefined) {
+    process.stderr.write(`evaluate: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.history.bars.time.length} bars; the evaluation covers what ran)\n`);
+    return EXIT_CODE_OF_KIND.runtime;
   }
+  return ExitCode.Ok;
 }

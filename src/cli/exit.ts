@@ -1,3 +1,6 @@
+import { TicklineError, type ErrorKind } from '../engine/errors.ts';
+import { ConfigError } from './config-loader.ts';
+
 /** Exit codes of every command, so scripts can tell a bad config from a failed account. */
 export const ExitCode = {
   Ok: 0,
@@ -13,38 +16,33 @@ export const ExitCode = {
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** An error a command reports as a usage or configuration problem (exit code 2), with a message for people. */
-export class UsageError extends Error {
+export class UsageError extends TicklineError {
   override readonly name = 'UsageError';
+  readonly kind = 'usage';
   readonly code = 'USAGE';
 }
 
 /**
- * Error codes that mean "fix the setup and run again" (exit 2): usage, configuration, credentials, and an
- * environment the command cannot work in (no gateway, a journal another bot holds). Everything else that
- * goes wrong is a failure while running (exit 1).
+ * The one table from what went wrong to the exit code, for every command: fix the setup and run again
+ * (2: nothing was run), a failure while running (1), an account that broke a rule (3).
  */
-const SETUP_CODES: ReadonlySet<string> = new Set([
-  'USAGE',
-  'CONFIG_INVALID',
-  'CREDENTIALS_MISSING',
-  'LOGIN_FAILED',
-  'CONNECTION_FAILED',
-  'ACCOUNT_NOT_FOUND',
-  'ACCOUNT_KIND',
-  'JOURNAL_ACCOUNT',
-  'JOURNAL_LOCKED',
-  'JOURNAL_OPEN',
-  'CONTRACT',
-  'RATE_PLAN',
-  'STRATEGY_NOT_FOUND',
-  'STRATEGY_INVALID',
-  'STRATEGY_PARAMS',
-  'QUEUE_UNREACHABLE',
-  'SWEEP_NOT_FOUND',
-  // Node's own, for a port that cannot be used.
-  'ERR_SOCKET_BAD_PORT',
-  'EADDRINUSE',
-]);
+export const EXIT_CODE_OF_KIND: Readonly<Record<ErrorKind, ExitCode>> = {
+  usage: ExitCode.Usage,
+  config: ExitCode.Usage,
+  input: ExitCode.Usage,
+  environment: ExitCode.Usage,
+  runtime: ExitCode.Failure,
+  ruleBreak: ExitCode.RuleBreak,
+};
+
+/**
+ * Node's own errors that reach a command unwrapped and still say what to fix: a port that cannot be used.
+ * A file a command was given is read where it is named, and its errors wrapped there with the file's name.
+ */
+const NODE_ERROR_KINDS: Readonly<Record<string, ErrorKind>> = {
+  EADDRINUSE: 'environment',
+  ERR_SOCKET_BAD_PORT: 'environment',
+};
 
 /** What to do about an error, where its message does not already say. */
 const HINTS: Readonly<Record<string, string>> = {
@@ -60,24 +58,34 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-export function exitCodeFor(error: unknown): ExitCode {
+/** The kind of an error, or undefined for one tickline does not know (a bug, or a fault nobody wrapped). */
+export function kindOf(error: unknown): ErrorKind | undefined {
+  if (error instanceof TicklineError) return error.kind;
   const code = codeOf(error);
-  return code !== undefined && SETUP_CODES.has(code) ? ExitCode.Usage : ExitCode.Failure;
+  return code === undefined ? undefined : NODE_ERROR_KINDS[code];
+}
+
+export function exitCodeFor(error: unknown): ExitCode {
+  const kind = kindOf(error);
+  return kind === undefined ? ExitCode.Failure : EXIT_CODE_OF_KIND[kind];
 }
 
 /**
  * The line a command prints for an error: its message and what to do; the stack only when asked for
- * (`--verbose`, or TICKLINE_LOG_LEVEL=debug). An error without a code is a bug, and says how to see more.
+ * (`--verbose`, or TICKLINE_LOG_LEVEL=debug). An error of an unknown kind is a bug, and says how to see more.
  */
 export function errorReport(command: string, error: unknown, verbose: boolean): string {
-  // Usage text and a config's every issue are meant to be read whole.
-  if (error instanceof UsageError || codeOf(error) === 'CONFIG_INVALID') return `${command}: ${error instanceof Error ? error.message : String(error)}`;
-  const code = codeOf(error);
+  const kind = kindOf(error);
   const message = error instanceof Error ? error.message : String(error);
+  // Usage text and a config's every issue are meant to be read whole, and their stack tells nothing more.
+  if (kind === 'usage' || error instanceof ConfigError) return `${command}: ${message}`;
+  const code = codeOf(error);
   const firstLine = message.split('\n')[0]!;
   const hint = code === undefined ? undefined : HINTS[code];
   if (verbose) return `${command} failed: ${error instanceof Error ? (error.stack ?? message) : message}`;
-  if (code === undefined) return `${command} failed: ${firstLine} (run again with --verbose for the stack trace)`;
+  if (kind === undefined) return `${command} failed: ${firstLine} (run again with --verbose for the stack trace)`;
+  // A data file's every problem, as a config's.
+  if (kind === 'input') return `${command}: ${message}`;
   return `${command}: ${firstLine}${hint === undefined || firstLine.includes(hint) ? '' : ` (${hint})`}`;
 }
 

@@ -91,7 +91,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     contract = resolveContract(values.contract!, from);
   } catch (error) {
-    if (error instanceof UnknownContractError) throw new UsageError(`--contract: ${error.message}`);
+    if (error instanceof UnknownContractError) throw new UsageError(`--contract: ${error.message}`, { cause: error });
     throw error;
   }
   const daysText = values['days-before-expiry'];

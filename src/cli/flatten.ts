@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { parseCommandArgs } from './args.ts';
-import { ExitCode, UsageError } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { loadTradingConfig } from './trading-config.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { TradingClient } from '../adapters/gateway/trading.ts';
@@ -48,7 +48,7 @@ export async function run(args: string[]): Promise<number> {
     const result = await flattenAccount(client, account.id, logger, values.contract === undefined ? {} : { contractId: values.contract });
     journal?.record('flatten-command', 'after', null, result);
     process.stdout.write(`${values.json ? JSON.stringify({ account: account.name, ...result }) : flattenText(account.name, result)}\n`);
-    return result.flat ? ExitCode.Ok : ExitCode.Failure;
+    return result.flat ? ExitCode.Ok : EXIT_CODE_OF_KIND.runtime;
   } finally {
     journal?.close();
     await client.close();

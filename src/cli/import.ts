@@ -9,7 +9,7 @@ import { configuredContract, csvOptionsOf, importSignature, readBarFile } from '
 import { DEFAULT_BAR_CACHE } from '../adapters/backtest/backtest-config.ts';
 import { BarCache } from '../data/bar-cache.ts';
 import { parseCommandArgs } from './args.ts';
-import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
+import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Parse a backtest\'s CSV or Parquet file once into the local bar cache';
@@ -29,27 +29,22 @@ export async function run(args: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
   }
+  const { config } = await loadBacktestConfig(backtestArgs({ config: values.config, data: values.data }, USAGE));
+  if (config.data.source !== 'csv') throw new UsageError(`import reads CSV files: ${values.config} has data.source ${config.data.source}`);
+  const contract = configuredContract(config);
+  const file = config.data.file;
+  const options = csvOptionsOf(config.data);
+  const started = Date.now();
+  const parsed = await readBarFile(file, contract.grid, path.relative(process.cwd(), file), options);
+  const cacheFile = values.cache !== undefined ? path.resolve(values.cache) : path.resolve(config.data.cache ?? DEFAULT_BAR_CACHE);
+  const cache = new BarCache(cacheFile);
   try {
-    const { config } = await loadBacktestConfig(backtestArgs({ config: values.config, data: values.data }, USAGE));
-    if (config.data.source !== 'csv') throw new UsageError(`import reads CSV files: ${values.config} has data.source ${config.data.source}`);
-    const contract = configuredContract(config);
-    const file = config.data.file;
-    const options = csvOptionsOf(config.data);
-    const started = Date.now();
-    const parsed = await readBarFile(file, contract.grid, path.relative(process.cwd(), file), options);
-    const cacheFile = values.cache !== undefined ? path.resolve(values.cache) : path.resolve(config.data.cache ?? DEFAULT_BAR_CACHE);
-    const cache = new BarCache(cacheFile);
-    try {
-      cache.storeImport(file, importSignature(file, contract.grid, options), parsed);
-    } finally {
-      cache.close();
-    }
-    const n = parsed.bars.time.length;
-    const months = parsed.segments.length > 0 ? `, ${parsed.segments.length} contract month(s) (${parsed.segments.map((s) => s.contract).join(', ')})` : '';
-    process.stdout.write(`${path.relative(process.cwd(), file)}: ${n} bars from ${new Date(parsed.bars.time[0]!).toISOString()} to ${new Date(parsed.bars.time[n - 1]!).toISOString()}${months} imported in ${Date.now() - started} ms -> ${cacheFile}\n`);
-    return ExitCode.Ok;
-  } catch (error) {
-    if (isInputError(error)) throw new UsageError((error as Error).message);
-    throw error;
+    cache.storeImport(file, importSignature(file, contract.grid, options), parsed);
+  } finally {
+    cache.close();
   }
+  const n = parsed.bars.time.length;
+  const months = parsed.segments.length > 0 ? `, ${parsed.segments.length} contract month(s) (${parsed.segments.map((s) => s.contract).join(', ')})` : '';
+  process.stdout.write(`${path.relative(process.cwd(), file)}: ${n} bars from ${new Date(parsed.bars.time[0]!).toISOString()} to ${new Date(parsed.bars.time[n - 1]!).toISOString()}${months} imported in ${Date.now() - started} ms -> ${cacheFile}\n`);
+  return ExitCode.Ok;
 }

@@ -2,7 +2,7 @@
  * The `tickline` command: one file per subcommand in this folder, each exporting
  * `run(args: string[]): Promise<number>` and a one-line `summary`.
  */
-import { ExitCode, errorReport, exitCodeFor, wantsVerbose } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, errorReport, exitCodeFor, wantsVerbose } from './exit.ts';
 import { scrubSecrets } from '../engine/secrets.ts';
 import { ownPackage } from './own-package.ts';
 
@@ -44,12 +44,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${await usage()}\n`);
-    return name === undefined ? ExitCode.Usage : ExitCode.Ok;
+    return name === undefined ? EXIT_CODE_OF_KIND.usage : ExitCode.Ok;
   }
   const load = COMMANDS[name];
   if (!load) {
     process.stderr.write(`Unknown command "${name}".\n\n${await usage()}\n`);
-    return ExitCode.Usage;
+    return EXIT_CODE_OF_KIND.usage;
   }
   const verbose = wantsVerbose(rest);
   try {

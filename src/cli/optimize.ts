@@ -12,11 +12,11 @@ import { gridCombinations, METRICS, runSweep, type Job, type JobResult, type Met
 import { randomSearchParams, runSearch, SEARCHES, spaceSize, type SearchMethod } from '../optimize/search.ts';
 import { SweepPool } from '../optimize/sweep-pool.ts';
 import { runWalkForwardCommand } from './optimize-walk-forward.ts';
-import { WalkForwardError, type FoldPlan, type WindowMode } from '../optimize/walk-forward.ts';
+import type { FoldPlan, WindowMode } from '../optimize/walk-forward.ts';
 import type { OptimizeConfig } from '../adapters/backtest/backtest-config.ts';
 import { sweepHistory, sweepSamples } from '../optimize/queue-worker.ts';
 import { checkQueueUrl, DEFAULT_RETRIES } from '../optimize/queue.ts';
-import { BACKTEST_FLAGS, backtestArgs, isInputError, loadBacktestConfig } from './backtest.ts';
+import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
@@ -205,9 +205,6 @@ export async function run(args: string[]): Promise<number> {
     const lanes = Math.min(workers, results.length);
     process.stdout.write(await writeSweepOutputs({ ...outputs, results, ranOn: `${results.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s` }));
     return ExitCode.Ok;
-  } catch (error) {
-    if (isInputError(error) || error instanceof WalkForwardError) throw new UsageError((error as Error).message);
-    throw error;
   } finally {
     await pool?.close();
   }

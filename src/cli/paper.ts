@@ -12,7 +12,7 @@ import type { OrderUpdate } from '../engine/types.ts';
 import path from 'node:path';
 import { ConfigError } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
-import { ExitCode, UsageError } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { StrategyError } from '../engine/strategy.ts';
 import { loadStrategy } from '../strategies/index.ts';
@@ -52,13 +52,7 @@ export interface RunOptions {
 }
 
 export async function runTrading(o: RunOptions): Promise<number> {
-  let config: LiveConfig;
-  try {
-    config = loadTradingConfig(o.configFile);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
+  const config = loadTradingConfig(o.configFile);
   // TICKLINE_LOG_LEVEL wins over the config: it is how one looks closer at a run without editing files.
   const logFile = config.log.file ?? defaultLogFile(config.journal);
   const logger = o.logger ?? createLogger({ level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level, name: `tickline-${o.mode}`, file: logFile });
@@ -66,7 +60,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
   try {
     strategy = await loadStrategy(config.strategy.name, path.dirname(path.resolve(o.configFile)));
   } catch (error) {
-    if (error instanceof StrategyError) throw new UsageError(`${o.configFile}: strategy.name: ${error.message}`);
+    if (error instanceof StrategyError) throw new ConfigError([{ file: o.configFile, line: 0, path: 'strategy.name', message: error.message }], { cause: error });
     throw error;
   }
   let local: LocalGateway | undefined;
@@ -165,7 +159,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
   if (session.failure !== undefined) {
     const action = config.execution.onStrategyError === 'flatten' ? 'the account was flattened' : 'the position was held';
     process.stderr.write(`${o.mode}: ${session.failure.message.split('\n')[0]}; ${action} (execution.onStrategyError)\n`);
-    return ExitCode.Failure;
+    return EXIT_CODE_OF_KIND.runtime;
   }
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
 }

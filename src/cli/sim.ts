@@ -11,7 +11,7 @@ import { rootSpecSchema } from '../market/contract-months.ts';
 import { bookModelSchema, spreadModelSchema } from '../market/quotes.ts';
 import { MaximumSource, MinimumSource, startSimulator, type SimulatorOptions } from '../sim/index.ts';
 import { pendingOptionsSchema } from '../sim/pending.ts';
-import { ConfigError, loadConfig } from './config-loader.ts';
+import { loadConfig } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
@@ -180,13 +180,7 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const file = values.config ?? DEFAULT_CONFIG;
-  let config: SimConfig;
-  try {
-    config = values.config === undefined && !existsSync(file) ? SimConfig.parse({}) : loadSimConfig(file);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
+  const config: SimConfig = values.config === undefined && !existsSync(file) ? SimConfig.parse({}) : loadSimConfig(file);
   const options = simOptions(config);
   const integer = (text: string, flag: string, min: number): number => {
     const n = Number(text);

@@ -1,17 +1,16 @@
 /** The config of `paper`, `live` and `flatten`: strict, with its paths relative to the file. */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/live-config.ts';
 import { evaluationAccount, withEvaluationRisk } from '../engine/evaluation-rules.ts';
 import { accountConfigSchema } from '../engine/account-rules.ts';
-import { ConfigError, configIssue, parseConfigDocument, validateDocument } from './config-loader.ts';
+import { ConfigError, configIssue, readConfigDocument, validateDocument } from './config-loader.ts';
 import { loadEvaluationRules } from './evaluations.ts';
 
 /** The account limits an evaluation sets; the config's `limits` may not set them too. */
 const EVALUATION_LIMITS = ['startingBalance', 'dailyLossLimit', 'maximumLossLimit'] as const;
 
 export function loadTradingConfig(file: string): LiveConfig {
-  const doc = parseConfigDocument(readFileSync(file, 'utf8'), file);
+  const doc = readConfigDocument(file);
   const baseDir = path.dirname(path.resolve(file));
   const config = resolveLivePaths(validateDocument(doc, liveConfigSchema), baseDir);
   if (config.evaluation === undefined) return config;

@@ -8,7 +8,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { connectQueue, QUEUE_URL_ENV, queueUrlFrom, redactUrl } from '../optimize/queue.ts';
 import { DEFAULT_LOCK_MS, startSweepWorker } from '../optimize/queue-worker.ts';
 import { parseCommandArgs } from './args.ts';
-import { ExitCode, UsageError } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 
 export const summary = 'Run sweep jobs from a Redis queue (BullMQ) for `optimize --queue`, on any machine';
 
@@ -110,7 +110,7 @@ async function runWorkerProcesses(url: string, count: number, lockMs: number): P
   });
   try {
     const codes = await Promise.all(exits);
-    return codes.every((code) => code === 0) ? ExitCode.Ok : ExitCode.Failure;
+    return codes.every((code) => code === 0) ? ExitCode.Ok : EXIT_CODE_OF_KIND.runtime;
   } finally {
     signal.release();
   }

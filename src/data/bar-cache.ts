@@ -13,6 +13,7 @@ import type { PriceGrid } from '../engine/ticks.ts';
 import { BAR_UNIT_CODES, bucketStart } from '../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../engine/types.ts';
 import { allocateColumns, lowerBound, sliceByTime } from './columns.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 export interface CacheKey {
   readonly contractId: string;
@@ -21,8 +22,10 @@ export interface CacheKey {
   readonly live: boolean;
 }
 
-export class BarCacheError extends Error {
+export class BarCacheError extends TicklineError {
   override readonly name = 'BarCacheError';
+  // A cache file out of step with what is asked of it: delete or re-import it, then run again.
+  readonly kind = 'environment';
   readonly code = 'BAR_CACHE';
 }
 

@@ -11,6 +11,7 @@ import { monthLabel, type ContractCalendar, type ContractMonth, type RootSpec } 
 import { bucketStart } from '../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../engine/types.ts';
 import { allocateColumns, lowerBound } from './columns.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 /** One contract month of a continuous history, from the time of its first bar on. */
 export interface HistorySegment {
@@ -23,8 +24,9 @@ export interface HistorySegment {
 /** How the strategies see prices across rolls: `difference` and `ratio` back-adjust, `none` shows real prices. */
 export type AdjustMode = 'difference' | 'ratio' | 'none';
 
-export class ContractLabelError extends Error {
+export class ContractLabelError extends TicklineError {
   override readonly name = 'ContractLabelError';
+  readonly kind = 'input';
   readonly code = 'CONTRACT_LABEL';
 }
 

@@ -15,6 +15,7 @@ import { ZoneClock } from '../engine/trading-day.ts';
 import type { PriceGrid } from '../engine/ticks.ts';
 import type { BarColumns } from '../engine/types.ts';
 import { allocateColumns, sliceByIndex } from './columns.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 export interface CsvProblem {
   readonly file: string;
@@ -25,8 +26,9 @@ export interface CsvProblem {
   readonly message: string;
 }
 
-export class CsvBarsError extends Error {
+export class CsvBarsError extends TicklineError {
   override readonly name = 'CsvBarsError';
+  readonly kind = 'input';
   readonly code = 'CSV_INVALID';
   constructor(readonly problems: readonly CsvProblem[]) {
     const shown = problems.slice(0, 20).map((p) => `${p.file}${p.line > 0 ? `:${p.line}` : ''}${p.column ? ` column ${p.column}` : ''}: ${p.message}`);

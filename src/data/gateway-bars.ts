@@ -11,6 +11,7 @@ import { allocateColumns } from './columns.ts';
 
 const DAY_MS = 86_400_000;
 import type { BarCache, CacheKey, TimeRange } from './bar-cache.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 /** How far a paged request has come. */
 export interface PageInfo {
@@ -63,8 +64,9 @@ export interface GatewayBarsResult {
   readonly unrecorded: readonly TimeRange[];
 }
 
-export class GatewayBarsError extends Error {
+export class GatewayBarsError extends TicklineError {
   override readonly name = 'GatewayBarsError';
+  readonly kind = 'runtime';
   readonly code = 'GATEWAY_BARS_INVALID';
 }
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { AccountSnapshot, PositionView } from './accounting.ts';
 import type { Logger } from './log.ts';
 import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderSpec, OrderState, OrderUpdate, Quote, Side, Timeframe } from './types.ts';
+import { TicklineError, type ErrorKind } from './errors.ts';
 
 /** A working order as the engine's book sees it. */
 export interface WorkingOrder {
@@ -109,12 +110,13 @@ export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): 
   return Object.freeze({ ...module });
 }
 
-export class StrategyError extends Error {
+export class StrategyError extends TicklineError {
   override readonly name = 'StrategyError';
   /** The strategy instance that failed (STRATEGY_FAILED). */
   readonly strategyId: string | undefined;
   /** Start of the bar being processed when it failed (epoch ms), where there was one. */
   readonly barTime: number | undefined;
+  readonly kind: ErrorKind;
   constructor(
     readonly code: 'STRATEGY_NOT_FOUND' | 'STRATEGY_INVALID' | 'STRATEGY_PARAMS' | 'STRATEGY_FAILED',
     message: string,
@@ -123,6 +125,8 @@ export class StrategyError extends Error {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.strategyId = options?.strategyId;
     this.barTime = options?.barTime;
+    // A strategy that cannot be found, loaded or given its parameters never ran; one that threw did.
+    this.kind = code === 'STRATEGY_FAILED' ? 'runtime' : 'config';
   }
 }
 

@@ -4,6 +4,7 @@
  * read as integers of 1e-9 (the gateway sends at most 9 decimal places), so alignment is decided by
  * integer divisibility, never by comparing floats: 0.1, 0.25, 0.01 and 0.005 grids are all exact.
  */
+import { TicklineError } from './errors.ts';
 
 const NANOS = 1_000_000_000;
 
@@ -94,8 +95,9 @@ export class PriceGrid {
   }
 }
 
-export class TickAlignmentError extends Error {
+export class TickAlignmentError extends TicklineError {
   override readonly name = 'TickAlignmentError';
+  readonly kind = 'runtime';
   readonly code = 'TICK_MISALIGNED';
   constructor(
     readonly what: string,

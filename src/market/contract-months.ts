@@ -14,6 +14,7 @@
  */
 import { z } from 'zod';
 import { PriceGrid } from '../engine/ticks.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 export const DAY_MS = 86_400_000;
 
@@ -107,8 +108,9 @@ export interface FuturesContract {
 /** What a contract is on a given date. */
 export type ContractStatus = 'front' | 'listed' | 'expired' | 'unlisted';
 
-export class UnknownRootError extends Error {
+export class UnknownRootError extends TicklineError {
   override readonly name = 'UnknownRootError';
+  readonly kind = 'config';
   readonly code = 'UNKNOWN_ROOT';
 }
 

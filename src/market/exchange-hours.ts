@@ -17,6 +17,7 @@
  * is a map lookup and two comparisons; Intl is read only when the clock meets a four-week block it has
  * not seen.
  */
+import { TicklineError } from '../engine/errors.ts';
 import { parseClock, ZoneClock } from '../engine/trading-day.ts';
 import { UnknownRootError } from './contract-months.ts';
 import { EXCHANGE_HOLIDAYS, HOLIDAY_COVERAGE, type ExchangeHoliday, type HolidayRule, type HoursFamily } from './exchange-holidays.ts';
@@ -82,8 +83,10 @@ export const ROOT_FAMILIES: Readonly<Record<string, HoursFamily>> = Object.freez
 
 export type ExchangeHoursErrorCode = 'OUTSIDE_HOLIDAY_COVERAGE' | 'INVALID_DATE' | 'INVALID_INSTANT' | 'INVALID_HOURS';
 
-export class ExchangeHoursError extends Error {
+export class ExchangeHoursError extends TicklineError {
   override readonly name = 'ExchangeHoursError';
+  // A date the calendar has no holidays for is the input's (a backtest's range, a simulator's start).
+  readonly kind = 'input';
   constructor(
     readonly code: ExchangeHoursErrorCode,
     message: string,

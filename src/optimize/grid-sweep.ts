@@ -13,6 +13,7 @@ import type { BarColumns } from '../engine/types.ts';
 import { sliceByIndex } from '../data/columns.ts';
 import { SweepPool } from './sweep-pool.ts';
 import { isStrategyFile } from '../strategies/index.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 export { METRICS };
 export type Metric = (typeof METRICS)[number];
@@ -263,7 +264,8 @@ function withStrategy(context: SweepContext, file: string): SweepContext {
   return { ...context, config: { ...context.config, strategy: { ...context.config.strategy, name: file } } };
 }
 
-export class SweepError extends Error {
+export class SweepError extends TicklineError {
   override readonly name = 'SweepError';
+  readonly kind = 'runtime';
   readonly code = 'SWEEP_FAILED';
 }

@@ -15,9 +15,11 @@ import { compileBundle, type CompiledStrategy } from '../strategies/compile.ts';
 import { runJob, splitHistory, type JobResult, type SweepContext } from './grid-sweep.ts';
 import { barsHash, configFromWire, contentHash, type SweepSpec } from './queue-spec.ts';
 import { cancelledKey, JobData, QUEUE_NAME, readSweep, storeResult, strategyKey } from './queue.ts';
+import { TicklineError } from '../engine/errors.ts';
 
-export class SweepDataMismatchError extends Error {
+export class SweepDataMismatchError extends TicklineError {
   override readonly name = 'SweepDataMismatchError';
+  readonly kind = 'runtime';
   readonly code = 'SWEEP_DATA_MISMATCH';
 }
 

@@ -13,33 +13,40 @@ import { z } from 'zod';
 import { registerSecret } from '../engine/secrets.ts';
 import type { JobResult } from './grid-sweep.ts';
 import { contentHash, jobId, StoredSweep, SweepJob, sweepId, type SweepSpec, type SweepView } from './queue-spec.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 export const QUEUE_NAME = 'tickline-sweeps';
 /** A job that throws is run this many more times before it is reported with its error. */
 export const DEFAULT_RETRIES = 2;
 
-export class QueueUnreachableError extends Error {
+export class QueueUnreachableError extends TicklineError {
   override readonly name = 'QueueUnreachableError';
+  readonly kind = 'environment';
   readonly code = 'QUEUE_UNREACHABLE';
 }
 
-export class SweepNotFoundError extends Error {
+export class SweepNotFoundError extends TicklineError {
   override readonly name = 'SweepNotFoundError';
+  // The id given on the command line names no sweep.
+  readonly kind = 'usage';
   readonly code = 'SWEEP_NOT_FOUND';
 }
 
-export class SweepCancelledError extends Error {
+export class SweepCancelledError extends TicklineError {
   override readonly name = 'SweepCancelledError';
+  readonly kind = 'runtime';
   readonly code = 'SWEEP_CANCELLED';
 }
 
-export class StrategyBundleError extends Error {
+export class StrategyBundleError extends TicklineError {
   override readonly name = 'StrategyBundleError';
+  readonly kind = 'runtime';
   readonly code = 'STRATEGY_BUNDLE';
 }
 
-export class QueueUrlError extends Error {
+export class QueueUrlError extends TicklineError {
   override readonly name = 'QueueUrlError';
+  readonly kind = 'usage';
   readonly code = 'USAGE';
 }
 

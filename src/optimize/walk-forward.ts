@@ -16,6 +16,7 @@ import { runSearch, type SearchMethod } from './search.ts';
 import { sliceByIndex } from '../data/columns.ts';
 import { SweepPool } from './sweep-pool.ts';
 import { loadStrategy } from '../strategies/index.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 export const WINDOW_MODES = ['rolling', 'anchored'] as const;
 export type WindowMode = (typeof WINDOW_MODES)[number];
@@ -34,8 +35,10 @@ export interface FoldPlan {
   readonly mode: WindowMode;
 }
 
-export class WalkForwardError extends Error {
+export class WalkForwardError extends TicklineError {
   override readonly name = 'WalkForwardError';
+  // The folds asked for (--folds or optimize.walkForward) do not fit the history: nothing was run.
+  readonly kind = 'usage';
   readonly code = 'WALK_FORWARD';
 }
 

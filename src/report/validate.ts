@@ -5,9 +5,12 @@
  */
 import { TradingCalendar } from '../engine/trading-day.ts';
 import type { ReportInput } from './report-types.ts';
+import { TicklineError } from '../engine/errors.ts';
 
-export class ReportInputError extends Error {
+export class ReportInputError extends TicklineError {
   override readonly name = 'ReportInputError';
+  // The commands build a report's input themselves: an invalid one is a bug of the run, not the user's.
+  readonly kind = 'runtime';
   readonly code = 'REPORT_INPUT_INVALID';
   constructor(readonly problems: readonly string[]) {
     super(`invalid report input:\n- ${problems.join('\n- ')}`);

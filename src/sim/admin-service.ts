@@ -12,10 +12,12 @@ import { averagePrice } from './records.ts';
 import type { AccountRow, PositionRow, RuleRow, TemplateRow, TradeRow, UserRow, ViolationRow } from './store.ts';
 import { NO_DATE, iso } from './wire.ts';
 import { gatewayCents } from '../engine/money.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 /** A failure the server turns into an HTTP status with a message (404 for a missing record). */
-export class AdminNotFound extends Error {
+export class AdminNotFound extends TicklineError {
   override readonly name = 'AdminNotFound';
+  readonly kind = 'input';
   readonly code = 'NOT_FOUND';
 }
 

@@ -13,6 +13,7 @@
  */
 import { RuleBook, type MllVariant } from '../engine/account-rules.ts';
 import type { RuleRow } from './store.ts';
+import { TicklineError } from '../engine/errors.ts';
 
 /** What the maximum loss limit trails: the floor is this balance minus the limit. */
 export const MaximumSource = { StartingBalance: 0, HighestEndOfDayBalance: 1, HighestIntradayEquity: 2 } as const;
@@ -21,8 +22,9 @@ export type MaximumSource = (typeof MaximumSource)[keyof typeof MaximumSource];
 export const MinimumSource = { StartingBalance: 0 } as const;
 export type MinimumSource = (typeof MinimumSource)[keyof typeof MinimumSource];
 
-export class SimRuleError extends Error {
+export class SimRuleError extends TicklineError {
   override readonly name = 'SimRuleError';
+  readonly kind = 'config';
   readonly code = 'SIM_RULE_INVALID';
 }
 

@@ -5,6 +5,7 @@
 import { CALENDAR, type ContractCalendar, type RootSpec } from '../../market/contract-months.ts';
 import { PriceGrid } from '../../engine/ticks.ts';
 import type { ContractSpec } from '../../engine/types.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 export interface BacktestContract extends ContractSpec {
   /** Typical fee per contract per side from the calendar (0 for a contract written out in the config). */
@@ -19,8 +20,9 @@ export interface BacktestContract extends ContractSpec {
   readonly continuous?: { readonly root: RootSpec; readonly calendar: ContractCalendar };
 }
 
-export class UnknownContractError extends Error {
+export class UnknownContractError extends TicklineError {
   override readonly name = 'UnknownContractError';
+  readonly kind = 'config';
   readonly code = 'UNKNOWN_CONTRACT';
 }
 

@@ -33,9 +33,11 @@ import { spacingWarning } from '../../data/data-checks.ts';
 import { loadGatewayBars } from '../../data/gateway-bars.ts';
 import { syntheticBars } from '../../data/synthetic-bars.ts';
 import { loadStrategy } from '../../strategies/index.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
-export class BacktestDataError extends Error {
+export class BacktestDataError extends TicklineError {
   override readonly name = 'BacktestDataError';
+  readonly kind = 'input';
   readonly code = 'BACKTEST_DATA';
 }
 

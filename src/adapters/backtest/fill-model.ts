@@ -45,6 +45,7 @@ import type {
   Venue,
   VenueEvent,
 } from '../../engine/types.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 /**
  * Which of a stop and a target that the same bar touches fills (the other is cancelled). `path`: the one
@@ -772,8 +773,9 @@ export class FillModel implements Venue {
   }
 }
 
-export class UnknownOrderError extends Error {
+export class UnknownOrderError extends TicklineError {
   override readonly name = 'UnknownOrderError';
+  readonly kind = 'runtime';
   readonly code = 'UNKNOWN_ORDER';
   constructor(
     readonly orderId: string,

@@ -8,6 +8,7 @@ import { Observable } from 'rxjs';
 import { nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, MarketData, Timeframe } from '../../engine/types.ts';
 import { aggregate } from '../../data/columns.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 export interface ReplaySeries {
   readonly contractId: string;
@@ -16,8 +17,9 @@ export interface ReplaySeries {
   readonly bars: BarColumns;
 }
 
-export class ReplayDataError extends Error {
+export class ReplayDataError extends TicklineError {
   override readonly name = 'ReplayDataError';
+  readonly kind = 'input';
   readonly code = 'REPLAY_NO_DATA';
 }
 

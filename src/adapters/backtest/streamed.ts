@@ -37,10 +37,12 @@ import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import { runStreamedBacktest, type BacktestRunResult, type RunRecordsSoFar } from './run.ts';
 import { BarCache, type ImportInfo } from '../../data/bar-cache.ts';
 import { aggregate, concatColumns, lowerBound, sliceByIndex, sliceByTime, upperBound } from '../../data/columns.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 /** A streamed run's own bookkeeping found itself inconsistent: a bug, never the data's fault. */
-export class StreamedRunError extends Error {
+export class StreamedRunError extends TicklineError {
   override readonly name = 'StreamedRunError';
+  readonly kind = 'runtime';
   readonly code = 'STREAMED_RUN_INTERNAL';
 }
 

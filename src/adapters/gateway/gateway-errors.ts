@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { codeName, type CodeTable } from '../../protocol/codes.ts';
 import { scrubSecrets } from '../../engine/secrets.ts';
 import { describeIssues, type FieldIssue } from '../../protocol/field-issues.ts';
+import { TicklineError, type ErrorKind } from '../../engine/errors.ts';
 
 export type { FieldIssue };
 
@@ -46,7 +47,7 @@ export interface GatewayErrorDetails {
   cause?: unknown;
 }
 
-export class GatewayError extends Error {
+export class GatewayError extends TicklineError {
   override readonly name: string = 'GatewayError';
   readonly code: GatewayErrorCode;
   readonly endpoint: string;
@@ -57,10 +58,14 @@ export class GatewayError extends Error {
   readonly errorMessage: string | null | undefined;
   readonly issues: ReadonlyArray<FieldIssue> | undefined;
   readonly attempts: number | undefined;
+  readonly kind: ErrorKind;
 
   constructor(code: GatewayErrorCode, message: string, details: GatewayErrorDetails) {
     super(scrubSecrets(message), details.cause === undefined ? undefined : { cause: details.cause });
     this.code = code;
+    // Credentials the gateway refuses and a gateway out of reach are the setup's to fix before anything can
+    // run; every other fault (a rejection, a timeout, a malformed answer) happens while running.
+    this.kind = code === 'LOGIN_FAILED' || code === 'CONNECTION_FAILED' ? 'environment' : 'runtime';
     this.endpoint = details.endpoint;
     this.outcome = details.outcome;
     this.httpStatus = details.httpStatus;

@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { silentLogger, type Logger } from '../../engine/log.ts';
 import { batchOf, GatewayDepth, GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
 import * as S from '../../protocol/schemas.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 export type RealtimeState = 'connecting' | 'connected' | 'reconnecting' | 'disconnected';
 
@@ -33,8 +34,9 @@ export type UserHubOptions = HubClientOptions;
 export type MarketHubOptions = HubClientOptions;
 
 /** The hub refused a subscription (an account not the token's, an unknown or expired contract). */
-export class RealtimeSubscriptionError extends Error {
+export class RealtimeSubscriptionError extends TicklineError {
   override readonly name = 'RealtimeSubscriptionError';
+  readonly kind = 'runtime';
   readonly code = 'REALTIME_SUBSCRIPTION';
   constructor(
     readonly method: string,

@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import type { BracketSpec, OrderSpec, Side } from '../../engine/types.ts';
 import type { LiveOrder, LiveOrderState } from './order-state.ts';
+import { TicklineError, type ErrorKind } from '../../engine/errors.ts';
 
 export type JournalPhase = 'before' | 'after' | 'event';
 
@@ -53,14 +54,17 @@ export interface JournaledFill {
   readonly time: number;
 }
 
-export class JournalError extends Error {
+export class JournalError extends TicklineError {
   override readonly name = 'JournalError';
+  readonly kind: ErrorKind;
   constructor(
     message: string,
     /** JOURNAL: a broken invariant; JOURNAL_OPEN: the file cannot be used; JOURNAL_LOCKED: another bot holds it. */
     readonly code: 'JOURNAL' | 'JOURNAL_OPEN' | 'JOURNAL_LOCKED' = 'JOURNAL',
   ) {
     super(message);
+    // A journal that cannot be opened or is held by another bot stops a start; a broken invariant is a failure.
+    this.kind = code === 'JOURNAL' ? 'runtime' : 'environment';
   }
 }
 

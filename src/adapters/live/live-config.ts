@@ -9,6 +9,7 @@ import { riskConfigSchema } from '../../engine/risk.ts';
 import { accountConfigSchema } from '../../engine/account-rules.ts';
 import { registerSecret } from '../../engine/secrets.ts';
 import { isStrategyFile } from '../../strategies/index.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 const barUnit = z.enum(['second', 'minute', 'hour', 'day', 'week', 'month']);
 const ms = z.number().int().positive();
@@ -121,8 +122,9 @@ export interface Credentials {
   readonly apiKey: string;
 }
 
-export class CredentialsError extends Error {
+export class CredentialsError extends TicklineError {
   override readonly name = 'CredentialsError';
+  readonly kind = 'environment';
   readonly code = 'CREDENTIALS_MISSING';
 }
 

@@ -8,6 +8,7 @@
 import { Limits } from '../../protocol/endpoints.ts';
 import type { Timeframe } from '../../engine/types.ts';
 import { bucketEnd, bucketStart, nominalMs } from '../../engine/timeframe.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 export interface BarSubscription {
   readonly contractId: string;
@@ -58,8 +59,9 @@ export interface RatePlan {
   readonly problems: readonly string[];
 }
 
-export class RatePlanError extends Error {
+export class RatePlanError extends TicklineError {
   override readonly name = 'RatePlanError';
+  readonly kind = 'config';
   readonly code = 'RATE_PLAN';
   constructor(readonly plan: RatePlan) {
     super(`poll schedule exceeds the gateway's rate budget: ${plan.problems.join('; ')}`);

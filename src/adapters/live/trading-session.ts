@@ -32,6 +32,7 @@ import { RealtimeFeed } from './realtime-feed.ts';
 import { MarketHubClient, UserHubClient } from '../gateway/realtime.ts';
 import { MarketFeed } from './market-feed.ts';
 import { renderStatus, type StatusInput } from './status.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 export interface SessionOptions {
   readonly config: LiveConfig;
@@ -58,8 +59,10 @@ export interface SessionOptions {
   readonly account?: Partial<AccountConfig>;
 }
 
-export class SessionError extends Error {
+export class SessionError extends TicklineError {
   override readonly name = 'SessionError';
+  // An account, journal or contract the config names that the gateway or the journal does not match.
+  readonly kind = 'config';
   constructor(
     readonly code: 'ACCOUNT_NOT_FOUND' | 'ACCOUNT_KIND' | 'JOURNAL_ACCOUNT' | 'CONTRACT',
     message: string,

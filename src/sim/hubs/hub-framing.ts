@@ -4,6 +4,8 @@
  * (`{"protocol":"json","version":1}`) answered by `{}` or `{"error": …}`; then invocations (1), stream
  * items (2), completions (3), stream invocations (4), cancels (5), pings (6) and close (7).
  */
+import { TicklineError } from '../../engine/errors.ts';
+
 export const RECORD_SEPARATOR = '\u001e';
 
 export const MessageType = {
@@ -30,8 +32,9 @@ export type HubMessage =
   | { readonly type: typeof MessageType.Close; readonly error?: string; readonly allowReconnect?: boolean }
   | { readonly type: typeof MessageType.StreamItem | typeof MessageType.StreamInvocation | typeof MessageType.CancelInvocation; readonly invocationId?: string };
 
-export class HubProtocolError extends Error {
+export class HubProtocolError extends TicklineError {
   override readonly name = 'HubProtocolError';
+  readonly kind = 'input';
   readonly code = 'HUB_PROTOCOL';
 }
 

@@ -11,10 +11,12 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { silentLogger, type Logger } from '../../engine/log.ts';
 import { encode, handshakeError, HubProtocolError, MessageType, parseMessage, splitRecords } from './hub-framing.ts';
+import { TicklineError } from '../../engine/errors.ts';
 
 /** What a hub method throws to answer its caller with an error completion (the message is sent). */
-export class HubMethodError extends Error {
+export class HubMethodError extends TicklineError {
   override readonly name = 'HubMethodError';
+  readonly kind = 'input';
   readonly code = 'HUB_METHOD';
 }
 

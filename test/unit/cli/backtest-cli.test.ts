@@ -88,11 +88,12 @@ describe('tickline backtest', () => {
   it('exits 2 on a bad parameter override, an unknown strategy, a missing file or bad usage', async () => {
     const file = config('ok', BASE);
     expect(await main(['backtest', '--config', file, '--param', 'fast=abc'])).toBe(ExitCode.Usage);
-    // Checked by the strategy's own schema, reported at the parameter's line in the file.
-    expect(err.join('')).toContain(`${file}:3: strategy.params.fast:`);
+    // Checked by the strategy's own schema, reported as the command line's: the file's line 3 says fast: 5.
+    expect(err.join('')).toContain('--param fast=abc (command line): strategy.params.fast:');
+    expect(err.join('')).not.toContain(`${file}:3:`);
     expect(await main(['backtest', '--config', file, '--param', 'fast=30'])).toBe(ExitCode.Usage);
     expect(await main(['backtest', '--config', file, '--strategy', 'no-such-strategy'])).toBe(ExitCode.Usage);
-    expect(err.join('')).toContain(`${file}:2: strategy.name: unknown strategy 'no-such-strategy'`);
+    expect(err.join('')).toContain(`--strategy no-such-strategy (command line): strategy.name: unknown strategy 'no-such-strategy'`);
     expect(await main(['backtest', '--config', path.join(dir, 'missing.yaml')])).toBe(ExitCode.Usage);
     expect(await main(['backtest'])).toBe(ExitCode.Usage);
     expect(await main(['backtest', '--bogus'])).toBe(ExitCode.Usage);

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, loadConfig, parseConfig, parseConfigDocument, parseScalar, setConfigValue, validateDocument } from '../../../src/cli/config-loader.ts';
+import { ConfigError, loadConfig, parseConfig, parseConfigDocument, parseScalar, readConfigDocument, setConfigValue, validateDocument } from '../../../src/cli/config-loader.ts';
 
 const Schema = z.strictObject({
   name: z.string(),
@@ -87,5 +87,46 @@ describe('strict YAML config loader', () => {
     expect(issues).toMatchObject([{ path: 'params.slow', line: 4 }]);
     setConfigValue(doc, ['params', 'slow'], parseScalar('30'));
     expect(validateDocument(doc, Schema).params).toEqual({ fast: 8, slow: 30 });
+  });
+
+  it('refuses an alias bomb as a config issue at the first alias, not as a crash', () => {
+    const rows = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (const [k, name] of ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].entries()) rows.push(`${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[k]}`).join(', ')}]`);
+    const issues = issuesOf(() => parseConfig(rows.join('\n'), 'bomb.yaml', z.unknown()));
+    expect(issues).toEqual([{ file: 'bomb.yaml', line: 2, path: '', message: expect.stringContaining('billion laughs') }]);
+  });
+
+  it('reports an alias without its anchor at its line', () => {
+    const issues = issuesOf(() => parseConfig('name: a\nparams: *p\n', 'u.yaml', Schema));
+    expect(issues).toEqual([{ file: 'u.yaml', line: 2, path: '', message: 'alias *p before its anchor &p' }]);
+  });
+
+  it('reports a value from the command line as the flag\'s, not at a line of the file', () => {
+    const doc = parseConfigDocument('name: a\ndata:\n  file: x.csv\nparams: { fast: 5, slow: 20 }\n', 'f.yaml');
+    setConfigValue(doc, ['params', 'fast'], parseScalar('abc'), '--param fast=abc');
+    setConfigValue(doc, ['params', 'nonsense'], parseScalar('1'), '--param nonsense=1');
+    const issues = issuesOf(() => validateDocument(doc, Schema));
+    expect(issues.map((i) => [i.line, i.origin, i.path])).toEqual([
+      [0, '--param fast=abc', 'params.fast'],
+      [0, '--param nonsense=1', 'params.nonsense'],
+    ]);
+    expect(new ConfigError(issues).message).toMatch(/^--param fast=abc \(command line\): params\.fast: /);
+    expect(new ConfigError(issues).message).not.toContain('f.yaml');
+  });
+
+  it('says where the file leaves no map for a value given on the command line', () => {
+    const doc = parseConfigDocument('name: a\nparams: fast\n', 'g.yaml');
+    const issues = issuesOf(() => setConfigValue(doc, ['params', 'slow'], 30, '--param slow=30'));
+    expect(issues).toEqual([{ file: 'g.yaml', line: 2, path: 'params', message: 'expected a map, to hold --param slow=30' }]);
+  });
+
+  it('reads a command-line alias as its text', () => {
+    expect(parseScalar('*x')).toBe('*x');
+    expect(parseScalar('[*x]')).toBe('[*x]');
+  });
+
+  it('names a file that cannot be read, with the reason, as an issue of the file', () => {
+    const issues = issuesOf(() => readConfigDocument(tmpdir()));
+    expect(issues).toMatchObject([{ file: tmpdir(), line: 0, path: '', message: expect.stringContaining('EISDIR') }]);
   });
 });
