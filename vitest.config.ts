@@ -6,12 +6,18 @@ import { defineConfig } from 'vitest/config';
  * code written as a user writes it (docs/examples) runs in the tests against the current sources.
  */
 function entryPointSources(): { find: RegExp; replacement: string }[] {
-  const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { name: string; exports: Record<string, string | { default: string }> };
+  const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
+    name: string;
+    exports: Record<string, string | { default: string }>;
+  };
   return Object.entries(pkg.exports)
     .filter(([, target]) => typeof target !== 'string')
     .map(([subpath, target]) => ({
       find: new RegExp(`^${pkg.name}${subpath.slice(1)}$`),
-      replacement: new URL((target as { default: string }).default.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts'), import.meta.url).pathname,
+      replacement: new URL(
+        (target as { default: string }).default.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts'),
+        import.meta.url,
+      ).pathname,
     }));
 }
 

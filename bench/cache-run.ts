@@ -30,7 +30,10 @@ export function runFromCache(bars: number): CacheRun {
     writeFileSync(source, 't,o,h,l,c,v\n');
     const cache = new BarCache(path.join(dir, 'bars.sqlite'));
     try {
-      cache.storeImport(source, importSignature(source, CONTRACT.grid, {}), { bars: referenceBars(bars), segments: [] });
+      cache.storeImport(source, importSignature(source, CONTRACT.grid, {}), {
+        bars: referenceBars(bars),
+        segments: [],
+      });
     } finally {
       cache.close();
     }
@@ -38,11 +41,20 @@ export function runFromCache(bars: number): CacheRun {
     const config = path.join(dir, 'cache.yaml');
     writeFileSync(
       config,
-      ['strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }', 'contract: ESZ5', 'data: { source: csv, file: bars.csv, cache: bars.sqlite }', 'account: { startingBalance: 1000000 }', 'out: out', ''].join('\n'),
+      [
+        'strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }',
+        'contract: ESZ5',
+        'data: { source: csv, file: bars.csv, cache: bars.sqlite }',
+        'account: { startingBalance: 1000000 }',
+        'out: out',
+        '',
+      ].join('\n'),
     );
     const run = runCliConfig(config, dir);
-    if (!run.stdout.includes('(imported)')) throw new Error(`the run did not read the import: ${run.stdout.slice(0, 500)}`);
-    if (bars > STREAM_AUTO_BARS && !run.stdout.includes('streamed from the bar cache')) throw new Error(`the run did not stream the import: ${run.stdout.slice(0, 500)}`);
+    if (!run.stdout.includes('(imported)'))
+      throw new Error(`the run did not read the import: ${run.stdout.slice(0, 500)}`);
+    if (bars > STREAM_AUTO_BARS && !run.stdout.includes('streamed from the bar cache'))
+      throw new Error(`the run did not stream the import: ${run.stdout.slice(0, 500)}`);
     return { ...run, bars, setupSeconds };
   } finally {
     rmSync(dir, { recursive: true, force: true });

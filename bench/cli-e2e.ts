@@ -27,7 +27,7 @@ export async function writeMinuteCsv(bars: number, seed = 17): Promise<Generated
   const file = path.join(dir, `bars-${bars}.csv`);
   const out = createWriteStream(file);
   let state = seed >>> 0;
-  const random = () => ((state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296);
+  const random = () => (state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296;
   let time = Date.UTC(2000, 0, 3);
   let price = 8000;
   let block = 't,o,h,l,c,v\n';
@@ -61,7 +61,14 @@ export function runCliBacktest(csv: GeneratedCsv): CliRun {
   const config = path.join(csv.dir, 'e2e.yaml');
   writeFileSync(
     config,
-    ['strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }', 'contract: ESZ5', 'data: { source: csv, file: ' + path.basename(csv.file) + ' }', 'account: { startingBalance: 1000000 }', `out: out`, ''].join('\n'),
+    [
+      'strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }',
+      'contract: ESZ5',
+      `data: { source: csv, file: ${path.basename(csv.file)} }`,
+      'account: { startingBalance: 1000000 }',
+      `out: out`,
+      '',
+    ].join('\n'),
   );
   return runCliConfig(config, csv.dir);
 }
@@ -69,14 +76,26 @@ export function runCliBacktest(csv: GeneratedCsv): CliRun {
 /** `tickline backtest --config <config>` in a child process, timed from outside, with its peak RSS. */
 export function runCliConfig(config: string, cwd: string): CliRun {
   const started = performance.now();
-  const child = spawnSync(process.execPath, ['--require', path.join(import.meta.dirname, 'report-rss.cjs'), path.join(ROOT, 'bin/tickline.js'), 'backtest', '--config', config], {
-    cwd,
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-  });
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--require',
+      path.join(import.meta.dirname, 'report-rss.cjs'),
+      path.join(ROOT, 'bin/tickline.js'),
+      'backtest',
+      '--config',
+      config,
+    ],
+    {
+      cwd,
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    },
+  );
   const wallMs = performance.now() - started;
   const rss = /MAXRSS_KIB (\d+)/.exec(child.stderr ?? '');
-  if (rss === null || (child.status !== 0 && child.status !== 3)) throw new Error(`tickline backtest failed (exit ${child.status}): ${(child.stderr ?? '').slice(-2000)}`);
+  if (rss === null || (child.status !== 0 && child.status !== 3))
+    throw new Error(`tickline backtest failed (exit ${child.status}): ${(child.stderr ?? '').slice(-2000)}`);
   return { wallMs, maxRssKiB: Number(rss[1]), exitCode: child.status!, stdout: child.stdout ?? '' };
 }
 

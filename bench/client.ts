@@ -25,9 +25,18 @@ export interface ClientFigures {
   readonly concurrentP99Ms: number;
 }
 
-export async function measureClient(options: { requests: number; concurrency: number; warmup: number }): Promise<ClientFigures> {
+export async function measureClient(options: {
+  requests: number;
+  concurrency: number;
+  warmup: number;
+}): Promise<ClientFigures> {
   const sim = await startSimulator({ clock: 'manual', rateLimits: { bars: UNLIMITED, default: UNLIMITED } });
-  const client = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey, rateLimits: { bars: UNLIMITED, default: UNLIMITED } });
+  const client = new TradingClient({
+    baseUrl: sim.tradingUrl,
+    userName: sim.demo.userName,
+    apiKey: sim.demo.apiKey,
+    rateLimits: { bars: UNLIMITED, default: UNLIMITED },
+  });
   const contractId = 'CON.F.US.EP.Z25';
   try {
     await client.login();

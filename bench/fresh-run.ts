@@ -16,7 +16,8 @@ const start = performance.now();
 let run;
 if (mode === 'synthetic') {
   const count = Number(rest[0]);
-  if (!Number.isInteger(count) || count < 1) throw new RangeError(`bar count must be a positive whole number, got ${rest[0]}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new RangeError(`bar count must be a positive whole number, got ${rest[0]}`);
   run = fullPathBacktest(referenceBars(count));
 } else if (mode === 'cache') {
   const [file, from, to] = [rest[0]!, Number(rest[1]), Number(rest[2])];
@@ -33,4 +34,6 @@ if (mode === 'synthetic') {
 }
 const ms = performance.now() - start;
 // maxRSS is in kibibytes.
-process.stdout.write(`${JSON.stringify({ mode, ms, bars: run.bars, fills: run.fills.length, orderListHash: run.orderListHash, baselineKiB, maxRssKiB: process.resourceUsage().maxRSS })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ mode, ms, bars: run.bars, fills: run.fills.length, orderListHash: run.orderListHash, baselineKiB, maxRssKiB: process.resourceUsage().maxRSS })}\n`,
+);

@@ -51,7 +51,12 @@ export interface GridTiming {
  * collection and compiler helpers, which is why even the sequential sweep uses more than one core).
  * `pool`: run on it (already warm); otherwise a parallel sweep starts its own pool inside the timing.
  */
-export async function runGrid(bars: BarColumns, description: string, workers: number, pool?: SweepPool): Promise<GridTiming> {
+export async function runGrid(
+  bars: BarColumns,
+  description: string,
+  workers: number,
+  pool?: SweepPool,
+): Promise<GridTiming> {
   const { context, jobs } = gridContext(bars, description);
   const cpu = process.cpuUsage();
   const start = performance.now();
@@ -75,7 +80,14 @@ export async function warmPool(bars: BarColumns): Promise<SweepPool> {
 }
 
 function sliceHead(bars: BarColumns, n: number): BarColumns {
-  return { time: bars.time.subarray(0, n), open: bars.open.subarray(0, n), high: bars.high.subarray(0, n), low: bars.low.subarray(0, n), close: bars.close.subarray(0, n), volume: bars.volume.subarray(0, n) };
+  return {
+    time: bars.time.subarray(0, n),
+    open: bars.open.subarray(0, n),
+    high: bars.high.subarray(0, n),
+    low: bars.low.subarray(0, n),
+    close: bars.close.subarray(0, n),
+    volume: bars.volume.subarray(0, n),
+  };
 }
 
 /** The timing of median wall time. */
@@ -89,7 +101,8 @@ export function compareGrids(a: readonly JobResult[], b: readonly JobResult[]): 
   for (let k = 0; k < a.length; k++) {
     const x = a[k]!;
     const y = b[k]!;
-    if (x.error !== undefined || y.error !== undefined) return `parameter set ${JSON.stringify(x.params)} failed: ${x.error ?? y.error}`;
+    if (x.error !== undefined || y.error !== undefined)
+      return `parameter set ${JSON.stringify(x.params)} failed: ${x.error ?? y.error}`;
     if (x.summary?.orderListHash !== y.summary?.orderListHash || x.summary?.netPnl !== y.summary?.netPnl) {
       return `parameter set ${JSON.stringify(x.params)} differs between the sequential and the parallel sweep: net PnL ${x.summary?.netPnl} vs ${y.summary?.netPnl}, order list hash ${x.summary?.orderListHash.slice(0, 12)} vs ${y.summary?.orderListHash.slice(0, 12)}`;
     }

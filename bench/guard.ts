@@ -3,7 +3,13 @@
  * shaped like the runner's (a book of working orders in a Map, a position, a last price, rule floors,
  * every optional check switched on), so each call walks the checks a live account would.
  */
-import { checkIntent, riskConfigSchema, type GuardOrder, type GuardState, type ResolvedRiskConfig } from '../src/engine/risk.ts';
+import {
+  checkIntent,
+  riskConfigSchema,
+  type GuardOrder,
+  type GuardState,
+  type ResolvedRiskConfig,
+} from '../src/engine/risk.ts';
 import type { Intent, Side } from '../src/engine/types.ts';
 import { CONTRACT } from './reference.ts';
 
@@ -19,7 +25,16 @@ export function guardBench(): GuardBench {
   const book = new Map<string, GuardOrder>([
     ['s-1', { contractId: id, side: 'sell', size: 1, order: { type: 'stop', stopPrice: last - 40 }, trailStop: NaN }],
     ['s-2', { contractId: id, side: 'sell', size: 1, order: { type: 'limit', limitPrice: last + 80 }, trailStop: NaN }],
-    ['s-3', { contractId: id, side: 'sell', size: 1, order: { type: 'trailingStop', trailPrice: last - 20 }, trailStop: last - 20 }],
+    [
+      's-3',
+      {
+        contractId: id,
+        side: 'sell',
+        size: 1,
+        order: { type: 'trailingStop', trailPrice: last - 20 },
+        trailStop: last - 20,
+      },
+    ],
   ]);
   const sendTimes = [0, 0, 0, 0, 0];
   const now = Date.UTC(2026, 10, 16, 15, 0);
@@ -42,13 +57,24 @@ export function guardBench(): GuardBench {
     workingEntrySize: (contractId: string, side: Side) => {
       let total = 0;
       for (const order of book.values()) {
-        if (order.contractId === contractId && order.side === side && (order.order.type === 'market' || order.order.type === 'limit')) total += order.size;
+        if (
+          order.contractId === contractId &&
+          order.side === side &&
+          (order.order.type === 'market' || order.order.type === 'limit')
+        )
+          total += order.size;
       }
       return total;
     },
     hasStopOrder: (contractId: string, side: Side) => {
       for (const order of book.values()) {
-        if (order.contractId === contractId && order.side === side && order.order.type !== 'market' && order.order.type !== 'limit') return true;
+        if (
+          order.contractId === contractId &&
+          order.side === side &&
+          order.order.type !== 'market' &&
+          order.order.type !== 'limit'
+        )
+          return true;
       }
       return false;
     },
@@ -69,19 +95,48 @@ export function guardBench(): GuardBench {
   });
   const intents: Intent[] = [
     // An entry with a bracket: every opening check down to the risk-versus-room sizing.
-    { kind: 'place', id: 'b-1', contractId: id, side: 'buy', size: 1, order: { type: 'market' }, bracket: { stopLossTicks: 16, takeProfitTicks: 32 } },
+    {
+      kind: 'place',
+      id: 'b-1',
+      contractId: id,
+      side: 'buy',
+      size: 1,
+      order: { type: 'market' },
+      bracket: { stopLossTicks: 16, takeProfitTicks: 32 },
+    },
     // A limit entry protected by the working sell stop.
     { kind: 'place', id: 'b-2', contractId: id, side: 'buy', size: 1, order: { type: 'limit', limitPrice: last - 8 } },
     // Closing the long: reduces risk, accepted early.
     { kind: 'place', id: 'b-3', contractId: id, side: 'sell', size: 1, order: { type: 'market' } },
     // A trailing stop with an absolute trailPrice: side and distance checks.
-    { kind: 'place', id: 'b-4', contractId: id, side: 'sell', size: 1, order: { type: 'trailingStop', trailPrice: last - 12 } },
+    {
+      kind: 'place',
+      id: 'b-4',
+      contractId: id,
+      side: 'sell',
+      size: 1,
+      order: { type: 'trailingStop', trailPrice: last - 12 },
+    },
     // A trail tightened by a modify.
     { kind: 'modify', id: 'b-5', orderId: 's-3', trailPrice: last - 10 },
     // A trailPrice passed as a distance by mistake: rejected with a reason (allocates its message).
-    { kind: 'place', id: 'b-6', contractId: id, side: 'sell', size: 1, order: { type: 'trailingStop', trailPrice: 12 } },
+    {
+      kind: 'place',
+      id: 'b-6',
+      contractId: id,
+      side: 'sell',
+      size: 1,
+      order: { type: 'trailingStop', trailPrice: 12 },
+    },
     // A misaligned limit price: rejected.
-    { kind: 'place', id: 'b-7', contractId: id, side: 'buy', size: 1, order: { type: 'limit', limitPrice: last - 8.5 } },
+    {
+      kind: 'place',
+      id: 'b-7',
+      contractId: id,
+      side: 'buy',
+      size: 1,
+      order: { type: 'limit', limitPrice: last - 8.5 },
+    },
     { kind: 'cancel', id: 'b-8', orderId: 's-2' },
   ];
   return { intents, state, limits };

@@ -32,8 +32,10 @@ function median(values: number[]): number {
 
 function sameBars(a: BarColumns, b: BarColumns, what: string): void {
   for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) {
-    if (a[key].length !== b[key].length) throw new Error(`${what}: ${b[key].length} bars, the CSV reader ${a[key].length}`);
-    for (let i = 0; i < a[key].length; i++) if (a[key][i] !== b[key][i]) throw new Error(`${what}: ${key}[${i}] differs from the CSV reader's`);
+    if (a[key].length !== b[key].length)
+      throw new Error(`${what}: ${b[key].length} bars, the CSV reader ${a[key].length}`);
+    for (let i = 0; i < a[key].length; i++)
+      if (a[key][i] !== b[key][i]) throw new Error(`${what}: ${key}[${i}] differs from the CSV reader's`);
   }
 }
 

@@ -23,8 +23,18 @@ export interface MarketHubFigures {
 }
 
 export async function measureMarketHub(options: { quotes: number; window: number }): Promise<MarketHubFigures> {
-  const sim = await startSimulator({ clock: 'manual', startTime: Date.parse('2025-03-04T15:00:00Z'), historyDays: 2, realtime: { quotesPerSecond: 1e9 } });
-  const client = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now: () => sim.clock.now() });
+  const sim = await startSimulator({
+    clock: 'manual',
+    startTime: Date.parse('2025-03-04T15:00:00Z'),
+    historyDays: 2,
+    realtime: { quotesPerSecond: 1e9 },
+  });
+  const client = new TradingClient({
+    baseUrl: sim.tradingUrl,
+    userName: sim.demo.userName,
+    apiKey: sim.demo.apiKey,
+    now: () => sim.clock.now(),
+  });
   const hub = new MarketHubClient({ url: sim.realtimeUrl, token: () => client.login() });
   const contractId = 'CON.F.US.EP.M25';
   let received = 0;
@@ -42,9 +52,11 @@ export async function measureMarketHub(options: { quotes: number; window: number
     const start = performance.now();
     for (let k = 0; k < options.quotes; k++) {
       sim.clock.advance(STEP_MS);
-      // A step that changed nothing sends nothing: the lag is measured in market time, and a quiet hub is waited for only briefly.
+      // A step that changed nothing sends nothing: the lag is measured in market time, and a quiet hub is waited for
+      // only briefly.
       const since = performance.now();
-      while (sim.clock.now() - lastMarketTime > options.window * STEP_MS && performance.now() - since < 50) await new Promise((resolve) => setImmediate(resolve));
+      while (sim.clock.now() - lastMarketTime > options.window * STEP_MS && performance.now() - since < 50)
+        await new Promise((resolve) => setImmediate(resolve));
     }
     // Drained: nothing more arrives for a while.
     await waitFor(() => performance.now() - lastArrival > 200, 'the last quote');

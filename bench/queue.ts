@@ -20,7 +20,14 @@ import { startRedisServer } from '../test/integration/distributed/redis-server.t
 const CLI = path.resolve(import.meta.dirname, '../test/integration/distributed/cli.ts');
 const REPO = path.resolve(import.meta.dirname, '..');
 const GRID = { fast: [3, 4, 5, 6, 7, 8, 9, 10], slow: [15, 20, 25, 30, 35, 40, 45, 50] };
-const VIEW: SweepView = { metric: 'sharpe', top: 20, grid: GRID, heatmap: ['fast', 'slow'], data: 'bench', enqueuedAt: 0 };
+const VIEW: SweepView = {
+  metric: 'sharpe',
+  top: 20,
+  grid: GRID,
+  heatmap: ['fast', 'slow'],
+  data: 'bench',
+  enqueuedAt: 0,
+};
 
 export interface QueueRun {
   readonly processes: number;
@@ -40,7 +47,11 @@ export interface QueueBench {
 }
 
 function sweepConfig(seed: number, sessions: number): BacktestConfig {
-  return BacktestConfig.parse({ strategy: { name: 'sma-cross', params: {} }, contract: 'ESZ5', data: { source: 'synthetic', seed, sessions } });
+  return BacktestConfig.parse({
+    strategy: { name: 'sma-cross', params: {} },
+    contract: 'ESZ5',
+    data: { source: 'synthetic', seed, sessions },
+  });
 }
 
 async function sweepOf(seed: number, sessions: number, grid: Record<string, unknown[]>) {
@@ -66,7 +77,11 @@ async function queuedSweep(url: string, spec: Awaited<ReturnType<typeof sweepOf>
 
 /** `tickline worker` with `processes` worker processes, resolved once all wait for jobs. */
 async function startWorkers(url: string, processes: number): Promise<() => Promise<void>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', url, '--concurrency', String(processes), '--lock-seconds', '600'], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', CLI, 'worker', '--queue', url, '--concurrency', String(processes), '--lock-seconds', '600'],
+    { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -81,7 +96,10 @@ async function startWorkers(url: string, processes: number): Promise<() => Promi
   };
 }
 
-export async function measureQueueSweep(options: { readonly processes: readonly number[]; readonly sessions: number }): Promise<QueueBench> {
+export async function measureQueueSweep(options: {
+  readonly processes: readonly number[];
+  readonly sessions: number;
+}): Promise<QueueBench> {
   const measured = await sweepOf(21, options.sessions, GRID);
   const context = { config: measured.config, name: 'bench-queue', samples: sweepSamples(measured.history, null) };
   // Warm (the whole sweep once), then timed before and after the queued sweeps: the faster of the two.
@@ -100,11 +118,21 @@ export async function measureQueueSweep(options: { readonly processes: readonly 
       const stop = await startWorkers(url, processes);
       try {
         // Every process loads its modules and compiles the engine on a small sweep of other data first.
-        await queuedSweep(url, (await sweepOf(22, options.sessions, { fast: [5, 6, 7, 8].slice(0, Math.max(2, processes)), slow: [20, 30] })).spec);
+        await queuedSweep(
+          url,
+          (await sweepOf(22, options.sessions, { fast: [5, 6, 7, 8].slice(0, Math.max(2, processes)), slow: [20, 30] }))
+            .spec,
+        );
         const { ms, results } = await queuedSweep(url, measured.spec);
-        if (!isDeepStrictEqual(results, local)) throw new Error(`the sweep on ${processes} worker process(es) differs from the in-process sweep`);
+        if (!isDeepStrictEqual(results, local))
+          throw new Error(`the sweep on ${processes} worker process(es) differs from the in-process sweep`);
         const jobsPerSecond = (measured.jobs.length / ms) * 1000;
-        runs.push({ processes, wallMs: ms, jobsPerSecond, speedup: runs.length === 0 ? 1 : jobsPerSecond / runs[0]!.jobsPerSecond });
+        runs.push({
+          processes,
+          wallMs: ms,
+          jobsPerSecond,
+          speedup: runs.length === 0 ? 1 : jobsPerSecond / runs[0]!.jobsPerSecond,
+        });
       } finally {
         await stop();
       }

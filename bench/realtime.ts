@@ -42,7 +42,11 @@ function figures(values: number[]): LatencyFigures {
   return { samples: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted[sorted.length - 1]! };
 }
 
-export async function measureFillLatency(options: { hubSamples: number; pollSamples: number; tradesMs: number }): Promise<FillLatency> {
+export async function measureFillLatency(options: {
+  hubSamples: number;
+  pollSamples: number;
+  tradesMs: number;
+}): Promise<FillLatency> {
   const hub = await run(true, options.hubSamples, options.tradesMs);
   const polling = await run(false, options.pollSamples, options.tradesMs);
   return { hub, polling: { ...polling, tradesMs: options.tradesMs } };
@@ -51,18 +55,49 @@ export async function measureFillLatency(options: { hubSamples: number; pollSamp
 async function run(useHub: boolean, samples: number, tradesMs: number): Promise<LatencyFigures> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-bench-rt-'));
   // No spread: hundreds of round trips at the touch would break the demo account's daily loss limit.
-  const sim = await startSimulator({ clock: { speed: 1 }, startTime: START, historyDays: 1, fills: { spread: { type: 'fixed', ticks: 0 } }, rateLimits: { bars: UNLIMITED, default: UNLIMITED } });
+  const sim = await startSimulator({
+    clock: { speed: 1 },
+    startTime: START,
+    historyDays: 1,
+    fills: { spread: { type: 'fixed', ticks: 0 } },
+    rateLimits: { bars: UNLIMITED, default: UNLIMITED },
+  });
   const now = (): number => sim.clock.now();
   const contractId = CALENDAR.contract('ES', CALENDAR.frontMonth('ES', START)).id;
-  const bot = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now, logger: silentLogger, rateLimits: { bars: UNLIMITED, default: UNLIMITED } });
-  const hand = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now, logger: silentLogger, rateLimits: { bars: UNLIMITED, default: UNLIMITED } });
+  const bot = new TradingClient({
+    baseUrl: sim.tradingUrl,
+    userName: sim.demo.userName,
+    apiKey: sim.demo.apiKey,
+    now,
+    logger: silentLogger,
+    rateLimits: { bars: UNLIMITED, default: UNLIMITED },
+  });
+  const hand = new TradingClient({
+    baseUrl: sim.tradingUrl,
+    userName: sim.demo.userName,
+    apiKey: sim.demo.apiKey,
+    now,
+    logger: silentLogger,
+    rateLimits: { bars: UNLIMITED, default: UNLIMITED },
+  });
   const journal = Journal.open(path.join(dir, 'journal.sqlite'), { now });
   let feed: RealtimeFeed | undefined;
   let poller: Poller | undefined;
   try {
     await hand.login();
     const c = await hand.contractById(contractId);
-    const contracts = new Map<string, ContractSpec>([[contractId, { id: c.id, name: c.name, symbolId: c.symbolId, description: c.description, grid: new PriceGrid(c.tickSize, c.tickValue) }]]);
+    const contracts = new Map<string, ContractSpec>([
+      [
+        contractId,
+        {
+          id: c.id,
+          name: c.name,
+          symbolId: c.symbolId,
+          description: c.description,
+          grid: new PriceGrid(c.tickSize, c.tickValue),
+        },
+      ],
+    ]);
     const accountId = sim.demo.accountId;
     const executor = new LiveExecutor({ client: bot, journal, accountId, contracts, logger: silentLogger, now });
     poller = new Poller({
@@ -79,20 +114,34 @@ async function run(useHub: boolean, samples: number, tradesMs: number): Promise<
     });
     const seen = new Map<number, number>();
     executor.events.subscribe((e: VenueEvent) => {
-      if (e.kind === 'fill' && e.orderId.startsWith('venue-')) seen.set(Number(e.orderId.slice('venue-'.length)), performance.now());
+      if (e.kind === 'fill' && e.orderId.startsWith('venue-'))
+        seen.set(Number(e.orderId.slice('venue-'.length)), performance.now());
     });
     await poller.refreshAccountState();
     poller.start();
     if (useHub) {
       const p = poller;
-      feed = new RealtimeFeed({ hub: new UserHubClient({ url: sim.realtimeUrl, token: () => bot.token() }), poller: p, executor, journal, accountId, logger: silentLogger });
+      feed = new RealtimeFeed({
+        hub: new UserHubClient({ url: sim.realtimeUrl, token: () => bot.token() }),
+        poller: p,
+        executor,
+        journal,
+        accountId,
+        logger: silentLogger,
+      });
       feed.start();
       await until(() => p.realtimeOn, 10_000);
     }
     const latencies: number[] = [];
     for (let k = 0; k < samples; k++) {
       const sentAt = performance.now();
-      const orderId = await hand.placeOrder({ accountId, contractId, type: OrderType.Market, side: k % 2 === 0 ? OrderSide.Bid : OrderSide.Ask, size: 1 });
+      const orderId = await hand.placeOrder({
+        accountId,
+        contractId,
+        type: OrderType.Market,
+        side: k % 2 === 0 ? OrderSide.Bid : OrderSide.Ask,
+        size: 1,
+      });
       await until(() => seen.has(orderId), tradesMs * 3 + 5_000);
       latencies.push(seen.get(orderId)! - sentAt);
       // Orders apart, so one sample never rides on another's poll or event.

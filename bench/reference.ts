@@ -30,7 +30,14 @@ export const MARKET = { seed: 20_261_122, startPrice: 5000, start: Date.UTC(2024
 
 /** `count` one-minute bars of the simulator's seeded synthetic market on the contract's tick grid. */
 export function referenceBars(count: number, seed: number = MARKET.seed): BarColumns {
-  return generateBars({ seed, tickSize: CONTRACT.grid.tickSize, startPrice: MARKET.startPrice, start: MARKET.start, count, stepMs: 60_000 });
+  return generateBars({
+    seed,
+    tickSize: CONTRACT.grid.tickSize,
+    startPrice: MARKET.startPrice,
+    start: MARKET.start,
+    count,
+    stepMs: 60_000,
+  });
 }
 
 /** A fill reduced to what both paths can state: bar time, signed size, price in ticks. */
@@ -86,7 +93,11 @@ function fillList(fills: readonly Fill[]): FillList {
  * fast - slow (a tie keeps it), a cross decided at bar i fills at bar i+1's open, average-price PnL in
  * the same arithmetic as the engine's accounting (so the numbers are identical, not merely close).
  */
-export function plainLoop(bars: BarColumns, params: ReferenceParams = REFERENCE_PARAMS, tickValue: number = CONTRACT.grid.tickValue): PathResult {
+export function plainLoop(
+  bars: BarColumns,
+  params: ReferenceParams = REFERENCE_PARAMS,
+  tickValue: number = CONTRACT.grid.tickValue,
+): PathResult {
   const { fast, slow } = params;
   const { time, open, close } = bars;
   const n = time.length;
@@ -150,13 +161,16 @@ export function compareRuns(engine: PathResult, loop: PathResult): string | unde
   const n = Math.min(a.time.length, b.time.length);
   for (let k = 0; k < n; k++) {
     if (a.time[k] !== b.time[k] || a.size[k] !== b.size[k] || a.price[k] !== b.price[k]) {
-      const show = (f: FillList) => `${new Date(f.time[k]!).toISOString()} ${f.size[k]! > 0 ? '+' : ''}${f.size[k]} @ ${f.price[k]} ticks`;
+      const show = (f: FillList) =>
+        `${new Date(f.time[k]!).toISOString()} ${f.size[k]! > 0 ? '+' : ''}${f.size[k]} @ ${f.price[k]} ticks`;
       return `fill #${k + 1} differs: engine ${show(a)}, loop ${show(b)}`;
     }
   }
   if (a.time.length !== b.time.length) return `engine made ${a.time.length} fills, loop ${b.time.length}`;
-  if (engine.realizedPnl !== loop.realizedPnl) return `realized PnL differs: engine ${engine.realizedPnl}, loop ${loop.realizedPnl}`;
-  if (engine.endingEquity !== loop.endingEquity) return `ending equity differs: engine ${engine.endingEquity}, loop ${loop.endingEquity}`;
+  if (engine.realizedPnl !== loop.realizedPnl)
+    return `realized PnL differs: engine ${engine.realizedPnl}, loop ${loop.realizedPnl}`;
+  if (engine.endingEquity !== loop.endingEquity)
+    return `ending equity differs: engine ${engine.endingEquity}, loop ${loop.endingEquity}`;
   return undefined;
 }
 

@@ -2,7 +2,8 @@
  * `npm run bench`: the throughput figures of issue 7 in one run, printed as a table with each target and
  * PASS/MISS, and written as JSON to bench/results/latest.json. docs/bench.md says what each figure means.
  *
- *   node --import tsx bench/run.ts [--bars 1000000] [--reps 7] [--requests 2000] [--e2e-bars 10000000] [--cache-bars 50000000] [--out bench/results/latest.json]
+ * node --import tsx bench/run.ts [--bars 1000000] [--reps 7] [--requests 2000] [--e2e-bars 10000000] [--cache-bars
+ * 50000000] [--out bench/results/latest.json]
  *
  * Exits 1 when the full path and the plain loop (or the sequential and parallel grids, or the cached and
  * in-memory runs) disagree: a fast wrong answer is not a result. A MISS against a target does not fail it.
@@ -22,7 +23,17 @@ import { compareGrids, esBars, GRID, LANES, medianTiming, runGrid, warmPool, typ
 import { guardBench, runGuardChecks } from './guard.ts';
 import { measureMarketHub } from './market-hub.ts';
 import { measureQueueSweep } from './queue.ts';
-import { CONTRACT, MINUTE, PathsDisagreeError, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, REFERENCE_PARAMS } from './reference.ts';
+import {
+  CONTRACT,
+  MINUTE,
+  PathsDisagreeError,
+  compareRuns,
+  fullPathBacktest,
+  fullPathResult,
+  plainLoop,
+  referenceBars,
+  REFERENCE_PARAMS,
+} from './reference.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +47,9 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write('usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--e2e-bars N] [--cache-bars N (0: skip)] [--out file.json]\n');
+  process.stdout.write(
+    'usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--e2e-bars N] [--cache-bars N (0: skip)] [--out file.json]\n',
+  );
   process.exit(0);
 }
 const BARS = positiveInt('bars', args.bars);
@@ -83,10 +96,15 @@ interface FreshRun {
 
 /** One reference backtest in a fresh child process (bench/fresh-run.ts); it must match this process's run. */
 function freshRun(args: string[], expectedHash: string): FreshRun {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'fresh-run.ts'), ...args], { encoding: 'utf8', cwd: path.resolve(import.meta.dirname, '..') });
+  const child = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.resolve(import.meta.dirname, 'fresh-run.ts'), ...args],
+    { encoding: 'utf8', cwd: path.resolve(import.meta.dirname, '..') },
+  );
   if (child.status !== 0) throw new Error(`bench child ${args[0]} failed (exit ${child.status}): ${child.stderr}`);
   const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as FreshRun;
-  if (result.orderListHash !== expectedHash) fail(`the fresh process's ${args[0]} run differs from this process's (order list hash)`);
+  if (result.orderListHash !== expectedHash)
+    fail(`the fresh process's ${args[0]} run differs from this process's (order list hash)`);
   return result;
 }
 
@@ -100,12 +118,17 @@ interface Row {
 const rows: Row[] = [];
 const results: Record<string, unknown> = {};
 const progress = (text: string) => process.stderr.write(`  ${text}\n`);
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const verdict = (pass: boolean): 'PASS' | 'MISS' => (pass ? 'PASS' : 'MISS');
 
 const loadBefore = os.loadavg();
-process.stderr.write(`tickline bench: ${fmt(BARS)} one-minute bars, SMA(${REFERENCE_PARAMS.fast})/SMA(${REFERENCE_PARAMS.slow}) crossover, ${REPS} repetitions\n`);
-process.stderr.write(`  load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} cores${loadBefore[0]! > 1 ? ' (busy machine: figures are noisy)' : ''}\n`);
+process.stderr.write(
+  `tickline bench: ${fmt(BARS)} one-minute bars, SMA(${REFERENCE_PARAMS.fast})/SMA(${REFERENCE_PARAMS.slow}) crossover, ${REPS} repetitions\n`,
+);
+process.stderr.write(
+  `  load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} cores${loadBefore[0]! > 1 ? ' (busy machine: figures are noisy)' : ''}\n`,
+);
 
 // ------------------------------------------------------------------ setup (untimed)
 const bars = referenceBars(BARS);
@@ -137,11 +160,41 @@ const loopMs = median(loopTimes);
 const loopRate = (BARS / loopMs) * 1000;
 const disagreement = compareRuns(fullPathResult(lastRun), loop);
 if (disagreement !== undefined) fail(`full path and plain loop disagree: ${disagreement}`);
-rows.push({ figure: '1 full path (engine + sma-cross + guard + fill model + accounting)', value: `${fmt(fullRate)} bars/s (median ${fmt(fullMs, 1)} ms)`, target: '>= 3,000,000 bars/s', verdict: verdict(fullRate >= 3_000_000) });
-rows.push({ figure: '2 plain loop over typed arrays', value: `${fmt(loopRate)} bars/s (median ${fmt(loopMs, 2)} ms)`, target: 'same fills and PnL', verdict: 'PASS' });
-rows.push({ figure: '2 ratio full path / plain loop', value: `${(fullRate / loopRate).toFixed(4)} (loop ${(loopRate / fullRate).toFixed(1)}x faster)`, target: '', verdict: '' });
-results.fullPath = { barsPerSecond: fullRate, medianMs: fullMs, runsMs: fullTimes, fills: lastRun.fills.length, realizedPnl: lastRun.realizedPnl, endingEquity: lastRun.endingEquity, orderListHash: lastRun.orderListHash };
-results.plainLoop = { barsPerSecond: loopRate, medianMs: loopMs, fills: loop.fills.time.length, realizedPnl: loop.realizedPnl, endingEquity: loop.endingEquity, agreesWithFullPath: true };
+rows.push({
+  figure: '1 full path (engine + sma-cross + guard + fill model + accounting)',
+  value: `${fmt(fullRate)} bars/s (median ${fmt(fullMs, 1)} ms)`,
+  target: '>= 3,000,000 bars/s',
+  verdict: verdict(fullRate >= 3_000_000),
+});
+rows.push({
+  figure: '2 plain loop over typed arrays',
+  value: `${fmt(loopRate)} bars/s (median ${fmt(loopMs, 2)} ms)`,
+  target: 'same fills and PnL',
+  verdict: 'PASS',
+});
+rows.push({
+  figure: '2 ratio full path / plain loop',
+  value: `${(fullRate / loopRate).toFixed(4)} (loop ${(loopRate / fullRate).toFixed(1)}x faster)`,
+  target: '',
+  verdict: '',
+});
+results.fullPath = {
+  barsPerSecond: fullRate,
+  medianMs: fullMs,
+  runsMs: fullTimes,
+  fills: lastRun.fills.length,
+  realizedPnl: lastRun.realizedPnl,
+  endingEquity: lastRun.endingEquity,
+  orderListHash: lastRun.orderListHash,
+};
+results.plainLoop = {
+  barsPerSecond: loopRate,
+  medianMs: loopMs,
+  fills: loop.fills.time.length,
+  realizedPnl: loop.realizedPnl,
+  endingEquity: loop.endingEquity,
+  agreesWithFullPath: true,
+};
 results.ratioFullToLoop = fullRate / loopRate;
 
 // ------------------------------------------------------------------ 3: end to end from the SQLite bar cache
@@ -169,13 +222,24 @@ try {
         cache.close();
       }
     });
-    if (t.value.bars !== BARS || t.value.orderListHash !== lastRun.orderListHash) fail('the backtest of the cached bars differs from the in-memory one');
+    if (t.value.bars !== BARS || t.value.orderListHash !== lastRun.orderListHash)
+      fail('the backtest of the cached bars differs from the in-memory one');
     e2eTimes.push(t.ms);
   }
   const e2eMs = median(e2eTimes);
   const cold = freshRun(['cache', file, String(from), String(to)], lastRun.orderListHash);
-  rows.push({ figure: '3 end to end from the SQLite cache (load + backtest)', value: `${fmt(e2eMs / 1000, 3)} s (load ${fmt(loadMs)} ms; median of 3, warm process)`, target: '<= 1.5 s', verdict: verdict(e2eMs <= 1500) });
-  rows.push({ figure: '3 same in a fresh process (compiler cold, modules loaded)', value: `${fmt(cold.ms / 1000, 3)} s`, target: '<= 1.5 s', verdict: verdict(cold.ms <= 1500) });
+  rows.push({
+    figure: '3 end to end from the SQLite cache (load + backtest)',
+    value: `${fmt(e2eMs / 1000, 3)} s (load ${fmt(loadMs)} ms; median of 3, warm process)`,
+    target: '<= 1.5 s',
+    verdict: verdict(e2eMs <= 1500),
+  });
+  rows.push({
+    figure: '3 same in a fresh process (compiler cold, modules loaded)',
+    value: `${fmt(cold.ms / 1000, 3)} s`,
+    target: '<= 1.5 s',
+    verdict: verdict(cold.ms <= 1500),
+  });
   results.endToEndFromCache = { medianMs: e2eMs, runsMs: e2eTimes, lastLoadMs: loadMs, freshProcessMs: cold.ms };
 } finally {
   rmSync(cacheDir, { recursive: true, force: true });
@@ -191,28 +255,56 @@ runGuardChecks(guard, GUARD_CHECKS);
 const guardTimes: number[] = [];
 for (let r = 0; r < REPS; r++) guardTimes.push(time(() => runGuardChecks(guard, GUARD_CHECKS)).ms);
 const guardRate = (GUARD_CHECKS / median(guardTimes)) * 1000;
-rows.push({ figure: '4 risk guard checkIntent (8 intents, every check on)', value: `${fmt(guardRate)} checks/s`, target: '>= 2,000,000 checks/s', verdict: verdict(guardRate >= 2_000_000) });
+rows.push({
+  figure: '4 risk guard checkIntent (8 intents, every check on)',
+  value: `${fmt(guardRate)} checks/s`,
+  target: '>= 2,000,000 checks/s',
+  verdict: verdict(guardRate >= 2_000_000),
+});
 results.riskGuard = { checksPerSecond: guardRate, checks: GUARD_CHECKS, runsMs: guardTimes };
 
 // ------------------------------------------------------------------ 5: client against the simulator
 progress('client against the simulator on loopback ...');
 const client = await measureClient({ requests: REQUESTS, concurrency: 8, warmup: 200 });
-rows.push({ figure: `5 TradingClient -> simulator, ${client.endpoint}, 1 in flight`, value: `${fmt(client.sequentialPerSecond)} req/s, p50 ${client.p50Ms.toFixed(2)} ms, p99 ${client.p99Ms.toFixed(2)} ms`, target: '(no target)', verdict: '' });
-rows.push({ figure: `5 same, ${client.concurrency} in flight`, value: `${fmt(client.concurrentPerSecond)} req/s, p50 ${client.concurrentP50Ms.toFixed(2)} ms, p99 ${client.concurrentP99Ms.toFixed(2)} ms`, target: '(no target)', verdict: '' });
+rows.push({
+  figure: `5 TradingClient -> simulator, ${client.endpoint}, 1 in flight`,
+  value: `${fmt(client.sequentialPerSecond)} req/s, p50 ${client.p50Ms.toFixed(2)} ms, p99 ${client.p99Ms.toFixed(2)} ms`,
+  target: '(no target)',
+  verdict: '',
+});
+rows.push({
+  figure: `5 same, ${client.concurrency} in flight`,
+  value: `${fmt(client.concurrentPerSecond)} req/s, p50 ${client.concurrentP50Ms.toFixed(2)} ms, p99 ${client.concurrentP99Ms.toFixed(2)} ms`,
+  target: '(no target)',
+  verdict: '',
+});
 results.client = { ...client, note: RAISED_BUDGETS };
 
 // ------------------------------------------------------------------ 6: peak RSS in a fresh process
 progress('peak RSS in a child process ...');
 const rss = freshRun(['synthetic', String(BARS)], lastRun.orderListHash);
 const rssMb = (rss.maxRssKiB * 1024) / 1e6;
-rows.push({ figure: `6 peak RSS of the ${fmt(BARS)}-bar backtest (fresh process)`, value: `${fmt(rssMb, 1)} MB (process at start ${fmt((rss.baselineKiB * 1024) / 1e6, 1)} MB)`, target: '< 300 MB', verdict: verdict(rssMb < 300) });
+rows.push({
+  figure: `6 peak RSS of the ${fmt(BARS)}-bar backtest (fresh process)`,
+  value: `${fmt(rssMb, 1)} MB (process at start ${fmt((rss.baselineKiB * 1024) / 1e6, 1)} MB)`,
+  target: '< 300 MB',
+  verdict: verdict(rssMb < 300),
+});
 results.peakRss = { megabytes: rssMb, ...rss };
 
 // ------------------------------------------------------------------ 7: grid, sequential vs a warm pool
 const gridRuns: Record<string, unknown> = {};
-for (const [label, gridBars] of [[`${fmt(BARS)} bars`, bars], ['the ES file', esBars()]] as const) {
+for (const [label, gridBars] of [
+  [`${fmt(BARS)} bars`, bars],
+  ['the ES file', esBars()],
+] as const) {
   if (gridBars === undefined) {
-    rows.push({ figure: `7 grid of 64 on ${label}`, value: 'skipped: ../shared/data/es-minute-lean.csv is absent', target: '', verdict: '' });
+    rows.push({
+      figure: `7 grid of 64 on ${label}`,
+      value: 'skipped: ../shared/data/es-minute-lean.csv is absent',
+      target: '',
+      verdict: '',
+    });
     continue;
   }
   progress(`64-run grid on ${label}: ${LANES} lanes, the pool started inside the timing ...`);
@@ -277,7 +369,8 @@ for (const [label, gridBars] of [[`${fmt(BARS)} bars`, bars], ['the ES file', es
 }
 results.grid = { grid: GRID, lanes: LANES, load: os.loadavg(), runs: gridRuns };
 
-// ------------------------------------------------------------------ 8, 9: the CLI end to end from a CSV, the CSV reader
+// ------------------------------------------------------------------ 8, 9: the CLI end to end from a CSV, the CSV
+// reader
 progress(`writing a ${fmt(E2E_BARS)}-bar one-minute CSV into a temporary folder ...`);
 const e2eCsv = await writeMinuteCsv(E2E_BARS);
 try {
@@ -285,19 +378,62 @@ try {
   // leave gigabytes for its collector to find).
   progress(`tickline backtest on it in a child process, every output (median of 3) ...`);
   const cliRuns = [runCliBacktest(e2eCsv), runCliBacktest(e2eCsv), runCliBacktest(e2eCsv)];
-  const cli = { wallMs: median(cliRuns.map((r) => r.wallMs)), maxRssKiB: median(cliRuns.map((r) => r.maxRssKiB)), exitCode: cliRuns[0]!.exitCode };
+  const cli = {
+    wallMs: median(cliRuns.map((r) => r.wallMs)),
+    maxRssKiB: median(cliRuns.map((r) => r.maxRssKiB)),
+    exitCode: cliRuns[0]!.exitCode,
+  };
   const cliRssMb = (cli.maxRssKiB * 1024) / 1e6;
   const each = (values: number[], digits: number) => values.map((v) => fmt(v, digits)).join(', ');
-  rows.push({ figure: `8 tickline backtest, ${fmt(E2E_BARS)} 1m bars from CSV, all outputs (child process, median of 3)`, value: `${fmt(cli.wallMs / 1000, 2)} s (${each(cliRuns.map((r) => r.wallMs / 1000), 2)})`, target: '< 15 s', verdict: verdict(cli.wallMs < 15_000) });
-  rows.push({ figure: '8 same, peak RSS', value: `${fmt(cliRssMb, 1)} MB (${each(cliRuns.map((r) => (r.maxRssKiB * 1024) / 1e6), 0)})`, target: '< 1,500 MB', verdict: verdict(cliRssMb < 1500) });
+  rows.push({
+    figure: `8 tickline backtest, ${fmt(E2E_BARS)} 1m bars from CSV, all outputs (child process, median of 3)`,
+    value: `${fmt(cli.wallMs / 1000, 2)} s (${each(
+      cliRuns.map((r) => r.wallMs / 1000),
+      2,
+    )})`,
+    target: '< 15 s',
+    verdict: verdict(cli.wallMs < 15_000),
+  });
+  rows.push({
+    figure: '8 same, peak RSS',
+    value: `${fmt(cliRssMb, 1)} MB (${each(
+      cliRuns.map((r) => (r.maxRssKiB * 1024) / 1e6),
+      0,
+    )})`,
+    target: '< 1,500 MB',
+    verdict: verdict(cliRssMb < 1500),
+  });
   progress('CSV reader alone (median of 3) ...');
   const parse = await measureCsvParse(e2eCsv);
-  rows.push({ figure: '9 CSV reader (streamed into columns, two threads)', value: `${fmt(parse.barsPerSecond)} bars/s (median ${fmt(parse.ms)} ms)`, target: '>= 5,000,000 bars/s', verdict: verdict(parse.barsPerSecond >= 5_000_000) });
-  results.cliEndToEnd = { bars: E2E_BARS, wallMs: cli.wallMs, maxRssKiB: cli.maxRssKiB, exitCode: cli.exitCode, runs: cliRuns.map((r) => ({ wallMs: r.wallMs, maxRssKiB: r.maxRssKiB })), csvParseBarsPerSecond: parse.barsPerSecond, csvParseMs: parse.ms };
+  rows.push({
+    figure: '9 CSV reader (streamed into columns, two threads)',
+    value: `${fmt(parse.barsPerSecond)} bars/s (median ${fmt(parse.ms)} ms)`,
+    target: '>= 5,000,000 bars/s',
+    verdict: verdict(parse.barsPerSecond >= 5_000_000),
+  });
+  results.cliEndToEnd = {
+    bars: E2E_BARS,
+    wallMs: cli.wallMs,
+    maxRssKiB: cli.maxRssKiB,
+    exitCode: cli.exitCode,
+    runs: cliRuns.map((r) => ({ wallMs: r.wallMs, maxRssKiB: r.maxRssKiB })),
+    csvParseBarsPerSecond: parse.barsPerSecond,
+    csvParseMs: parse.ms,
+  };
   progress('the same bars from a tickline import and from Parquet (median of 3) ...');
   const reads = await measureFileReads(e2eCsv);
-  rows.push({ figure: '12 the same bars read back from a tickline import', value: `${fmt(reads.importMs)} ms (CSV ${fmt(parse.ms)} ms)`, target: '(no target)', verdict: '' });
-  rows.push({ figure: '12 the same bars from Parquet (DuckDB)', value: `${fmt(reads.parquetMs)} ms (${fmt(reads.parquetBytes / 1e6, 1)} MB file)`, target: '(no target)', verdict: '' });
+  rows.push({
+    figure: '12 the same bars read back from a tickline import',
+    value: `${fmt(reads.importMs)} ms (CSV ${fmt(parse.ms)} ms)`,
+    target: '(no target)',
+    verdict: '',
+  });
+  rows.push({
+    figure: '12 the same bars from Parquet (DuckDB)',
+    value: `${fmt(reads.parquetMs)} ms (${fmt(reads.parquetBytes / 1e6, 1)} MB file)`,
+    target: '(no target)',
+    verdict: '',
+  });
   results.fileReads = reads;
 } finally {
   e2eCsv.dispose();
@@ -305,7 +441,9 @@ try {
 
 // ------------------------------------------------------------------ 14: tens of millions of bars from the bar cache
 if (CACHE_BARS > 0) {
-  progress(`generating ${fmt(CACHE_BARS)} bars into a bar cache, then tickline backtest on them in a child process ...`);
+  progress(
+    `generating ${fmt(CACHE_BARS)} bars into a bar cache, then tickline backtest on them in a child process ...`,
+  );
   const big = runFromCache(CACHE_BARS);
   const bigRssMb = (big.maxRssKiB * 1024) / 1e6;
   rows.push({
@@ -314,14 +452,30 @@ if (CACHE_BARS > 0) {
     target: 'completes',
     verdict: verdict(big.exitCode === 0 || big.exitCode === 3),
   });
-  results.cacheRun = { bars: CACHE_BARS, wallMs: big.wallMs, maxRssKiB: big.maxRssKiB, exitCode: big.exitCode, setupSeconds: big.setupSeconds };
+  results.cacheRun = {
+    bars: CACHE_BARS,
+    wallMs: big.wallMs,
+    maxRssKiB: big.maxRssKiB,
+    exitCode: big.exitCode,
+    setupSeconds: big.setupSeconds,
+  };
 }
 
 // ------------------------------------------------------------------ 10: a fill's way to the bot, hub and polling
 progress('fill latency through the user hub and through polling ...');
 const latency = await measureFillLatency({ hubSamples: 200, pollSamples: 10, tradesMs: 3_000 });
-rows.push({ figure: `10 fill -> bot through the user hub (${latency.hub.samples} market orders)`, value: `p50 ${fmt(latency.hub.p50Ms, 1)} ms, p99 ${fmt(latency.hub.p99Ms, 1)} ms`, target: 'p50 < 20 ms', verdict: verdict(latency.hub.p50Ms < 20) });
-rows.push({ figure: `10 same through polling (Trade/search every ${fmt(latency.polling.tradesMs)} ms, ${latency.polling.samples} orders)`, value: `p50 ${fmt(latency.polling.p50Ms)} ms, p99 ${fmt(latency.polling.p99Ms)} ms`, target: '(for comparison)', verdict: '' });
+rows.push({
+  figure: `10 fill -> bot through the user hub (${latency.hub.samples} market orders)`,
+  value: `p50 ${fmt(latency.hub.p50Ms, 1)} ms, p99 ${fmt(latency.hub.p99Ms, 1)} ms`,
+  target: 'p50 < 20 ms',
+  verdict: verdict(latency.hub.p50Ms < 20),
+});
+rows.push({
+  figure: `10 same through polling (Trade/search every ${fmt(latency.polling.tradesMs)} ms, ${latency.polling.samples} orders)`,
+  value: `p50 ${fmt(latency.polling.p50Ms)} ms, p99 ${fmt(latency.polling.p99Ms)} ms`,
+  target: '(for comparison)',
+  verdict: '',
+});
 results.fillLatency = latency;
 
 // ------------------------------------------------------------------ 11: quotes through the market hub
@@ -355,18 +509,33 @@ if (spawnSync('redis-server', ['--version']).status === 0) {
   });
   results.queueSweep = queued;
 } else {
-  rows.push({ figure: '13 sweep on the queue', value: 'skipped: redis-server is not installed', target: '(no target)', verdict: '' });
+  rows.push({
+    figure: '13 sweep on the queue',
+    value: 'skipped: redis-server is not installed',
+    target: '(no target)',
+    verdict: '',
+  });
 }
 
 // ------------------------------------------------------------------ output
 const loadAfter = os.loadavg();
-const width = [0, 1, 2].map((c) => Math.max(...rows.map((r) => [r.figure, r.value, r.target][c]!.length), ['figure', 'measured', 'target'][c]!.length));
+const width = [0, 1, 2].map((c) =>
+  Math.max(...rows.map((r) => [r.figure, r.value, r.target][c]!.length), ['figure', 'measured', 'target'][c]!.length),
+);
 const line = (cells: string[]) => cells.map((cell, c) => (c < 3 ? cell.padEnd(width[c]!) : cell)).join('  ');
-const table = [line(['figure', 'measured', 'target', '']), line(width.map((w) => '-'.repeat(w)).concat('----')), ...rows.map((r) => line([r.figure, r.value, r.target, r.verdict]))];
+const table = [
+  line(['figure', 'measured', 'target', '']),
+  line(width.map((w) => '-'.repeat(w)).concat('----')),
+  ...rows.map((r) => line([r.figure, r.value, r.target, r.verdict])),
+];
 process.stdout.write(`\n${table.join('\n')}\n\n`);
-process.stdout.write(`${fmt(BARS)} bars, ${lastRun.fills.length} fills, realized PnL ${lastRun.realizedPnl.toFixed(2)}; full path and plain loop agree fill for fill\n`);
+process.stdout.write(
+  `${fmt(BARS)} bars, ${lastRun.fills.length} fills, realized PnL ${lastRun.realizedPnl.toFixed(2)}; full path and plain loop agree fill for fill\n`,
+);
 process.stdout.write(`client: ${RAISED_BUDGETS}\n`);
-process.stdout.write(`load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}; node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'} x ${os.availableParallelism()}\n`);
+process.stdout.write(
+  `load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}; node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'} x ${os.availableParallelism()}\n`,
+);
 
 const out = path.resolve(args.out!);
 mkdirSync(path.dirname(out), { recursive: true });

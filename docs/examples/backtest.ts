@@ -16,11 +16,20 @@ const config = BacktestConfig.parse({
 const outcome = await executeBacktest(config, 'rsi-example', { strategy: rsiReversion });
 const { result, statistics } = outcome;
 console.log(renderSummary(statistics, outcome.report));
-console.log(`${result.bars} bars, ${result.trades.length} trades, net ${statistics.netPnl.toFixed(2)}, ${result.passed ? 'passed' : 'failed'}`);
+console.log(
+  `${result.bars} bars, ${result.trades.length} trades, net ${statistics.netPnl.toFixed(2)}, ${result.passed ? 'passed' : 'failed'}`,
+);
 for (const trade of result.trades.slice(0, 3)) {
   // Prices inside the engine are ticks: the contract's grid converts them.
   const grid = outcome.contract.grid;
-  console.log(trade.side, trade.size, grid.toPrice(trade.entryPrice), '->', grid.toPrice(trade.exitPrice), trade.pnl - trade.fees);
+  console.log(
+    trade.side,
+    trade.size,
+    grid.toPrice(trade.entryPrice),
+    '->',
+    grid.toPrice(trade.exitPrice),
+    trade.pnl - trade.fees,
+  );
 }
 
 // trades.csv, equity.csv, summary.json, statistics.json, report.html, ... (the same bytes for the same run)

@@ -7,9 +7,21 @@ const client = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.u
 try {
   const accounts = await client.searchAccounts(true); // logs in on first use
   const [es] = await client.searchContracts({ searchText: 'ES', live: false });
-  const orderId = await client.placeOrder({ accountId: sim.demo.accountId, contractId: es!.id, type: OrderType.Market, side: OrderSide.Bid, size: 1, customTag: 'api-example-1' });
+  const orderId = await client.placeOrder({
+    accountId: sim.demo.accountId,
+    contractId: es!.id,
+    type: OrderType.Market,
+    side: OrderSide.Bid,
+    size: 1,
+    customTag: 'api-example-1',
+  });
   const positions = await client.searchOpenPositions(sim.demo.accountId);
-  console.log(accounts.map((a) => a.name), es!.id, orderId, positions);
+  console.log(
+    accounts.map((a) => a.name),
+    es!.id,
+    orderId,
+    positions,
+  );
   await client.closePosition({ accountId: sim.demo.accountId, contractId: es!.id });
 } finally {
   await client.close();

@@ -8,10 +8,16 @@ import { UsageError } from './exit.ts';
 type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 /** What `parseArgs` returns for the flags `O`. */
-export type FlagValues<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>>['values'];
+export type FlagValues<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>
+>['values'];
 
 /** The flags' values; `--help` and `-h` are added to every command and come back as `help`. */
-export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(args: string[], options: O, usage: string): FlagValues<O & typeof HELP> {
+export function parseCommandArgs<const O extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: O,
+  usage: string,
+): FlagValues<O & typeof HELP> {
   return parseCommandLine(args, options, usage, 0).values;
 }
 
@@ -28,7 +34,8 @@ export function parseCommandLine<const O extends ParseArgsOptionsConfig>(
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n\n${usage}`);
   }
-  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument '${parsed.positionals[maxPositionals]}'\n\n${usage}`);
+  if (parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument '${parsed.positionals[maxPositionals]}'\n\n${usage}`);
   return { values: parsed.values as FlagValues<O & typeof HELP>, positionals: parsed.positionals };
 }
 

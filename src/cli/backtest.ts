@@ -17,7 +17,16 @@ import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
 import { decisionLines, summarizeRunDecisions } from '../report/decisions.ts';
 import { evaluationLines } from '../report/evaluation-report.ts';
-import { ConfigError, configIssue, parseScalar, readConfigDocument, setConfigValue, validateAt, validateDocument, type ConfigDocument } from './config-loader.ts';
+import {
+  ConfigError,
+  configIssue,
+  parseScalar,
+  readConfigDocument,
+  setConfigValue,
+  validateAt,
+  validateDocument,
+  type ConfigDocument,
+} from './config-loader.ts';
 import { parseCommandArgs, type FlagValues } from './args.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 
@@ -97,10 +106,18 @@ export function backtestArgs(values: FlagValues<typeof BACKTEST_FLAGS>, usage: s
  * load the strategy and check its parameters with the strategy's own schema, each issue at its line (or at
  * its flag, for a value given on the command line).
  */
-export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule; evaluation?: EvaluationPreset }> {
+export async function loadBacktestConfig(
+  args: BacktestArgs,
+): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule; evaluation?: EvaluationPreset }> {
   const doc: ConfigDocument = readConfigDocument(args.config);
   // Paths on the command line are the working directory's; those in the file are the file's (below).
-  if (args.strategy !== undefined) setConfigValue(doc, ['strategy', 'name'], isStrategyFile(args.strategy) ? path.resolve(args.strategy) : args.strategy, `--strategy ${args.strategy}`);
+  if (args.strategy !== undefined)
+    setConfigValue(
+      doc,
+      ['strategy', 'name'],
+      isStrategyFile(args.strategy) ? path.resolve(args.strategy) : args.strategy,
+      `--strategy ${args.strategy}`,
+    );
   for (const pair of args.params) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UsageError(`--param ${pair}: expected key=value`);
@@ -108,7 +125,8 @@ export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: 
   }
   if (args.from !== undefined) setConfigValue(doc, ['from'], args.from, `--from ${args.from}`);
   if (args.to !== undefined) setConfigValue(doc, ['to'], args.to, `--to ${args.to}`);
-  if (args.data !== undefined) setConfigValue(doc, ['data'], { source: 'csv', file: path.resolve(args.data) }, `--data ${args.data}`);
+  if (args.data !== undefined)
+    setConfigValue(doc, ['data'], { source: 'csv', file: path.resolve(args.data) }, `--data ${args.data}`);
   if (args.out !== undefined) setConfigValue(doc, ['out'], path.resolve(args.out), `--out ${args.out}`);
   let evaluationBase = path.dirname(path.resolve(args.config));
   if (args.evaluation !== undefined) {
@@ -128,7 +146,8 @@ export async function loadBacktestConfig(args: BacktestArgs): Promise<{ config: 
   try {
     strategy = await loadStrategy(config.strategy.name);
   } catch (error) {
-    if (error instanceof StrategyError) throw new ConfigError([configIssue(doc, ['strategy', 'name'], error.message)], { cause: error });
+    if (error instanceof StrategyError)
+      throw new ConfigError([configIssue(doc, ['strategy', 'name'], error.message)], { cause: error });
     throw error;
   }
   validateAt(doc, ['strategy', 'params'], strategy.params, config.strategy.params);
@@ -143,7 +162,9 @@ const EVALUATION_ACCOUNT_KEYS = ['startingBalance', 'dailyLossLimit', 'maximumLo
 function withEvaluation(doc: ConfigDocument, config: BacktestConfig, rules: EvaluationPreset): BacktestConfig {
   const clashes = EVALUATION_ACCOUNT_KEYS.filter((key) => doc.doc.hasIn(['account', key]));
   if (clashes.length > 0) {
-    throw new ConfigError(clashes.map((key) => configIssue(doc, ['account', key], `set by the evaluation "${rules.name}": leave it out`)));
+    throw new ConfigError(
+      clashes.map((key) => configIssue(doc, ['account', key], `set by the evaluation "${rules.name}": leave it out`)),
+    );
   }
   const { personalDailyLossLimit, personalDailyProfitTarget, personalLimitAction } = config.account;
   const account = AccountConfig.parse({
@@ -169,7 +190,11 @@ export async function run(args: string[]): Promise<number> {
     ? (done: number, total: number) => {
         if (bar === null) {
           if (Date.now() - started < 1000) return;
-          bar = new SingleBar({ format: 'backtest [{bar}] {percentage}% {value}/{total} bars', hideCursor: true, stream: process.stderr });
+          bar = new SingleBar({
+            format: 'backtest [{bar}] {percentage}% {value}/{total} bars',
+            hideCursor: true,
+            stream: process.stderr,
+          });
           bar.start(total, done);
         }
         bar.update(done);
@@ -178,7 +203,13 @@ export async function run(args: string[]): Promise<number> {
   try {
     const { config, name, strategy, evaluation } = await loadBacktestConfig(parsed);
     const outDir = config.out ?? path.join('out', name);
-    const outcome = await executeBacktest(config, name, { logger, strategy, outputDir: outDir, ...(evaluation ? { evaluation } : {}), ...(onProgress ? { onProgress } : {}) });
+    const outcome = await executeBacktest(config, name, {
+      logger,
+      strategy,
+      outputDir: outDir,
+      ...(evaluation ? { evaluation } : {}),
+      ...(onProgress ? { onProgress } : {}),
+    });
     (bar as SingleBar | null)?.stop();
     const written = await writeBacktestOutputs(outDir, outcome);
     const { result } = outcome;
@@ -186,21 +217,38 @@ export async function run(args: string[]): Promise<number> {
       renderSummary(outcome.statistics, { ...outcome.report, violations: outcome.report.violations }).trimEnd(),
       `  Data            ${outcome.history.description}, ${result.bars} bars`,
     ];
-    if (result.rolls.length > 0) lines.push(`  Rolls           ${result.rolls.map((r) => `${r.from} -> ${r.to} ${new Date(r.time).toISOString().slice(0, 10)} (${r.action})`).join(', ')}`);
+    if (result.rolls.length > 0)
+      lines.push(
+        `  Rolls           ${result.rolls.map((r) => `${r.from} -> ${r.to} ${new Date(r.time).toISOString().slice(0, 10)} (${r.action})`).join(', ')}`,
+      );
     if (result.gaps.length > 0) {
       const flattened = result.gaps.filter((g) => g.flattened !== 0).length;
-      lines.push(`  Gaps            ${result.gaps.length} longer than ${config.gaps.longerThanHours}h without bars; ${flattened} open position(s) flattened at the last bar before one (gaps.json)`);
+      lines.push(
+        `  Gaps            ${result.gaps.length} longer than ${config.gaps.longerThanHours}h without bars; ${flattened} open position(s) flattened at the last bar before one (gaps.json)`,
+      );
     }
     for (const warning of outcome.warnings) lines.push(`Warning: ${warning}`);
     for (const note of outcome.report.notes ?? []) lines.push(`Note: ${note}`);
-    for (const v of result.violations) lines.push(`  Violation       ${v.triggeredAt} type ${v.type} (${v.rule}, duration ${v.duration}) equity ${v.violationBalance.toFixed(2)} vs ${v.level.toFixed(2)}`);
-    for (const a of result.closestApproach) lines.push(`  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`);
+    for (const v of result.violations)
+      lines.push(
+        `  Violation       ${v.triggeredAt} type ${v.type} (${v.rule}, duration ${v.duration}) equity ${v.violationBalance.toFixed(2)} vs ${v.level.toFixed(2)}`,
+      );
+    for (const a of result.closestApproach)
+      lines.push(
+        `  Closest ${a.rule.padEnd(26)} ${a.minRoom.toFixed(2)} left${a.time === null ? '' : ` at ${new Date(a.time).toISOString()}`}`,
+      );
     lines.push(...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)));
     if (outcome.report.evaluation !== undefined) lines.push(...evaluationLines(outcome.report.evaluation));
-    lines.push(`orders sha256: ${result.orderListHash}`, `report: ${written.report}`, `results: ${written.dir}/ (${written.files.join(', ')})`);
+    lines.push(
+      `orders sha256: ${result.orderListHash}`,
+      `report: ${written.report}`,
+      `results: ${written.dir}/ (${written.files.join(', ')})`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
     if (result.failure !== undefined) {
-      process.stderr.write(`backtest: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.report.streamed?.count ?? outcome.history.bars.time.length} bars; the outputs above cover what ran)\n`);
+      process.stderr.write(
+        `backtest: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.report.streamed?.count ?? outcome.history.bars.time.length} bars; the outputs above cover what ran)\n`,
+      );
       return EXIT_CODE_OF_KIND.runtime;
     }
     return result.passed ? ExitCode.Ok : EXIT_CODE_OF_KIND.ruleBreak;

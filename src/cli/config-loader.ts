@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { TicklineError } from '../engine/errors.ts';
 
 export interface ConfigIssue {
@@ -36,7 +36,12 @@ export class ConfigError extends TicklineError {
  * a value from the command line is `--flag value (command line): path: message`.
  */
 export function formatIssue(issue: ConfigIssue): string {
-  const where = issue.origin !== undefined ? `${issue.origin} (command line)` : issue.line > 0 ? `${issue.file}:${issue.line}` : issue.file;
+  const where =
+    issue.origin !== undefined
+      ? `${issue.origin} (command line)`
+      : issue.line > 0
+        ? `${issue.file}:${issue.line}`
+        : issue.file;
   return issue.path === '' ? `${where}: ${issue.message}` : `${where}: ${issue.path}: ${issue.message}`;
 }
 
@@ -93,7 +98,12 @@ export function parseConfigDocument(text: string, file: string): ConfigDocument 
     // An error found at the end of the text (a quote or a bracket never closed) is the last line's, not the one after.
     const lastLine = text.replace(/\n$/, '').split('\n').length;
     throw new ConfigError(
-      doc.errors.map((e) => ({ file, line: Math.min(lines.linePos(e.pos[0]).line, lastLine), path: '', message: e.message.split('\n')[0] ?? e.message })),
+      doc.errors.map((e) => ({
+        file,
+        line: Math.min(lines.linePos(e.pos[0]).line, lastLine),
+        path: '',
+        message: e.message.split('\n')[0] ?? e.message,
+      })),
     );
   }
   return { file, doc, lines, overrides: [] };
@@ -104,13 +114,21 @@ export function parseConfigDocument(text: string, file: string): ConfigDocument 
  * (the flag and its value), an issue about the value names the flag, not a line of the file; without it
  * the new node has no position, and an issue about it is reported at the line of its nearest existing parent.
  */
-export function setConfigValue(config: ConfigDocument, path: readonly (string | number)[], value: unknown, origin?: string): void {
+export function setConfigValue(
+  config: ConfigDocument,
+  path: readonly (string | number)[],
+  value: unknown,
+  origin?: string,
+): void {
   if (config.doc.contents === null) config.doc.contents = config.doc.createNode({}) as never;
   try {
     config.doc.setIn(path, value);
   } catch (error) {
     // `strategy: sma-cross` in the file leaves no map to put `--param fast=5` in: the file's line says why.
-    throw new ConfigError([configIssue(config, blockingNode(config, path), `expected a map, to hold ${origin ?? formatPath(path)}`)], { cause: error });
+    throw new ConfigError(
+      [configIssue(config, blockingNode(config, path), `expected a map, to hold ${origin ?? formatPath(path)}`)],
+      { cause: error },
+    );
   }
   if (origin !== undefined) config.overrides.push({ path: [...path], origin });
 }
@@ -148,7 +166,10 @@ function aliasIssue(config: ConfigDocument, error: ReferenceError): ConfigIssue 
       return visit.BREAK;
     },
   });
-  const message = unresolved !== undefined ? `alias *${unresolved} before its anchor &${unresolved}` : 'aliases expand too far: refused as a resource exhaustion ("billion laughs") attack';
+  const message =
+    unresolved !== undefined
+      ? `alias *${unresolved} before its anchor &${unresolved}`
+      : 'aliases expand too far: refused as a resource exhaustion ("billion laughs") attack';
   return { file: config.file, line, path: '', message };
 }
 
@@ -156,7 +177,12 @@ function aliasIssue(config: ConfigDocument, error: ReferenceError): ConfigIssue 
  * Validate `value`, found at `at` in the document, with another schema (a strategy's parameters, for
  * example): issues are reported at the lines of the document's fields, like the document's own.
  */
-export function validateAt<S extends z.ZodType>(config: ConfigDocument, at: readonly (string | number)[], schema: S, value: unknown): z.infer<S> {
+export function validateAt<S extends z.ZodType>(
+  config: ConfigDocument,
+  at: readonly (string | number)[],
+  schema: S,
+  value: unknown,
+): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw new ConfigError(issuesOf(config, result.error.issues, at));
@@ -171,27 +197,41 @@ export function configIssue(config: ConfigDocument, path: readonly (string | num
 function placed(config: ConfigDocument, path: readonly PropertyKey[], issue: ConfigIssue): ConfigIssue {
   let origin: Override | undefined;
   for (const override of config.overrides) {
-    const within = override.path.length <= path.length && override.path.every((key, i) => String(key) === String(path[i]));
+    const within =
+      override.path.length <= path.length && override.path.every((key, i) => String(key) === String(path[i]));
     if (within && (origin === undefined || override.path.length >= origin.path.length)) origin = override;
   }
   return origin === undefined ? issue : { ...issue, line: 0, origin: origin.origin };
 }
 
-function issuesOf(config: ConfigDocument, zodIssues: readonly z.core.$ZodIssue[], at: readonly PropertyKey[]): ConfigIssue[] {
+function issuesOf(
+  config: ConfigDocument,
+  zodIssues: readonly z.core.$ZodIssue[],
+  at: readonly PropertyKey[],
+): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   for (const issue of zodIssues) {
     const path = [...at, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
       // One issue per unknown key, each at the key's own line, so a typo is found at a glance.
       for (const key of issue.keys) {
-        issues.push(placed(config, [...path, key], { file: config.file, line: keyLine(config, path, key), path: formatPath([...path, key]), message: `unknown key "${key}"` }));
+        issues.push(
+          placed(config, [...path, key], {
+            file: config.file,
+            line: keyLine(config, path, key),
+            path: formatPath([...path, key]),
+            message: `unknown key "${key}"`,
+          }),
+        );
       }
       continue;
     }
     // zod says "expected object, received undefined" for a key that is not there at all.
     const missing = issue.code === 'invalid_type' && !config.doc.hasIn(path as unknown[]);
     const message = missing ? `required, missing (expected ${issue.expected})` : issue.message;
-    issues.push(placed(config, path, { file: config.file, line: nodeLine(config, path), path: formatPath(path), message }));
+    issues.push(
+      placed(config, path, { file: config.file, line: nodeLine(config, path), path: formatPath(path), message }),
+    );
   }
   issues.sort((a, b) => a.line - b.line || a.path.localeCompare(b.path));
   return issues;
@@ -210,11 +250,12 @@ function nodeLine(config: ConfigDocument, path: readonly PropertyKey[]): number 
       if (line !== undefined) return line;
     } else if (isSeq(parent) && typeof key === 'number') {
       const item = parent.items[key] as Node | undefined;
-      if (item && (isMap(item) || isSeq(item) || isScalar(item)) && item.range) return config.lines.linePos(item.range[0]).line;
+      if (item && (isMap(item) || isSeq(item) || isScalar(item)) && item.range)
+        return config.lines.linePos(item.range[0]).line;
     }
   }
   const root = config.doc.contents;
-  return root && root.range ? config.lines.linePos(root.range[0]).line : 1;
+  return root?.range ? config.lines.linePos(root.range[0]).line : 1;
 }
 
 function pairKeyLine(config: ConfigDocument, items: readonly unknown[], key: string): number | undefined {

@@ -16,7 +16,8 @@ import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts'
 import { loadEvaluationRules, presetNames } from './evaluations.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 
-export const summary = 'Would a strategy pass a prop-firm evaluation, and how likely: the run judged by a preset, plus a Monte Carlo';
+export const summary =
+  'Would a strategy pass a prop-firm evaluation, and how likely: the run judged by a preset, plus a Monte Carlo';
 
 const USAGE = `Usage: tickline evaluate --config <file.yaml> --evaluation <preset|file.yaml> [options]
        tickline evaluate --list
@@ -44,7 +45,8 @@ Writes the backtest's outputs and evaluation.json to out/<name>/. Exit codes: 0 
 function positiveInteger(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new UsageError(`--${flag} must be a positive whole number, got "${value}"`);
+  if (!Number.isInteger(number) || number < 1)
+    throw new UsageError(`--${flag} must be a positive whole number, got "${value}"`);
   return number;
 }
 
@@ -54,7 +56,10 @@ function presetList(): string {
     const preset = loadEvaluationRules(name);
     lines.push(`  ${name.padEnd(14)} ${preset.name}, read on ${preset.readOn}`);
   }
-  lines.push('', 'Each file names its sources and carries a note: check the firm\'s current rules before relying on a result.');
+  lines.push(
+    '',
+    "Each file names its sources and carries a note: check the firm's current rules before relying on a result.",
+  );
   return lines.join('\n');
 }
 
@@ -81,7 +86,8 @@ export async function run(args: string[]): Promise<number> {
   }
   const backtest = backtestArgs(values, USAGE);
   const seed = values.seed === undefined ? undefined : Number(values.seed);
-  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0)) throw new UsageError(`--seed must be a whole number, got "${values.seed}"`);
+  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0))
+    throw new UsageError(`--seed must be a whole number, got "${values.seed}"`);
   const paths = positiveInteger(values.paths, 'paths');
   const horizonDays = positiveInteger(values.days, 'days');
   const blockDays = positiveInteger(values['block-days'], 'block-days');
@@ -93,7 +99,10 @@ export async function run(args: string[]): Promise<number> {
   };
   const logger = createLogger({ name: 'evaluate', level: process.env.TICKLINE_LOG_LEVEL ?? 'error' });
   const { config, name, strategy, evaluation } = await loadBacktestConfig(backtest);
-  if (evaluation === undefined) throw new UsageError(`no evaluation: pass --evaluation <preset|file> (presets: ${presetNames().join(', ')}) or set evaluation: in ${backtest.config}`);
+  if (evaluation === undefined)
+    throw new UsageError(
+      `no evaluation: pass --evaluation <preset|file> (presets: ${presetNames().join(', ')}) or set evaluation: in ${backtest.config}`,
+    );
   const outDir = config.out ?? path.join('out', name);
   const outcome = await executeBacktest(config, name, { logger, strategy, evaluation, monteCarlo, outputDir: outDir });
   const written = await writeBacktestOutputs(outDir, outcome);
@@ -108,7 +117,9 @@ export async function run(args: string[]): Promise<number> {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   if (result.failure !== undefined) {
-    process.stderr.write(`evaluate: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.history.bars.time.length} bars; the evaluation covers what ran)\n`);
+    process.stderr.write(
+      `evaluate: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.history.bars.time.length} bars; the evaluation covers what ran)\n`,
+    );
     return EXIT_CODE_OF_KIND.runtime;
   }
   return ExitCode.Ok;

@@ -23,7 +23,14 @@ export function evaluationFile(nameOrPath: string, baseDir: string): string {
   const isPath = nameOrPath.includes('/') || nameOrPath.includes(path.sep) || /\.ya?ml$/i.test(nameOrPath);
   if (isPath) return path.resolve(baseDir, nameOrPath);
   if (!presetNames().includes(nameOrPath)) {
-    throw new ConfigError([{ file: nameOrPath, line: 0, path: '', message: `no evaluation preset "${nameOrPath}"; the presets are ${presetNames().join(', ')} (or give a path to a YAML file)` }]);
+    throw new ConfigError([
+      {
+        file: nameOrPath,
+        line: 0,
+        path: '',
+        message: `no evaluation preset "${nameOrPath}"; the presets are ${presetNames().join(', ')} (or give a path to a YAML file)`,
+      },
+    ]);
   }
   return path.join(PRESET_DIR, `${nameOrPath}.yaml`);
 }

@@ -46,7 +46,11 @@ Exit codes: 0 done, 2 bad usage or missing credentials, 1 the gateway failed.`;
 const UNITS: readonly BarUnit[] = ['second', 'minute', 'hour', 'day', 'week', 'month'];
 
 export function parseTime(text: string, option: string): number {
-  const iso = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /[zZ]|[+-]\d{2}:\d{2}$/.test(text) ? text : `${text}Z`;
+  const iso = /^\d{4}-\d{2}-\d{2}$/.test(text)
+    ? `${text}T00:00:00Z`
+    : /[zZ]|[+-]\d{2}:\d{2}$/.test(text)
+      ? text
+      : `${text}Z`;
   const ms = Date.parse(iso);
   if (Number.isNaN(ms)) throw new UsageError(`${option}: "${text}" is not an ISO 8601 date or time`);
   return ms;
@@ -77,17 +81,23 @@ export async function run(args: string[]): Promise<number> {
   if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}\n\n${USAGE}`);
   if (!UNITS.includes(values.unit as BarUnit)) throw new UsageError(`--unit must be one of ${UNITS.join(', ')}`);
   const unitNumber = Number(values['unit-number']);
-  if (!Number.isInteger(unitNumber) || unitNumber < 1) throw new UsageError('--unit-number must be a positive whole number');
+  if (!Number.isInteger(unitNumber) || unitNumber < 1)
+    throw new UsageError('--unit-number must be a positive whole number');
   const from = parseTime(values.from!, '--from');
   const to = parseTime(values.to!, '--to');
   if (from >= to) throw new UsageError('--from must be before --to');
   const baseUrl = values['base-url'] ?? process.env.TICKLINE_BASE_URL;
   const userName = process.env.TICKLINE_USERNAME;
   const apiKey = process.env.TICKLINE_API_KEY;
-  const unset = [baseUrl ? undefined : 'TICKLINE_BASE_URL (or --base-url)', userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
-  if (unset.length > 0) throw new UsageError(`set ${unset.join(', ')} in the environment (credentials are never read from files)`);
+  const unset = [
+    baseUrl ? undefined : 'TICKLINE_BASE_URL (or --base-url)',
+    userName ? undefined : 'TICKLINE_USERNAME',
+    apiKey ? undefined : 'TICKLINE_API_KEY',
+  ].filter(Boolean);
+  if (unset.length > 0)
+    throw new UsageError(`set ${unset.join(', ')} in the environment (credentials are never read from files)`);
 
-  let contract;
+  let contract: ReturnType<typeof resolveContract>;
   try {
     contract = resolveContract(values.contract!, from);
   } catch (error) {
@@ -96,14 +106,20 @@ export async function run(args: string[]): Promise<number> {
   }
   const daysText = values['days-before-expiry'];
   const days = daysText === undefined ? undefined : Number(daysText);
-  if (days !== undefined && !(Number.isInteger(days) && days >= 0)) throw new UsageError('--days-before-expiry must be a whole number >= 0');
+  if (days !== undefined && !(Number.isInteger(days) && days >= 0))
+    throw new UsageError('--days-before-expiry must be a whole number >= 0');
   const continuous = contract.continuous;
-  if (days !== undefined && continuous === undefined) throw new UsageError('--days-before-expiry applies to a root (ES), not to one month');
-  const windows = continuous ? frontMonthWindows(continuous.root, continuous.calendar, from, to, days) : [{ contractId: contract.id, name: contract.name, from, to }];
+  if (days !== undefined && continuous === undefined)
+    throw new UsageError('--days-before-expiry applies to a root (ES), not to one month');
+  const windows = continuous
+    ? frontMonthWindows(continuous.root, continuous.calendar, from, to, days)
+    : [{ contractId: contract.id, name: contract.name, from, to }];
   const logger = createLogger({ name: 'fetch-bars' });
   const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger });
   const cache = new BarCache(values.cache!);
-  const progress = process.stderr.isTTY ? new SingleBar({ format: 'fetching {bars} bars, {pages} pages [{range}]', hideCursor: true }) : null;
+  const progress = process.stderr.isTTY
+    ? new SingleBar({ format: 'fetching {bars} bars, {pages} pages [{range}]', hideCursor: true })
+    : null;
   progress?.start(1, 0, { bars: 0, pages: 0, range: '' });
   try {
     const lines: string[] = [];
@@ -117,9 +133,16 @@ export async function run(args: string[]): Promise<number> {
         to: window.to,
         now: Date.now(),
         force: values.force!,
-        onPage: (info) => progress?.update(0, { bars: info.bars, pages: info.pages, range: `${new Date(info.range[0]).toISOString()} .. ${new Date(info.range[1]).toISOString()}` }),
+        onPage: (info) =>
+          progress?.update(0, {
+            bars: info.bars,
+            pages: info.pages,
+            range: `${new Date(info.range[0]).toISOString()} .. ${new Date(info.range[1]).toISOString()}`,
+          }),
       });
-      lines.push(windowLine(window, result.bars.time.length, result.fetched.length, result.unrecorded.length, values.cache!));
+      lines.push(
+        windowLine(window, result.bars.time.length, result.fetched.length, result.unrecorded.length, values.cache!),
+      );
     }
     progress?.stop();
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -132,8 +155,15 @@ export async function run(args: string[]): Promise<number> {
 }
 
 /** What was fetched for one contract month. */
-function windowLine(window: { contractId: string; from: number; to: number }, bars: number, fetched: number, unrecorded: number, cache: string): string {
+function windowLine(
+  window: { contractId: string; from: number; to: number },
+  bars: number,
+  fetched: number,
+  unrecorded: number,
+  cache: string,
+): string {
   const what = fetched === 0 ? 'nothing to fetch' : `fetched ${fetched} range(s)`;
-  const open = unrecorded === 0 ? '' : `; ${unrecorded} empty range(s) reaching into today not recorded, asked again next time`;
+  const open =
+    unrecorded === 0 ? '' : `; ${unrecorded} empty range(s) reaching into today not recorded, asked again next time`;
   return `${window.contractId}: ${bars} bars in cache for ${new Date(window.from).toISOString()} .. ${new Date(window.to).toISOString()} (${what}${open}) -> ${cache}`;
 }

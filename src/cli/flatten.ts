@@ -28,7 +28,11 @@ Options:
 Credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.`;
 
 export async function run(args: string[]): Promise<number> {
-  const values = parseCommandArgs(args, { config: { type: 'string' }, contract: { type: 'string' }, url: { type: 'string' }, json: { type: 'boolean' } }, USAGE);
+  const values = parseCommandArgs(
+    args,
+    { config: { type: 'string' }, contract: { type: 'string' }, url: { type: 'string' }, json: { type: 'boolean' } },
+    USAGE,
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
@@ -42,12 +46,23 @@ export async function run(args: string[]): Promise<number> {
   const journal = existsSync(config.journal) ? openUnlessHeld(config.journal, logger) : undefined;
   try {
     const accounts = await client.searchAccounts(true);
-    const account = accounts.find((a) => (config.account.id === undefined || a.id === config.account.id) && (config.account.name === undefined || a.name === config.account.name));
+    const account = accounts.find(
+      (a) =>
+        (config.account.id === undefined || a.id === config.account.id) &&
+        (config.account.name === undefined || a.name === config.account.name),
+    );
     if (!account) throw new UsageError(`no active account matches ${JSON.stringify(config.account)}`);
     journal?.record('flatten-command', 'before', null, { account: account.name, contract: values.contract ?? null });
-    const result = await flattenAccount(client, account.id, logger, values.contract === undefined ? {} : { contractId: values.contract });
+    const result = await flattenAccount(
+      client,
+      account.id,
+      logger,
+      values.contract === undefined ? {} : { contractId: values.contract },
+    );
     journal?.record('flatten-command', 'after', null, result);
-    process.stdout.write(`${values.json ? JSON.stringify({ account: account.name, ...result }) : flattenText(account.name, result)}\n`);
+    process.stdout.write(
+      `${values.json ? JSON.stringify({ account: account.name, ...result }) : flattenText(account.name, result)}\n`,
+    );
     return result.flat ? ExitCode.Ok : EXIT_CODE_OF_KIND.runtime;
   } finally {
     journal?.close();
@@ -61,7 +76,10 @@ function openUnlessHeld(file: string, logger: Logger): Journal | undefined {
     return Journal.open(file);
   } catch (error) {
     if (!(error instanceof JournalError) || error.code !== 'JOURNAL_LOCKED') throw error;
-    logger.warn({ journal: file }, `${error.message}; flattening without journaling here (the running bot sees the flatten at its next poll)`);
+    logger.warn(
+      { journal: file },
+      `${error.message}; flattening without journaling here (the running bot sees the flatten at its next poll)`,
+    );
     return undefined;
   }
 }

@@ -20,7 +20,12 @@ export async function resolveFrontMonths(
   gateway: { tradingUrl: string; credentials: Credentials; logger: Logger; now?: () => number },
 ): Promise<string[]> {
   if (!namesSymbols(contracts)) return [...contracts];
-  const client = new TradingClient({ baseUrl: gateway.tradingUrl, ...gateway.credentials, logger: gateway.logger, ...(gateway.now ? { now: gateway.now } : {}) });
+  const client = new TradingClient({
+    baseUrl: gateway.tradingUrl,
+    ...gateway.credentials,
+    logger: gateway.logger,
+    ...(gateway.now ? { now: gateway.now } : {}),
+  });
   try {
     const available = await client.availableContracts(false);
     return contracts.map((entry) => {

@@ -12,7 +12,7 @@ import { parseCommandArgs } from './args.ts';
 import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
 import { ExitCode, UsageError } from './exit.ts';
 
-export const summary = 'Parse a backtest\'s CSV or Parquet file once into the local bar cache';
+export const summary = "Parse a backtest's CSV or Parquet file once into the local bar cache";
 
 const USAGE = `Usage: tickline import --config <backtest.yaml> [--data <file.csv>] [--cache <file>]
 
@@ -24,19 +24,25 @@ says "(imported)". A changed file, column map, zone or tick size is parsed again
 Exit codes: 0 imported, 2 bad config, arguments or data.`;
 
 export async function run(args: string[]): Promise<number> {
-  const values = parseCommandArgs(args, { config: BACKTEST_FLAGS.config, data: BACKTEST_FLAGS.data, cache: { type: 'string' } }, USAGE);
+  const values = parseCommandArgs(
+    args,
+    { config: BACKTEST_FLAGS.config, data: BACKTEST_FLAGS.data, cache: { type: 'string' } },
+    USAGE,
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
   }
   const { config } = await loadBacktestConfig(backtestArgs({ config: values.config, data: values.data }, USAGE));
-  if (config.data.source !== 'csv') throw new UsageError(`import reads CSV files: ${values.config} has data.source ${config.data.source}`);
+  if (config.data.source !== 'csv')
+    throw new UsageError(`import reads CSV files: ${values.config} has data.source ${config.data.source}`);
   const contract = configuredContract(config);
   const file = config.data.file;
   const options = csvOptionsOf(config.data);
   const started = Date.now();
   const parsed = await readBarFile(file, contract.grid, path.relative(process.cwd(), file), options);
-  const cacheFile = values.cache !== undefined ? path.resolve(values.cache) : path.resolve(config.data.cache ?? DEFAULT_BAR_CACHE);
+  const cacheFile =
+    values.cache !== undefined ? path.resolve(values.cache) : path.resolve(config.data.cache ?? DEFAULT_BAR_CACHE);
   const cache = new BarCache(cacheFile);
   try {
     cache.storeImport(file, importSignature(file, contract.grid, options), parsed);
@@ -44,7 +50,12 @@ export async function run(args: string[]): Promise<number> {
     cache.close();
   }
   const n = parsed.bars.time.length;
-  const months = parsed.segments.length > 0 ? `, ${parsed.segments.length} contract month(s) (${parsed.segments.map((s) => s.contract).join(', ')})` : '';
-  process.stdout.write(`${path.relative(process.cwd(), file)}: ${n} bars from ${new Date(parsed.bars.time[0]!).toISOString()} to ${new Date(parsed.bars.time[n - 1]!).toISOString()}${months} imported in ${Date.now() - started} ms -> ${cacheFile}\n`);
+  const months =
+    parsed.segments.length > 0
+      ? `, ${parsed.segments.length} contract month(s) (${parsed.segments.map((s) => s.contract).join(', ')})`
+      : '';
+  process.stdout.write(
+    `${path.relative(process.cwd(), file)}: ${n} bars from ${new Date(parsed.bars.time[0]!).toISOString()} to ${new Date(parsed.bars.time[n - 1]!).toISOString()}${months} imported in ${Date.now() - started} ms -> ${cacheFile}\n`,
+  );
   return ExitCode.Ok;
 }

@@ -8,9 +8,18 @@ import path from 'node:path';
 import { parseCommandLine } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { PACKAGE_ROOT, ownPackage } from './own-package.ts';
-import { SCRIPTS, allowScripts, dependencies, devDependencies, packageJson, projectFiles, type ScaffoldVersions } from './init-files.ts';
+import {
+  SCRIPTS,
+  allowScripts,
+  dependencies,
+  devDependencies,
+  packageJson,
+  projectFiles,
+  type ScaffoldVersions,
+} from './init-files.ts';
 
-export const summary = 'Scaffold a project for your own strategies: example strategy, its test, backtest and paper configs';
+export const summary =
+  'Scaffold a project for your own strategies: example strategy, its test, backtest and paper configs';
 
 const USAGE = `Usage: tickline init [dir]
 
@@ -31,11 +40,13 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const target = path.resolve(positionals[0] ?? '.');
-  if (existsSync(target) && !statSync(target).isDirectory()) throw new UsageError(`${target} exists and is not a folder`);
+  if (existsSync(target) && !statSync(target).isDirectory())
+    throw new UsageError(`${target} exists and is not a folder`);
   mkdirSync(target, { recursive: true });
   const versions = scaffoldVersions(target);
   const lines = [writePackageJson(target, versions)];
-  for (const [file, text] of Object.entries(projectFiles(projectName(target)))) lines.push(writeNew(target, file, text));
+  for (const [file, text] of Object.entries(projectFiles(projectName(target))))
+    lines.push(writeNew(target, file, text));
   const cd = positionals[0] === undefined ? '' : `cd ${positionals[0]} && `;
   process.stdout.write(`${lines.join('\n')}\n\nNext: ${cd}npm install && npm run backtest\n`);
   return ExitCode.Ok;
@@ -96,7 +107,12 @@ function writePackageJson(target: string, versions: ScaffoldVersions): string {
 }
 
 /** Adds the entries of `wanted` that `pkg[field]` lacks (and `accept` allows); returns their names. */
-function addMissing<T>(pkg: Record<string, unknown>, field: string, wanted: Readonly<Record<string, T>>, accept: (name: string) => boolean): string[] {
+function addMissing<T>(
+  pkg: Record<string, unknown>,
+  field: string,
+  wanted: Readonly<Record<string, T>>,
+  accept: (name: string) => boolean,
+): string[] {
   const current = { ...(pkg[field] as Record<string, T> | undefined) };
   const added = Object.keys(wanted).filter((name) => !(name in current) && accept(name));
   if (added.length > 0) pkg[field] = { ...current, ...Object.fromEntries(added.map((name) => [name, wanted[name]!])) };
@@ -120,4 +136,3 @@ function projectName(target: string): string {
     .replace(/^[._-]+|-+$/g, '');
   return name === '' ? 'trading-strategies' : name;
 }
-

@@ -29,10 +29,17 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 async function usage(): Promise<string> {
   const lines = ['Usage: tickline <command> [options]   (tickline --version prints the version)', '', 'Commands:'];
   for (const [name, load] of Object.entries(COMMANDS)) {
-    const summary = await load().then((m) => m.summary, () => '(unavailable)');
+    const summary = await load().then(
+      (m) => m.summary,
+      () => '(unavailable)',
+    );
     lines.push(`  ${name.padEnd(12)} ${summary}`);
   }
-  lines.push('', 'Run `tickline <command> --help` for a command\'s options. Errors are one line; --verbose (or', 'TICKLINE_LOG_LEVEL=debug) adds the stack trace.');
+  lines.push(
+    '',
+    "Run `tickline <command> --help` for a command's options. Errors are one line; --verbose (or",
+    'TICKLINE_LOG_LEVEL=debug) adds the stack trace.',
+  );
   return lines.join('\n');
 }
 

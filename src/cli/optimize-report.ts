@@ -34,13 +34,27 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
   const primary = results.filter((r) => r.sample !== 'out');
   const outOf = new Map(results.filter((r) => r.sample === 'out').map((r) => [r.index, r]));
   const ranked = rank(primary, metric);
-  const rows = ranked.map((r, position) => ({ rank: position + 1, params: r.params, result: r, out: outOf.get(r.index) }));
+  const rows = ranked.map((r, position) => ({
+    rank: position + 1,
+    params: r.params,
+    result: r,
+    out: outOf.get(r.index),
+  }));
 
   const keys = Object.keys(input.grid);
   const show = (v: number | null | undefined, d = 2) => (v === null || v === undefined ? '-' : v.toFixed(d));
   // netPnl is always shown; as the metric it is not shown twice.
   const extra = metric === 'netPnl' ? [] : ['netPnl'];
-  const header = ['#', ...keys, metric, ...extra, 'trades', 'maxDD', 'passed', ...(fraction === undefined ? [] : [`out ${metric}`, ...extra.map((e) => `out ${e}`), 'out passed'])];
+  const header = [
+    '#',
+    ...keys,
+    metric,
+    ...extra,
+    'trades',
+    'maxDD',
+    'passed',
+    ...(fraction === undefined ? [] : [`out ${metric}`, ...extra.map((e) => `out ${e}`), 'out passed']),
+  ];
   const table: string[][] = [header];
   for (const row of rows.slice(0, top)) {
     const s = row.result.summary;
@@ -53,15 +67,31 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
       s ? String(s.trades) : '-',
       show(s?.maxDrawdown),
       s ? (s.passed ? 'yes' : 'no') : '-',
-      ...(fraction === undefined ? [] : [show(o?.[metric]), ...extra.map(() => show(o?.netPnl)), o ? (o.passed ? 'yes' : 'no') : '-']),
+      ...(fraction === undefined
+        ? []
+        : [show(o?.[metric]), ...extra.map(() => show(o?.netPnl)), o ? (o.passed ? 'yes' : 'no') : '-']),
     ]);
   }
   const refused = rows.filter((r) => r.result.error !== undefined);
   const widths = header.map((_, c) => Math.max(...table.map((r) => (r[c] ?? '').length)));
   const text = table.map((r) => r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')).join('\n');
   await mkdir(outDir, { recursive: true });
-  const csvHeader = ['rank', ...keys, ...METRICS, 'passed', 'violations', 'orderListHash', ...(fraction === undefined ? [] : METRICS.map((m) => `out_${m}`).concat(['out_passed'])), 'error'];
-  const csvCell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'string' && /[",\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : String(v));
+  const csvHeader = [
+    'rank',
+    ...keys,
+    ...METRICS,
+    'passed',
+    'violations',
+    'orderListHash',
+    ...(fraction === undefined ? [] : METRICS.map((m) => `out_${m}`).concat(['out_passed'])),
+    'error',
+  ];
+  const csvCell = (v: unknown) =>
+    v === null || v === undefined
+      ? ''
+      : typeof v === 'string' && /[",\n]/.test(v)
+        ? `"${v.replaceAll('"', '""')}"`
+        : String(v);
   const csv = [csvHeader.join(',')];
   for (const row of rows) {
     const s = row.result.summary;
@@ -93,7 +123,8 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
     rows: rows.map((r) => ({
       rank: r.rank,
       params: r.params,
-      metrics: r.result.summary === undefined ? null : Object.fromEntries(METRICS.map((m) => [m, r.result.summary![m]])),
+      metrics:
+        r.result.summary === undefined ? null : Object.fromEntries(METRICS.map((m) => [m, r.result.summary![m]])),
       passed: r.result.summary?.passed ?? null,
       error: r.result.error ?? null,
     })),

@@ -19,7 +19,12 @@ export interface WalkForwardCommand extends Omit<WalkForwardOptions, 'onResult'>
 
 export async function runWalkForwardCommand(command: WalkForwardCommand): Promise<string> {
   const started = Date.now();
-  const result = await runWalkForward({ config: command.config, name: command.name }, command.history, command.grid, command);
+  const result = await runWalkForward(
+    { config: command.config, name: command.name },
+    command.history,
+    command.grid,
+    command,
+  );
   const seconds = (Date.now() - started) / 1000;
   const outDir = command.config.out ?? path.join('out', command.name);
   await mkdir(outDir, { recursive: true });
@@ -37,12 +42,25 @@ function foldTable(command: WalkForwardCommand, result: WalkForwardResult): stri
   const t = command.history.bars.time;
   // netPnl is always shown; as the metric it is not shown twice.
   const extra = command.metric === 'netPnl' ? [] : ['test netPnl'];
-  const header = ['fold', 'train', 'test', 'chosen', `train ${command.metric}`, `test ${command.metric}`, ...extra, 'trades'];
+  const header = [
+    'fold',
+    'train',
+    'test',
+    'chosen',
+    `train ${command.metric}`,
+    `test ${command.metric}`,
+    ...extra,
+    'trades',
+  ];
   const rows = result.folds.map((f) => [
     String(f.fold.index + 1),
     `${day(t[f.fold.train[0]]!)} .. ${day(t[f.fold.train[1] - 1]!)}`,
     `${day(t[f.fold.test[0]]!)} .. ${day(t[f.fold.test[1] - 1]!)}`,
-    f.chosen === undefined ? 'none (no run with a value)' : Object.entries(f.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' '),
+    f.chosen === undefined
+      ? 'none (no run with a value)'
+      : Object.entries(f.chosen)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' '),
     show(f.training[0]?.summary?.[command.metric]),
     show(f.test?.[command.metric]),
     ...extra.map(() => show(f.test?.netPnl)),
@@ -51,7 +69,14 @@ function foldTable(command: WalkForwardCommand, result: WalkForwardResult): stri
   const table = [header, ...rows];
   const widths = header.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
   const plan = command.plan;
-  return `${command.name}: walk-forward, ${plan.folds} ${plan.mode} folds, training on ${plan.trainWindows} test windows${plan.mode === 'anchored' ? ' or more' : ''}, ${command.method} search by ${command.metric}\n${table.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n')}`;
+  return `${command.name}: walk-forward, ${plan.folds} ${plan.mode} folds, training on ${plan.trainWindows} test windows${plan.mode === 'anchored' ? ' or more' : ''}, ${command.method} search by ${command.metric}\n${table
+    .map((r) =>
+      r
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}`;
 }
 
 function walkForwardJson(command: WalkForwardCommand, result: WalkForwardResult): unknown {
@@ -64,8 +89,16 @@ function walkForwardJson(command: WalkForwardCommand, result: WalkForwardResult)
     data: command.history.description,
     folds: result.folds.map((f) => ({
       fold: f.fold.index + 1,
-      train: { from: new Date(t[f.fold.train[0]]!).toISOString(), to: new Date(t[f.fold.train[1] - 1]!).toISOString(), bars: f.fold.train[1] - f.fold.train[0] },
-      test: { from: new Date(t[f.fold.test[0]]!).toISOString(), to: new Date(t[f.fold.test[1] - 1]!).toISOString(), bars: f.fold.test[1] - f.fold.test[0] },
+      train: {
+        from: new Date(t[f.fold.train[0]]!).toISOString(),
+        to: new Date(t[f.fold.train[1] - 1]!).toISOString(),
+        bars: f.fold.train[1] - f.fold.train[0],
+      },
+      test: {
+        from: new Date(t[f.fold.test[0]]!).toISOString(),
+        to: new Date(t[f.fold.test[1] - 1]!).toISOString(),
+        bars: f.fold.test[1] - f.fold.test[0],
+      },
       chosen: f.chosen ?? null,
       training: f.training.map((r) => ({ params: r.params, summary: r.summary ?? null, error: r.error ?? null })),
       testStatistics: f.test ?? null,
@@ -77,6 +110,7 @@ function walkForwardJson(command: WalkForwardCommand, result: WalkForwardResult)
 
 function equityCsv(result: WalkForwardResult): string {
   const lines = ['time,equity'];
-  for (let k = 0; k < result.equity.time.length; k++) lines.push(`${new Date(result.equity.time[k]!).toISOString()},${result.equity.equity[k]!.toFixed(2)}`);
+  for (let k = 0; k < result.equity.time.length; k++)
+    lines.push(`${new Date(result.equity.time[k]!).toISOString()},${result.equity.equity[k]!.toFixed(2)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -23,7 +23,8 @@ import { ExitCode, UsageError } from './exit.ts';
 import { writeSweepOutputs } from './optimize-report.ts';
 import { sweepOnQueue, sweepSpecOf, tpeSearchOnQueue } from './sweep-queue.ts';
 
-export const summary = 'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
+export const summary =
+  'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
 
 const USAGE = `Usage: tickline optimize --config <file.yaml> --grid <key=v1,v2,...> [--grid ...] [options]
 
@@ -81,14 +82,21 @@ function optimizeSettings(flags: OptimizeFlags, configured: OptimizeConfig) {
   for (const spec of flags.grid ?? []) {
     const eq = spec.indexOf('=');
     if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--grid ${spec}: expected key=v1,v2,...`);
-    grid[spec.slice(0, eq)] = spec.slice(eq + 1).split(',').map((v) => parseScalar(v.trim()));
+    grid[spec.slice(0, eq)] = spec
+      .slice(eq + 1)
+      .split(',')
+      .map((v) => parseScalar(v.trim()));
   }
   if (Object.keys(grid).length === 0) Object.assign(grid, configured.grid ?? {});
-  if (Object.keys(grid).length === 0) throw new UsageError(`at least one --grid key=v1,v2,... (or optimize.grid in the definition) is required\n\n${USAGE}`);
+  if (Object.keys(grid).length === 0)
+    throw new UsageError(
+      `at least one --grid key=v1,v2,... (or optimize.grid in the definition) is required\n\n${USAGE}`,
+    );
   const metric = (flags.metric ?? configured.metric ?? 'sharpe') as Metric;
   if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
   const fraction = flags['walk-forward'] === undefined ? undefined : Number(flags['walk-forward']);
-  if (fraction !== undefined && !(fraction > 0 && fraction < 1)) throw new UsageError('--walk-forward must be a fraction between 0 and 1');
+  if (fraction !== undefined && !(fraction > 0 && fraction < 1))
+    throw new UsageError('--walk-forward must be a fraction between 0 and 1');
   const workers = flags.workers === undefined ? (configured.workers ?? availableParallelism()) : Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 1) throw new UsageError('--workers must be a positive whole number');
   const method = (flags.search ?? configured.search ?? 'grid') as SearchMethod;
@@ -98,20 +106,28 @@ function optimizeSettings(flags: OptimizeFlags, configured: OptimizeConfig) {
   const seed = flags.seed === undefined ? (configured.seed ?? 1) : Number(flags.seed);
   if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be a whole number');
   const folds = flags.folds === undefined ? configured.walkForward?.folds : Number(flags.folds);
-  if (folds !== undefined && (!Number.isInteger(folds) || folds < 1)) throw new UsageError('--folds must be a positive whole number');
-  if (folds !== undefined && fraction !== undefined) throw new UsageError('--folds and --walk-forward are two kinds of walk-forward: give one');
-  const trainWindows = flags['train-windows'] === undefined ? (configured.walkForward?.trainWindows ?? 3) : Number(flags['train-windows']);
-  if (!Number.isInteger(trainWindows) || trainWindows < 1) throw new UsageError('--train-windows must be a positive whole number');
+  if (folds !== undefined && (!Number.isInteger(folds) || folds < 1))
+    throw new UsageError('--folds must be a positive whole number');
+  if (folds !== undefined && fraction !== undefined)
+    throw new UsageError('--folds and --walk-forward are two kinds of walk-forward: give one');
+  const trainWindows =
+    flags['train-windows'] === undefined ? (configured.walkForward?.trainWindows ?? 3) : Number(flags['train-windows']);
+  if (!Number.isInteger(trainWindows) || trainWindows < 1)
+    throw new UsageError('--train-windows must be a positive whole number');
   const mode: WindowMode = flags.anchored === true ? 'anchored' : (configured.walkForward?.mode ?? 'rolling');
   const walkForward: FoldPlan | undefined = folds === undefined ? undefined : { folds, trainWindows, mode };
   return { grid, metric, fraction, workers, method, trials, seed, walkForward };
 }
 
 /** The heatmap's two parameters: `--heatmap x,y`, or the first two of the grid. */
-function heatmapAxes(option: string | undefined, keys: readonly string[]): readonly [string, string] | readonly [string] {
+function heatmapAxes(
+  option: string | undefined,
+  keys: readonly string[],
+): readonly [string, string] | readonly [string] {
   if (option === undefined) return keys.length >= 2 ? [keys[0]!, keys[1]!] : [keys[0]!];
   const axes = option.split(',').map((k) => k.trim());
-  if (axes.length !== 2 || axes.some((k) => !keys.includes(k))) throw new UsageError(`--heatmap must name two --grid parameters as x,y (the grid has ${keys.join(', ')})`);
+  if (axes.length !== 2 || axes.some((k) => !keys.includes(k)))
+    throw new UsageError(`--heatmap must name two --grid parameters as x,y (the grid has ${keys.join(', ')})`);
   return [axes[0]!, axes[1]!];
 }
 
@@ -147,34 +163,91 @@ export async function run(args: string[]): Promise<number> {
   if (!Number.isInteger(top) || top < 1) throw new UsageError('--top must be a positive whole number');
 
   const queue = values.queue === undefined ? undefined : checkQueueUrl(values.queue);
-  if (queue === undefined && (values.detach || values.retries !== undefined)) throw new UsageError('--detach and --retries go with --queue');
+  if (queue === undefined && (values.detach || values.retries !== undefined))
+    throw new UsageError('--detach and --retries go with --queue');
   const retries = values.retries === undefined ? DEFAULT_RETRIES : Number(values.retries);
   if (!Number.isInteger(retries) || retries < 0) throw new UsageError('--retries must be a whole number, 0 or more');
 
   let pool: SweepPool | undefined;
   try {
     const { config, name } = await loadBacktestConfig(backtest);
-    const { grid, metric, fraction, workers, method, trials, seed, walkForward } = optimizeSettings(values, config.optimize ?? {});
+    const { grid, metric, fraction, workers, method, trials, seed, walkForward } = optimizeSettings(
+      values,
+      config.optimize ?? {},
+    );
     const axes = heatmapAxes(values.heatmap, Object.keys(grid));
     // A search chooses its next points from the last results, and folds chain searches: both run here.
-    if (queue !== undefined && walkForward !== undefined) throw new UsageError('--queue runs one sweep or search (with or without --walk-forward); --folds chain searches and run in this process');
-    if (queue !== undefined && method === 'tpe' && values.detach === true) throw new UsageError('--detach cannot leave a tpe search: each of its batches is chosen from the results before it (--search random or grid can be detached)');
+    if (queue !== undefined && walkForward !== undefined)
+      throw new UsageError(
+        '--queue runs one sweep or search (with or without --walk-forward); --folds chain searches and run in this process',
+      );
+    if (queue !== undefined && method === 'tpe' && values.detach === true)
+      throw new UsageError(
+        '--detach cannot leave a tpe search: each of its batches is chosen from the results before it (--search random or grid can be detached)',
+      );
     // Started before the bars are read, so its threads load their code meanwhile.
     pool = workers > 1 && queue === undefined ? new SweepPool(workers).start() : undefined;
     const history = await sweepHistory(config);
     if (walkForward !== undefined) {
       const plan = walkForward;
-      process.stdout.write(await runWalkForwardCommand({ config, name, history, grid, plan, method, trials, seed, metric, workers, ...(pool ? { pool } : {}) }));
+      process.stdout.write(
+        await runWalkForwardCommand({
+          config,
+          name,
+          history,
+          grid,
+          plan,
+          method,
+          trials,
+          seed,
+          metric,
+          workers,
+          ...(pool ? { pool } : {}),
+        }),
+      );
       return ExitCode.Ok;
     }
     const samples = sweepSamples(history, fraction ?? null);
-    if (fraction !== undefined && (samples.in!.bars.time.length === 0 || samples.out!.bars.time.length === 0)) throw new UsageError('--walk-forward leaves one side without bars');
+    if (fraction !== undefined && (samples.in!.bars.time.length === 0 || samples.out!.bars.time.length === 0))
+      throw new UsageError('--walk-forward leaves one side without bars');
     const points = method === 'grid' ? spaceSize(grid) : Math.min(trials, spaceSize(grid));
     const search = method === 'grid' ? { method } : { method, trials: points, seed, of: spaceSize(grid) };
-    const outputs = { name, outDir: config.out ?? path.join('out', name), metric, grid, search, walkForward: fraction, top, axes, data: history.description, combinations: points };
+    const outputs = {
+      name,
+      outDir: config.out ?? path.join('out', name),
+      metric,
+      grid,
+      search,
+      walkForward: fraction,
+      top,
+      axes,
+      data: history.description,
+      combinations: points,
+    };
     if (queue !== undefined) {
-      const view = { metric, top, grid, heatmap: [...axes], data: history.description, enqueuedAt: Date.now(), ...(method === 'grid' ? {} : { search }) };
-      if (method === 'tpe') return await tpeSearchOnQueue({ url: queue, config, name, history, grid, trials, seed, walkForward: fraction ?? null, view, retries, outputs });
+      const view = {
+        metric,
+        top,
+        grid,
+        heatmap: [...axes],
+        data: history.description,
+        enqueuedAt: Date.now(),
+        ...(method === 'grid' ? {} : { search }),
+      };
+      if (method === 'tpe')
+        return await tpeSearchOnQueue({
+          url: queue,
+          config,
+          name,
+          history,
+          grid,
+          trials,
+          seed,
+          walkForward: fraction ?? null,
+          view,
+          retries,
+          outputs,
+        });
       const combos = method === 'grid' ? gridCombinations(grid) : randomSearchParams(grid, trials, seed);
       const queued: Job[] =
         fraction === undefined
@@ -187,7 +260,9 @@ export async function run(args: string[]): Promise<number> {
       return await sweepOnQueue({ url: queue, spec, bundle, view, retries, detach: values.detach === true, outputs });
     }
     const total = fraction === undefined ? points : 2 * points;
-    const progress = process.stderr.isTTY ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
+    const progress = process.stderr.isTTY
+      ? new SingleBar({ format: 'optimize [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr })
+      : null;
     progress?.start(total, 0);
     const started = Date.now();
     let results: JobResult[];
@@ -195,15 +270,34 @@ export async function run(args: string[]): Promise<number> {
     const onResult = () => progress?.update(++done);
     const context = { config, name, samples };
     try {
-      const primary = await runSearch(context, grid, { method, trials, seed, metric, sample: fraction === undefined ? 'all' : 'in' }, { workers, ...(pool ? { pool } : {}), onResult });
-      const outJobs: Job[] = fraction === undefined ? [] : primary.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const }));
-      results = [...primary, ...(outJobs.length === 0 ? [] : await runSweep(context, outJobs, { workers, ...(pool ? { pool } : {}), onResult }))];
+      const primary = await runSearch(
+        context,
+        grid,
+        { method, trials, seed, metric, sample: fraction === undefined ? 'all' : 'in' },
+        { workers, ...(pool ? { pool } : {}), onResult },
+      );
+      const outJobs: Job[] =
+        fraction === undefined
+          ? []
+          : primary.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const }));
+      results = [
+        ...primary,
+        ...(outJobs.length === 0
+          ? []
+          : await runSweep(context, outJobs, { workers, ...(pool ? { pool } : {}), onResult })),
+      ];
     } finally {
       progress?.stop();
     }
     const seconds = (Date.now() - started) / 1000;
     const lanes = Math.min(workers, results.length);
-    process.stdout.write(await writeSweepOutputs({ ...outputs, results, ranOn: `${results.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s` }));
+    process.stdout.write(
+      await writeSweepOutputs({
+        ...outputs,
+        results,
+        ranOn: `${results.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s`,
+      }),
+    );
     return ExitCode.Ok;
   } finally {
     await pool?.close();

@@ -55,12 +55,21 @@ export async function runTrading(o: RunOptions): Promise<number> {
   const config = loadTradingConfig(o.configFile);
   // TICKLINE_LOG_LEVEL wins over the config: it is how one looks closer at a run without editing files.
   const logFile = config.log.file ?? defaultLogFile(config.journal);
-  const logger = o.logger ?? createLogger({ level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level, name: `tickline-${o.mode}`, file: logFile });
-  let strategy;
+  const logger =
+    o.logger ??
+    createLogger({
+      level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level,
+      name: `tickline-${o.mode}`,
+      file: logFile,
+    });
+  let strategy: Awaited<ReturnType<typeof loadStrategy>>;
   try {
     strategy = await loadStrategy(config.strategy.name, path.dirname(path.resolve(o.configFile)));
   } catch (error) {
-    if (error instanceof StrategyError) throw new ConfigError([{ file: o.configFile, line: 0, path: 'strategy.name', message: error.message }], { cause: error });
+    if (error instanceof StrategyError)
+      throw new ConfigError([{ file: o.configFile, line: 0, path: 'strategy.name', message: error.message }], {
+        cause: error,
+      });
     throw error;
   }
   let local: LocalGateway | undefined;
@@ -82,7 +91,12 @@ export async function runTrading(o: RunOptions): Promise<number> {
           : undefined;
     const tradingUrl = local?.tradingUrl ?? config.gateway.url!;
     const realtimeUrl = local ? local.realtimeUrl : config.gateway.realtimeUrl;
-    const contracts = await resolveFrontMonths(config.contracts, { tradingUrl, credentials, logger, ...(local ? { now: local.now } : {}) });
+    const contracts = await resolveFrontMonths(config.contracts, {
+      tradingUrl,
+      credentials,
+      logger,
+      ...(local ? { now: local.now } : {}),
+    });
     const configWithAccount: LiveConfig =
       local && config.account.id === undefined && config.account.name === undefined && local.accountId !== undefined
         ? { ...config, contracts, account: { id: local.accountId } }
@@ -126,7 +140,9 @@ export async function runTrading(o: RunOptions): Promise<number> {
   };
   const onKill = (): void => {
     logger.warn('SIGUSR2: kill switch');
-    void session.killSwitch('SIGUSR2').then((report) => process.stdout.write(`kill switch: ${flattenText(session.account.name, report)}\n`));
+    void session
+      .killSwitch('SIGUSR2')
+      .then((report) => process.stdout.write(`kill switch: ${flattenText(session.account.name, report)}\n`));
   };
   if (o.signals ?? true) {
     process.on('SIGINT', onInt);
@@ -141,7 +157,9 @@ export async function runTrading(o: RunOptions): Promise<number> {
     await session.finished;
     await session.stop();
     const snapshot = session.engine.snapshot();
-    const positions = snapshot.positions.filter((p) => p.size !== 0).map((p) => `${p.contractId} ${p.size > 0 ? '+' : ''}${p.size}`);
+    const positions = snapshot.positions
+      .filter((p) => p.size !== 0)
+      .map((p) => `${p.contractId} ${p.size > 0 ? '+' : ''}${p.size}`);
     process.stdout.write(
       `\nsession ended: balance ${snapshot.balance.toFixed(2)}, day PnL ${snapshot.dayPnl.toFixed(2)}, ` +
         `position ${positions.join(' ') || 'flat'}, state ${session.engine.tradingState().state}\n`,
@@ -157,8 +175,11 @@ export async function runTrading(o: RunOptions): Promise<number> {
     await local?.close();
   }
   if (session.failure !== undefined) {
-    const action = config.execution.onStrategyError === 'flatten' ? 'the account was flattened' : 'the position was held';
-    process.stderr.write(`${o.mode}: ${session.failure.message.split('\n')[0]}; ${action} (execution.onStrategyError)\n`);
+    const action =
+      config.execution.onStrategyError === 'flatten' ? 'the account was flattened' : 'the position was held';
+    process.stderr.write(
+      `${o.mode}: ${session.failure.message.split('\n')[0]}; ${action} (execution.onStrategyError)\n`,
+    );
     return EXIT_CODE_OF_KIND.runtime;
   }
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
@@ -183,7 +204,11 @@ function printEvents(session: LiveSession, write: (line: string) => void): Subsc
       if (line !== undefined) write(line);
     }),
   );
-  all.add(engine.fills$.subscribe((fill) => write(fillLine(ctx, fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl))));
+  all.add(
+    engine.fills$.subscribe((fill) =>
+      write(fillLine(ctx, fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl)),
+    ),
+  );
   all.add(
     engine.decisions$.subscribe((decision) => {
       const line = decisionLine(ctx, decision);
@@ -216,8 +241,14 @@ export async function startLocalSimulator(config: LiveConfig, logger: Logger): P
     // faster, the gateway's budgets (per 30 s and 60 s of market time) are `speed` times more requests
     // per wall window. The poll plan is checked in market time, as it would be against a real gateway.
     rateLimits: {
-      bars: { requests: Limits.rate.bars.requests * Math.ceil(config.simulator.speed), windowMs: Limits.rate.bars.windowMs },
-      default: { requests: Limits.rate.default.requests * Math.ceil(config.simulator.speed), windowMs: Limits.rate.default.windowMs },
+      bars: {
+        requests: Limits.rate.bars.requests * Math.ceil(config.simulator.speed),
+        windowMs: Limits.rate.bars.windowMs,
+      },
+      default: {
+        requests: Limits.rate.default.requests * Math.ceil(config.simulator.speed),
+        windowMs: Limits.rate.default.windowMs,
+      },
     },
   });
   return {

@@ -39,7 +39,10 @@ Paths in the config file are relative to that file; paths given here, and the de
 ${DEFAULT_DB_PATH}, are relative to the working directory.`;
 
 const Budget = z.strictObject({ requests: z.number().int().positive(), windowMs: z.number().int().positive() });
-const Limit = z.strictObject({ limit: z.number().positive(), duration: z.union([z.literal(1), z.literal(2)]).optional() });
+const Limit = z.strictObject({
+  limit: z.number().positive(),
+  duration: z.union([z.literal(1), z.literal(2)]).optional(),
+});
 // Which combinations make a variant is the simulator's check (mllVariant), made when the template is created.
 const MaximumLossLimit = Limit.extend({
   maximumSource: z.enum(MaximumSource).optional(),
@@ -136,8 +139,12 @@ export function loadSimConfig(file: string): SimConfig {
 }
 
 function resolveSimPaths(config: SimConfig, baseDir: string): SimConfig {
-  const dbPath = config.dbPath === undefined || config.dbPath === ':memory:' ? config.dbPath : path.resolve(baseDir, config.dbPath);
-  const market = config.market.source === 'csv' ? { ...config.market, path: path.resolve(baseDir, config.market.path) } : config.market;
+  const dbPath =
+    config.dbPath === undefined || config.dbPath === ':memory:' ? config.dbPath : path.resolve(baseDir, config.dbPath);
+  const market =
+    config.market.source === 'csv'
+      ? { ...config.market, path: path.resolve(baseDir, config.market.path) }
+      : config.market;
   return { ...config, ...(dbPath === undefined ? {} : { dbPath }), market };
 }
 
@@ -180,11 +187,13 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const file = values.config ?? DEFAULT_CONFIG;
-  const config: SimConfig = values.config === undefined && !existsSync(file) ? SimConfig.parse({}) : loadSimConfig(file);
+  const config: SimConfig =
+    values.config === undefined && !existsSync(file) ? SimConfig.parse({}) : loadSimConfig(file);
   const options = simOptions(config);
   const integer = (text: string, flag: string, min: number): number => {
     const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number of at least ${min}, got "${text}"`);
+    if (!Number.isInteger(n) || n < min)
+      throw new UsageError(`${flag} must be a whole number of at least ${min}, got "${text}"`);
     return n;
   };
   if (values.port !== undefined) options.port = integer(values.port, '--port', 0);

@@ -13,7 +13,14 @@ import { metricScore, type Grid, type Job, type JobResult, type Metric } from '.
 import { pointParams, search, SEARCH_BATCH } from '../optimize/search.ts';
 import { isStrategyFile } from '../strategies/index.ts';
 import { bundleStrategy } from '../strategies/compile.ts';
-import { barsHash, configToWire, contentHash, type StoredSweep, type SweepSpec, type SweepView } from '../optimize/queue-spec.ts';
+import {
+  barsHash,
+  configToWire,
+  contentHash,
+  type StoredSweep,
+  type SweepSpec,
+  type SweepView,
+} from '../optimize/queue-spec.ts';
 import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../optimize/queue.ts';
 import { ExitCode } from './exit.ts';
 import { writeSweepOutputs, type SweepOutputs } from './optimize-report.ts';
@@ -25,7 +32,13 @@ export interface QueuedSweep {
 }
 
 /** The sweep as the queue stores it: the bars by location and content hash, a strategy file as a bundle by hash. */
-export async function sweepSpecOf(config: BacktestConfig, name: string, history: History, walkForward: number | null, jobs: readonly Job[]): Promise<QueuedSweep> {
+export async function sweepSpecOf(
+  config: BacktestConfig,
+  name: string,
+  history: History,
+  walkForward: number | null,
+  jobs: readonly Job[],
+): Promise<QueuedSweep> {
   const strategy = config.strategy.name;
   const code = isStrategyFile(strategy) ? await bundleStrategy(strategy) : null;
   const spec: SweepSpec = {
@@ -71,18 +84,29 @@ export interface QueueSweep {
 export async function sweepOnQueue(sweep: QueueSweep): Promise<number> {
   const { redis, queue, close } = await openQueue(sweep.url);
   try {
-    const enqueued = await enqueueSweep(redis, queue, sweep.spec, sweep.view, { retries: sweep.retries, bundle: sweep.bundle });
+    const enqueued = await enqueueSweep(redis, queue, sweep.spec, sweep.view, {
+      retries: sweep.retries,
+      bundle: sweep.bundle,
+    });
     const again = enqueued.added < enqueued.total ? ` (${enqueued.total - enqueued.added} already queued or done)` : '';
     if (sweep.detach) {
       process.stdout.write(`${enqueued.id}\n`);
-      process.stderr.write(`sweep ${enqueued.id}: ${enqueued.added} of ${enqueued.total} runs enqueued${again}; see \`tickline sweep status ${enqueued.id} --queue ...\`\n`);
+      process.stderr.write(
+        `sweep ${enqueued.id}: ${enqueued.added} of ${enqueued.total} runs enqueued${again}; see \`tickline sweep status ${enqueued.id} --queue ...\`\n`,
+      );
       return ExitCode.Ok;
     }
     process.stderr.write(`sweep ${enqueued.id}: ${enqueued.total} runs on the queue${again}\n`);
     const started = Date.now();
     const results = await followSweep(redis, sweep.url, enqueued.id, sweep.spec);
     const seconds = (Date.now() - started) / 1000;
-    process.stdout.write(await writeSweepOutputs({ ...sweep.outputs, results, ranOn: `${results.length} runs on the queue, sweep ${enqueued.id}, ${seconds.toFixed(1)} s` }));
+    process.stdout.write(
+      await writeSweepOutputs({
+        ...sweep.outputs,
+        results,
+        ranOn: `${results.length} runs on the queue, sweep ${enqueued.id}, ${seconds.toFixed(1)} s`,
+      }),
+    );
     return ExitCode.Ok;
   } finally {
     await close();
@@ -122,17 +146,34 @@ export async function tpeSearchOnQueue(run: QueueTpeSearch): Promise<number> {
       const spec = withJobs(base, jobs);
       const enqueued = await enqueueSweep(redis, queue, spec, run.view, { retries: run.retries, bundle });
       sweeps++;
-      process.stderr.write(`sweep ${enqueued.id}: ${enqueued.total} runs of the tpe search on the queue (${results.length} done)\n`);
+      process.stderr.write(
+        `sweep ${enqueued.id}: ${enqueued.total} runs of the tpe search on the queue (${results.length} done)\n`,
+      );
       return followSweep(redis, run.url, enqueued.id, spec);
     };
-    await search(run.grid, { method: 'tpe', trials: run.trials, seed: run.seed, batch: SEARCH_BATCH }, async (points) => {
-      const batch = await runJobs(points.map((point, k) => ({ index: results.length + k, params: pointParams(run.grid, point), sample })));
-      results.push(...batch);
-      return batch.map((r) => metricScore(r, run.outputs.metric));
-    });
-    if (run.walkForward !== null) results.push(...(await runJobs(results.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const })))));
+    await search(
+      run.grid,
+      { method: 'tpe', trials: run.trials, seed: run.seed, batch: SEARCH_BATCH },
+      async (points) => {
+        const batch = await runJobs(
+          points.map((point, k) => ({ index: results.length + k, params: pointParams(run.grid, point), sample })),
+        );
+        results.push(...batch);
+        return batch.map((r) => metricScore(r, run.outputs.metric));
+      },
+    );
+    if (run.walkForward !== null)
+      results.push(
+        ...(await runJobs(results.map((r) => ({ index: r.index, params: r.params, sample: 'out' as const })))),
+      );
     const seconds = (Date.now() - started) / 1000;
-    process.stdout.write(await writeSweepOutputs({ ...run.outputs, results, ranOn: `${results.length} runs on the queue in ${sweeps} sweeps, ${seconds.toFixed(1)} s` }));
+    process.stdout.write(
+      await writeSweepOutputs({
+        ...run.outputs,
+        results,
+        ranOn: `${results.length} runs on the queue in ${sweeps} sweeps, ${seconds.toFixed(1)} s`,
+      }),
+    );
     return ExitCode.Ok;
   } finally {
     await close();
@@ -141,7 +182,9 @@ export async function tpeSearchOnQueue(run: QueueTpeSearch): Promise<number> {
 
 /** Wait for every result, with a progress bar on a terminal. */
 export async function followSweep(redis: Redis, url: string, id: string, spec: SweepSpec): Promise<JobResult[]> {
-  const progress = process.stderr.isTTY ? new SingleBar({ format: 'sweep [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr }) : null;
+  const progress = process.stderr.isTTY
+    ? new SingleBar({ format: 'sweep [{bar}] {value}/{total} runs', hideCursor: true, stream: process.stderr })
+    : null;
   progress?.start(spec.jobs.length, 0);
   try {
     return await collectResults(redis, url, id, spec, (done, total) => {
@@ -154,7 +197,10 @@ export async function followSweep(redis: Redis, url: string, id: string, spec: S
 }
 
 /** The outputs of a stored sweep, shown as the enqueuing process would have shown them. */
-export function storedOutputs(stored: StoredSweep, outDir: string | undefined): Omit<SweepOutputs, 'results' | 'ranOn'> {
+export function storedOutputs(
+  stored: StoredSweep,
+  outDir: string | undefined,
+): Omit<SweepOutputs, 'results' | 'ranOn'> {
   const { spec, view } = stored;
   const configOut = typeof spec.config.out === 'string' ? spec.config.out : undefined;
   const heatmap = view.heatmap as [string, string] | [string];

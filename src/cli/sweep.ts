@@ -35,7 +35,13 @@ const ACTIONS = ['status', 'results', 'cancel'] as const;
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(
     args,
-    { queue: { type: 'string' }, wait: { type: 'boolean' }, metric: { type: 'string' }, top: { type: 'string' }, out: { type: 'string' } },
+    {
+      queue: { type: 'string' },
+      wait: { type: 'boolean' },
+      metric: { type: 'string' },
+      top: { type: 'string' },
+      out: { type: 'string' },
+    },
     USAGE,
     2,
   );
@@ -44,13 +50,17 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const [action, id] = positionals as [string | undefined, string | undefined];
-  if (action === undefined || !(ACTIONS as readonly string[]).includes(action) || id === undefined) throw new UsageError(`expected status, results or cancel and a sweep id\n\n${USAGE}`);
-  if (!/^[0-9a-f]{16}$/.test(id)) throw new UsageError(`${id} is not a sweep id (16 hexadecimal digits, as optimize --queue printed)`);
+  if (action === undefined || !(ACTIONS as readonly string[]).includes(action) || id === undefined)
+    throw new UsageError(`expected status, results or cancel and a sweep id\n\n${USAGE}`);
+  if (!/^[0-9a-f]{16}$/.test(id))
+    throw new UsageError(`${id} is not a sweep id (16 hexadecimal digits, as optimize --queue printed)`);
   const url = queueUrlFrom(values.queue);
   if (url === undefined) throw new UsageError(`--queue (or ${QUEUE_URL_ENV}) is required\n\n${USAGE}`);
-  if (values.metric !== undefined && !(METRICS as readonly string[]).includes(values.metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
+  if (values.metric !== undefined && !(METRICS as readonly string[]).includes(values.metric))
+    throw new UsageError(`--metric must be one of ${METRICS.join(', ')}`);
   const top = values.top === undefined ? undefined : Number(values.top);
-  if (top !== undefined && (!Number.isInteger(top) || top < 1)) throw new UsageError('--top must be a positive whole number');
+  if (top !== undefined && (!Number.isInteger(top) || top < 1))
+    throw new UsageError('--top must be a positive whole number');
 
   const { redis, queue, close } = await openQueue(url);
   try {
@@ -68,7 +78,8 @@ export async function run(args: string[]): Promise<number> {
       return ExitCode.Ok;
     }
     const stored = await readSweep(redis, id);
-    const all = values.wait === true ? await followSweep(redis, url, id, stored.spec) : await readResults(redis, id, stored.spec);
+    const all =
+      values.wait === true ? await followSweep(redis, url, id, stored.spec) : await readResults(redis, id, stored.spec);
     const results = all.filter((r) => r !== undefined);
     const outputs = storedOutputs(stored, values.out === undefined ? undefined : path.resolve(values.out));
     process.stdout.write(

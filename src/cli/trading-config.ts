@@ -17,7 +17,10 @@ export function loadTradingConfig(file: string): LiveConfig {
   // The evaluation a backtest was judged by drives the guard in paper and live: one source of the floors.
   const rules = loadEvaluationRules(config.evaluation, baseDir);
   const clashes = EVALUATION_LIMITS.filter((key) => config.limits[key] !== undefined);
-  if (clashes.length > 0) throw new ConfigError(clashes.map((key) => configIssue(doc, ['limits', key], `set by the evaluation "${rules.name}": leave it out`)));
+  if (clashes.length > 0)
+    throw new ConfigError(
+      clashes.map((key) => configIssue(doc, ['limits', key], `set by the evaluation "${rules.name}": leave it out`)),
+    );
   const limits = accountConfigSchema.partial().parse({ ...config.limits, ...evaluationAccount(rules) });
   return { ...config, limits, risk: withEvaluationRisk(config.risk, rules) };
 }

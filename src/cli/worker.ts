@@ -29,7 +29,11 @@ Ctrl-C lets the running jobs finish, then exits. Exit codes: 0 stopped, 2 bad ar
 unreachable at start, 1 failure.`;
 
 export async function run(args: string[]): Promise<number> {
-  const values = parseCommandArgs(args, { queue: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' } }, USAGE);
+  const values = parseCommandArgs(
+    args,
+    { queue: { type: 'string' }, concurrency: { type: 'string' }, 'lock-seconds': { type: 'string' } },
+    USAGE,
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
@@ -37,7 +41,8 @@ export async function run(args: string[]): Promise<number> {
   const url = queueUrlFrom(values.queue);
   if (url === undefined) throw new UsageError(`--queue (or ${QUEUE_URL_ENV}) is required\n\n${USAGE}`);
   const concurrency = values.concurrency === undefined ? availableParallelism() : Number(values.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError('--concurrency must be a positive whole number');
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new UsageError('--concurrency must be a positive whole number');
   const lockSeconds = values['lock-seconds'] === undefined ? DEFAULT_LOCK_MS / 1000 : Number(values['lock-seconds']);
   if (!(lockSeconds > 0)) throw new UsageError('--lock-seconds must be a positive number of seconds');
   const lockMs = Math.round(lockSeconds * 1000);
@@ -49,7 +54,7 @@ export async function run(args: string[]): Promise<number> {
 
 /** Resolves when SIGINT or SIGTERM arrives. */
 function stopSignal(): { stopped: Promise<NodeJS.Signals>; release(): void } {
-  let release = () => undefined as void;
+  let release = () => undefined as undefined;
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => resolve(signal);
     process.once('SIGINT', onSignal);
@@ -92,12 +97,17 @@ async function runWorkerProcesses(url: string, count: number, lockMs: number): P
   const childArgs = ['worker', '--concurrency', '1', '--lock-seconds', String(lockMs / 1000)];
   const env = { ...process.env, [QUEUE_URL_ENV]: url };
   let stopping = false;
-  const children: ChildProcess[] = Array.from({ length: count }, () => fork(entry, childArgs, { execArgv: process.execArgv, stdio: 'inherit', env }));
+  const children: ChildProcess[] = Array.from({ length: count }, () =>
+    fork(entry, childArgs, { execArgv: process.execArgv, stdio: 'inherit', env }),
+  );
   const exits = children.map(
     (child) =>
       new Promise<number>((resolve) =>
         child.once('exit', (code, signal) => {
-          if (!stopping) process.stderr.write(`worker: process ${child.pid} exited (${signal ?? `code ${code}`}); its job goes to another worker\n`);
+          if (!stopping)
+            process.stderr.write(
+              `worker: process ${child.pid} exited (${signal ?? `code ${code}`}); its job goes to another worker\n`,
+            );
           resolve(code ?? 1);
         }),
       ),

@@ -131,7 +131,9 @@ export class BarCache {
   /** Covered ranges, merged and oldest first. */
   covered(key: CacheKey): TimeRange[] {
     const rows = this.db
-      .prepare('SELECT start_ms, end_ms FROM covered_ranges WHERE contract = ? AND unit = ? AND unit_number = ? AND live = ? ORDER BY start_ms')
+      .prepare(
+        'SELECT start_ms, end_ms FROM covered_ranges WHERE contract = ? AND unit = ? AND unit_number = ? AND live = ? ORDER BY start_ms',
+      )
       .raw()
       .all(...keyParams(key)) as [number, number][];
     return rows;
@@ -144,7 +146,9 @@ export class BarCache {
   store(key: CacheKey, grid: PriceGrid, bars: BarColumns, from: number, to: number): void {
     const span = chunkSpan(key.timeframe);
     const params = keyParams(key);
-    const read = this.db.prepare('SELECT tick_nanos, count, data FROM bar_chunks WHERE contract = ? AND unit = ? AND unit_number = ? AND live = ? AND chunk_start = ?');
+    const read = this.db.prepare(
+      'SELECT tick_nanos, count, data FROM bar_chunks WHERE contract = ? AND unit = ? AND unit_number = ? AND live = ? AND chunk_start = ?',
+    );
     const write = this.db.prepare(
       'INSERT OR REPLACE INTO bar_chunks (contract, unit, unit_number, live, chunk_start, tick_nanos, count, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -156,13 +160,20 @@ export class BarCache {
         let j = i;
         while (j < n && bars.time[j]! < chunkStart + span) j++;
         const merged = new Map<number, number[]>();
-        const existing = read.get(...params, chunkStart) as { tick_nanos: number; count: number; data: Buffer } | undefined;
+        const existing = read.get(...params, chunkStart) as
+          | { tick_nanos: number; count: number; data: Buffer }
+          | undefined;
         if (existing) {
-          if (existing.tick_nanos !== grid.tickNanos) throw new BarCacheError(`cached bars of ${key.contractId} use another tick size; delete ${this.file} to refetch`);
+          if (existing.tick_nanos !== grid.tickNanos)
+            throw new BarCacheError(
+              `cached bars of ${key.contractId} use another tick size; delete ${this.file} to refetch`,
+            );
           const old = decode(existing.data, existing.count);
-          for (let k = 0; k < existing.count; k++) merged.set(old.time[k]!, [old.open[k]!, old.high[k]!, old.low[k]!, old.close[k]!, old.volume[k]!]);
+          for (let k = 0; k < existing.count; k++)
+            merged.set(old.time[k]!, [old.open[k]!, old.high[k]!, old.low[k]!, old.close[k]!, old.volume[k]!]);
         }
-        for (let k = i; k < j; k++) merged.set(bars.time[k]!, [bars.open[k]!, bars.high[k]!, bars.low[k]!, bars.close[k]!, bars.volume[k]!]);
+        for (let k = i; k < j; k++)
+          merged.set(bars.time[k]!, [bars.open[k]!, bars.high[k]!, bars.low[k]!, bars.close[k]!, bars.volume[k]!]);
         const times = [...merged.keys()].sort((a, b) => a - b);
         const out = allocateColumns(times.length);
         times.forEach((t, k) => {
@@ -174,7 +185,13 @@ export class BarCache {
           out.close[k] = row[3]!;
           out.volume[k] = row[4]!;
         });
-        write.run(...params, chunkStart, grid.tickNanos, times.length, Buffer.from(out.time.buffer, out.time.byteOffset, times.length * 6 * 8));
+        write.run(
+          ...params,
+          chunkStart,
+          grid.tickNanos,
+          times.length,
+          Buffer.from(out.time.buffer, out.time.byteOffset, times.length * 6 * 8),
+        );
         i = j;
       }
       this.addCovered(key, from, to);
@@ -203,7 +220,9 @@ export class BarCache {
         out.volume.set(bars.volume.subarray(from, to));
         write.run(source, chunk, to - from, Buffer.from(out.time.buffer, out.time.byteOffset, (to - from) * 48));
       }
-      this.db.prepare('INSERT OR REPLACE INTO imported_files (source, signature, count, segments) VALUES (?, ?, ?, ?)').run(source, signature, n, JSON.stringify(segments));
+      this.db
+        .prepare('INSERT OR REPLACE INTO imported_files (source, signature, count, segments) VALUES (?, ?, ?, ?)')
+        .run(source, signature, n, JSON.stringify(segments));
     })();
   }
 
@@ -216,7 +235,8 @@ export class BarCache {
     let at = 0;
     // Straight from each BLOB into the columns: one copy, where a chunk's own columns first would be two.
     for (const [count, data] of this.storedChunks(source, info.count)) {
-      for (let c = 0; c < 6; c++) bytes.set(data.subarray(c * count * 8, (c + 1) * count * 8), (c * info.count + at) * 8);
+      for (let c = 0; c < 6; c++)
+        bytes.set(data.subarray(c * count * 8, (c + 1) * count * 8), (c * info.count + at) * 8);
       at += count;
     }
     return { bars: out, segments: info.segments };
@@ -227,7 +247,9 @@ export class BarCache {
    * signature: a streamed run decides from it before reading any bar.
    */
   importInfo(source: string, signature: string): ImportInfo | undefined {
-    const file = this.db.prepare('SELECT signature, count, segments FROM imported_files WHERE source = ?').get(source) as { signature: string; count: number; segments: string } | undefined;
+    const file = this.db
+      .prepare('SELECT signature, count, segments FROM imported_files WHERE source = ?')
+      .get(source) as { signature: string; count: number; segments: string } | undefined;
     if (file === undefined || file.signature !== signature) return undefined;
     return { count: file.count, segments: JSON.parse(file.segments) as ImportedBars['segments'] };
   }
@@ -244,20 +266,28 @@ export class BarCache {
   /** An import's stored chunks (bar count, BLOB) in order; an error when they do not hold `expected` bars. */
   private *storedChunks(source: string, expected: number): Generator<[number, Buffer]> {
     let at = 0;
-    for (const row of this.db.prepare('SELECT count, data FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
+    for (const row of this.db
+      .prepare('SELECT count, data FROM imported_chunks WHERE source = ? ORDER BY chunk')
+      .raw()
+      .iterate(source)) {
       const chunk = row as [number, Buffer];
       at += chunk[0];
       yield chunk;
     }
-    if (at !== expected) throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
+    if (at !== expected)
+      throw new BarCacheError(`the import of ${source} in ${this.file} is incomplete; run tickline import again`);
   }
 
   /** The start time of an import's bar `index` (its stored chunks hold IMPORT_CHUNK_BARS bars each). */
   importTimeAt(source: string, index: number): number {
     const chunk = Math.floor(index / IMPORT_CHUNK_BARS);
     const at = index % IMPORT_CHUNK_BARS;
-    const row = this.db.prepare('SELECT count, substr(data, ? * 8 + 1, 8) FROM imported_chunks WHERE source = ? AND chunk = ?').raw().get(at, source, chunk) as [number, Buffer] | undefined;
-    if (row === undefined || at >= row[0]) throw new BarCacheError(`the import of ${source} in ${this.file} has no bar ${index}; run tickline import again`);
+    const row = this.db
+      .prepare('SELECT count, substr(data, ? * 8 + 1, 8) FROM imported_chunks WHERE source = ? AND chunk = ?')
+      .raw()
+      .get(at, source, chunk) as [number, Buffer] | undefined;
+    if (row === undefined || at >= row[0])
+      throw new BarCacheError(`the import of ${source} in ${this.file} has no bar ${index}; run tickline import again`);
     return Buffer.from(row[1]).readDoubleLE(0);
   }
 
@@ -268,7 +298,10 @@ export class BarCache {
   importCountIn(source: string, from: number, to: number, timeframe?: Timeframe): number {
     let inside = 0;
     let bucket = Number.NaN;
-    for (const row of this.db.prepare('SELECT count, substr(data, 1, count * 8) FROM imported_chunks WHERE source = ? ORDER BY chunk').raw().iterate(source)) {
+    for (const row of this.db
+      .prepare('SELECT count, substr(data, 1, count * 8) FROM imported_chunks WHERE source = ? ORDER BY chunk')
+      .raw()
+      .iterate(source)) {
       const [count, data] = row as [number, Buffer];
       // Copied, not viewed: a BLOB's bytes need not be 8-byte aligned.
       const time = new Float64Array(count);
@@ -293,7 +326,12 @@ export class BarCache {
     const span = chunkSpan(key.timeframe);
     const range = [...keyParams(key), Math.floor(from / span) * span, to] as const;
     const where = 'contract = ? AND unit = ? AND unit_number = ? AND live = ? AND chunk_start >= ? AND chunk_start < ?';
-    const sizes = this.db.prepare(`SELECT COALESCE(SUM(count), 0), COUNT(*), COALESCE(MIN(tick_nanos), 0), COALESCE(MAX(tick_nanos), 0) FROM bar_chunks WHERE ${where}`).raw().get(...range) as [number, number, number, number];
+    const sizes = this.db
+      .prepare(
+        `SELECT COALESCE(SUM(count), 0), COUNT(*), COALESCE(MIN(tick_nanos), 0), COALESCE(MAX(tick_nanos), 0) FROM bar_chunks WHERE ${where}`,
+      )
+      .raw()
+      .get(...range) as [number, number, number, number];
     const [total, chunks, minNanos, maxNanos] = sizes;
     if (chunks > 0 && (minNanos !== grid.tickNanos || maxNanos !== grid.tickNanos)) {
       throw new BarCacheError(`cached bars of ${key.contractId} use another tick size; delete ${this.file} to refetch`);
@@ -302,7 +340,10 @@ export class BarCache {
     const bytes = new Uint8Array(out.time.buffer);
     let at = 0;
     // Row by row, so only one chunk's BLOB is alive at a time next to the columns.
-    for (const row of this.db.prepare(`SELECT count, data FROM bar_chunks WHERE ${where} ORDER BY chunk_start`).raw().iterate(...range)) {
+    for (const row of this.db
+      .prepare(`SELECT count, data FROM bar_chunks WHERE ${where} ORDER BY chunk_start`)
+      .raw()
+      .iterate(...range)) {
       const [count, data] = row as [number, Buffer];
       for (let c = 0; c < 6; c++) {
         bytes.set(data.subarray(c * count * 8, (c + 1) * count * 8), (c * total + at) * 8);
@@ -324,8 +365,12 @@ export class BarCache {
       }
     }
     const params = keyParams(key);
-    this.db.prepare('DELETE FROM covered_ranges WHERE contract = ? AND unit = ? AND unit_number = ? AND live = ?').run(...params);
-    const insert = this.db.prepare('INSERT INTO covered_ranges (contract, unit, unit_number, live, start_ms, end_ms) VALUES (?, ?, ?, ?, ?, ?)');
+    this.db
+      .prepare('DELETE FROM covered_ranges WHERE contract = ? AND unit = ? AND unit_number = ? AND live = ?')
+      .run(...params);
+    const insert = this.db.prepare(
+      'INSERT INTO covered_ranges (contract, unit, unit_number, live, start_ms, end_ms) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     for (const [s, e] of [...keep, [start, end] as [number, number]]) insert.run(...params, s, e);
   }
 }

@@ -13,7 +13,11 @@ export function allocateColumns(count: number): BarColumns {
 }
 
 /** Views (no copy) of the bars whose start lies in [from, to). Times must increase. */
-export function sliceByTime(bars: BarColumns, from = Number.NEGATIVE_INFINITY, to = Number.POSITIVE_INFINITY): BarColumns {
+export function sliceByTime(
+  bars: BarColumns,
+  from = Number.NEGATIVE_INFINITY,
+  to = Number.POSITIVE_INFINITY,
+): BarColumns {
   const start = lowerBound(bars.time, from);
   const end = lowerBound(bars.time, to);
   return sliceByIndex(bars, start, end);

@@ -44,7 +44,9 @@ export function monthOfLabel(label: string, root: RootSpec, calendar: ContractCa
     const found = calendar.resolve(text, on);
     if (found !== undefined && found.spec.root === root.root) return found.month;
   }
-  throw new ContractLabelError(`contract "${label}" is not a ${root.root} month (cycle ${root.cycle}): write YYYYMM (201403), a name (${root.root}H4) or an id (CON.F.US.${root.symbol}.H14)`);
+  throw new ContractLabelError(
+    `contract "${label}" is not a ${root.root} month (cycle ${root.cycle}): write YYYYMM (201403), a name (${root.root}H4) or an id (CON.F.US.${root.symbol}.H14)`,
+  );
 }
 
 /** Segments from a file's contract column: one per change of label, at the bar where it changes. */
@@ -69,7 +71,12 @@ export function segmentsFromLabels(
  * Segments by the calendar (a file without a contract column, or gateway history): each bar belongs to
  * the root's front month on its day, the front moving `daysBeforeExpiry` business days before expiry.
  */
-export function frontMonthSegments(bars: BarColumns, root: RootSpec, calendar: ContractCalendar, daysBeforeExpiry?: number): HistorySegment[] {
+export function frontMonthSegments(
+  bars: BarColumns,
+  root: RootSpec,
+  calendar: ContractCalendar,
+  daysBeforeExpiry?: number,
+): HistorySegment[] {
   const segments: HistorySegment[] = [];
   const days = daysBeforeExpiry ?? root.rollBusinessDays;
   // Bars before the current month's roll date share its month: only the first bar after it asks the calendar.
@@ -101,7 +108,10 @@ export interface MonthBars {
  * come. The front never moves back to an earlier month; a front month without bars on a day gives way to
  * the next month that has some. The first day's front is the month nearest expiry that trades on it.
  */
-export function volumeRolledHistory(months: readonly MonthBars[], dayOf: (time: number) => string): { bars: BarColumns; segments: HistorySegment[] } {
+export function volumeRolledHistory(
+  months: readonly MonthBars[],
+  dayOf: (time: number) => string,
+): { bars: BarColumns; segments: HistorySegment[] } {
   const ordered = [...months].sort((a, b) => a.expiry - b.expiry);
   const byDay = ordered.map((m) => tradingDays(m.bars, dayOf));
   const days = [...new Set(byDay.flatMap((d) => [...d.keys()]))].sort();
@@ -134,15 +144,20 @@ export function volumeRolledHistory(months: readonly MonthBars[], dayOf: (time: 
   let at = 0;
   for (const piece of pieces) {
     const source = ordered[piece.month]!;
-    if (segments.at(-1)?.contractId !== source.contractId) segments.push({ start: source.bars.time[piece.from]!, contractId: source.contractId });
-    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) bars[key].set(source.bars[key].subarray(piece.from, piece.to), at);
+    if (segments.at(-1)?.contractId !== source.contractId)
+      segments.push({ start: source.bars.time[piece.from]!, contractId: source.contractId });
+    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const)
+      bars[key].set(source.bars[key].subarray(piece.from, piece.to), at);
     at += piece.to - piece.from;
   }
   return { bars, segments };
 }
 
 /** A month's bars by trading day: the range of its bars and the contracts they traded. */
-function tradingDays(bars: BarColumns, dayOf: (time: number) => string): Map<string, { from: number; to: number; volume: number }> {
+function tradingDays(
+  bars: BarColumns,
+  dayOf: (time: number) => string,
+): Map<string, { from: number; to: number; volume: number }> {
   const days = new Map<string, { from: number; to: number; volume: number }>();
   let current: { from: number; to: number; volume: number } | undefined;
   let currentDay = '';
@@ -160,7 +175,13 @@ function tradingDays(bars: BarColumns, dayOf: (time: number) => string): Map<str
 }
 
 /** The front-month windows of a root over [from, to): what a gateway history fetches month by month. */
-export function frontMonthWindows(root: RootSpec, calendar: ContractCalendar, from: number, to: number, daysBeforeExpiry?: number): { contractId: string; name: string; from: number; to: number }[] {
+export function frontMonthWindows(
+  root: RootSpec,
+  calendar: ContractCalendar,
+  from: number,
+  to: number,
+  daysBeforeExpiry?: number,
+): { contractId: string; name: string; from: number; to: number }[] {
   const windows: { contractId: string; name: string; from: number; to: number }[] = [];
   for (let start = from; start < to; ) {
     const month = calendar.frontMonth(root, start, daysBeforeExpiry);
@@ -207,12 +228,18 @@ export function idleBetween(previous: number, next: number, barMs: number): numb
 
 /**
  * Breaks at every change of month and at every gap longer than `gapLimitMs` (the runner flattens there
- * unless gaps are configured not to), and the back-adjustment of each segment: the latest month is shown as it is, each earlier one
+ * unless gaps are configured not to), and the back-adjustment of each segment: the latest month is shown as it is, each
+ * earlier one
  * moved by the price differences of the rolls after it, measured from the old month's last close to the
  * new month's first open. A roll that falls in a gap is not adjusted: what changed while there was no
  * data cannot be told apart from the market's own move.
  */
-export function planContinuity(bars: BarColumns, segments: readonly HistorySegment[], barMs: number, gapLimitMs: number): ContinuityPlan {
+export function planContinuity(
+  bars: BarColumns,
+  segments: readonly HistorySegment[],
+  barMs: number,
+  gapLimitMs: number,
+): ContinuityPlan {
   const n = bars.time.length;
   const breaks: HistoryBreak[] = [];
   const pieceSegments: number[] = [];
@@ -268,7 +295,11 @@ export function segmentIndexAt(segments: readonly HistorySegment[], t: number): 
  * months (its prices would hold the roll's difference). At most one bucket of the old month is lost at
  * each roll; rolls on a bucket boundary (a day's data switching at its start) lose nothing.
  */
-export function alignToBuckets(bars: BarColumns, segments: readonly HistorySegment[], timeframe: Timeframe): { bars: BarColumns; segments: HistorySegment[] } {
+export function alignToBuckets(
+  bars: BarColumns,
+  segments: readonly HistorySegment[],
+  timeframe: Timeframe,
+): { bars: BarColumns; segments: HistorySegment[] } {
   const moved = segments.map((s, k) => (k === 0 ? s : { ...s, start: bucketStart(s.start, timeframe) }));
   // A month whose bars all fall in the bucket where the next one starts is left out whole.
   const kept = moved.filter((s, k) => k + 1 === moved.length || moved[k + 1]!.start > s.start);
@@ -288,7 +319,8 @@ export function alignToBuckets(bars: BarColumns, segments: readonly HistorySegme
   let at = 0;
   let cursor = 0;
   const copy = (from: number, to: number) => {
-    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const) out[key].set(bars[key].subarray(from, to), at);
+    for (const key of ['time', 'open', 'high', 'low', 'close', 'volume'] as const)
+      out[key].set(bars[key].subarray(from, to), at);
     at += to - from;
   };
   for (const [from, to] of drop) {

@@ -12,7 +12,15 @@ import { Worker } from 'node:worker_threads';
 import type { PriceGrid } from '../engine/ticks.ts';
 import type { BarColumns } from '../engine/types.ts';
 import { workerEntry } from './worker-entry.ts';
-import { CsvBarsReader, openCsv, readCsvBars, readRange, type ContractSegment, type CsvBars, type CsvOptions } from './csv.ts';
+import {
+  CsvBarsReader,
+  openCsv,
+  readCsvBars,
+  readRange,
+  type ContractSegment,
+  type CsvBars,
+  type CsvOptions,
+} from './csv.ts';
 
 /** Below this size one thread is as fast: a worker takes about 0.1 s to start and load its code. */
 export const PARALLEL_CSV_BYTES = 64 << 20;
@@ -37,7 +45,13 @@ export interface CsvRangeTask {
 }
 
 export type CsvRangeAnswer =
-  | { readonly ok: true; readonly count: number; readonly segments: readonly ContractSegment[]; readonly problems: number; readonly inPlace: boolean }
+  | {
+      readonly ok: true;
+      readonly count: number;
+      readonly segments: readonly ContractSegment[];
+      readonly problems: number;
+      readonly inPlace: boolean;
+    }
   | { readonly ok: false; readonly error: string };
 
 /** The bars of a file and how many threads read them (1 for a small file, or after anything unusual). */
@@ -52,7 +66,13 @@ export function sharedColumns(memory: SharedArrayBuffer, capacity: number, from:
 }
 
 /** The bars of a CSV file: read on two cores when it is at least `parallelFrom` bytes, else as `readCsvBars`. */
-export async function loadCsvBars(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}, parallelFrom = PARALLEL_CSV_BYTES): Promise<LoadedCsvBars> {
+export async function loadCsvBars(
+  file: string,
+  grid: PriceGrid,
+  displayName = file,
+  options: CsvOptions = {},
+  parallelFrom = PARALLEL_CSV_BYTES,
+): Promise<LoadedCsvBars> {
   const sequential = (): LoadedCsvBars => ({ ...readCsvBars(file, grid, displayName, options), threads: 1 });
   const fd = openCsv(file, displayName);
   let plan: SplitPlan | undefined;
@@ -63,8 +83,26 @@ export async function loadCsvBars(file: string, grid: PriceGrid, displayName = f
   }
   if (plan === undefined) return sequential();
   const memory = new SharedArrayBuffer(plan.capacity * COLUMNS.length * 8);
-  const second = readInWorker({ file, displayName, tickSize: grid.tickSize, tickValue: grid.tickValue, options, header: plan.header, start: plan.split, end: plan.size, memory, capacity: plan.capacity, from: plan.secondFrom });
-  const reader = new CsvBarsReader(grid, displayName, undefined, options, sharedColumns(memory, plan.capacity, 0, plan.secondFrom));
+  const second = readInWorker({
+    file,
+    displayName,
+    tickSize: grid.tickSize,
+    tickValue: grid.tickValue,
+    options,
+    header: plan.header,
+    start: plan.split,
+    end: plan.size,
+    memory,
+    capacity: plan.capacity,
+    from: plan.secondFrom,
+  });
+  const reader = new CsvBarsReader(
+    grid,
+    displayName,
+    undefined,
+    options,
+    sharedColumns(memory, plan.capacity, 0, plan.secondFrom),
+  );
   let problems: number;
   try {
     const own = openCsv(file, displayName);
@@ -82,16 +120,25 @@ export async function loadCsvBars(file: string, grid: PriceGrid, displayName = f
   const other = await second.answer;
   const first = reader.part();
   const inPlace = first.bars.time.buffer === memory;
-  if (problems > 0 || !inPlace || !other.ok || !other.inPlace || other.problems > 0 || first.count + other.count === 0) return sequential();
+  if (problems > 0 || !inPlace || !other.ok || !other.inPlace || other.problems > 0 || first.count + other.count === 0)
+    return sequential();
   const all = sharedColumns(memory, plan.capacity, 0, plan.capacity);
   if (other.count > 0 && all.time[plan.secondFrom]! <= reader.lastBarTime) return sequential();
   for (const key of COLUMNS) all[key].copyWithin(first.count, plan.secondFrom, plan.secondFrom + other.count);
   const count = first.count + other.count;
-  return { bars: sharedColumns(memory, plan.capacity, 0, count), segments: joinSegments(first.segments, other.segments, first.count), threads: 2 };
+  return {
+    bars: sharedColumns(memory, plan.capacity, 0, count),
+    segments: joinSegments(first.segments, other.segments, first.count),
+    threads: 2,
+  };
 }
 
 /** The second half's contract changes after the first's, its first one dropped when it only continues the month. */
-function joinSegments(first: readonly ContractSegment[], second: readonly ContractSegment[], offset: number): ContractSegment[] {
+function joinSegments(
+  first: readonly ContractSegment[],
+  second: readonly ContractSegment[],
+  offset: number,
+): ContractSegment[] {
   const out = [...first];
   for (const segment of second) {
     if (out.length > 0 && segment.from === 0 && out[out.length - 1]!.contract === segment.contract) continue;

@@ -13,7 +13,13 @@ const task = workerData as CsvRangeTask;
 let answer: CsvRangeAnswer;
 try {
   const room = sharedColumns(task.memory, task.capacity, task.from, task.capacity);
-  const reader = new CsvBarsReader(new PriceGrid(task.tickSize, task.tickValue), task.displayName, undefined, task.options, room);
+  const reader = new CsvBarsReader(
+    new PriceGrid(task.tickSize, task.tickValue),
+    task.displayName,
+    undefined,
+    task.options,
+    room,
+  );
   reader.push(Buffer.from(`${task.header}\n`, 'utf8'));
   const fd = openSync(task.file, 'r');
   try {
@@ -24,7 +30,13 @@ try {
   const { problems } = reader.finish();
   const part = reader.part();
   // More rows than the room: the reader moved them to memory of its own, which the other thread cannot see.
-  answer = { ok: true, count: part.count, segments: part.segments, problems: problems.length, inPlace: part.bars.time.buffer === task.memory };
+  answer = {
+    ok: true,
+    count: part.count,
+    segments: part.segments,
+    problems: problems.length,
+    inPlace: part.bars.time.buffer === task.memory,
+  };
 } catch (error) {
   answer = { ok: false, error: error instanceof Error ? error.message : String(error) };
 }

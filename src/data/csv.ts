@@ -31,7 +31,9 @@ export class CsvBarsError extends TicklineError {
   readonly kind = 'input';
   readonly code = 'CSV_INVALID';
   constructor(readonly problems: readonly CsvProblem[]) {
-    const shown = problems.slice(0, 20).map((p) => `${p.file}${p.line > 0 ? `:${p.line}` : ''}${p.column ? ` column ${p.column}` : ''}: ${p.message}`);
+    const shown = problems
+      .slice(0, 20)
+      .map((p) => `${p.file}${p.line > 0 ? `:${p.line}` : ''}${p.column ? ` column ${p.column}` : ''}: ${p.message}`);
     if (problems.length > 20) shown.push(`... and ${problems.length - 20} more`);
     super(shown.join('\n'));
   }
@@ -62,7 +64,15 @@ export interface CsvColumns {
 }
 
 /** The project's own header: `t,o,h,l,c,v[,contract]`. */
-export const DEFAULT_COLUMNS: CsvColumns = { time: 't', open: 'o', high: 'h', low: 'l', close: 'c', volume: 'v', contract: 'contract' };
+export const DEFAULT_COLUMNS: CsvColumns = {
+  time: 't',
+  open: 'o',
+  high: 'h',
+  low: 'l',
+  close: 'c',
+  volume: 'v',
+  contract: 'contract',
+};
 
 export interface CsvOptions {
   /** The file's names of the fields; those left out keep the defaults (`DEFAULT_COLUMNS`). */
@@ -93,13 +103,21 @@ export interface CsvLayout {
 const OFFSET = /(?:Z|[+-]\d{2}:\d{2})$/;
 const MAX_PROBLEMS = 1000;
 const CHUNK_BYTES = 1 << 20;
-const NANOS = 1_000_000_000;
+const _NANOS = 1_000_000_000;
 
 const FIELDS = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
 
 /** The layout named by a header line, or the problems with it. */
-export function layoutFromHeader(headerLine: string, file: string, mapping: Partial<CsvColumns> = {}): CsvLayout | CsvProblem[] {
-  const header = headerLine.replace(/\r$/, '').replace(/^\ufeff/, '').split(',').map((h) => h.trim().toLowerCase());
+export function layoutFromHeader(
+  headerLine: string,
+  file: string,
+  mapping: Partial<CsvColumns> = {},
+): CsvLayout | CsvProblem[] {
+  const header = headerLine
+    .replace(/\r$/, '')
+    .replace(/^\ufeff/, '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase());
   const columns = { ...DEFAULT_COLUMNS, ...mapping };
   const mapped = Object.keys(mapping).length > 0;
   const problems: CsvProblem[] = [];
@@ -109,10 +127,24 @@ export function layoutFromHeader(headerLine: string, file: string, mapping: Part
     index[field] = header.indexOf(name);
     if (index[field] >= 0) continue;
     const hint = mapped ? ` for ${field}` : '';
-    problems.push({ file, line: 1, column: name, message: `header lacks the column "${name}"${hint} (found: ${header.join(',')})${mapped || field !== 'time' ? '' : '; name the file\'s columns in data.columns'}` });
+    problems.push({
+      file,
+      line: 1,
+      column: name,
+      message: `header lacks the column "${name}"${hint} (found: ${header.join(',')})${mapped || field !== 'time' ? '' : "; name the file's columns in data.columns"}`,
+    });
   }
   if (problems.length > 0) return problems;
-  return { time: index.time!, open: index.open!, high: index.high!, low: index.low!, close: index.close!, volume: index.volume!, contract: header.indexOf(columns.contract.toLowerCase()), cells: header.length };
+  return {
+    time: index.time!,
+    open: index.open!,
+    high: index.high!,
+    low: index.low!,
+    close: index.close!,
+    volume: index.volume!,
+    contract: header.indexOf(columns.contract.toLowerCase()),
+    cells: header.length,
+  };
 }
 
 /** True when `zone` is an IANA time zone this runtime knows. */
@@ -131,9 +163,12 @@ const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:
 export function parseLocalTime(text: string, zone: ZoneClock): number {
   const m = LOCAL_TIME.exec(text);
   if (!m) return Number.NaN;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(
+    Number,
+  ) as [number, number, number, number, number, number];
   const ms = Number((m[7] ?? '0').padEnd(3, '0'));
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return Number.NaN;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
+    return Number.NaN;
   return zone.instantOf(Date.UTC(year, month - 1, day, hour, minute, second, ms));
 }
 
@@ -155,7 +190,12 @@ export function readCsvBars(file: string, grid: PriceGrid, displayName = file, o
  * read by the same reader as a one-month file, so problems name the same lines and columns. The whole file
  * is held in memory while it is split.
  */
-export function readCsvMonths(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}): Map<string, BarColumns> {
+export function readCsvMonths(
+  file: string,
+  grid: PriceGrid,
+  displayName = file,
+  options: CsvOptions = {},
+): Map<string, BarColumns> {
   const fd = openCsv(file, displayName);
   let text: Buffer;
   try {
@@ -169,7 +209,14 @@ export function readCsvMonths(file: string, grid: PriceGrid, displayName = file,
   if (Array.isArray(layout)) throw new CsvBarsError(layout);
   if (layout.contract < 0) {
     const name = options.columns?.contract ?? DEFAULT_COLUMNS.contract;
-    throw new CsvBarsError([{ file: displayName, line: 1, column: name, message: `rolling by volume reads every month's rows: the header lacks the column "${name}"` }]);
+    throw new CsvBarsError([
+      {
+        file: displayName,
+        line: 1,
+        column: name,
+        message: `rolling by volume reads every month's rows: the header lacks the column "${name}"`,
+      },
+    ]);
   }
   // Each month's text keeps every line of the file in place, other months' lines left empty, so the
   // reader counts the file's own line numbers.
@@ -198,7 +245,13 @@ export function readCsvMonths(file: string, grid: PriceGrid, displayName = file,
     }
   }
   lines.forEach((line, k) => {
-    if (line.toString('utf8').trim() !== '' && cellText(line, layout.contract) === '') problems.push({ file: displayName, line: k + 2, column: options.columns?.contract ?? DEFAULT_COLUMNS.contract, message: 'rolling by volume needs the contract month of every row' });
+    if (line.toString('utf8').trim() !== '' && cellText(line, layout.contract) === '')
+      problems.push({
+        file: displayName,
+        line: k + 2,
+        column: options.columns?.contract ?? DEFAULT_COLUMNS.contract,
+        message: 'rolling by volume needs the contract month of every row',
+      });
   });
   if (problems.length > 0) throw new CsvBarsError(problems.sort((a, b) => a.line - b.line));
   if (months.size === 0) throw new CsvBarsError([{ file: displayName, line: 1, column: '', message: 'no bars' }]);
@@ -223,7 +276,14 @@ export function openCsv(file: string, displayName: string): number {
   try {
     return openSync(file, 'r');
   } catch (error) {
-    throw new CsvBarsError([{ file: displayName, line: 0, column: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
+    throw new CsvBarsError([
+      {
+        file: displayName,
+        line: 0,
+        column: '',
+        message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message,
+      },
+    ]);
   }
 }
 
@@ -241,7 +301,8 @@ export function readRange(fd: number, reader: CsvBarsReader, start: number, end:
     const first = position === start;
     position += read;
     reader.push(chunk.subarray(0, read));
-    if (first && expectedBytes > read && reader.count > 0) reader.reserve(Math.ceil((expectedBytes / read) * reader.count * 1.02) + 16);
+    if (first && expectedBytes > read && reader.count > 0)
+      reader.reserve(Math.ceil((expectedBytes / read) * reader.count * 1.02) + 16);
     if (reader.full) break;
   }
 }
@@ -505,7 +566,8 @@ export class CsvBarsReader {
    */
   private fastTime(buf: Buffer, p: number): number {
     if (p + 20 > buf.length) return Number.NaN;
-    if (buf[p + 4] !== 45 || buf[p + 7] !== 45 || buf[p + 10] !== 84 || buf[p + 13] !== 58 || buf[p + 16] !== 58) return Number.NaN;
+    if (buf[p + 4] !== 45 || buf[p + 7] !== 45 || buf[p + 10] !== 84 || buf[p + 13] !== 58 || buf[p + 16] !== 58)
+      return Number.NaN;
     const century = twoDigits(buf, p);
     const yearOfCentury = twoDigits(buf, p + 2);
     if (century > 99 || yearOfCentury > 99) return Number.NaN;
@@ -603,7 +665,8 @@ export class CsvBarsReader {
 
   private fastContract(buf: Buffer, from: number, to: number): void {
     const last = this.lastContractBytes;
-    if (this.segments.length > 0 && to - from === last.length && buf.compare(last, 0, last.length, from, to) === 0) return;
+    if (this.segments.length > 0 && to - from === last.length && buf.compare(last, 0, last.length, from, to) === 0)
+      return;
     this.noteContract(buf.toString('latin1', from, to));
   }
 
@@ -644,7 +707,12 @@ export class CsvBarsReader {
     const zone = this.zone;
     const t = OFFSET.test(tText) ? Date.parse(tText) : zone === undefined ? Number.NaN : parseLocalTime(tText, zone);
     if (Number.isNaN(t)) {
-      problem('t', zone === undefined ? `"${tText}" is not an ISO 8601 time with an offset (Z or +hh:mm)` : `"${tText}" is not a time (YYYY-MM-DD HH:MM[:SS], in ${zone.timeZone} without an offset)`);
+      problem(
+        't',
+        zone === undefined
+          ? `"${tText}" is not an ISO 8601 time with an offset (Z or +hh:mm)`
+          : `"${tText}" is not a time (YYYY-MM-DD HH:MM[:SS], in ${zone.timeZone} without an offset)`,
+      );
     }
     const price = (column: string, at: number): number => {
       const cell = cells[at]!.trim();
@@ -668,9 +736,13 @@ export class CsvBarsReader {
     const v = vText === '' ? Number.NaN : Number(vText);
     if (!Number.isInteger(v) || v < 0) problem('v', `volume "${vText}" is not a whole number >= 0`);
     if (!Number.isNaN(o + h + l + c) && (h < Math.max(o, c, l) || l > Math.min(o, c))) {
-      problem('', `high ${grid.toPrice(h)} and low ${grid.toPrice(l)} do not contain open ${grid.toPrice(o)} and close ${grid.toPrice(c)}`);
+      problem(
+        '',
+        `high ${grid.toPrice(h)} and low ${grid.toPrice(l)} do not contain open ${grid.toPrice(o)} and close ${grid.toPrice(c)}`,
+      );
     }
-    if (!Number.isNaN(t) && t <= this.lastTime) problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
+    if (!Number.isNaN(t) && t <= this.lastTime)
+      problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
     if (layout.contract >= 0) this.noteContract((cells[layout.contract] ?? '').trim());
     this.commit(t, o, h, l, c, v);
   }
@@ -734,7 +806,9 @@ function skipCell(buf: Buffer, p: number): number {
 
 /** One kind per cell; empty (every row to the general path) when two fields share a cell. */
 function cellKinds(layout: CsvLayout): Uint8Array {
-  const used = [layout.time, layout.open, layout.high, layout.low, layout.close, layout.volume, layout.contract].filter((i) => i >= 0);
+  const used = [layout.time, layout.open, layout.high, layout.low, layout.close, layout.volume, layout.contract].filter(
+    (i) => i >= 0,
+  );
   if (new Set(used).size !== used.length) return new Uint8Array(0);
   const kinds = new Uint8Array(layout.cells);
   kinds[layout.time] = Cell.Time;

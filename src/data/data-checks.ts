@@ -31,7 +31,11 @@ export function usualSpacing(bars: Pick<BarColumns, 'time'>): number | undefined
  * A warning when the bars are usually spaced otherwise than the configured timeframe (months and weeks
  * vary in length, so only a spacing shorter than the timeframe's is reported for them).
  */
-export function spacingWarning(bars: Pick<BarColumns, 'time'>, timeframe: Timeframe, source: string): string | undefined {
+export function spacingWarning(
+  bars: Pick<BarColumns, 'time'>,
+  timeframe: Timeframe,
+  source: string,
+): string | undefined {
   const spacing = usualSpacing(bars);
   if (spacing === undefined) return undefined;
   const expected = nominalMs(timeframe);

@@ -70,13 +70,18 @@ export class GatewayBarsError extends TicklineError {
   readonly code = 'GATEWAY_BARS_INVALID';
 }
 
-export async function loadGatewayBars(client: BarsClient, cache: BarCache, request: GatewayBarsRequest): Promise<GatewayBarsResult> {
+export async function loadGatewayBars(
+  client: BarsClient,
+  cache: BarCache,
+  request: GatewayBarsRequest,
+): Promise<GatewayBarsResult> {
   const to = Math.min(request.to, bucketStart(request.now, request.timeframe));
   const fetched: TimeRange[] = [];
   const unrecorded: TimeRange[] = [];
   const today = Math.floor(request.now / DAY_MS) * DAY_MS;
   if (request.from < to) {
-    const ranges: TimeRange[] = request.force === true ? [[request.from, to]] : cache.missing(request, request.from, to);
+    const ranges: TimeRange[] =
+      request.force === true ? [[request.from, to]] : cache.missing(request, request.from, to);
     for (const range of ranges) {
       const [start, end] = range;
       const bars = await client.retrieveBarsRange({
@@ -104,7 +109,13 @@ export async function loadGatewayBars(client: BarsClient, cache: BarCache, reque
 }
 
 /** Wire bars (oldest first, decimal prices) to tick columns, exactly: a price off the grid is an error. */
-export function toColumns(bars: readonly Bar[], grid: PriceGrid, contractId: string, from: number, to: number): BarColumns {
+export function toColumns(
+  bars: readonly Bar[],
+  grid: PriceGrid,
+  contractId: string,
+  from: number,
+  to: number,
+): BarColumns {
   const times = bars.map((b) => Date.parse(b.t));
   const keep = times.map((t) => t >= from && t < to);
   const out = allocateColumns(keep.filter(Boolean).length);
@@ -112,7 +123,8 @@ export function toColumns(bars: readonly Bar[], grid: PriceGrid, contractId: str
   bars.forEach((bar, i) => {
     if (!keep[i]) return;
     const t = times[i]!;
-    if (k > 0 && t <= out.time[k - 1]!) throw new GatewayBarsError(`bars of ${contractId} are not oldest first at ${bar.t}`);
+    if (k > 0 && t <= out.time[k - 1]!)
+      throw new GatewayBarsError(`bars of ${contractId} are not oldest first at ${bar.t}`);
     const where = `${contractId} bar ${bar.t}`;
     out.time[k] = t;
     out.open[k] = grid.toTicksExact(bar.o, `${where} open`);

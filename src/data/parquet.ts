@@ -12,7 +12,15 @@ import type { PriceGrid } from '../engine/ticks.ts';
 import type { BarColumns } from '../engine/types.ts';
 import { allocateColumns, sliceByIndex } from './columns.ts';
 import { ZoneClock } from '../engine/trading-day.ts';
-import { CsvBarsError, DEFAULT_COLUMNS, parseLocalTime, type ContractSegment, type CsvBars, type CsvOptions, type CsvProblem } from './csv.ts';
+import {
+  CsvBarsError,
+  DEFAULT_COLUMNS,
+  parseLocalTime,
+  type ContractSegment,
+  type CsvBars,
+  type CsvOptions,
+  type CsvProblem,
+} from './csv.ts';
 
 const MAX_PROBLEMS = 1000;
 const OFFSET = /(?:Z|[+-]\d{2}:\d{2})$/;
@@ -23,7 +31,12 @@ export function isParquetFile(file: string): boolean {
   return /\.parquet$/i.test(file);
 }
 
-export async function readParquetBars(file: string, grid: PriceGrid, displayName = file, options: CsvOptions = {}): Promise<CsvBars> {
+export async function readParquetBars(
+  file: string,
+  grid: PriceGrid,
+  displayName = file,
+  options: CsvOptions = {},
+): Promise<CsvBars> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
@@ -43,18 +56,36 @@ export async function readParquetBars(file: string, grid: PriceGrid, displayName
     }
     const columns = { ...DEFAULT_COLUMNS, ...options.columns };
     const find = (wanted: string) => described.find((c) => c.name.toLowerCase() === wanted.toLowerCase());
-    const missing = (['time', 'open', 'high', 'low', 'close', 'volume'] as const).filter((f) => find(columns[f]) === undefined);
+    const missing = (['time', 'open', 'high', 'low', 'close', 'volume'] as const).filter(
+      (f) => find(columns[f]) === undefined,
+    );
     if (missing.length > 0) {
       throw new CsvBarsError(
-        missing.map((f) => ({ file: displayName, line: 0, column: columns[f], message: `no column "${columns[f]}" for ${f} (found: ${described.map((c) => c.name).join(',')}); name the file's columns in data.columns` })),
+        missing.map((f) => ({
+          file: displayName,
+          line: 0,
+          column: columns[f],
+          message: `no column "${columns[f]}" for ${f} (found: ${described.map((c) => c.name).join(',')}); name the file's columns in data.columns`,
+        })),
       );
     }
     const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
     const time = find(columns.time)!;
-    const kind = timeKind(time.type) ?? fail(`column "${time.name}" for time has type ${time.type}: expected a timestamp, a date or text`);
-    const timeSql = kind === 'text' ? `${quote(time.name)}::VARCHAR` : kind === 'instant' ? `epoch_ms(${quote(time.name)})::DOUBLE` : `epoch_ms(${quote(time.name)}::TIMESTAMP)::DOUBLE`;
+    const kind =
+      timeKind(time.type) ??
+      fail(`column "${time.name}" for time has type ${time.type}: expected a timestamp, a date or text`);
+    const timeSql =
+      kind === 'text'
+        ? `${quote(time.name)}::VARCHAR`
+        : kind === 'instant'
+          ? `epoch_ms(${quote(time.name)})::DOUBLE`
+          : `epoch_ms(${quote(time.name)}::TIMESTAMP)::DOUBLE`;
     const contract = find(columns.contract);
-    const fields = [timeSql, ...(['open', 'high', 'low', 'close', 'volume'] as const).map((f) => `${quote(find(columns[f])!.name)}::DOUBLE`), contract ? `${quote(contract.name)}::VARCHAR` : 'NULL'];
+    const fields = [
+      timeSql,
+      ...(['open', 'high', 'low', 'close', 'volume'] as const).map((f) => `${quote(find(columns[f])!.name)}::DOUBLE`),
+      contract ? `${quote(contract.name)}::VARCHAR` : 'NULL',
+    ];
     const result = await connection.stream(`SELECT ${fields.join(', ')} FROM ${source}`);
     const zone = options.timeZone === undefined ? undefined : new ZoneClock(options.timeZone);
     const out = new ColumnsBuilder();
@@ -71,21 +102,55 @@ export async function readParquetBars(file: string, grid: PriceGrid, displayName
       for (let i = 0; i < chunk.rowCount && problems.length < MAX_PROBLEMS; i++) {
         row++;
         const t = readTime(times[i] ?? null, kind, zone);
-        if (Number.isNaN(t)) problems.push({ file: displayName, line: row, column: time.name, message: `"${String(times[i])}" is not a time (ISO 8601 with an offset, or a wall-clock time with data.timeZone)` });
-        else if (t <= lastTime) problems.push({ file: displayName, line: row, column: time.name, message: `time ${new Date(t).toISOString()} is not after the previous row's (rows must be oldest first, one per time)` });
+        if (Number.isNaN(t))
+          problems.push({
+            file: displayName,
+            line: row,
+            column: time.name,
+            message: `"${String(times[i])}" is not a time (ISO 8601 with an offset, or a wall-clock time with data.timeZone)`,
+          });
+        else if (t <= lastTime)
+          problems.push({
+            file: displayName,
+            line: row,
+            column: time.name,
+            message: `time ${new Date(t).toISOString()} is not after the previous row's (rows must be oldest first, one per time)`,
+          });
         const o = priceTicks(grid, opens![i]);
         const h = priceTicks(grid, highs![i]);
         const l = priceTicks(grid, lows![i]);
         const c = priceTicks(grid, closes![i]);
         const v = volumes![i];
         if (Number.isNaN(o + h + l + c)) {
-          for (const [value, name] of [[opens![i], columns.open], [highs![i], columns.high], [lows![i], columns.low], [closes![i], columns.close]] as const) {
-            if (Number.isNaN(priceTicks(grid, value))) problems.push({ file: displayName, line: row, column: name, message: `price ${String(value)} is not a multiple of the tick size ${grid.tickSize}` });
+          for (const [value, name] of [
+            [opens![i], columns.open],
+            [highs![i], columns.high],
+            [lows![i], columns.low],
+            [closes![i], columns.close],
+          ] as const) {
+            if (Number.isNaN(priceTicks(grid, value)))
+              problems.push({
+                file: displayName,
+                line: row,
+                column: name,
+                message: `price ${String(value)} is not a multiple of the tick size ${grid.tickSize}`,
+              });
           }
         } else if (h < Math.max(o, c, l) || l > Math.min(o, c)) {
-          problems.push({ file: displayName, line: row, column: '', message: 'high and low do not contain open and close' });
+          problems.push({
+            file: displayName,
+            line: row,
+            column: '',
+            message: 'high and low do not contain open and close',
+          });
         }
-        if (v === null || v === undefined || !Number.isInteger(v) || v < 0) problems.push({ file: displayName, line: row, column: columns.volume, message: `volume ${String(v)} is not a whole number >= 0` });
+        if (v === null || v === undefined || !Number.isInteger(v) || v < 0)
+          problems.push({
+            file: displayName,
+            line: row,
+            column: columns.volume,
+            message: `volume ${String(v)} is not a whole number >= 0`,
+          });
         if (contract !== undefined) {
           const label = (contracts[i] ?? '').trim();
           if (segments.at(-1)?.contract !== label) segments.push({ contract: label, from: out.count });
@@ -95,7 +160,8 @@ export async function readParquetBars(file: string, grid: PriceGrid, displayName
       }
       if (problems.length >= MAX_PROBLEMS) break;
     }
-    if (problems.length === 0 && out.count === 0) problems.push({ file: displayName, line: 0, column: '', message: 'no bars' });
+    if (problems.length === 0 && out.count === 0)
+      problems.push({ file: displayName, line: 0, column: '', message: 'no bars' });
     if (problems.length > 0) throw new CsvBarsError(problems);
     return { bars: out.columns(), segments };
   } finally {

@@ -36,7 +36,11 @@ export interface Session {
  * America/Chicago, the engine's calendar, so daylight saving time moves it with the exchange) and runs
  * until one hour before the next trading day (the daily break); trading days end Monday to Friday.
  */
-export function globexSessions(from: number, count: number, calendar = new TradingCalendar(DEFAULT_TRADING_DAY)): Session[] {
+export function globexSessions(
+  from: number,
+  count: number,
+  calendar = new TradingCalendar(DEFAULT_TRADING_DAY),
+): Session[] {
   const sessions: Session[] = [];
   let start = calendar.dayStart(from);
   if (start < from) start = calendar.nextDayStart(from);
@@ -51,7 +55,8 @@ export function globexSessions(from: number, count: number, calendar = new Tradi
 
 export function syntheticBars(options: SyntheticMarketOptions): BarColumns {
   const stepMs = options.stepMs ?? 60_000;
-  if (!Number.isInteger(options.sessions) || options.sessions < 1) throw new RangeError(`sessions must be a positive whole number, got ${options.sessions}`);
+  if (!Number.isInteger(options.sessions) || options.sessions < 1)
+    throw new RangeError(`sessions must be a positive whole number, got ${options.sessions}`);
   if (!(stepMs > 0) || HOUR % stepMs !== 0) throw new RangeError(`stepMs must divide an hour, got ${stepMs}`);
   const sessions = globexSessions(options.start, options.sessions);
   const counts = sessions.map((s) => (s.end - s.start) / stepMs);
@@ -60,7 +65,14 @@ export function syntheticBars(options: SyntheticMarketOptions): BarColumns {
   let at = 0;
   sessions.forEach(({ start }, s) => {
     const count = counts[s]!;
-    const bars = generateBars({ seed: (options.seed + s * 0x9e3779b1) >>> 0, tickSize: options.grid.tickSize, startPrice: price, start, count, stepMs });
+    const bars = generateBars({
+      seed: (options.seed + s * 0x9e3779b1) >>> 0,
+      tickSize: options.grid.tickSize,
+      startPrice: price,
+      start,
+      count,
+      stepMs,
+    });
     out.time.set(bars.time, at);
     out.open.set(bars.open, at);
     out.high.set(bars.high, at);

@@ -13,7 +13,8 @@ export const MLL_VARIANT_DESCRIPTIONS: Record<MllVariant, string> = {
   static: 'floor = starting balance - limit, never moves',
   trailingEndOfDay: 'floor = highest end-of-day balance (realized) - limit',
   trailingIntraday: 'floor = highest equity seen, unrealized PnL included (best price of each bar) - limit',
-  trailingUntilLocked: 'trails the end-of-day high balance until the floor reaches the starting balance (+ lockAbove), then stays there',
+  trailingUntilLocked:
+    'trails the end-of-day high balance until the floor reaches the starting balance (+ lockAbove), then stays there',
 };
 
 const money = z.number().finite().positive();
@@ -48,7 +49,10 @@ export type AccountConfig = z.input<typeof accountConfigSchema>;
 export type ResolvedAccountConfig = z.output<typeof accountConfigSchema>;
 
 /** The limits an account's administrator can change while a bot runs (a limit left out is not checked). */
-export type AccountLimits = Pick<AccountConfig, 'dailyLossLimit' | 'maximumLossLimit' | 'personalDailyLossLimit' | 'personalDailyProfitTarget'>;
+export type AccountLimits = Pick<
+  AccountConfig,
+  'dailyLossLimit' | 'maximumLossLimit' | 'personalDailyLossLimit' | 'personalDailyProfitTarget'
+>;
 
 export type BreachType = 3 | 5 | 6;
 export type BreachRule = 'dailyLossLimit' | 'maximumLossLimit';
@@ -201,7 +205,13 @@ export class RuleBook {
    * The intraday high-water mark moves first (conservative: the high may have come after the low).
    * Calls `onBreach` once per breach (once per day for daily limits, once ever for the maximum loss).
    */
-  evaluate(time: number, balance: number, worstEquity: number, bestEquity: number, onBreach: (breach: Breach) => void): void {
+  evaluate(
+    time: number,
+    balance: number,
+    worstEquity: number,
+    bestEquity: number,
+    onBreach: (breach: Breach) => void,
+  ): void {
     if (bestEquity > this.highIntraday) this.highIntraday = bestEquity;
     const start = this.startOfDayBalance;
     const worstDay = worstEquity - start;
@@ -234,7 +244,8 @@ export class RuleBook {
     }
     if (config.personalDailyProfitTarget !== undefined) {
       const headroom = config.personalDailyProfitTarget - (bestEquity - start);
-      if (headroom < this.closest.personalDailyProfitTarget.headroom) this.note('personalDailyProfitTarget', headroom, time);
+      if (headroom < this.closest.personalDailyProfitTarget.headroom)
+        this.note('personalDailyProfitTarget', headroom, time);
       if (!this.personalTargetHit && headroom <= 0) {
         this.personalTargetHit = true;
         onBreach(this.breach(5, undefined, 0, time, bestEquity, balance, config.personalDailyProfitTarget));
@@ -249,7 +260,12 @@ export class RuleBook {
    */
   couldBreach(worstEquity: number, bestEquity: number): boolean {
     const config = this.config;
-    if (config.dailyLossLimit !== undefined && !this.dllHit && worstEquity <= this.startOfDayBalance - config.dailyLossLimit) return true;
+    if (
+      config.dailyLossLimit !== undefined &&
+      !this.dllHit &&
+      worstEquity <= this.startOfDayBalance - config.dailyLossLimit
+    )
+      return true;
     if (config.maximumLossLimit === undefined || this.mllHit) return false;
     const high = this.highIntraday;
     if (bestEquity > high) this.highIntraday = bestEquity;
@@ -293,7 +309,12 @@ export class RuleBook {
 }
 
 function hasLimits(c: ResolvedAccountConfig): boolean {
-  return c.dailyLossLimit !== undefined || c.maximumLossLimit !== undefined || c.personalDailyLossLimit !== undefined || c.personalDailyProfitTarget !== undefined;
+  return (
+    c.dailyLossLimit !== undefined ||
+    c.maximumLossLimit !== undefined ||
+    c.personalDailyLossLimit !== undefined ||
+    c.personalDailyProfitTarget !== undefined
+  );
 }
 
 /** `{ dailyLossLimit: undefined }` means "none", as leaving the key out does (the schema is strict about keys). */

@@ -119,19 +119,33 @@ interface ClosingStep {
   entryFeePerContract: number;
 }
 
-const closingStep: ClosingStep = { pnl: 0, closing: 0, direction: 0, entryPrice: NaN, entryTime: NaN, entryFeePerContract: 0 };
+const closingStep: ClosingStep = {
+  pnl: 0,
+  closing: 0,
+  direction: 0,
+  entryPrice: NaN,
+  entryTime: NaN,
+  entryFeePerContract: 0,
+};
 
 /**
  * One fill on a position (average cost): the new size, average and entry; when it reduced the position,
  * returns what it closed and its PnL (in `closingStep`, valid until the next call), else undefined.
  */
-function bookFill(state: BookState, fill: Fill, feePerContract: number, tickValue: number, pnlInCents: boolean): ClosingStep | undefined {
+function bookFill(
+  state: BookState,
+  fill: Fill,
+  feePerContract: number,
+  tickValue: number,
+  pnlInCents: boolean,
+): ClosingStep | undefined {
   const signed = fill.side === 'buy' ? fill.size : -fill.size;
   const before = state.size;
   if (before === 0 || Math.sign(before) === Math.sign(signed)) {
     const after = before + signed;
     state.averagePrice = before === 0 ? fill.price : (state.averagePrice * before + fill.price * signed) / after;
-    state.entryFeePerContract = before === 0 ? feePerContract : (state.entryFeePerContract * before + fill.fees * Math.sign(signed)) / after;
+    state.entryFeePerContract =
+      before === 0 ? feePerContract : (state.entryFeePerContract * before + fill.fees * Math.sign(signed)) / after;
     if (before === 0) state.entryTime = fill.time;
     state.size = after;
     return undefined;
@@ -232,7 +246,9 @@ export class Accounting {
 
   /** Today's realized + unrealized - fees. */
   dayPnl(): number {
-    return this.today === undefined ? this.unrealizedPnl() : this.balance + this.unrealizedPnl() - this.today.startBalance;
+    return this.today === undefined
+      ? this.unrealizedPnl()
+      : this.balance + this.unrealizedPnl() - this.today.startBalance;
   }
 
   get tradingDay(): string {
@@ -260,7 +276,8 @@ export class Accounting {
 
   private book(contractId: string): PositionBook {
     const book = this.books.get(contractId);
-    if (book === undefined) throw new EngineError('UNKNOWN_CONTRACT', `unknown contract '${contractId}' (not among the engine's contracts)`);
+    if (book === undefined)
+      throw new EngineError('UNKNOWN_CONTRACT', `unknown contract '${contractId}' (not among the engine's contracts)`);
     return book;
   }
 
@@ -268,11 +285,15 @@ export class Accounting {
    * Start from a known state instead of flat (a live restart): the balance (realized so far counts as
    * realized PnL) and open positions with their average prices. Call before the first bar.
    */
-  restore(balance: number, positions: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }> = []): void {
+  restore(
+    balance: number,
+    positions: ReadonlyArray<{ contractId: string; size: number; averagePrice: number }> = [],
+  ): void {
     this.realizedPnl = balance - this.startingBalance + this.fees;
     for (const position of positions) {
       const book = this.book(position.contractId);
-      if (!Number.isInteger(position.size)) throw new EngineError('INVALID_RESTORE', `restore: position size ${position.size} is not a whole number`);
+      if (!Number.isInteger(position.size))
+        throw new EngineError('INVALID_RESTORE', `restore: position size ${position.size} is not a whole number`);
       book.size = position.size;
       book.averagePrice = position.size === 0 ? NaN : position.averagePrice;
       book.entryTime = NaN;
@@ -380,7 +401,16 @@ export class Accounting {
   private historyOf(book: PositionBook): FillHistory {
     let history = this.histories.get(book.contractId);
     if (history === undefined) {
-      history = { base: { size: book.size, averagePrice: book.averagePrice, entryTime: book.entryTime, entryFeePerContract: book.entryFeePerContract }, fills: [], realized: 0 };
+      history = {
+        base: {
+          size: book.size,
+          averagePrice: book.averagePrice,
+          entryTime: book.entryTime,
+          entryFeePerContract: book.entryFeePerContract,
+        },
+        fills: [],
+        realized: 0,
+      };
       this.histories.set(book.contractId, history);
     }
     return history;
@@ -398,7 +428,9 @@ export class Accounting {
     history.fills.sort(byExecution);
     const state = { ...history.base };
     let realized = 0;
-    for (const fill of history.fills) realized += bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue, this.pnlInCents)?.pnl ?? 0;
+    for (const fill of history.fills)
+      realized +=
+        bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue, this.pnlInCents)?.pnl ?? 0;
     const delta = realized - history.realized;
     history.realized = realized;
     book.size = state.size;

@@ -139,7 +139,8 @@ export class BarDriver {
   push(chunk: BarChunk): void {
     if (chunk.length === 0) return;
     const contract = this.contracts.get(chunk.contractId);
-    if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `push: unknown contract '${chunk.contractId}'`);
+    if (contract === undefined)
+      throw new EngineError('UNKNOWN_CONTRACT', `push: unknown contract '${chunk.contractId}'`);
     if (chunk.partial === true) {
       if (chunk.length > 1) this.push(sliceChunk(chunk, 0, chunk.length - 1));
       this.markPartial(chunk, chunk.length - 1);
@@ -214,7 +215,13 @@ export class BarDriver {
           const balance = accounting.balance;
           const worst = position > 0 ? low[i]! : high[i]!;
           const best = position > 0 ? high[i]! : low[i]!;
-          rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), onBreach);
+          rules.evaluate(
+            barTime,
+            balance,
+            balance + accounting.unrealizedWith(contractId, worst),
+            balance + accounting.unrealizedWith(contractId, best),
+            onBreach,
+          );
         }
         positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) this.advanceTrails(contractId, high[i]!, low[i]!);
@@ -236,7 +243,10 @@ export class BarDriver {
     // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
     while (this.pendingCursor < pending.length) {
       const item = pending[this.pendingCursor++]!;
-      this.logger.warn({ strategyId: item.strategyId, at: item.at, length: n }, 'intent stamped outside its chunk; decided at the last bar');
+      this.logger.warn(
+        { strategyId: item.strategyId, at: item.at, length: n },
+        'intent stamped outside its chunk; decided at the last bar',
+      );
       router.processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, barClock.now);
     }
     pending.length = 0;
@@ -255,10 +265,21 @@ export class BarDriver {
       const item = pending[k]!;
       const intent = item.intent;
       if (intent.kind === 'target' || intent.kind === 'flatten') {
-        const contractId = intent.contractId === undefined ? '*' : this.router.resolveContract(item.instance, intent.contractId);
+        const contractId =
+          intent.contractId === undefined ? '*' : this.router.resolveContract(item.instance, intent.contractId);
         const key = targetKey(item.strategyId, contractId);
         if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
-          this.decisions.decide(item.strategyId, intent, undefined, { accepted: false, code: 'SUPERSEDED', message: `decided at bar ${item.at} of a catch-up of ${this.barClock.pushLength} bars; a later target replaced it` }, time);
+          this.decisions.decide(
+            item.strategyId,
+            intent,
+            undefined,
+            {
+              accepted: false,
+              code: 'SUPERSEDED',
+              message: `decided at bar ${item.at} of a catch-up of ${this.barClock.pushLength} bars; a later target replaced it`,
+            },
+            time,
+          );
           continue;
         }
         seen.add(key);
@@ -280,7 +301,17 @@ export class BarDriver {
 
   private refuseWarmUp(instance: Instance, strategyId: string, intent: Intent, index: number): void {
     const time = this.barClock.chunk?.time[index] ?? this.barClock.time();
-    this.decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'WARM_UP', message: `bar ${this.seenBefore + index + 1} of a ${instance.warmup}-bar warm-up` }, time);
+    this.decisions.decide(
+      strategyId,
+      intent,
+      undefined,
+      {
+        accepted: false,
+        code: 'WARM_UP',
+        message: `bar ${this.seenBefore + index + 1} of a ${instance.warmup}-bar warm-up`,
+      },
+      time,
+    );
   }
 
   private markPartial(chunk: BarChunk, i: number): void {
@@ -292,7 +323,13 @@ export class BarDriver {
     const balance = accounting.balance;
     const worst = position >= 0 ? chunk.low[i]! : chunk.high[i]!;
     const best = position >= 0 ? chunk.high[i]! : chunk.low[i]!;
-    rules.evaluate(barTime, balance, balance + accounting.unrealizedWith(contractId, worst), balance + accounting.unrealizedWith(contractId, best), enforcer.onBreach);
+    rules.evaluate(
+      barTime,
+      balance,
+      balance + accounting.unrealizedWith(contractId, worst),
+      balance + accounting.unrealizedWith(contractId, best),
+      enforcer.onBreach,
+    );
     accounting.mark(contractId, chunk.close[i]!);
   }
 

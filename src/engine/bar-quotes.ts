@@ -8,7 +8,12 @@ import { type OperatorFunction, map } from 'rxjs';
 import type { BarQuoteModel, BarRecord, MarketTrade, Quote } from './types.ts';
 
 /** No spread: bid and ask at the close, the bar's volume on each side. */
-export const closeQuote: BarQuoteModel = (bar) => ({ bid: bar.close, ask: bar.close, bidSize: bar.volume, askSize: bar.volume });
+export const closeQuote: BarQuoteModel = (bar) => ({
+  bid: bar.close,
+  ask: bar.close,
+  bidSize: bar.volume,
+  askSize: bar.volume,
+});
 
 /** The tick rule: the direction of the last change of the close (up before any). */
 function tickRule(): (bar: BarRecord) => { previous: BarRecord | undefined; direction: 1 | -1 } {
@@ -40,7 +45,13 @@ export function tradesFromBars(): OperatorFunction<BarRecord, MarketTrade> {
     return source.pipe(
       map((bar) => {
         const { direction } = rule(bar);
-        return { contractId: bar.contractId, time: bar.time, price: bar.close, size: bar.volume, side: direction === 1 ? ('buy' as const) : ('sell' as const) };
+        return {
+          contractId: bar.contractId,
+          time: bar.time,
+          price: bar.close,
+          size: bar.volume,
+          side: direction === 1 ? ('buy' as const) : ('sell' as const),
+        };
       }),
     );
   };

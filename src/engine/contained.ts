@@ -19,7 +19,8 @@ export class ContainedObservable<T> extends Observable<T> {
 
   override subscribe(observerOrNext?: Partial<Observer<T>> | ((value: T) => void) | null): Subscription {
     // Operators subscribe with their own Subscriber, which already routes a throw to the error channel.
-    if (observerOrNext instanceof Subscriber || observerOrNext === null || observerOrNext === undefined) return super.subscribe(observerOrNext ?? undefined);
+    if (observerOrNext instanceof Subscriber || observerOrNext === null || observerOrNext === undefined)
+      return super.subscribe(observerOrNext ?? undefined);
     if (typeof observerOrNext === 'function') return super.subscribe(this.guard(observerOrNext));
     const observer = observerOrNext;
     return super.subscribe({

@@ -32,7 +32,10 @@ export class DecisionLog {
     } else if (result.adjusted !== undefined) {
       this.logger.warn({ strategyId, intent, code: result.adjusted }, `risk guard reduced: ${result.message}`);
     }
-    if (this.decisions.observed) this.decisions.next(origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time });
+    if (this.decisions.observed)
+      this.decisions.next(
+        origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time },
+      );
   }
 
   /** Rejections so far by reason code, in the order each code first occurred. */

@@ -54,7 +54,8 @@ export class IdList<T> {
     }
     this.count = n + 1;
     if (this.index !== undefined) this.index.set(id, item);
-    else if (this.count > INDEX_FROM) this.index = new Map(this.ids.slice(0, this.count).map((key, j) => [key, this.items[j]!]));
+    else if (this.count > INDEX_FROM)
+      this.index = new Map(this.ids.slice(0, this.count).map((key, j) => [key, this.items[j]!]));
   }
 
   /** Removes the item of `id`; true when there was one. */

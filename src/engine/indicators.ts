@@ -122,7 +122,7 @@ export class StdDevKernel {
     let sum = 0;
     // Same order of summation as technicalindicators, so the results are identical, not merely close.
     this.mean.forEachInWindow((x) => {
-      sum = sum + Math.pow(x - mean, 2);
+      sum = sum + (x - mean) ** 2;
     });
     return Math.sqrt(sum / this.period);
   }
@@ -186,7 +186,8 @@ export class AtrKernel {
 }
 
 function assertPeriod(period: number): void {
-  if (!Number.isInteger(period) || period < 1) throw new EngineError('INVALID_PERIOD', `indicator period must be a positive integer, got ${period}`);
+  if (!Number.isInteger(period) || period < 1)
+    throw new EngineError('INVALID_PERIOD', `indicator period must be a positive integer, got ${period}`);
 }
 
 // ------------------------------------------------------------------ column series
@@ -302,7 +303,8 @@ export function macd(options: MacdOptions = {}, field: PriceField = 'close'): Se
   const slowPeriod = options.slow ?? 26;
   const signalPeriod = options.signal ?? 9;
   [fastPeriod, slowPeriod, signalPeriod].forEach(assertPeriod);
-  const average = (simple: boolean | undefined, period: number) => (simple ? new SmaKernel(period) : new EmaKernel(period));
+  const average = (simple: boolean | undefined, period: number) =>
+    simple ? new SmaKernel(period) : new EmaKernel(period);
   return () => {
     const fastKernel = average(options.simpleOscillator, fastPeriod);
     const slowKernel = average(options.simpleOscillator, slowPeriod);
@@ -406,7 +408,11 @@ export function crossover(fast: SeriesSpec, slow: SeriesSpec): OperatorFunction<
             const now = a > b ? 1 : a < b ? -1 : side;
             if (now !== side) {
               if (side !== 0) {
-                emitAt(subscriber, chunk, i, { direction: now > 0 ? 'up' : 'down', at: baseIndexOf(chunk, i), time: chunk.time[i]! } as Cross);
+                emitAt(subscriber, chunk, i, {
+                  direction: now > 0 ? 'up' : 'down',
+                  at: baseIndexOf(chunk, i),
+                  time: chunk.time[i]!,
+                } as Cross);
               }
               side = now;
             }
@@ -422,7 +428,10 @@ export function crossover(fast: SeriesSpec, slow: SeriesSpec): OperatorFunction<
  * Per-bar signals from a chunk function: `decide(chunk, i, values)` returns a value to emit at bar i or
  * undefined. For strategies whose rule is a few lines over indicator columns.
  */
-export function signals<T, R>(spec: SeriesSpec<T>, decide: (chunk: BarChunk, i: number, values: T) => R | undefined): OperatorFunction<BarChunk, R> {
+export function signals<T, R>(
+  spec: SeriesSpec<T>,
+  decide: (chunk: BarChunk, i: number, values: T) => R | undefined,
+): OperatorFunction<BarChunk, R> {
   return (source) =>
     new Observable<R>((subscriber) => {
       const series = spec();
@@ -441,7 +450,9 @@ export function signals<T, R>(spec: SeriesSpec<T>, decide: (chunk: BarChunk, i: 
 }
 
 /** Several series side by side, for `signals`. */
-export function combine<T extends Record<string, SeriesSpec<unknown>>>(specs: T): SeriesSpec<{ [K in keyof T]: ReturnType<ReturnType<T[K]>['update']> }> {
+export function combine<T extends Record<string, SeriesSpec<unknown>>>(
+  specs: T,
+): SeriesSpec<{ [K in keyof T]: ReturnType<ReturnType<T[K]>['update']> }> {
   return () => {
     const entries = Object.entries(specs).map(([name, spec]) => [name, spec()] as const);
     return {

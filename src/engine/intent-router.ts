@@ -124,16 +124,34 @@ export class IntentRouter {
     return instance?.contracts[0]?.id ?? this.defaultContract;
   }
 
-  processIntent(instance: IntentSource | undefined, strategyId: string, raw: Intent, decidedAt: number, time: number): void {
+  processIntent(
+    instance: IntentSource | undefined,
+    strategyId: string,
+    raw: Intent,
+    decidedAt: number,
+    time: number,
+  ): void {
     const problem = intentShapeProblem(raw);
     if (problem !== undefined) {
-      this.decisions.decide(strategyId, raw, undefined, { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` }, time);
+      this.decisions.decide(
+        strategyId,
+        raw,
+        undefined,
+        { accepted: false, code: 'INVALID_INTENT', message: `${problem.field}: ${problem.message}` },
+        time,
+      );
       return;
     }
     let intent: Intent = raw;
     if (raw.kind === 'target' && raw.id === undefined) {
       // The hot path of target-position strategies: one literal instead of two spreads.
-      const stamped: Intent = { kind: 'target', contractId: raw.contractId === PRIMARY_CONTRACT ? this.resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId, size: raw.size, id: this.nextId(strategyId) };
+      const stamped: Intent = {
+        kind: 'target',
+        contractId:
+          raw.contractId === PRIMARY_CONTRACT ? this.resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId,
+        size: raw.size,
+        id: this.nextId(strategyId),
+      };
       intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
     } else if (intent.id === undefined) intent = { ...intent, id: this.nextId(strategyId) };
     if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
@@ -177,12 +195,21 @@ export class IntentRouter {
     return contract === undefined ? undefined : modifyInTicks(intent, contract);
   }
 
-  private execute(strategyId: string, intent: Intent, result: GuardResult & { accepted: true }, decidedAt: number, time: number): void {
+  private execute(
+    strategyId: string,
+    intent: Intent,
+    result: GuardResult & { accepted: true },
+    decidedAt: number,
+    time: number,
+  ): void {
     switch (intent.kind) {
       case 'place': {
         const size = result.size ?? intent.size;
         const id = intent.id!;
-        const trail = intent.order.type === 'trailingStop' ? trackTrail(intent.side, this.guard.lastPrice(intent.contractId), intent.order.trailPrice) : undefined;
+        const trail =
+          intent.order.type === 'trailingStop'
+            ? trackTrail(intent.side, this.guard.lastPrice(intent.contractId), intent.order.trailPrice)
+            : undefined;
         this.book.add({
           id,
           strategyId,
@@ -200,7 +227,15 @@ export class IntentRouter {
         this.venue.place(
           intent.bracket === undefined
             ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
-            : { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, bracket: intent.bracket, decidedAt },
+            : {
+                id,
+                contractId: intent.contractId,
+                side: intent.side,
+                size,
+                order: intent.order,
+                bracket: intent.bracket,
+                decidedAt,
+              },
         );
         return;
       }
@@ -209,7 +244,11 @@ export class IntentRouter {
         if (order !== undefined) {
           if (intent.size !== undefined) order.size = intent.size + order.filledSize;
           order.order = modifiedSpec(order.order, intent);
-          if (intent.trailPrice !== undefined) this.book.setTrail(order, trackTrail(order.side, this.guard.lastPrice(order.contractId), intent.trailPrice));
+          if (intent.trailPrice !== undefined)
+            this.book.setTrail(
+              order,
+              trackTrail(order.side, this.guard.lastPrice(order.contractId), intent.trailPrice),
+            );
         }
         this.rate.noteSent(time);
         this.venue.modify({
@@ -231,22 +270,42 @@ export class IntentRouter {
 
   private expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
     if (!Number.isInteger(intent.size)) {
-      this.decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` }, time);
+      this.decisions.decide(
+        strategyId,
+        intent,
+        undefined,
+        { accepted: false, code: 'INVALID_SIZE', message: `target ${intent.size} is not a whole number` },
+        time,
+      );
       return;
     }
     if (!this.contracts.has(intent.contractId)) {
-      this.decisions.decide(strategyId, intent, undefined, { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` }, time);
+      this.decisions.decide(
+        strategyId,
+        intent,
+        undefined,
+        { accepted: false, code: 'UNKNOWN_CONTRACT', message: `unknown contract '${intent.contractId}'` },
+        time,
+      );
       return;
     }
     if (this.live) this.keeper.noteTarget(strategyId, intent.contractId, intent.size);
     const exposure = this.book.exposure(intent.contractId, this.accounting.position(intent.contractId));
-    if (this.live && exposure.pendingBuys + exposure.pendingSells > 0) this.notePendingCounted(strategyId, intent.contractId);
+    if (this.live && exposure.pendingBuys + exposure.pendingSells > 0)
+      this.notePendingCounted(strategyId, intent.contractId);
     const diff = orderTowards(intent.size, exposure);
     if (diff === 0) {
       this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
       return;
     }
-    const order: PlaceIntent = { kind: 'place', id: intent.id!, contractId: intent.contractId, side: diff > 0 ? 'buy' : 'sell', size: Math.abs(diff), order: MARKET };
+    const order: PlaceIntent = {
+      kind: 'place',
+      id: intent.id!,
+      contractId: intent.contractId,
+      side: diff > 0 ? 'buy' : 'sell',
+      size: Math.abs(diff),
+      order: MARKET,
+    };
     const result = checkIntent(order, this.guard.refresh(time), this.limits);
     this.decisions.decide(strategyId, order, intent, result, time);
     if (result.accepted) this.execute(strategyId, order, result, decidedAt, time);
@@ -269,12 +328,26 @@ export class IntentRouter {
     const position = exposure.definite;
     const reduces = Math.sign(diff) === -Math.sign(position) && Math.abs(diff) <= Math.abs(position);
     if (this.trading.current.state !== 'ACTIVE' && !reduces) return;
-    this.logger.warn({ strategyId, contractId, target: size, exposure }, 're-asserting the target after an order outcome became known');
+    this.logger.warn(
+      { strategyId, contractId, target: size, exposure },
+      're-asserting the target after an order outcome became known',
+    );
     const instance = this.findInstance(strategyId);
-    this.processIntent(instance, strategyId, { kind: 'target', contractId, size }, this.barClock.time(), this.barClock.time());
+    this.processIntent(
+      instance,
+      strategyId,
+      { kind: 'target', contractId, size },
+      this.barClock.time(),
+      this.barClock.time(),
+    );
   }
 
-  private expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }, decidedAt: number, time: number): void {
+  private expandFlatten(
+    strategyId: string,
+    intent: Intent & { kind: 'flatten' },
+    decidedAt: number,
+    time: number,
+  ): void {
     const targets = intent.contractId === undefined ? [...this.contracts.keys()] : [intent.contractId];
     let any = false;
     for (const contractId of targets) {
@@ -301,7 +374,8 @@ export class IntentRouter {
         this.execute(strategyId, close, ACCEPTED_FLATTEN, decidedAt, time);
       }
     }
-    if (!any) this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
+    if (!any)
+      this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
   }
 
   /** The engine's own flatten of every position (rule breach, flat-by time, kill switch). */

@@ -59,19 +59,35 @@ export function stopOrder(side: Side, size: number, stopPrice: number, options: 
   return place(side, size, { type: 'stop', stopPrice }, options);
 }
 
-export function stopLimitOrder(side: Side, size: number, stopPrice: number, limitPrice: number, options: PlaceOptions = {}): PlaceIntent {
+export function stopLimitOrder(
+  side: Side,
+  size: number,
+  stopPrice: number,
+  limitPrice: number,
+  options: PlaceOptions = {},
+): PlaceIntent {
   return place(side, size, { type: 'stopLimit', stopPrice, limitPrice }, options);
 }
 
 /** `trailPrice` is an ABSOLUTE price (spec 4.1), not a distance: the trail distance is |last - trailPrice|. */
-export function trailingStopOrder(side: Side, size: number, trailPrice: number, options: PlaceOptions = {}): PlaceIntent {
+export function trailingStopOrder(
+  side: Side,
+  size: number,
+  trailPrice: number,
+  options: PlaceOptions = {},
+): PlaceIntent {
   return place(side, size, { type: 'trailingStop', trailPrice }, options);
 }
 
 /** New size and prices of a working order; prices as quoted unless `unit: 'ticks'`. */
-export function modifyOrder(orderId: string, changes: Omit<ModifyIntent, 'kind' | 'orderId' | 'id' | 'at'>): ModifyIntent {
+export function modifyOrder(
+  orderId: string,
+  changes: Omit<ModifyIntent, 'kind' | 'orderId' | 'id' | 'at'>,
+): ModifyIntent {
   const { unit, ...rest } = changes;
-  const priced = (unit ?? 'price') === 'price' && (rest.limitPrice !== undefined || rest.stopPrice !== undefined || rest.trailPrice !== undefined);
+  const priced =
+    (unit ?? 'price') === 'price' &&
+    (rest.limitPrice !== undefined || rest.stopPrice !== undefined || rest.trailPrice !== undefined);
   return priced ? { kind: 'modify', orderId, ...rest, unit: 'price' } : { kind: 'modify', orderId, ...rest };
 }
 

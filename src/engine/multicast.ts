@@ -13,7 +13,7 @@
  * RxJS reports it (each subscriber is RxJS's own `Subscriber`), and the others still get the value; after
  * `complete` (or `error`) later values are ignored and a late subscriber is completed (or errored) at once.
  */
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable } from 'rxjs';
 
 /** What `next` delivers to: RxJS's subscribers and the plain listeners of `listen`. */
 interface Receiver<T> {

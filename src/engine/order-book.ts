@@ -132,7 +132,12 @@ export class OrderBook {
   }
 
   provisionalOrders(): Array<{ orderId: string; contractId: string; side: Side; size: number }> {
-    return [...this.provisional].map(([orderId, p]) => ({ orderId, contractId: p.contractId, side: p.side, size: p.size }));
+    return [...this.provisional].map(([orderId, p]) => ({
+      orderId,
+      contractId: p.contractId,
+      side: p.side,
+      size: p.size,
+    }));
   }
 
   /** Exposure of a contract beyond `position` (the confirmed one), for target expansion. */
@@ -162,7 +167,11 @@ export class OrderBook {
     let total = 0;
     for (let k = 0; k < this.orders.size; k++) {
       const order = this.orders.at(k);
-      if (order.contractId === contractId && order.side === side && (order.order.type === 'market' || order.order.type === 'limit')) {
+      if (
+        order.contractId === contractId &&
+        order.side === side &&
+        (order.order.type === 'market' || order.order.type === 'limit')
+      ) {
         total += order.size - order.filledSize;
       }
     }
@@ -172,7 +181,13 @@ export class OrderBook {
   hasStopOrder(contractId: string, side: Side): boolean {
     for (let k = 0; k < this.orders.size; k++) {
       const order = this.orders.at(k);
-      if (order.contractId === contractId && order.side === side && order.order.type !== 'market' && order.order.type !== 'limit') return true;
+      if (
+        order.contractId === contractId &&
+        order.side === side &&
+        order.order.type !== 'market' &&
+        order.order.type !== 'limit'
+      )
+        return true;
     }
     return false;
   }
@@ -205,7 +220,10 @@ export function publicOrder(order: BookOrder): WorkingOrder {
 }
 
 /** An order's terms after a modify (prices in ticks; a field left out keeps its value). */
-export function modifiedSpec(spec: OrderSpec, intent: { limitPrice?: number; stopPrice?: number; trailPrice?: number }): OrderSpec {
+export function modifiedSpec(
+  spec: OrderSpec,
+  intent: { limitPrice?: number; stopPrice?: number; trailPrice?: number },
+): OrderSpec {
   switch (spec.type) {
     case 'market':
       return spec;
@@ -214,7 +232,11 @@ export function modifiedSpec(spec: OrderSpec, intent: { limitPrice?: number; sto
     case 'stop':
       return intent.stopPrice === undefined ? spec : { type: 'stop', stopPrice: intent.stopPrice };
     case 'stopLimit':
-      return { type: 'stopLimit', stopPrice: intent.stopPrice ?? spec.stopPrice, limitPrice: intent.limitPrice ?? spec.limitPrice };
+      return {
+        type: 'stopLimit',
+        stopPrice: intent.stopPrice ?? spec.stopPrice,
+        limitPrice: intent.limitPrice ?? spec.limitPrice,
+      };
     case 'trailingStop':
       return intent.trailPrice === undefined ? spec : { type: 'trailingStop', trailPrice: intent.trailPrice };
   }

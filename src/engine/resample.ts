@@ -31,7 +31,10 @@ export class Resampler {
     const tf = this.timeframe;
     if (sameTimeframe(chunk.timeframe, tf)) return chunk;
     if (nominalMs(chunk.timeframe) > nominalMs(tf)) {
-      throw new EngineError('INVALID_TIMEFRAME', `cannot derive ${timeframeLabel(tf)} bars from coarser ${timeframeLabel(chunk.timeframe)} bars`);
+      throw new EngineError(
+        'INVALID_TIMEFRAME',
+        `cannot derive ${timeframeLabel(tf)} bars from coarser ${timeframeLabel(chunk.timeframe)} bars`,
+      );
     }
     const capacity = chunk.length + 1;
     const time = new Float64Array(capacity);

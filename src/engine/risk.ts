@@ -9,23 +9,28 @@ import type { SessionPhase } from './trading-day.ts';
 import type { ContractSpec, Intent, ModifyIntent, OrderSpec, PlaceIntent, Side } from './types.ts';
 
 export const REASON_CODES = {
-  INVALID_INTENT: 'The intent is malformed (a field of the wrong type, an unknown side, kind or order type, a price that is not a finite number); the message names the field.',
+  INVALID_INTENT:
+    'The intent is malformed (a field of the wrong type, an unknown side, kind or order type, a price that is not a finite number); the message names the field.',
   INVALID_SIZE: 'Size is not a positive whole number of contracts.',
   INVALID_BRACKET: 'Bracket distances must be positive whole numbers of ticks.',
   UNKNOWN_CONTRACT: 'The contract is not one the engine trades.',
   UNKNOWN_ORDER: 'A modify or cancel names no working order.',
   DUPLICATE_ID: 'A place reuses the client id of a working order (ids become customTags and must be unique).',
   TICK_MISALIGNED: 'A limit, stop or trail price is not a whole number of ticks on the contract grid.',
-  PRICE_TOO_FAR: 'A limit or stop price is implausibly far from the last price (more than maxPriceDistancePct): probably a typo or the wrong unit.',
+  PRICE_TOO_FAR:
+    'A limit or stop price is implausibly far from the last price (more than maxPriceDistancePct): probably a typo or the wrong unit.',
   NO_LAST_PRICE: 'A trailing stop cannot be checked (or a trail modified) before a last price is known.',
-  TRAIL_WRONG_SIDE: 'trailPrice is on the wrong side of the last price (a sell trail must be below it, a buy trail above).',
-  TRAIL_TOO_FAR: 'trailPrice is farther from the last price than the configured maximum (an absolute price was probably meant, not a distance).',
+  TRAIL_WRONG_SIDE:
+    'trailPrice is on the wrong side of the last price (a sell trail must be below it, a buy trail above).',
+  TRAIL_TOO_FAR:
+    'trailPrice is farther from the last price than the configured maximum (an absolute price was probably meant, not a distance).',
   TRAIL_LOOSENS: 'The trailing-stop modify would move the stop away from the price (refused by configuration).',
   STATE_HALTED: 'Trading is HALTED: only cancels and flattens pass.',
   STATE_REDUCING: 'Trading is REDUCING: only orders that reduce exposure pass.',
   LOCKED_OUT: 'The account is locked out after a violation or the kill switch.',
   PERSONAL_DAILY_LOSS: "The day's realized + unrealized PnL reached the personal daily loss limit: no new risk.",
-  PERSONAL_DAILY_PROFIT_TARGET: "The day's realized + unrealized PnL reached the personal daily profit target: no new risk.",
+  PERSONAL_DAILY_PROFIT_TARGET:
+    "The day's realized + unrealized PnL reached the personal daily profit target: no new risk.",
   DAILY_LOSS_LIMIT: "Equity is at the account's daily loss floor (plus the safety buffer): no new risk.",
   MAXIMUM_LOSS_LIMIT: "Equity is at the account's maximum loss floor (plus the safety buffer): no new risk.",
   RISK_EXCEEDS_ROOM: 'Stop distance x tick value x size exceeds the room left under the tightest limit.',
@@ -35,8 +40,10 @@ export const REASON_CODES = {
   ORDER_RATE: 'Too many orders in the rate window.',
   OUTSIDE_SESSION: 'No new risk outside the configured trading session.',
   FLAT_BY: 'Past the flat-by time: no new risk until the next session opens.',
-  WARM_UP: "The strategy is still in its declared warm-up (its first bars): its indicators are not ready, so nothing is sent.",
-  SUPERSEDED: 'Several bars were processed at once (after an outage): a later target of the same strategy and contract replaced this one.',
+  WARM_UP:
+    'The strategy is still in its declared warm-up (its first bars): its indicators are not ready, so nothing is sent.',
+  SUPERSEDED:
+    'Several bars were processed at once (after an outage): a later target of the same strategy and contract replaced this one.',
 } as const;
 
 export type ReasonCode = keyof typeof REASON_CODES;
@@ -53,7 +60,9 @@ export const riskConfigSchema = z.strictObject({
   maxPositionSize: z.number().int().positive().optional(),
   maxOpenOrders: z.number().int().positive().optional(),
   /** At most `orders` places and modifies within `windowMs`. */
-  maxOrderRate: z.strictObject({ orders: z.number().int().positive(), windowMs: z.number().int().positive() }).optional(),
+  maxOrderRate: z
+    .strictObject({ orders: z.number().int().positive(), windowMs: z.number().int().positive() })
+    .optional(),
   /** Farthest a trailPrice may be from the last price, in ticks. */
   maxTrailTicks: z.number().int().positive().default(400),
   /** Farthest a limit or stop price may be from the last price, in percent of it (1600 meant for 6400 is 75%). */
@@ -147,7 +156,13 @@ function misaligned(contract: ContractSpec, what: string, ticks: number | undefi
 }
 
 /** A price more than `maxPriceDistancePct` from the last price (known and positive) is refused. */
-function tooFar(contract: ContractSpec, what: string, ticks: number | undefined, last: number, limits: ResolvedRiskConfig): GuardResult | undefined {
+function tooFar(
+  contract: ContractSpec,
+  what: string,
+  ticks: number | undefined,
+  last: number,
+  limits: ResolvedRiskConfig,
+): GuardResult | undefined {
   if (ticks === undefined || !(last > 0)) return undefined;
   const distance = Math.abs(ticks - last);
   if (distance * 100 <= limits.maxPriceDistancePct * last) return undefined;
@@ -168,7 +183,9 @@ function validSize(size: number): boolean {
 export function checkIntent(intent: Intent, state: GuardState, limits: ResolvedRiskConfig): GuardResult {
   switch (intent.kind) {
     case 'cancel':
-      return state.order(intent.orderId) === undefined ? reject('UNKNOWN_ORDER', `cancel: no working order '${intent.orderId}'`) : ACCEPTED;
+      return state.order(intent.orderId) === undefined
+        ? reject('UNKNOWN_ORDER', `cancel: no working order '${intent.orderId}'`)
+        : ACCEPTED;
     case 'flatten':
     case 'target':
       return ACCEPTED;
@@ -183,7 +200,8 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
   const contract = state.contract(intent.contractId);
   if (contract === undefined) return reject('UNKNOWN_CONTRACT', `unknown contract '${intent.contractId}'`);
   if (!validSize(intent.size)) return reject('INVALID_SIZE', `size ${intent.size} is not a positive whole number`);
-  if (intent.id !== undefined && state.order(intent.id) !== undefined) return reject('DUPLICATE_ID', `id '${intent.id}' is already a working order`);
+  if (intent.id !== undefined && state.order(intent.id) !== undefined)
+    return reject('DUPLICATE_ID', `id '${intent.id}' is already a working order`);
   const order = intent.order;
   const bad =
     misaligned(contract, 'limitPrice', 'limitPrice' in order ? order.limitPrice : undefined) ??
@@ -199,10 +217,16 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
   if (bracket !== undefined) {
     const { stopLossTicks, takeProfitTicks } = bracket;
     if (stopLossTicks !== undefined && !validSize(stopLossTicks)) {
-      return reject('INVALID_BRACKET', `bracket stopLossTicks ${stopLossTicks} is not a positive whole number of ticks`);
+      return reject(
+        'INVALID_BRACKET',
+        `bracket stopLossTicks ${stopLossTicks} is not a positive whole number of ticks`,
+      );
     }
     if (takeProfitTicks !== undefined && !validSize(takeProfitTicks)) {
-      return reject('INVALID_BRACKET', `bracket takeProfitTicks ${takeProfitTicks} is not a positive whole number of ticks`);
+      return reject(
+        'INVALID_BRACKET',
+        `bracket takeProfitTicks ${takeProfitTicks} is not a positive whole number of ticks`,
+      );
     }
   }
   if (state.tradingState === 'HALTED') return reject('STATE_HALTED', `place refused: trading is HALTED`);
@@ -217,8 +241,14 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
     const trail = checkTrail(contract, side, order.trailPrice, state.lastPrice(intent.contractId), limits);
     if (trail !== undefined) return trail;
   }
-  if (limits.maxOrderRate !== undefined && state.ordersSince(state.now - limits.maxOrderRate.windowMs) >= limits.maxOrderRate.orders) {
-    return reject('ORDER_RATE', `more than ${limits.maxOrderRate.orders} orders within ${limits.maxOrderRate.windowMs} ms`);
+  if (
+    limits.maxOrderRate !== undefined &&
+    state.ordersSince(state.now - limits.maxOrderRate.windowMs) >= limits.maxOrderRate.orders
+  ) {
+    return reject(
+      'ORDER_RATE',
+      `more than ${limits.maxOrderRate.orders} orders within ${limits.maxOrderRate.windowMs} ms`,
+    );
   }
   if (opening === 0) return ACCEPTED;
 
@@ -228,7 +258,9 @@ function checkPlace(intent: PlaceIntent, state: GuardState, limits: ResolvedRisk
 
 /** Reject an order that adds risk, or keep only its closing part when it has one. */
 function refuseOpening(closable: number, code: ReasonCode, message: string): GuardResult {
-  return closable > 0 ? { accepted: true, size: closable, adjusted: code, message: `${message}; reduced to the closing ${closable}` } : reject(code, message);
+  return closable > 0
+    ? { accepted: true, size: closable, adjusted: code, message: `${message}; reduced to the closing ${closable}` }
+    : reject(code, message);
 }
 
 function checkOpening(
@@ -243,39 +275,69 @@ function checkOpening(
   const side = intent.side;
   const bracket = intent.bracket;
 
-  if (state.lockedUntil > state.now) return refuseOpening(closable, 'LOCKED_OUT', `locked out until ${lockText(state.lockedUntil)}`);
-  if (state.tradingState === 'REDUCING') return refuseOpening(closable, 'STATE_REDUCING', 'trading is REDUCING: only reducing orders pass');
+  if (state.lockedUntil > state.now)
+    return refuseOpening(closable, 'LOCKED_OUT', `locked out until ${lockText(state.lockedUntil)}`);
+  if (state.tradingState === 'REDUCING')
+    return refuseOpening(closable, 'STATE_REDUCING', 'trading is REDUCING: only reducing orders pass');
   if (state.session === 'flatBy') return refuseOpening(closable, 'FLAT_BY', 'past the flat-by time');
   if (state.session === 'closed') return refuseOpening(closable, 'OUTSIDE_SESSION', 'outside the trading session');
   const day = state.dayPnl;
   if (state.personalDailyLossLimit !== undefined && day <= -state.personalDailyLossLimit) {
-    return refuseOpening(closable, 'PERSONAL_DAILY_LOSS', `day PnL ${round(day)} reached the personal daily loss limit ${state.personalDailyLossLimit}`);
+    return refuseOpening(
+      closable,
+      'PERSONAL_DAILY_LOSS',
+      `day PnL ${round(day)} reached the personal daily loss limit ${state.personalDailyLossLimit}`,
+    );
   }
   if (state.personalDailyProfitTarget !== undefined && day >= state.personalDailyProfitTarget) {
-    return refuseOpening(closable, 'PERSONAL_DAILY_PROFIT_TARGET', `day PnL ${round(day)} reached the personal daily profit target ${state.personalDailyProfitTarget}`);
+    return refuseOpening(
+      closable,
+      'PERSONAL_DAILY_PROFIT_TARGET',
+      `day PnL ${round(day)} reached the personal daily profit target ${state.personalDailyProfitTarget}`,
+    );
   }
   const buffer = limits.safetyBuffer;
   const equity = state.equity;
   if (equity <= state.dailyLossFloor + buffer) {
-    return refuseOpening(closable, 'DAILY_LOSS_LIMIT', `equity ${round(equity)} is at the daily loss floor ${round(state.dailyLossFloor)} + buffer ${buffer}`);
+    return refuseOpening(
+      closable,
+      'DAILY_LOSS_LIMIT',
+      `equity ${round(equity)} is at the daily loss floor ${round(state.dailyLossFloor)} + buffer ${buffer}`,
+    );
   }
   if (equity <= state.maximumLossFloor + buffer) {
-    return refuseOpening(closable, 'MAXIMUM_LOSS_LIMIT', `equity ${round(equity)} is at the maximum loss floor ${round(state.maximumLossFloor)} + buffer ${buffer}`);
+    return refuseOpening(
+      closable,
+      'MAXIMUM_LOSS_LIMIT',
+      `equity ${round(equity)} is at the maximum loss floor ${round(state.maximumLossFloor)} + buffer ${buffer}`,
+    );
   }
   if (limits.maxPositionSize !== undefined) {
     const working = state.workingEntrySize(intent.contractId, side);
     const exposure = Math.abs(position + (side === 'buy' ? working + intent.size : -working - intent.size));
     if (exposure > limits.maxPositionSize) {
-      return refuseOpening(closable, 'MAX_POSITION_SIZE', `position ${position} with working ${working} and this ${side} ${intent.size} exceeds ${limits.maxPositionSize}`);
+      return refuseOpening(
+        closable,
+        'MAX_POSITION_SIZE',
+        `position ${position} with working ${working} and this ${side} ${intent.size} exceeds ${limits.maxPositionSize}`,
+      );
     }
   }
   if (limits.maxOpenOrders !== undefined && state.openOrderCount() >= limits.maxOpenOrders) {
-    return refuseOpening(closable, 'MAX_OPEN_ORDERS', `${state.openOrderCount()} working orders, maximum ${limits.maxOpenOrders}`);
+    return refuseOpening(
+      closable,
+      'MAX_OPEN_ORDERS',
+      `${state.openOrderCount()} working orders, maximum ${limits.maxOpenOrders}`,
+    );
   }
   const stopTicks = bracket?.stopLossTicks;
   const protectedByOrder = state.hasStopOrder(intent.contractId, side === 'buy' ? 'sell' : 'buy');
   if (limits.requireProtectiveStop && stopTicks === undefined && !protectedByOrder) {
-    return refuseOpening(closable, 'NO_PROTECTIVE_STOP', 'entry without a protective stop (bracket stopLossTicks or a working stop)');
+    return refuseOpening(
+      closable,
+      'NO_PROTECTIVE_STOP',
+      'entry without a protective stop (bracket stopLossTicks or a working stop)',
+    );
   }
   if (stopTicks !== undefined) {
     const room = Math.min(
@@ -289,7 +351,12 @@ function checkOpening(
       const fits = Math.floor(room / perContract);
       const message = `risk ${round(risk)} (${stopTicks} ticks x ${contract.grid.tickValue} x ${opening}) exceeds the room ${round(room)}`;
       if (limits.oversize === 'reduce' && fits >= 1) {
-        return { accepted: true, size: closable + fits, adjusted: 'RISK_EXCEEDS_ROOM', message: `${message}; reduced to ${closable + fits}` };
+        return {
+          accepted: true,
+          size: closable + fits,
+          adjusted: 'RISK_EXCEEDS_ROOM',
+          message: `${message}; reduced to ${closable + fits}`,
+        };
       }
       return refuseOpening(closable, 'RISK_EXCEEDS_ROOM', message);
     }
@@ -297,8 +364,18 @@ function checkOpening(
   return ACCEPTED;
 }
 
-function checkTrail(contract: ContractSpec, side: Side, trailPrice: number, last: number, limits: ResolvedRiskConfig): GuardResult | undefined {
-  if (!(last === last)) return reject('NO_LAST_PRICE', `trailPrice ${priceText(contract, trailPrice)} cannot be checked: no last price for ${contract.name}`);
+function checkTrail(
+  contract: ContractSpec,
+  side: Side,
+  trailPrice: number,
+  last: number,
+  limits: ResolvedRiskConfig,
+): GuardResult | undefined {
+  if (!(last === last))
+    return reject(
+      'NO_LAST_PRICE',
+      `trailPrice ${priceText(contract, trailPrice)} cannot be checked: no last price for ${contract.name}`,
+    );
   if (side === 'sell' ? trailPrice >= last : trailPrice <= last) {
     return reject(
       'TRAIL_WRONG_SIDE',
@@ -320,35 +397,58 @@ function checkModify(intent: ModifyIntent, state: GuardState, limits: ResolvedRi
   if (order === undefined) return reject('UNKNOWN_ORDER', `modify: no working order '${intent.orderId}'`);
   const contract = state.contract(order.contractId);
   if (contract === undefined) return reject('UNKNOWN_CONTRACT', `unknown contract '${order.contractId}'`);
-  if (intent.size !== undefined && !validSize(intent.size)) return reject('INVALID_SIZE', `size ${intent.size} is not a positive whole number`);
+  if (intent.size !== undefined && !validSize(intent.size))
+    return reject('INVALID_SIZE', `size ${intent.size} is not a positive whole number`);
   const bad =
     misaligned(contract, 'limitPrice', intent.limitPrice) ??
     misaligned(contract, 'stopPrice', intent.stopPrice) ??
     misaligned(contract, 'trailPrice', intent.trailPrice);
   if (bad !== undefined) return bad;
   const last = state.lastPrice(order.contractId);
-  const far = tooFar(contract, 'limitPrice', intent.limitPrice, last, limits) ?? tooFar(contract, 'stopPrice', intent.stopPrice, last, limits);
+  const far =
+    tooFar(contract, 'limitPrice', intent.limitPrice, last, limits) ??
+    tooFar(contract, 'stopPrice', intent.stopPrice, last, limits);
   if (far !== undefined) return far;
   if (state.tradingState === 'HALTED') return reject('STATE_HALTED', 'modify refused: trading is HALTED');
   if (intent.trailPrice !== undefined) {
     const trail = checkTrail(contract, order.side, intent.trailPrice, state.lastPrice(order.contractId), limits);
     if (trail !== undefined) return trail;
     const current = order.trailStop;
-    if (limits.refuseLooseningTrail && current === current && (order.side === 'sell' ? intent.trailPrice < current : intent.trailPrice > current)) {
-      return reject('TRAIL_LOOSENS', `trailPrice ${priceText(contract, intent.trailPrice)} is looser than the current stop ${priceText(contract, current)}`);
+    if (
+      limits.refuseLooseningTrail &&
+      current === current &&
+      (order.side === 'sell' ? intent.trailPrice < current : intent.trailPrice > current)
+    ) {
+      return reject(
+        'TRAIL_LOOSENS',
+        `trailPrice ${priceText(contract, intent.trailPrice)} is looser than the current stop ${priceText(contract, current)}`,
+      );
     }
   }
-  if (limits.maxOrderRate !== undefined && state.ordersSince(state.now - limits.maxOrderRate.windowMs) >= limits.maxOrderRate.orders) {
-    return reject('ORDER_RATE', `more than ${limits.maxOrderRate.orders} orders within ${limits.maxOrderRate.windowMs} ms`);
+  if (
+    limits.maxOrderRate !== undefined &&
+    state.ordersSince(state.now - limits.maxOrderRate.windowMs) >= limits.maxOrderRate.orders
+  ) {
+    return reject(
+      'ORDER_RATE',
+      `more than ${limits.maxOrderRate.orders} orders within ${limits.maxOrderRate.windowMs} ms`,
+    );
   }
   const position = state.position(order.contractId);
   const reducing = order.side === 'buy' ? position < 0 : position > 0;
   if (intent.size !== undefined && intent.size > order.size && !reducing) {
     // A bigger entry order adds risk: the same no-new-risk checks as a place.
-    const grow: PlaceIntent = { kind: 'place', contractId: order.contractId, side: order.side, size: intent.size - order.size, order: { type: 'market' } };
+    const grow: PlaceIntent = {
+      kind: 'place',
+      contractId: order.contractId,
+      side: order.side,
+      size: intent.size - order.size,
+      order: { type: 'market' },
+    };
     const result = checkPlace(grow, state, { ...limits, maxOrderRate: undefined, maxOpenOrders: undefined });
     if (!result.accepted) return result;
-    if (result.size !== undefined) return reject(result.adjusted ?? 'MAX_POSITION_SIZE', result.message ?? 'size increase refused');
+    if (result.size !== undefined)
+      return reject(result.adjusted ?? 'MAX_POSITION_SIZE', result.message ?? 'size increase refused');
   }
   return ACCEPTED;
 }

@@ -51,7 +51,8 @@ export class RuleEnforcer {
       router.flattenAll('maximum loss limit', flattenAt);
     } else if (breach.type === 6) {
       if (limits.lockoutAfterViolation) trading.lockedUntil = Math.max(trading.lockedUntil, untilNextDay);
-      if (!(trading.current.state === 'HALTED' && trading.current.until === Infinity)) trading.change('HALTED', 'daily loss limit broken', untilNextDay, time);
+      if (!(trading.current.state === 'HALTED' && trading.current.until === Infinity))
+        trading.change('HALTED', 'daily loss limit broken', untilNextDay, time);
       router.flattenAll('daily loss limit', flattenAt);
     } else {
       const reason = breach.type === 3 ? 'personal daily loss limit reached' : 'personal daily profit target reached';

@@ -36,7 +36,19 @@ import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from '.
 import { StrategyHost, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
 import type { WorkingOrder } from './strategy.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
-import type { BarChunk, BarQuoteModel, ContractSpec, Fill, Intent, MarketData, MarketTrade, OrderUpdate, Quote, Timeframe, Venue } from './types.ts';
+import type {
+  BarChunk,
+  BarQuoteModel,
+  ContractSpec,
+  Fill,
+  Intent,
+  MarketData,
+  MarketTrade,
+  OrderUpdate,
+  Quote,
+  Timeframe,
+  Venue,
+} from './types.ts';
 import { VenueBridge } from './venue-bridge.ts';
 
 export type { StrategyEntry, StrategyFailure } from './strategy-host.ts';
@@ -168,20 +180,21 @@ export interface Engine {
   close(): void;
 }
 
-
-
-
-
 export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? silentLogger;
   const venue = options.venue;
   const limits = riskConfigSchema.parse(options.risk ?? {});
-  if (options.contracts.length === 0) throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
+  if (options.contracts.length === 0)
+    throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
   const contracts = new Map(options.contracts.map((c) => [c.id, c]));
   const rules = new RuleBook(options.account);
-  const accounting = new Accounting(options.contracts, rules.config.startingBalance, { rememberFills: options.uniqueFills !== true, pnlInCents: options.tradePnlInCents === true });
+  const accounting = new Accounting(options.contracts, rules.config.startingBalance, {
+    rememberFills: options.uniqueFills !== true,
+    pnlInCents: options.tradePnlInCents === true,
+  });
   const calendar = new TradingCalendar(limits.tradingDay);
-  const sessions = limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
+  const sessions =
+    limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
 
   const intents$ = new Multicast<StampedIntent>();
   const decisions$ = new Multicast<Decision>();
@@ -201,26 +214,97 @@ export function createEngine(options: EngineOptions): Engine {
   const barClock = new BarClock(options.clock);
   const clock = barClock.time;
 
-  const equity = options.equityRecorder ?? new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
+  const equity =
+    options.equityRecorder ?? new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
   const trading = new TradingStateMachine(tradingState$, logger);
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
   const guard = new GuardStep(contracts, accounting, book, rules, trading, rate, sessions, options.lastPrice);
   const router = new IntentRouter({
-    contracts, defaultContract: options.contracts[0]!.id, venue, limits, book, accounting, guard, rate, trading, decisions, intents$,
-    barClock, logger, live, riskStrategyId, sequenceStart: options.sequenceStart, findInstance: (strategyId) => host.find(strategyId),
+    contracts,
+    defaultContract: options.contracts[0]!.id,
+    venue,
+    limits,
+    book,
+    accounting,
+    guard,
+    rate,
+    trading,
+    decisions,
+    intents$,
+    barClock,
+    logger,
+    live,
+    riskStrategyId,
+    sequenceStart: options.sequenceStart,
+    findInstance: (strategyId) => host.find(strategyId),
   });
   const keeper = router.keeper;
-  const enforcer = new RuleEnforcer({ rules, accounting, calendar, sessions, limits, trading, router, barClock, breaches$, account$, logger });
+  const enforcer = new RuleEnforcer({
+    rules,
+    accounting,
+    calendar,
+    sessions,
+    limits,
+    trading,
+    router,
+    barClock,
+    breaches$,
+    account$,
+    logger,
+  });
 
-  const host = new StrategyHost({ options, contracts, riskStrategyId, accounting, book, guard, barClock, fills$, orders$, positions$, account$, errors$, logger });
+  const host = new StrategyHost({
+    options,
+    contracts,
+    riskStrategyId,
+    accounting,
+    book,
+    guard,
+    barClock,
+    fills$,
+    orders$,
+    positions$,
+    account$,
+    errors$,
+    logger,
+  });
   // Listening starts here, after the strategies' contexts exist and before their streams run, as it always has.
   const venueBridge = new VenueBridge({
-    venue, book, accounting, rules, enforcer, guard, trading, decisions, keeper, barClock, fills$, orders$, trades$, positions$, account$,
-    logger, live,
+    venue,
+    book,
+    accounting,
+    rules,
+    enforcer,
+    guard,
+    trading,
+    decisions,
+    keeper,
+    barClock,
+    fills$,
+    orders$,
+    trades$,
+    positions$,
+    account$,
+    logger,
+    live,
   });
   const driver = new BarDriver({
-    contracts, venue, accounting, rules, book, sessions, enforcer, router, host, decisions, equity, barClock, logger, live,
-    recordEquity: options.recordEquity === true, singleContract: options.contracts.length === 1,
+    contracts,
+    venue,
+    accounting,
+    rules,
+    book,
+    sessions,
+    enforcer,
+    router,
+    host,
+    decisions,
+    equity,
+    barClock,
+    logger,
+    live,
+    recordEquity: options.recordEquity === true,
+    singleContract: options.contracts.length === 1,
     throwOnFailure: options.onStrategyError !== 'log',
   });
   host.start((instance, strategyId, intent) => driver.receive(instance, strategyId, intent));
@@ -271,16 +355,23 @@ export function createEngine(options: EngineOptions): Engine {
     close() {
       host.close();
       venueBridge.close();
-      for (const subject of [intents$, decisions$, fills$, orders$, trades$, positions$, account$, breaches$, tradingState$, errors$]) {
+      for (const subject of [
+        intents$,
+        decisions$,
+        fills$,
+        orders$,
+        trades$,
+        positions$,
+        account$,
+        breaches$,
+        tradingState$,
+        errors$,
+      ]) {
         (subject as Multicast<unknown>).complete();
       }
     },
   };
 }
-
-
-
-
 
 /**
  * Feed an engine from a `MarketData` source (a replay or a live poller): pushes every chunk of each

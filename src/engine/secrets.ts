@@ -15,7 +15,8 @@ const REDACTED = '[redacted]';
 const MIN_LENGTH = 6;
 
 /** A secret field in JSON text, also inside JSON quoted again (`\"token\":\"…`): the value up to its quote. */
-const SECRET_FIELD = /(\\*"(?:token|newToken|loginToken|apiKey|password|authorization|access_token)\\*"\s*:\s*\\*")[^"\\]*/gi;
+const SECRET_FIELD =
+  /(\\*"(?:token|newToken|loginToken|apiKey|password|authorization|access_token)\\*"\s*:\s*\\*")[^"\\]*/gi;
 const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?/g;
 const QUERY_TOKEN = /([?&]access_token=)[^&\s"]+/gi;

@@ -11,8 +11,25 @@ import type { Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
-import { StrategyError, parseParams, warmupBars, type StrategyContext, type StrategyModule, type WorkingOrder } from './strategy.ts';
-import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderUpdate, BarQuoteModel, Quote } from './types.ts';
+import {
+  StrategyError,
+  parseParams,
+  warmupBars,
+  type StrategyContext,
+  type StrategyModule,
+  type WorkingOrder,
+} from './strategy.ts';
+import type {
+  BarChunk,
+  BarRecord,
+  ContractSpec,
+  Fill,
+  Intent,
+  MarketTrade,
+  OrderUpdate,
+  BarQuoteModel,
+  Quote,
+} from './types.ts';
 
 export interface StrategyEntry {
   readonly strategy: StrategyModule;
@@ -94,7 +111,8 @@ export class StrategyHost {
     this.barClock = parts.barClock;
     this.errors$ = parts.errors$;
     this.logger = parts.logger;
-    for (const entry of parts.options.strategies) this.runs.push({ ...this.host(parts, entry), module: entry.strategy });
+    for (const entry of parts.options.strategies)
+      this.runs.push({ ...this.host(parts, entry), module: entry.strategy });
   }
 
   /** Run the strategies: their intents go to `receive`. */
@@ -170,22 +188,46 @@ export class StrategyHost {
 
   /** One strategy entry's instance and the context its `run` gets. */
   private host(parts: StrategyHostParts, entry: StrategyEntry): { instance: Instance; context: StrategyContext } {
-    const { options, contracts, riskStrategyId, guard, accounting, book, fills$, orders$, positions$, account$, barClock, logger } = parts;
+    const {
+      options,
+      contracts,
+      riskStrategyId,
+      guard,
+      accounting,
+      book,
+      fills$,
+      orders$,
+      positions$,
+      account$,
+      barClock,
+      logger,
+    } = parts;
     const { instances, barListeners } = this;
     const module = entry.strategy;
     const id = entry.id ?? module.name;
     if (id === riskStrategyId || instances.some((other) => other.id === id)) {
-      throw new EngineError('DUPLICATE_STRATEGY_ID', `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`);
+      throw new EngineError(
+        'DUPLICATE_STRATEGY_ID',
+        `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`,
+      );
     }
     const contractOf = (contractId: string): ContractSpec => {
       const contract = contracts.get(contractId);
-      if (contract === undefined) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
+      if (contract === undefined)
+        throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': unknown contract '${contractId}'`);
       return contract;
     };
     const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map(contractOf);
     const params = parseParams(module, entry.params);
-    const instance: Instance = { id, contracts: own, chunkSubjects: new Map(), failed: false, warmup: warmupBars(module, params) };
-    const contain = <T,>(source: Observable<T>): Observable<T> => new ContainedObservable(source, (error) => this.failStrategy(instance, error));
+    const instance: Instance = {
+      id,
+      contracts: own,
+      chunkSubjects: new Map(),
+      failed: false,
+      warmup: warmupBars(module, params),
+    };
+    const contain = <T>(source: Observable<T>): Observable<T> =>
+      new ContainedObservable(source, (error) => this.failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
     const strategyLogger = logger.child({ strategy: id });
     const context: StrategyContext = {
@@ -195,7 +237,8 @@ export class StrategyHost {
       contract: own[0]!,
       bars(contractId, timeframe) {
         const resolved = resolve(contractId);
-        if (!contracts.has(resolved)) throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': bars of unknown contract '${resolved}'`);
+        if (!contracts.has(resolved))
+          throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': bars of unknown contract '${resolved}'`);
         let subject = instance.chunkSubjects.get(resolved);
         if (subject === undefined) {
           subject = new Subject<BarChunk>();
@@ -216,11 +259,15 @@ export class StrategyHost {
       },
       quotes(contractId) {
         const resolved = resolve(contractId);
-        return options.quotes !== undefined ? contain(options.quotes(resolved)) : context.barRecords(resolved).pipe(quotesFromBars(options.barQuote));
+        return options.quotes !== undefined
+          ? contain(options.quotes(resolved))
+          : context.barRecords(resolved).pipe(quotesFromBars(options.barQuote));
       },
       trades(contractId) {
         const resolved = resolve(contractId);
-        return options.marketTrades !== undefined ? contain(options.marketTrades(resolved)) : context.barRecords(resolved).pipe(tradesFromBars());
+        return options.marketTrades !== undefined
+          ? contain(options.marketTrades(resolved))
+          : context.barRecords(resolved).pipe(tradesFromBars());
       },
       position: (contractId) => guard.position(resolve(contractId)),
       averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
@@ -231,7 +278,8 @@ export class StrategyHost {
         const out: WorkingOrder[] = [];
         for (let k = 0; k < book.size; k++) {
           const order = book.at(k);
-          if (order.strategyId === id && (contractId === undefined || order.contractId === contractId)) out.push(publicOrder(order));
+          if (order.strategyId === id && (contractId === undefined || order.contractId === contractId))
+            out.push(publicOrder(order));
         }
         return out;
       },
@@ -250,10 +298,14 @@ export class StrategyHost {
   private failStrategy(instance: Instance, error: unknown): void {
     if (instance.failed) return;
     instance.failed = true;
-    const index = this.barClock.index >= 0 ? this.barClock.index : this.barClock.pushing ? this.barClock.pipelineIndex() : -1;
+    const index =
+      this.barClock.index >= 0 ? this.barClock.index : this.barClock.pushing ? this.barClock.pipelineIndex() : -1;
     const barTime = this.barClock.chunk !== undefined && index >= 0 ? this.barClock.chunk.time[index]! : NaN;
     const failure: StrategyFailure = { strategyId: instance.id, error, barTime };
-    this.logger.error({ err: error, strategy: instance.id, bar: barTime === barTime ? new Date(barTime).toISOString() : undefined }, 'strategy failed; its intents stop');
+    this.logger.error(
+      { err: error, strategy: instance.id, bar: barTime === barTime ? new Date(barTime).toISOString() : undefined },
+      'strategy failed; its intents stop',
+    );
     this.failures.push(failure);
     this.errors$.next(failure);
     // Unsubscribing is deferred: the failure may be reported from inside the stream being torn down.

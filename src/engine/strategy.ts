@@ -3,10 +3,23 @@
  * context to an Observable of intents. The same module runs in a backtest, on paper and live.
  */
 import type { Observable } from 'rxjs';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { AccountSnapshot, PositionView } from './accounting.ts';
 import type { Logger } from './log.ts';
-import type { BarChunk, BarRecord, ContractSpec, Fill, Intent, MarketTrade, OrderSpec, OrderState, OrderUpdate, Quote, Side, Timeframe } from './types.ts';
+import type {
+  BarChunk,
+  BarRecord,
+  ContractSpec,
+  Fill,
+  Intent,
+  MarketTrade,
+  OrderSpec,
+  OrderState,
+  OrderUpdate,
+  Quote,
+  Side,
+  Timeframe,
+} from './types.ts';
 import { TicklineError, type ErrorKind } from './errors.ts';
 
 /** A working order as the engine's book sees it. */
@@ -99,14 +112,21 @@ export interface StrategyModule<S extends z.ZodType = z.ZodType> {
 /** The warm-up of a strategy with these (parsed) parameters, in bars; 0 when it declares none. */
 export function warmupBars<S extends z.ZodType>(module: StrategyModule<S>, params: z.output<S>): number {
   const declared = typeof module.warmup === 'function' ? module.warmup(params) : (module.warmup ?? 0);
-  if (!Number.isInteger(declared) || declared < 0) throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': warmup must be a whole number of bars, got ${declared}`);
+  if (!Number.isInteger(declared) || declared < 0)
+    throw new StrategyError(
+      'STRATEGY_INVALID',
+      `strategy '${module.name}': warmup must be a whole number of bars, got ${declared}`,
+    );
   return declared;
 }
 
 export function defineStrategy<S extends z.ZodType>(module: StrategyModule<S>): StrategyModule<S> {
-  if (typeof module.name !== 'string' || module.name === '') throw new StrategyError('STRATEGY_INVALID', 'a strategy needs a non-empty name');
-  if (typeof (module.params as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': params must be a zod schema`);
-  if (typeof module.run !== 'function') throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': run must be a function`);
+  if (typeof module.name !== 'string' || module.name === '')
+    throw new StrategyError('STRATEGY_INVALID', 'a strategy needs a non-empty name');
+  if (typeof (module.params as { safeParse?: unknown } | undefined)?.safeParse !== 'function')
+    throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': params must be a zod schema`);
+  if (typeof module.run !== 'function')
+    throw new StrategyError('STRATEGY_INVALID', `strategy '${module.name}': run must be a function`);
   return Object.freeze({ ...module });
 }
 
@@ -146,7 +166,9 @@ export function isStrategyModule(value: unknown): value is StrategyModule {
 export function parseParams<S extends z.ZodType>(module: StrategyModule<S>, params: unknown): z.output<S> {
   const result = module.params.safeParse(params ?? {});
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(params)'}: ${issue.message}`).join('; ');
+    const problems = result.error.issues
+      .map((issue) => `${issue.path.join('.') || '(params)'}: ${issue.message}`)
+      .join('; ');
     throw new StrategyError('STRATEGY_PARAMS', `strategy '${module.name}' parameters: ${problems}`);
   }
   return result.data;

@@ -21,7 +21,7 @@ export function toNanos(value: number): number {
     const dot = text.indexOf('.');
     const whole = dot < 0 ? text : text.slice(0, dot);
     const fraction = dot < 0 ? '' : text.slice(dot + 1);
-    const digits = (fraction + '000000000').slice(0, 9);
+    const digits = `${fraction}000000000`.slice(0, 9);
     // Digits beyond the 9th cannot be represented on the wire; round them half away from zero.
     const roundUp = fraction.length > 9 && fraction.charCodeAt(9) >= 53;
     nanos = Number(whole) * NANOS + Number(digits) + (roundUp ? 1 : 0);

@@ -24,7 +24,8 @@ export function barUnitFromCode(code: number): BarUnit | undefined {
 }
 
 export function timeframe(unit: BarUnit, unitNumber = 1): Timeframe {
-  if (!Number.isInteger(unitNumber) || unitNumber < 1) throw new RangeError(`unitNumber must be a positive integer, got ${unitNumber}`);
+  if (!Number.isInteger(unitNumber) || unitNumber < 1)
+    throw new RangeError(`unitNumber must be a positive integer, got ${unitNumber}`);
   return { unit, unitNumber };
 }
 

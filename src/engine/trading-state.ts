@@ -23,7 +23,10 @@ export class TradingStateMachine {
 
   change(next: TradingState, reason: string, until: number, time: number): void {
     this.current = { state: next, reason, until, time };
-    this.logger.warn({ state: next, reason, until: until === Infinity ? 'operator' : new Date(until).toISOString() }, 'trading state changed');
+    this.logger.warn(
+      { state: next, reason, until: until === Infinity ? 'operator' : new Date(until).toISOString() },
+      'trading state changed',
+    );
     this.changes.next(this.current);
   }
 

@@ -282,4 +282,8 @@ export interface MarketTrade {
  * How a bar's close becomes a quote where there are no live quotes: the backtest's spread model, given
  * the bar, the bar before it and the direction of the last price change (1 up, -1 down).
  */
-export type BarQuoteModel = (bar: BarRecord, previous: BarRecord | undefined, direction: 1 | -1) => { bid: number; ask: number; bidSize: number; askSize: number };
+export type BarQuoteModel = (
+  bar: BarRecord,
+  previous: BarRecord | undefined,
+  direction: 1 | -1,
+) => { bid: number; ask: number; bidSize: number; askSize: number };

@@ -98,8 +98,13 @@ export class VenueBridge {
       case 'order':
         return this.onOrder(event);
       case 'account':
-        if (!event.canTrade && this.trading.current.state !== 'HALTED') this.trading.change('HALTED', 'venue reports canTrade = false', Infinity, event.time);
-        else if (event.canTrade && this.trading.current.state === 'HALTED' && this.trading.current.reason === 'venue reports canTrade = false') {
+        if (!event.canTrade && this.trading.current.state !== 'HALTED')
+          this.trading.change('HALTED', 'venue reports canTrade = false', Infinity, event.time);
+        else if (
+          event.canTrade &&
+          this.trading.current.state === 'HALTED' &&
+          this.trading.current.reason === 'venue reports canTrade = false'
+        ) {
           this.trading.change('ACTIVE', 'venue reports canTrade = true', Infinity, event.time);
         }
         return;
@@ -118,8 +123,12 @@ export class VenueBridge {
         this.book.addProvisional(update.orderId, update.contractId, update.side, reported - update.filledSize);
       }
     } else if (existing === undefined) {
-      // Orders the venue created (bracket legs), or one of ours adopted again, join the book so targets and the guard see them.
-      const trail = update.order.type === 'trailingStop' ? trackTrail(update.side, this.guard.lastPrice(update.contractId), update.order.trailPrice) : undefined;
+      // Orders the venue created (bracket legs), or one of ours adopted again, join the book so targets and the guard
+      // see them.
+      const trail =
+        update.order.type === 'trailingStop'
+          ? trackTrail(update.side, this.guard.lastPrice(update.contractId), update.order.trailPrice)
+          : undefined;
       this.book.add({
         id: update.orderId,
         strategyId: strategyOf(update.orderId),
@@ -150,7 +159,13 @@ export class VenueBridge {
       if (!TERMINAL.has(update.state)) {
         // Given up once, the strategy has decided without it since: it must not execute now.
         const cancel: Intent = { kind: 'cancel', orderId: update.orderId, id: update.orderId };
-        this.decisions.decide(strategyOf(update.orderId), cancel, undefined, { accepted: true, message: 'adopted order cancelled: its place had been given up' }, update.time);
+        this.decisions.decide(
+          strategyOf(update.orderId),
+          cancel,
+          undefined,
+          { accepted: true, message: 'adopted order cancelled: its place had been given up' },
+          update.time,
+        );
         this.venue.cancel(update.orderId);
       }
       this.keeper.watch(update.orderId, key);

@@ -20,7 +20,20 @@ export const DAY_MS = 86_400_000;
 
 /** Month codes F (January) ... Z (December). */
 export const MONTH_CODES = 'FGHJKMNQUVXZ';
-const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
 
 /** A delivery month: `month` 1 (January) to 12. */
@@ -45,7 +58,11 @@ export const expiryRuleSchema = z.discriminatedUnion('rule', [
    * Business days before a day of the month preceding delivery, taken back to a business day first
    * (crude oil: 3 business days before the 25th).
    */
-  z.strictObject({ rule: z.literal('beforeDayOfPriorMonth'), day: z.number().int().min(1).max(28), businessDays: z.number().int().nonnegative() }),
+  z.strictObject({
+    rule: z.literal('beforeDayOfPriorMonth'),
+    day: z.number().int().min(1).max(28),
+    businessDays: z.number().int().nonnegative(),
+  }),
 ]);
 export type ExpiryRule = z.infer<typeof expiryRuleSchema>;
 
@@ -174,35 +191,118 @@ export const DEFAULT_ROOTS: readonly RootSpecInput[] = Object.freeze([
   crude('CL', 'CLE', 'Crude Oil', 0.01, 10, 1.52, 500, 3),
   crude('MCL', 'MCLE', 'Micro WTI Crude Oil', 0.01, 1, 0.52, 50, 4),
   {
-    root: 'ZN', symbol: 'TYA', title: '10-Year T-Note', tickSize: 0.015625, tickValue: 15.625, feePerSide: 0.8, dayMargin: 250, group: 'Interest Rates',
-    startPrice: 112, cycle: 'HMUZ', expiry: { rule: 'beforeMonthEnd', businessDays: 7 }, rollBusinessDays: 16, listed: 3,
+    root: 'ZN',
+    symbol: 'TYA',
+    title: '10-Year T-Note',
+    tickSize: 0.015625,
+    tickValue: 15.625,
+    feePerSide: 0.8,
+    dayMargin: 250,
+    group: 'Interest Rates',
+    startPrice: 112,
+    cycle: 'HMUZ',
+    expiry: { rule: 'beforeMonthEnd', businessDays: 7 },
+    rollBusinessDays: 16,
+    listed: 3,
   },
   {
-    root: '6E', symbol: 'EU6', title: 'Euro FX', tickSize: 0.00005, tickValue: 6.25, feePerSide: 1.6, dayMargin: 250, group: 'Currencies',
-    startPrice: 1.16, cycle: 'HMUZ', expiry: { rule: 'nthWeekday', nth: 3, weekday: 'wednesday', businessDaysBefore: 2 }, rollBusinessDays: 6, listed: 4,
+    root: '6E',
+    symbol: 'EU6',
+    title: 'Euro FX',
+    tickSize: 0.00005,
+    tickValue: 6.25,
+    feePerSide: 1.6,
+    dayMargin: 250,
+    group: 'Currencies',
+    startPrice: 1.16,
+    cycle: 'HMUZ',
+    expiry: { rule: 'nthWeekday', nth: 3, weekday: 'wednesday', businessDaysBefore: 2 },
+    rollBusinessDays: 6,
+    listed: 4,
   },
 ]);
 
-function equityIndex(root: string, symbol: string, title: string, tickSize: number, tickValue: number, feePerSide: number, dayMargin: number, startPrice: number): RootSpecInput {
+function equityIndex(
+  root: string,
+  symbol: string,
+  title: string,
+  tickSize: number,
+  tickValue: number,
+  feePerSide: number,
+  dayMargin: number,
+  startPrice: number,
+): RootSpecInput {
   // Third Friday of March, June, September, December; volume moves to the next month on the Thursday
   // eight days before (six business days).
   return {
-    root, symbol, title, tickSize, tickValue, feePerSide, dayMargin, startPrice, group: 'Equity Index',
-    cycle: 'HMUZ', expiry: { rule: 'nthWeekday', nth: 3, weekday: 'friday' }, rollBusinessDays: 6, listed: 5,
+    root,
+    symbol,
+    title,
+    tickSize,
+    tickValue,
+    feePerSide,
+    dayMargin,
+    startPrice,
+    group: 'Equity Index',
+    cycle: 'HMUZ',
+    expiry: { rule: 'nthWeekday', nth: 3, weekday: 'friday' },
+    rollBusinessDays: 6,
+    listed: 5,
   };
 }
 
-function metal(root: string, symbol: string, title: string, tickSize: number, tickValue: number, feePerSide: number, dayMargin: number, startPrice: number, cycle: string): RootSpecInput {
+function metal(
+  root: string,
+  symbol: string,
+  title: string,
+  tickSize: number,
+  tickValue: number,
+  feePerSide: number,
+  dayMargin: number,
+  startPrice: number,
+  cycle: string,
+): RootSpecInput {
   return {
-    root, symbol, title, tickSize, tickValue, feePerSide, dayMargin, startPrice, group: 'Metals',
-    cycle, expiry: { rule: 'beforeMonthEnd', businessDays: 2 }, rollBusinessDays: 25, listed: 4,
+    root,
+    symbol,
+    title,
+    tickSize,
+    tickValue,
+    feePerSide,
+    dayMargin,
+    startPrice,
+    group: 'Metals',
+    cycle,
+    expiry: { rule: 'beforeMonthEnd', businessDays: 2 },
+    rollBusinessDays: 25,
+    listed: 4,
   };
 }
 
-function crude(root: string, symbol: string, title: string, tickSize: number, tickValue: number, feePerSide: number, dayMargin: number, businessDays: number): RootSpecInput {
+function crude(
+  root: string,
+  symbol: string,
+  title: string,
+  tickSize: number,
+  tickValue: number,
+  feePerSide: number,
+  dayMargin: number,
+  businessDays: number,
+): RootSpecInput {
   return {
-    root, symbol, title, tickSize, tickValue, feePerSide, dayMargin, startPrice: 60, group: 'Energy',
-    cycle: MONTH_CODES, expiry: { rule: 'beforeDayOfPriorMonth', day: 25, businessDays }, rollBusinessDays: 2, listed: 6,
+    root,
+    symbol,
+    title,
+    tickSize,
+    tickValue,
+    feePerSide,
+    dayMargin,
+    startPrice: 60,
+    group: 'Energy',
+    cycle: MONTH_CODES,
+    expiry: { rule: 'beforeDayOfPriorMonth', day: 25, businessDays },
+    rollBusinessDays: 2,
+    listed: 6,
   };
 }
 
@@ -322,7 +422,8 @@ export class ContractCalendar {
     const id = `CON.F.US.${spec.symbol}.${monthLabel(month)}`;
     let contract = this.contracts.get(id);
     if (!contract) {
-      if (!this.inCycle(spec, month)) throw new RangeError(`${spec.root} has no ${MONTH_NAMES[month.month - 1]} contract (cycle ${spec.cycle})`);
+      if (!this.inCycle(spec, month))
+        throw new RangeError(`${spec.root} has no ${MONTH_NAMES[month.month - 1]} contract (cycle ${spec.cycle})`);
       contract = {
         id,
         name: `${spec.root}${monthCode(month)}${month.year % 10}`,
@@ -373,7 +474,10 @@ export class ContractCalendar {
       const rest = /^([FGHJKMNQUVXZ])(\d{1,2})$/.exec(key.slice(spec.root.length));
       if (!rest) continue;
       const digits = rest[2]!;
-      const year = digits.length === 2 ? 2000 + Number(digits) : nearestYearEndingIn(Number(digits), new Date(on).getUTCFullYear());
+      const year =
+        digits.length === 2
+          ? 2000 + Number(digits)
+          : nearestYearEndingIn(Number(digits), new Date(on).getUTCFullYear());
       const month = { year, month: MONTH_CODES.indexOf(rest[1]!) + 1 };
       return this.inCycle(spec, month) ? this.contract(spec, month) : undefined;
     }
@@ -386,7 +490,9 @@ export class ContractCalendar {
     if (contract.expiry < day) return 'expired';
     const front = this.frontMonth(contract.spec, t);
     if (monthIndex(front) === monthIndex(contract.month)) return 'front';
-    return this.contractsOn(contract.spec, t).some((m) => monthIndex(m) === monthIndex(contract.month)) ? 'listed' : 'unlisted';
+    return this.contractsOn(contract.spec, t).some((m) => monthIndex(m) === monthIndex(contract.month))
+      ? 'listed'
+      : 'unlisted';
   }
 
   /** Every contract listed on `t`'s day, root by root in registry order, nearest month first. */

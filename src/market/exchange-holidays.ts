@@ -73,17 +73,42 @@ const early = (at: string): HolidayRule => ({ kind: 'earlyClose', at });
 
 const ALL_CLOSED = { equityIndex: CLOSED, interestRate: CLOSED, fx: CLOSED, energyMetals: CLOSED };
 /** A federal holiday on Monday to Thursday: each family halts, and all reopen at 17:00. */
-const WEEKDAY_HOLIDAY = { equityIndex: halt('12:00'), interestRate: halt('12:00'), fx: halt('16:00'), energyMetals: halt('13:30') };
+const WEEKDAY_HOLIDAY = {
+  equityIndex: halt('12:00'),
+  interestRate: halt('12:00'),
+  fx: halt('16:00'),
+  energyMetals: halt('13:30'),
+};
 /** A federal holiday on a Friday: every family halts at 12:00 and reopens on Sunday. */
-const FRIDAY_HOLIDAY = { equityIndex: halt('12:00'), interestRate: halt('12:00'), fx: halt('12:00'), energyMetals: halt('12:00') };
-const DAY_AFTER_THANKSGIVING = { equityIndex: early('12:15'), interestRate: early('12:15'), fx: early('13:45'), energyMetals: early('13:45') };
-const CHRISTMAS_EVE = { equityIndex: early('12:15'), interestRate: early('12:15'), fx: early('12:45'), energyMetals: early('12:45') };
+const FRIDAY_HOLIDAY = {
+  equityIndex: halt('12:00'),
+  interestRate: halt('12:00'),
+  fx: halt('12:00'),
+  energyMetals: halt('12:00'),
+};
+const DAY_AFTER_THANKSGIVING = {
+  equityIndex: early('12:15'),
+  interestRate: early('12:15'),
+  fx: early('13:45'),
+  energyMetals: early('13:45'),
+};
+const CHRISTMAS_EVE = {
+  equityIndex: early('12:15'),
+  interestRate: early('12:15'),
+  fx: early('12:45'),
+  energyMetals: early('12:45'),
+};
 
 export const EXCHANGE_HOLIDAYS: readonly ExchangeHoliday[] = Object.freeze([
   // ---------------------------------------------------------------- 2025
   { date: '2025-01-01', name: "New Year's Day", basis: 'read', rules: ALL_CLOSED },
   // Equities stopped at the cash open; energy, FX and metals traded as usual.
-  { date: '2025-01-09', name: 'National Day of Mourning (President Carter)', basis: 'read', rules: { equityIndex: early('08:30'), interestRate: early('12:15') } },
+  {
+    date: '2025-01-09',
+    name: 'National Day of Mourning (President Carter)',
+    basis: 'read',
+    rules: { equityIndex: early('08:30'), interestRate: early('12:15') },
+  },
   { date: '2025-01-20', name: 'Martin Luther King Jr. Day', basis: 'read', rules: WEEKDAY_HOLIDAY },
   { date: '2025-02-17', name: "Presidents' Day", basis: 'read', rules: WEEKDAY_HOLIDAY },
   { date: '2025-04-18', name: 'Good Friday', basis: 'read', rules: ALL_CLOSED },
@@ -103,7 +128,12 @@ export const EXCHANGE_HOLIDAYS: readonly ExchangeHoliday[] = Object.freeze([
   { date: '2026-02-16', name: "Presidents' Day", basis: 'read', rules: WEEKDAY_HOLIDAY },
   // The March employment report came out on Good Friday: equity, interest rate and FX futures traded a
   // short session after it; energy and metals stayed closed.
-  { date: '2026-04-03', name: 'Good Friday', basis: 'read', rules: { equityIndex: early('08:15'), interestRate: early('10:15'), fx: early('10:15'), energyMetals: CLOSED } },
+  {
+    date: '2026-04-03',
+    name: 'Good Friday',
+    basis: 'read',
+    rules: { equityIndex: early('08:15'), interestRate: early('10:15'), fx: early('10:15'), energyMetals: CLOSED },
+  },
   { date: '2026-05-25', name: 'Memorial Day', basis: 'read', rules: WEEKDAY_HOLIDAY },
   { date: '2026-06-19', name: 'Juneteenth', basis: 'read', rules: FRIDAY_HOLIDAY },
   { date: '2026-07-03', name: 'Independence Day (observed)', basis: 'read', rules: FRIDAY_HOLIDAY },

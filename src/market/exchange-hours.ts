@@ -20,9 +20,22 @@
 import { TicklineError } from '../engine/errors.ts';
 import { parseClock, ZoneClock } from '../engine/trading-day.ts';
 import { UnknownRootError } from './contract-months.ts';
-import { EXCHANGE_HOLIDAYS, HOLIDAY_COVERAGE, type ExchangeHoliday, type HolidayRule, type HoursFamily } from './exchange-holidays.ts';
+import {
+  EXCHANGE_HOLIDAYS,
+  HOLIDAY_COVERAGE,
+  type ExchangeHoliday,
+  type HolidayRule,
+  type HoursFamily,
+} from './exchange-holidays.ts';
 
-export { EXCHANGE_HOLIDAYS, HOLIDAY_COVERAGE, HOURS_FAMILIES, type ExchangeHoliday, type HolidayRule, type HoursFamily } from './exchange-holidays.ts';
+export {
+  EXCHANGE_HOLIDAYS,
+  HOLIDAY_COVERAGE,
+  HOURS_FAMILIES,
+  type ExchangeHoliday,
+  type HolidayRule,
+  type HoursFamily,
+} from './exchange-holidays.ts';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -150,7 +163,8 @@ interface Span {
 function epochDay(date: string): number {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
   const day = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) / DAY_MS : NaN;
-  if (!match || !Number.isInteger(day) || label(day) !== date) throw new ExchangeHoursError('INVALID_DATE', `expected a date as YYYY-MM-DD, got '${date}'`);
+  if (!match || !Number.isInteger(day) || label(day) !== date)
+    throw new ExchangeHoursError('INVALID_DATE', `expected a date as YYYY-MM-DD, got '${date}'`);
   return day;
 }
 
@@ -178,7 +192,11 @@ interface ParsedRule {
 /** One family's sessions: built a week at a time (Saturday to Friday, local), and the last answers. */
 class FamilySchedule {
   private readonly clock: ZoneClock;
-  private readonly sessions: readonly { readonly opens: number; readonly closes: number; readonly dayBefore: boolean }[];
+  private readonly sessions: readonly {
+    readonly opens: number;
+    readonly closes: number;
+    readonly dayBefore: boolean;
+  }[];
   private readonly weeks = new Map<number, readonly Session[]>();
   /**
    * The last two answers: nextOpen and nextClose look one span past t, so with one kept, a bar's isOpen
@@ -196,7 +214,11 @@ class FamilySchedule {
     private readonly strict: boolean,
   ) {
     this.clock = new ZoneClock(hours.timeZone);
-    this.sessions = hours.sessions.map((s) => ({ opens: parseClock(s.opens), closes: parseClock(s.closes), dayBefore: s.opensDayBefore }));
+    this.sessions = hours.sessions.map((s) => ({
+      opens: parseClock(s.opens),
+      closes: parseClock(s.closes),
+      dayBefore: s.opensDayBefore,
+    }));
     // In minutes from the trading day's midnight, sessions must be in order with a gap between each and
     // the next, the next trading day's first included: where two touched, a close would not be a close.
     const bounds = this.sessions.map((s) => [s.opens - (s.dayBefore ? 24 * 60 : 0), s.closes] as const);
@@ -204,7 +226,11 @@ class FamilySchedule {
     if (first === undefined) throw new ExchangeHoursError('INVALID_HOURS', `${family}: a trading day needs a session`);
     bounds.forEach(([opens, closes], i) => {
       const nextOpens = i + 1 < bounds.length ? bounds[i + 1]![0] : first[0] + 24 * 60;
-      if (!(opens < closes && closes < nextOpens)) throw new ExchangeHoursError('INVALID_HOURS', `${family}: sessions must be in order, open before they close, and not touch`);
+      if (!(opens < closes && closes < nextOpens))
+        throw new ExchangeHoursError(
+          'INVALID_HOURS',
+          `${family}: sessions must be in order, open before they close, and not touch`,
+        );
     });
   }
 
@@ -223,7 +249,11 @@ class FamilySchedule {
 
   rule(day: number): ParsedRule | undefined {
     if (!this.covers(day)) {
-      if (this.strict) throw new ExchangeHoursError('OUTSIDE_HOLIDAY_COVERAGE', `no holiday data for ${label(day)}: the calendar covers ${HOLIDAY_COVERAGE.first} to ${HOLIDAY_COVERAGE.last}`);
+      if (this.strict)
+        throw new ExchangeHoursError(
+          'OUTSIDE_HOLIDAY_COVERAGE',
+          `no holiday data for ${label(day)}: the calendar covers ${HOLIDAY_COVERAGE.first} to ${HOLIDAY_COVERAGE.last}`,
+        );
       return undefined;
     }
     return this.rules.get(day);
@@ -245,7 +275,8 @@ class FamilySchedule {
   }
 
   private locate(t: number): Span {
-    if (!Number.isFinite(t)) throw new ExchangeHoursError('INVALID_INSTANT', `expected an instant as epoch ms, got ${t}`);
+    if (!Number.isFinite(t))
+      throw new ExchangeHoursError('INVALID_INSTANT', `expected an instant as epoch ms, got ${t}`);
     const localDay = Math.floor(this.clock.wall(t) / DAY_MS);
     let week = this.weekOf(localDay);
     let sessions = this.week(week);
@@ -253,12 +284,20 @@ class FamilySchedule {
     while (i < sessions.length && sessions[i]!.closes <= t) i++;
     const current = sessions[i];
     if (current !== undefined && current.opens <= t) {
-      return { from: current.opens, until: current.closes, state: { open: true, tradingDay: current.day, openedAt: current.opens, closesAt: current.closes } };
+      return {
+        from: current.opens,
+        until: current.closes,
+        state: { open: true, tradingDay: current.day, openedAt: current.opens, closesAt: current.closes },
+      };
     }
     const next = current ?? this.firstAfter(week);
     let previous = sessions[i - 1];
     for (let back = 1; previous === undefined; back++) {
-      if (back > MAX_EMPTY_WEEKS) throw new ExchangeHoursError('INVALID_HOURS', `${this.family}: no session in ${MAX_EMPTY_WEEKS} weeks before ${new Date(t).toISOString()}`);
+      if (back > MAX_EMPTY_WEEKS)
+        throw new ExchangeHoursError(
+          'INVALID_HOURS',
+          `${this.family}: no session in ${MAX_EMPTY_WEEKS} weeks before ${new Date(t).toISOString()}`,
+        );
       week -= 7;
       sessions = this.week(week);
       previous = sessions[sessions.length - 1];
@@ -266,7 +305,13 @@ class FamilySchedule {
     return {
       from: previous.closes,
       until: next.opens,
-      state: { open: false, tradingDay: previous.day, closedAt: previous.closes, opensAt: next.opens, nextTradingDay: next.day },
+      state: {
+        open: false,
+        tradingDay: previous.day,
+        closedAt: previous.closes,
+        opensAt: next.opens,
+        nextTradingDay: next.day,
+      },
     };
   }
 
@@ -275,7 +320,10 @@ class FamilySchedule {
       const first = this.week(week + 7 * ahead)[0];
       if (first !== undefined) return first;
     }
-    throw new ExchangeHoursError('INVALID_HOURS', `${this.family}: no session in ${MAX_EMPTY_WEEKS} weeks after ${label(week)}`);
+    throw new ExchangeHoursError(
+      'INVALID_HOURS',
+      `${this.family}: no session in ${MAX_EMPTY_WEEKS} weeks after ${label(week)}`,
+    );
   }
 
   /** The Monday of the Saturday-to-Friday week holding a local date. */
@@ -343,17 +391,22 @@ export class ExchangeCalendar {
     this.firstDay = epochDay(HOLIDAY_COVERAGE.first);
     this.lastDay = epochDay(HOLIDAY_COVERAGE.last);
     // Weeks are built whole, so the data must cover whole Monday-to-Friday weeks.
-    if (weekday(this.firstDay) !== 1 || weekday(this.lastDay) !== 5) throw new ExchangeHoursError('INVALID_DATE', 'holiday coverage must run from a Monday to a Friday');
+    if (weekday(this.firstDay) !== 1 || weekday(this.lastDay) !== 5)
+      throw new ExchangeHoursError('INVALID_DATE', 'holiday coverage must run from a Monday to a Friday');
     const rules = new Map<HoursFamily, Map<number, ParsedRule>>();
     const seen = new Set<number>();
     for (const holiday of EXCHANGE_HOLIDAYS) {
       const day = epochDay(holiday.date);
       if (seen.has(day)) throw new ExchangeHoursError('INVALID_DATE', `two holidays on ${holiday.date}`);
-      if (day < this.firstDay || day > this.lastDay || isWeekend(day)) throw new ExchangeHoursError('INVALID_DATE', `holiday ${holiday.date} is not a weekday of the covered years`);
+      if (day < this.firstDay || day > this.lastDay || isWeekend(day))
+        throw new ExchangeHoursError('INVALID_DATE', `holiday ${holiday.date} is not a weekday of the covered years`);
       seen.add(day);
       for (const [family, rule] of Object.entries(holiday.rules) as [HoursFamily, HolidayRule][]) {
         let byDay = rules.get(family);
-        if (!byDay) rules.set(family, (byDay = new Map()));
+        if (!byDay) {
+          byDay = new Map();
+          rules.set(family, byDay);
+        }
         byDay.set(day, { rule, holiday, cut: rule.kind === 'closed' ? 0 : parseClock(rule.at) });
       }
     }
@@ -363,7 +416,14 @@ export class ExchangeCalendar {
       if (!schedule) {
         const hours = FAMILY_HOURS[family];
         if (!hours) throw new ExchangeHoursError('INVALID_HOURS', `root ${root}: unknown hours family '${family}'`);
-        schedule = new FamilySchedule(family, hours, rules.get(family) ?? new Map(), this.firstDay, this.lastDay, this.strict);
+        schedule = new FamilySchedule(
+          family,
+          hours,
+          rules.get(family) ?? new Map(),
+          this.firstDay,
+          this.lastDay,
+          this.strict,
+        );
         this.families.set(family, schedule);
       }
       this.byRoot.set(root.toUpperCase(), schedule);
@@ -458,7 +518,10 @@ export class ExchangeCalendar {
 
   private schedule(root: string): FamilySchedule {
     const schedule = this.byRoot.get(root) ?? this.byRoot.get(root.toUpperCase());
-    if (!schedule) throw new UnknownRootError(`unknown root "${root}" for exchange hours; known: ${[...this.byRoot.keys()].join(', ')}`);
+    if (!schedule)
+      throw new UnknownRootError(
+        `unknown root "${root}" for exchange hours; known: ${[...this.byRoot.keys()].join(', ')}`,
+      );
     return schedule;
   }
 }

@@ -78,7 +78,10 @@ export interface PartFill {
 
 export function spreadTicks(model: SpreadModel, previous: BarFacts): number {
   if (model.type === 'fixed') return model.ticks;
-  const widened = model.minTicks + Math.floor((previous.high - previous.low) / model.rangeTicksPerTick) + (previous.volume < model.thinVolume ? model.thinTicks : 0);
+  const widened =
+    model.minTicks +
+    Math.floor((previous.high - previous.low) / model.rangeTicksPerTick) +
+    (previous.volume < model.thinVolume ? model.thinTicks : 0);
   return Math.min(model.maxTicks, Math.max(model.minTicks, widened));
 }
 
@@ -88,7 +91,9 @@ export function levelSize(book: BookModel, previous: BarFacts): number {
 
 /** The quote around a last trade at `last` that moved in `direction` (0 reads as up). */
 export function quoteAround(last: number, direction: number, spread: number, size: number): Quote {
-  return direction < 0 ? { bid: last, ask: last + spread, bidSize: size, askSize: size } : { bid: last - spread, ask: last, bidSize: size, askSize: size };
+  return direction < 0
+    ? { bid: last, ask: last + spread, bidSize: size, askSize: size }
+    : { bid: last - spread, ask: last, bidSize: size, askSize: size };
 }
 
 export function quoteOf(fills: TouchFills, last: number, direction: number, previous: BarFacts): Quote {
@@ -106,7 +111,13 @@ export function touch(quote: Quote, sign: 1 | -1): number {
  * within the limit. With them it walks the book one level (one tick, `levelSize` contracts) at a time, as
  * far as the limit allows: what is left rests.
  */
-export function takeLiquidity(quote: Quote, sign: 1 | -1, size: number, limit: number | undefined, partialFills: boolean): PartFill[] {
+export function takeLiquidity(
+  quote: Quote,
+  sign: 1 | -1,
+  size: number,
+  limit: number | undefined,
+  partialFills: boolean,
+): PartFill[] {
   const first = touch(quote, sign);
   if (limit !== undefined && sign * first > sign * limit) return [];
   if (!partialFills) return [{ price: first, size }];
@@ -152,7 +163,13 @@ export function queueAhead(quote: Quote, sign: 1 | -1, limit: number): number {
  * size ahead first; partial fills cap a touch at one level's size. Trading through a limit fills it whole
  * and is not decided here.
  */
-export function touchFill(fills: TouchFills, remaining: number, ahead: number, bar: BarFacts, previous: BarFacts): { size: number; ahead: number } {
+export function touchFill(
+  fills: TouchFills,
+  remaining: number,
+  ahead: number,
+  bar: BarFacts,
+  previous: BarFacts,
+): { size: number; ahead: number } {
   let available = Number.POSITIVE_INFINITY;
   let stillAhead = ahead;
   if (fills.queue) {

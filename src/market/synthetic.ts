@@ -38,7 +38,12 @@ const VOLUME_BY_MINUTE = new Float64Array(MINUTES_PER_DAY);
   };
   for (let m = 0; m < MINUTES_PER_DAY; m++) {
     const usSession = m >= 13 * 60 + 30 && m < 20 * 60 ? 0.6 : 0;
-    const shape = 0.25 + usSession + 1.6 * bump(m, 13 * 60 + 40, 35) + 1.1 * bump(m, 19 * 60 + 50, 30) + 0.4 * bump(m, 7 * 60 + 5, 40);
+    const shape =
+      0.25 +
+      usSession +
+      1.6 * bump(m, 13 * 60 + 40, 35) +
+      1.1 * bump(m, 19 * 60 + 50, 30) +
+      0.4 * bump(m, 7 * 60 + 5, 40);
     VOLATILITY_BY_MINUTE[m] = shape;
     VOLUME_BY_MINUTE[m] = shape * shape;
   }
@@ -59,7 +64,14 @@ export function minuteSigmaTicks(priceTicks: number): number {
  */
 export function syntheticSpreadModel(startPrice: number, tickSize: number): SpreadModel {
   const sigma = minuteSigmaTicks(Math.max(1, Math.round(startPrice / tickSize)));
-  return { type: 'volatility', minTicks: 1, maxTicks: 4, rangeTicksPerTick: Math.max(4, Math.round(4 * sigma)), thinVolume: BASE_VOLUME / 5, thinTicks: 1 };
+  return {
+    type: 'volatility',
+    minTicks: 1,
+    maxTicks: 4,
+    rangeTicksPerTick: Math.max(4, Math.round(4 * sigma)),
+    thinVolume: BASE_VOLUME / 5,
+    thinTicks: 1,
+  };
 }
 
 export function generateBars(options: GenerateBarsOptions): BarColumns {

@@ -4,7 +4,34 @@
  * without the adapter importing upward.
  */
 export * from '../adapters/backtest/index.ts';
-export { METRICS, SweepError, gridCombinations, rank, runJob, runSweep, splitHistory, summarize, type Grid, type Job, type JobResult, type Metric, type RunSummary, type SweepContext, type SweepOptions } from './grid-sweep.ts';
+export {
+  METRICS,
+  SweepError,
+  gridCombinations,
+  rank,
+  runJob,
+  runSweep,
+  splitHistory,
+  summarize,
+  type Grid,
+  type Job,
+  type JobResult,
+  type Metric,
+  type RunSummary,
+  type SweepContext,
+  type SweepOptions,
+} from './grid-sweep.ts';
 export { SweepPool } from './sweep-pool.ts';
 export { SEARCHES, runSearch, search, type SearchMethod, type SweepSearchOptions } from './search.ts';
-export { WINDOW_MODES, WalkForwardError, runWalkForward, walkForwardFolds, type Fold, type FoldPlan, type FoldResult, type WalkForwardOptions, type WalkForwardResult, type WindowMode } from './walk-forward.ts';
+export {
+  WINDOW_MODES,
+  WalkForwardError,
+  runWalkForward,
+  walkForwardFolds,
+  type Fold,
+  type FoldPlan,
+  type FoldResult,
+  type WalkForwardOptions,
+  type WalkForwardResult,
+  type WindowMode,
+} from './walk-forward.ts';

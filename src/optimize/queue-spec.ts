@@ -25,7 +25,10 @@ export const SweepSpec = z.strictObject({
   /** sha256 of the history's columns, after aggregation to the config's timeframe. */
   barsHash: z.string().regex(/^[0-9a-f]{64}$/),
   /** sha256 of the strategy file (null for a built-in strategy). */
-  strategyHash: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  strategyHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   jobs: z.array(SweepJob).min(1),
 });
 export type SweepSpec = z.infer<typeof SweepSpec>;
@@ -58,7 +61,11 @@ export type StoredSweep = z.infer<typeof StoredSweep>;
 /** JSON with object keys sorted, so equal values hash alike whatever order their keys were built in. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
   );
 }
 

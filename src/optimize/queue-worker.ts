@@ -88,7 +88,10 @@ export async function startSweepWorker(redis: Redis, options: SweepWorkerOptions
   // A job that failed for the last time is reported with its error, once.
   worker.on('failed', (job, error) => {
     if (job === undefined || job.id === undefined) return;
-    const final = error instanceof UnrecoverableError || error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    const final =
+      error instanceof UnrecoverableError ||
+      error.name === 'UnrecoverableError' ||
+      job.attemptsMade >= (job.opts.attempts ?? 1);
     if (!final) return;
     const parsed = JobData.safeParse(job.data);
     if (!parsed.success) return;
@@ -119,14 +122,24 @@ async function prepareSweep(redis: Redis, id: string, compiled: CompiledStrategy
  * The sweep's bars as this machine loads them and its strategy from the bundle stored with it, both checked
  * against the hashes it was enqueued with. The strategy file need not exist here: the bundle is what runs.
  */
-export async function loadSweepContext(spec: SweepSpec, id: string, storedBundle: (hash: string) => Promise<string | null>, compiled: CompiledStrategy[]): Promise<SweepContext> {
+export async function loadSweepContext(
+  spec: SweepSpec,
+  id: string,
+  storedBundle: (hash: string) => Promise<string | null>,
+  compiled: CompiledStrategy[],
+): Promise<SweepContext> {
   let config = configFromWire(spec.config);
   if (spec.strategyHash !== null) {
     const code = await storedBundle(spec.strategyHash);
-    if (code === null) throw new SweepDataMismatchError(`sweep ${id}: no strategy bundle ${spec.strategyHash.slice(0, 12)} on the queue`);
+    if (code === null)
+      throw new SweepDataMismatchError(
+        `sweep ${id}: no strategy bundle ${spec.strategyHash.slice(0, 12)} on the queue`,
+      );
     const actual = contentHash(code);
     if (actual !== spec.strategyHash) {
-      throw new SweepDataMismatchError(`sweep ${id}: the strategy bundle of ${config.strategy.name} on the queue has sha256 ${actual.slice(0, 12)}, the sweep was enqueued with ${spec.strategyHash.slice(0, 12)}`);
+      throw new SweepDataMismatchError(
+        `sweep ${id}: the strategy bundle of ${config.strategy.name} on the queue has sha256 ${actual.slice(0, 12)}, the sweep was enqueued with ${spec.strategyHash.slice(0, 12)}`,
+      );
     }
     const module = await compileBundle(code, `strategy-${actual.slice(0, 12)}`);
     compiled.push(module);
@@ -135,7 +148,9 @@ export async function loadSweepContext(spec: SweepSpec, id: string, storedBundle
   const history = await sweepHistory(config);
   const actual = barsHash(history.bars);
   if (actual !== spec.barsHash) {
-    throw new SweepDataMismatchError(`sweep ${id}: the bars of ${history.description} have sha256 ${actual.slice(0, 12)}, the sweep was enqueued with ${spec.barsHash.slice(0, 12)}`);
+    throw new SweepDataMismatchError(
+      `sweep ${id}: the bars of ${history.description} have sha256 ${actual.slice(0, 12)}, the sweep was enqueued with ${spec.barsHash.slice(0, 12)}`,
+    );
   }
   return { config, name: spec.name, samples: sweepSamples(history, spec.walkForward) };
 }
@@ -145,7 +160,10 @@ export async function sweepHistory(config: SweepContext['config']): Promise<Hist
   const history = await loadHistory(config, configuredContract(config));
   if (timeframeLabel(history.timeframe) === timeframeLabel(config.timeframe)) return history;
   // As executeBacktest does: no aggregated bar may hold two contract months.
-  const aligned = history.segments !== undefined && history.segments.length > 1 ? alignToBuckets(history.bars, history.segments, config.timeframe) : undefined;
+  const aligned =
+    history.segments !== undefined && history.segments.length > 1
+      ? alignToBuckets(history.bars, history.segments, config.timeframe)
+      : undefined;
   const source = aligned === undefined ? history : { ...history, bars: aligned.bars, segments: aligned.segments };
   return { ...source, bars: aggregate(source.bars, config.timeframe), timeframe: config.timeframe };
 }
@@ -160,4 +178,3 @@ export function sweepSamples(history: History, walkForward: number | null): Swee
     out: { ...history, bars: outSample, description: `${history.description} (out-of-sample)` },
   };
 }
-

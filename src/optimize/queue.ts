@@ -7,7 +7,7 @@
  *   tickline:sweep:<id>:cancelled  set by `sweep cancel`
  *   tickline:strategy:<sha256>     a strategy file's bundle (compile.ts), written once, named by its hash
  */
-import { Queue, QueueEvents } from 'bullmq';
+import { type Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { registerSecret } from '../engine/secrets.ts';
@@ -99,8 +99,10 @@ export function checkQueueUrl(url: string): string {
     registerSecret(parsed.password);
     registerSecret(decodeURIComponent(parsed.password));
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new QueueUrlError(`--queue must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
-  if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d+$/.test(parsed.pathname)) throw new QueueUrlError(`--queue ${redactUrl(url)}: the path is a database number (/0, /1, ...)`);
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new QueueUrlError(`--queue must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
+  if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d+$/.test(parsed.pathname))
+    throw new QueueUrlError(`--queue ${redactUrl(url)}: the path is a database number (/0, /1, ...)`);
   return url;
 }
 
@@ -110,7 +112,13 @@ export function checkQueueUrl(url: string): string {
  */
 export async function connectQueue(url: string): Promise<Redis> {
   checkQueueUrl(url);
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 5_000, enableOfflineQueue: false });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 5_000,
+    enableOfflineQueue: false,
+  });
   probe.on('error', () => undefined);
   try {
     await probe.connect();
@@ -148,12 +156,21 @@ export async function readSweep(redis: Redis, id: string): Promise<StoredSweep> 
  * Store the sweep (once) and add its jobs under their deterministic ids. BullMQ ignores an add whose id is
  * already in the queue; a job already answered is not added, so a second enqueue runs nothing again.
  */
-export async function enqueueSweep(redis: Redis, queue: Queue, spec: SweepSpec, view: SweepView, options: EnqueueOptions = {}): Promise<Enqueued> {
+export async function enqueueSweep(
+  redis: Redis,
+  queue: Queue,
+  spec: SweepSpec,
+  view: SweepView,
+  options: EnqueueOptions = {},
+): Promise<Enqueued> {
   const id = sweepId(spec);
   const bundle = options.bundle ?? null;
   if (bundle !== null) {
     const hash = contentHash(bundle);
-    if (hash !== spec.strategyHash) throw new StrategyBundleError(`sweep ${id}: the strategy bundle has sha256 ${hash.slice(0, 12)}, the sweep names ${spec.strategyHash?.slice(0, 12) ?? 'no strategy file'}`);
+    if (hash !== spec.strategyHash)
+      throw new StrategyBundleError(
+        `sweep ${id}: the strategy bundle has sha256 ${hash.slice(0, 12)}, the sweep names ${spec.strategyHash?.slice(0, 12) ?? 'no strategy file'}`,
+      );
     // Before the sweep: a worker that meets the sweep finds its strategy.
     await redis.set(strategyKey(hash), bundle, 'NX');
   }
@@ -218,7 +235,8 @@ export async function sweepStatus(redis: Redis, queue: Queue, id: string): Promi
     total: spec.jobs.length,
     done: results.filter((r) => r !== undefined).length,
     failed: results.filter((r) => r?.error !== undefined).length,
-    waiting: states.filter((s) => s === 'waiting' || s === 'delayed' || s === 'prioritized' || s === 'waiting-children').length,
+    waiting: states.filter((s) => s === 'waiting' || s === 'delayed' || s === 'prioritized' || s === 'waiting-children')
+      .length,
     active: states.filter((s) => s === 'active').length,
     cancelled: (await redis.exists(cancelledKey(id))) === 1,
   };
@@ -249,7 +267,13 @@ export async function cancelSweep(redis: Redis, queue: Queue, id: string): Promi
  * Wait until every job of the sweep has a result, calling `onProgress` as the queue reports completions
  * (`total` counts distinct parameter sets: two jobs with the same parameters share one run).
  */
-export async function collectResults(redis: Redis, url: string, id: string, spec: SweepSpec, onProgress: (done: number, total: number) => void): Promise<JobResult[]> {
+export async function collectResults(
+  redis: Redis,
+  url: string,
+  id: string,
+  spec: SweepSpec,
+  onProgress: (done: number, total: number) => void,
+): Promise<JobResult[]> {
   // QueueEvents blocks on its connection, so it has its own (BullMQ leaves a given connection open).
   const subscriber = new Redis(url, { maxRetriesPerRequest: null });
   subscriber.on('error', () => undefined);
@@ -274,7 +298,8 @@ export async function collectResults(redis: Redis, url: string, id: string, spec
       const done = await redis.hlen(resultsKey(id));
       onProgress(done, byId.size);
       if (done >= byId.size) return (await readResults(redis, id, spec)) as JobResult[];
-      if ((await redis.exists(cancelledKey(id))) === 1) throw new SweepCancelledError(`sweep ${id} was cancelled with ${done} of ${byId.size} runs done`);
+      if ((await redis.exists(cancelledKey(id))) === 1)
+        throw new SweepCancelledError(`sweep ${id} was cancelled with ${done} of ${byId.size} runs done`);
       // Events wake the loop; the timer covers a completion that happened before the subscription.
       await Promise.race([next, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     }

@@ -4,7 +4,17 @@
  * and the rest sparse. Both only ever propose points of the space (every value one of the listed ones),
  * never the same point twice, and give the same points for the same seed and results.
  */
-import { metricScore, runSweep, sharedContext, type Grid, type Job, type JobResult, type Metric, type SweepContext, type SweepOptions } from './grid-sweep.ts';
+import {
+  metricScore,
+  runSweep,
+  sharedContext,
+  type Grid,
+  type Job,
+  type JobResult,
+  type Metric,
+  type SweepContext,
+  type SweepOptions,
+} from './grid-sweep.ts';
 import { SweepPool } from './sweep-pool.ts';
 import { SEARCHES } from '../adapters/backtest/backtest-config.ts';
 import { seededRandom } from '../engine/random.ts';
@@ -30,7 +40,12 @@ function pointKey(point: PointIndex): string {
 }
 
 /** `count` distinct points drawn uniformly (all of them when the space is no larger). */
-export function randomPoints(grid: Grid, count: number, random: () => number, taken: Set<string> = new Set()): PointIndex[] {
+export function randomPoints(
+  grid: Grid,
+  count: number,
+  random: () => number,
+  taken: Set<string> = new Set(),
+): PointIndex[] {
   const sizes = Object.values(grid).map((v) => v.length);
   const total = spaceSize(grid);
   const wanted = Math.min(count, total - taken.size);
@@ -93,14 +108,31 @@ export interface TpeOptions {
  * from l, the best l/g ratio not yet run wins. Values are treated as ordered (neighbours share density),
  * which suits numeric parameters and does no harm to a list of names.
  */
-export function tpeProposals(grid: Grid, observations: readonly Observation[], count: number, random: () => number, taken: Set<string>, options: TpeOptions = {}): PointIndex[] {
+export function tpeProposals(
+  grid: Grid,
+  observations: readonly Observation[],
+  count: number,
+  random: () => number,
+  taken: Set<string>,
+  options: TpeOptions = {},
+): PointIndex[] {
   const sizes = Object.values(grid).map((v) => v.length);
   const ranked = [...observations].sort((a, b) => b.score - a.score);
   const goodCount = Math.max(1, Math.ceil((options.gamma ?? 0.25) * ranked.length));
   const good = ranked.slice(0, goodCount);
   const bad = ranked.slice(goodCount);
-  const l = sizes.map((m, d) => parzen(m, good.map((o) => o.point[d]!)));
-  const g = sizes.map((m, d) => parzen(m, bad.map((o) => o.point[d]!)));
+  const l = sizes.map((m, d) =>
+    parzen(
+      m,
+      good.map((o) => o.point[d]!),
+    ),
+  );
+  const g = sizes.map((m, d) =>
+    parzen(
+      m,
+      bad.map((o) => o.point[d]!),
+    ),
+  );
   const proposals: PointIndex[] = [];
   const candidates = options.candidates ?? 24;
   while (proposals.length < count && taken.size < spaceSize(grid)) {
@@ -124,7 +156,7 @@ export function tpeProposals(grid: Grid, observations: readonly Observation[], c
 function parzen(m: number, indices: readonly number[]): Float64Array {
   const density = new Float64Array(m).fill(1 / m);
   // Wider kernels with few observations, narrower as they accumulate (Scott's rule, at least one step).
-  const width = Math.max(1, (m / 4) * Math.pow(Math.max(1, indices.length), -0.2));
+  const width = Math.max(1, (m / 4) * Math.max(1, indices.length) ** -0.2);
   for (const centre of indices) {
     let total = 0;
     const kernel = new Float64Array(m);
@@ -160,13 +192,19 @@ export interface SearchOptions {
  * Drive a search: `evaluate` runs a batch of points and gives their scores (larger better), in order.
  * Returns every observation in the order run.
  */
-export async function search(grid: Grid, options: SearchOptions, evaluate: (points: readonly PointIndex[]) => Promise<readonly number[]>): Promise<Observation[]> {
+export async function search(
+  grid: Grid,
+  options: SearchOptions,
+  evaluate: (points: readonly PointIndex[]) => Promise<readonly number[]>,
+): Promise<Observation[]> {
   const random = seededRandom(options.seed);
   const taken = new Set<string>();
   const observations: Observation[] = [];
   const run = async (points: readonly PointIndex[]) => {
     const scores = await evaluate(points);
-    points.forEach((point, k) => observations.push({ point, score: scores[k]! }));
+    points.forEach((point, k) => {
+      observations.push({ point, score: scores[k]! });
+    });
   };
   const sizes = Object.values(grid).map((v) => v.length);
   if (options.method === 'grid') {
@@ -188,7 +226,9 @@ export async function search(grid: Grid, options: SearchOptions, evaluate: (poin
 
 /** The parameter sets a random search of `trials` points with `seed` runs, in the order it runs them. */
 export function randomSearchParams(grid: Grid, trials: number, seed: number): Record<string, unknown>[] {
-  return randomPoints(grid, Math.min(trials, spaceSize(grid)), seededRandom(seed)).map((point) => pointParams(grid, point));
+  return randomPoints(grid, Math.min(trials, spaceSize(grid)), seededRandom(seed)).map((point) =>
+    pointParams(grid, point),
+  );
 }
 
 /**
@@ -211,7 +251,12 @@ export interface SweepSearchOptions {
  * (started once, the strategy compiled once), scored by the metric. Results in the order run, `index`
  * counting from 0.
  */
-export async function runSearch(context: SweepContext, grid: Grid, options: SweepSearchOptions, sweep: Omit<SweepOptions, 'onResult'> & { readonly onResult?: (result: JobResult, done: number) => void } = {}): Promise<JobResult[]> {
+export async function runSearch(
+  context: SweepContext,
+  grid: Grid,
+  options: SweepSearchOptions,
+  sweep: Omit<SweepOptions, 'onResult'> & { readonly onResult?: (result: JobResult, done: number) => void } = {},
+): Promise<JobResult[]> {
   const lanes = Math.max(1, sweep.workers ?? 1);
   const ownPool = sweep.pool === undefined && lanes > 1 ? new SweepPool(lanes) : undefined;
   const pool = sweep.pool ?? ownPool;
@@ -219,16 +264,24 @@ export async function runSearch(context: SweepContext, grid: Grid, options: Swee
   // Into shared memory once, not once a batch.
   const sweepContext = lanes > 1 ? sharedContext(context) : context;
   try {
-    await search(grid, { method: options.method, trials: options.trials, seed: options.seed, batch: SEARCH_BATCH }, async (points) => {
-      const jobs: Job[] = points.map((point, k) => ({ index: results.length + k, params: pointParams(grid, point), sample: options.sample }));
-      const batch = await runSweep(sweepContext, jobs, {
-        ...sweep,
-        ...(pool ? { pool } : {}),
-        onResult: (result) => sweep.onResult?.(result, results.length + 1),
-      });
-      results.push(...batch);
-      return batch.map((r) => metricScore(r, options.metric));
-    });
+    await search(
+      grid,
+      { method: options.method, trials: options.trials, seed: options.seed, batch: SEARCH_BATCH },
+      async (points) => {
+        const jobs: Job[] = points.map((point, k) => ({
+          index: results.length + k,
+          params: pointParams(grid, point),
+          sample: options.sample,
+        }));
+        const batch = await runSweep(sweepContext, jobs, {
+          ...sweep,
+          ...(pool ? { pool } : {}),
+          onResult: (result) => sweep.onResult?.(result, results.length + 1),
+        });
+        results.push(...batch);
+        return batch.map((r) => metricScore(r, options.metric));
+      },
+    );
   } finally {
     await ownPool?.close();
   }

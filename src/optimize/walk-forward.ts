@@ -9,7 +9,7 @@ import type { BarColumns } from '../engine/types.ts';
 import { parseParams, warmupBars } from '../engine/strategy.ts';
 import { computeStatistics } from '../report/statistics.ts';
 import type { ClosedTrade, EquityCurve, ReportInput, Statistics } from '../report/report-types.ts';
-import { type History } from '../adapters/backtest/definition-run.ts';
+import type { History } from '../adapters/backtest/definition-run.ts';
 import { executeBacktest } from '../adapters/backtest/execute.ts';
 import { rank, shareColumns, type Grid, type JobResult, type Metric, type SweepContext } from './grid-sweep.ts';
 import { runSearch, type SearchMethod } from './search.ts';
@@ -49,10 +49,17 @@ export class WalkForwardError extends TicklineError {
  * its test window starts.
  */
 export function walkForwardFolds(bars: number, plan: FoldPlan): Fold[] {
-  if (!Number.isInteger(plan.folds) || plan.folds < 1) throw new WalkForwardError(`folds must be a positive whole number (${plan.folds})`);
-  if (!Number.isInteger(plan.trainWindows) || plan.trainWindows < 1) throw new WalkForwardError(`the training window must be a positive whole number of test windows (${plan.trainWindows})`);
+  if (!Number.isInteger(plan.folds) || plan.folds < 1)
+    throw new WalkForwardError(`folds must be a positive whole number (${plan.folds})`);
+  if (!Number.isInteger(plan.trainWindows) || plan.trainWindows < 1)
+    throw new WalkForwardError(
+      `the training window must be a positive whole number of test windows (${plan.trainWindows})`,
+    );
   const window = Math.floor(bars / (plan.folds + plan.trainWindows));
-  if (window < 1) throw new WalkForwardError(`${bars} bars are too few for ${plan.folds} folds with training windows of ${plan.trainWindows}`);
+  if (window < 1)
+    throw new WalkForwardError(
+      `${bars} bars are too few for ${plan.folds} folds with training windows of ${plan.trainWindows}`,
+    );
   return Array.from({ length: plan.folds }, (_, i) => {
     const testStart = (plan.trainWindows + i) * window;
     const testEnd = i === plan.folds - 1 ? bars : testStart + window;
@@ -94,23 +101,44 @@ export interface WalkForwardResult {
 }
 
 /** Run the walk-forward of `history`; the searches share one warm pool. */
-export async function runWalkForward(context: Omit<SweepContext, 'samples'>, history: History, grid: Grid, options: WalkForwardOptions): Promise<WalkForwardResult> {
+export async function runWalkForward(
+  context: Omit<SweepContext, 'samples'>,
+  history: History,
+  grid: Grid,
+  options: WalkForwardOptions,
+): Promise<WalkForwardResult> {
   const folds = walkForwardFolds(history.bars.time.length, options.plan);
   // Into shared memory once: every fold's training window is then a view of it, never copied.
-  if (options.workers > 1 && !(history.bars.time.buffer instanceof SharedArrayBuffer)) history = { ...history, bars: shareColumns(history.bars) };
+  if (options.workers > 1 && !(history.bars.time.buffer instanceof SharedArrayBuffer))
+    history = { ...history, bars: shareColumns(history.bars) };
   const ownPool = options.pool === undefined && options.workers > 1 ? new SweepPool(options.workers) : undefined;
   const pool = options.pool ?? ownPool;
   const results: FoldResult[] = [];
   const tests: ReportInput[] = [];
   try {
     for (const fold of folds) {
-      const train: History = { ...history, bars: sliceByIndex(history.bars, fold.train[0], fold.train[1]), description: `${history.description} (fold ${fold.index + 1} training)` };
+      const train: History = {
+        ...history,
+        bars: sliceByIndex(history.bars, fold.train[0], fold.train[1]),
+        description: `${history.description} (fold ${fold.index + 1} training)`,
+      };
       const training = rank(
-        await runSearch({ ...context, samples: { all: undefined, in: train, out: undefined } }, grid, { method: options.method, trials: options.trials, seed: options.seed + fold.index, metric: options.metric, sample: 'in' }, {
-          workers: options.workers,
-          ...(pool ? { pool } : {}),
-          ...(options.onResult ? { onResult: options.onResult } : {}),
-        }),
+        await runSearch(
+          { ...context, samples: { all: undefined, in: train, out: undefined } },
+          grid,
+          {
+            method: options.method,
+            trials: options.trials,
+            seed: options.seed + fold.index,
+            metric: options.metric,
+            sample: 'in',
+          },
+          {
+            workers: options.workers,
+            ...(pool ? { pool } : {}),
+            ...(options.onResult ? { onResult: options.onResult } : {}),
+          },
+        ),
         options.metric,
       );
       const best = training[0];
@@ -120,12 +148,19 @@ export async function runWalkForward(context: Omit<SweepContext, 'samples'>, his
       }
       const outcome = await testRun(context, history, fold, best.params);
       tests.push(outcome.report);
-      results.push({ fold, training, chosen: best.params, test: outcome.statistics, orderListHash: outcome.orderListHash });
+      results.push({
+        fold,
+        training,
+        chosen: best.params,
+        test: outcome.statistics,
+        orderListHash: outcome.orderListHash,
+      });
     }
   } finally {
     await ownPool?.close();
   }
-  if (tests.length === 0) throw new WalkForwardError(`no fold's training window gave a run with a ${options.metric}: nothing to test`);
+  if (tests.length === 0)
+    throw new WalkForwardError(`no fold's training window gave a run with a ${options.metric}: nothing to test`);
   const stitched = stitch(tests);
   return { folds: results, equity: stitched.equity, trades: stitched.trades, statistics: computeStatistics(stitched) };
 }
@@ -135,13 +170,25 @@ export async function runWalkForward(context: Omit<SweepContext, 'samples'>, his
  * part of the run (its indicators start warm, as they would have in trading), but the runner places no
  * order during them, and the curve and trades kept start at the window.
  */
-async function testRun(context: Omit<SweepContext, 'samples'>, history: History, fold: Fold, params: Readonly<Record<string, unknown>>): Promise<{ report: ReportInput; statistics: Statistics; orderListHash: string }> {
-  const config = { ...context.config, strategy: { ...context.config.strategy, params: { ...context.config.strategy.params, ...params } } };
+async function testRun(
+  context: Omit<SweepContext, 'samples'>,
+  history: History,
+  fold: Fold,
+  params: Readonly<Record<string, unknown>>,
+): Promise<{ report: ReportInput; statistics: Statistics; orderListHash: string }> {
+  const config = {
+    ...context.config,
+    strategy: { ...context.config.strategy, params: { ...context.config.strategy.params, ...params } },
+  };
   const strategy = await loadStrategy(config.strategy.name);
   const warmup = warmupBars(strategy, parseParams(strategy, config.strategy.params));
   const from = Math.max(0, fold.test[0] - warmup);
   const bars = sliceByIndex(history.bars, from, fold.test[1]);
-  const outcome = await executeBacktest(config, context.name, { strategy, history: { ...history, bars, description: `${history.description} (fold ${fold.index + 1} test)` }, overlays: false });
+  const outcome = await executeBacktest(config, context.name, {
+    strategy,
+    history: { ...history, bars, description: `${history.description} (fold ${fold.index + 1} test)` },
+    overlays: false,
+  });
   if (outcome.result.failure !== undefined) throw outcome.result.failure;
   const report = trimToWindow(outcome.report, history.bars.time[fold.test[0]]!);
   return { report, statistics: computeStatistics(report), orderListHash: outcome.result.orderListHash };
@@ -154,7 +201,10 @@ function trimToWindow(report: ReportInput, start: number): ReportInput {
   return {
     ...report,
     bars: sliceByIndex(report.bars as BarColumns, barFrom, report.bars.time.length),
-    equity: { time: Array.from(report.equity.time).slice(equityFrom), equity: Array.from(report.equity.equity).slice(equityFrom) },
+    equity: {
+      time: Array.from(report.equity.time).slice(equityFrom),
+      equity: Array.from(report.equity.equity).slice(equityFrom),
+    },
     trades: report.trades.filter((t) => t.entryTime >= start),
   };
 }
@@ -186,5 +236,13 @@ function stitch(reports: readonly ReportInput[]): ReportInput {
     }
     if (n > 0) carried += report.equity.equity[n - 1]! - report.startingBalance;
   }
-  return { ...first, bars, equity: { time, equity }, trades: reports.flatMap((r) => r.trades), violations: reports.flatMap((r) => r.violations), decisions: [], overlays: [] };
+  return {
+    ...first,
+    bars,
+    equity: { time, equity },
+    trades: reports.flatMap((r) => r.trades),
+    violations: reports.flatMap((r) => r.violations),
+    decisions: [],
+    overlays: [],
+  };
 }

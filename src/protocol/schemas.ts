@@ -351,9 +351,7 @@ export type DayStatistics = z.infer<typeof DayStatistics>;
 export const DailyStatistics = DayStatistics.extend({
   tradeDay: DateTime,
   balance: Decimal,
-  products: z.array(
-    z.object({ tradeDay: DateTime, symbolId: z.string(), totalTradedContracts: Int }),
-  ),
+  products: z.array(z.object({ tradeDay: DateTime, symbolId: z.string(), totalTradedContracts: Int })),
 });
 export type DailyStatistics = z.infer<typeof DailyStatistics>;
 

@@ -93,7 +93,11 @@ function candleOf(input: ReportInput, k: number, t: number): number {
   return Math.floor(lastAtOrBefore(input.bars.time, t) / k);
 }
 
-function equityColumns(input: ReportInput, candleCount: number, k: number): { equity: (number | null)[]; drawdown: (number | null)[] } {
+function equityColumns(
+  input: ReportInput,
+  candleCount: number,
+  k: number,
+): { equity: (number | null)[]; drawdown: (number | null)[] } {
   const equity: (number | null)[] = new Array(candleCount).fill(null);
   const drawdown: (number | null)[] = new Array(candleCount).fill(null);
   if (candleCount === 0) return { equity, drawdown };
@@ -142,15 +146,32 @@ function overlays(input: ReportInput, grid: PriceGrid, k: number, candleCount: n
 }
 
 /** Each drawn trade gives two markers: its entry (on the side of the trade) and its exit (the other side). */
-function tradeMarkers(input: ReportInput, grid: PriceGrid, candleTime: (t: number) => number, maxMarkers: number): { markers: MarkerData[]; drawn: number } {
+function tradeMarkers(
+  input: ReportInput,
+  grid: PriceGrid,
+  candleTime: (t: number) => number,
+  maxMarkers: number,
+): { markers: MarkerData[]; drawn: number } {
   const stride = Math.max(1, Math.ceil((input.trades.length * 2) / maxMarkers));
   const markers: MarkerData[] = [];
   let drawn = 0;
   input.trades.forEach((trade: ClosedTrade, index) => {
     if (index % stride !== 0) return;
     drawn++;
-    markers.push({ t: candleTime(trade.entryTime), kind: 'entry', side: trade.side, price: priceOf(grid, trade.entryPrice), text: '' });
-    markers.push({ t: candleTime(trade.exitTime), kind: 'exit', side: trade.side === 'buy' ? 'sell' : 'buy', price: priceOf(grid, trade.exitPrice), text: '' });
+    markers.push({
+      t: candleTime(trade.entryTime),
+      kind: 'entry',
+      side: trade.side,
+      price: priceOf(grid, trade.entryPrice),
+      text: '',
+    });
+    markers.push({
+      t: candleTime(trade.exitTime),
+      kind: 'exit',
+      side: trade.side === 'buy' ? 'sell' : 'buy',
+      price: priceOf(grid, trade.exitPrice),
+      text: '',
+    });
   });
   return { markers, drawn };
 }
@@ -184,9 +205,16 @@ export function chartData(
       ? (t: number) => (input.bars.time[candleOf(input, k, t) * k] as number) / 1000
       : (t: number) => (prepared.starts[lastAtOrBefore(prepared.starts, t)] as number) / 1000;
   const trades = count === 0 ? { markers: [], drawn: 0 } : tradeMarkers(input, grid, candleTime, options.maxMarkers);
-  const decisionMarkers: MarkerData[] = count === 0 ? [] : options.decisions.map((d) => ({ t: candleTime(d.time), kind: 'decision' as const, text: d.text }));
-  const rollMarkers: MarkerData[] = count === 0 ? [] : (input.rolls ?? []).map((r) => ({ t: candleTime(r.time), kind: 'roll' as const, text: r.contract }));
-  const gapMarkers: MarkerData[] = count === 0 ? [] : (input.gaps ?? []).map((g) => ({ t: candleTime(g.to), kind: 'gap' as const, text: gapText(g) }));
+  const decisionMarkers: MarkerData[] =
+    count === 0
+      ? []
+      : options.decisions.map((d) => ({ t: candleTime(d.time), kind: 'decision' as const, text: d.text }));
+  const rollMarkers: MarkerData[] =
+    count === 0
+      ? []
+      : (input.rolls ?? []).map((r) => ({ t: candleTime(r.time), kind: 'roll' as const, text: r.contract }));
+  const gapMarkers: MarkerData[] =
+    count === 0 ? [] : (input.gaps ?? []).map((g) => ({ t: candleTime(g.to), kind: 'gap' as const, text: gapText(g) }));
   // The chart wants its markers in time order; a stable sort keeps an entry before its exit at one time.
   const markers = [...trades.markers, ...decisionMarkers, ...rollMarkers, ...gapMarkers].sort((a, b) => a.t - b.t);
   return {

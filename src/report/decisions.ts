@@ -155,7 +155,15 @@ export function summarizeDecisions(records: readonly DecisionRecord[], options: 
     const outcome = outcomeOf(record);
     let track = tracks.get(record.strategyId);
     if (track === undefined) {
-      track = { lastAccepted: null, lastAcceptedDay: null, tailStart: 0, tail: new Map(), tailCount: 0, tailMessage: '', lastRejectedDay: null };
+      track = {
+        lastAccepted: null,
+        lastAcceptedDay: null,
+        tailStart: 0,
+        tail: new Map(),
+        tailCount: 0,
+        tailMessage: '',
+        lastRejectedDay: null,
+      };
       tracks.set(record.strategyId, track);
     }
     if (outcome === 'accepted') {
@@ -259,9 +267,13 @@ function utc(time: number): string {
 
 /** One sentence per strategy that stopped trading because of the guard. */
 export function stoppedWarning(stop: StoppedTrading): string {
-  const when = stop.dayNumber === null ? `on ${stop.day}` : `on ${stop.day} (trading day ${stop.dayNumber} of ${stop.days})`;
+  const when =
+    stop.dayNumber === null ? `on ${stop.day}` : `on ${stop.day} (trading day ${stop.dayNumber} of ${stop.days})`;
   const codes = stop.codes.map((c) => `${c.code} ${c.count}`).join(', ');
-  const before = stop.lastAccepted === null ? 'no intent of it ever passed the risk guard' : `its last accepted intent was at ${utc(stop.lastAccepted)}`;
+  const before =
+    stop.lastAccepted === null
+      ? 'no intent of it ever passed the risk guard'
+      : `its last accepted intent was at ${utc(stop.lastAccepted)}`;
   return `strategy ${stop.strategyId} stopped trading ${when}: all ${stop.rejected} of its intents from ${utc(stop.since)} on were rejected (${codes}); ${before}. First refusal: ${stop.message}`;
 }
 

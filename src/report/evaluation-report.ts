@@ -91,7 +91,10 @@ class TurningPoints {
 }
 
 /** The turning points of a path (values and their times), as the evaluation days keep them. */
-export function compressPath(values: ArrayLike<number>, times: ArrayLike<number>): { values: number[]; times: number[] } {
+export function compressPath(
+  values: ArrayLike<number>,
+  times: ArrayLike<number>,
+): { values: number[]; times: number[] } {
   const path = new TurningPoints();
   for (let i = 0; i < values.length; i++) path.push(values[i] as number, times[i] as number);
   return { values: path.values, times: path.times };
@@ -116,15 +119,30 @@ export function compressDays(days: readonly EvaluationDay[]): EvaluationDay[] {
  * a point for the day's opening (0), the equity at the high and then the low of every bar with a position
  * (the equity at the close of a bar without one), and the day's closing equity.
  */
-export function evaluationDays(run: EvaluationRunInput, rules: Pick<EvaluationRules, 'maximumContracts' | 'tradingHours'>): EvaluationDay[] {
+export function evaluationDays(
+  run: EvaluationRunInput,
+  rules: Pick<EvaluationRules, 'maximumContracts' | 'tradingHours'>,
+): EvaluationDay[] {
   const calendar = new TradingCalendar(run.tradingDay);
-  const sessions = rules.tradingHours === undefined ? undefined : new SessionClock(rules.tradingHours, run.tradingDay?.timeZone ?? 'America/Chicago');
+  const sessions =
+    rules.tradingHours === undefined
+      ? undefined
+      : new SessionClock(rules.tradingHours, run.tradingDay?.timeZone ?? 'America/Chicago');
   const cap = rules.maximumContracts ?? Number.POSITIVE_INFINITY;
   const { time: barTime, high, low, close } = run.bars;
   const days: EvaluationDay[] = [];
   let opening = run.startingBalance;
   let lastEquity = run.startingBalance;
-  let current: { day: string; path: { values: number[]; times: number[] }; traded: boolean; largest: number; contracts: number; hours: number } | undefined;
+  let current:
+    | {
+        day: string;
+        path: { values: number[]; times: number[] };
+        traded: boolean;
+        largest: number;
+        contracts: number;
+        hours: number;
+      }
+    | undefined;
   let position = 0;
   let fill = 0;
   let bar = 0;
@@ -168,7 +186,14 @@ export function evaluationDays(run: EvaluationRunInput, rules: Pick<EvaluationRu
     const day = calendar.dayOf(t);
     if (current === undefined || current.day !== day) {
       finish();
-      current = { day, path: { values: [0], times: [t] }, traded: false, largest: 0, contracts: Number.NaN, hours: Number.NaN };
+      current = {
+        day,
+        path: { values: [0], times: [t] },
+        traded: false,
+        largest: 0,
+        contracts: Number.NaN,
+        hours: Number.NaN,
+      };
     }
     while (fill < run.fills.length && run.fills[fill]!.time <= t) {
       const f = run.fills[fill++]!;
@@ -182,7 +207,8 @@ export function evaluationDays(run: EvaluationRunInput, rules: Pick<EvaluationRu
     const size = Math.abs(position);
     if (size > current.largest) current.largest = size;
     if (size > cap && Number.isNaN(current.contracts)) current.contracts = t;
-    if (size > 0 && sessions !== undefined && Number.isNaN(current.hours) && sessions.phase(t) !== 'open') current.hours = t;
+    if (size > 0 && sessions !== undefined && Number.isNaN(current.hours) && sessions.phase(t) !== 'open')
+      current.hours = t;
     if (position !== 0 && bar < barTime.length && (barTime[bar] as number) === t) {
       // Equity at the bar's extremes with the position held through it; the high first, as the engine's
       // rule check assumes (the high-water mark moves before the low is tested).
@@ -366,7 +392,9 @@ function missing(account: EvaluationAccount): string {
     gaps.push(`${account.tradingDays} of ${rules.minimumTradingDays} trading days`);
   }
   if (rules.consistency !== undefined && profit > 0 && account.bestDay >= rules.consistency.bestDayShare * profit) {
-    gaps.push(`best day ${money(account.bestDay)} is ${Math.round((account.bestDay / profit) * 100)}% of the profit (must be below ${Math.round(rules.consistency.bestDayShare * 100)}%)`);
+    gaps.push(
+      `best day ${money(account.bestDay)} is ${Math.round((account.bestDay / profit) * 100)}% of the profit (must be below ${Math.round(rules.consistency.bestDayShare * 100)}%)`,
+    );
   }
   return gaps.join('; ');
 }
@@ -391,11 +419,19 @@ export function replayEvaluation(rules: EvaluationRules, days: readonly Evaluati
   const closest: EvaluationApproach[] = [];
   const limit = (rule: 'maximumLossLimit' | 'dailyLossLimit') => {
     const approach = account.book.closest[rule];
-    closest.push(Number.isFinite(approach.headroom) ? { rule, minRoom: cents(approach.headroom), time: approach.time } : { rule, minRoom: 0, time: null });
+    closest.push(
+      Number.isFinite(approach.headroom)
+        ? { rule, minRoom: cents(approach.headroom), time: approach.time }
+        : { rule, minRoom: 0, time: null },
+    );
   };
   limit('maximumLossLimit');
   if (rules.dailyLossLimit !== undefined) limit('dailyLossLimit');
-  closest.push({ rule: 'profitTarget', minRoom: cents(Math.max(0, rules.profitTarget - (days.length === 0 ? 0 : maxProfit))), time: maxProfitTime });
+  closest.push({
+    rule: 'profitTarget',
+    minRoom: cents(Math.max(0, rules.profitTarget - (days.length === 0 ? 0 : maxProfit))),
+    time: maxProfitTime,
+  });
 
   const status = step.status ?? 'open';
   const when = last === undefined ? '' : ` on trading day ${account.dayNumber} (${last.day})`;
@@ -505,7 +541,7 @@ function daysToPass(counts: number[], passed: number): DaysToPass | null {
     sum += count * (index + 1);
   });
   // Ranks of the median's 95% interval: n/2 -+ 1.96 sqrt(n)/2 (normal approximation to the binomial).
-  const spread = 1.959963984540054 * Math.sqrt(passed) / 2;
+  const spread = (1.959963984540054 * Math.sqrt(passed)) / 2;
   const lower = Math.max(1, Math.floor(passed / 2 - spread));
   const upper = Math.min(passed, Math.ceil(passed / 2 + 1 + spread));
   return {
@@ -524,15 +560,29 @@ const FAN_SAMPLES = 20;
  * Pass probability of the rules over paths of the run's days, drawn by a circular block bootstrap:
  * each block starts at a uniformly drawn day and takes `blockDays` consecutive days (wrapping at the end).
  */
-export function monteCarloEvaluation(rules: EvaluationRules, days: readonly EvaluationDay[], options: MonteCarloOptions = {}): MonteCarloResult {
+export function monteCarloEvaluation(
+  rules: EvaluationRules,
+  days: readonly EvaluationDay[],
+  options: MonteCarloOptions = {},
+): MonteCarloResult {
   const paths = options.paths ?? 10_000;
   const seed = options.seed ?? 1;
   const horizon = options.horizonDays ?? 60;
   const block = options.blockDays ?? 1;
-  for (const [name, value] of [['paths', paths], ['horizonDays', horizon], ['blockDays', block]] as const) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive whole number, got ${value}`);
+  for (const [name, value] of [
+    ['paths', paths],
+    ['horizonDays', horizon],
+    ['blockDays', block],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1)
+      throw new RangeError(`${name} must be a positive whole number, got ${value}`);
   }
-  const failed: Record<EvaluationFailure, number> = { maximumLossLimit: 0, dailyLossLimit: 0, maximumContracts: 0, tradingHours: 0 };
+  const failed: Record<EvaluationFailure, number> = {
+    maximumLossLimit: 0,
+    dailyLossLimit: 0,
+    maximumContracts: 0,
+    tradingHours: 0,
+  };
   const passCounts = new Array<number>(horizon).fill(0);
   const equityByDay = Array.from({ length: horizon + 1 }, () => new Float64Array(paths));
   const samples: number[][] = [];
@@ -580,7 +630,13 @@ export function monteCarloEvaluation(rules: EvaluationRules, days: readonly Eval
     }
     if (sample !== undefined) samples.push(sample.map(cents));
   }
-  const fan: { p05: number[]; p25: number[]; p50: number[]; p75: number[]; p95: number[] } = { p05: [], p25: [], p50: [], p75: [], p95: [] };
+  const fan: { p05: number[]; p25: number[]; p50: number[]; p75: number[]; p95: number[] } = {
+    p05: [],
+    p25: [],
+    p50: [],
+    p75: [],
+    p95: [],
+  };
   for (const values of equityByDay) {
     values.sort();
     fan.p05.push(cents(quantile(values, 0.05)));
@@ -625,7 +681,11 @@ export interface RunEvaluation {
 }
 
 /** The run's own evaluation and its Monte Carlo pass probability. */
-export function evaluateRun(rules: EvaluationSource, run: EvaluationRunInput, options: MonteCarloOptions = {}): RunEvaluation {
+export function evaluateRun(
+  rules: EvaluationSource,
+  run: EvaluationRunInput,
+  options: MonteCarloOptions = {},
+): RunEvaluation {
   const days = evaluationDays(run, rules);
   const outcome = replayEvaluation(rules, days);
   // After its maximum loss limit broke the run's account traded no more: those days say nothing of the strategy.
@@ -645,7 +705,9 @@ function percent(fraction: number): string {
 
 /** The Monte Carlo in one line: pass probability with its interval, failures by rule, days to pass. */
 export function monteCarloLine(mc: MonteCarloResult): string {
-  const fails = EVALUATION_FAILURES.filter((rule) => mc.failed[rule] > 0).map((rule) => `${EVALUATION_FAILURE_LABELS[rule]} ${percent(mc.failProbability[rule])}`);
+  const fails = EVALUATION_FAILURES.filter((rule) => mc.failed[rule] > 0).map(
+    (rule) => `${EVALUATION_FAILURE_LABELS[rule]} ${percent(mc.failProbability[rule])}`,
+  );
   const parts = [
     `pass probability ${percent(mc.passProbability)} (95% CI ${percent(mc.passInterval[0])} to ${percent(mc.passInterval[1])})`,
     `${mc.paths} paths of up to ${mc.horizonDays} days drawn from ${mc.sampleDays} (seed ${mc.seed}, blocks of ${mc.blockDays})`,
@@ -654,7 +716,9 @@ export function monteCarloLine(mc: MonteCarloResult): string {
   if (mc.open > 0) parts.push(`still open after ${mc.horizonDays} days ${percent(mc.openProbability)}`);
   if (mc.daysToPass !== null) {
     const d = mc.daysToPass;
-    parts.push(`days to pass: median ${d.median} (95% CI ${d.medianInterval[0]} to ${d.medianInterval[1]}), 10% to 90% ${d.p10} to ${d.p90}`);
+    parts.push(
+      `days to pass: median ${d.median} (95% CI ${d.medianInterval[0]} to ${d.medianInterval[1]}), 10% to 90% ${d.p10} to ${d.p90}`,
+    );
   }
   return parts.join('; ');
 }
@@ -664,7 +728,9 @@ export function evaluationLines(evaluation: RunEvaluation): string[] {
   const lines = [`Evaluation: ${evaluation.rules.name}: ${evaluation.outcome.summary}`];
   if (evaluation.monteCarlo !== null) lines.push(`  Monte Carlo: ${monteCarloLine(evaluation.monteCarlo)}`);
   if (evaluation.rules.readOn !== undefined) {
-    lines.push(`  Rules as read on ${evaluation.rules.readOn} (the preset names its sources): check the firm's current rules.`);
+    lines.push(
+      `  Rules as read on ${evaluation.rules.readOn} (the preset names its sources): check the firm's current rules.`,
+    );
   }
   return lines;
 }
@@ -675,7 +741,11 @@ export function evaluationJson(evaluation: RunEvaluation): unknown {
   const { outcome } = evaluation;
   return {
     rules: evaluation.rules,
-    outcome: { ...outcome, time: iso(outcome.time), closest: outcome.closest.map((a) => ({ ...a, time: iso(a.time) })) },
+    outcome: {
+      ...outcome,
+      time: iso(outcome.time),
+      closest: outcome.closest.map((a) => ({ ...a, time: iso(a.time) })),
+    },
     monteCarlo: evaluation.monteCarlo,
   };
 }

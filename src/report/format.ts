@@ -124,7 +124,10 @@ export function renderSummary(
 ): string {
   const rows: StatisticRow[] = [];
   if (run) {
-    rows.push({ label: 'Account', value: `${run.passed ? 'PASSED' : 'FAILED'}${run.verdict ? ` (${run.verdict})` : ''}` });
+    rows.push({
+      label: 'Account',
+      value: `${run.passed ? 'PASSED' : 'FAILED'}${run.verdict ? ` (${run.verdict})` : ''}`,
+    });
     rows.push({ label: 'Violations', value: String(run.violations.length) });
   }
   rows.push(...statisticRows(stats));

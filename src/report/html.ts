@@ -49,7 +49,8 @@ export function chartLibrary(): string {
     // The package exports only its modules; the standalone build (one global, no imports) sits beside them.
     const root = path.dirname(require.resolve('lightweight-charts/package.json'));
     const script = readFileSync(path.join(root, 'dist', 'lightweight-charts.standalone.production.js'), 'utf8');
-    if (/<\/script/i.test(script)) throw new Error('the chart library contains a closing script tag and cannot be inlined');
+    if (/<\/script/i.test(script))
+      throw new Error('the chart library contains a closing script tag and cannot be inlined');
     chartScript = script;
   }
   return chartScript;
@@ -66,13 +67,24 @@ export function escapeHtml(text: string): string {
 
 /** JSON that can sit inside a script element: `<` never appears literally. */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
-export function table(headers: readonly string[], rows: readonly (readonly string[])[], numeric: readonly boolean[], id?: string): string {
+export function table(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  numeric: readonly boolean[],
+  id?: string,
+): string {
   const head = headers.map((h, k) => `<th${numeric[k] ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
   const body = rows
-    .map((row) => `<tr>${row.map((cell, k) => `<td${numeric[k] ? ' class="num"' : ''}>${escapeHtml(cell)}</td>`).join('')}</tr>`)
+    .map(
+      (row) =>
+        `<tr>${row.map((cell, k) => `<td${numeric[k] ? ' class="num"' : ''}>${escapeHtml(cell)}</td>`).join('')}</tr>`,
+    )
     .join('\n');
   return `<table${id === undefined ? '' : ` id="${id}"`}><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
@@ -80,11 +92,13 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
 // ------------------------------------------------------------------ sections
 
 function runSection(input: ReportInput): string {
-  const row = (label: string, value: string, cls = '') => `<tr${cls}><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`;
+  const row = (label: string, value: string, cls = '') =>
+    `<tr${cls}><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`;
   const rows: string[] = [];
   if (input.strategy !== undefined) {
     rows.push(row('Strategy', input.strategy.name));
-    for (const [key, value] of Object.entries(input.strategy.params)) rows.push(row(key, typeof value === 'string' ? value : JSON.stringify(value), ' class="param"'));
+    for (const [key, value] of Object.entries(input.strategy.params))
+      rows.push(row(key, typeof value === 'string' ? value : JSON.stringify(value), ' class="param"'));
   }
   if (input.data !== undefined) rows.push(row('Data', input.data));
   if (input.timeframe !== undefined) rows.push(row('Timeframe', input.timeframe));
@@ -103,7 +117,10 @@ function statisticsSection(stats: Statistics): string {
 
 function chartNote(chart: ChartData): string {
   const notes: string[] = [];
-  if (chart.candles.barsPerCandle > 1) notes.push(`each candle merges ${chart.candles.barsPerCandle} bars (${chart.candles.t.length} candles for ${chart.candles.bars} bars)`);
+  if (chart.candles.barsPerCandle > 1)
+    notes.push(
+      `each candle merges ${chart.candles.barsPerCandle} bars (${chart.candles.t.length} candles for ${chart.candles.bars} bars)`,
+    );
   if (chart.drawnTrades < chart.trades) notes.push(`markers of ${chart.drawnTrades} of ${chart.trades} trades drawn`);
   return notes.length === 0 ? '' : `<p class="muted">Downsampled: ${escapeHtml(notes.join('; '))}.</p>`;
 }
@@ -112,7 +129,10 @@ const OVERLAY_COLOURS = ['#f59e0b', '#0ea5e9', '#a855f7', '#10b981', '#ec4899', 
 
 function chartSection(chart: ChartData): string {
   const legend = chart.overlays
-    .map((o, k) => `<span class="key"><i style="background:${OVERLAY_COLOURS[k % OVERLAY_COLOURS.length]}"></i>${escapeHtml(o.name)}${o.pane === 'own' ? ' (own pane)' : ''}</span>`)
+    .map(
+      (o, k) =>
+        `<span class="key"><i style="background:${OVERLAY_COLOURS[k % OVERLAY_COLOURS.length]}"></i>${escapeHtml(o.name)}${o.pane === 'own' ? ' (own pane)' : ''}</span>`,
+    )
     .join('');
   return `<section id="charts"><h2>Chart</h2>
 ${chartNote(chart)}<p class="muted">Candles with the strategy's indicators; <b class="up">&#9650;</b> buys and <b class="down">&#9660;</b> sells at their fill prices (entries and exits; the trades table has each one), <b class="warn">&#9632;</b> the guard's first refusal of each reason, <b class="muted">&#9679;</b> a change of contract month in the data. Below: equity and drawdown. Times in UTC; hours without bars take no room. Drag or scroll to zoom: every pane follows.</p>
@@ -122,21 +142,26 @@ ${chartNote(chart)}<p class="muted">Candles with the strategy's indicators; <b c
 }
 
 function decisionMarks(summary: DecisionSummary): DecisionMark[] {
-  const marks: DecisionMark[] = summary.firsts.filter((f) => f.outcome === 'rejected').map((f) => ({ time: f.time, text: f.code }));
+  const marks: DecisionMark[] = summary.firsts
+    .filter((f) => f.outcome === 'rejected')
+    .map((f) => ({ time: f.time, text: f.code }));
   for (const stop of summary.stopped) marks.push({ time: stop.since, text: `stopped: ${stop.codes[0]?.code ?? ''}` });
   return marks;
 }
 
 /** How many bars the run had and the starts of its first and last (a streamed run keeps only these). */
 function barSpan(input: ReportInput): { count: number; first: number; last: number } {
-  if (input.streamed !== undefined) return { count: input.streamed.count, first: input.streamed.first, last: input.streamed.last };
+  if (input.streamed !== undefined)
+    return { count: input.streamed.count, first: input.streamed.first, last: input.streamed.last };
   const count = input.bars.time.length;
   return { count, first: input.bars.time[0] as number, last: input.bars.time[count - 1] as number };
 }
 
 function notesBlock(input: ReportInput): string {
   const notes = input.notes ?? [];
-  return notes.length === 0 ? '' : `\n<div class="notes" id="notes">${notes.map((note) => `<p class="muted">${escapeHtml(note)}</p>`).join('\n')}</div>`;
+  return notes.length === 0
+    ? ''
+    : `\n<div class="notes" id="notes">${notes.map((note) => `<p class="muted">${escapeHtml(note)}</p>`).join('\n')}</div>`;
 }
 
 function warningsBlock(summary: DecisionSummary, id?: string): string {
@@ -145,8 +170,10 @@ function warningsBlock(summary: DecisionSummary, id?: string): string {
 }
 
 function decisionsSection(input: ReportInput, summary: DecisionSummary): string {
-  if (input.decisions === undefined) return '<section id="decisions"><h2>Decisions</h2><p class="muted">The run did not record its decisions.</p></section>';
-  if (summary.total === 0) return '<section id="decisions"><h2>Decisions</h2><p class="muted">No intent reached the risk guard.</p></section>';
+  if (input.decisions === undefined)
+    return '<section id="decisions"><h2>Decisions</h2><p class="muted">The run did not record its decisions.</p></section>';
+  if (summary.total === 0)
+    return '<section id="decisions"><h2>Decisions</h2><p class="muted">No intent reached the risk guard.</p></section>';
   const rows = summary.firsts.map((f) => [
     f.outcome,
     f.code,
@@ -160,7 +187,12 @@ function decisionsSection(input: ReportInput, summary: DecisionSummary): string 
   const counts =
     rows.length === 0
       ? '<p class="muted">The guard accepted every intent unchanged.</p>'
-      : table(['Outcome', 'Reason', 'Count', 'What it means', 'First (UTC)', 'Strategy', 'First intent', 'Message'], rows, [false, false, true, false, false, false, false, false], 'decision-counts');
+      : table(
+          ['Outcome', 'Reason', 'Count', 'What it means', 'First (UTC)', 'Strategy', 'First intent', 'Message'],
+          rows,
+          [false, false, true, false, false, false, false, false],
+          'decision-counts',
+        );
   return `<section id="decisions"><h2>Decisions</h2>
 <p>${summary.total} intents reached the risk guard: ${summary.accepted} accepted, ${summary.adjustedTotal} reduced, ${summary.rejectedTotal} rejected. The first of each reason is marked on the chart; decisions.csv has every one, with the position and equity the guard saw.</p>
 ${warningsBlock(summary)}
@@ -170,7 +202,12 @@ ${counts}</section>`;
 function mllText(rules: EvaluationSource): string {
   const mll = rules.maximumLossLimit;
   const lockAt = mll.lockAbove ?? (mll.variant === 'trailingUntilLocked' ? 0 : undefined);
-  const lock = lockAt === undefined ? '' : lockAt === 0 ? ', locked at the starting balance' : `, locked at the starting balance + ${formatMoney(lockAt)}`;
+  const lock =
+    lockAt === undefined
+      ? ''
+      : lockAt === 0
+        ? ', locked at the starting balance'
+        : `, locked at the starting balance + ${formatMoney(lockAt)}`;
   return `${formatMoney(mll.amount)} ${mll.variant} (${MLL_VARIANT_DESCRIPTIONS[mll.variant]}${lock})`;
 }
 
@@ -181,14 +218,24 @@ function rulesTable(rules: EvaluationSource): string {
     ['Maximum loss limit', mllText(rules)],
   ];
   if (rules.dailyLossLimit !== undefined) {
-    rows.push(['Daily loss limit', `${formatMoney(rules.dailyLossLimit.amount)}, ${rules.dailyLossLimit.breach === 'pausesDay' ? 'a breach ends the trading day' : 'a breach fails the evaluation'}`]);
+    rows.push([
+      'Daily loss limit',
+      `${formatMoney(rules.dailyLossLimit.amount)}, ${rules.dailyLossLimit.breach === 'pausesDay' ? 'a breach ends the trading day' : 'a breach fails the evaluation'}`,
+    ]);
   }
-  if (rules.consistency !== undefined) rows.push(['Consistency', `best day below ${Math.round(rules.consistency.bestDayShare * 100)}% of the total profit`]);
+  if (rules.consistency !== undefined)
+    rows.push([
+      'Consistency',
+      `best day below ${Math.round(rules.consistency.bestDayShare * 100)}% of the total profit`,
+    ]);
   if (rules.minimumTradingDays !== undefined) rows.push(['Minimum trading days', String(rules.minimumTradingDays)]);
   if (rules.maximumContracts !== undefined) rows.push(['Maximum contracts', String(rules.maximumContracts)]);
   if (rules.tradingHours !== undefined) {
     const h = rules.tradingHours;
-    rows.push(['Trading hours', `${h.open} to ${h.close}${h.flatBy === undefined ? '' : `, flat by ${h.flatBy}`} (${h.timeZone ?? 'the trading day\'s zone'})`]);
+    rows.push([
+      'Trading hours',
+      `${h.open} to ${h.close}${h.flatBy === undefined ? '' : `, flat by ${h.flatBy}`} (${h.timeZone ?? "the trading day's zone"})`,
+    ]);
   }
   if (rules.source !== undefined) rows.push(['Source', rules.source]);
   if (rules.readOn !== undefined) rows.push(['Read on', rules.readOn]);
@@ -196,7 +243,8 @@ function rulesTable(rules: EvaluationSource): string {
 }
 
 function outcomeBadge(status: 'passed' | 'failed' | 'open'): string {
-  const [cls, text] = status === 'passed' ? ['pass', 'PASSED'] : status === 'failed' ? ['fail', 'FAILED'] : ['open', 'NOT PASSED'];
+  const [cls, text] =
+    status === 'passed' ? ['pass', 'PASSED'] : status === 'failed' ? ['fail', 'FAILED'] : ['open', 'NOT PASSED'];
   return `<span class="badge ${cls}" id="evaluation-verdict">${text}</span>`;
 }
 
@@ -204,7 +252,13 @@ function monteCarloBlock(evaluation: RunEvaluation): string {
   const mc = evaluation.monteCarlo;
   if (mc === null) return '<p class="muted">No Monte Carlo: the run has no trading day to draw from.</p>';
   const pct = (v: number) => `${(v * 100).toFixed(v > 0 && v < 0.01 ? 2 : 1)}%`;
-  const rows: string[][] = [['Pass', String(mc.passed), `${pct(mc.passProbability)} (95% CI ${pct(mc.passInterval[0])} to ${pct(mc.passInterval[1])})`]];
+  const rows: string[][] = [
+    [
+      'Pass',
+      String(mc.passed),
+      `${pct(mc.passProbability)} (95% CI ${pct(mc.passInterval[0])} to ${pct(mc.passInterval[1])})`,
+    ],
+  ];
   for (const rule of EVALUATION_FAILURES) {
     if (rule === 'dailyLossLimit' && evaluation.rules.dailyLossLimit?.breach !== 'failsEvaluation') continue;
     if (rule === 'maximumContracts' && evaluation.rules.maximumContracts === undefined) continue;
@@ -236,7 +290,11 @@ function evaluationSection(input: ReportInput): string {
   const { rules, outcome } = evaluation;
   const closest = table(
     ['Limit', 'Least room left', 'When (UTC)'],
-    outcome.closest.map((a) => [a.rule === 'profitTarget' ? 'Profit target (still missing at best)' : RULE_LABELS[a.rule], formatMoney(a.minRoom), formatTime(a.time)]),
+    outcome.closest.map((a) => [
+      a.rule === 'profitTarget' ? 'Profit target (still missing at best)' : RULE_LABELS[a.rule],
+      formatMoney(a.minRoom),
+      formatTime(a.time),
+    ]),
     [false, true, false],
   );
   return `<section id="evaluation"><h2>Evaluation: ${escapeHtml(rules.name)}</h2>
@@ -275,7 +333,8 @@ function rulesSection(input: ReportInput): string {
 }
 
 function dailySection(stats: Statistics): string {
-  if (stats.daily.length === 0) return '<section id="daily"><h2>Daily</h2><p class="muted">No trading day.</p></section>';
+  if (stats.daily.length === 0)
+    return '<section id="daily"><h2>Daily</h2><p class="muted">No trading day.</p></section>';
   const rows = stats.daily.map((d) => [
     d.tradeDay.slice(0, 10),
     String(d.totalTrades),
@@ -308,7 +367,9 @@ function tradesSection(input: ReportInput, grid: PriceGrid): string {
       ? input.trades.map((_, i) => i)
       : [...Array.from({ length: half }, (_, i) => i), ...Array.from({ length: half }, (_, i) => count - half + i)];
   const price = (ticks: number) =>
-    Number.isInteger(ticks) ? grid.toPrice(ticks).toFixed(grid.decimals) : (ticks * grid.tickSize).toFixed(grid.decimals + 2);
+    Number.isInteger(ticks)
+      ? grid.toPrice(ticks).toFixed(grid.decimals)
+      : (ticks * grid.tickSize).toFixed(grid.decimals + 2);
   const rows = indices.map((i) => {
     const t = input.trades[i]!;
     return [
@@ -442,11 +503,17 @@ const CHART_SCRIPT = `
 `;
 
 function verdictBadge(passed: boolean): string {
-  return passed ? '<span class="badge pass" id="verdict">PASSED</span>' : '<span class="badge fail" id="verdict">FAILED</span>';
+  return passed
+    ? '<span class="badge pass" id="verdict">PASSED</span>'
+    : '<span class="badge fail" id="verdict">FAILED</span>';
 }
 
 /** The report as one HTML string. Computes the statistics when they are not given. */
-export function renderReport(input: ReportInput, stats: Statistics = computeStatistics(input), options: RenderOptions = {}): string {
+export function renderReport(
+  input: ReportInput,
+  stats: Statistics = computeStatistics(input),
+  options: RenderOptions = {},
+): string {
   validateReportInput(input);
   const grid = new PriceGrid(input.contract.tickSize, input.contract.tickValue);
   const decisions = summarizeRunDecisions(input, stats);
@@ -457,7 +524,8 @@ export function renderReport(input: ReportInput, stats: Statistics = computeStat
   });
   const title = escapeHtml(input.title);
   const span = barSpan(input);
-  const period = span.count === 0 ? 'no bars' : `${formatTime(span.first)} to ${formatTime(span.last)} UTC, ${span.count} bars`;
+  const period =
+    span.count === 0 ? 'no bars' : `${formatTime(span.first)} to ${formatTime(span.last)} UTC, ${span.count} bars`;
   const contract = input.contract;
   return `<!DOCTYPE html>
 <html lang="en">

@@ -44,7 +44,10 @@ export interface ReportBars {
  * per closing fill), each with its share of the entry. A report reads only these fields, so a journal can
  * build them too.
  */
-export type ClosedTrade = Pick<EngineClosedTrade, 'contractId' | 'side' | 'size' | 'entryTime' | 'exitTime' | 'entryPrice' | 'exitPrice' | 'pnl' | 'fees'>;
+export type ClosedTrade = Pick<
+  EngineClosedTrade,
+  'contractId' | 'side' | 'size' | 'entryTime' | 'exitTime' | 'entryPrice' | 'exitPrice' | 'pnl' | 'fees'
+>;
 
 /**
  * Marked-to-market equity (balance after fees + open PnL), one point per bar close or per change, oldest
@@ -56,11 +59,7 @@ export interface EquityCurve {
 }
 
 /** Which account rule a violation or an approach belongs to. */
-export type RuleName =
-  | 'dailyLossLimit'
-  | 'maximumLossLimit'
-  | 'personalDailyLossLimit'
-  | 'personalDailyProfitTarget';
+export type RuleName = 'dailyLossLimit' | 'maximumLossLimit' | 'personalDailyLossLimit' | 'personalDailyProfitTarget';
 
 /** A violation that would have happened, in the vocabulary of spec 2.10. */
 export interface ReportViolation {

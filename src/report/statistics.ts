@@ -14,7 +14,7 @@ export const TRADING_DAYS_PER_YEAR = 252;
 /** Money rounded to cents, half away from zero; never `-0`. */
 export function cents(value: number): number {
   // The 1e-9 nudge keeps sums such as 1.005 (stored as 1.00499999...) rounding the way a person would.
-  const rounded = Math.sign(value) * Math.round(Math.abs(value) * 100 + 1e-9) / 100;
+  const rounded = (Math.sign(value) * Math.round(Math.abs(value) * 100 + 1e-9)) / 100;
   return rounded === 0 ? 0 : rounded;
 }
 
@@ -119,7 +119,11 @@ export const DEFAULT_IDLE_LIMIT_MS = 96 * 3_600_000;
  * `idleLimitMs` is time without data and counts nothing (seven years between two samples of history are
  * not seven years under water).
  */
-export function drawdownStatistics(curve: EquityCurve, startingBalance: number, idleLimitMs = DEFAULT_IDLE_LIMIT_MS): DrawdownStatistics {
+export function drawdownStatistics(
+  curve: EquityCurve,
+  startingBalance: number,
+  idleLimitMs = DEFAULT_IDLE_LIMIT_MS,
+): DrawdownStatistics {
   const tracker = new DrawdownTracker(startingBalance, idleLimitMs);
   tracker.add(curve);
   return tracker.result();
@@ -156,7 +160,18 @@ export class DrawdownTracker {
     const length = Math.min(time.length, equity.length);
     if (length === 0) return;
     const idleLimitMs = this.idleLimitMs;
-    let { peak, underwater, sincePeak, longestUnderwater, maxDrawdown, maxDrawdownFraction, maxPeakTime, maxTroughTime, peakTime, previousTime } = this;
+    let {
+      peak,
+      underwater,
+      sincePeak,
+      longestUnderwater,
+      maxDrawdown,
+      maxDrawdownFraction,
+      maxPeakTime,
+      maxTroughTime,
+      peakTime,
+      previousTime,
+    } = this;
     if (this.points === 0) peakTime = time[0] as number;
     for (let i = 0; i < length; i++) {
       const t = time[i] as number;
@@ -197,7 +212,9 @@ export class DrawdownTracker {
   }
 
   result(): DrawdownStatistics {
-    const longestUnderwater = this.underwater ? Math.max(this.longestUnderwater, this.sincePeak) : this.longestUnderwater;
+    const longestUnderwater = this.underwater
+      ? Math.max(this.longestUnderwater, this.sincePeak)
+      : this.longestUnderwater;
     return {
       maxDrawdown: cents(this.maxDrawdown),
       maxDrawdownPct: ratio(this.maxDrawdownFraction * 100) ?? 0,
@@ -217,18 +234,28 @@ export class DrawdownTracker {
 export function tradingDayConfig(input: Pick<ReportInput, 'tradingDay' | 'tradingDayStartHour'>): TradingDayConfig {
   if (input.tradingDay !== undefined) return input.tradingDay;
   if (input.tradingDayStartHour === undefined) return DEFAULT_TRADING_DAY;
-  return { timeZone: DEFAULT_TRADING_DAY.timeZone, startsAt: `${String(input.tradingDayStartHour).padStart(2, '0')}:00` };
+  return {
+    timeZone: DEFAULT_TRADING_DAY.timeZone,
+    startsAt: `${String(input.tradingDayStartHour).padStart(2, '0')}:00`,
+  };
 }
 
 /** Equity at the end of each trading day of the curve, oldest first. */
-export function endOfDayEquity(curve: EquityCurve, calendar = new TradingCalendar()): { day: string; equity: number }[] {
+export function endOfDayEquity(
+  curve: EquityCurve,
+  calendar = new TradingCalendar(),
+): { day: string; equity: number }[] {
   const days: { day: string; equity: number }[] = [];
   addDayEnds(days, curve, calendar);
   return days;
 }
 
 /** `endOfDayEquity` continued over the next part of a curve (a streamed run's chunk). */
-export function addDayEnds(days: { day: string; equity: number }[], curve: EquityCurve, calendar: TradingCalendar): void {
+export function addDayEnds(
+  days: { day: string; equity: number }[],
+  curve: EquityCurve,
+  calendar: TradingCalendar,
+): void {
   const length = Math.min(curve.time.length, curve.equity.length);
   for (let i = 0; i < length; i++) {
     const day = calendar.dayOf(curve.time[i] as number);
@@ -333,7 +360,13 @@ function lastBarBefore(time: ArrayLike<number>, t: number): number {
  */
 export function exposure(bars: Pick<ReportBars, 'time'>, trades: readonly ClosedTrade[]): number | null {
   const spans: number[] = [];
-  for (const trade of trades) addTradeSpan(spans, trade, (t) => lastBarAtOrBefore(bars.time, t), (t) => lastBarBefore(bars.time, t));
+  for (const trade of trades)
+    addTradeSpan(
+      spans,
+      trade,
+      (t) => lastBarAtOrBefore(bars.time, t),
+      (t) => lastBarBefore(bars.time, t),
+    );
   return exposureOfSpans(bars.time.length, spans);
 }
 
@@ -342,7 +375,12 @@ export function exposure(bars: Pick<ReportBars, 'time'>, trades: readonly Closed
  * from where its times fall among the bars: the index of the last bar starting at or before, and strictly
  * before, an instant. A streamed run finds those without the bars (src/adapters/backtest/streamed.ts).
  */
-export function addTradeSpan(spans: number[], trade: Pick<ClosedTrade, 'entryTime' | 'exitTime'>, atOrBefore: (t: number) => number, before: (t: number) => number): void {
+export function addTradeSpan(
+  spans: number[],
+  trade: Pick<ClosedTrade, 'entryTime' | 'exitTime'>,
+  atOrBefore: (t: number) => number,
+  before: (t: number) => number,
+): void {
   const first = Math.max(0, atOrBefore(trade.entryTime));
   const last = trade.exitTime > trade.entryTime ? before(trade.exitTime) : first;
   if (last >= first) spans.push(first, last);
@@ -380,7 +418,8 @@ export function exposureOfSpans(count: number, spans: readonly number[]): number
  * the gateway books them; `totalPnL` is before fees (`totalFees` beside it, as the gateway reports a
  * trade's pnl and fees apart), while a trade wins or loses on its PnL after fees, as in the headline
  * statistics; `winRate` is a fraction in [0, 1], `balance` the realised balance (after fees) at the
- * day's end, and `totalTradedContracts` counts round-turn contracts. `tradeDay` and `tradeDate` are the trading day's date at 00:00 UTC.
+ * day's end, and `totalTradedContracts` counts round-turn contracts. `tradeDay` and `tradeDate` are the trading day's
+ * date at 00:00 UTC.
  */
 export function dailyStatistics(
   input: Pick<ReportInput, 'trades' | 'equity' | 'startingBalance' | 'contract' | 'tradingDay' | 'tradingDayStartHour'>,
@@ -484,8 +523,7 @@ export function runStatistics(input: ReportInput, idleLimitMs = DEFAULT_IDLE_LIM
 function runStatisticsOn(input: ReportInput, calendar: TradingCalendar, idleLimitMs: number): RunStatistics {
   const drawdown = drawdownStatistics(input.equity, input.startingBalance, idleLimitMs);
   const equityLength = Math.min(input.equity.time.length, input.equity.equity.length);
-  const endingEquity =
-    equityLength > 0 ? (input.equity.equity[equityLength - 1] as number) : input.startingBalance;
+  const endingEquity = equityLength > 0 ? (input.equity.equity[equityLength - 1] as number) : input.startingBalance;
   return runStatisticsOf(input, drawdown, endOfDayEquity(input.equity, calendar), endingEquity);
 }
 
@@ -559,7 +597,12 @@ export function streamedStatistics(
   figures: StreamedFigures,
   calendar = new TradingCalendar(tradingDayConfig(input)),
 ): Statistics {
-  const run = runStatisticsOf(input, figures.drawdown.result(), figures.dayEnds, figures.endingEquity ?? input.startingBalance);
+  const run = runStatisticsOf(
+    input,
+    figures.drawdown.result(),
+    figures.dayEnds,
+    figures.endingEquity ?? input.startingBalance,
+  );
   const daily = dailyRecords(new Set(figures.dayEnds.map((d) => d.day)), input, calendar);
   return {
     ...run,

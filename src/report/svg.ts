@@ -31,7 +31,14 @@ function ticks(low: number, high: number, count: number): number[] {
   return out;
 }
 
-function axes(x: (v: number) => number, y: (v: number) => number, xTicks: number[], yTicks: number[], yLabel: (v: number) => string, xTitle: string): string {
+function axes(
+  x: (v: number) => number,
+  y: (v: number) => number,
+  xTicks: number[],
+  yTicks: number[],
+  yLabel: (v: number) => string,
+  xTitle: string,
+): string {
   const parts: string[] = [];
   for (const v of yTicks) {
     parts.push(`<line x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(v)}" y2="${y(v)}" class="grid"/>`);
@@ -42,7 +49,12 @@ function axes(x: (v: number) => number, y: (v: number) => number, xTicks: number
   return parts.join('');
 }
 
-function polyline(xs: readonly number[], ys: readonly number[], x: (v: number) => number, y: (v: number) => number): string {
+function polyline(
+  xs: readonly number[],
+  ys: readonly number[],
+  x: (v: number) => number,
+  y: (v: number) => number,
+): string {
   return xs.map((v, i) => `${x(v)},${y(ys[i]!)}`).join(' ');
 }
 
@@ -57,7 +69,9 @@ export function fanChart(fan: EquityFan, levels: { floor: number; target: number
   const y = scale([low - pad, high + pad], [HEIGHT - BOTTOM, TOP]);
   const band = (upper: readonly number[], lower: readonly number[], cls: string) =>
     `<polygon class="${cls}" points="${polyline(days, upper, x, y)} ${polyline([...days].reverse(), [...lower].reverse(), x, y)}"/>`;
-  const samples = fan.samples.map((path) => `<polyline class="sample" points="${polyline(days, path, x, y)}"/>`).join('');
+  const samples = fan.samples
+    .map((path) => `<polyline class="sample" points="${polyline(days, path, x, y)}"/>`)
+    .join('');
   const level = (value: number, cls: string, label: string) =>
     `<line class="${cls}" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(value)}" y2="${y(value)}"/><text class="${cls}-label" x="${WIDTH - RIGHT - 4}" y="${y(value) - 4}" text-anchor="end">${label} ${formatMoney(value)}</text>`;
   return `<svg id="evaluation-fan" class="plot" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="Equity paths of the Monte Carlo by trading day">
@@ -70,14 +84,21 @@ ${level(levels.floor, 'floor', 'starting floor')}${level(levels.target, 'target'
 
 /** Histogram of the trading day on which the passing paths passed, with the median marked. */
 export function daysToPassHistogram(counts: readonly number[], median: number): string {
-  const last = Math.max(1, counts.reduce((at, count, k) => (count > 0 ? k + 1 : at), 1));
+  const last = Math.max(
+    1,
+    counts.reduce((at, count, k) => (count > 0 ? k + 1 : at), 1),
+  );
   const shown = counts.slice(0, last);
   const top = Math.max(1, ...shown);
   const x = scale([0.5, last + 0.5], [LEFT, WIDTH - RIGHT]);
   const y = scale([0, top * 1.08], [HEIGHT - BOTTOM, TOP]);
   const width = Math.max(1, Number(((x(1.5) - x(0.5)) * 0.8).toFixed(1)));
   const bars = shown
-    .map((count, k) => (count === 0 ? '' : `<rect class="bar" x="${(x(k + 1) - width / 2).toFixed(1)}" y="${y(count)}" width="${width}" height="${(y(0) - y(count)).toFixed(1)}"><title>day ${k + 1}: ${count} paths</title></rect>`))
+    .map((count, k) =>
+      count === 0
+        ? ''
+        : `<rect class="bar" x="${(x(k + 1) - width / 2).toFixed(1)}" y="${y(count)}" width="${width}" height="${(y(0) - y(count)).toFixed(1)}"><title>day ${k + 1}: ${count} paths</title></rect>`,
+    )
     .join('');
   return `<svg id="evaluation-histogram" class="plot" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="Trading days to pass">
 ${axes(x, y, ticks(1, last, 12).filter(Number.isInteger), ticks(0, top, 5).filter(Number.isInteger), (v) => String(v), 'trading day of the pass')}

@@ -36,8 +36,12 @@ function checkColumn(
   const bad = firstBadValue(values, length, order === 'increasing', order !== 'none');
   if (bad < 0) return;
   const value = values[bad]!;
-  if (!(value > Number.NEGATIVE_INFINITY && value < Number.POSITIVE_INFINITY)) problems.push(`${name}[${bad}] is not a finite number (${value})`);
-  else problems.push(`${name}[${bad}] = ${value} is not after ${name}[${bad - 1}] = ${values[bad - 1]} (oldest first, ${order})`);
+  if (!(value > Number.NEGATIVE_INFINITY && value < Number.POSITIVE_INFINITY))
+    problems.push(`${name}[${bad}] is not a finite number (${value})`);
+  else
+    problems.push(
+      `${name}[${bad}] = ${value} is not after ${name}[${bad - 1}] = ${values[bad - 1]} (oldest first, ${order})`,
+    );
 }
 
 /**
@@ -63,9 +67,11 @@ export function validateReportInput(input: ReportInput): void {
   // run is checked once, not twice (its object and columns are never written after the run).
   if (VALID.has(input)) return;
   const problems: string[] = [];
-  if (!Number.isFinite(input.startingBalance)) problems.push(`startingBalance is not a finite number (${input.startingBalance})`);
+  if (!Number.isFinite(input.startingBalance))
+    problems.push(`startingBalance is not a finite number (${input.startingBalance})`);
   if (!(input.contract.tickSize > 0)) problems.push(`contract.tickSize must be positive (${input.contract.tickSize})`);
-  if (!(input.contract.tickValue > 0)) problems.push(`contract.tickValue must be positive (${input.contract.tickValue})`);
+  if (!(input.contract.tickValue > 0))
+    problems.push(`contract.tickValue must be positive (${input.contract.tickValue})`);
   const startHour = input.tradingDayStartHour;
   if (startHour !== undefined && !(Number.isInteger(startHour) && startHour >= 0 && startHour <= 23)) {
     problems.push(`tradingDayStartHour must be an integer from 0 to 23 (${startHour})`);
@@ -90,23 +96,33 @@ export function validateReportInput(input: ReportInput): void {
   }
   const points = input.equity.time.length;
   // The bars' own time column (a backtest's curve shares it) was checked above, and more strictly.
-  if (input.equity.time !== input.bars.time || !VALID_BARS.has(input.bars)) checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
+  if (input.equity.time !== input.bars.time || !VALID_BARS.has(input.bars))
+    checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
   checkColumn(problems, 'equity.equity', input.equity.equity, points, 'none');
 
   input.trades.forEach((trade, i) => {
     for (const field of ['entryTime', 'exitTime', 'entryPrice', 'exitPrice', 'pnl', 'fees'] as const) {
-      if (!Number.isFinite(trade[field])) problems.push(`trades[${i}].${field} is not a finite number (${trade[field]})`);
+      if (!Number.isFinite(trade[field]))
+        problems.push(`trades[${i}].${field} is not a finite number (${trade[field]})`);
     }
-    if (!(Number.isInteger(trade.size) && trade.size > 0)) problems.push(`trades[${i}].size must be a positive integer (${trade.size})`);
-    if (trade.exitTime < trade.entryTime) problems.push(`trades[${i}] exits (${trade.exitTime}) before it enters (${trade.entryTime})`);
-    if (trade.side !== 'buy' && trade.side !== 'sell') problems.push(`trades[${i}].side must be 'buy' or 'sell' (${String(trade.side)})`);
+    if (!(Number.isInteger(trade.size) && trade.size > 0))
+      problems.push(`trades[${i}].size must be a positive integer (${trade.size})`);
+    if (trade.exitTime < trade.entryTime)
+      problems.push(`trades[${i}] exits (${trade.exitTime}) before it enters (${trade.entryTime})`);
+    if (trade.side !== 'buy' && trade.side !== 'sell')
+      problems.push(`trades[${i}].side must be 'buy' or 'sell' (${String(trade.side)})`);
   });
   (input.overlays ?? []).forEach((overlay, i) => {
-    if (overlay.values.length !== bars) problems.push(`overlays[${i}] (${overlay.name}) has ${overlay.values.length} values, expected one per bar (${bars})`);
+    if (overlay.values.length !== bars)
+      problems.push(
+        `overlays[${i}] (${overlay.name}) has ${overlay.values.length} values, expected one per bar (${bars})`,
+      );
   });
   input.violations.forEach((violation, i) => {
-    if (!Number.isFinite(violation.time)) problems.push(`violations[${i}].time is not a finite number (${violation.time})`);
-    if (![3, 5, 6].includes(violation.type)) problems.push(`violations[${i}].type must be 3, 5 or 6 (${violation.type})`);
+    if (!Number.isFinite(violation.time))
+      problems.push(`violations[${i}].time is not a finite number (${violation.time})`);
+    if (![3, 5, 6].includes(violation.type))
+      problems.push(`violations[${i}].type must be 3, 5 or 6 (${violation.type})`);
   });
 
   if (problems.length > 0) {

@@ -23,20 +23,39 @@ export class AccountBook {
   constructor(private readonly ctx: SimContext) {}
 
   ownedAccount(user: UserRow, accountId: number): AccountRow | undefined {
-    return this.ctx.db.prepare('SELECT * FROM accounts WHERE id = ? AND user_id = ?').get(accountId, user.id) as AccountRow | undefined;
+    return this.ctx.db.prepare('SELECT * FROM accounts WHERE id = ? AND user_id = ?').get(accountId, user.id) as
+      | AccountRow
+      | undefined;
   }
 
   account(accountId: number): AccountRow {
-    return this.ctx.remember(`account:${accountId}`, () => this.ctx.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow);
+    return this.ctx.remember(
+      `account:${accountId}`,
+      () => this.ctx.db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow,
+    );
   }
 
   figures(account: AccountRow, t = this.ctx.clock.now()): AccountFigures {
     type Sums = { pnl: number; fees: number };
     const { db } = this.ctx;
-    const all = this.ctx.remember(`sums:${account.id}`, () => db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0').get(account.id) as Sums);
+    const all = this.ctx.remember(
+      `sums:${account.id}`,
+      () =>
+        db
+          .prepare(
+            'SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0',
+          )
+          .get(account.id) as Sums,
+    );
     const dayStart = this.ctx.tradingDay.dayStart(t);
-    const day = this.ctx.remember(`day:${account.id}:${dayStart}`, () =>
-      db.prepare('SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0 AND created_at >= ?').get(account.id, dayStart) as Sums,
+    const day = this.ctx.remember(
+      `day:${account.id}:${dayStart}`,
+      () =>
+        db
+          .prepare(
+            'SELECT COALESCE(SUM(pnl), 0) AS pnl, COALESCE(SUM(fees), 0) AS fees FROM trades WHERE account_id = ? AND voided = 0 AND created_at >= ?',
+          )
+          .get(account.id, dayStart) as Sums,
     );
     return {
       balance: gatewayCents(account.starting_balance + all.pnl - all.fees),
@@ -57,18 +76,32 @@ export class AccountBook {
   }
 
   openPositions(accountId: number): PositionRow[] {
-    return this.ctx.remember(`positions:${accountId}`, () => this.ctx.db.prepare('SELECT * FROM positions WHERE account_id = ? AND size != 0 ORDER BY id').all(accountId) as PositionRow[]);
+    return this.ctx.remember(
+      `positions:${accountId}`,
+      () =>
+        this.ctx.db
+          .prepare('SELECT * FROM positions WHERE account_id = ? AND size != 0 ORDER BY id')
+          .all(accountId) as PositionRow[],
+    );
   }
 
   /** The violation that stops the account trading now, if any (the permanent one first). */
   activeViolation(accountId: number, t = this.ctx.clock.now()): { duration: number; expires_at: number } | undefined {
     return this.ctx.db
-      .prepare('SELECT duration, expires_at FROM violations WHERE account_id = ? AND voided = 0 AND expires_at > ? ORDER BY expires_at DESC LIMIT 1')
+      .prepare(
+        'SELECT duration, expires_at FROM violations WHERE account_id = ? AND voided = 0 AND expires_at > ? ORDER BY expires_at DESC LIMIT 1',
+      )
       .get(accountId, t) as { duration: number; expires_at: number } | undefined;
   }
 
   /** Why an order that adds exposure cannot be afforded, or undefined. */
-  marginShortfall(account: AccountRow, contract: FuturesContract, side: number, size: number, t: number): string | undefined {
+  marginShortfall(
+    account: AccountRow,
+    contract: FuturesContract,
+    side: number,
+    size: number,
+    t: number,
+  ): string | undefined {
     const positions = this.openPositions(account.id);
     const current = positions.find((p) => p.contract_id === contract.id)?.size ?? 0;
     const signed = side === OrderSide.Bid ? size : -size;
@@ -81,12 +114,15 @@ export class AccountBook {
     const needed = used + contract.dayMargin * Math.abs(current + signed);
     const { balance } = this.figures(account, t);
     if (balance <= 0) return `Balance ${balance} leaves no buying power`;
-    if (needed > account.margin) return `Margin needed ${needed} exceeds the account's maximum margin ${account.margin}`;
+    if (needed > account.margin)
+      return `Margin needed ${needed} exceeds the account's maximum margin ${account.margin}`;
     return undefined;
   }
 
   accountSearch(user: UserRow, onlyActive: boolean): ResponseOf<'accountSearch'> {
-    const rows = this.ctx.db.prepare(`SELECT * FROM accounts WHERE user_id = ? ${onlyActive ? 'AND active = 1' : ''} ORDER BY id`).all(user.id) as AccountRow[];
+    const rows = this.ctx.db
+      .prepare(`SELECT * FROM accounts WHERE user_id = ? ${onlyActive ? 'AND active = 1' : ''} ORDER BY id`)
+      .all(user.id) as AccountRow[];
     const now = this.ctx.clock.now();
     return {
       ...ok(),
@@ -102,7 +138,8 @@ export class AccountBook {
   }
 
   positionSearchOpen(user: UserRow, accountId: number): ResponseOf<'positionSearchOpen'> | TradingEnvelope {
-    if (!this.ownedAccount(user, accountId)) return fail(AccountSearchErrorCode.AccountNotFound, `No account ${accountId}`);
+    if (!this.ownedAccount(user, accountId))
+      return fail(AccountSearchErrorCode.AccountNotFound, `No account ${accountId}`);
     return {
       ...ok(),
       positions: this.openPositions(accountId).map((p) => ({

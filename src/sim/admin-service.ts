@@ -54,18 +54,35 @@ export class SimAdmin {
   }
 
   templateCreate(req: S.TemplateCreateRequest): ResponseOf<'templateCreate'> | S.ExportEnvelope {
-    if (req.name.trim() === '' || req.title.trim() === '') return { success: false, errorMessage: 'name and title must not be empty' };
-    if (req.tag !== 0 && req.tag !== 1) return { success: false, errorMessage: `tag must be 0 (Regular) or 1 (Practice), got ${req.tag}` };
-    if (req.titleColor && !/^#[0-9a-fA-F]{6}$/.test(req.titleColor)) return { success: false, errorMessage: `titleColor must look like #rrggbb, got ${req.titleColor}` };
-    if (this.db.prepare('SELECT 1 FROM templates WHERE name = ?').get(req.name)) return { success: false, errorMessage: `A template named ${req.name} exists` };
+    if (req.name.trim() === '' || req.title.trim() === '')
+      return { success: false, errorMessage: 'name and title must not be empty' };
+    if (req.tag !== 0 && req.tag !== 1)
+      return { success: false, errorMessage: `tag must be 0 (Regular) or 1 (Practice), got ${req.tag}` };
+    if (req.titleColor && !/^#[0-9a-fA-F]{6}$/.test(req.titleColor))
+      return { success: false, errorMessage: `titleColor must look like #rrggbb, got ${req.titleColor}` };
+    if (this.db.prepare('SELECT 1 FROM templates WHERE name = ?').get(req.name))
+      return { success: false, errorMessage: `A template named ${req.name} exists` };
     const info = this.db
-      .prepare('INSERT INTO templates (name, title, title_color, description, notes, starting_balance, margin, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(req.name, req.title, req.titleColor ?? null, req.description, req.notes ?? null, req.startingBalance ?? 50_000, req.margin ?? 50_000, req.tag);
+      .prepare(
+        'INSERT INTO templates (name, title, title_color, description, notes, starting_balance, margin, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        req.name,
+        req.title,
+        req.titleColor ?? null,
+        req.description,
+        req.notes ?? null,
+        req.startingBalance ?? 50_000,
+        req.margin ?? 50_000,
+        req.tag,
+      );
     return { success: true, errorMessage: null, template: this.templateById(Number(info.lastInsertRowid)) };
   }
 
   ruleConfiguration(templateId: number, ruleId: number): ResponseOf<'ruleConfiguration'> {
-    const rule = this.db.prepare('SELECT * FROM rules WHERE id = ? AND template_id = ?').get(ruleId, templateId) as RuleRow | undefined;
+    const rule = this.db.prepare('SELECT * FROM rules WHERE id = ? AND template_id = ?').get(ruleId, templateId) as
+      | RuleRow
+      | undefined;
     if (!rule) throw new AdminNotFound(`No rule ${ruleId} on account template ${templateId}`);
     return ruleRecord(rule);
   }
@@ -79,7 +96,9 @@ export class SimAdmin {
   }
 
   findUserByEmail(email: string): ResponseOf<'userFindByEmail'> {
-    const row = this.db.prepare('SELECT * FROM users WHERE email = ? ORDER BY id LIMIT 1').get(email) as UserRow | undefined;
+    const row = this.db.prepare('SELECT * FROM users WHERE email = ? ORDER BY id LIMIT 1').get(email) as
+      | UserRow
+      | undefined;
     if (!row) throw new AdminNotFound(`No user with email ${email}`);
     return userRecord(row);
   }
@@ -87,16 +106,27 @@ export class SimAdmin {
   /** Result 0 success; 3 invalid email (spec); 1 user name missing or taken and 2 password missing (this simulator's choice). */
   register(req: S.RegisterRequest): ResponseOf<'register'> {
     const failed = (result: number, errorMessage: string) => ({ userId: null, loginToken: null, errorMessage, result });
-    if (!req.email || !EMAIL.test(req.email)) return failed(RegisterResult.InvalidEmail, `Invalid email address format: ${JSON.stringify(req.email)}`);
+    if (!req.email || !EMAIL.test(req.email))
+      return failed(RegisterResult.InvalidEmail, `Invalid email address format: ${JSON.stringify(req.email)}`);
     if (!req.userName || req.userName.trim() === '') return failed(1, 'userName is required');
-    if (this.db.prepare('SELECT 1 FROM users WHERE user_name = ?').get(req.userName)) return failed(1, `User name ${req.userName} is taken`);
+    if (this.db.prepare('SELECT 1 FROM users WHERE user_name = ?').get(req.userName))
+      return failed(1, `User name ${req.userName} is taken`);
     if (!req.password) return failed(2, 'password is required');
     const info = this.db
       .prepare(
         `INSERT INTO users (user_name, email, first_name, last_name, screen_name, password, internal_tag, agreements_signed, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)`,
       )
-      .run(req.userName, req.email, req.firstName ?? '', req.lastName ?? '', req.screenName, `unused:${randomBytes(8).toString('hex')}`, req.internalTag ?? 0, this.engine.clock.now());
+      .run(
+        req.userName,
+        req.email,
+        req.firstName ?? '',
+        req.lastName ?? '',
+        req.screenName,
+        `unused:${randomBytes(8).toString('hex')}`,
+        req.internalTag ?? 0,
+        this.engine.clock.now(),
+      );
     const userId = Number(info.lastInsertRowid);
     return { userId, loginToken: this.engine.issueToken(userId), errorMessage: null, result: RegisterResult.Success };
   }
@@ -118,7 +148,13 @@ export class SimAdmin {
     const dayStart = this.engine.calendar.dayStart(now);
     const dayTrades = trades.filter((t) => t.created_at >= dayStart);
     const startOfDay = gatewayCents(f.balance - f.realizedDayPnl);
-    const stoppedAt = (this.db.prepare('SELECT created_at FROM violations WHERE account_id = ? AND duration = ? AND voided = 0 ORDER BY id LIMIT 1').get(account.id, ViolationDuration.Permanent) as { created_at: number } | undefined)?.created_at;
+    const stoppedAt = (
+      this.db
+        .prepare(
+          'SELECT created_at FROM violations WHERE account_id = ? AND duration = ? AND voided = 0 ORDER BY id LIMIT 1',
+        )
+        .get(account.id, ViolationDuration.Permanent) as { created_at: number } | undefined
+    )?.created_at;
     return {
       accountName: account.name,
       userId: account.user_id,
@@ -165,7 +201,9 @@ export class SimAdmin {
   }
 
   private trades(accountId: number): TradeRow[] {
-    return this.db.prepare('SELECT * FROM trades WHERE account_id = ? AND voided = 0 ORDER BY id').all(accountId) as TradeRow[];
+    return this.db
+      .prepare('SELECT * FROM trades WHERE account_id = ? AND voided = 0 ORDER BY id')
+      .all(accountId) as TradeRow[];
   }
 
   // ---------------------------------------------------------------- exports
@@ -174,7 +212,9 @@ export class SimAdmin {
     const start = req.startTime ? parseDateTime(req.startTime) : 0;
     const end = req.endTime ? parseDateTime(req.endTime) : Number.MAX_SAFE_INTEGER;
     const rows = this.db
-      .prepare('SELECT violations.*, accounts.name AS account_name, accounts.simulated AS simulated FROM violations JOIN accounts ON accounts.id = violations.account_id WHERE violations.created_at >= ? AND violations.created_at <= ? ORDER BY violations.id')
+      .prepare(
+        'SELECT violations.*, accounts.name AS account_name, accounts.simulated AS simulated FROM violations JOIN accounts ON accounts.id = violations.account_id WHERE violations.created_at >= ? AND violations.created_at <= ? ORDER BY violations.id',
+      )
       .all(start, end) as (ViolationRow & { account_name: string; simulated: number })[];
     return {
       success: true,
@@ -209,14 +249,18 @@ export class SimAdmin {
     const from = parseDateTime(req.from);
     const to = parseDateTime(req.to);
     if (to < from) return { success: false, errorMessage: '`to` is before `from`' };
-    if (to - from > Limits.tradesExportRangeMs) return { success: false, errorMessage: 'The requested range exceeds 30 days' };
-    const rows = this.db.prepare('SELECT * FROM trades WHERE created_at >= ? AND created_at <= ? ORDER BY id').all(from, to) as TradeRow[];
+    if (to - from > Limits.tradesExportRangeMs)
+      return { success: false, errorMessage: 'The requested range exceeds 30 days' };
+    const rows = this.db
+      .prepare('SELECT * FROM trades WHERE created_at >= ? AND created_at <= ? ORDER BY id')
+      .all(from, to) as TradeRow[];
     return {
       success: true,
       errorMessage: null,
       data: rows.map((t) => {
         const contract = this.engine.contracts.byId(t.contract_id);
-        const price = (ticks: number) => (contract ? Number((ticks * contract.tickSize).toFixed(contract.grid.decimals + 4)) : ticks);
+        const price = (ticks: number) =>
+          contract ? Number((ticks * contract.tickSize).toFixed(contract.grid.decimals + 4)) : ticks;
         const closing = t.pnl !== null;
         return {
           id: t.id,
@@ -292,7 +336,9 @@ export class SimAdmin {
   positionsExport(req: S.AfterExportRequest): ResponseOf<'positionsExport'> {
     const after = req.after ? parseDateTime(req.after) : Number.NEGATIVE_INFINITY;
     const now = this.engine.clock.now();
-    const rows = this.db.prepare('SELECT * FROM positions WHERE size != 0 AND updated_at > ? ORDER BY id').all(Number.isFinite(after) ? after : -1) as PositionRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM positions WHERE size != 0 AND updated_at > ? ORDER BY id')
+      .all(Number.isFinite(after) ? after : -1) as PositionRow[];
     return {
       success: true,
       errorMessage: null,
@@ -302,7 +348,8 @@ export class SimAdmin {
         return {
           id: p.id,
           symbolId: contract?.symbolId ?? '',
-          openPnl: contract && last !== undefined ? gatewayCents((last - p.average_ticks) * p.size * contract.tickValue) : 0,
+          openPnl:
+            contract && last !== undefined ? gatewayCents((last - p.average_ticks) * p.size * contract.tickValue) : 0,
           positionSize: p.size,
           averagePrice: averagePrice(contract, p),
           contract: contract?.name ?? p.contract_id,
@@ -321,11 +368,17 @@ export class SimAdmin {
    * at the day's end.
    */
   dailyStatistics(req: S.StatisticsRequest): ResponseOf<'dailyStatistics'> {
-    const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(req.tradingAccountId) as AccountRow | undefined;
+    const account = this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(req.tradingAccountId) as
+      | AccountRow
+      | undefined;
     if (!account) throw new AdminNotFound(`No trading account ${req.tradingAccountId}`);
     // Trade days are labelled by the date they end on, at 00:00 UTC; the request's datetimes name such dates.
-    const startLabel = req.startTradeDay ? Math.floor(parseDateTime(req.startTradeDay) / 86_400_000) * 86_400_000 : Number.NEGATIVE_INFINITY;
-    const endLabel = req.endTradeDay ? Math.floor(parseDateTime(req.endTradeDay) / 86_400_000) * 86_400_000 : Number.POSITIVE_INFINITY;
+    const startLabel = req.startTradeDay
+      ? Math.floor(parseDateTime(req.startTradeDay) / 86_400_000) * 86_400_000
+      : Number.NEGATIVE_INFINITY;
+    const endLabel = req.endTradeDay
+      ? Math.floor(parseDateTime(req.endTradeDay) / 86_400_000) * 86_400_000
+      : Number.POSITIVE_INFINITY;
     const days = new Map<number, TradeRow[]>();
     let balance = account.starting_balance;
     const out: S.DailyStatistics[] = [];
@@ -351,7 +404,11 @@ export class SimAdmin {
       out.push({
         tradeDay: iso(label),
         balance: gatewayCents(balance),
-        products: [...products.entries()].map(([symbolId, totalTradedContracts]) => ({ tradeDay: iso(label), symbolId, totalTradedContracts })),
+        products: [...products.entries()].map(([symbolId, totalTradedContracts]) => ({
+          tradeDay: iso(label),
+          symbolId,
+          totalTradedContracts,
+        })),
         tradeDate: iso(label),
         totalPnL: gatewayCents(pnl),
         totalTrades: closed.length,
@@ -366,16 +423,18 @@ export class SimAdmin {
   }
 
   dayStatistics(req: S.StatisticsRequest): ResponseOf<'dayStatistics'> {
-    return this.dailyStatistics(req).map(({ tradeDate, totalPnL, totalTrades, winningTrades, losingTrades, neutralTrades, winRate, totalFees }) => ({
-      tradeDate,
-      totalPnL,
-      totalTrades,
-      winningTrades,
-      losingTrades,
-      neutralTrades,
-      winRate,
-      totalFees,
-    }));
+    return this.dailyStatistics(req).map(
+      ({ tradeDate, totalPnL, totalTrades, winningTrades, losingTrades, neutralTrades, winRate, totalFees }) => ({
+        tradeDate,
+        totalPnL,
+        totalTrades,
+        winningTrades,
+        losingTrades,
+        neutralTrades,
+        winRate,
+        totalFees,
+      }),
+    );
   }
 }
 
@@ -396,7 +455,8 @@ export function templateRecord(t: TemplateRow): S.AccountTemplate {
 
 /**
  * `violationStatus` 1 here means "the account is locked while the violation lasts". Loss limit `source` is 0
- * (a fixed amount); the maximum loss limit's `maximumSource` and `minimumSource` choose its variant (rule-templates.ts).
+ * (a fixed amount); the maximum loss limit's `maximumSource` and `minimumSource` choose its variant
+ * (rule-templates.ts).
  */
 export function ruleRecord(r: RuleRow): S.RuleConfiguration {
   return {
@@ -408,10 +468,29 @@ export function ruleRecord(r: RuleRow): S.RuleConfiguration {
       liquidateFollowers: null,
       dailyLossLimit:
         r.kind === 'dailyLossLimit'
-          ? { source: 0, percentage: null, limit: r.amount, disableBalanceSource: null, disableCheckSource: null, disablePercentage: null, disableLimit: null, disableMinimumBalanceSource: null, disableMaximumBalanceSource: null }
+          ? {
+              source: 0,
+              percentage: null,
+              limit: r.amount,
+              disableBalanceSource: null,
+              disableCheckSource: null,
+              disablePercentage: null,
+              disableLimit: null,
+              disableMinimumBalanceSource: null,
+              disableMaximumBalanceSource: null,
+            }
           : null,
       maximumLossLimit:
-        r.kind === 'maximumLossLimit' ? { source: 0, percentage: null, limit: r.amount, minimumSource: r.minimum_source, maximumSource: r.maximum_source, maximumSourceSpecifiedBalance: null } : null,
+        r.kind === 'maximumLossLimit'
+          ? {
+              source: 0,
+              percentage: null,
+              limit: r.amount,
+              minimumSource: r.minimum_source,
+              maximumSource: r.maximum_source,
+              maximumSourceSpecifiedBalance: null,
+            }
+          : null,
       marginScale: null,
     },
   };

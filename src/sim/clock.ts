@@ -23,7 +23,8 @@ export function createClock(mode: ClockMode, startTime: number, realNow: () => n
     mode,
     now: () => Math.floor(base + (realNow() - realStart) * speed + offset),
     advance(ms: number) {
-      if (!(ms >= 0) || !Number.isFinite(ms)) throw new RangeError(`advance takes a non-negative number of ms, got ${ms}`);
+      if (!(ms >= 0) || !Number.isFinite(ms))
+        throw new RangeError(`advance takes a non-negative number of ms, got ${ms}`);
       offset += ms;
     },
   };

@@ -59,8 +59,15 @@ export class MarketDesk {
   contractSearch(searchText: string): ResponseOf<'contractSearch'> {
     const now = this.clock.now();
     const text = searchText.trim().toUpperCase();
-    const matches = this.contracts.calendar.listedOn(now).filter((c) => text === '' || [c.id, c.name, c.symbolId, c.description].some((f) => f.toUpperCase().includes(text)));
-    return { ...ok(), contracts: matches.slice(0, Limits.contractsPerSearch).map((c) => this.contracts.record(c, now)) };
+    const matches = this.contracts.calendar
+      .listedOn(now)
+      .filter(
+        (c) => text === '' || [c.id, c.name, c.symbolId, c.description].some((f) => f.toUpperCase().includes(text)),
+      );
+    return {
+      ...ok(),
+      contracts: matches.slice(0, Limits.contractsPerSearch).map((c) => this.contracts.record(c, now)),
+    };
   }
 
   contractAvailable(): ResponseOf<'contractAvailable'> {
@@ -77,16 +84,38 @@ export class MarketDesk {
   retrieveBars(req: RetrieveBarsRequest): ResponseOf<'retrieveBars'> | TradingEnvelope {
     const contract = typeof req.contractId === 'string' ? this.contracts.known(req.contractId) : undefined;
     const market = contract && this.markets.get(contract.spec.root);
-    if (!contract || !market) return fail(RetrieveBarsErrorCode.ContractNotFound, `No contract with id ${clip(String(req.contractId))}`);
+    if (!contract || !market)
+      return fail(RetrieveBarsErrorCode.ContractNotFound, `No contract with id ${clip(String(req.contractId))}`);
     const unit = barUnitFromCode(req.unit);
     if (!unit) return fail(RetrieveBarsErrorCode.UnitInvalid, `unit must be 1 (Second) to 6 (Month), got ${req.unit}`);
-    if (req.unitNumber < 1) return fail(RetrieveBarsErrorCode.UnitNumberInvalid, `unitNumber must be at least 1, got ${req.unitNumber}`);
+    if (req.unitNumber < 1)
+      return fail(RetrieveBarsErrorCode.UnitNumberInvalid, `unitNumber must be at least 1, got ${req.unitNumber}`);
     if (req.limit < 1 || req.limit > Limits.barsPerRequest) {
-      return fail(RetrieveBarsErrorCode.LimitInvalid, `limit must be between 1 and ${Limits.barsPerRequest}, got ${req.limit}`);
+      return fail(
+        RetrieveBarsErrorCode.LimitInvalid,
+        `limit must be between 1 and ${Limits.barsPerRequest}, got ${req.limit}`,
+      );
     }
-    const bars = market.bars(timeframe(unit, req.unitNumber), parseDateTime(req.startTime), parseDateTime(req.endTime), this.clock.now(), req.limit, req.includePartialBar);
+    const bars = market.bars(
+      timeframe(unit, req.unitNumber),
+      parseDateTime(req.startTime),
+      parseDateTime(req.endTime),
+      this.clock.now(),
+      req.limit,
+      req.includePartialBar,
+    );
     const g = contract.grid;
-    return { ...ok(), bars: bars.map((b) => ({ t: new Date(b.t).toISOString(), o: g.toPrice(b.o), h: g.toPrice(b.h), l: g.toPrice(b.l), c: g.toPrice(b.c), v: b.v })) };
+    return {
+      ...ok(),
+      bars: bars.map((b) => ({
+        t: new Date(b.t).toISOString(),
+        o: g.toPrice(b.o),
+        h: g.toPrice(b.h),
+        l: g.toPrice(b.l),
+        c: g.toPrice(b.c),
+        v: b.v,
+      })),
+    };
   }
 }
 

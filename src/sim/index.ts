@@ -68,7 +68,12 @@ export interface SimTemplateOptions {
    * 1 trailing the end-of-day high balance (with `minimumSource` 0: until the floor locks at the starting
    * balance), 2 trailing the intraday high equity.
    */
-  maximumLossLimit?: { limit: number; duration?: 1 | 2; maximumSource?: MaximumSource; minimumSource?: MinimumSource | null };
+  maximumLossLimit?: {
+    limit: number;
+    duration?: 1 | 2;
+    maximumSource?: MaximumSource;
+    minimumSource?: MinimumSource | null;
+  };
 }
 
 export interface SimAccountOptions {
@@ -181,14 +186,22 @@ export const DEFAULT_TEMPLATES: SimTemplateOptions[] = [
   {
     name: '50K',
     title: '50K Combine',
-    description: 'Evaluation account: $50,000 start, $1,000 daily loss limit (temporary), $2,000 maximum loss limit (permanent)',
+    description:
+      'Evaluation account: $50,000 start, $1,000 daily loss limit (temporary), $2,000 maximum loss limit (permanent)',
     startingBalance: 50_000,
     margin: 50_000,
     tag: 0,
     dailyLossLimit: { limit: 1000, duration: 2 },
     maximumLossLimit: { limit: 2000, duration: 1 },
   },
-  { name: 'PRACTICE', title: 'Practice', description: 'Practice account without rules', startingBalance: 100_000, margin: 100_000, tag: 1 },
+  {
+    name: 'PRACTICE',
+    title: 'Practice',
+    description: 'Practice account without rules',
+    startingBalance: 100_000,
+    margin: 100_000,
+    tag: 1,
+  },
 ];
 
 /** The simulator without its HTTP face: engine, admin views, clock and store, for in-process use and tests. */
@@ -214,14 +227,17 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     setMeta(db, 'seed', String(seed));
     const storedTime = Number(getMeta(db, 'lastStep') ?? Number.NaN);
     const mode = options.clock ?? 'realtime';
-    let startTime = options.startTime ?? (Number.isFinite(storedTime) ? storedTime : (replay?.defaultStart ?? Date.now()));
+    let startTime =
+      options.startTime ?? (Number.isFinite(storedTime) ? storedTime : (replay?.defaultStart ?? Date.now()));
     // A realtime clock follows the wall clock, except over a replayed file or from an explicit start
     // time: then it runs at real speed from that start (or from where the last run stopped).
     const anchored = replay !== undefined || options.startTime !== undefined;
     // The market clock never runs backwards across restarts of the same database.
     if (Number.isFinite(storedTime) && (mode !== 'realtime' || anchored)) startTime = Math.max(startTime, storedTime);
     const clock = createClock(mode === 'realtime' && anchored ? { speed: 1 } : mode, startTime);
-    const origin = Number(getMeta(db, 'origin') ?? Math.floor(clock.now() / DAY_MS) * DAY_MS - (options.historyDays ?? 30) * DAY_MS);
+    const origin = Number(
+      getMeta(db, 'origin') ?? Math.floor(clock.now() / DAY_MS) * DAY_MS - (options.historyDays ?? 30) * DAY_MS,
+    );
     setMeta(db, 'origin', String(origin));
 
     const markets = new Map<string, ContractMarket>();
@@ -229,7 +245,9 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     calendar.roots().forEach((spec, index) => {
       const grid = calendar.grid(spec);
       const replayed = replay !== undefined && replay.root === spec.root;
-      const base = replayed ? new FixedBars(replay.file.stepMs, replay.file.bars) : new SyntheticBars({ startPrice: spec.startPrice, grid }, seed, index, origin);
+      const base = replayed
+        ? new FixedBars(replay.file.stepMs, replay.file.bars)
+        : new SyntheticBars({ startPrice: spec.startPrice, grid }, seed, index, origin);
       markets.set(spec.root, new ContractMarket(grid, base, touchFills(options.fills, book, spec, replayed)));
     });
 
@@ -287,7 +305,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       default: { ...DEFAULT_RATE_LIMITS.default, ...options.rateLimits?.default } as RateBudget,
     };
     const userHub = new UserHub(engine);
-    const marketHub = new MarketHub(engine, options.realtime?.quotesPerSecond === undefined ? {} : { quotesPerSecond: options.realtime.quotesPerSecond });
+    const marketHub = new MarketHub(
+      engine,
+      options.realtime?.quotesPerSecond === undefined ? {} : { quotesPerSecond: options.realtime.quotesPerSecond },
+    );
     const publish = (): void => {
       for (const hub of [userHub, marketHub]) {
         try {
@@ -302,7 +323,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       server: app.server,
       hubs: [userHub.definition as HubDefinition<unknown>, marketHub.definition as HubDefinition<unknown>],
       logger,
-      ...(options.realtime?.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.realtime.maxBufferedBytes }),
+      ...(options.realtime?.maxBufferedBytes === undefined
+        ? {}
+        : { maxBufferedBytes: options.realtime.maxBufferedBytes }),
       ...(options.realtime?.authCheckMs === undefined ? {} : { authCheckMs: options.realtime.authCheckMs }),
     });
     userHub.attach(hubs);
@@ -361,7 +384,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
 function loadReplay(calendar: ContractCalendar, source: { path: string; contractId?: string }) {
   const named = source.contractId === undefined ? undefined : calendar.resolve(source.contractId, Date.now());
-  if (source.contractId !== undefined && !named) throw new RangeError(`market.contractId ${source.contractId} is not a contract of a known root`);
+  if (source.contractId !== undefined && !named)
+    throw new RangeError(`market.contractId ${source.contractId} is not a contract of a known root`);
   const spec = named?.spec ?? (calendar.root('ES') as RootSpec);
   // The backtest's reader: one CSV format (and one set of file/line/column errors) for both. Its contract
   // month segments are not used: the replay stands for every month of the root.
@@ -373,8 +397,15 @@ function loadReplay(calendar: ContractCalendar, source: { path: string; contract
 }
 
 /** The fill rules of one root's market: the options given, with the defaults of a synthetic or a replayed market. */
-function touchFills(options: SimFillOptions | undefined, book: BookModel, spec: RootSpec, replayed: boolean): TouchFills {
-  const spread = options?.spread ?? (replayed ? { type: 'fixed' as const, ticks: 1 } : syntheticSpreadModel(spec.startPrice, spec.tickSize));
+function touchFills(
+  options: SimFillOptions | undefined,
+  book: BookModel,
+  spec: RootSpec,
+  replayed: boolean,
+): TouchFills {
+  const spread =
+    options?.spread ??
+    (replayed ? { type: 'fixed' as const, ticks: 1 } : syntheticSpreadModel(spec.startPrice, spec.tickSize));
   return { spread, book, partialFills: options?.partialFills ?? true, queue: options?.queue ?? false };
 }
 
@@ -387,8 +418,17 @@ function quoteOf(engine: SimEngine, contractId: string): SimQuote | undefined {
   if (!contract || !market || !quote || last === undefined) return undefined;
   const price = (ticks: number) => contract.grid.toPrice(ticks);
   const depth = depthOf(quote, market.fills.book.levels);
-  const levels = (side: { price: number; size: number }[]) => side.map((l) => ({ price: price(l.price), size: l.size }));
-  return { bid: price(quote.bid), ask: price(quote.ask), bidSize: quote.bidSize, askSize: quote.askSize, last: price(last), bids: levels(depth.bids), asks: levels(depth.asks) };
+  const levels = (side: { price: number; size: number }[]) =>
+    side.map((l) => ({ price: price(l.price), size: l.size }));
+  return {
+    bid: price(quote.bid),
+    ask: price(quote.ask),
+    bidSize: quote.bidSize,
+    askSize: quote.askSize,
+    last: price(last),
+    bids: levels(depth.bids),
+    asks: levels(depth.asks),
+  };
 }
 
 /** The bar length of a replayed file: the smallest spacing between consecutive bars (gaps are closed market). */
@@ -405,16 +445,25 @@ function seedTemplates(db: Db, templates: SimTemplateOptions[]): void {
       if (existing) continue;
       const startingBalance = t.startingBalance ?? 50_000;
       const info = db
-        .prepare('INSERT INTO templates (name, title, description, starting_balance, margin, tag) VALUES (?, ?, ?, ?, ?, ?)')
+        .prepare(
+          'INSERT INTO templates (name, title, description, starting_balance, margin, tag) VALUES (?, ?, ?, ?, ?, ?)',
+        )
         .run(t.name, t.title ?? t.name, t.description ?? '', startingBalance, t.margin ?? startingBalance, t.tag ?? 0);
       const templateId = Number(info.lastInsertRowid);
-      const rule = db.prepare('INSERT INTO rules (template_id, kind, amount, violation_duration, maximum_source, minimum_source) VALUES (?, ?, ?, ?, ?, ?)');
-      if (t.dailyLossLimit) rule.run(templateId, 'dailyLossLimit', t.dailyLossLimit.limit, t.dailyLossLimit.duration ?? 2, 0, null);
+      const rule = db.prepare(
+        'INSERT INTO rules (template_id, kind, amount, violation_duration, maximum_source, minimum_source) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+      if (t.dailyLossLimit)
+        rule.run(templateId, 'dailyLossLimit', t.dailyLossLimit.limit, t.dailyLossLimit.duration ?? 2, 0, null);
       if (t.maximumLossLimit) {
         const { limit, duration, maximumSource, minimumSource } = t.maximumLossLimit;
         rule.run(templateId, 'maximumLossLimit', limit, duration ?? 1, maximumSource ?? 0, minimumSource ?? null);
       }
-      checkTemplateRules(t.name, startingBalance, db.prepare('SELECT * FROM rules WHERE template_id = ?').all(templateId) as RuleRow[]);
+      checkTemplateRules(
+        t.name,
+        startingBalance,
+        db.prepare('SELECT * FROM rules WHERE template_id = ?').all(templateId) as RuleRow[],
+      );
     }
   })();
 }
@@ -425,7 +474,10 @@ function checkTemplateRules(name: string, startingBalance: number, rules: RuleRo
     accountRuleBook(startingBalance, rules);
   } catch (error) {
     if (error instanceof SimRuleError) throw new SimRuleError(`template ${name}: ${error.message}`);
-    if (error instanceof z.ZodError) throw new SimRuleError(`template ${name}: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (error instanceof z.ZodError)
+      throw new SimRuleError(
+        `template ${name}: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     throw error;
   }
 }
@@ -434,26 +486,42 @@ function checkTemplateRules(name: string, startingBalance: number, rules: RuleRo
 function seedUsers(db: Db, now: number, users: SimUserOptions[]): void {
   db.transaction(() => {
     for (const u of users) {
-      const settings = [u.apiKey, u.agreementsSigned === false ? 0 : 1, u.subscriptionActive === false ? 0 : 1, u.apiKeyLoginEnabled === false ? 0 : 1];
-      const existing = db.prepare('SELECT id FROM users WHERE user_name = ?').get(u.userName) as { id: number } | undefined;
+      const settings = [
+        u.apiKey,
+        u.agreementsSigned === false ? 0 : 1,
+        u.subscriptionActive === false ? 0 : 1,
+        u.apiKeyLoginEnabled === false ? 0 : 1,
+      ];
+      const existing = db.prepare('SELECT id FROM users WHERE user_name = ?').get(u.userName) as
+        | { id: number }
+        | undefined;
       let userId: number;
       if (existing) {
         userId = existing.id;
-        db.prepare('UPDATE users SET api_key = ?, agreements_signed = ?, subscription_active = ?, api_key_login_enabled = ? WHERE id = ?').run(...settings, userId);
+        db.prepare(
+          'UPDATE users SET api_key = ?, agreements_signed = ?, subscription_active = ?, api_key_login_enabled = ? WHERE id = ?',
+        ).run(...settings, userId);
       } else {
         const info = db
           .prepare(
             `INSERT INTO users (user_name, email, first_name, last_name, api_key, agreements_signed, subscription_active, api_key_login_enabled, created_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
-          .run(u.userName, u.email ?? `${u.userName.toLowerCase()}@example.com`, u.firstName ?? '', u.lastName ?? '', ...settings, now);
+          .run(
+            u.userName,
+            u.email ?? `${u.userName.toLowerCase()}@example.com`,
+            u.firstName ?? '',
+            u.lastName ?? '',
+            ...settings,
+            now,
+          );
         userId = Number(info.lastInsertRowid);
       }
       for (const a of u.accounts ?? []) {
         if (db.prepare('SELECT 1 FROM accounts WHERE name = ?').get(a.name)) continue;
-        const template = db.prepare('SELECT id, starting_balance, margin FROM templates WHERE name = ?').get(a.template ?? '50K') as
-          | { id: number; starting_balance: number; margin: number }
-          | undefined;
+        const template = db
+          .prepare('SELECT id, starting_balance, margin FROM templates WHERE name = ?')
+          .get(a.template ?? '50K') as { id: number; starting_balance: number; margin: number } | undefined;
         if (!template) throw new RangeError(`account ${a.name}: no template named ${a.template}`);
         db.prepare(
           `INSERT INTO accounts (user_id, name, template_id, starting_balance, margin, simulated, is_leader, is_follower, active,

@@ -147,22 +147,29 @@ export class Matcher {
     const { db } = this.ctx;
     const events: Event[] = [];
     const contracts = db
-      .prepare('SELECT contract_id FROM orders WHERE status IN (?, ?) UNION SELECT contract_id FROM positions WHERE size != 0')
+      .prepare(
+        'SELECT contract_id FROM orders WHERE status IN (?, ?) UNION SELECT contract_id FROM positions WHERE size != 0',
+      )
       .all(OrderStatus.Open, OrderStatus.Pending) as { contract_id: string }[];
     for (const { contract_id: contractId } of contracts) {
       const market = this.ctx.market(contractId);
       const contract = this.ctx.contract(contractId);
       if (!market || !contract) continue;
       previous.set(contractId, market.lastPrice(from));
-      for (const point of market.pointsBetween(from, to)) events.push({ time: point.time, kind: 'point', contractId, point });
+      for (const point of market.pointsBetween(from, to))
+        events.push({ time: point.time, kind: 'point', contractId, point });
       // A month stops trading at the end of its last trading day (UTC).
       const end = contract.expiry + DAY_MS;
       if (end > from && end <= to) events.push({ time: end, kind: 'expire', contractId });
     }
     // Pending answers due by `to` (one due before `from`, left by a restart, settles at once).
-    const settling = db.prepare('SELECT id, settle_at FROM orders WHERE status = ? AND settle_at <= ?').all(OrderStatus.Pending, to) as { id: number; settle_at: number }[];
+    const settling = db
+      .prepare('SELECT id, settle_at FROM orders WHERE status = ? AND settle_at <= ?')
+      .all(OrderStatus.Pending, to) as { id: number; settle_at: number }[];
     for (const o of settling) events.push({ time: Math.max(o.settle_at, from), kind: 'settle', orderId: o.id });
-    const cancelling = db.prepare('SELECT id, cancel_at FROM orders WHERE status = ? AND cancel_at <= ?').all(OrderStatus.Open, to) as { id: number; cancel_at: number }[];
+    const cancelling = db
+      .prepare('SELECT id, cancel_at FROM orders WHERE status = ? AND cancel_at <= ?')
+      .all(OrderStatus.Open, to) as { id: number; cancel_at: number }[];
     for (const o of cancelling) events.push({ time: Math.max(o.cancel_at, from), kind: 'cancel', orderId: o.id });
     return events.sort((a, b) => a.time - b.time || ORDER_OF_KINDS[a.kind] - ORDER_OF_KINDS[b.kind]);
   }
@@ -177,13 +184,17 @@ export class Matcher {
         return;
       case 'settle': {
         ctx.changed();
-        ctx.db.prepare('UPDATE orders SET status = ?, updated_at = ? WHERE id = ?').run(OrderStatus.Open, event.time, event.orderId);
+        ctx.db
+          .prepare('UPDATE orders SET status = ?, updated_at = ? WHERE id = ?')
+          .run(OrderStatus.Open, event.time, event.orderId);
         this.arrive(ctx.order(event.orderId), event.time);
         return;
       }
       case 'cancel':
         ctx.changed();
-        ctx.db.prepare('UPDATE orders SET status = ?, updated_at = ? WHERE id = ? AND status = ?').run(OrderStatus.Cancelled, event.time, event.orderId, OrderStatus.Open);
+        ctx.db
+          .prepare('UPDATE orders SET status = ?, updated_at = ? WHERE id = ? AND status = ?')
+          .run(OrderStatus.Cancelled, event.time, event.orderId, OrderStatus.Open);
         return;
       case 'expire':
         this.expire(event.contractId, event.time);
@@ -194,19 +205,35 @@ export class Matcher {
   private expire(contractId: string, t: number): void {
     const { ctx } = this;
     ctx.changed();
-    ctx.db.prepare('UPDATE orders SET status = ?, updated_at = ? WHERE contract_id = ? AND status IN (?, ?)').run(OrderStatus.Expired, t, contractId, OrderStatus.Open, OrderStatus.Pending);
+    ctx.db
+      .prepare('UPDATE orders SET status = ?, updated_at = ? WHERE contract_id = ? AND status IN (?, ?)')
+      .run(OrderStatus.Expired, t, contractId, OrderStatus.Open, OrderStatus.Pending);
     const last = ctx.lastPrice(contractId, t);
     if (last === undefined) return;
-    const holders = ctx.db.prepare('SELECT account_id, size FROM positions WHERE contract_id = ? AND size != 0').all(contractId) as { account_id: number; size: number }[];
+    const holders = ctx.db
+      .prepare('SELECT account_id, size FROM positions WHERE contract_id = ? AND size != 0')
+      .all(contractId) as { account_id: number; size: number }[];
     for (const p of holders) {
-      const order = ctx.ledger.newMarketOrder(p.account_id, contractId, p.size > 0 ? OrderSide.Ask : OrderSide.Bid, Math.abs(p.size), t);
+      const order = ctx.ledger.newMarketOrder(
+        p.account_id,
+        contractId,
+        p.size > 0 ? OrderSide.Ask : OrderSide.Bid,
+        Math.abs(p.size),
+        t,
+      );
       ctx.ledger.fill(order, Math.abs(p.size), last, t);
     }
   }
 
   private matchContract(contractId: string, before: number | undefined, point: PricePoint): void {
     const { ctx } = this;
-    const orders = ctx.remember(`open:${contractId}`, () => ctx.db.prepare('SELECT * FROM orders WHERE contract_id = ? AND status = ? ORDER BY id').all(contractId, OrderStatus.Open) as OrderRow[]);
+    const orders = ctx.remember(
+      `open:${contractId}`,
+      () =>
+        ctx.db
+          .prepare('SELECT * FROM orders WHERE contract_id = ? AND status = ? ORDER BY id')
+          .all(contractId, OrderStatus.Open) as OrderRow[],
+    );
     const generation = ctx.generation;
     const market = ctx.market(contractId)!;
     for (const order of orders) {
@@ -229,7 +256,8 @@ export class Matcher {
     const high = gap ? to : s === 1 ? Math.max(from, to) : Math.min(from, to);
     const start = gap ? to : from;
     const direction = to === from ? market.direction(t) : Math.sign(to - from);
-    const stopAt = (stop: number): number | undefined => (s * high >= s * stop ? (s * start >= s * stop ? start : stop) : undefined);
+    const stopAt = (stop: number): number | undefined =>
+      s * high >= s * stop ? (s * start >= s * stop ? start : stop) : undefined;
     const takeAt = (price: number, limit?: number): void => {
       const quote = gap ? market.quote(t) : market.quoteAt(t, price, direction);
       if (quote) this.take(order, quote, limit, t);
@@ -291,8 +319,16 @@ export class Matcher {
     if (i < 0) return;
     const bar = market.base.time(i);
     if (order.touch_bar === bar) return;
-    const { size, ahead } = touchFill(market.fills, remaining, order.queue_ahead ?? 0, market.barFacts(i), market.previousFacts(i));
-    this.ctx.db.prepare('UPDATE orders SET touch_bar = ?, queue_ahead = ? WHERE id = ?').run(bar, order.queue_ahead === null ? null : ahead, order.id);
+    const { size, ahead } = touchFill(
+      market.fills,
+      remaining,
+      order.queue_ahead ?? 0,
+      market.barFacts(i),
+      market.previousFacts(i),
+    );
+    this.ctx.db
+      .prepare('UPDATE orders SET touch_bar = ?, queue_ahead = ? WHERE id = ?')
+      .run(bar, order.queue_ahead === null ? null : ahead, order.id);
     order.touch_bar = bar;
     if (order.queue_ahead !== null) order.queue_ahead = ahead;
     if (size > 0) this.ctx.ledger.fill(order, size, limit, t);

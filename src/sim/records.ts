@@ -18,12 +18,19 @@ export function averagePrice(contract: FuturesContract | undefined, p: PositionR
 }
 
 export function trailState(o: OrderRow): TrailState {
-  return { side: o.side === 0 ? 'buy' : 'sell', distance: o.trail_distance as number, extreme: o.trail_extreme as number };
+  return {
+    side: o.side === 0 ? 'buy' : 'sell',
+    distance: o.trail_distance as number,
+    extreme: o.trail_extreme as number,
+  };
 }
 
 export function openOrderRecord(contract: FuturesContract | undefined, o: OrderRow): S.OpenOrder {
   const price = (ticks: number | null): number | null => (ticks === null ? null : priceOf(contract, ticks));
-  const stop = o.type === OrderType.TrailingStop && o.trail_distance !== null && o.trail_extreme !== null ? trailStopPrice(trailState(o)) : o.stop_ticks;
+  const stop =
+    o.type === OrderType.TrailingStop && o.trail_distance !== null && o.trail_extreme !== null
+      ? trailStopPrice(trailState(o))
+      : o.stop_ticks;
   return {
     id: o.id,
     accountId: o.account_id,
@@ -41,7 +48,12 @@ export function openOrderRecord(contract: FuturesContract | undefined, o: OrderR
 }
 
 export function orderRecord(contract: FuturesContract | undefined, o: OrderRow): S.Order {
-  return { ...openOrderRecord(contract, o), symbolId: contract?.symbolId ?? '', fillVolume: o.fill_volume, customTag: o.custom_tag };
+  return {
+    ...openOrderRecord(contract, o),
+    symbolId: contract?.symbolId ?? '',
+    fillVolume: o.fill_volume,
+    customTag: o.custom_tag,
+  };
 }
 
 export function tradeRecord(contract: FuturesContract | undefined, t: TradeRow): S.Trade {

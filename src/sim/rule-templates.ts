@@ -39,7 +39,9 @@ export function mllVariant(maximumSource: number, minimumSource: number | null):
     case MaximumSource.StartingBalance:
     case MaximumSource.HighestIntradayEquity:
       if (minimumSource !== null) {
-        throw new SimRuleError(`maximumLossLimit.minimumSource 0 (lock at the starting balance) needs maximumSource 1 (end-of-day balance), got maximumSource ${maximumSource}`);
+        throw new SimRuleError(
+          `maximumLossLimit.minimumSource 0 (lock at the starting balance) needs maximumSource 1 (end-of-day balance), got maximumSource ${maximumSource}`,
+        );
       }
       return maximumSource === MaximumSource.StartingBalance ? 'static' : 'trailingIntraday';
     default:
@@ -54,6 +56,13 @@ export function accountRuleBook(startingBalance: number, rules: readonly RuleRow
   return new RuleBook({
     startingBalance,
     ...(daily ? { dailyLossLimit: daily.amount } : {}),
-    ...(maximum ? { maximumLossLimit: { amount: maximum.amount, variant: mllVariant(maximum.maximum_source, maximum.minimum_source) } } : {}),
+    ...(maximum
+      ? {
+          maximumLossLimit: {
+            amount: maximum.amount,
+            variant: mllVariant(maximum.maximum_source, maximum.minimum_source),
+          },
+        }
+      : {}),
   });
 }

@@ -53,7 +53,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const text = String(body);
     if (text.trim() === '') return done(null, {});
     if (nestingDepth(text) > MAX_JSON_DEPTH) {
-      const failure = new Error(`Malformed JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`) as Error & { statusCode: number };
+      const failure = new Error(`Malformed JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`) as Error & {
+        statusCode: number;
+      };
       failure.statusCode = 400;
       return done(failure, undefined);
     }
@@ -91,7 +93,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     accountSearch: ({ input, user }) => engine.accountSearch(user, input.onlyActiveAccounts),
     positionSearchOpen: ({ input, user }) => engine.positionSearchOpen(user, input.accountId),
     positionClose: ({ input, user }) => engine.closePosition(user, input.accountId, input.contractId),
-    positionPartialClose: ({ input, user }) => engine.closePosition(user, input.accountId, input.contractId, input.size),
+    positionPartialClose: ({ input, user }) =>
+      engine.closePosition(user, input.accountId, input.contractId, input.size),
     contractById: ({ input }) => engine.contractById(input.contractId),
     ping: () => 'pong',
     templateList: () => admin.templateList(),
@@ -123,28 +126,53 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return match?.[1];
   }
 
-  async function serve(endpoint: Endpoint, handler: (call: Call<unknown>) => unknown, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  async function serve(
+    endpoint: Endpoint,
+    handler: (call: Call<unknown>) => unknown,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<unknown> {
     let user: UserRow | undefined;
     const token = bearer(request);
     if (endpoint.auth === 'admin' && token !== deps.adminKey) {
-      return reply.code(401).send({ message: 'Administration requests need the header Authorization: Bearer <adminKey>' });
+      return reply
+        .code(401)
+        .send({ message: 'Administration requests need the header Authorization: Bearer <adminKey>' });
     }
     if (endpoint.auth === 'token') {
       user = token === undefined ? undefined : engine.authenticate(token);
       if (!user) return reply.code(401).send({ message: 'Missing, unknown, revoked or expired session token' });
     }
-    const caller = endpoint.auth === 'token' ? `token:${token}` : endpoint.auth === 'admin' ? 'admin' : `ip:${request.ip}`;
+    const caller =
+      endpoint.auth === 'token' ? `token:${token}` : endpoint.auth === 'admin' ? 'admin' : `ip:${request.ip}`;
     const retryAfter = limiter.take(caller, endpoint.bucket);
     if (retryAfter > 0) {
-      return reply.code(429).header('retry-after', String(retryAfter)).send({ message: `Rate limit of ${endpoint.name} exceeded; retry after ${retryAfter} s` });
+      return reply
+        .code(429)
+        .header('retry-after', String(retryAfter))
+        .send({ message: `Rate limit of ${endpoint.name} exceeded; retry after ${retryAfter} s` });
     }
-    const raw = endpoint.params === 'body' ? (request.body ?? {}) : endpoint.params === 'query' ? request.query : endpoint.params === 'path' ? request.params : {};
+    const raw =
+      endpoint.params === 'body'
+        ? (request.body ?? {})
+        : endpoint.params === 'query'
+          ? request.query
+          : endpoint.params === 'path'
+            ? request.params
+            : {};
     const parsed = endpoint.request.safeParse(raw);
     if (!parsed.success) {
       // The answer names each field and shows a short preview of what came: never the value itself, which
       // may be large (or deep enough to overflow the serialiser).
-      const issues = describeIssues(parsed.error, raw).map((i) => ({ path: i.path, message: i.message, received: preview(i.received) }));
-      return reply.code(400).send({ message: `Invalid ${endpoint.name} request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues });
+      const issues = describeIssues(parsed.error, raw).map((i) => ({
+        path: i.path,
+        message: i.message,
+        received: preview(i.received),
+      }));
+      return reply.code(400).send({
+        message: `Invalid ${endpoint.name} request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        issues,
+      });
     }
     if (endpoint.name !== 'Status/ping') engine.step(engine.clock.now());
     let result: unknown;
@@ -155,7 +183,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       deps.logger.error({ err: error, endpoint: endpoint.name }, 'simulator handler failed');
       const unknown = endpoint.errorCodes.UnknownError;
       if (endpoint.envelope === 'trading' && unknown !== undefined) {
-        return reply.send({ success: false, errorCode: unknown, errorMessage: `Unexpected error: ${(error as Error).message}` });
+        return reply.send({
+          success: false,
+          errorCode: unknown,
+          errorMessage: `Unexpected error: ${(error as Error).message}`,
+        });
       }
       throw error;
     }
@@ -166,7 +198,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       // What leaves the simulator is checked against the shared schema: a drift is a bug here, not in the client.
       const checked = endpoint.response.safeParse(result);
       if (!checked.success) {
-        deps.logger.error({ endpoint: endpoint.name, issues: describeIssues(checked.error, result) }, 'simulator produced a malformed response');
+        deps.logger.error(
+          { endpoint: endpoint.name, issues: describeIssues(checked.error, result) },
+          'simulator produced a malformed response',
+        );
         return reply.code(500).send({ message: `Simulator produced a malformed ${endpoint.name} response` });
       }
     }

@@ -15,8 +15,14 @@ export class Sessions {
 
   login(userName: string, apiKey: string): ResponseOf<'login'> {
     const user = this.db.prepare('SELECT * FROM users WHERE user_name = ?').get(userName) as UserRow | undefined;
-    const failed = (errorCode: number, errorMessage: string | null = null) => ({ success: false, errorCode, errorMessage, token: null });
-    if (!user || user.api_key === null || !sameSecret(user.api_key, apiKey)) return failed(LoginErrorCode.InvalidCredentials);
+    const failed = (errorCode: number, errorMessage: string | null = null) => ({
+      success: false,
+      errorCode,
+      errorMessage,
+      token: null,
+    });
+    if (!user || user.api_key === null || !sameSecret(user.api_key, apiKey))
+      return failed(LoginErrorCode.InvalidCredentials);
     if (!user.api_key_login_enabled) return failed(LoginErrorCode.ApiKeyAuthenticationDisabled);
     if (!user.subscription_active) return failed(LoginErrorCode.ApiSubscriptionNotFound);
     if (!user.agreements_signed) return failed(LoginErrorCode.AgreementsNotSigned, AGREEMENTS_NOT_SIGNED_MESSAGE);
@@ -26,14 +32,18 @@ export class Sessions {
   issueToken(userId: number): string {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock.now();
-    this.db.prepare('INSERT INTO tokens (token, user_id, issued_at, expires_at) VALUES (?, ?, ?, ?)').run(token, userId, now, now + Limits.tokenLifetimeMs);
+    this.db
+      .prepare('INSERT INTO tokens (token, user_id, issued_at, expires_at) VALUES (?, ?, ?, ?)')
+      .run(token, userId, now, now + Limits.tokenLifetimeMs);
     return token;
   }
 
   /** The user a bearer token belongs to, or undefined when it is unknown, revoked or older than 24 hours. */
   authenticate(token: string): UserRow | undefined {
     return this.db
-      .prepare('SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id WHERE token = ? AND revoked = 0 AND expires_at > ?')
+      .prepare(
+        'SELECT users.* FROM tokens JOIN users ON users.id = tokens.user_id WHERE token = ? AND revoked = 0 AND expires_at > ?',
+      )
       .get(token, this.clock.now()) as UserRow | undefined;
   }
 

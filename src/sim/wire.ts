@@ -14,6 +14,9 @@ export function ok(): { success: true; errorCode: 0; errorMessage: null } {
   return { success: true, errorCode: 0, errorMessage: null };
 }
 
-export function fail(errorCode: number, errorMessage: string | null): { success: false; errorCode: number; errorMessage: string | null } {
+export function fail(
+  errorCode: number,
+  errorMessage: string | null,
+): { success: false; errorCode: number; errorMessage: string | null } {
   return { success: false, errorCode, errorMessage };
 }

@@ -55,12 +55,21 @@ export default defineStrategy({
           const long = position > 0;
           const side = long ? 'sell' : 'buy';
           if (trail === undefined) {
-            subscriber.next(trailingStopOrder(side, Math.abs(position), long ? bar.close - trailTicks : bar.close + trailTicks, { unit: 'ticks' }));
+            subscriber.next(
+              trailingStopOrder(side, Math.abs(position), long ? bar.close - trailTicks : bar.close + trailTicks, {
+                unit: 'ticks',
+              }),
+            );
           } else if (!tightened) {
             const profit = (bar.close - ctx.averagePrice()) * (long ? 1 : -1);
             if (profit >= tightenAfterTicks) {
               tightened = true;
-              subscriber.next(modifyOrder(trail.id, { trailPrice: long ? bar.close - tightTrailTicks : bar.close + tightTrailTicks, unit: 'ticks' }));
+              subscriber.next(
+                modifyOrder(trail.id, {
+                  trailPrice: long ? bar.close - tightTrailTicks : bar.close + tightTrailTicks,
+                  unit: 'ticks',
+                }),
+              );
             }
           }
         }

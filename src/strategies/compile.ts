@@ -28,7 +28,11 @@ export interface CompiledStrategy {
  * point into `frameworkTree` (the src/ or dist/ folder the loading threads run).
  */
 export async function compileStrategy(file: string, frameworkTree: string): Promise<CompiledStrategy> {
-  const code = await bundled(`strategy file ${file}`, { entryPoints: [file], sourcemap: 'inline', plugins: [externalImports(frameworkTree)] });
+  const code = await bundled(`strategy file ${file}`, {
+    entryPoints: [file],
+    sourcemap: 'inline',
+    plugins: [externalImports(frameworkTree)],
+  });
   return writeModule(path.basename(file).replace(/\.[cm]?ts$/, ''), code);
 }
 
@@ -45,7 +49,12 @@ const OWN_PREFIX = 'tickline-own:';
  */
 export async function bundleStrategy(file: string): Promise<string> {
   const absolute = path.resolve(file);
-  return bundled(`strategy file ${file}`, { entryPoints: [absolute], absWorkingDir: path.dirname(absolute), legalComments: 'none', plugins: [portableImports()] });
+  return bundled(`strategy file ${file}`, {
+    entryPoints: [absolute],
+    absWorkingDir: path.dirname(absolute),
+    legalComments: 'none',
+    plugins: [portableImports()],
+  });
 }
 
 /** A bundle of `bundleStrategy` as a module of this machine: its imports resolved against this install. */
@@ -57,12 +66,26 @@ export async function compileBundle(code: string, name: string): Promise<Compile
   return writeModule(name, compiled);
 }
 
-async function bundled(what: string, options: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'absWorkingDir' | 'sourcemap' | 'legalComments' | 'plugins'>): Promise<string> {
+async function bundled(
+  what: string,
+  options: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'absWorkingDir' | 'sourcemap' | 'legalComments' | 'plugins'>,
+): Promise<string> {
   try {
-    const output = await build({ ...options, bundle: true, format: 'esm', platform: 'node', target: 'node20', write: false, logLevel: 'silent' });
+    const output = await build({
+      ...options,
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      write: false,
+      logLevel: 'silent',
+    });
     return output.outputFiles[0]!.text;
   } catch (error) {
-    throw new StrategyError('STRATEGY_INVALID', `${what} failed to compile: ${error instanceof Error ? error.message.split('\n').slice(0, 3).join(' ') : String(error)}`);
+    throw new StrategyError(
+      'STRATEGY_INVALID',
+      `${what} failed to compile: ${error instanceof Error ? error.message.split('\n').slice(0, 3).join(' ') : String(error)}`,
+    );
   }
 }
 
@@ -75,7 +98,11 @@ async function writeModule(name: string, code: string): Promise<CompiledStrategy
 
 /** Packages stay imports by name, tickline's own files become `tickline-own:` imports; the rest is bundled. */
 function portableImports(): Plugin {
-  return keptImports('portable-imports', (place) => `${OWN_PREFIX}${place}`, (specifier) => specifier);
+  return keptImports(
+    'portable-imports',
+    (place) => `${OWN_PREFIX}${place}`,
+    (specifier) => specifier,
+  );
 }
 
 /** `tickline-own:` imports as absolute file URLs into `tree`, the framework this machine runs. */
@@ -83,7 +110,10 @@ function ownImports(tree: string): Plugin {
   return {
     name: 'own-imports',
     setup(builder) {
-      builder.onResolve({ filter: new RegExp(`^${OWN_PREFIX}`) }, (args) => ({ path: pathToFileURL(inTree(args.path.slice(OWN_PREFIX.length), tree)).href, external: true }));
+      builder.onResolve({ filter: new RegExp(`^${OWN_PREFIX}`) }, (args) => ({
+        path: pathToFileURL(inTree(args.path.slice(OWN_PREFIX.length), tree)).href,
+        external: true,
+      }));
     },
   };
 }
@@ -92,7 +122,12 @@ function ownImports(tree: string): Plugin {
 function ownPlace(file: string): string | undefined {
   for (const from of ['src', 'dist']) {
     const base = path.join(PACKAGE_ROOT, from) + path.sep;
-    if (file.startsWith(base)) return file.slice(base.length).replace(/\.(ts|js)$/, '').split(path.sep).join('/');
+    if (file.startsWith(base))
+      return file
+        .slice(base.length)
+        .replace(/\.(ts|js)$/, '')
+        .split(path.sep)
+        .join('/');
   }
   return undefined;
 }
@@ -107,7 +142,11 @@ const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * lanes that load the module run.
  */
 function externalImports(frameworkTree: string): Plugin {
-  return keptImports('external-imports', (place) => pathToFileURL(inTree(place, frameworkTree)).href, (_specifier, file) => pathToFileURL(file).href);
+  return keptImports(
+    'external-imports',
+    (place) => pathToFileURL(inTree(place, frameworkTree)).href,
+    (_specifier, file) => pathToFileURL(file).href,
+  );
 }
 
 /**
@@ -115,13 +154,22 @@ function externalImports(frameworkTree: string): Plugin {
  * `ownImport` from their place in the framework) and packages (by `packageImport` from the specifier as
  * written and the file it resolves to here).
  */
-function keptImports(name: string, ownImport: (place: string) => string, packageImport: (specifier: string, file: string) => string): Plugin {
+function keptImports(
+  name: string,
+  ownImport: (place: string) => string,
+  packageImport: (specifier: string, file: string) => string,
+): Plugin {
   return {
     name,
     setup(builder) {
       builder.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData === 'resolving' || args.kind === 'entry-point') return undefined;
-        const resolved = await builder.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'resolving' });
+        const resolved = await builder.resolve(args.path, {
+          kind: args.kind,
+          resolveDir: args.resolveDir,
+          importer: args.importer,
+          pluginData: 'resolving',
+        });
         if (resolved.errors.length > 0) return { errors: resolved.errors };
         if (resolved.external) return { path: args.path, external: true };
         const own = ownPlace(resolved.path);

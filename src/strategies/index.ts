@@ -48,7 +48,10 @@ export async function loadStrategy(nameOrPath: string, baseDir: string = process
     if (/\.[cm]?ts$/.test(file)) await enableTypeScript();
     loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new StrategyError('STRATEGY_INVALID', `strategy file ${file} failed to load: ${error instanceof Error ? error.message : String(error)}`);
+    throw new StrategyError(
+      'STRATEGY_INVALID',
+      `strategy file ${file} failed to load: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const candidate = loaded.default ?? loaded.strategy;
   if (!isStrategyModule(candidate)) {

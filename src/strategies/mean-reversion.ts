@@ -41,14 +41,22 @@ export default defineStrategy({
         const rsi = strength.next(bar.close);
         // NaN (warm-up) fails every comparison below, so no entry before both are defined.
         if (ctx.position() !== 0 || ctx.openOrders().length > 0) return;
-        if (bar.close < mean - p.stdDev * sd && rsi <= p.oversold) subscriber.next(marketOrder('buy', p.size, { bracket }));
-        else if (bar.close > mean + p.stdDev * sd && rsi >= p.overbought) subscriber.next(marketOrder('sell', p.size, { bracket }));
+        if (bar.close < mean - p.stdDev * sd && rsi <= p.oversold)
+          subscriber.next(marketOrder('buy', p.size, { bracket }));
+        else if (bar.close > mean + p.stdDev * sd && rsi >= p.overbought)
+          subscriber.next(marketOrder('sell', p.size, { bracket }));
       });
     }),
   plots: (p) => [
-    { name: `Bollinger upper (${p.period}, ${p.stdDev})`, values: (bars) => bollinger(p.period, p.stdDev)().update(bars).upper },
+    {
+      name: `Bollinger upper (${p.period}, ${p.stdDev})`,
+      values: (bars) => bollinger(p.period, p.stdDev)().update(bars).upper,
+    },
     { name: `SMA ${p.period}`, values: (bars) => bollinger(p.period, p.stdDev)().update(bars).middle },
-    { name: `Bollinger lower (${p.period}, ${p.stdDev})`, values: (bars) => bollinger(p.period, p.stdDev)().update(bars).lower },
+    {
+      name: `Bollinger lower (${p.period}, ${p.stdDev})`,
+      values: (bars) => bollinger(p.period, p.stdDev)().update(bars).lower,
+    },
     { name: `RSI ${p.rsiPeriod}`, pane: 'own', values: (bars) => rsi(p.rsiPeriod)().update(bars) },
   ],
 });

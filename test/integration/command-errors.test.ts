@@ -20,7 +20,14 @@ const BACKTEST = [
   'data: { source: synthetic, seed: 1, sessions: 1, start: 2025-01-05 }',
   'account: { startingBalance: 50000 }',
 ];
-const TRADING = ['strategy: { name: sma-cross, id: errbot }', 'contracts: [CON.F.US.EP.Z25]', 'timeframe: { unit: minute }', 'gateway: { url: "http://127.0.0.1:9" }', 'journal: journal.sqlite', 'session: { maxBars: 1 }'];
+const TRADING = [
+  'strategy: { name: sma-cross, id: errbot }',
+  'contracts: [CON.F.US.EP.Z25]',
+  'timeframe: { unit: minute }',
+  'gateway: { url: "http://127.0.0.1:9" }',
+  'journal: journal.sqlite',
+  'session: { maxBars: 1 }',
+];
 const SIM = ['port: 0', 'dbPath: ":memory:"', 'seed: 1'];
 
 interface Command {
@@ -31,9 +38,21 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
-  backtest: { args: ['backtest'], config: BACKTEST, wrongType: ['fills: { slippageTicks: lots }', 'fills.slippageTicks'] },
-  optimize: { args: ['optimize', '--grid', 'rangeMinutes=10,20'], config: BACKTEST, wrongType: ['fills: { slippageTicks: lots }', 'fills.slippageTicks'] },
-  evaluate: { args: ['evaluate', '--evaluation', 'topstep-50k'], config: BACKTEST.filter((line) => !line.startsWith('account')), wrongType: ['fills: { slippageTicks: lots }', 'fills.slippageTicks'] },
+  backtest: {
+    args: ['backtest'],
+    config: BACKTEST,
+    wrongType: ['fills: { slippageTicks: lots }', 'fills.slippageTicks'],
+  },
+  optimize: {
+    args: ['optimize', '--grid', 'rangeMinutes=10,20'],
+    config: BACKTEST,
+    wrongType: ['fills: { slippageTicks: lots }', 'fills.slippageTicks'],
+  },
+  evaluate: {
+    args: ['evaluate', '--evaluation', 'topstep-50k'],
+    config: BACKTEST.filter((line) => !line.startsWith('account')),
+    wrongType: ['fills: { slippageTicks: lots }', 'fills.slippageTicks'],
+  },
   import: { args: ['import'], config: BACKTEST, wrongType: ['fills: { slippageTicks: lots }', 'fills.slippageTicks'] },
   paper: { args: ['paper'], config: TRADING, wrongType: ['log: { level: 7 }', 'log.level'] },
   live: { args: ['live', '--confirm-live'], config: TRADING, wrongType: ['log: { level: 7 }', 'log.level'] },
@@ -42,7 +61,8 @@ const COMMANDS: Record<string, Command> = {
 };
 
 const BILLION_LAUGHS = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
-for (const [k, name] of [...'bcdefghi'].entries()) BILLION_LAUGHS.push(`${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[k]}`).join(', ')}]`);
+for (const [k, name] of [...'bcdefghi'].entries())
+  BILLION_LAUGHS.push(`${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[k]}`).join(', ')}]`);
 
 let dir: string;
 beforeAll(ensureDist, 240_000);
@@ -90,51 +110,70 @@ function expectOneErrorLine(run: Run, pattern: RegExp): void {
   expect(run.code, run.output).toBe(2);
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // Each case starts a node process that loads the CLI: generous on a busy machine.
-describe.each(Object.entries(COMMANDS))('%s: ordinary mistakes are one line and exit 2', { timeout: 60_000 }, (name, command) => {
-  const run = (config: string, ...extra: string[]) => tickline([...command.args, '--config', config, ...extra]);
+describe.each(Object.entries(COMMANDS))(
+  '%s: ordinary mistakes are one line and exit 2',
+  { timeout: 60_000 },
+  (name, command) => {
+    const run = (config: string, ...extra: string[]) => tickline([...command.args, '--config', config, ...extra]);
 
-  it('a missing file', async () => {
-    const missing = path.join(dir, 'missing.yaml');
-    expectOneErrorLine(await run(missing), new RegExp(`^${name}: ${escape(missing)}: file not found$`));
-  });
+    it('a missing file', async () => {
+      const missing = path.join(dir, 'missing.yaml');
+      expectOneErrorLine(await run(missing), new RegExp(`^${name}: ${escapeRegExp(missing)}: file not found$`));
+    });
 
-  it('bad YAML, at its line', async () => {
-    const file = configFile([...command.config, 'note: "unclosed']);
-    expectOneErrorLine(await run(file), new RegExp(`^${name}: ${escape(file)}:${command.config.length + 1}: Missing closing "quote`));
-  });
+    it('bad YAML, at its line', async () => {
+      const file = configFile([...command.config, 'note: "unclosed']);
+      expectOneErrorLine(
+        await run(file),
+        new RegExp(`^${name}: ${escapeRegExp(file)}:${command.config.length + 1}: Missing closing "quote`),
+      );
+    });
 
-  it('an alias bomb, refused as a bad config', async () => {
-    const file = configFile(BILLION_LAUGHS);
-    expectOneErrorLine(await run(file), new RegExp(`^${name}: ${escape(file)}:2: aliases expand too far`));
-  });
+    it('an alias bomb, refused as a bad config', async () => {
+      const file = configFile(BILLION_LAUGHS);
+      expectOneErrorLine(await run(file), new RegExp(`^${name}: ${escapeRegExp(file)}:2: aliases expand too far`));
+    });
 
-  it('an unknown key, at its line', async () => {
-    const file = configFile([...command.config, 'nonsense: 1']);
-    expectOneErrorLine(await run(file), new RegExp(`^${name}: ${escape(file)}:${command.config.length + 1}: nonsense: unknown key "nonsense"$`));
-  });
+    it('an unknown key, at its line', async () => {
+      const file = configFile([...command.config, 'nonsense: 1']);
+      expectOneErrorLine(
+        await run(file),
+        new RegExp(`^${name}: ${escapeRegExp(file)}:${command.config.length + 1}: nonsense: unknown key "nonsense"$`),
+      );
+    });
 
-  it('a value of the wrong type, at its line with its field', async () => {
-    const [line, field] = command.wrongType;
-    const file = configFile([...command.config, line]);
-    expectOneErrorLine(await run(file), new RegExp(`^${name}: ${escape(file)}:${command.config.length + 1}: ${escape(field)}: `));
-  });
+    it('a value of the wrong type, at its line with its field', async () => {
+      const [line, field] = command.wrongType;
+      const file = configFile([...command.config, line]);
+      expectOneErrorLine(
+        await run(file),
+        new RegExp(`^${name}: ${escapeRegExp(file)}:${command.config.length + 1}: ${escapeRegExp(field)}: `),
+      );
+    });
 
-  it('a flag that does not exist', async () => {
-    const file = configFile(command.config);
-    const bad = await run(file, '--nonsense');
-    expectOneErrorLine(bad, new RegExp(`^${name}: Unknown option '--nonsense'`));
-    expect(bad.output).toContain(`Usage: tickline ${name}`);
-  });
-});
+    it('a flag that does not exist', async () => {
+      const file = configFile(command.config);
+      const bad = await run(file, '--nonsense');
+      expectOneErrorLine(bad, new RegExp(`^${name}: Unknown option '--nonsense'`));
+      expect(bad.output).toContain(`Usage: tickline ${name}`);
+    });
+  },
+);
 
 describe('a value given on the command line', { timeout: 60_000 }, () => {
-  it.each([['backtest'], ['optimize'], ['evaluate']])('%s: a --param of the wrong type is reported as the command line\'s', async (name) => {
-    const file = configFile(COMMANDS[name]!.config);
-    const run = await tickline([...COMMANDS[name]!.args, '--config', file, '--param', 'rangeMinutes=abc']);
-    expectOneErrorLine(run, new RegExp(`^${name}: --param rangeMinutes=abc \\(command line\\): strategy\\.params\\.rangeMinutes: `));
-    expect(run.output).not.toContain(file);
-  });
+  it.each([['backtest'], ['optimize'], ['evaluate']])(
+    "%s: a --param of the wrong type is reported as the command line's",
+    async (name) => {
+      const file = configFile(COMMANDS[name]!.config);
+      const run = await tickline([...COMMANDS[name]!.args, '--config', file, '--param', 'rangeMinutes=abc']);
+      expectOneErrorLine(
+        run,
+        new RegExp(`^${name}: --param rangeMinutes=abc \\(command line\\): strategy\\.params\\.rangeMinutes: `),
+      );
+      expect(run.output).not.toContain(file);
+    },
+  );
 });

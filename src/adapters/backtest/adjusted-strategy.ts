@@ -1,6 +1,7 @@
 /**
  * A strategy that reads back-adjusted prices while the engine trades real ones. In a continuous backtest
- * the bars, quotes, market trades, last price, average price and working orders a strategy sees are moved by its segment's
+ * the bars, quotes, market trades, last price, average price and working orders a strategy sees are moved by its
+ * segment's
  * adjustment (continuous.ts), so a roll's price difference is no signal; the prices its intents carry
  * are moved back to real prices before the engine reads them. Fills, order updates and positions keep
  * real prices (they are what the account booked).
@@ -40,7 +41,8 @@ export class PriceAdjustment {
 export function adjustedStrategy(module: StrategyModule, adjustment: PriceAdjustment): StrategyModule {
   return {
     ...module,
-    run: (context) => module.run(adjustedContext(context, adjustment)).pipe(map((intent) => realIntent(intent, adjustment, context))),
+    run: (context) =>
+      module.run(adjustedContext(context, adjustment)).pipe(map((intent) => realIntent(intent, adjustment, context))),
   };
 }
 
@@ -51,16 +53,30 @@ function adjustedContext<P>(context: StrategyContext<P>, adjustment: PriceAdjust
     params: context.params,
     contracts: context.contracts,
     contract: context.contract,
-    bars: (contractId, timeframe) => context.bars(contractId, timeframe).pipe(map((chunk) => adjustChunk(chunk, adjustment))),
-    barRecords: (contractId, timeframe) => context.barRecords(contractId, timeframe).pipe(map((bar) => adjustRecord(bar, adjustment))),
+    bars: (contractId, timeframe) =>
+      context.bars(contractId, timeframe).pipe(map((chunk) => adjustChunk(chunk, adjustment))),
+    barRecords: (contractId, timeframe) =>
+      context.barRecords(contractId, timeframe).pipe(map((bar) => adjustRecord(bar, adjustment))),
     position: (contractId) => context.position(contractId),
     averagePrice: (contractId) => view(context.averagePrice(contractId)),
     lastPrice: (contractId) => view(context.lastPrice(contractId)),
     toPrice: (ticks, contractId) => context.toPrice(ticks, contractId),
     toTicks: (price, contractId) => context.toTicks(price, contractId),
     openOrders: (contractId) => context.openOrders(contractId).map((order) => adjustOrder(order, adjustment)),
-    quotes: (contractId) => context.quotes(contractId).pipe(map((quote) => (adjustment.identity ? quote : { ...quote, bid: view(quote.bid), ask: view(quote.ask), last: view(quote.last) }))),
-    trades: (contractId) => context.trades(contractId).pipe(map((trade) => (adjustment.identity ? trade : { ...trade, price: view(trade.price) }))),
+    quotes: (contractId) =>
+      context
+        .quotes(contractId)
+        .pipe(
+          map((quote) =>
+            adjustment.identity
+              ? quote
+              : { ...quote, bid: view(quote.bid), ask: view(quote.ask), last: view(quote.last) },
+          ),
+        ),
+    trades: (contractId) =>
+      context
+        .trades(contractId)
+        .pipe(map((trade) => (adjustment.identity ? trade : { ...trade, price: view(trade.price) }))),
     fills: context.fills,
     orders: context.orders,
     positions: context.positions,
@@ -77,7 +93,13 @@ function adjustChunk(chunk: BarChunk, adjustment: PriceAdjustment): BarChunk {
     for (let i = 0; i < values.length; i++) out[i] = adjustment.toView(values[i]!);
     return out;
   };
-  return { ...chunk, open: column(chunk.open), high: column(chunk.high), low: column(chunk.low), close: column(chunk.close) };
+  return {
+    ...chunk,
+    open: column(chunk.open),
+    high: column(chunk.high),
+    low: column(chunk.low),
+    close: column(chunk.close),
+  };
 }
 
 function adjustRecord(bar: BarRecord, adjustment: PriceAdjustment): BarRecord {
@@ -88,7 +110,11 @@ function adjustRecord(bar: BarRecord, adjustment: PriceAdjustment): BarRecord {
 
 function adjustOrder(order: WorkingOrder, adjustment: PriceAdjustment): WorkingOrder {
   if (adjustment.identity) return order;
-  return { ...order, order: mapSpec(order.order, (ticks) => adjustment.toView(ticks)), trailStop: adjustment.toView(order.trailStop) };
+  return {
+    ...order,
+    order: mapSpec(order.order, (ticks) => adjustment.toView(ticks)),
+    trailStop: adjustment.toView(order.trailStop),
+  };
 }
 
 function mapSpec(spec: OrderSpec, f: (ticks: number) => number): OrderSpec {

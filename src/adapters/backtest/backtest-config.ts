@@ -13,19 +13,21 @@ import { riskConfigSchema } from '../../engine/risk.ts';
 import { rootSpecSchema } from '../../market/contract-months.ts';
 import { isTimeZone } from '../../data/csv.ts';
 
-const IsoTime = z
-  .union([z.string(), z.date()])
-  .transform((value, ctx) => {
-    if (value instanceof Date) return value.getTime();
-    // A bare date or a time without offset is UTC: the data's times are UTC.
-    const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : /[zZ]|[+-]\d{2}:\d{2}$/.test(value) ? value : `${value}Z`;
-    const ms = Date.parse(text);
-    if (Number.isNaN(ms)) {
-      ctx.addIssue({ code: 'custom', message: `"${value}" is not an ISO 8601 date or time` });
-      return z.NEVER;
-    }
-    return ms;
-  });
+const IsoTime = z.union([z.string(), z.date()]).transform((value, ctx) => {
+  if (value instanceof Date) return value.getTime();
+  // A bare date or a time without offset is UTC: the data's times are UTC.
+  const text = /^\d{4}-\d{2}-\d{2}$/.test(value)
+    ? `${value}T00:00:00Z`
+    : /[zZ]|[+-]\d{2}:\d{2}$/.test(value)
+      ? value
+      : `${value}Z`;
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: 'custom', message: `"${value}" is not an ISO 8601 date or time` });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 const Unit = z.enum(['second', 'minute', 'hour', 'day', 'week', 'month']);
 export const TimeframeConfig = z.strictObject({
@@ -56,7 +58,15 @@ export const CsvDataConfig = z.strictObject({
    * `t,o,h,l,c,v[,contract]`: `{ time: datetime, open: open, high: high, low: low, close: close, volume: volume }`.
    */
   columns: z
-    .strictObject({ time: ColumnName, open: ColumnName, high: ColumnName, low: ColumnName, close: ColumnName, volume: ColumnName, contract: ColumnName })
+    .strictObject({
+      time: ColumnName,
+      open: ColumnName,
+      high: ColumnName,
+      low: ColumnName,
+      close: ColumnName,
+      volume: ColumnName,
+      contract: ColumnName,
+    })
     .partial()
     .optional(),
   /** The bar cache `tickline import` stores the parsed file in (DEFAULT_BAR_CACHE by default); read when it holds this file. */
@@ -141,7 +151,17 @@ export const FillsConfig = z.strictObject({
 });
 
 /** The statistics a sweep can rank by (`maxDrawdown` smallest first). */
-export const METRICS = ['netPnl', 'returnPct', 'sharpe', 'sortino', 'profitFactor', 'expectancy', 'winRate', 'maxDrawdown', 'trades'] as const;
+export const METRICS = [
+  'netPnl',
+  'returnPct',
+  'sharpe',
+  'sortino',
+  'profitFactor',
+  'expectancy',
+  'winRate',
+  'maxDrawdown',
+  'trades',
+] as const;
 /** How `tickline optimize` picks the parameter sets it runs. */
 export const SEARCHES = ['grid', 'random', 'tpe'] as const;
 
@@ -250,13 +270,19 @@ export function resolveBacktestPaths(config: BacktestConfig, baseDir: string): B
   const at = (p: string): string => path.resolve(baseDir, p);
   const data: DataConfig =
     config.data.source === 'csv'
-      ? { ...config.data, file: at(config.data.file), ...(config.data.cache === undefined ? {} : { cache: at(config.data.cache) }) }
+      ? {
+          ...config.data,
+          file: at(config.data.file),
+          ...(config.data.cache === undefined ? {} : { cache: at(config.data.cache) }),
+        }
       : config.data.source === 'gateway' && config.data.cache !== undefined
         ? { ...config.data, cache: at(config.data.cache) }
         : config.data;
   return {
     ...config,
-    strategy: isStrategyFile(config.strategy.name) ? { ...config.strategy, name: at(config.strategy.name) } : config.strategy,
+    strategy: isStrategyFile(config.strategy.name)
+      ? { ...config.strategy, name: at(config.strategy.name) }
+      : config.strategy,
     data,
     ...(config.out === undefined ? {} : { out: at(config.out) }),
   };

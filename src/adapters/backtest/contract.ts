@@ -26,14 +26,20 @@ export class UnknownContractError extends TicklineError {
   readonly code = 'UNKNOWN_CONTRACT';
 }
 
-export type ContractInput = string | { id: string; name: string; symbolId?: string | undefined; tickSize: number; tickValue: number };
+export type ContractInput =
+  | string
+  | { id: string; name: string; symbolId?: string | undefined; tickSize: number; tickValue: number };
 
 /**
  * `on` is the date a one-digit year (`ESZ5`) and a symbol (`F.US.EP`, the front month) are read at: the
  * backtest passes the start of its data when the config gives one, so a run does not depend on the day
  * it is made.
  */
-export function resolveContract(input: ContractInput, on: number = Date.now(), calendar: ContractCalendar = CALENDAR): BacktestContract {
+export function resolveContract(
+  input: ContractInput,
+  on: number = Date.now(),
+  calendar: ContractCalendar = CALENDAR,
+): BacktestContract {
   if (typeof input !== 'string') {
     return {
       id: input.id,
@@ -49,12 +55,23 @@ export function resolveContract(input: ContractInput, on: number = Date.now(), c
   if (root !== undefined) return continuousContract(root, calendar);
   const found = calendar.resolve(input, on);
   if (found === undefined) {
-    const roots = calendar.roots().map((r) => `${r.root} (${r.cycle})`).join(', ');
+    const roots = calendar
+      .roots()
+      .map((r) => `${r.root} (${r.cycle})`)
+      .join(', ');
     throw new UnknownContractError(
       `unknown contract "${input}": write a root (ES: the front month at each date), a gateway id (CON.F.US.EP.Z25), a name (ESZ5 or ESZ25) or a symbol (F.US.EP) of a known root and one of its months: ${roots} (or write out id, name, tickSize and tickValue)`,
     );
   }
-  return { id: found.id, name: found.name, symbolId: found.symbolId, description: found.description, grid: found.grid, feePerSide: found.feePerSide, startPrice: found.startPrice };
+  return {
+    id: found.id,
+    name: found.name,
+    symbolId: found.symbolId,
+    description: found.description,
+    grid: found.grid,
+    feePerSide: found.feePerSide,
+    startPrice: found.startPrice,
+  };
 }
 
 /** The front month of `root` at each date, as one engine contract (the root's gateway symbol id). */

@@ -10,12 +10,20 @@ import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
-import { computeStatistics, cents } from '../../report/statistics.ts';
 import type { EquityCurve, ReportInput, ReportOverlay, Statistics } from '../../report/report-types.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './backtest-config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
-import { alignToBuckets, frontMonthSegments, frontMonthWindows, monthOfLabel, segmentsFromLabels, shortName, volumeRolledHistory, type HistorySegment } from '../../data/continuous.ts';
+import {
+  alignToBuckets,
+  frontMonthSegments,
+  frontMonthWindows,
+  monthOfLabel,
+  segmentsFromLabels,
+  shortName,
+  volumeRolledHistory,
+  type HistorySegment,
+} from '../../data/continuous.ts';
 import { TradingCalendar } from '../../engine/trading-day.ts';
 import { CALENDAR } from '../../market/contract-months.ts';
 import type { FillModelOptions } from './fill-model.ts';
@@ -25,7 +33,7 @@ import { evaluateRun, type MonteCarloOptions } from '../../report/evaluation-rep
 import { BarCache, type ImportedBars } from '../../data/bar-cache.ts';
 import { existsSync, statSync } from 'node:fs';
 import type { PriceGrid } from '../../engine/ticks.ts';
-import { aggregate, concatColumns, lowerBound, sliceByTime } from '../../data/columns.ts';
+import { aggregate, concatColumns, sliceByTime } from '../../data/columns.ts';
 import { readCsvMonths, type CsvBars, type CsvOptions } from '../../data/csv.ts';
 import { loadCsvBars } from '../../data/csv-parallel.ts';
 import { isParquetFile, readParquetBars } from '../../data/parquet.ts';
@@ -62,31 +70,50 @@ export interface HistoryOptions {
 }
 
 /** The bars of a backtest definition, cut to [from, to). */
-export async function loadHistory(config: BacktestConfig, contract: BacktestContract, options: HistoryOptions = {}): Promise<History> {
+export async function loadHistory(
+  config: BacktestConfig,
+  contract: BacktestContract,
+  options: HistoryOptions = {},
+): Promise<History> {
   const data: DataConfig = config.data;
   const cwd = options.cwd ?? process.cwd();
   const from = config.from;
   const to = config.to;
   switch (data.source) {
     case 'synthetic': {
-      if (contract.continuous !== undefined && config.roll.by === 'volume') throw new BacktestDataError('roll.by volume reads a CSV file with every month\'s rows (data.source csv); the synthetic market rolls by the calendar');
+      if (contract.continuous !== undefined && config.roll.by === 'volume')
+        throw new BacktestDataError(
+          "roll.by volume reads a CSV file with every month's rows (data.source csv); the synthetic market rolls by the calendar",
+        );
       const startPrice = data.startPrice ?? contract.startPrice ?? 1000;
-      const bars = syntheticBars({ seed: data.seed, grid: contract.grid, startPrice, start: data.start, sessions: data.sessions });
+      const bars = syntheticBars({
+        seed: data.seed,
+        grid: contract.grid,
+        startPrice,
+        start: data.start,
+        sessions: data.sessions,
+      });
       const sliced = sliceByTime(bars, from, to);
       const continuous = contract.continuous;
       return {
         bars: sliced,
         timeframe: { unit: 'minute', unitNumber: 1 },
         description: `synthetic market, seed ${data.seed}, ${data.sessions} sessions of 1m bars from ${startPrice}`,
-        ...(continuous === undefined ? {} : { segments: frontMonthSegments(sliced, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry) }),
+        ...(continuous === undefined
+          ? {}
+          : {
+              segments: frontMonthSegments(sliced, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry),
+            }),
       };
     }
     case 'csv': {
       const file = path.resolve(cwd, data.file);
-      if (contract.continuous !== undefined && config.roll.by === 'volume') return volumeRolledFile(config, data, contract, file, path.relative(cwd, file));
+      if (contract.continuous !== undefined && config.roll.by === 'volume')
+        return volumeRolledFile(config, data, contract, file, path.relative(cwd, file));
       const cacheFile = path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE);
       const imported = readImported(cacheFile, file, contract.grid, csvOptionsOf(data));
-      const { bars, segments } = imported ?? (await readBarFile(file, contract.grid, path.relative(cwd, file), csvOptionsOf(data)));
+      const { bars, segments } =
+        imported ?? (await readBarFile(file, contract.grid, path.relative(cwd, file), csvOptionsOf(data)));
       const source = `${path.relative(cwd, file)}${imported ? ' (imported)' : ''}`;
       const continuous = contract.continuous;
       if (continuous !== undefined) {
@@ -96,15 +123,31 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
             : frontMonthSegments(bars, continuous.root, continuous.calendar, config.roll.daysBeforeExpiry);
         const names = months.map((m) => shortName(m.contractId, continuous.calendar)).join(', ');
         const how = segments.length > 0 ? 'by its contract column' : 'by the calendar';
-        return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${source}, front months ${how} (${names})`, segments: months };
+        return {
+          bars: sliceByTime(bars, from, to),
+          timeframe: data.timeframe,
+          description: `${source}, front months ${how} (${names})`,
+          segments: months,
+        };
       }
-      const rolls = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
+      const rolls =
+        segments.length > 1
+          ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are`
+          : '';
       const changes = segments.slice(1).map((s) => ({ time: bars.time[s.from]!, contract: s.contract }));
-      return { bars: sliceByTime(bars, from, to), timeframe: data.timeframe, description: `${source}${rolls}`, rolls: changes };
+      return {
+        bars: sliceByTime(bars, from, to),
+        timeframe: data.timeframe,
+        description: `${source}${rolls}`,
+        rolls: changes,
+      };
     }
     case 'gateway': {
       if (from === undefined || to === undefined) throw new BacktestDataError('data.source gateway needs from and to');
-      if (contract.continuous !== undefined && config.roll.by === 'volume') throw new BacktestDataError('roll.by volume reads a CSV file with every month\'s rows (data.source csv); gateway history rolls by the calendar');
+      if (contract.continuous !== undefined && config.roll.by === 'volume')
+        throw new BacktestDataError(
+          "roll.by volume reads a CSV file with every month's rows (data.source csv); gateway history rolls by the calendar",
+        );
       const env = options.env ?? process.env;
       const baseUrl = data.baseUrl ?? env.TICKLINE_BASE_URL;
       const userName = env.TICKLINE_USERNAME;
@@ -114,7 +157,9 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
       const windows = continuous
         ? frontMonthWindows(continuous.root, continuous.calendar, from, to, config.roll.daysBeforeExpiry)
         : [{ contractId: contract.id, name: contract.name, from, to }];
-      const label = continuous ? `gateway ${contract.name} front months (${windows.map((w) => w.name).join(', ')})` : `gateway ${contract.id}`;
+      const label = continuous
+        ? `gateway ${contract.name} front months (${windows.map((w) => w.name).join(', ')})`
+        : `gateway ${contract.id}`;
       const cache = new BarCache(path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE));
       try {
         const keyOf = (contractId: string) => ({ contractId, timeframe: data.timeframe, live: data.live });
@@ -124,23 +169,53 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
         const open = windows.filter((w) => w.from < end).map((w) => ({ ...w, to: Math.min(w.to, end) }));
         if (open.every((w) => cache.missing(keyOf(w.contractId), w.from, w.to).length === 0)) {
           const parts = open.map((w) => cache.load(keyOf(w.contractId), contract.grid, w.from, w.to));
-          return gatewayHistory(parts, open, data.timeframe, `${label} ${timeframeLabel(data.timeframe)} (all from the cache)`, continuous !== undefined);
+          return gatewayHistory(
+            parts,
+            open,
+            data.timeframe,
+            `${label} ${timeframeLabel(data.timeframe)} (all from the cache)`,
+            continuous !== undefined,
+          );
         }
-        const unset = [baseUrl ? undefined : 'TICKLINE_BASE_URL (or data.baseUrl)', userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
-        if (unset.length > 0) throw new BacktestDataError(`the cache lacks part of the range; to fetch it set ${unset.join(', ')} in the environment`);
+        const unset = [
+          baseUrl ? undefined : 'TICKLINE_BASE_URL (or data.baseUrl)',
+          userName ? undefined : 'TICKLINE_USERNAME',
+          apiKey ? undefined : 'TICKLINE_API_KEY',
+        ].filter(Boolean);
+        if (unset.length > 0)
+          throw new BacktestDataError(
+            `the cache lacks part of the range; to fetch it set ${unset.join(', ')} in the environment`,
+          );
         // Imported here, not at the top: the gateway client (undici) costs every optimize worker ~150 ms of
         // start-up, and only this source needs it.
         const { TradingClient } = await import('../gateway/trading.ts');
-        const client = new TradingClient({ baseUrl: baseUrl!, userName: userName!, apiKey: apiKey!, logger: options.logger ?? silentLogger });
+        const client = new TradingClient({
+          baseUrl: baseUrl!,
+          userName: userName!,
+          apiKey: apiKey!,
+          logger: options.logger ?? silentLogger,
+        });
         try {
           const parts: BarColumns[] = [];
           let fetched = 0;
           for (const w of windows) {
-            const result = await loadGatewayBars(client, cache, { ...keyOf(w.contractId), grid: contract.grid, from: w.from, to: w.to, now });
+            const result = await loadGatewayBars(client, cache, {
+              ...keyOf(w.contractId),
+              grid: contract.grid,
+              from: w.from,
+              to: w.to,
+              now,
+            });
             parts.push(result.bars);
             fetched += result.fetched.length;
           }
-          return gatewayHistory(parts, windows, data.timeframe, `${label} ${timeframeLabel(data.timeframe)} (${fetched} range(s) fetched)`, continuous !== undefined);
+          return gatewayHistory(
+            parts,
+            windows,
+            data.timeframe,
+            `${label} ${timeframeLabel(data.timeframe)} (${fetched} range(s) fetched)`,
+            continuous !== undefined,
+          );
         } finally {
           await client.close();
         }
@@ -152,7 +227,13 @@ export async function loadHistory(config: BacktestConfig, contract: BacktestCont
 }
 
 /** A root's history from a file of every month's rows, rolled by volume (continuous.ts). */
-function volumeRolledFile(config: BacktestConfig, data: Extract<DataConfig, { source: 'csv' }>, contract: BacktestContract, file: string, displayName: string): History {
+function volumeRolledFile(
+  config: BacktestConfig,
+  data: Extract<DataConfig, { source: 'csv' }>,
+  contract: BacktestContract,
+  file: string,
+  displayName: string,
+): History {
   const { root, calendar } = contract.continuous!;
   const months = [...readCsvMonths(file, contract.grid, displayName, csvOptionsOf(data))].map(([label, bars]) => {
     const month = monthOfLabel(label, root, calendar, bars.time[0]!);
@@ -161,17 +242,32 @@ function volumeRolledFile(config: BacktestConfig, data: Extract<DataConfig, { so
   const days = new TradingCalendar(config.risk.tradingDay);
   const rolled = volumeRolledHistory(months, (t) => days.dayOf(t));
   const names = rolled.segments.map((m) => shortName(m.contractId, calendar)).join(', ');
-  return { bars: sliceByTime(rolled.bars, config.from, config.to), timeframe: data.timeframe, description: `${displayName}, front months by volume (${names})`, segments: rolled.segments };
+  return {
+    bars: sliceByTime(rolled.bars, config.from, config.to),
+    timeframe: data.timeframe,
+    description: `${displayName}, front months by volume (${names})`,
+    segments: rolled.segments,
+  };
 }
 
 /** A bar file, CSV or (by its `.parquet` extension) Parquet, with the same column map and zone. */
-export async function readBarFile(file: string, grid: PriceGrid, displayName: string, options: CsvOptions): Promise<CsvBars> {
-  return isParquetFile(file) ? readParquetBars(file, grid, displayName, options) : loadCsvBars(file, grid, displayName, options);
+export async function readBarFile(
+  file: string,
+  grid: PriceGrid,
+  displayName: string,
+  options: CsvOptions,
+): Promise<CsvBars> {
+  return isParquetFile(file)
+    ? readParquetBars(file, grid, displayName, options)
+    : loadCsvBars(file, grid, displayName, options);
 }
 
 /** The CSV reader's options from a csv data config. */
 export function csvOptionsOf(data: Extract<DataConfig, { source: 'csv' }>): CsvOptions {
-  return { ...(data.columns === undefined ? {} : { columns: data.columns }), ...(data.timeZone === undefined ? {} : { timeZone: data.timeZone }) };
+  return {
+    ...(data.columns === undefined ? {} : { columns: data.columns }),
+    ...(data.timeZone === undefined ? {} : { timeZone: data.timeZone }),
+  };
 }
 
 /**
@@ -180,7 +276,13 @@ export function csvOptionsOf(data: Extract<DataConfig, { source: 'csv' }>): CsvO
  */
 export function importSignature(file: string, grid: PriceGrid, options: CsvOptions): string {
   const stat = statSync(file);
-  return JSON.stringify({ size: stat.size, mtimeMs: stat.mtimeMs, tickNanos: grid.tickNanos, columns: options.columns ?? null, timeZone: options.timeZone ?? null });
+  return JSON.stringify({
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    tickNanos: grid.tickNanos,
+    columns: options.columns ?? null,
+    timeZone: options.timeZone ?? null,
+  });
 }
 
 /** The file's bars from the cache when `tickline import` stored them with this signature; undefined otherwise. */
@@ -196,7 +298,13 @@ function readImported(cacheFile: string, file: string, grid: PriceGrid, options:
 }
 
 /** Gateway bars of consecutive windows as one history; for a root, one segment per window that has bars. */
-function gatewayHistory(parts: readonly BarColumns[], windows: readonly { contractId: string }[], timeframe: Timeframe, description: string, continuous: boolean): History {
+function gatewayHistory(
+  parts: readonly BarColumns[],
+  windows: readonly { contractId: string }[],
+  timeframe: Timeframe,
+  description: string,
+  continuous: boolean,
+): History {
   const bars = parts.length === 1 ? parts[0]! : concatColumns(parts);
   if (!continuous) return { bars, timeframe, description };
   const segments: HistorySegment[] = [];
@@ -258,7 +366,9 @@ export function accountEvaluation(account: BacktestConfig['account'], name: stri
     startingBalance: account.startingBalance,
     profitTarget: account.profitTarget,
     maximumLossLimit: account.maximumLossLimit,
-    ...(account.dailyLossLimit === undefined ? {} : { dailyLossLimit: { amount: account.dailyLossLimit, breach: 'pausesDay' as const } }),
+    ...(account.dailyLossLimit === undefined
+      ? {}
+      : { dailyLossLimit: { amount: account.dailyLossLimit, breach: 'pausesDay' as const } }),
   };
 }
 
@@ -284,22 +394,42 @@ export function continuityOptions(config: BacktestConfig, history: History): Con
 
 /** The fill model's options from the config: at the touch of a quoted book when a spread is set. */
 export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillModelOptions {
-  const base = { slippageTicks: fills.slippageTicks, stopSlippageTicks: fills.stopSlippageTicks, feePerContractPerSide: fee, sameBar: fills.sameBar };
+  const base = {
+    slippageTicks: fills.slippageTicks,
+    stopSlippageTicks: fills.stopSlippageTicks,
+    feePerContractPerSide: fee,
+    sameBar: fills.sameBar,
+  };
   if (fills.spread === undefined) return base;
-  return { ...base, touch: { spread: fills.spread, book: fills.book ?? DEFAULT_BOOK, partialFills: fills.partialFills, queue: fills.queue } };
+  return {
+    ...base,
+    touch: {
+      spread: fills.spread,
+      book: fills.book ?? DEFAULT_BOOK,
+      partialFills: fills.partialFills,
+      queue: fills.queue,
+    },
+  };
 }
 
 /** A backtest run and its report's input, without the statistics (a sweep computes only those it ranks by). */
 export type DefinitionRun = Omit<BacktestOutcome, 'statistics'>;
 
 /** Load and run; computes no statistics and writes nothing. */
-export async function runDefinition(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<DefinitionRun> {
+export async function runDefinition(
+  config: BacktestConfig,
+  name: string,
+  options: ExecuteOptions = {},
+): Promise<DefinitionRun> {
   const contract = configuredContract(config);
   const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
   let history = options.history ?? (await loadHistory(config, contract, options));
-  if (history.bars.time.length === 0) throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
+  if (history.bars.time.length === 0)
+    throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
   if (nominalMs(config.timeframe) < nominalMs(history.timeframe)) {
-    throw new BacktestDataError(`timeframe ${timeframeLabel(config.timeframe)} is finer than the data's ${timeframeLabel(history.timeframe)}`);
+    throw new BacktestDataError(
+      `timeframe ${timeframeLabel(config.timeframe)} is finer than the data's ${timeframeLabel(history.timeframe)}`,
+    );
   }
   const warnings: string[] = [];
   if (config.data.source !== 'synthetic') {
@@ -309,7 +439,8 @@ export async function runDefinition(config: BacktestConfig, name: string, option
       options.logger?.warn(spacing);
     }
   }
-  const same = config.timeframe.unit === history.timeframe.unit && config.timeframe.unitNumber === history.timeframe.unitNumber;
+  const same =
+    config.timeframe.unit === history.timeframe.unit && config.timeframe.unitNumber === history.timeframe.unitNumber;
   if (!same && history.segments !== undefined && history.segments.length > 1) {
     // No aggregated bar may hold two months: the rolls move to bucket starts first.
     const aligned = alignToBuckets(history.bars, history.segments, config.timeframe);
@@ -343,10 +474,26 @@ export async function runDefinition(config: BacktestConfig, name: string, option
       ? undefined
       : evaluateRun(
           rules,
-          { bars, equity: result.equity, fills: result.fills, balance: result.balance, tickValue: contract.grid.tickValue, startingBalance: result.startingBalance, tradingDay: result.riskConfig.tradingDay },
+          {
+            bars,
+            equity: result.equity,
+            fills: result.fills,
+            balance: result.balance,
+            tickValue: contract.grid.tickValue,
+            startingBalance: result.startingBalance,
+            tradingDay: result.riskConfig.tradingDay,
+          },
           options.monteCarlo,
         );
-  const overlays = recordsReport && options.overlays !== false ? strategyOverlays(strategy, params, { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length }, options.logger) : [];
+  const overlays =
+    recordsReport && options.overlays !== false
+      ? strategyOverlays(
+          strategy,
+          params,
+          { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length },
+          options.logger,
+        )
+      : [];
   const report: ReportInput = {
     title,
     ...runReportFields(result, contract),
@@ -359,7 +506,15 @@ export async function runDefinition(config: BacktestConfig, name: string, option
     timeframe: timeframeLabel(config.timeframe),
     overlays,
     ...(evaluation === undefined ? {} : { evaluation }),
-    config: reportConfig(config, contract, strategy, params, history.description, { first: bars.time[0]!, last: bars.time[bars.time.length - 1]!, count: bars.time.length }, fee),
+    config: reportConfig(
+      config,
+      contract,
+      strategy,
+      params,
+      history.description,
+      { first: bars.time[0]!, last: bars.time[bars.time.length - 1]!, count: bars.time.length },
+      fee,
+    ),
   };
   return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
 }
@@ -367,7 +522,13 @@ export async function runDefinition(config: BacktestConfig, name: string, option
 /** What a report shows of a run's result, the same for a whole and a streamed history. */
 export function runReportFields(result: BacktestRunResult, contract: BacktestContract) {
   return {
-    contract: { id: contract.id, name: contract.name, symbolId: contract.symbolId, tickSize: contract.grid.tickSize, tickValue: contract.grid.tickValue },
+    contract: {
+      id: contract.id,
+      name: contract.name,
+      symbolId: contract.symbolId,
+      tickSize: contract.grid.tickSize,
+      tickValue: contract.grid.tickValue,
+    },
     startingBalance: result.startingBalance,
     trades: result.trades,
     equity: result.equity,
@@ -407,7 +568,10 @@ export function reportConfig(
     sameBar: config.fills.sameBar,
     startingBalance: config.account.startingBalance,
     dailyLossLimit: config.account.dailyLossLimit ?? null,
-    maximumLossLimit: config.account.maximumLossLimit === undefined ? null : `${config.account.maximumLossLimit.amount} (${config.account.maximumLossLimit.variant})`,
+    maximumLossLimit:
+      config.account.maximumLossLimit === undefined
+        ? null
+        : `${config.account.maximumLossLimit.amount} (${config.account.maximumLossLimit.variant})`,
     personalDailyLossLimit: config.account.personalDailyLossLimit ?? null,
     personalDailyProfitTarget: config.account.personalDailyProfitTarget ?? null,
     profitTarget: config.account.profitTarget ?? null,
@@ -418,7 +582,12 @@ export function reportConfig(
  * The strategy's plots over the run's bars. A plot that throws is left out and logged: a drawing bug
  * must not cost the run's results.
  */
-export function strategyOverlays(strategy: StrategyModule, params: unknown, bars: BarChunk, logger: Logger = silentLogger): ReportOverlay[] {
+export function strategyOverlays(
+  strategy: StrategyModule,
+  params: unknown,
+  bars: BarChunk,
+  logger: Logger = silentLogger,
+): ReportOverlay[] {
   if (strategy.plots === undefined) return [];
   const overlays: ReportOverlay[] = [];
   for (const plot of strategy.plots(params)) {
@@ -428,7 +597,10 @@ export function strategyOverlays(strategy: StrategyModule, params: unknown, bars
       if (values.length !== bars.length) throw new Error(`${values.length} values for ${bars.length} bars`);
       overlays.push({ name: plot.name, pane: plot.pane ?? 'price', values });
     } catch (error) {
-      logger.warn({ err: error, plot: plot.name }, `strategy ${strategy.name}: plot "${plot.name}" failed and is left out of the report`);
+      logger.warn(
+        { err: error, plot: plot.name },
+        `strategy ${strategy.name}: plot "${plot.name}" failed and is left out of the report`,
+      );
     }
   }
   return overlays;

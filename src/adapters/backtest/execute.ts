@@ -10,7 +10,11 @@ import { configuredContract, runDefinition, type BacktestOutcome, type ExecuteOp
 import { runStreamedDefinition, streamChoice } from './streamed.ts';
 
 /** Load, run and compute statistics; writes nothing. */
-export async function executeBacktest(config: BacktestConfig, name: string, options: ExecuteOptions = {}): Promise<BacktestOutcome> {
+export async function executeBacktest(
+  config: BacktestConfig,
+  name: string,
+  options: ExecuteOptions = {},
+): Promise<BacktestOutcome> {
   const contract = configuredContract(config);
   const choice = streamChoice(config, contract, options);
   if (choice.stream) {
@@ -20,7 +24,11 @@ export async function executeBacktest(config: BacktestConfig, name: string, opti
   const run = await runDefinition(config, name, options);
   if (choice.why !== undefined) {
     options.logger?.warn(choice.why);
-    return { ...run, warnings: [choice.why, ...run.warnings], statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000) };
+    return {
+      ...run,
+      warnings: [choice.why, ...run.warnings],
+      statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000),
+    };
   }
   return { ...run, statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000) };
 }

@@ -150,9 +150,11 @@ export class FillModel implements Venue {
       ['slippageTicks', options.slippageTicks],
       ['stopSlippageTicks', options.stopSlippageTicks ?? 0],
     ] as const) {
-      if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number of ticks >= 0, got ${value}`);
+      if (!Number.isInteger(value) || value < 0)
+        throw new RangeError(`${name} must be a whole number of ticks >= 0, got ${value}`);
     }
-    if (!(options.feePerContractPerSide >= 0)) throw new RangeError(`feePerContractPerSide must be >= 0, got ${options.feePerContractPerSide}`);
+    if (!(options.feePerContractPerSide >= 0))
+      throw new RangeError(`feePerContractPerSide must be >= 0, got ${options.feePerContractPerSide}`);
     this.slippage = options.slippageTicks;
     this.stopSlippage = options.stopSlippageTicks ?? 0;
     this.fee = options.feePerContractPerSide;
@@ -187,7 +189,14 @@ export class FillModel implements Venue {
     if (this.quotes !== undefined) return this.onBarAtTouch(this.quotes, chunk, index);
     // The hot path of a backtest: most bars have nothing working.
     if (this.working.size === 0) return;
-    this.matchBar(chunk.contractId, chunk.time[index]!, chunk.open[index]!, chunk.high[index]!, chunk.low[index]!, chunk.close[index]!);
+    this.matchBar(
+      chunk.contractId,
+      chunk.time[index]!,
+      chunk.open[index]!,
+      chunk.high[index]!,
+      chunk.low[index]!,
+      chunk.close[index]!,
+    );
   }
 
   /**
@@ -196,7 +205,8 @@ export class FillModel implements Venue {
    * order fills there with the usual slippage and fee; nothing else of the bar state moves.
    */
   settleAt(contractId: string, time: number, price: number): void {
-    if (this.quotes !== undefined) return this.matchBarAtTouch(this.quotes, contractId, time, price, price, price, price);
+    if (this.quotes !== undefined)
+      return this.matchBarAtTouch(this.quotes, contractId, time, price, price, price, price);
     if (this.working.size === 0) return;
     this.matchBar(contractId, time, price, price, price, price);
   }
@@ -242,7 +252,17 @@ export class FillModel implements Venue {
       trail = startTrail(command.side, last, command.order.trailPrice);
       record.stopPrice = trailStopPrice(trail);
     }
-    const order: Working = { record, sign: command.side === 'buy' ? 1 : -1, triggered: false, trail, bracket: command.bracket, oco: null, arrived: true, queueAhead: null, legs: null };
+    const order: Working = {
+      record,
+      sign: command.side === 'buy' ? 1 : -1,
+      triggered: false,
+      trail,
+      bracket: command.bracket,
+      oco: null,
+      arrived: true,
+      queueAhead: null,
+      legs: null,
+    };
     this.working.set(record.id, order);
     this.emitOrder(record, command.decidedAt);
   }
@@ -256,18 +276,24 @@ export class FillModel implements Venue {
     }
     const record = order.record;
     const refuse = (reason: string): void => this.emitOrder(record, time, `modify refused: ${reason}`);
-    if (command.size !== undefined && (!Number.isInteger(command.size) || command.size <= 0)) return refuse(`size ${command.size} is not a positive whole number`);
-    if (command.size !== undefined && command.size <= record.filledSize) return refuse(`size ${command.size} is not more than the ${record.filledSize} contracts already filled`);
+    if (command.size !== undefined && (!Number.isInteger(command.size) || command.size <= 0))
+      return refuse(`size ${command.size} is not a positive whole number`);
+    if (command.size !== undefined && command.size <= record.filledSize)
+      return refuse(`size ${command.size} is not more than the ${record.filledSize} contracts already filled`);
     for (const [name, value] of [
       ['limitPrice', command.limitPrice],
       ['stopPrice', command.stopPrice],
       ['trailPrice', command.trailPrice],
     ] as const) {
-      if (value !== undefined && !Number.isInteger(value)) return refuse(`${name} ${value} is not a whole number of ticks`);
+      if (value !== undefined && !Number.isInteger(value))
+        return refuse(`${name} ${value} is not a whole number of ticks`);
     }
-    if (command.limitPrice !== undefined && record.limitPrice === null) return refuse(`a ${record.type} order has no limit price`);
-    if (command.stopPrice !== undefined && (record.type !== 'stop' && record.type !== 'stopLimit')) return refuse(`a ${record.type} order has no stop price to set`);
-    if (command.trailPrice !== undefined && record.type !== 'trailingStop') return refuse('trailPrice applies to trailing stops only');
+    if (command.limitPrice !== undefined && record.limitPrice === null)
+      return refuse(`a ${record.type} order has no limit price`);
+    if (command.stopPrice !== undefined && record.type !== 'stop' && record.type !== 'stopLimit')
+      return refuse(`a ${record.type} order has no stop price to set`);
+    if (command.trailPrice !== undefined && record.type !== 'trailingStop')
+      return refuse('trailPrice applies to trailing stops only');
     if (command.trailPrice !== undefined) {
       const last = this.lastPrice(record.contractId);
       if (last === undefined) return refuse('no last traded price to measure the trail from');
@@ -279,7 +305,8 @@ export class FillModel implements Venue {
     if (command.limitPrice !== undefined) record.limitPrice = command.limitPrice;
     if (command.stopPrice !== undefined) record.stopPrice = command.stopPrice;
     // A new price meets the market as a new order (at the back of the queue).
-    if (command.limitPrice !== undefined || command.stopPrice !== undefined || command.trailPrice !== undefined) order.arrived = true;
+    if (command.limitPrice !== undefined || command.stopPrice !== undefined || command.trailPrice !== undefined)
+      order.arrived = true;
     record.modifies++;
     record.spec = specOf(record);
     this.emitOrder(record, time);
@@ -387,7 +414,14 @@ export class FillModel implements Venue {
    * Price of a fill inside the bar (after the open did not trade it), or undefined. `peek` evaluates without
    * changing trailing or trigger state (used to ask whether the other bracket leg was touched too).
    */
-  private insideFill(order: Working, open: number, high: number, low: number, close: number, peek = false): number | undefined {
+  private insideFill(
+    order: Working,
+    _open: number,
+    high: number,
+    low: number,
+    close: number,
+    peek = false,
+  ): number | undefined {
     const r = order.record;
     const s = order.sign;
     // The extreme a buy order waits for is the low (limit) or the high (stop), and the reverse for a sell.
@@ -427,7 +461,14 @@ export class FillModel implements Venue {
   }
 
   /** For a bracket pair both touched inside one bar: true when `other` fills instead of `order`. */
-  private otherLegFirst(order: Working, price: number, other: Working, otherPrice: number, open: number, close: number): boolean {
+  private otherLegFirst(
+    order: Working,
+    price: number,
+    _other: Working,
+    otherPrice: number,
+    open: number,
+    close: number,
+  ): boolean {
     const orderIsStop = order.record.role === 'stopLoss';
     switch (this.sameBar) {
       case 'stop-first':
@@ -445,7 +486,16 @@ export class FillModel implements Venue {
     }
   }
 
-  private execute(order: Working, price: number, time: number, phase: Phase, open: number, high: number, low: number, close: number): void {
+  private execute(
+    order: Working,
+    price: number,
+    time: number,
+    phase: Phase,
+    open: number,
+    high: number,
+    low: number,
+    close: number,
+  ): void {
     const r = order.record;
     r.fillPrice = price;
     r.fillTime = time;
@@ -463,11 +513,21 @@ export class FillModel implements Venue {
     };
     this.finish(order, 'filled', time);
     this.subject.next(fill);
-    if (order.oco !== null && order.oco.record.state === 'working') this.finish(order.oco, 'cancelled', time, 'other bracket leg filled');
+    if (order.oco !== null && order.oco.record.state === 'working')
+      this.finish(order.oco, 'cancelled', time, 'other bracket leg filled');
     if (order.bracket !== undefined) this.attachBracket(order, price, time, phase, open, high, low, close);
   }
 
-  private attachBracket(entry: Working, price: number, time: number, phase: Phase, open: number, high: number, low: number, close: number): void {
+  private attachBracket(
+    entry: Working,
+    price: number,
+    time: number,
+    phase: Phase,
+    open: number,
+    high: number,
+    low: number,
+    close: number,
+  ): void {
     const [stopLoss, takeProfit] = this.placeLegs(entry, price, entry.record.size, time);
     // The rest of this bar: after a fill at the open both legs can be reached by the bar's range (the
     // same-bar rule picks one); after a fill inside the bar the order of the remaining prices is unknown,
@@ -480,14 +540,24 @@ export class FillModel implements Venue {
     else if (this.sameBar === 'target-first' && takeProfit) legs.push(takeProfit);
     const hitPrice = (o: Working): number | undefined => {
       const level = o.record.role === 'stopLoss' ? o.record.stopPrice! : o.record.limitPrice!;
-      const reached = o.record.role === 'stopLoss' ? (o.sign === 1 ? high >= level : low <= level) : o.sign === 1 ? low <= level : high >= level;
+      const reached =
+        o.record.role === 'stopLoss'
+          ? o.sign === 1
+            ? high >= level
+            : low <= level
+          : o.sign === 1
+            ? low <= level
+            : high >= level;
       if (!reached) return undefined;
       return o.record.role === 'stopLoss' ? level + o.sign * this.stopSlippage : level;
     };
-    const hits = legs.map((o) => [o, hitPrice(o)] as const).filter((h): h is readonly [Working, number] => h[1] !== undefined);
+    const hits = legs
+      .map((o) => [o, hitPrice(o)] as const)
+      .filter((h): h is readonly [Working, number] => h[1] !== undefined);
     if (hits.length === 0) return;
     let chosen = hits[0]!;
-    if (hits.length === 2 && this.otherLegFirst(hits[0]![0], hits[0]![1], hits[1]![0], hits[1]![1], open, close)) chosen = hits[1]!;
+    if (hits.length === 2 && this.otherLegFirst(hits[0]![0], hits[0]![1], hits[1]![0], hits[1]![1], open, close))
+      chosen = hits[1]!;
     this.execute(chosen[0], chosen[1], time, Phase.Inside, open, high, low, close);
   }
 
@@ -521,7 +591,17 @@ export class FillModel implements Venue {
         spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
       };
       this.records.push(record);
-      const order: Working = { record, sign: exitSide === 'buy' ? 1 : -1, triggered: false, trail: null, bracket: undefined, oco: null, arrived: false, queueAhead: null, legs: null };
+      const order: Working = {
+        record,
+        sign: exitSide === 'buy' ? 1 : -1,
+        triggered: false,
+        trail: null,
+        bracket: undefined,
+        oco: null,
+        arrived: false,
+        queueAhead: null,
+        legs: null,
+      };
       this.working.set(record.id, order);
       this.emitOrder(record, time);
       return order;
@@ -548,7 +628,15 @@ export class FillModel implements Venue {
     quotes.end(contractId, open, high, low, close, chunk.volume[index]!);
   }
 
-  private matchBarAtTouch(quotes: TouchQuotes, contractId: string, time: number, open: number, high: number, low: number, close: number): void {
+  private matchBarAtTouch(
+    quotes: TouchQuotes,
+    contractId: string,
+    time: number,
+    open: number,
+    high: number,
+    low: number,
+    close: number,
+  ): void {
     const candidates: Working[] = [];
     for (let k = 0; k < this.working.size; k++) {
       const order = this.working.at(k);
@@ -586,10 +674,12 @@ export class FillModel implements Venue {
       case 'market':
         return this.takeAtTouch(quotes, order, quote, undefined, this.slippage, bar, Phase.Open);
       case 'stop':
-        if (s * bar.open >= s * r.stopPrice!) this.takeAtTouch(quotes, order, quote, undefined, this.stopSlippage, bar, Phase.Open);
+        if (s * bar.open >= s * r.stopPrice!)
+          this.takeAtTouch(quotes, order, quote, undefined, this.stopSlippage, bar, Phase.Open);
         return;
       case 'trailingStop': {
-        if (trailTriggered(order.trail!, bar.open)) return this.takeAtTouch(quotes, order, quote, undefined, this.stopSlippage, bar, Phase.Open);
+        if (trailTriggered(order.trail!, bar.open))
+          return this.takeAtTouch(quotes, order, quote, undefined, this.stopSlippage, bar, Phase.Open);
         order.trail = advanceTrail(order.trail!, bar.open);
         r.stopPrice = trailStopPrice(order.trail);
         return;
@@ -616,7 +706,8 @@ export class FillModel implements Venue {
     }
     const marketable = s * touch(quote, s) <= s * r.limitPrice!;
     if (marketable) this.takeAtTouch(quotes, order, quote, r.limitPrice!, 0, bar, Phase.Open);
-    if (r.state === 'working' && quotes.fills.queue) order.queueAhead = marketable ? null : queueAhead(quote, s, r.limitPrice!);
+    if (r.state === 'working' && quotes.fills.queue)
+      order.queueAhead = marketable ? null : queueAhead(quote, s, r.limitPrice!);
   }
 
   /** The price at which the bar reaches an order inside it (for the same-bar rule of a bracket pair), or undefined. */
@@ -625,9 +716,11 @@ export class FillModel implements Venue {
     const s = order.sign;
     const favourable = s === 1 ? bar.low : bar.high;
     const adverse = s === 1 ? bar.high : bar.low;
-    if (r.type === 'limit' || (r.type === 'stopLimit' && order.triggered)) return s * favourable <= s * r.limitPrice! ? r.limitPrice! : undefined;
+    if (r.type === 'limit' || (r.type === 'stopLimit' && order.triggered))
+      return s * favourable <= s * r.limitPrice! ? r.limitPrice! : undefined;
     if (r.type === 'stop' || r.type === 'stopLimit') return s * adverse >= s * r.stopPrice! ? r.stopPrice! : undefined;
-    if (r.type === 'trailingStop') return s * adverse >= s * trailStopPrice(order.trail!) ? trailStopPrice(order.trail!) : undefined;
+    if (r.type === 'trailingStop')
+      return s * adverse >= s * trailStopPrice(order.trail!) ? trailStopPrice(order.trail!) : undefined;
     return undefined;
   }
 
@@ -644,7 +737,8 @@ export class FillModel implements Venue {
         return this.limitInside(quotes, order, bar);
       case 'stop':
         // Triggered by the last trade reaching the stop while moving toward it: that trade is at the touch.
-        if (s * adverse >= s * r.stopPrice!) this.takeAtTouch(quotes, order, quotes.at(r.stopPrice!, s), undefined, this.stopSlippage, bar, Phase.Inside);
+        if (s * adverse >= s * r.stopPrice!)
+          this.takeAtTouch(quotes, order, quotes.at(r.stopPrice!, s), undefined, this.stopSlippage, bar, Phase.Inside);
         return;
       case 'stopLimit': {
         if (order.triggered) return this.limitInside(quotes, order, bar);
@@ -662,7 +756,8 @@ export class FillModel implements Venue {
         // Path open -> adverse extreme -> favourable extreme -> close: test, then advance, then test the close.
         let trail = order.trail!;
         let stop = trailStopPrice(trail);
-        if (s * adverse >= s * stop) return this.takeAtTouch(quotes, order, quotes.at(stop, s), undefined, this.stopSlippage, bar, Phase.Inside);
+        if (s * adverse >= s * stop)
+          return this.takeAtTouch(quotes, order, quotes.at(stop, s), undefined, this.stopSlippage, bar, Phase.Inside);
         trail = advanceTrail(trail, favourable);
         stop = trailStopPrice(trail);
         const hit = s * bar.close >= s * stop;
@@ -691,7 +786,15 @@ export class FillModel implements Venue {
   }
 
   /** Takes what the quote offers (walking the book with partial fills), never beyond `limit`, `slippage` ticks against it. */
-  private takeAtTouch(quotes: TouchQuotes, order: Working, quote: Quote, limit: number | undefined, slippage: number, bar: Bar, phase: Phase): void {
+  private takeAtTouch(
+    quotes: TouchQuotes,
+    order: Working,
+    quote: Quote,
+    limit: number | undefined,
+    slippage: number,
+    bar: Bar,
+    phase: Phase,
+  ): void {
     const r = order.record;
     for (const part of takeLiquidity(quote, order.sign, r.size - r.filledSize, limit, quotes.fills.partialFills)) {
       if (r.state !== 'working') return;
@@ -705,7 +808,17 @@ export class FillModel implements Venue {
     r.fillPrice = r.filledSize === 0 ? price : (r.fillPrice! * r.filledSize + price * size) / (r.filledSize + size);
     r.filledSize += size;
     r.fillTime = bar.time;
-    const fill: Fill = { kind: 'fill', fillId: `F${++this.fillSequence}`, orderId: r.id, contractId: r.contractId, side: r.side, size, price, fees: this.fee * size, time: bar.time };
+    const fill: Fill = {
+      kind: 'fill',
+      fillId: `F${++this.fillSequence}`,
+      orderId: r.id,
+      contractId: r.contractId,
+      side: r.side,
+      size,
+      price,
+      fees: this.fee * size,
+      time: bar.time,
+    };
     const complete = r.filledSize >= r.size;
     if (complete) this.finish(order, 'filled', bar.time);
     this.subject.next(fill);
@@ -732,11 +845,24 @@ export class FillModel implements Venue {
     // The rest of this bar, as without the touch: after the open both legs meet the range (the same-bar
     // rule picks the first); inside the bar only the leg the rule favours.
     const quotes = this.quotes!;
-    const candidates = phase === Phase.Open ? legs : legs.filter((leg) => (this.sameBar === 'target-first' ? leg.record.role === 'takeProfit' : this.sameBar === 'stop-first' && leg.record.role === 'stopLoss'));
-    const reached = candidates.map((leg) => [leg, this.insideLevel(leg, bar)] as const).filter((h): h is readonly [Working, number] => h[1] !== undefined);
+    const candidates =
+      phase === Phase.Open
+        ? legs
+        : legs.filter((leg) =>
+            this.sameBar === 'target-first'
+              ? leg.record.role === 'takeProfit'
+              : this.sameBar === 'stop-first' && leg.record.role === 'stopLoss',
+          );
+    const reached = candidates
+      .map((leg) => [leg, this.insideLevel(leg, bar)] as const)
+      .filter((h): h is readonly [Working, number] => h[1] !== undefined);
     if (reached.length === 0) return;
     let first = reached[0]!;
-    if (reached.length === 2 && this.otherLegFirst(reached[0]![0], reached[0]![1], reached[1]![0], reached[1]![1], bar.open, bar.close)) first = reached[1]!;
+    if (
+      reached.length === 2 &&
+      this.otherLegFirst(reached[0]![0], reached[0]![1], reached[1]![0], reached[1]![1], bar.open, bar.close)
+    )
+      first = reached[1]!;
     this.insideAtTouch(quotes, first[0], bar);
   }
 
@@ -801,7 +927,8 @@ function specOf(r: OrderRecord): OrderSpec {
 }
 
 function invalidOrder(command: OrderCommand): string | undefined {
-  if (!Number.isInteger(command.size) || command.size <= 0) return `size ${command.size} is not a positive whole number`;
+  if (!Number.isInteger(command.size) || command.size <= 0)
+    return `size ${command.size} is not a positive whole number`;
   const o = command.order;
   let problem: string | undefined;
   switch (o.type) {
@@ -827,7 +954,8 @@ function invalidOrder(command: OrderCommand): string | undefined {
       ['stopLossTicks', b.stopLossTicks],
       ['takeProfitTicks', b.takeProfitTicks],
     ] as const) {
-      if (value !== undefined && (!Number.isInteger(value) || value <= 0)) return `bracket ${name} ${value} is not a positive whole number of ticks`;
+      if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+        return `bracket ${name} ${value} is not a positive whole number of ticks`;
     }
   }
   return undefined;

@@ -1,7 +1,14 @@
 /** The backtest adapter's surface: run a backtest from a definition and read its results (src/optimize/index.ts adds the sweeps: together they are `tickline/backtest`). */
 export * from './backtest-config.ts';
 export { executeBacktest } from './execute.ts';
-export { BacktestDataError, loadHistory, type BacktestOutcome, type ExecuteOptions, type History, type HistoryOptions } from './definition-run.ts';
+export {
+  BacktestDataError,
+  loadHistory,
+  type BacktestOutcome,
+  type ExecuteOptions,
+  type History,
+  type HistoryOptions,
+} from './definition-run.ts';
 export { writeBacktestOutputs, type WrittenFiles } from './result-files.ts';
 export { runBacktest, type BacktestRunInput, type BacktestRunResult, type BacktestViolation } from './run.ts';
 export { orderListHash } from './order-list-hash.ts';

@@ -41,7 +41,14 @@ class LineHasher {
 
   line(o: OrderRecord): void {
     const parentId = o.parentId ?? '';
-    const texts = o.id.length + o.contractId.length + o.side.length + o.type.length + o.role.length + parentId.length + o.state.length;
+    const texts =
+      o.id.length +
+      o.contractId.length +
+      o.side.length +
+      o.type.length +
+      o.role.length +
+      parentId.length +
+      o.state.length;
     if (texts > SHORT_TEXT) return this.longLine(o);
     if (this.used + LINE_ROOM > HASH_BUFFER_BYTES) this.flush();
     const b = this.buffer;
@@ -82,7 +89,9 @@ class LineHasher {
   /** A line with long strings (ids): the same bytes, its parts hashed one by one. */
   private longLine(o: OrderRecord): void {
     this.field(o.id);
-    this.field(`,${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},`);
+    this.field(
+      `,${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},`,
+    );
     this.field(o.parentId ?? '');
     this.field(`,${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`);
   }

@@ -89,7 +89,9 @@ export type JsonLayout = 'compact' | 'pretty';
 
 /** A whole JSON value as a file, in the layout's text (`JSON.stringify`'s, with a final newline). */
 export function writeJson(file: string, value: unknown, layout: JsonLayout): void {
-  writeStreamed(file, (out) => out.write(`${layout === 'pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`));
+  writeStreamed(file, (out) =>
+    out.write(`${layout === 'pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`),
+  );
 }
 
 /**
@@ -97,7 +99,13 @@ export function writeJson(file: string, value: unknown, layout: JsonLayout): voi
  * of the whole array, without ever holding the array or its text. `compact` writes one row on one line
  * (a compiled serializer for a known row shape; `JSON.stringify` by default).
  */
-export function writeJsonArray<T, R>(file: string, items: Iterable<T>, toRow: (item: T) => R, layout: JsonLayout, compact: (row: R) => string = JSON.stringify): void {
+export function writeJsonArray<T, R>(
+  file: string,
+  items: Iterable<T>,
+  toRow: (item: T) => R,
+  layout: JsonLayout,
+  compact: (row: R) => string = JSON.stringify,
+): void {
   writeStreamed(file, (out) => {
     const array = new JsonArrayText(out, layout, compact);
     for (const item of items) array.add(toRow(item));
@@ -116,7 +124,8 @@ export class JsonArrayText<R> {
   ) {}
 
   add(row: R): void {
-    if (this.layout === 'pretty') this.out.write(`${this.first ? '[\n  ' : ',\n  '}${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}`);
+    if (this.layout === 'pretty')
+      this.out.write(`${this.first ? '[\n  ' : ',\n  '}${JSON.stringify(row, null, 2).replaceAll('\n', '\n  ')}`);
     else this.out.write(`${this.first ? '[' : ','}${this.compact(row)}`);
     this.first = false;
   }
@@ -134,7 +143,9 @@ export class JsonArrayText<R> {
 export function rowSerializer<S extends z.ZodObject>(schema: S): (row: z.infer<S>) => string {
   let compiled: ((row: z.infer<S>) => string) | undefined;
   return (row) => {
-    compiled ??= loadFastJson()(z.toJSONSchema(schema, { target: 'draft-7' }) as Parameters<typeof fastJson>[0]) as (row: z.infer<S>) => string;
+    compiled ??= loadFastJson()(z.toJSONSchema(schema, { target: 'draft-7' }) as Parameters<typeof fastJson>[0]) as (
+      row: z.infer<S>,
+    ) => string;
     return compiled(row);
   };
 }
@@ -173,7 +184,12 @@ function two(value: number): string {
  * which a trade ended, and the last point. daily: the last point of each trading day (the engine's
  * calendar). Chosen by the `EquityRowPicker` a streamed run feeds as its points pass.
  */
-export function equityRows(curve: EquityCurve, mode: OutputsConfig['equity'], tradeExits: readonly number[], tradingDay?: TradingDayConfig): EquityCurve {
+export function equityRows(
+  curve: EquityCurve,
+  mode: OutputsConfig['equity'],
+  tradeExits: readonly number[],
+  tradingDay?: TradingDayConfig,
+): EquityCurve {
   if (mode === 'per-bar') return curve;
   const picker = new EquityRowPicker(mode, tradingDay);
   for (const exit of tradeExits) picker.addExit(exit);
@@ -183,7 +199,8 @@ export function equityRows(curve: EquityCurve, mode: OutputsConfig['equity'], tr
 
 /**
  * The rows `equityRows` chooses (daily or per-trade), picked while the equity points pass (all of a
- * curve, or a streamed run's as they come) and kept with their values: as many rows as days or trades, never one a bar. A row is decided when the
+ * curve, or a streamed run's as they come) and kept with their values: as many rows as days or trades, never one a bar.
+ * A row is decided when the
  * next point arrives (per-trade: the trades that ended before it; daily: whether it starts another day),
  * the last one at `finish`. Trades are given by `addExit` as they close, before the points that follow.
  */

@@ -33,7 +33,8 @@ export class ReplayMarketData implements MarketData {
     series: readonly ReplaySeries[],
     private readonly chunkBars = DEFAULT_CHUNK_BARS,
   ) {
-    if (!Number.isInteger(chunkBars) || chunkBars < 1) throw new RangeError(`chunkBars must be a positive whole number, got ${chunkBars}`);
+    if (!Number.isInteger(chunkBars) || chunkBars < 1)
+      throw new RangeError(`chunkBars must be a positive whole number, got ${chunkBars}`);
     for (const s of series) this.series.set(s.contractId, s);
   }
 
@@ -68,7 +69,9 @@ export class ReplayMarketData implements MarketData {
     const base = series.timeframe;
     if (base.unit === timeframe.unit && base.unitNumber === timeframe.unitNumber) return series.bars;
     if (nominalMs(timeframe) < nominalMs(base)) {
-      throw new ReplayDataError(`cannot replay ${timeframeLabel(timeframe)} bars of ${contractId} from ${timeframeLabel(base)} history`);
+      throw new ReplayDataError(
+        `cannot replay ${timeframeLabel(timeframe)} bars of ${contractId} from ${timeframeLabel(base)} history`,
+      );
     }
     const key = `${contractId}/${timeframeLabel(timeframe)}`;
     let bars = this.aggregated.get(key);

@@ -13,7 +13,17 @@ import type { OrderRecord } from './fill-model.ts';
 import type { BacktestOutcome } from './definition-run.ts';
 import { decisionsCsvLines } from './decisions-csv.ts';
 import { z } from 'zod';
-import { equityRows, IsoTimeFormatter, JsonArrayText, rowSerializer, writeEquityCsv, writeJson, writeJsonArray, writeStreamed, type JsonLayout } from './outputs.ts';
+import {
+  equityRows,
+  IsoTimeFormatter,
+  JsonArrayText,
+  rowSerializer,
+  writeEquityCsv,
+  writeJson,
+  writeJsonArray,
+  writeStreamed,
+  type JsonLayout,
+} from './outputs.ts';
 
 export interface WrittenFiles {
   readonly dir: string;
@@ -68,7 +78,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   const layout: JsonLayout = outcome.outputs.json;
   const grid = outcome.contract.grid;
   // Averaged entries can be fractional ticks: print them with extra places instead of rounding to the grid.
-  const price = (ticks: number): number => (Number.isInteger(ticks) ? grid.toPrice(ticks) : Number((ticks * grid.tickSize).toFixed(grid.decimals + 4)));
+  const price = (ticks: number): number =>
+    Number.isInteger(ticks) ? grid.toPrice(ticks) : Number((ticks * grid.tickSize).toFixed(grid.decimals + 4));
   const iso = new IsoTimeFormatter();
   const at = (ms: number): string => iso.format(ms);
   const tradeRow = (t: ClosedTrade): TradeRow => ({
@@ -117,7 +128,11 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     violations: result.violations.length,
     rolls: result.rolls.length,
     gaps: result.gaps.length,
-    closestApproach: result.closestApproach.map((a) => ({ rule: a.rule, minRoom: cents(a.minRoom), time: a.time === null ? null : at(a.time) })),
+    closestApproach: result.closestApproach.map((a) => ({
+      rule: a.rule,
+      minRoom: cents(a.minRoom),
+      time: a.time === null ? null : at(a.time),
+    })),
   };
   const file = (name: string) => path.join(dir, name);
   const written: string[] = [];
@@ -133,7 +148,9 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
       const array = new JsonArrayText(jsonFile, layout, tradeJson);
       for (const trade of result.trades) {
         const t = tradeRow(trade);
-        csvFile.write(`${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net}\n`);
+        csvFile.write(
+          `${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net}\n`,
+        );
         array.add(t);
       }
       array.end();
@@ -150,16 +167,36 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     for (const line of decisionsCsvLines(result.decisions, grid)) out.write(line);
   });
   written.push('decisions.csv');
-  json('rolls.json', result.rolls.map((r) => ({ time: at(r.time), from: r.from, to: r.to, position: r.position, action: r.action })));
-  json('gaps.json', result.gaps.map((g) => ({ from: at(g.from), to: at(g.to), hours: Number(((g.to - g.from) / 3_600_000).toFixed(2)), flattened: g.flattened })));
+  json(
+    'rolls.json',
+    result.rolls.map((r) => ({ time: at(r.time), from: r.from, to: r.to, position: r.position, action: r.action })),
+  );
+  json(
+    'gaps.json',
+    result.gaps.map((g) => ({
+      from: at(g.from),
+      to: at(g.to),
+      hours: Number(((g.to - g.from) / 3_600_000).toFixed(2)),
+      flattened: g.flattened,
+    })),
+  );
   if (outcome.report.evaluation !== undefined) json('evaluation.json', evaluationJson(outcome.report.evaluation));
   if (outcome.equityFile !== undefined) {
     // Written while the run streamed; elsewhere when the outputs go to another folder than it was told.
-    if (path.resolve(outcome.equityFile) !== path.resolve(file('equity.csv'))) copyFileSync(outcome.equityFile, file('equity.csv'));
+    if (path.resolve(outcome.equityFile) !== path.resolve(file('equity.csv')))
+      copyFileSync(outcome.equityFile, file('equity.csv'));
   } else if (outcome.equityRows !== undefined) {
     writeEquityCsv(file('equity.csv'), outcome.equityRows);
   } else {
-    writeEquityCsv(file('equity.csv'), equityRows(result.equity, outcome.outputs.equity, result.trades.map((t) => t.exitTime), result.riskConfig.tradingDay));
+    writeEquityCsv(
+      file('equity.csv'),
+      equityRows(
+        result.equity,
+        outcome.outputs.equity,
+        result.trades.map((t) => t.exitTime),
+        result.riskConfig.tradingDay,
+      ),
+    );
   }
   written.push('equity.csv');
   const reportPath = file('report.html');

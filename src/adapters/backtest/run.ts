@@ -9,7 +9,13 @@ import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
 import type { StrategyModule } from '../../engine/strategy.ts';
 import type { BarColumns, Fill, Timeframe } from '../../engine/types.ts';
 import { silentLogger, type Logger } from '../../engine/log.ts';
-import type { ClosedTrade, ClosestApproach, DecisionRecord, ReportViolation, RuleName } from '../../report/report-types.ts';
+import type {
+  ClosedTrade,
+  ClosestApproach,
+  DecisionRecord,
+  ReportViolation,
+  RuleName,
+} from '../../report/report-types.ts';
 import type { AccountConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
 import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
@@ -18,7 +24,15 @@ import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
 import type { Engine } from '../../engine/runner.ts';
 import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
-import { idleBetween, planContinuity, segmentIndexAt, type AdjustMode, type ContinuityPlan, type HistoryBreak, type HistorySegment } from '../../data/continuous.ts';
+import {
+  idleBetween,
+  planContinuity,
+  segmentIndexAt,
+  type AdjustMode,
+  type ContinuityPlan,
+  type HistoryBreak,
+  type HistorySegment,
+} from '../../data/continuous.ts';
 import { sliceByIndex } from '../../data/columns.ts';
 import { orderListHash } from './order-list-hash.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
@@ -148,8 +162,15 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
   if (continuity === undefined) {
     session.replay(input.bars);
   } else {
-    const plan = planContinuity(input.bars, session.segments, session.barMs, continuity.gapLimitMs ?? DEFAULT_GAP_LIMIT_MS);
-    replayInPieces(plan, input.bars, session.adjustment, session.replay, session.failed, (at) => session.breaks.handle(at, edgeAt(input.bars, at.index)));
+    const plan = planContinuity(
+      input.bars,
+      session.segments,
+      session.barMs,
+      continuity.gapLimitMs ?? DEFAULT_GAP_LIMIT_MS,
+    );
+    replayInPieces(plan, input.bars, session.adjustment, session.replay, session.failed, (at) =>
+      session.breaks.handle(at, edgeAt(input.bars, at.index)),
+    );
   }
   return session.finish((engine) => sharedTimes(engine.equityCurve(), input.bars.time));
 }
@@ -209,7 +230,11 @@ export function runStreamedBacktest(input: StreamedRunInput): BacktestRunResult 
         pass(sliceByIndex(chunk, start, i));
         start = i;
         // A failed run stops replaying; its breaks are not handled, as in a whole run.
-        if (!session.failed()) session.breaks.handle({ index: seen + i, gapMs: idle }, { lastTime: previousTime, lastClose: previousClose, nextTime: t });
+        if (!session.failed())
+          session.breaks.handle(
+            { index: seen + i, gapMs: idle },
+            { lastTime: previousTime, lastClose: previousClose, nextTime: t },
+          );
       }
       previousTime = t;
       previousClose = chunk.close[i]!;
@@ -243,7 +268,8 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   const segments = continuity?.segments ?? [];
   const adjustment = new PriceAdjustment(continuity?.adjust ?? 'difference');
   // Only a history of several months needs the strategy's adjusted view.
-  const strategy = segments.length > 1 && adjustment.mode !== 'none' ? adjustedStrategy(input.strategy, adjustment) : input.strategy;
+  const strategy =
+    segments.length > 1 && adjustment.mode !== 'none' ? adjustedStrategy(input.strategy, adjustment) : input.strategy;
   const engine = createEngine({
     strategies: [{ strategy, params: input.params }],
     contracts: [contract],
@@ -257,7 +283,9 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     // The fill model fills each order once, synchronously, from its own book.
     uniqueFills: true,
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
-    ...(touch === undefined ? {} : { barQuote: (bar, _previous, direction) => quoteOf(touch, bar.close, direction, bar) }),
+    ...(touch === undefined
+      ? {}
+      : { barQuote: (bar, _previous, direction) => quoteOf(touch, bar.close, direction, bar) }),
   });
   const fills: Fill[] = [];
   const breaches: Breach[] = [];
@@ -278,7 +306,11 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
       const { strategyId, intent, origin, result, time } = decision;
       const position = engine.accounting.position(contract.id);
       const equity = engine.accounting.equity();
-      decisions.push(origin === undefined ? { strategyId, intent, result, time, position, equity } : { strategyId, intent, origin, result, time, position, equity });
+      decisions.push(
+        origin === undefined
+          ? { strategyId, intent, result, time, position, equity }
+          : { strategyId, intent, origin, result, time, position, equity },
+      );
     });
   }
 
@@ -287,32 +319,63 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   // rxjs' asynchronous unhandled-error path, so it is caught here and rethrown after the replay stops.
   let failure: { error: unknown } | undefined;
   const replay = (bars: BarColumns): void => {
-    const feed = new ReplayMarketData([{ contractId: contract.id, timeframe: input.dataTimeframe, bars }]).bars(contract.id, input.timeframe).subscribe((chunk) => {
-      if (failure !== undefined) return;
-      try {
-        engine.push(chunk);
-      } catch (error) {
-        failure = { error };
-        return;
-      }
-      done += chunk.length;
-      input.onProgress?.(done, total);
-    });
+    const feed = new ReplayMarketData([{ contractId: contract.id, timeframe: input.dataTimeframe, bars }])
+      .bars(contract.id, input.timeframe)
+      .subscribe((chunk) => {
+        if (failure !== undefined) return;
+        try {
+          engine.push(chunk);
+        } catch (error) {
+          failure = { error };
+          return;
+        }
+        done += chunk.length;
+        input.onProgress?.(done, total);
+      });
     feed.unsubscribe();
   };
   const rolls: RollRecord[] = [];
   const gaps: GapRecord[] = [];
   const barMs = nominalMs(input.timeframe);
-  const breaks = new BreakHandler(engine, venue, contract.id, barMs, continuity ?? {}, rolls, gaps, input.logger ?? silentLogger);
+  const breaks = new BreakHandler(
+    engine,
+    venue,
+    contract.id,
+    barMs,
+    continuity ?? {},
+    rolls,
+    gaps,
+    input.logger ?? silentLogger,
+  );
   const finish = (equityOf: (engine: Engine) => EquityCurve): BacktestRunResult => {
     // A failing strategy stops the run; what ran until then is still a result (written, then reported).
     const snapshot = engine.snapshot();
     const equity = equityOf(engine);
     engine.close();
-    return runResult({ input, engine, venue, snapshot, equity, fills, breaches, decisions, balance, rolls, gaps, segments, done, failure, profitTarget });
+    return runResult({
+      input,
+      engine,
+      venue,
+      snapshot,
+      equity,
+      fills,
+      breaches,
+      decisions,
+      balance,
+      rolls,
+      gaps,
+      segments,
+      done,
+      failure,
+      profitTarget,
+    });
   };
   const book = engine.accounting.bookOf(contract.id);
-  const records = (): RunRecordsSoFar => ({ fills, trades: engine.accounting.trades, openSince: book.size === 0 ? Number.NaN : book.entryTime });
+  const records = (): RunRecordsSoFar => ({
+    fills,
+    trades: engine.accounting.trades,
+    openSince: book.size === 0 ? Number.NaN : book.entryTime,
+  });
   return { segments, adjustment, barMs, breaks, replay, failed: () => failure !== undefined, records, finish };
 }
 
@@ -335,7 +398,23 @@ interface RunRecords {
 }
 
 function runResult(records: RunRecords): BacktestRunResult {
-  const { input, engine, venue, snapshot, equity, fills, breaches, decisions, balance, rolls, gaps, segments, done, failure, profitTarget } = records;
+  const {
+    input,
+    engine,
+    venue,
+    snapshot,
+    equity,
+    fills,
+    breaches,
+    decisions,
+    balance,
+    rolls,
+    gaps,
+    segments,
+    done,
+    failure,
+    profitTarget,
+  } = records;
   const { contract, account } = input;
   const violations = breaches.map((b) => toViolation(b, account));
   const reportViolations: ReportViolation[] = violations.map((v) => ({
@@ -372,7 +451,13 @@ function runResult(records: RunRecords): BacktestRunResult {
     fills,
     orders,
     orderListHash: orderListHash(orders),
-    trades: segments.length > 0 ? engine.accounting.trades.map((t) => ({ ...t, contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId })) : engine.accounting.trades,
+    trades:
+      segments.length > 0
+        ? engine.accounting.trades.map((t) => ({
+            ...t,
+            contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId,
+          }))
+        : engine.accounting.trades,
     equity,
     violations,
     reportViolations,
@@ -392,7 +477,9 @@ function runResult(records: RunRecords): BacktestRunResult {
     decisions,
     rolls,
     gaps,
-    ...(failure === undefined ? {} : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
+    ...(failure === undefined
+      ? {}
+      : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };
 }
 
@@ -428,7 +515,10 @@ function violationMessage(v: BacktestViolation): string {
   }
 }
 
-function approaches(closest: Record<RuleName, { headroom: number; time: number }>, account: AccountConfig): ClosestApproach[] {
+function approaches(
+  closest: Record<RuleName, { headroom: number; time: number }>,
+  account: AccountConfig,
+): ClosestApproach[] {
   const configured: Record<RuleName, boolean> = {
     dailyLossLimit: account.dailyLossLimit !== undefined,
     maximumLossLimit: account.maximumLossLimit !== undefined,
@@ -439,7 +529,9 @@ function approaches(closest: Record<RuleName, { headroom: number; time: number }
     .filter((rule) => configured[rule])
     .map((rule) => {
       const a = closest[rule];
-      return Number.isFinite(a.headroom) ? { rule, minRoom: a.headroom, time: a.time } : { rule, minRoom: 0, time: null };
+      return Number.isFinite(a.headroom)
+        ? { rule, minRoom: a.headroom, time: a.time }
+        : { rule, minRoom: 0, time: null };
     });
 }
 
@@ -501,12 +593,22 @@ class BreakHandler {
     if (at.gapMs !== undefined) {
       const flattened = flattenGap ? position : 0;
       this.gaps.push({ from: end, to: edge.nextTime, flattened });
-      if (flattened !== 0) this.logger.info({ from: new Date(end).toISOString(), to: new Date(edge.nextTime).toISOString(), position }, 'gap in the data: position flattened at the last bar before it');
+      if (flattened !== 0)
+        this.logger.info(
+          { from: new Date(end).toISOString(), to: new Date(edge.nextTime).toISOString(), position },
+          'gap in the data: position flattened at the last bar before it',
+        );
     }
     if (at.roll !== undefined) {
       const reopen = !flattenGap && position !== 0 && (this.options.rollMode ?? 'roll') === 'roll';
       if (reopen) {
-        this.engine.submit('roll', { kind: 'place', contractId: this.contractId, side: position > 0 ? 'buy' : 'sell', size: Math.abs(position), order: { type: 'market' } });
+        this.engine.submit('roll', {
+          kind: 'place',
+          contractId: this.contractId,
+          side: position > 0 ? 'buy' : 'sell',
+          size: Math.abs(position),
+          order: { type: 'market' },
+        });
       }
       const action = position === 0 ? 'flat' : reopen ? 'rolled' : 'flattened';
       this.rolls.push({ time: edge.nextTime, from: at.roll.from, to: at.roll.to, position, action });
@@ -526,7 +628,10 @@ class BreakHandler {
  * The curve with the bars' own time column when its times are the bars' (a run that pushed every bar once):
  * one copy of 8 bytes a bar less to hold through the statistics and the outputs (80 MB for 10 M bars).
  */
-function sharedTimes(curve: { readonly time: Float64Array; readonly equity: Float64Array }, barTimes: Float64Array): { readonly time: Float64Array; readonly equity: Float64Array } {
+function sharedTimes(
+  curve: { readonly time: Float64Array; readonly equity: Float64Array },
+  barTimes: Float64Array,
+): { readonly time: Float64Array; readonly equity: Float64Array } {
   const times = curve.time;
   if (times.length !== barTimes.length) return curve;
   for (let i = 0; i < times.length; i++) if (times[i] !== barTimes[i]) return curve;

@@ -7,7 +7,8 @@
  * same bars, exactly (test/unit/backtest/streamed.test.ts checks them against it).
  *
  * What streams: a CSV data source whose file has a current import, one contract, the data's own
- * timeframe or a coarser one (aggregated chunk by chunk), `outputs.equity` daily or per-trade. What falls back to the whole history, and why:
+ * timeframe or a coarser one (aggregated chunk by chunk), `outputs.equity` daily or per-trade. What falls back to the
+ * whole history, and why:
  * - a continuous contract (`contract: ES`): the back-adjustment of each month depends on every later
  *   roll, so it needs the whole history before the first bar (a contract column's months under one
  *   traded contract stream: they are spliced as they are, and only marked on the chart);
@@ -29,7 +30,16 @@ import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
 import type { ClosedTrade, EquityCurve, ReportInput } from '../../report/report-types.ts';
 import type { BacktestOutcome, ExecuteOptions } from './definition-run.ts';
-import { accountEvaluation, BacktestDataError, continuityOptions, csvOptionsOf, fillOptions, importSignature, reportConfig, runReportFields } from './definition-run.ts';
+import {
+  accountEvaluation,
+  BacktestDataError,
+  continuityOptions,
+  csvOptionsOf,
+  fillOptions,
+  importSignature,
+  reportConfig,
+  runReportFields,
+} from './definition-run.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
 import { SAMPLE_STEPS, spacingWarning } from '../../data/data-checks.ts';
@@ -55,15 +65,21 @@ export type StreamChoice =
   | { readonly stream: false; readonly why?: string };
 
 /** Whether a definition streams (see the module comment); `why` is set when it was asked to and cannot. */
-export function streamChoice(config: BacktestConfig, contract: BacktestContract, options: ExecuteOptions): StreamChoice {
+export function streamChoice(
+  config: BacktestConfig,
+  contract: BacktestContract,
+  options: ExecuteOptions,
+): StreamChoice {
   const data = config.data;
   if (data.source !== 'csv' || data.stream === false || options.history !== undefined) return { stream: false };
   const asked = data.stream === true;
   const cwd = options.cwd ?? process.cwd();
   const file = path.resolve(cwd, data.file);
   const cacheFile = path.resolve(cwd, data.cache ?? DEFAULT_BAR_CACHE);
-  const cannot = (why: string): StreamChoice => (asked ? { stream: false, why: `data.stream: ${why}; the whole history is loaded instead` } : { stream: false });
-  if (!existsSync(cacheFile) || !existsSync(file)) return cannot(`${path.relative(cwd, file)} has no import in the bar cache (run tickline import)`);
+  const cannot = (why: string): StreamChoice =>
+    asked ? { stream: false, why: `data.stream: ${why}; the whole history is loaded instead` } : { stream: false };
+  if (!existsSync(cacheFile) || !existsSync(file))
+    return cannot(`${path.relative(cwd, file)} has no import in the bar cache (run tickline import)`);
   const cache = new BarCache(cacheFile);
   let info: ImportInfo | undefined;
   try {
@@ -71,11 +87,16 @@ export function streamChoice(config: BacktestConfig, contract: BacktestContract,
   } finally {
     cache.close();
   }
-  if (info === undefined) return cannot(`${path.relative(cwd, file)} has no current import in the bar cache (run tickline import)`);
-  if (contract.continuous !== undefined) return cannot('a continuous contract needs every roll before the first bar (back-adjustment)');
+  if (info === undefined)
+    return cannot(`${path.relative(cwd, file)} has no current import in the bar cache (run tickline import)`);
+  if (contract.continuous !== undefined)
+    return cannot('a continuous contract needs every roll before the first bar (back-adjustment)');
   // A finer timeframe than the data's is refused by the whole path, with its own error.
   if (nominalMs(config.timeframe) < nominalMs(data.timeframe)) return { stream: false };
-  if (config.outputs.equity === 'per-bar' && options.outputDir === undefined) return cannot('outputs.equity per-bar is written while the run streams, and this run was not told where its outputs go');
+  if (config.outputs.equity === 'per-bar' && options.outputDir === undefined)
+    return cannot(
+      'outputs.equity per-bar is written while the run streams, and this run was not told where its outputs go',
+    );
   if (options.recordEquity === false) return cannot('a run without its equity curve has nothing to stream for');
   if (!asked) {
     if (info.count <= STREAM_AUTO_BARS) return { stream: false };
@@ -153,7 +174,12 @@ class TradeSpans {
         this.waiting[kept++] = trade;
         continue;
       }
-      addTradeSpan(this.spans, trade, (t) => this.lookup(t).atOrBefore - 1, (t) => this.lookup(t).before - 1);
+      addTradeSpan(
+        this.spans,
+        trade,
+        (t) => this.lookup(t).atOrBefore - 1,
+        (t) => this.lookup(t).before - 1,
+      );
     }
     this.waiting.length = kept;
   }
@@ -164,7 +190,6 @@ class TradeSpans {
     return found;
   }
 }
-
 
 /** Everything gathered from the bars as they pass. */
 class StreamedGathering {
@@ -200,7 +225,8 @@ class StreamedGathering {
   }
 
   add(bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar): void {
-    for (; this.fillsSeen < records.fills.length; this.fillsSeen++) this.spans.fillAt(records.fills[this.fillsSeen]!.time);
+    for (; this.fillsSeen < records.fills.length; this.fillsSeen++)
+      this.spans.fillAt(records.fills[this.fillsSeen]!.time);
     for (; this.tradesSeen < records.trades.length; this.tradesSeen++) {
       const trade = records.trades[this.tradesSeen]!;
       this.rows.addExit(trade.exitTime);
@@ -220,10 +246,18 @@ class StreamedGathering {
 }
 
 /** The chunks of an import within [from, to), each cut into pieces of at most `pieceBars` (tests use small ones). */
-function* importChunks(cache: BarCache, file: string, info: ImportInfo, from: number | undefined, to: number | undefined, pieceBars: number): Generator<BarColumns> {
+function* importChunks(
+  cache: BarCache,
+  file: string,
+  info: ImportInfo,
+  from: number | undefined,
+  to: number | undefined,
+  pieceBars: number,
+): Generator<BarColumns> {
   for (const chunk of cache.importChunks(file, info.count)) {
     const inside = from === undefined && to === undefined ? chunk : sliceByTime(chunk, from, to);
-    for (let start = 0; start < inside.time.length; start += pieceBars) yield sliceByIndex(inside, start, Math.min(inside.time.length, start + pieceBars));
+    for (let start = 0; start < inside.time.length; start += pieceBars)
+      yield sliceByIndex(inside, start, Math.min(inside.time.length, start + pieceBars));
   }
 }
 
@@ -232,7 +266,11 @@ function* importChunks(cache: BarCache, file: string, info: ImportInfo, from: nu
  * bucket waits for the next chunk (the bucket may go on there), and the last one is let out at the end.
  * `sample` sees the data's own bars first (the spacing check reads them, not the aggregated ones).
  */
-function* aggregated(chunks: Iterable<BarColumns>, timeframe: Timeframe, sample: (bars: BarColumns) => void): Generator<BarColumns> {
+function* aggregated(
+  chunks: Iterable<BarColumns>,
+  timeframe: Timeframe,
+  sample: (bars: BarColumns) => void,
+): Generator<BarColumns> {
   let carry: BarColumns | undefined;
   for (const chunk of chunks) {
     sample(chunk);
@@ -241,7 +279,8 @@ function* aggregated(chunks: Iterable<BarColumns>, timeframe: Timeframe, sample:
     const lastBucket = bucketStart(chunk.time[n - 1]!, timeframe);
     let cut = n;
     while (cut > 0 && bucketStart(chunk.time[cut - 1]!, timeframe) === lastBucket) cut--;
-    const ready = carry === undefined ? sliceByIndex(chunk, 0, cut) : concatColumns([carry, sliceByIndex(chunk, 0, cut)]);
+    const ready =
+      carry === undefined ? sliceByIndex(chunk, 0, cut) : concatColumns([carry, sliceByIndex(chunk, 0, cut)]);
     const rest = sliceByIndex(chunk, cut, n);
     if (cut === 0) {
       carry = carry === undefined ? copyColumns(rest) : concatColumns([carry, rest]);
@@ -258,7 +297,14 @@ function copyColumns(bars: BarColumns): BarColumns {
 }
 
 /** Bars of an import in [from, to) and, when the run's timeframe is coarser, how many it aggregates to. */
-function countBars(cache: BarCache, file: string, info: ImportInfo, from: number | undefined, to: number | undefined, timeframe: Timeframe | undefined): number {
+function countBars(
+  cache: BarCache,
+  file: string,
+  info: ImportInfo,
+  from: number | undefined,
+  to: number | undefined,
+  timeframe: Timeframe | undefined,
+): number {
   if (timeframe === undefined && from === undefined && to === undefined) return info.count;
   return cache.importCountIn(file, from ?? Number.NEGATIVE_INFINITY, to ?? Number.POSITIVE_INFINITY, timeframe);
 }
@@ -272,7 +318,13 @@ export interface StreamedOptions extends ExecuteOptions {
 }
 
 /** A run that streams its bars (`streamChoice` said it can): the outcome, its statistics computed already. */
-export function runStreamedDefinition(config: BacktestConfig, name: string, contract: BacktestContract, choice: Extract<StreamChoice, { stream: true }>, options: StreamedOptions): BacktestOutcome {
+export function runStreamedDefinition(
+  config: BacktestConfig,
+  name: string,
+  contract: BacktestContract,
+  choice: Extract<StreamChoice, { stream: true }>,
+  options: StreamedOptions,
+): BacktestOutcome {
   const cache = new BarCache(choice.cacheFile);
   try {
     const run = streamRun(cache, config, contract, choice, options);
@@ -297,7 +349,13 @@ interface StreamedRun {
   readonly equityFile: string | undefined;
 }
 
-function streamRun(cache: BarCache, config: BacktestConfig, contract: BacktestContract, choice: Extract<StreamChoice, { stream: true }>, options: StreamedOptions): StreamedRun {
+function streamRun(
+  cache: BarCache,
+  config: BacktestConfig,
+  contract: BacktestContract,
+  choice: Extract<StreamChoice, { stream: true }>,
+  options: StreamedOptions,
+): StreamedRun {
   const { info, file } = choice;
   const { from, to } = config;
   const data = config.data as Extract<BacktestConfig['data'], { source: 'csv' }>;
@@ -305,15 +363,28 @@ function streamRun(cache: BarCache, config: BacktestConfig, contract: BacktestCo
   const total = countBars(cache, file, info, from, to, coarser);
   // Months spliced as they are (one contract traded throughout): only the report marks where they change.
   const segments = info.segments;
-  const spliced = segments.length > 1 ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are` : '';
+  const spliced =
+    segments.length > 1
+      ? `, ${segments.length} contract months (${segments.map((s) => s.contract).join(', ')}) spliced as they are`
+      : '';
   const changes = segments.slice(1).map((s) => ({ time: cache.importTimeAt(file, s.from), contract: s.contract }));
   const description = `${path.relative(options.cwd ?? process.cwd(), file)} (imported), streamed from the bar cache${spliced}`;
   if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
   const tradingDay = config.risk.tradingDay;
   const calendar = new TradingCalendar(tradingDay);
-  const perBar = config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(options.outputDir!, 'equity.csv')) : undefined;
-  const rows = perBar ?? new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
-  const gathering = new StreamedGathering(total, config.account.startingBalance, config.gaps.longerThanHours * 3_600_000, calendar, rows, options.maxCandles ?? DEFAULT_MAX_POINTS);
+  const perBar =
+    config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(options.outputDir!, 'equity.csv')) : undefined;
+  const rows =
+    perBar ??
+    new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
+  const gathering = new StreamedGathering(
+    total,
+    config.account.startingBalance,
+    config.gaps.longerThanHours * 3_600_000,
+    calendar,
+    rows,
+    options.maxCandles ?? DEFAULT_MAX_POINTS,
+  );
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
   const sample = (bars: BarColumns) => gathering.sampleSpacing(bars);
@@ -348,12 +419,22 @@ function streamRun(cache: BarCache, config: BacktestConfig, contract: BacktestCo
 }
 
 /** The outcome of a streamed run: its report input (without bars), statistics and warnings. */
-function streamedOutcome(run: StreamedRun, config: BacktestConfig, name: string, contract: BacktestContract, options: StreamedOptions): BacktestOutcome {
+function streamedOutcome(
+  run: StreamedRun,
+  config: BacktestConfig,
+  name: string,
+  contract: BacktestContract,
+  options: StreamedOptions,
+): BacktestOutcome {
   const { result, gathering, total, description, changes } = run;
   const strategy = options.strategy;
   const data = config.data as Extract<BacktestConfig['data'], { source: 'csv' }>;
   const warnings: string[] = [];
-  const spacing = spacingWarning({ time: Float64Array.from(gathering.sample) }, data.timeframe, description.split(',')[0]!);
+  const spacing = spacingWarning(
+    { time: Float64Array.from(gathering.sample) },
+    data.timeframe,
+    description.split(',')[0]!,
+  );
   if (spacing !== undefined) {
     warnings.push(spacing);
     options.logger?.warn(spacing);
@@ -376,7 +457,13 @@ function streamedOutcome(run: StreamedRun, config: BacktestConfig, name: string,
     streamed: { ...span, chart: gathering.candles.result(contract.grid) },
     notes,
   };
-  const figures = { drawdown: gathering.drawdown, dayEnds: gathering.dayEnds, endingEquity: gathering.endingEquity, bars: gathering.spans.bars, spans: gathering.spans.finish() };
+  const figures = {
+    drawdown: gathering.drawdown,
+    dayEnds: gathering.dayEnds,
+    endingEquity: gathering.endingEquity,
+    bars: gathering.spans.bars,
+    spans: gathering.spans.finish(),
+  };
   return {
     name,
     title,
@@ -402,18 +489,28 @@ function sameTimeframe(a: Timeframe, b: Timeframe): boolean {
   return a.unit === b.unit && a.unitNumber === b.unitNumber;
 }
 
-const EMPTY_BARS: BarColumns = { time: new Float64Array(0), open: new Float64Array(0), high: new Float64Array(0), low: new Float64Array(0), close: new Float64Array(0), volume: new Float64Array(0) };
+const EMPTY_BARS: BarColumns = {
+  time: new Float64Array(0),
+  open: new Float64Array(0),
+  high: new Float64Array(0),
+  low: new Float64Array(0),
+  close: new Float64Array(0),
+  volume: new Float64Array(0),
+};
 
 /** The lines saying what a streamed report leaves out, and why. */
 function leftOut(strategy: StrategyModule, params: unknown, evaluation: unknown, bars: number): string[] {
   const notes: string[] = [];
   const plots = strategy.plots?.(params) ?? [];
   if (plots.length > 0) {
-    notes.push(`The strategy's plots (${plots.map((p) => p.name).join(', ')}) are left out of the chart: the run streamed its ${bars} bars from the bar cache and a plot reads whole columns (set data.stream: false to draw them).`);
+    notes.push(
+      `The strategy's plots (${plots.map((p) => p.name).join(', ')}) are left out of the chart: the run streamed its ${bars} bars from the bar cache and a plot reads whole columns (set data.stream: false to draw them).`,
+    );
   }
   if (evaluation !== undefined) {
-    notes.push('The evaluation is left out: the run streamed its bars from the bar cache and an evaluation reads every bar (set data.stream: false to run it).');
+    notes.push(
+      'The evaluation is left out: the run streamed its bars from the bar cache and an evaluation reads every bar (set data.stream: false to run it).',
+    );
   }
   return notes;
 }
-

@@ -7,7 +7,14 @@
  * open alike.
  */
 import { lastMove } from '../../market/path.ts';
-import { quoteAround, levelSize, spreadTicks, type BarFacts, type Quote, type TouchFills } from '../../market/quotes.ts';
+import {
+  quoteAround,
+  levelSize,
+  spreadTicks,
+  type BarFacts,
+  type Quote,
+  type TouchFills,
+} from '../../market/quotes.ts';
 
 interface ContractState {
   /** The bar before the current one. */
@@ -57,7 +64,12 @@ export class TouchQuotes {
 
   /** The quote when the current bar trades at `price` moving in `direction` (a stop triggered inside the bar). */
   at(price: number, direction: number): Quote {
-    return quoteAround(price, direction, spreadTicks(this.fills.spread, this.previous), levelSize(this.fills.book, this.previous));
+    return quoteAround(
+      price,
+      direction,
+      spreadTicks(this.fills.spread, this.previous),
+      levelSize(this.fills.book, this.previous),
+    );
   }
 
   /** The current bar's range and volume, and the bar before (what a touch fill works with). */

@@ -61,7 +61,10 @@ export class AdminClient {
   }
 
   async ruleConfiguration(accountTemplateId: number, ruleId: number): Promise<S.RuleConfiguration> {
-    return (await this.transport.send(Endpoints.ruleConfiguration, { accountTemplateId, ruleId })) as S.RuleConfiguration;
+    return (await this.transport.send(Endpoints.ruleConfiguration, {
+      accountTemplateId,
+      ruleId,
+    })) as S.RuleConfiguration;
   }
 
   async findUserByName(userName: string): Promise<S.User> {
@@ -97,7 +100,10 @@ export class AdminClient {
     const fromMs = toEpochMs(from, 'from', endpoint);
     const toMs = toEpochMs(to, 'to', endpoint);
     if (fromMs > toMs) {
-      throw new GatewayError('INVALID_REQUEST', `${endpoint}: from must not be after to`, { endpoint, outcome: 'not-sent' });
+      throw new GatewayError('INVALID_REQUEST', `${endpoint}: from must not be after to`, {
+        endpoint,
+        outcome: 'not-sent',
+      });
     }
     const pages: S.ExportedTrade[][] = [];
     for (const window of tradeExportWindows(fromMs, toMs)) {

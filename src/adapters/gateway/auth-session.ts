@@ -129,7 +129,9 @@ export class SessionManager {
 
   private async doValidate(token: string): Promise<string> {
     const issuedAt = this.now();
-    const response = (await this.transport.send(Endpoints.validate, {}, { headers: bearer(token) })) as { newToken: string };
+    const response = (await this.transport.send(Endpoints.validate, {}, { headers: bearer(token) })) as {
+      newToken: string;
+    };
     registerSecret(response.newToken);
     this.held = { token: response.newToken, issuedAt };
     return response.newToken;
@@ -141,7 +143,10 @@ export class SessionManager {
     } catch (error) {
       // The old token still works for a while, but a token that cannot be renewed will soon fail:
       // a new login is the one way to get a fresh 24 hours.
-      this.logger.warn({ error: error instanceof GatewayError ? error.toJSON() : String(error) }, 'gateway token renewal failed; logging in');
+      this.logger.warn(
+        { error: error instanceof GatewayError ? error.toJSON() : String(error) },
+        'gateway token renewal failed; logging in',
+      );
       return this.doLogin();
     }
   }

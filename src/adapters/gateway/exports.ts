@@ -12,7 +12,11 @@ export interface TimeWindow {
   toMs: number;
 }
 
-export function assertTradeExportRange(fromMs: number, toMs: number, endpoint: string = Endpoints.tradesExport.name): void {
+export function assertTradeExportRange(
+  fromMs: number,
+  toMs: number,
+  endpoint: string = Endpoints.tradesExport.name,
+): void {
   if (!(fromMs <= toMs)) {
     throw new GatewayError('INVALID_REQUEST', `${endpoint}: from must not be after to`, {
       endpoint,
@@ -22,15 +26,23 @@ export function assertTradeExportRange(fromMs: number, toMs: number, endpoint: s
   }
   if (toMs - fromMs > Limits.tradesExportRangeMs) {
     const days = ((toMs - fromMs) / 86_400_000).toFixed(2);
-    throw new GatewayError('RANGE_REFUSED', `${endpoint}: range of ${days} days exceeds the 30-day maximum; use exportTradesRange to split it`, {
-      endpoint,
-      outcome: 'not-sent',
-    });
+    throw new GatewayError(
+      'RANGE_REFUSED',
+      `${endpoint}: range of ${days} days exceeds the 30-day maximum; use exportTradesRange to split it`,
+      {
+        endpoint,
+        outcome: 'not-sent',
+      },
+    );
   }
 }
 
 /** Consecutive windows covering [from, to], each at most 30 days; adjacent windows share their edge. */
-export function tradeExportWindows(fromMs: number, toMs: number, maxMs: number = Limits.tradesExportRangeMs): TimeWindow[] {
+export function tradeExportWindows(
+  fromMs: number,
+  toMs: number,
+  maxMs: number = Limits.tradesExportRangeMs,
+): TimeWindow[] {
   if (!(fromMs <= toMs)) throw new RangeError('from must not be after to');
   if (!(maxMs > 0)) throw new RangeError('window length must be positive');
   const windows: TimeWindow[] = [];

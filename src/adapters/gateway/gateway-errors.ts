@@ -71,7 +71,8 @@ export class GatewayError extends TicklineError {
     this.httpStatus = details.httpStatus;
     this.errorCode = details.errorCode;
     this.errorName = details.errorName;
-    this.errorMessage = typeof details.errorMessage === 'string' ? scrubSecrets(details.errorMessage) : details.errorMessage;
+    this.errorMessage =
+      typeof details.errorMessage === 'string' ? scrubSecrets(details.errorMessage) : details.errorMessage;
     this.issues = details.issues?.map(scrubIssue);
     this.attempts = details.attempts;
   }
@@ -99,14 +100,18 @@ export class GatewayRejection extends GatewayError {
   override readonly name: string = 'GatewayRejection';
   constructor(endpoint: string, table: CodeTable, errorCode: number, errorMessage: string | null, httpStatus?: number) {
     const errorName = codeName(table, errorCode);
-    super('GATEWAY_REJECTED', `${endpoint} rejected: ${errorName} (${errorCode})${errorMessage ? `: ${errorMessage}` : ''}`, {
-      endpoint,
-      outcome: 'rejected',
-      errorCode,
-      errorName,
-      errorMessage,
-      ...(httpStatus === undefined ? {} : { httpStatus }),
-    });
+    super(
+      'GATEWAY_REJECTED',
+      `${endpoint} rejected: ${errorName} (${errorCode})${errorMessage ? `: ${errorMessage}` : ''}`,
+      {
+        endpoint,
+        outcome: 'rejected',
+        errorCode,
+        errorName,
+        errorMessage,
+        ...(httpStatus === undefined ? {} : { httpStatus }),
+      },
+    );
   }
 }
 
@@ -143,13 +148,12 @@ export class LoginError extends GatewayError {
 /** An issue's received value, as an excerpt with secrets scrubbed: an error never carries a raw body whole. */
 function scrubIssue(issue: FieldIssue): FieldIssue {
   const received = issue.received;
-  if (received === undefined || received === null || typeof received === 'number' || typeof received === 'boolean') return issue;
+  if (received === undefined || received === null || typeof received === 'number' || typeof received === 'boolean')
+    return issue;
   const text = typeof received === 'string' ? received : JSON.stringify(received);
   const clean = scrubSecrets(text.length > 120 ? `${text.slice(0, 120)}…` : text);
   return clean === text ? issue : { ...issue, received: clean };
 }
-
-
 
 function formatIssues(issues: ReadonlyArray<FieldIssue>): string {
   return issues
@@ -159,7 +163,12 @@ function formatIssues(issues: ReadonlyArray<FieldIssue>): string {
 }
 
 /** Parse what a server sent; a mismatch names the endpoint, each field path and the value received. */
-export function parseResponse<T extends z.ZodType>(schema: T, endpoint: string, body: unknown, httpStatus?: number): z.infer<T> {
+export function parseResponse<T extends z.ZodType>(
+  schema: T,
+  endpoint: string,
+  body: unknown,
+  httpStatus?: number,
+): z.infer<T> {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issues = describeIssues(result.error, body);

@@ -41,13 +41,20 @@ export async function pageBars(fetch: FetchBars, options: PageBarsOptions): Prom
   const endpoint = options.endpoint ?? Endpoints.retrieveBars.name;
   const pageSize = options.pageSize ?? Limits.barsPerRequest;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > Limits.barsPerRequest) {
-    throw new GatewayError('RANGE_REFUSED', `${endpoint}: pageSize must be an integer from 1 to ${Limits.barsPerRequest}, got ${pageSize}`, {
+    throw new GatewayError(
+      'RANGE_REFUSED',
+      `${endpoint}: pageSize must be an integer from 1 to ${Limits.barsPerRequest}, got ${pageSize}`,
+      {
+        endpoint,
+        outcome: 'not-sent',
+      },
+    );
+  }
+  if (!Number.isFinite(options.startMs) || !Number.isFinite(options.endMs) || options.startMs > options.endMs) {
+    throw new GatewayError('INVALID_REQUEST', `${endpoint}: start must be a date at or before end`, {
       endpoint,
       outcome: 'not-sent',
     });
-  }
-  if (!Number.isFinite(options.startMs) || !Number.isFinite(options.endMs) || options.startMs > options.endMs) {
-    throw new GatewayError('INVALID_REQUEST', `${endpoint}: start must be a date at or before end`, { endpoint, outcome: 'not-sent' });
   }
   const byTime = new Map<number, Bar>();
   const todo: Array<[number, number]> = [[options.startMs, options.endMs]];
@@ -82,11 +89,15 @@ function ascendingWithinPage(page: ReadonlyArray<Bar>, endpoint: string): Array<
     const previous = timed[i - 1] as { bar: Bar; ms: number };
     const current = timed[i] as { bar: Bar; ms: number };
     if (current.ms <= previous.ms) {
-      throw new GatewayError('MALFORMED_RESPONSE', `${endpoint}: two bars start at ${current.bar.t}; bar times must increase`, {
-        endpoint,
-        outcome: 'unknown',
-        issues: [{ path: 'bars.t', message: 'bar start times must be distinct', received: current.bar.t }],
-      });
+      throw new GatewayError(
+        'MALFORMED_RESPONSE',
+        `${endpoint}: two bars start at ${current.bar.t}; bar times must increase`,
+        {
+          endpoint,
+          outcome: 'unknown',
+          issues: [{ path: 'bars.t', message: 'bar start times must be distinct', received: current.bar.t }],
+        },
+      );
     }
   }
   return timed;
@@ -98,24 +109,43 @@ export function assertIncreasing(bars: ReadonlyArray<Bar>, endpoint: string = En
     const previous = bars[i - 1] as Bar;
     const current = bars[i] as Bar;
     if (!(barTime(current) > barTime(previous))) {
-      throw new GatewayError('MALFORMED_RESPONSE', `${endpoint}: bar ${i} at ${current.t} does not follow ${previous.t}`, {
-        endpoint,
-        outcome: 'unknown',
-        issues: [{ path: `bars.${i}.t`, message: 'bar times must strictly increase', received: current.t }],
-      });
+      throw new GatewayError(
+        'MALFORMED_RESPONSE',
+        `${endpoint}: bar ${i} at ${current.t} does not follow ${previous.t}`,
+        {
+          endpoint,
+          outcome: 'unknown',
+          issues: [{ path: `bars.${i}.t`, message: 'bar times must strictly increase', received: current.t }],
+        },
+      );
     }
   }
 }
 
 /** A `Date` or an ISO string with an offset, as epoch ms; bad input is refused before sending. */
 export function toEpochMs(value: Date | string, field: string, endpoint: string): number {
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' && /(Z|[+-]\d{2}:\d{2})$/.test(value) ? Date.parse(value) : NaN;
+  const ms =
+    value instanceof Date
+      ? value.getTime()
+      : typeof value === 'string' && /(Z|[+-]\d{2}:\d{2})$/.test(value)
+        ? Date.parse(value)
+        : NaN;
   if (Number.isNaN(ms)) {
-    throw new GatewayError('INVALID_REQUEST', `${endpoint}: ${field} must be a Date or an ISO 8601 datetime with an offset, got ${JSON.stringify(value)}`, {
-      endpoint,
-      outcome: 'not-sent',
-      issues: [{ path: field, message: 'expected a datetime with an offset', received: value instanceof Date ? String(value) : value }],
-    });
+    throw new GatewayError(
+      'INVALID_REQUEST',
+      `${endpoint}: ${field} must be a Date or an ISO 8601 datetime with an offset, got ${JSON.stringify(value)}`,
+      {
+        endpoint,
+        outcome: 'not-sent',
+        issues: [
+          {
+            path: field,
+            message: 'expected a datetime with an offset',
+            received: value instanceof Date ? String(value) : value,
+          },
+        ],
+      },
+    );
   }
   return ms;
 }

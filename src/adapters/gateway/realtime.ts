@@ -11,7 +11,13 @@
  * Subscriptions are counted: the hub is asked to subscribe when the first Observable of a feed is
  * subscribed and to unsubscribe when the last one is.
  */
-import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
+import {
+  HttpTransportType,
+  HubConnectionBuilder,
+  HubConnectionState,
+  LogLevel,
+  type HubConnection,
+} from '@microsoft/signalr';
 import { BehaviorSubject, Observable, Subject } from 'rxjs';
 import { z } from 'zod';
 import { silentLogger, type Logger } from '../../engine/log.ts';
@@ -67,8 +73,15 @@ class HubSession {
     this.log = options.logger ?? silentLogger;
     const delays = options.reconnectDelaysMs ?? [0, 1_000, 2_000, 5_000, 10_000];
     this.connection = new HubConnectionBuilder()
-      .withUrl(`${options.url.replace(/\/$/, '')}${path}`, { skipNegotiation: true, transport: HttpTransportType.WebSockets, accessTokenFactory: options.token })
-      .withAutomaticReconnect({ nextRetryDelayInMilliseconds: (context) => delays[Math.min(context.previousRetryCount, delays.length - 1)] ?? 10_000 })
+      .withUrl(`${options.url.replace(/\/$/, '')}${path}`, {
+        skipNegotiation: true,
+        transport: HttpTransportType.WebSockets,
+        accessTokenFactory: options.token,
+      })
+      .withAutomaticReconnect({
+        nextRetryDelayInMilliseconds: (context) =>
+          delays[Math.min(context.previousRetryCount, delays.length - 1)] ?? 10_000,
+      })
       .configureLogging(LogLevel.None)
       .build();
     this.connection.onreconnecting(() => this.state$.next('reconnecting'));
@@ -110,7 +123,12 @@ class HubSession {
   }
 
   /** Holds a subscription while the returned release is not called; `refused` hears a hub refusal. */
-  hold(subscribe: string, unsubscribe: string, args: readonly unknown[], refused: (error: RealtimeSubscriptionError) => void): () => void {
+  hold(
+    subscribe: string,
+    unsubscribe: string,
+    args: readonly unknown[],
+    refused: (error: RealtimeSubscriptionError) => void,
+  ): () => void {
     const key = JSON.stringify([subscribe, args]);
     let held = this.held.get(key);
     if (held === undefined) {
@@ -125,7 +143,10 @@ class HubSession {
       entry.refused.delete(refused);
       if (--entry.count > 0) return;
       this.held.delete(key);
-      if (this.connected) void this.invoke(entry.unsubscribe, entry.args).catch((error) => this.log.warn({ method: entry.unsubscribe, err: error }, 'realtime unsubscribe failed'));
+      if (this.connected)
+        void this.invoke(entry.unsubscribe, entry.args).catch((error) =>
+          this.log.warn({ method: entry.unsubscribe, err: error }, 'realtime unsubscribe failed'),
+        );
     };
   }
 
@@ -160,7 +181,14 @@ class HubSession {
 }
 
 /** An Observable of one hub feed: subscribed on the hub while it has subscribers, erroring if the hub refuses it. */
-function feed<T>(session: HubSession, source: Subject<T>, subscribe: string, unsubscribe: string, args: readonly unknown[], accept: (value: T) => boolean): Observable<T> {
+function feed<T>(
+  session: HubSession,
+  source: Subject<T>,
+  subscribe: string,
+  unsubscribe: string,
+  args: readonly unknown[],
+  accept: (value: T) => boolean,
+): Observable<T> {
   return new Observable<T>((subscriber) => {
     const inner = source.subscribe((value) => {
       if (accept(value)) subscriber.next(value);
@@ -203,7 +231,11 @@ export class UserHubClient {
     this.state$ = this.session.state$;
     this.malformed$ = this.session.malformed$;
     for (const { target, kind, schema } of USER_EVENTS) {
-      this.session.on(target, (args) => schema.safeParse(args[0]), (record) => this.events.next({ kind, [kind]: record } as unknown as UserEvent));
+      this.session.on(
+        target,
+        (args) => schema.safeParse(args[0]),
+        (record) => this.events.next({ kind, [kind]: record } as unknown as UserEvent),
+      );
     }
   }
 
@@ -213,7 +245,9 @@ export class UserHubClient {
 
   /** Orders, trades and positions of one account, and the accounts (balance, canTrade) as they change. */
   userEvents(accountId: number): Observable<UserEvent> {
-    const streams = ['Orders', 'Trades', 'Positions'].map((stream) => feed(this.session, this.events, `Subscribe${stream}`, `Unsubscribe${stream}`, [accountId], () => false));
+    const streams = ['Orders', 'Trades', 'Positions'].map((stream) =>
+      feed(this.session, this.events, `Subscribe${stream}`, `Unsubscribe${stream}`, [accountId], () => false),
+    );
     // Records of other accounts subscribed by other Observables are not this one's; accounts all are.
     const mine = (event: UserEvent) => event.kind === 'account' || recordOf(event).accountId === accountId;
     const accounts = feed(this.session, this.events, 'SubscribeAccounts', 'UnsubscribeAccounts', [], mine);
@@ -318,7 +352,14 @@ export class MarketHubClient {
 
   private forContract<T>(events: Subject<ForContract<T>>, feedName: string, contractId: string): Observable<T> {
     return new Observable<T>((subscriber) =>
-      feed(this.session, events, `SubscribeContract${feedName}`, `UnsubscribeContract${feedName}`, [contractId], (event) => event.contractId === contractId).subscribe({
+      feed(
+        this.session,
+        events,
+        `SubscribeContract${feedName}`,
+        `UnsubscribeContract${feedName}`,
+        [contractId],
+        (event) => event.contractId === contractId,
+      ).subscribe({
         next: (event) => subscriber.next(event.data),
         error: (error) => subscriber.error(error),
         complete: () => subscriber.complete(),

@@ -41,7 +41,6 @@ export interface RetrieveBarsRangeRequest {
   onPage?: (info: PageInfo) => void;
 }
 
-
 export class TradingClient {
   private readonly transport: Transport;
   private readonly session: SessionManager;
@@ -144,10 +143,14 @@ export class TradingClient {
   /** One History/retrieveBars call; bars in the order the server sent them (newest first in the spec's example). */
   async retrieveBars(req: S.RetrieveBarsRequest): Promise<S.Bar[]> {
     if (typeof req.limit === 'number' && req.limit > Limits.barsPerRequest) {
-      throw new GatewayError('RANGE_REFUSED', `${Endpoints.retrieveBars.name}: limit ${req.limit} exceeds ${Limits.barsPerRequest} bars per request`, {
-        endpoint: Endpoints.retrieveBars.name,
-        outcome: 'not-sent',
-      });
+      throw new GatewayError(
+        'RANGE_REFUSED',
+        `${Endpoints.retrieveBars.name}: limit ${req.limit} exceeds ${Limits.barsPerRequest} bars per request`,
+        {
+          endpoint: Endpoints.retrieveBars.name,
+          outcome: 'not-sent',
+        },
+      );
     }
     return ((await this.session.send(Endpoints.retrieveBars, req)) as { bars: S.Bar[] }).bars;
   }
@@ -184,11 +187,13 @@ export class TradingClient {
   }
 
   async searchAccounts(onlyActiveAccounts: boolean): Promise<S.Account[]> {
-    return ((await this.session.send(Endpoints.accountSearch, { onlyActiveAccounts })) as { accounts: S.Account[] }).accounts;
+    return ((await this.session.send(Endpoints.accountSearch, { onlyActiveAccounts })) as { accounts: S.Account[] })
+      .accounts;
   }
 
   async searchOpenPositions(accountId: number): Promise<S.Position[]> {
-    return ((await this.session.send(Endpoints.positionSearchOpen, { accountId })) as { positions: S.Position[] }).positions;
+    return ((await this.session.send(Endpoints.positionSearchOpen, { accountId })) as { positions: S.Position[] })
+      .positions;
   }
 
   /** One attempt only, like every write. */
@@ -218,7 +223,9 @@ const PRICE_FIELDS = ['limitPrice', 'stopPrice', 'trailPrice'] as const;
  * Prices leave as JSON numbers without float noise (0.1 + 0.2 would otherwise go out as
  * 0.30000000000000004): 15 significant digits hold any price on a tick grid exactly.
  */
-export function cleanPrices(req: Partial<Record<(typeof PRICE_FIELDS)[number], number | null | undefined>>): Record<string, number> {
+export function cleanPrices(
+  req: Partial<Record<(typeof PRICE_FIELDS)[number], number | null | undefined>>,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const field of PRICE_FIELDS) {
     const value = req[field];

@@ -20,7 +20,14 @@ import {
   type FieldIssue,
 } from './gateway-errors.ts';
 import { RateLimiter, realClock, type Clock, type RateLimits } from './rate-limiter.ts';
-import { backoffDelay, isRetryable, parseRetryAfter, retryPolicy, type RetryOptions, type RetryPolicy } from './retry.ts';
+import {
+  backoffDelay,
+  isRetryable,
+  parseRetryAfter,
+  retryPolicy,
+  type RetryOptions,
+  type RetryPolicy,
+} from './retry.ts';
 import { ExportEnvelope, RegisterResponse, TradingEnvelope } from '../../protocol/schemas.ts';
 
 export interface TransportOptions {
@@ -41,7 +48,15 @@ export interface TransportOptions {
 export const DEFAULT_TIMEOUT_MS = 15_000;
 
 /** Keys whose values are credentials: never copied into an error or a log line. */
-const SECRET_FIELDS = new Set(['apiKey', 'token', 'password', 'newToken', 'loginToken', 'authorization', 'Authorization']);
+const SECRET_FIELDS = new Set([
+  'apiKey',
+  'token',
+  'password',
+  'newToken',
+  'loginToken',
+  'authorization',
+  'Authorization',
+]);
 
 /** Connection errors raised before a byte of the request could leave the process. */
 const NOT_SENT_CODES = new Set([
@@ -129,7 +144,10 @@ export class Transport {
         const retryAfterMs = retryAfterByError.get(failure);
         if (more && (retryAfterMs === undefined || retryAfterMs <= this.policy.maxRetryAfterMs)) {
           const delayMs = Math.max(retryAfterMs ?? 0, backoffDelay(this.policy, attempts));
-          this.logger.debug({ endpoint: endpoint.name, status: failure.httpStatus, code: failure.code, attempts, delayMs }, 'gateway retry');
+          this.logger.debug(
+            { endpoint: endpoint.name, status: failure.httpStatus, code: failure.code, attempts, delayMs },
+            'gateway retry',
+          );
           await this.clock.sleep(delayMs);
           continue;
         }
@@ -169,14 +187,19 @@ export class Transport {
     let query = '';
     if (endpoint.params === 'query') {
       const search = new URLSearchParams();
-      for (const [key, value] of Object.entries(request)) if (value !== undefined && value !== null) search.append(key, String(value));
+      for (const [key, value] of Object.entries(request))
+        if (value !== undefined && value !== null) search.append(key, String(value));
       const text = search.toString();
       if (text) query = `?${text}`;
     }
     return `${this.prefix}${path}${query}`;
   }
 
-  private async attempt(endpoint: Endpoint, request: Record<string, unknown>, options: SendOptions): Promise<{ value: unknown; status: number }> {
+  private async attempt(
+    endpoint: Endpoint,
+    request: Record<string, unknown>,
+    options: SendOptions,
+  ): Promise<{ value: unknown; status: number }> {
     const hasBody = endpoint.params === 'body';
     const headers: Record<string, string> = {
       accept: endpoint.iface === 'trading' ? 'text/plain' : 'application/json',
@@ -215,19 +238,29 @@ export class Transport {
     const code = (error as { code?: unknown } | null)?.code;
     const write = endpoint.effect === 'write';
     if (!timedOut && typeof code === 'string' && NOT_SENT_CODES.has(code)) {
-      return new GatewayError('CONNECTION_FAILED', `${endpoint.name}: could not connect (${code}); the request was not sent`, {
-        endpoint: endpoint.name,
-        outcome: 'not-sent',
-        cause: error,
-      });
+      return new GatewayError(
+        'CONNECTION_FAILED',
+        `${endpoint.name}: could not connect (${code}); the request was not sent`,
+        {
+          endpoint: endpoint.name,
+          outcome: 'not-sent',
+          cause: error,
+        },
+      );
     }
-    const what = timedOut ? `no answer within ${this.timeoutMs} ms` : `connection lost while waiting (${String(code ?? error)})`;
+    const what = timedOut
+      ? `no answer within ${this.timeoutMs} ms`
+      : `connection lost while waiting (${String(code ?? error)})`;
     if (write) {
-      return new GatewayError('OUTCOME_UNKNOWN', `${endpoint.name}: ${what}; the request may have taken effect, reconcile before retrying`, {
-        endpoint: endpoint.name,
-        outcome: 'unknown',
-        cause: error,
-      });
+      return new GatewayError(
+        'OUTCOME_UNKNOWN',
+        `${endpoint.name}: ${what}; the request may have taken effect, reconcile before retrying`,
+        {
+          endpoint: endpoint.name,
+          outcome: 'unknown',
+          cause: error,
+        },
+      );
     }
     return new GatewayError(timedOut ? 'TIMEOUT' : 'CONNECTION_FAILED', `${endpoint.name}: ${what}`, {
       endpoint: endpoint.name,
@@ -236,15 +269,26 @@ export class Transport {
     });
   }
 
-  private statusFailure(endpoint: Endpoint, status: number, text: string, retryAfter: string | string[] | undefined): GatewayError {
+  private statusFailure(
+    endpoint: Endpoint,
+    status: number,
+    text: string,
+    retryAfter: string | string[] | undefined,
+  ): GatewayError {
     const serverMessage = messageOf(text);
     const suffix = serverMessage ? `: ${serverMessage}` : '';
     const details = { endpoint: endpoint.name, httpStatus: status, errorMessage: serverMessage ?? null };
     if (status === 401) {
-      return new GatewayError('UNAUTHORIZED', `${endpoint.name}: HTTP 401 unauthorized${suffix}`, { ...details, outcome: 'rejected' });
+      return new GatewayError('UNAUTHORIZED', `${endpoint.name}: HTTP 401 unauthorized${suffix}`, {
+        ...details,
+        outcome: 'rejected',
+      });
     }
     if (status === 429) {
-      const error = new GatewayError('RATE_LIMITED', `${endpoint.name}: HTTP 429 rate limited${suffix}`, { ...details, outcome: 'rejected' });
+      const error = new GatewayError('RATE_LIMITED', `${endpoint.name}: HTTP 429 rate limited${suffix}`, {
+        ...details,
+        outcome: 'rejected',
+      });
       const ms = parseRetryAfter(retryAfter, this.clock.now());
       if (ms !== undefined) retryAfterByError.set(error, ms);
       return error;
@@ -263,25 +307,31 @@ export class Transport {
     switch (endpoint.envelope) {
       case 'trading': {
         const envelope = parseClean(TradingEnvelope, endpoint.name, body, status);
-        if (!envelope.success || envelope.errorCode !== 0) throw rejection(endpoint, envelope.errorCode, envelope.errorMessage, status);
+        if (!envelope.success || envelope.errorCode !== 0)
+          throw rejection(endpoint, envelope.errorCode, envelope.errorMessage, status);
         return parseClean(endpoint.response, endpoint.name, body, status);
       }
       case 'export': {
         const envelope = parseClean(ExportEnvelope, endpoint.name, body, status);
         if (!envelope.success) {
           // This envelope has no errorCode (spec 2.1): the rejection carries the message only.
-          throw new GatewayError('GATEWAY_REJECTED', `${endpoint.name} rejected${envelope.errorMessage ? `: ${envelope.errorMessage}` : ''}`, {
-            endpoint: endpoint.name,
-            outcome: 'rejected',
-            httpStatus: status,
-            errorMessage: envelope.errorMessage,
-          });
+          throw new GatewayError(
+            'GATEWAY_REJECTED',
+            `${endpoint.name} rejected${envelope.errorMessage ? `: ${envelope.errorMessage}` : ''}`,
+            {
+              endpoint: endpoint.name,
+              outcome: 'rejected',
+              httpStatus: status,
+              errorMessage: envelope.errorMessage,
+            },
+          );
         }
         return parseClean(endpoint.response, endpoint.name, body, status);
       }
       case 'register': {
         const result = parseClean(RegisterResponse, endpoint.name, body, status);
-        if (result.result !== 0) throw new GatewayRejection(endpoint.name, endpoint.errorCodes, result.result, result.errorMessage, status);
+        if (result.result !== 0)
+          throw new GatewayRejection(endpoint.name, endpoint.errorCodes, result.result, result.errorMessage, status);
         return result;
       }
       case 'bare':
@@ -300,11 +350,21 @@ function withAttempts(error: GatewayError, attempts: number): GatewayError {
 }
 
 /** The typed error for `success: false` on a trading endpoint. */
-export function rejection(endpoint: Endpoint, errorCode: number, errorMessage: string | null, httpStatus?: number): GatewayError {
-  if (endpoint.name === Endpoints.login.name) return new LoginError(endpoint.name, endpoint.errorCodes, errorCode, errorMessage);
+export function rejection(
+  endpoint: Endpoint,
+  errorCode: number,
+  errorMessage: string | null,
+  httpStatus?: number,
+): GatewayError {
+  if (endpoint.name === Endpoints.login.name)
+    return new LoginError(endpoint.name, endpoint.errorCodes, errorCode, errorMessage);
   if (endpoint.name === Endpoints.orderCancel.name && errorCode === CancelErrorCode.AccountRejected) {
     const reason =
-      errorMessage?.trim() === CancelRejectionMessage.Follower ? 'follower' : errorMessage?.trim() === CancelRejectionMessage.Live ? 'live' : 'other';
+      errorMessage?.trim() === CancelRejectionMessage.Follower
+        ? 'follower'
+        : errorMessage?.trim() === CancelRejectionMessage.Live
+          ? 'live'
+          : 'other';
     return new CancelAccountRejected(endpoint.name, endpoint.errorCodes, errorMessage, reason);
   }
   return new GatewayRejection(endpoint.name, endpoint.errorCodes, errorCode, errorMessage, httpStatus);
@@ -316,7 +376,8 @@ function messageOf(text: string): string | undefined {
     const body = JSON.parse(text) as unknown;
     if (body && typeof body === 'object') {
       const record = body as Record<string, unknown>;
-      for (const key of ['errorMessage', 'message', 'title', 'error']) if (typeof record[key] === 'string') return record[key] as string;
+      for (const key of ['errorMessage', 'message', 'title', 'error'])
+        if (typeof record[key] === 'string') return record[key] as string;
     }
   } catch {
     // not JSON: a short plain-text body is still what the server said
@@ -329,12 +390,16 @@ function parseJson(endpoint: Endpoint, status: number, text: string): unknown {
     return JSON.parse(text) as unknown;
   } catch {
     const received = text.length > 120 ? `${text.slice(0, 120)}…` : text;
-    throw new GatewayError('MALFORMED_RESPONSE', `${endpoint.name}: response is not JSON (received ${JSON.stringify(received)})`, {
-      endpoint: endpoint.name,
-      outcome: 'unknown',
-      httpStatus: status,
-      issues: [{ path: '(root)', message: 'not JSON', received }],
-    });
+    throw new GatewayError(
+      'MALFORMED_RESPONSE',
+      `${endpoint.name}: response is not JSON (received ${JSON.stringify(received)})`,
+      {
+        endpoint: endpoint.name,
+        outcome: 'unknown',
+        httpStatus: status,
+        issues: [{ path: '(root)', message: 'not JSON', received }],
+      },
+    );
   }
 }
 
@@ -345,7 +410,9 @@ function parseClean<T extends z.ZodType>(schema: T, endpoint: string, body: unkn
   } catch (error) {
     if (!(error instanceof GatewayError) || !error.issues?.some(isSecretIssue)) throw error;
     const issues: FieldIssue[] = error.issues.map((i) => (isSecretIssue(i) ? { ...i, received: '[redacted]' } : i));
-    const text = issues.map((i) => `${i.path}: ${i.message} (received ${JSON.stringify(i.received) ?? 'undefined'})`).join('; ');
+    const text = issues
+      .map((i) => `${i.path}: ${i.message} (received ${JSON.stringify(i.received) ?? 'undefined'})`)
+      .join('; ');
     throw new GatewayError('MALFORMED_RESPONSE', `${endpoint}: malformed response: ${text}`, {
       endpoint,
       outcome: 'unknown',

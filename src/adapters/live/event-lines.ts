@@ -43,13 +43,18 @@ export function orderText(ctx: EventLineContext, contractId: string, spec: Order
  * A line for an order's new state or terms, or undefined when nothing a person needs changed (pending,
  * a partial fill: the fill has its own line).
  */
-export function orderLine(ctx: EventLineContext, update: OrderUpdate, previous: OrderUpdate | undefined): string | undefined {
+export function orderLine(
+  ctx: EventLineContext,
+  update: OrderUpdate,
+  previous: OrderUpdate | undefined,
+): string | undefined {
   const what = `${update.orderId} ${update.side} ${update.size} ${name(ctx, update.contractId)} ${orderText(ctx, update.contractId, update.order)}`;
   const at = clock(update.time);
   switch (update.state) {
     case 'working':
       if (previous?.state === 'working') {
-        const changed = previous.size !== update.size || JSON.stringify(previous.order) !== JSON.stringify(update.order);
+        const changed =
+          previous.size !== update.size || JSON.stringify(previous.order) !== JSON.stringify(update.order);
         return changed ? `${at} modified  ${what}` : undefined;
       }
       return `${at} placed    ${what}${update.adopted === true ? ' (adopted: it had been given up)' : ''}`;

@@ -39,7 +39,14 @@ import { newOrder, transition, venueStatusOf, type LiveOrder, type OrderEvent } 
 /** The part of the trading client the executor uses. */
 export type ExecutionClient = Pick<
   TradingClient,
-  'placeOrder' | 'modifyOrder' | 'cancelOrder' | 'searchOrders' | 'searchOpenOrders' | 'searchTrades' | 'searchOpenPositions' | 'closePosition'
+  | 'placeOrder'
+  | 'modifyOrder'
+  | 'cancelOrder'
+  | 'searchOrders'
+  | 'searchOpenOrders'
+  | 'searchTrades'
+  | 'searchOpenPositions'
+  | 'closePosition'
 >;
 
 export interface LiveExecutorOptions {
@@ -64,7 +71,6 @@ export interface LiveExecutorOptions {
 export const UNKNOWN_OUTCOME_MS = 60_000;
 
 export type Anomaly = { readonly time: number; readonly tag: string | null; readonly message: string };
-
 
 const ISO = (ms: number): string => new Date(ms).toISOString();
 
@@ -128,7 +134,13 @@ export class LiveExecutor implements Venue {
       request = this.placeRequest(command);
       // The one write that must precede the request: if it fails, nothing is sent.
       this.journal.beginPlace(
-        { ...newOrder(command.id, command.size), contractId: command.contractId, side: command.side, spec: command.order, ...(command.bracket ? { bracket: command.bracket } : {}) },
+        {
+          ...newOrder(command.id, command.size),
+          contractId: command.contractId,
+          side: command.side,
+          spec: command.order,
+          ...(command.bracket ? { bracket: command.bracket } : {}),
+        },
         request,
       );
     } catch (error) {
@@ -175,7 +187,11 @@ export class LiveExecutor implements Venue {
           this.journal.record('modify', 'after', order.tag, { ok: false, outcome, error: describe(error) });
           this.log.warn({ tag: order.tag, endpoint: 'Order/modify', outcome, err: error }, 'modify failed');
           const latest = this.journal.order(order.tag);
-          if (latest) this.emitFromJournal(latest, `modify ${outcome === 'unknown' ? 'outcome unknown' : 'rejected'}: ${describe(error)}`);
+          if (latest)
+            this.emitFromJournal(
+              latest,
+              `modify ${outcome === 'unknown' ? 'outcome unknown' : 'rejected'}: ${describe(error)}`,
+            );
         },
       ),
     );
@@ -215,13 +231,33 @@ export class LiveExecutor implements Venue {
         const found = byTag.get(order.tag);
         if (found) {
           const untagged = this.journal.untaggedFills(found.id);
-          this.noteReportedFill(order.tag, found, untagged.reduce((sum, f) => sum + f.size, 0));
-          this.apply(order.tag, { type: 'lookupFound', venueOrderId: found.id, status: venueStatusOf(found.status) }, { kind: 'lookup', payload: found });
+          this.noteReportedFill(
+            order.tag,
+            found,
+            untagged.reduce((sum, f) => sum + f.size, 0),
+          );
+          this.apply(
+            order.tag,
+            { type: 'lookupFound', venueOrderId: found.id, status: venueStatusOf(found.status) },
+            { kind: 'lookup', payload: found },
+          );
           if (untagged.length > 0) this.attachFills(order.tag, untagged, order.state === 'lost');
-        } else if (searchedFrom !== undefined && order.state !== 'lost' && !this.placing.has(order.tag) && order.createdAt - this.lookupSlackMs >= searchedFrom) {
+        } else if (
+          searchedFrom !== undefined &&
+          order.state !== 'lost' &&
+          !this.placing.has(order.tag) &&
+          order.createdAt - this.lookupSlackMs >= searchedFrom
+        ) {
           const ageMs = (this.now() - order.createdAt) / this.speed;
           const expired = ageMs >= this.unknownOutcomeMs;
-          this.apply(order.tag, { type: 'lookupMissing', expired }, { kind: 'lookup', payload: { found: false, searchedFrom: ISO(searchedFrom), ageMs: Math.round(ageMs), expired } });
+          this.apply(
+            order.tag,
+            { type: 'lookupMissing', expired },
+            {
+              kind: 'lookup',
+              payload: { found: false, searchedFrom: ISO(searchedFrom), ageMs: Math.round(ageMs), expired },
+            },
+          );
         }
         continue;
       }
@@ -230,7 +266,12 @@ export class LiveExecutor implements Venue {
       if (seen) {
         this.syncTerms(order, seen);
         const moreFilled = this.noteReportedFill(order.tag, seen);
-        this.apply(order.tag, { type: 'venueStatus', status: venueStatusOf(seen.status) }, { kind: 'status', payload: seen }, moreFilled);
+        this.apply(
+          order.tag,
+          { type: 'venueStatus', status: venueStatusOf(seen.status) },
+          { kind: 'status', payload: seen },
+          moreFilled,
+        );
       }
     }
     for (const o of orders) {
@@ -248,7 +289,10 @@ export class LiveExecutor implements Venue {
     if (!venueSpec || venueSpec.type !== order.spec.type || order.spec.type === 'trailingStop') return;
     if (JSON.stringify(venueSpec) === JSON.stringify(order.spec) && seen.size === order.size) return;
     this.journal.updateTerms(order.tag, venueSpec, seen.size);
-    this.journal.record('terms', 'event', order.tag, { from: { spec: order.spec, size: order.size }, to: { spec: venueSpec, size: seen.size } });
+    this.journal.record('terms', 'event', order.tag, {
+      from: { spec: order.spec, size: order.size },
+      to: { spec: venueSpec, size: seen.size },
+    });
     const latest = this.journal.order(order.tag);
     if (latest) this.emitFromJournal(latest);
   }
@@ -268,7 +312,11 @@ export class LiveExecutor implements Venue {
     }
     if (volume <= known) return false;
     this.reportedFills.set(tag, volume);
-    this.journal.record('reported-fill', 'event', tag, { fillVolume: volume, filledPrice: seen.filledPrice ?? null, journaled });
+    this.journal.record('reported-fill', 'event', tag, {
+      fillVolume: volume,
+      filledPrice: seen.filledPrice ?? null,
+      journaled,
+    });
     return true;
   }
 
@@ -283,7 +331,20 @@ export class LiveExecutor implements Venue {
       if (!current) return;
       const step = transition(current, { type: 'fill', fillId: fill.fillId, size: fill.size });
       if (step.anomaly) this.anomaly(tag, step.anomaly);
-      this.journal.tagFill(fill.fillId, tag, step.ignored ? undefined : { order: step.order, cause: { kind: 'fill-state', phase: 'event', payload: { event: { type: 'fill', fillId: fill.fillId, size: fill.size }, attached: true } } });
+      this.journal.tagFill(
+        fill.fillId,
+        tag,
+        step.ignored
+          ? undefined
+          : {
+              order: step.order,
+              cause: {
+                kind: 'fill-state',
+                phase: 'event',
+                payload: { event: { type: 'fill', fillId: fill.fillId, size: fill.size }, attached: true },
+              },
+            },
+      );
     }
     const saved = this.journal.order(tag);
     if (saved) this.emitFromJournal(saved, undefined, adopted);
@@ -350,7 +411,9 @@ export class LiveExecutor implements Venue {
     let newest: number | undefined;
     let heldBack: number | undefined;
     const unresolved = this.journal.orders({ states: ['submitting', 'unknown'] }).length > 0;
-    const sorted = [...trades].sort((a, b) => Date.parse(a.creationTimestamp) - Date.parse(b.creationTimestamp) || a.id - b.id);
+    const sorted = [...trades].sort(
+      (a, b) => Date.parse(a.creationTimestamp) - Date.parse(b.creationTimestamp) || a.id - b.id,
+    );
     for (const trade of sorted) {
       const time = Date.parse(trade.creationTimestamp);
       const fillId = String(trade.id);
@@ -366,7 +429,8 @@ export class LiveExecutor implements Venue {
       const grid = this.grid(trade.contractId);
       const exact = grid.toTicks(trade.price);
       const price = Number.isInteger(exact) ? exact : grid.roundToTicks(trade.price);
-      if (!Number.isInteger(exact)) this.anomaly(owner?.tag ?? null, `trade ${trade.id} price ${trade.price} is off the tick grid`);
+      if (!Number.isInteger(exact))
+        this.anomaly(owner?.tag ?? null, `trade ${trade.id} price ${trade.price} is off the tick grid`);
       const side: Side = trade.side === TradeSide.Buy ? 'buy' : 'sell';
       const fill: Fill = {
         kind: 'fill',
@@ -379,18 +443,43 @@ export class LiveExecutor implements Venue {
         fees: trade.fees,
         time,
       };
-      const journaled = { fillId, tag: owner?.tag ?? null, venueOrderId: trade.orderId, contractId: trade.contractId, side, size: trade.size, price, fees: trade.fees, time };
+      const journaled = {
+        fillId,
+        tag: owner?.tag ?? null,
+        venueOrderId: trade.orderId,
+        contractId: trade.contractId,
+        side,
+        size: trade.size,
+        price,
+        fees: trade.fees,
+        time,
+      };
       newest = Math.max(newest ?? time, time);
       if (!owner) {
         if (!this.journal.addFill(journaled)) continue;
         this.events.next(fill);
-        this.log.info({ tradeId: trade.id, orderId: trade.orderId, contractId: trade.contractId }, 'fill of an order the bot did not place');
+        this.log.info(
+          { tradeId: trade.id, orderId: trade.orderId, contractId: trade.contractId },
+          'fill of an order the bot did not place',
+        );
         continue;
       }
       // The fill and the order's fill transition are one transaction: neither is journaled without the other.
       const step = transition(owner, { type: 'fill', fillId, size: trade.size });
       if (step.anomaly) this.anomaly(owner.tag, step.anomaly);
-      const added = this.journal.addFill(journaled, step.ignored ? undefined : { order: step.order, cause: { kind: 'fill-state', phase: 'event', payload: { event: { type: 'fill', fillId, size: trade.size } } } });
+      const added = this.journal.addFill(
+        journaled,
+        step.ignored
+          ? undefined
+          : {
+              order: step.order,
+              cause: {
+                kind: 'fill-state',
+                phase: 'event',
+                payload: { event: { type: 'fill', fillId, size: trade.size } },
+              },
+            },
+      );
       if (!added) continue;
       this.events.next(fill);
       const saved = this.journal.order(owner.tag);
@@ -424,10 +513,14 @@ export class LiveExecutor implements Venue {
   async flatten(contractId?: string, options: { rounds?: number; pauseMs?: number } = {}): Promise<FlattenResult> {
     this.journal.record('flatten', 'before', null, { contractId: contractId ?? null });
     for (const order of this.journal.orders({ states: ['working', 'submitting', 'unknown'] })) {
-      if (contractId === undefined || order.contractId === contractId) this.apply(order.tag, { type: 'cancelRequested' }, { kind: 'cancel-intent', payload: { flatten: true } });
+      if (contractId === undefined || order.contractId === contractId)
+        this.apply(order.tag, { type: 'cancelRequested' }, { kind: 'cancel-intent', payload: { flatten: true } });
     }
     await this.idle();
-    const result = await flattenAccount(this.client, this.accountId, this.log, { ...options, ...(contractId === undefined ? {} : { contractId }) });
+    const result = await flattenAccount(this.client, this.accountId, this.log, {
+      ...options,
+      ...(contractId === undefined ? {} : { contractId }),
+    });
     this.journal.record('flatten', 'after', null, result);
     return result;
   }
@@ -461,7 +554,10 @@ export class LiveExecutor implements Venue {
       const outcome = error instanceof GatewayError ? error.outcome : 'unknown';
       payload = { outcome, error: describe(error) };
       if (outcome === 'unknown') {
-        this.log.warn({ tag, endpoint: 'Order/place', err: error }, 'place outcome unknown; looking the order up by customTag');
+        this.log.warn(
+          { tag, endpoint: 'Order/place', err: error },
+          'place outcome unknown; looking the order up by customTag',
+        );
         event = { type: 'placeUnknown' };
       } else {
         this.log.warn({ tag, endpoint: 'Order/place', err: error }, 'place rejected');
@@ -482,7 +578,10 @@ export class LiveExecutor implements Venue {
       this.applyOrderSearch(orders, from);
     } catch (error) {
       // Stays `unknown`; the poller's next Order/search resolves it. Nothing is sent for it meanwhile.
-      this.log.warn({ tag, endpoint: 'Order/search', err: error }, 'lookup by customTag failed; will retry on the next poll');
+      this.log.warn(
+        { tag, endpoint: 'Order/search', err: error },
+        'lookup by customTag failed; will retry on the next poll',
+      );
     }
   }
 
@@ -506,7 +605,12 @@ export class LiveExecutor implements Venue {
     this.apply(tag, event, { kind: 'cancel', phase: 'after', payload });
   }
 
-  private apply(tag: string, event: OrderEvent, cause: { kind: string; phase?: 'before' | 'after' | 'event'; payload: unknown }, reportedFillGrew = false): void {
+  private apply(
+    tag: string,
+    event: OrderEvent,
+    cause: { kind: string; phase?: 'before' | 'after' | 'event'; payload: unknown },
+    reportedFillGrew = false,
+  ): void {
     const current = this.journal.order(tag);
     if (!current) {
       this.log.warn({ tag, event: event.type }, 'event for an order the journal does not know');
@@ -520,9 +624,17 @@ export class LiveExecutor implements Venue {
       if (reportedFillGrew) this.emitFromJournal(current);
       return;
     }
-    this.journal.saveOrder(result.order, { kind: cause.kind, phase: cause.phase ?? 'event', payload: { event, data: cause.payload } });
+    this.journal.saveOrder(result.order, {
+      kind: cause.kind,
+      phase: cause.phase ?? 'event',
+      payload: { event, data: cause.payload },
+    });
     const saved = this.journal.order(tag);
-    if (saved && (adopted || reportedFillGrew || saved.state !== current.state || saved.filledSize !== current.filledSize)) this.emitFromJournal(saved, undefined, adopted);
+    if (
+      saved &&
+      (adopted || reportedFillGrew || saved.state !== current.state || saved.filledSize !== current.filledSize)
+    )
+      this.emitFromJournal(saved, undefined, adopted);
     for (const effect of result.effects) {
       if (effect === 'lookupByTag') this.track(this.lookup(tag));
       else this.track(this.sendCancel(tag));
@@ -557,7 +669,8 @@ export class LiveExecutor implements Venue {
 
   private placeRequest(command: OrderCommand): S.PlaceOrderRequest {
     // The engine checks intents, but the one mapping to Bid/Ask must not guess either.
-    if (command.side !== 'buy' && command.side !== 'sell') throw new TypeError(`side ${JSON.stringify(command.side)} is not 'buy' or 'sell'`);
+    if (command.side !== 'buy' && command.side !== 'sell')
+      throw new TypeError(`side ${JSON.stringify(command.side)} is not 'buy' or 'sell'`);
     const grid = this.grid(command.contractId);
     const o = command.order;
     const prices: Partial<Record<'limitPrice' | 'stopPrice' | 'trailPrice', number>> = {};
@@ -597,7 +710,13 @@ export class LiveExecutor implements Venue {
     };
   }
 
-  private emitOrder(command: OrderCommand, state: OrderState, filledSize: number, venueOrderId?: number, reason?: string): void {
+  private emitOrder(
+    command: OrderCommand,
+    state: OrderState,
+    filledSize: number,
+    venueOrderId?: number,
+    reason?: string,
+  ): void {
     const update: OrderUpdate = {
       kind: 'order',
       orderId: command.id,
@@ -615,7 +734,8 @@ export class LiveExecutor implements Venue {
   }
 
   private emitFromJournal(order: JournaledOrder, reason?: string, adopted = false): void {
-    const why = reason ?? (order.state === 'lost' ? 'not found at the gateway for the whole unknown-outcome window' : undefined);
+    const why =
+      reason ?? (order.state === 'lost' ? 'not found at the gateway for the whole unknown-outcome window' : undefined);
     const update = journaledUpdate(order, this.now(), why, this.reportedFills.get(order.tag));
     this.events.next(adopted ? { ...update, adopted: true } : update);
   }
@@ -631,7 +751,12 @@ export class LiveExecutor implements Venue {
 }
 
 /** The engine's update for a journaled order, as of `time`; `reportedFilled` is the gateway's fill volume when ahead of the journal. */
-export function journaledUpdate(order: JournaledOrder, time: number, reason?: string, reportedFilled?: number): OrderUpdate {
+export function journaledUpdate(
+  order: JournaledOrder,
+  time: number,
+  reason?: string,
+  reportedFilled?: number,
+): OrderUpdate {
   return {
     kind: 'order',
     orderId: order.tag,
@@ -641,7 +766,9 @@ export function journaledUpdate(order: JournaledOrder, time: number, reason?: st
     side: order.side,
     size: order.size,
     filledSize: order.filledSize,
-    ...(reportedFilled !== undefined && reportedFilled > order.filledSize ? { reportedFilledSize: reportedFilled } : {}),
+    ...(reportedFilled !== undefined && reportedFilled > order.filledSize
+      ? { reportedFilledSize: reportedFilled }
+      : {}),
     order: order.spec,
     ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
     ...(reason === undefined ? {} : { reason }),
@@ -665,7 +792,10 @@ export function engineState(order: LiveOrder): OrderState {
 }
 
 /** The engine's view of an order the bot did not place; undefined for types it has no spec for (join bid/ask). */
-function foreignSpec(o: S.OpenOrder, grid: { toTicks(p: number): number; roundToTicks(p: number): number } | undefined): OrderSpec | undefined {
+function foreignSpec(
+  o: S.OpenOrder,
+  grid: { toTicks(p: number): number; roundToTicks(p: number): number } | undefined,
+): OrderSpec | undefined {
   if (!grid) return undefined;
   const ticks = (p: number | null): number | undefined => {
     if (p === null) return undefined;
@@ -682,7 +812,9 @@ function foreignSpec(o: S.OpenOrder, grid: { toTicks(p: number): number; roundTo
     case OrderType.Stop:
       return stop === undefined ? undefined : { type: 'stop', stopPrice: stop };
     case OrderType.StopLimit:
-      return stop === undefined || limit === undefined ? undefined : { type: 'stopLimit', stopPrice: stop, limitPrice: limit };
+      return stop === undefined || limit === undefined
+        ? undefined
+        : { type: 'stopLimit', stopPrice: stop, limitPrice: limit };
     case OrderType.TrailingStop:
       // The open order shows the stop's current level; as an absolute trailPrice it gives the same distance.
       return stop === undefined ? undefined : { type: 'trailingStop', trailPrice: stop };

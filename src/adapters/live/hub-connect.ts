@@ -9,7 +9,10 @@ export interface BackgroundConnection {
   cancel(): void;
 }
 
-export function connectInBackground(start: () => Promise<void>, options: { logger: Logger; what: string; retryMs: number }): BackgroundConnection {
+export function connectInBackground(
+  start: () => Promise<void>,
+  options: { logger: Logger; what: string; retryMs: number },
+): BackgroundConnection {
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;
   const attempt = async (): Promise<void> => {
@@ -18,7 +21,10 @@ export function connectInBackground(start: () => Promise<void>, options: { logge
       await start();
     } catch (error) {
       if (cancelled) return;
-      options.logger.warn({ err: error, retryMs: options.retryMs }, `${options.what} unavailable; polling meanwhile, trying again`);
+      options.logger.warn(
+        { err: error, retryMs: options.retryMs },
+        `${options.what} unavailable; polling meanwhile, trying again`,
+      );
       timer = setTimeout(() => void attempt(), options.retryMs);
       timer.unref();
     }

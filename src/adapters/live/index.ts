@@ -1,6 +1,21 @@
 /** `tickline/live`: a paper or live trading session on a gateway account, its journal and the kill switch. */
-export { liveConfigSchema, pollSchema, credentialsFromEnv, CredentialsError, type Credentials, type LiveConfig } from './live-config.ts';
+export {
+  liveConfigSchema,
+  pollSchema,
+  credentialsFromEnv,
+  CredentialsError,
+  type Credentials,
+  type LiveConfig,
+} from './live-config.ts';
 export { LiveSession, SessionError, type SessionOptions } from './trading-session.ts';
-export { Journal, JournalError, formatTag, parseTag, type JournalEntry, type JournaledFill, type JournaledOrder } from './journal.ts';
+export {
+  Journal,
+  JournalError,
+  formatTag,
+  parseTag,
+  type JournalEntry,
+  type JournaledFill,
+  type JournaledOrder,
+} from './journal.ts';
 export { flattenAccount, flattenText, type FlattenResult } from './kill-switch.ts';
 export { reconcileOnStart, type ReconcileReport } from './reconcile.ts';

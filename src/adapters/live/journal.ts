@@ -167,7 +167,10 @@ export class Journal {
       if (!memory) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
       db = new Database(file);
     } catch (error) {
-      throw new JournalError(`journal ${file} cannot be opened: ${error instanceof Error ? error.message : String(error)} (journal must be a writable file path)`, 'JOURNAL_OPEN');
+      throw new JournalError(
+        `journal ${file} cannot be opened: ${error instanceof Error ? error.message : String(error)} (journal must be a writable file path)`,
+        'JOURNAL_OPEN',
+      );
     }
     let lock: SqliteDatabase | undefined;
     try {
@@ -179,11 +182,17 @@ export class Journal {
     } catch (error) {
       db.close();
       if (error instanceof JournalError) throw error;
-      throw new JournalError(`journal ${file} cannot be used: ${error instanceof Error ? error.message : String(error)}`, 'JOURNAL_OPEN');
+      throw new JournalError(
+        `journal ${file} cannot be used: ${error instanceof Error ? error.message : String(error)}`,
+        'JOURNAL_OPEN',
+      );
     }
     const journal = new Journal(file, db, options.now ?? Date.now);
     journal.lock = lock;
-    for (const row of db.prepare('SELECT fill_id, tag FROM fills WHERE tag IS NOT NULL ORDER BY rowid').all() as { fill_id: string; tag: string }[]) {
+    for (const row of db.prepare('SELECT fill_id, tag FROM fills WHERE tag IS NOT NULL ORDER BY rowid').all() as {
+      fill_id: string;
+      tag: string;
+    }[]) {
       const list = journal.fillsByOrder.get(row.tag) ?? [];
       list.push(row.fill_id);
       journal.fillsByOrder.set(row.tag, list);
@@ -203,11 +212,18 @@ export class Journal {
       lock.close();
       if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
       const owner = readOwner(db);
-      const who = owner === undefined ? 'another process' : `process ${owner.pid} on ${owner.host} (since ${owner.since})`;
-      throw new JournalError(`journal ${file} is in use by ${who}: one bot per journal; stop that bot first, or give this one its own journal file`, 'JOURNAL_LOCKED');
+      const who =
+        owner === undefined ? 'another process' : `process ${owner.pid} on ${owner.host} (since ${owner.since})`;
+      throw new JournalError(
+        `journal ${file} is in use by ${who}: one bot per journal; stop that bot first, or give this one its own journal file`,
+        'JOURNAL_LOCKED',
+      );
     }
     const owner: LockOwner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
-    db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run('owner', JSON.stringify(owner));
+    db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(
+      'owner',
+      JSON.stringify(owner),
+    );
     return lock;
   }
 
@@ -220,14 +236,18 @@ export class Journal {
 
   /** The next sequence number for a strategy's tags: one past the highest ever journaled or reserved. */
   nextSequence(strategyId: string): number {
-    const row = this.db.prepare('SELECT last FROM sequences WHERE strategy_id = ?').get(strategyId) as { last: number } | undefined;
+    const row = this.db.prepare('SELECT last FROM sequences WHERE strategy_id = ?').get(strategyId) as
+      | { last: number }
+      | undefined;
     return (row?.last ?? 0) + 1;
   }
 
   /** Remember that `sequence` is used (an order found at the gateway, or one the engine stamped). */
   noteSequence(strategyId: string, sequence: number): void {
     this.db
-      .prepare('INSERT INTO sequences (strategy_id, last) VALUES (?, ?) ON CONFLICT(strategy_id) DO UPDATE SET last = max(last, excluded.last)')
+      .prepare(
+        'INSERT INTO sequences (strategy_id, last) VALUES (?, ?) ON CONFLICT(strategy_id) DO UPDATE SET last = max(last, excluded.last)',
+      )
       .run(strategyId, sequence);
   }
 
@@ -308,7 +328,14 @@ export class Journal {
         .prepare(
           `UPDATE orders SET state = ?, filled_size = ?, venue_order_id = ?, cancel_wanted = ?, updated_at = ? WHERE tag = ?`,
         )
-        .run(order.state, order.filledSize, order.venueOrderId ?? null, order.cancelWanted ? 1 : 0, this.now(), order.tag);
+        .run(
+          order.state,
+          order.filledSize,
+          order.venueOrderId ?? null,
+          order.cancelWanted ? 1 : 0,
+          this.now(),
+          order.tag,
+        );
       if (result.changes !== 1) throw new JournalError(`order ${order.tag} is not in the journal`);
       this.record(cause.kind, cause.phase, order.tag, cause.payload);
     })();
@@ -316,7 +343,9 @@ export class Journal {
 
   /** After an accepted modify: the order's new prices and size. */
   updateTerms(tag: string, spec: OrderSpec, size: number): void {
-    this.db.prepare('UPDATE orders SET spec = ?, size = ?, updated_at = ? WHERE tag = ?').run(JSON.stringify(spec), size, this.now(), tag);
+    this.db
+      .prepare('UPDATE orders SET spec = ?, size = ?, updated_at = ? WHERE tag = ?')
+      .run(JSON.stringify(spec), size, this.now(), tag);
   }
 
   order(tag: string): JournaledOrder | undefined {
@@ -325,7 +354,9 @@ export class Journal {
   }
 
   orderByVenueId(venueOrderId: number): JournaledOrder | undefined {
-    const row = this.db.prepare('SELECT * FROM orders WHERE venue_order_id = ?').get(venueOrderId) as OrderRow | undefined;
+    const row = this.db.prepare('SELECT * FROM orders WHERE venue_order_id = ?').get(venueOrderId) as
+      | OrderRow
+      | undefined;
     return row === undefined ? undefined : this.fromRow(row);
   }
 
@@ -359,7 +390,10 @@ export class Journal {
    * Record a fill once, with the fill transition of its order (`order`) in the same transaction; false
    * when its id was already journaled (the fill is then ignored and the order left as it was).
    */
-  addFill(fill: JournaledFill, order?: { order: LiveOrder; cause: { kind: string; phase: JournalPhase; payload: unknown } }): boolean {
+  addFill(
+    fill: JournaledFill,
+    order?: { order: LiveOrder; cause: { kind: string; phase: JournalPhase; payload: unknown } },
+  ): boolean {
     return this.db.transaction(() => {
       const result = this.db
         .prepare(
@@ -381,14 +415,22 @@ export class Journal {
 
   /** Fills journaled without a tag for one gateway order (its trades came before the order was known). */
   untaggedFills(venueOrderId: number): JournaledFill[] {
-    return (this.db.prepare('SELECT * FROM fills WHERE venue_order_id = ? AND tag IS NULL ORDER BY time, rowid').all(venueOrderId) as Record<string, unknown>[]).map(fillFromRow);
+    return (
+      this.db
+        .prepare('SELECT * FROM fills WHERE venue_order_id = ? AND tag IS NULL ORDER BY time, rowid')
+        .all(venueOrderId) as Record<string, unknown>[]
+    ).map(fillFromRow);
   }
 
   /**
    * An untagged fill turns out to be one of our orders' (an order adopted after it was given up): it is
    * tagged, with the order's fill transition (`order`), in one transaction.
    */
-  tagFill(fillId: string, tag: string, order?: { order: LiveOrder; cause: { kind: string; phase: JournalPhase; payload: unknown } }): void {
+  tagFill(
+    fillId: string,
+    tag: string,
+    order?: { order: LiveOrder; cause: { kind: string; phase: JournalPhase; payload: unknown } },
+  ): void {
     this.db.transaction(() => {
       const result = this.db.prepare('UPDATE fills SET tag = ? WHERE fill_id = ? AND tag IS NULL').run(tag, fillId);
       if (result.changes !== 1) throw new JournalError(`fill ${fillId} is not an untagged fill`);
@@ -405,13 +447,16 @@ export class Journal {
   }
 
   fills(): JournaledFill[] {
-    return (this.db.prepare('SELECT * FROM fills ORDER BY time, rowid').all() as Record<string, unknown>[]).map(fillFromRow);
+    return (this.db.prepare('SELECT * FROM fills ORDER BY time, rowid').all() as Record<string, unknown>[]).map(
+      fillFromRow,
+    );
   }
 
   /** Net signed position per contract implied by the journaled fills. */
   positionsFromFills(): Map<string, number> {
     const net = new Map<string, number>();
-    for (const f of this.fills()) net.set(f.contractId, (net.get(f.contractId) ?? 0) + (f.side === 'buy' ? f.size : -f.size));
+    for (const f of this.fills())
+      net.set(f.contractId, (net.get(f.contractId) ?? 0) + (f.side === 'buy' ? f.size : -f.size));
     for (const [k, v] of net) if (v === 0) net.delete(k);
     return net;
   }
@@ -423,7 +468,9 @@ export class Journal {
   }
 
   setMeta(key: string, value: string): void {
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.db
+      .prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value')
+      .run(key, value);
   }
 }
 
@@ -432,7 +479,9 @@ function readOwner(db: SqliteDatabase): LockOwner | undefined {
   if (row === undefined) return undefined;
   try {
     const parsed = JSON.parse(row.value) as Partial<LockOwner>;
-    return typeof parsed.pid === 'number' ? { pid: parsed.pid, host: String(parsed.host), since: String(parsed.since) } : undefined;
+    return typeof parsed.pid === 'number'
+      ? { pid: parsed.pid, host: String(parsed.host), since: String(parsed.since) }
+      : undefined;
   } catch (error) {
     // A damaged owner record says nothing about who holds the lock; the lock itself is what counts.
     void error;

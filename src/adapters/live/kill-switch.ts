@@ -9,7 +9,8 @@ import type { TradingClient } from '../gateway/trading.ts';
 import { GatewayError } from '../gateway/gateway-errors.ts';
 
 export function describe(error: unknown): string {
-  if (error instanceof GatewayError) return `${error.code}${error.errorName ? ` ${error.errorName}` : ''}: ${error.message}`;
+  if (error instanceof GatewayError)
+    return `${error.code}${error.errorName ? ` ${error.errorName}` : ''}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -39,7 +40,8 @@ export async function flattenAccount(
     const open = (await client.searchOpenOrders(accountId)).filter((o) => match(o.contractId));
     const positions = (await client.searchOpenPositions(accountId)).filter((p) => match(p.contractId));
     remaining = { orders: open.length, positions: positions.length };
-    if (open.length === 0 && positions.length === 0) return { rounds: round, cancelled, closed, failures, flat: true, remaining };
+    if (open.length === 0 && positions.length === 0)
+      return { rounds: round, cancelled, closed, failures, flat: true, remaining };
     for (const o of open) {
       try {
         await client.cancelOrder({ accountId, orderId: o.id });
@@ -55,7 +57,10 @@ export async function flattenAccount(
         closed.push(p.contractId);
       } catch (error) {
         failures.push(`close ${p.contractId}: ${describe(error)}`);
-        logger.warn({ endpoint: 'Position/closeContract', contractId: p.contractId, err: error }, 'flatten: close failed');
+        logger.warn(
+          { endpoint: 'Position/closeContract', contractId: p.contractId, err: error },
+          'flatten: close failed',
+        );
       }
     }
     await new Promise((resolve) => setTimeout(resolve, options.pauseMs ?? 250));
@@ -66,7 +71,9 @@ export async function flattenAccount(
 /** What a flatten did, in words: for the operator (the kill switch, `tickline flatten`). */
 export function flattenText(account: string, result: FlattenResult): string {
   const parts = [
-    result.cancelled.length === 0 ? 'no open order to cancel' : `cancelled ${result.cancelled.length} order${result.cancelled.length === 1 ? '' : 's'} (${result.cancelled.join(', ')})`,
+    result.cancelled.length === 0
+      ? 'no open order to cancel'
+      : `cancelled ${result.cancelled.length} order${result.cancelled.length === 1 ? '' : 's'} (${result.cancelled.join(', ')})`,
     result.closed.length === 0 ? 'no position to close' : `closed ${result.closed.join(', ')}`,
   ];
   const outcome = result.flat

@@ -101,10 +101,17 @@ export function resolveLimits(configured: ConfiguredLimits, gateway: GatewayLimi
  * balance, and the high-water mark behind `drawDownLimit` for the trailing variants.
  */
 export function restoreFromGateway(gateway: GatewayLimits, variant: MllVariant | undefined): RestoreState {
-  const high = gateway.maximumLossFloor !== undefined && gateway.maximumLossLimit !== undefined ? gateway.maximumLossFloor + gateway.maximumLossLimit : undefined;
+  const high =
+    gateway.maximumLossFloor !== undefined && gateway.maximumLossLimit !== undefined
+      ? gateway.maximumLossFloor + gateway.maximumLossLimit
+      : undefined;
   return {
     startOfDayBalance: gateway.startOfDayBalance,
-    ...(high === undefined || variant === undefined || variant === 'static' ? {} : variant === 'trailingIntraday' ? { highEquity: high } : { highBalance: high }),
+    ...(high === undefined || variant === undefined || variant === 'static'
+      ? {}
+      : variant === 'trailingIntraday'
+        ? { highEquity: high }
+        : { highBalance: high }),
   };
 }
 
@@ -120,21 +127,35 @@ export function limitDisagreements(rules: RuleBook, gateway: GatewayLimits): Lim
   for (const name of RULE_LIMITS) {
     const own = config[name];
     const theirs = gateway[name];
-    if (theirs !== undefined && (own === undefined || !sameMoney(own, theirs))) out.push({ limit: name, config: own ?? null, gateway: theirs });
+    if (theirs !== undefined && (own === undefined || !sameMoney(own, theirs)))
+      out.push({ limit: name, config: own ?? null, gateway: theirs });
   }
   const theirMll = gateway.maximumLossLimit;
-  if (theirMll !== undefined && (config.maximumLossLimit === undefined || !sameMoney(config.maximumLossLimit.amount, theirMll))) {
+  if (
+    theirMll !== undefined &&
+    (config.maximumLossLimit === undefined || !sameMoney(config.maximumLossLimit.amount, theirMll))
+  ) {
     out.push({ limit: 'maximumLossLimit', config: config.maximumLossLimit?.amount ?? null, gateway: theirMll });
   }
-  if (gateway.dailyLossLimit !== undefined && config.dailyLossLimit !== undefined && sameMoney(config.dailyLossLimit, gateway.dailyLossLimit)) {
+  if (
+    gateway.dailyLossLimit !== undefined &&
+    config.dailyLossLimit !== undefined &&
+    sameMoney(config.dailyLossLimit, gateway.dailyLossLimit)
+  ) {
     const theirs = gateway.startOfDayBalance - gateway.dailyLossLimit;
     const own = rules.dailyLossFloor();
     if (!sameMoney(own, theirs)) out.push({ limit: 'dailyLossFloor', config: own, gateway: theirs });
   }
   const mll = config.maximumLossLimit;
-  if (gateway.maximumLossFloor !== undefined && gateway.maximumLossLimit !== undefined && mll !== undefined && sameMoney(mll.amount, gateway.maximumLossLimit)) {
+  if (
+    gateway.maximumLossFloor !== undefined &&
+    gateway.maximumLossLimit !== undefined &&
+    mll !== undefined &&
+    sameMoney(mll.amount, gateway.maximumLossLimit)
+  ) {
     const own = rules.maximumLossFloor();
-    if (!sameMoney(own, gateway.maximumLossFloor)) out.push({ limit: 'maximumLossFloor', config: own, gateway: gateway.maximumLossFloor });
+    if (!sameMoney(own, gateway.maximumLossFloor))
+      out.push({ limit: 'maximumLossFloor', config: own, gateway: gateway.maximumLossFloor });
   }
   return out;
 }

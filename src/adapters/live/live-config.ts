@@ -41,9 +41,7 @@ export const liveConfigSchema = z.strictObject({
   timeframe: z.strictObject({ unit: barUnit, unitNumber: z.number().int().positive().default(1) }),
   /** Also emit the forming bar this often (gateway ms); absent: closed bars only. */
   partialEveryMs: ms.optional(),
-  account: z
-    .strictObject({ name: z.string().min(1).optional(), id: z.number().int().optional() })
-    .default({}),
+  account: z.strictObject({ name: z.string().min(1).optional(), id: z.number().int().optional() }).default({}),
   gateway: z
     .strictObject({
       /** Trading interface base URL. Absent in paper mode: the local simulator is started in-process. */
@@ -61,7 +59,13 @@ export const liveConfigSchema = z.strictObject({
       /** Take orders, trades and positions from the user hub as they happen (polling stays as the safety net). */
       realtime: z.boolean().default(true),
     })
-    .default({ adminAuthHeader: 'authorization', adminEveryMs: 60_000, timeoutMs: 10_000, liveData: false, realtime: true }),
+    .default({
+      adminAuthHeader: 'authorization',
+      adminEveryMs: 60_000,
+      timeoutMs: 10_000,
+      liveData: false,
+      realtime: true,
+    }),
   simulator: z
     .strictObject({
       /** Simulated milliseconds per wall millisecond. */
@@ -133,7 +137,10 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): Creden
   const userName = env.TICKLINE_USERNAME;
   const apiKey = env.TICKLINE_API_KEY;
   const missing = [userName ? undefined : 'TICKLINE_USERNAME', apiKey ? undefined : 'TICKLINE_API_KEY'].filter(Boolean);
-  if (missing.length > 0) throw new CredentialsError(`set ${missing.join(' and ')} in the environment (credentials are never read from a config file)`);
+  if (missing.length > 0)
+    throw new CredentialsError(
+      `set ${missing.join(' and ')} in the environment (credentials are never read from a config file)`,
+    );
   registerSecret(apiKey);
   return { userName: userName!, apiKey: apiKey! };
 }
@@ -148,9 +155,12 @@ export function resolveLivePaths(config: LiveConfig, baseDir: string): LiveConfi
   const { dbPath } = config.simulator;
   return {
     ...config,
-    strategy: isStrategyFile(config.strategy.name) ? { ...config.strategy, name: at(config.strategy.name) } : config.strategy,
+    strategy: isStrategyFile(config.strategy.name)
+      ? { ...config.strategy, name: at(config.strategy.name) }
+      : config.strategy,
     journal: at(config.journal),
     log: config.log.file === undefined ? config.log : { ...config.log, file: at(config.log.file) },
-    simulator: dbPath === undefined || dbPath === ':memory:' ? config.simulator : { ...config.simulator, dbPath: at(dbPath) },
+    simulator:
+      dbPath === undefined || dbPath === ':memory:' ? config.simulator : { ...config.simulator, dbPath: at(dbPath) },
   };
 }

@@ -46,15 +46,29 @@ export class MarketFeed {
   /** Subscribe the contracts' quotes (the guard's last price) and connect, retrying in the background. */
   start(): void {
     for (const contractId of this.o.contracts.keys()) {
-      this.subscriptions.push(this.quotes(contractId).subscribe({ error: (error: unknown) => this.o.logger.warn({ err: error, contractId }, 'market hub quotes failed; the last price comes from the bars') }));
+      this.subscriptions.push(
+        this.quotes(contractId).subscribe({
+          error: (error: unknown) =>
+            this.o.logger.warn(
+              { err: error, contractId },
+              'market hub quotes failed; the last price comes from the bars',
+            ),
+        }),
+      );
     }
-    this.connection = connectInBackground(() => this.o.hub.start(), { logger: this.o.logger, what: 'market hub', retryMs: this.o.retryStartMs ?? 5_000 });
+    this.connection = connectInBackground(() => this.o.hub.start(), {
+      logger: this.o.logger,
+      what: 'market hub',
+      retryMs: this.o.retryStartMs ?? 5_000,
+    });
   }
 
   async stop(): Promise<void> {
     this.connection?.cancel();
     for (const subscription of this.subscriptions) subscription.unsubscribe();
-    await this.o.hub.stop().catch((error: unknown) => this.o.logger.warn({ err: error }, 'market hub did not close cleanly'));
+    await this.o.hub
+      .stop()
+      .catch((error: unknown) => this.o.logger.warn({ err: error }, 'market hub did not close cleanly'));
   }
 
   /** The last traded price from the hub (ticks) while connected, else undefined (the bars decide). */
@@ -65,7 +79,15 @@ export class MarketFeed {
   quotes(contractId: string): Observable<Quote> {
     return this.sharedFor(this.quoteStreams, contractId, (ticks) =>
       this.o.hub.quotes(contractId).pipe(
-        map((q: GatewayQuote): Quote => ({ contractId, time: parseDateTime(q.timestamp), bid: ticks(q.bestBid), ask: ticks(q.bestAsk), last: ticks(q.lastPrice) })),
+        map(
+          (q: GatewayQuote): Quote => ({
+            contractId,
+            time: parseDateTime(q.timestamp),
+            bid: ticks(q.bestBid),
+            ask: ticks(q.bestAsk),
+            last: ticks(q.lastPrice),
+          }),
+        ),
         tap((quote) => this.last.set(contractId, quote.last)),
       ),
     );
@@ -73,14 +95,26 @@ export class MarketFeed {
 
   marketTrades(contractId: string): Observable<MarketTrade> {
     return this.sharedFor(this.tradeStreams, contractId, (ticks) =>
-      this.o.hub
-        .marketTrades(contractId)
-        .pipe(map((t: GatewayTrade): MarketTrade => ({ contractId, time: parseDateTime(t.timestamp), price: ticks(t.price), size: t.volume, side: t.type === 0 ? 'buy' : 'sell' }))),
+      this.o.hub.marketTrades(contractId).pipe(
+        map(
+          (t: GatewayTrade): MarketTrade => ({
+            contractId,
+            time: parseDateTime(t.timestamp),
+            price: ticks(t.price),
+            size: t.volume,
+            side: t.type === 0 ? 'buy' : 'sell',
+          }),
+        ),
+      ),
     );
   }
 
   /** One hub subscription per contract and stream, shared by the guard and the strategy; prices in the contract's ticks. */
-  private sharedFor<T>(cache: Map<string, Observable<T>>, contractId: string, make: (ticks: (price: number) => number) => Observable<T>): Observable<T> {
+  private sharedFor<T>(
+    cache: Map<string, Observable<T>>,
+    contractId: string,
+    make: (ticks: (price: number) => number) => Observable<T>,
+  ): Observable<T> {
     let stream = cache.get(contractId);
     if (stream === undefined) {
       const grid = this.grid(contractId);

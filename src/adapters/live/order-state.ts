@@ -29,7 +29,13 @@ export type LiveOrderState =
   | 'expired'
   | 'lost';
 
-export const FINAL_STATES: ReadonlySet<LiveOrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired', 'lost']);
+export const FINAL_STATES: ReadonlySet<LiveOrderState> = new Set([
+  'filled',
+  'cancelled',
+  'rejected',
+  'expired',
+  'lost',
+]);
 
 /** What Order/search says about an order, reduced to what decides a transition. */
 export type VenueStatus = 'open' | 'filled' | 'cancelled' | 'expired' | 'rejected';
@@ -109,9 +115,21 @@ function becomeOpen(order: LiveOrder, venueOrderId: number | undefined, anomaly?
   return anomaly === undefined ? next : { ...next, anomaly };
 }
 
-function settle(order: LiveOrder, status: Exclude<VenueStatus, 'open'> | 'lost', venueOrderId?: number, anomaly?: string): Transition {
-  const next: LiveOrder = { ...order, ...(venueOrderId === undefined ? {} : { venueOrderId }), state: status, cancelWanted: false };
-  return anomaly === undefined ? { order: next, effects: [], ignored: false } : { order: next, effects: [], ignored: false, anomaly };
+function settle(
+  order: LiveOrder,
+  status: Exclude<VenueStatus, 'open'> | 'lost',
+  venueOrderId?: number,
+  anomaly?: string,
+): Transition {
+  const next: LiveOrder = {
+    ...order,
+    ...(venueOrderId === undefined ? {} : { venueOrderId }),
+    state: status,
+    cancelWanted: false,
+  };
+  return anomaly === undefined
+    ? { order: next, effects: [], ignored: false }
+    : { order: next, effects: [], ignored: false, anomaly };
 }
 
 /** The transition table. Pure: the same order and event always give the same result. */
@@ -129,7 +147,8 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
       return same(order, `place rejection in state ${s}`);
 
     case 'placeUnknown':
-      if (s === 'submitting') return { order: { ...order, state: 'unknown' }, effects: ['lookupByTag'], ignored: false };
+      if (s === 'submitting')
+        return { order: { ...order, state: 'unknown' }, effects: ['lookupByTag'], ignored: false };
       // Already named by a realtime event or a lookup: the lost answer no longer matters.
       if (order.venueOrderId !== undefined) return same(order);
       return same(order, `unknown place outcome in state ${s}`);
@@ -152,9 +171,16 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
 
     case 'cancelRequested':
       if (s === 'submitting' || s === 'unknown') {
-        return order.cancelWanted ? same(order) : { order: { ...order, cancelWanted: true }, effects: [], ignored: false };
+        return order.cancelWanted
+          ? same(order)
+          : { order: { ...order, cancelWanted: true }, effects: [], ignored: false };
       }
-      if (s === 'working') return { order: { ...order, state: 'cancelling', cancelWanted: false }, effects: ['sendCancel'], ignored: false };
+      if (s === 'working')
+        return {
+          order: { ...order, state: 'cancelling', cancelWanted: false },
+          effects: ['sendCancel'],
+          ignored: false,
+        };
       // Cancelling already, or nothing left to cancel.
       return same(order);
 
@@ -171,7 +197,8 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
     case 'cancelUnknown':
       // Whether the cancel took effect is unknown: wait for a status report; if the order is still open
       // then, the cancel is sent again (it was looked up first, so this is not a blind retry).
-      if (s === 'cancelling') return { order: { ...order, state: 'working', cancelWanted: true }, effects: [], ignored: false };
+      if (s === 'cancelling')
+        return { order: { ...order, state: 'working', cancelWanted: true }, effects: [], ignored: false };
       return same(order);
 
     case 'venueStatus': {
@@ -183,14 +210,21 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
       if (v === 'open') {
         if (s === 'working') return order.cancelWanted ? becomeOpen(order, undefined) : same(order);
         if (s === 'cancelling') return same(order);
-        if (s === 'lost') return becomeOpen(order, undefined, `order ${order.tag} reappeared after a lookup had not found it`);
+        if (s === 'lost')
+          return becomeOpen(order, undefined, `order ${order.tag} reappeared after a lookup had not found it`);
         return same(order, `gateway reports ${order.tag} open, already ${s}`);
       }
       if (s === v) return same(order);
       if (s === 'filled') return same(order, `gateway reports filled order ${order.tag} as ${v}`);
-      if (isFinal(s) && s !== 'lost' && v !== 'filled') return same(order, `gateway reports ${order.tag} as ${v}, already ${s}`);
+      if (isFinal(s) && s !== 'lost' && v !== 'filled')
+        return same(order, `gateway reports ${order.tag} as ${v}, already ${s}`);
       // A cancelled order that turns out filled is the fill-after-cancel race: the gateway's word wins.
-      return settle(order, v, undefined, s === 'lost' ? `order ${order.tag} reappeared after a lookup had not found it` : undefined);
+      return settle(
+        order,
+        v,
+        undefined,
+        s === 'lost' ? `order ${order.tag} reappeared after a lookup had not found it` : undefined,
+      );
     }
 
     case 'fill': {
@@ -199,11 +233,14 @@ export function transition(order: LiveOrder, event: OrderEvent): Transition {
       const fillIds = [...order.fillIds, event.fillId];
       let anomaly: string | undefined;
       if (filledSize > order.size) anomaly = `order ${order.tag} filled ${filledSize} of ${order.size}`;
-      else if (s === 'submitting' || s === 'unknown' || s === 'lost') anomaly = `fill ${event.fillId} for unresolved order ${order.tag}`;
+      else if (s === 'submitting' || s === 'unknown' || s === 'lost')
+        anomaly = `fill ${event.fillId} for unresolved order ${order.tag}`;
       const full = filledSize >= order.size;
       const state: LiveOrderState = full ? 'filled' : s === 'lost' ? 'working' : s;
       const next: LiveOrder = { ...order, filledSize, fillIds, state, ...(full ? { cancelWanted: false } : {}) };
-      return anomaly === undefined ? { order: next, effects: [], ignored: false } : { order: next, effects: [], ignored: false, anomaly };
+      return anomaly === undefined
+        ? { order: next, effects: [], ignored: false }
+        : { order: next, effects: [], ignored: false, anomaly };
     }
   }
 }

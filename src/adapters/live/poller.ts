@@ -25,9 +25,21 @@ import type { BarChunk, ContractSpec, MarketData, Timeframe, VenueEvent } from '
 import { BAR_UNIT_CODES, bucketEnd, bucketStart, nominalMs } from '../../engine/timeframe.ts';
 import type { LiveExecutor } from './executor.ts';
 import type { Journal } from './journal.ts';
-import { RateBudget, assertPlan, barSchedules, nextDue, type BarSubscription, type PlanOptions, type PollIntervals, type Schedule } from './rate-plan.ts';
+import {
+  RateBudget,
+  assertPlan,
+  barSchedules,
+  nextDue,
+  type BarSubscription,
+  type PlanOptions,
+  type PollIntervals,
+  type Schedule,
+} from './rate-plan.ts';
 
-export type PollClient = Pick<TradingClient, 'retrieveBars' | 'searchOrders' | 'searchOpenOrders' | 'searchTrades' | 'searchOpenPositions' | 'searchAccounts'>;
+export type PollClient = Pick<
+  TradingClient,
+  'retrieveBars' | 'searchOrders' | 'searchOpenOrders' | 'searchTrades' | 'searchOpenPositions' | 'searchAccounts'
+>;
 
 export interface PollerOptions {
   readonly client: PollClient;
@@ -54,7 +66,11 @@ export interface PollerOptions {
   readonly plan?: PlanOptions;
   /** Interval of the account-state polls while a realtime hub is connected (default 30 s). */
   readonly realtimePollMs?: number;
-  readonly admin?: { readonly client: Pick<AdminClient, 'findTradingAccount'>; readonly accountName: string; readonly everyMs: number };
+  readonly admin?: {
+    readonly client: Pick<AdminClient, 'findTradingAccount'>;
+    readonly accountName: string;
+    readonly everyMs: number;
+  };
   readonly onVisibility?: (reason: string | undefined) => void;
   readonly onPositions?: (positions: readonly S.Position[]) => void;
   readonly onTradingAccount?: (account: S.TradingAccount) => void;
@@ -118,8 +134,11 @@ export class Poller implements MarketData {
       const feed: BarFeed = { sub, subject: new Subject<BarChunk>(), lastClosed: undefined, lastPartialKey: undefined };
       this.feeds.set(feedKey(sub.contractId, sub.timeframe), feed);
       for (const schedule of barSchedules(sub, delay)) {
-        this.addJob(`bars ${feedKey(sub.contractId, sub.timeframe)}${schedule.kind === 'every' ? ' partial' : ''}`, schedule, 'bars', () =>
-          this.pollBars(feed, schedule.kind === 'every'),
+        this.addJob(
+          `bars ${feedKey(sub.contractId, sub.timeframe)}${schedule.kind === 'every' ? ' partial' : ''}`,
+          schedule,
+          'bars',
+          () => this.pollBars(feed, schedule.kind === 'every'),
         );
       }
     }
@@ -175,7 +194,12 @@ export class Poller implements MarketData {
       this.okAt.positions = Math.max(this.okAt.positions, now);
       this.okAt.openOrders = Math.max(this.okAt.openOrders, now);
     }
-    this.o.logger.info({ realtime: on }, on ? 'realtime hub connected: account polls slowed to a safety net' : 'realtime hub not delivering: polling on the normal schedule');
+    this.o.logger.info(
+      { realtime: on },
+      on
+        ? 'realtime hub connected: account polls slowed to a safety net'
+        : 'realtime hub not delivering: polling on the normal schedule',
+    );
     if (this.running) this.reschedule();
   }
 
@@ -197,7 +221,12 @@ export class Poller implements MarketData {
   applyAccount(account: S.Account): void {
     if (account.id !== this.o.accountId) return;
     this.o.onAccount?.(account);
-    this.o.venueEvents.next({ kind: 'account', time: this.o.now(), balance: account.balance, canTrade: account.canTrade });
+    this.o.venueEvents.next({
+      kind: 'account',
+      time: this.o.now(),
+      balance: account.balance,
+      canTrade: account.canTrade,
+    });
   }
 
   // ------------------------------------------------------------------ running
@@ -297,7 +326,13 @@ export class Poller implements MarketData {
 
   // ------------------------------------------------------------------ jobs
 
-  private addJob(name: string, schedule: Schedule, bucket: 'bars' | 'default', run: () => Promise<void>, realtime?: Schedule): void {
+  private addJob(
+    name: string,
+    schedule: Schedule,
+    bucket: 'bars' | 'default',
+    run: () => Promise<void>,
+    realtime?: Schedule,
+  ): void {
     // Account-state polls run at once; bar polls wait for the next close.
     const due = schedule.kind === 'every' ? this.o.now() : nextDue(schedule, this.o.now() - 1);
     this.jobs.push({ name, schedule, bucket, due, run, ...(realtime ? { realtime } : {}) });
@@ -327,7 +362,8 @@ export class Poller implements MarketData {
       const t = Date.parse(bar.t);
       if (bucketEnd(t, timeframe) <= now) {
         // The first poll only establishes where the live session starts: older bars are history.
-        if (feed.lastClosed === undefined ? bucketEnd(t, timeframe) > this.startedAt : t > feed.lastClosed) closed.push(bar);
+        if (feed.lastClosed === undefined ? bucketEnd(t, timeframe) > this.startedAt : t > feed.lastClosed)
+          closed.push(bar);
       } else {
         forming = bar;
       }
@@ -338,7 +374,11 @@ export class Poller implements MarketData {
       feed.lastClosed = chunk.time[chunk.length - 1]!;
       this.lastPrices.set(contractId, chunk.close[chunk.length - 1]!);
       this.o.journal.setMeta(`lastBar ${feedKey(contractId, timeframe)}`, String(feed.lastClosed));
-      if (closed.length > 1) this.o.logger.warn({ contractId, bars: closed.length }, 'several closed bars at once (catching up after a gap); only the last decision per strategy is sent');
+      if (closed.length > 1)
+        this.o.logger.warn(
+          { contractId, bars: closed.length },
+          'several closed bars at once (catching up after a gap); only the last decision per strategy is sent',
+        );
       feed.subject.next(chunk);
     }
     if (feed.lastClosed === undefined) feed.lastClosed = bucketStart(now, timeframe) - barMs;
@@ -371,14 +411,24 @@ export class Poller implements MarketData {
     const now = this.o.now();
     const live = this.o.journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] });
     const foreign = this.o.executor.oldestForeignWorking();
-    const from = Math.min(now - 10 * 60_000, ...live.map((o) => o.createdAt - 120_000), ...(foreign === undefined ? [] : [foreign - 120_000]));
-    const orders = await this.o.client.searchOrders({ accountId: this.o.accountId, startTimestamp: new Date(from).toISOString() });
+    const from = Math.min(
+      now - 10 * 60_000,
+      ...live.map((o) => o.createdAt - 120_000),
+      ...(foreign === undefined ? [] : [foreign - 120_000]),
+    );
+    const orders = await this.o.client.searchOrders({
+      accountId: this.o.accountId,
+      startTimestamp: new Date(from).toISOString(),
+    });
     this.o.executor.applyOrderSearch(orders, from);
   }
 
   private async pollTrades(): Promise<void> {
     const from = this.tradeCursor - (this.o.tradeOverlapMs ?? 60_000);
-    const trades = await this.o.client.searchTrades({ accountId: this.o.accountId, startTimestamp: new Date(from).toISOString() });
+    const trades = await this.o.client.searchTrades({
+      accountId: this.o.accountId,
+      startTimestamp: new Date(from).toISOString(),
+    });
     const { newest, heldBack } = this.o.executor.applyTrades(trades);
     const next = heldBack !== undefined ? Math.min(heldBack, newest ?? heldBack) : newest;
     if (next !== undefined && next > this.tradeCursor) {
@@ -390,7 +440,11 @@ export class Poller implements MarketData {
   private async pollAccount(): Promise<void> {
     const accounts = await this.o.client.searchAccounts(true);
     const account = accounts.find((a) => a.id === this.o.accountId);
-    if (!account) throw new GatewayError('MALFORMED_RESPONSE', `Account/search: account ${this.o.accountId} not listed`, { endpoint: 'Account/search', outcome: 'rejected' });
+    if (!account)
+      throw new GatewayError('MALFORMED_RESPONSE', `Account/search: account ${this.o.accountId} not listed`, {
+        endpoint: 'Account/search',
+        outcome: 'rejected',
+      });
     this.applyAccount(account);
   }
 
@@ -402,11 +456,14 @@ export class Poller implements MarketData {
     const now = this.o.now();
     let reason: string | undefined;
     // With the hub connected the polls are a slower safety net, and so is their staleness.
-    const staleAfterMs = this.realtime ? Math.max(this.staleAfterMs, 3 * (this.o.realtimePollMs ?? REALTIME_POLL_MS)) : this.staleAfterMs;
+    const staleAfterMs = this.realtime
+      ? Math.max(this.staleAfterMs, 3 * (this.o.realtimePollMs ?? REALTIME_POLL_MS))
+      : this.staleAfterMs;
     for (const job of ['positions', 'openOrders'] as const) {
       const failure = this.failing.get(job);
       if (failure !== undefined) reason = `${job}: ${failure}`;
-      else if (now - this.okAt[job] > staleAfterMs) reason = `${job} not read for ${Math.round((now - this.okAt[job]) / 1000)} s`;
+      else if (now - this.okAt[job] > staleAfterMs)
+        reason = `${job} not read for ${Math.round((now - this.okAt[job]) / 1000)} s`;
       if (reason) break;
     }
     if (reason !== this.visibilityReason) {
@@ -460,7 +517,13 @@ export async function historyBefore(
 }
 
 /** Gateway bars (oldest first) as one chunk, prices in ticks (off-grid prices are rounded to the grid). */
-export function toChunk(contractId: string, timeframe: Timeframe, spec: ContractSpec, bars: readonly S.Bar[], partial: boolean): BarChunk {
+export function toChunk(
+  contractId: string,
+  timeframe: Timeframe,
+  spec: ContractSpec,
+  bars: readonly S.Bar[],
+  partial: boolean,
+): BarChunk {
   const g = spec.grid;
   const ticks = (p: number): number => {
     const t = g.toTicks(p);

@@ -100,7 +100,11 @@ function barRequestsInWindow(sub: BarSubscription, windowMs: number): number {
   return sub.partialEveryMs === undefined ? closes : closes + worstCaseInWindow(sub.partialEveryMs, windowMs);
 }
 
-export function planPolls(subs: readonly BarSubscription[], intervals: PollIntervals, options: PlanOptions = {}): RatePlan {
+export function planPolls(
+  subs: readonly BarSubscription[],
+  intervals: PollIntervals,
+  options: PlanOptions = {},
+): RatePlan {
   const budgets = options.budgets ?? Limits.rate;
   const retryShare = options.retryShare ?? 0.2;
   const writeReserve = options.writeReserve ?? 40;
@@ -114,7 +118,11 @@ export function planPolls(subs: readonly BarSubscription[], intervals: PollInter
     requests: worstCaseInWindow(ms, budgets.default.windowMs),
   }));
 
-  const bucket = (name: 'bars' | 'default', items: { what: string; requests: number }[], fixedReserve: number): BucketUse => {
+  const bucket = (
+    name: 'bars' | 'default',
+    items: { what: string; requests: number }[],
+    fixedReserve: number,
+  ): BucketUse => {
     const b = budgets[name];
     return {
       bucket: name,
@@ -137,7 +145,11 @@ export function planPolls(subs: readonly BarSubscription[], intervals: PollInter
   return { ok: problems.length === 0, buckets, problems };
 }
 
-export function assertPlan(subs: readonly BarSubscription[], intervals: PollIntervals, options: PlanOptions = {}): RatePlan {
+export function assertPlan(
+  subs: readonly BarSubscription[],
+  intervals: PollIntervals,
+  options: PlanOptions = {},
+): RatePlan {
   const plan = planPolls(subs, intervals, options);
   if (!plan.ok) throw new RatePlanError(plan);
   return plan;

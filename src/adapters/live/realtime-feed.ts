@@ -58,10 +58,15 @@ export class RealtimeFeed {
       this.o.hub.state$.subscribe((state) => this.onState(state)),
       this.o.hub.userEvents(this.o.accountId).subscribe({
         next: (event) => this.onEvent(event),
-        error: (error: unknown) => this.o.logger.error({ err: error }, 'realtime event stream failed; polling continues'),
+        error: (error: unknown) =>
+          this.o.logger.error({ err: error }, 'realtime event stream failed; polling continues'),
       }),
     );
-    this.connection = connectInBackground(() => this.o.hub.start(), { logger: this.o.logger, what: 'realtime user hub', retryMs: this.o.retryStartMs ?? 5_000 });
+    this.connection = connectInBackground(() => this.o.hub.start(), {
+      logger: this.o.logger,
+      what: 'realtime user hub',
+      retryMs: this.o.retryStartMs ?? 5_000,
+    });
   }
 
   async stop(): Promise<void> {
@@ -69,9 +74,10 @@ export class RealtimeFeed {
     this.connection?.cancel();
     if (this.heldTimer) clearTimeout(this.heldTimer);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
-    await this.o.hub.stop().catch((error: unknown) => this.o.logger.warn({ err: error }, 'realtime hub did not close cleanly'));
+    await this.o.hub
+      .stop()
+      .catch((error: unknown) => this.o.logger.warn({ err: error }, 'realtime hub did not close cleanly'));
   }
-
 
   private onState(state: RealtimeState): void {
     if (this.stopped) return;
@@ -87,7 +93,11 @@ export class RealtimeFeed {
       () => {
         if (epoch === this.epoch && !this.stopped) this.o.poller.setRealtime(true);
       },
-      (error: unknown) => this.o.logger.warn({ err: error }, 'reconciliation after the realtime connection failed; polling stays on its normal schedule'),
+      (error: unknown) =>
+        this.o.logger.warn(
+          { err: error },
+          'reconciliation after the realtime connection failed; polling stays on its normal schedule',
+        ),
     );
   }
 

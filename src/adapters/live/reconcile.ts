@@ -24,7 +24,12 @@ export interface ReconcileReport {
   /** Tags with one of our strategy prefixes at the gateway that the journal does not know. */
   readonly unjournaledTags: readonly string[];
   /** Open orders at the gateway that are not the bot's (placed by hand, bracket children, another bot). */
-  readonly foreignOpenOrders: ReadonlyArray<{ readonly id: number; readonly contractId: string; readonly size: number; readonly side: number }>;
+  readonly foreignOpenOrders: ReadonlyArray<{
+    readonly id: number;
+    readonly contractId: string;
+    readonly size: number;
+    readonly side: number;
+  }>;
   readonly positionDifferences: readonly PositionDifference[];
   readonly positions: readonly S.Position[];
   /** Next tag sequence per strategy, past everything journaled or found at the gateway. */
@@ -77,9 +82,13 @@ export async function reconcileOnStart(o: ReconcileOptions): Promise<ReconcileRe
 
   const cursor = o.journal.getMeta('tradeCursor');
   const tradesFrom = cursor === undefined ? from : Math.min(Number(cursor) - 60_000, from);
-  const trades = await o.client.searchTrades({ accountId: o.accountId, startTimestamp: new Date(tradesFrom).toISOString() });
+  const trades = await o.client.searchTrades({
+    accountId: o.accountId,
+    startTimestamp: new Date(tradesFrom).toISOString(),
+  });
   const applied = o.executor.applyTrades(trades);
-  if (applied.newest !== undefined && applied.heldBack === undefined) o.journal.setMeta('tradeCursor', String(applied.newest));
+  if (applied.newest !== undefined && applied.heldBack === undefined)
+    o.journal.setMeta('tradeCursor', String(applied.newest));
 
   const positions = await o.client.searchOpenPositions(o.accountId);
   o.executor.setPositions(positions);
@@ -105,6 +114,10 @@ export async function reconcileOnStart(o: ReconcileOptions): Promise<ReconcileRe
   };
   o.journal.record('reconcile', 'after', null, report);
   if (report.clean) o.logger.info({ resolved, sequenceStart }, 'reconciled journal with the gateway: no differences');
-  else o.logger.warn({ resolved, unjournaledTags, foreignOpenOrders, positionDifferences, sequenceStart }, 'reconciled journal with the gateway: differences found');
+  else
+    o.logger.warn(
+      { resolved, unjournaledTags, foreignOpenOrders, positionDifferences, sequenceStart },
+      'reconciled journal with the gateway: differences found',
+    );
   return report;
 }

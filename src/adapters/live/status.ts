@@ -8,7 +8,11 @@ export interface StatusInput {
   readonly account: string;
   readonly state: string;
   readonly visible: boolean;
-  readonly positions: ReadonlyArray<{ readonly contractId: string; readonly size: number; readonly averagePrice: number }>;
+  readonly positions: ReadonlyArray<{
+    readonly contractId: string;
+    readonly size: number;
+    readonly averagePrice: number;
+  }>;
   readonly dayPnl: number;
   readonly balance: number;
   readonly equity: number;
@@ -25,12 +29,18 @@ const money = (v: number): string => `${v < 0 ? '-' : ''}$${Math.abs(v).toFixed(
 export function renderStatus(s: StatusInput): string {
   const parts: string[] = [`${s.mode.toUpperCase()} ${s.account}`, s.state, s.visible ? 'visible' : 'BLIND'];
   const pos = s.positions.filter((p) => p.size !== 0);
-  parts.push(pos.length === 0 ? 'flat' : pos.map((p) => `${p.contractId} ${p.size > 0 ? '+' : ''}${p.size} @ ${p.averagePrice}`).join(' '));
+  parts.push(
+    pos.length === 0
+      ? 'flat'
+      : pos.map((p) => `${p.contractId} ${p.size > 0 ? '+' : ''}${p.size} @ ${p.averagePrice}`).join(' '),
+  );
   parts.push(`PnL today ${money(s.dayPnl)}`);
   if (Number.isFinite(s.dailyLossFloor)) parts.push(`DLL room ${money(s.equity - s.dailyLossFloor)}`);
   if (Number.isFinite(s.maximumLossFloor)) parts.push(`MLL room ${money(s.equity - s.maximumLossFloor)}`);
-  if (s.personalDailyLossLimit !== undefined) parts.push(`personal loss room ${money(s.personalDailyLossLimit + s.dayPnl)}`);
-  if (s.personalDailyProfitTarget !== undefined) parts.push(`to target ${money(s.personalDailyProfitTarget - s.dayPnl)}`);
+  if (s.personalDailyLossLimit !== undefined)
+    parts.push(`personal loss room ${money(s.personalDailyLossLimit + s.dayPnl)}`);
+  if (s.personalDailyProfitTarget !== undefined)
+    parts.push(`to target ${money(s.personalDailyProfitTarget - s.dayPnl)}`);
   parts.push(`bars ${s.bars}`);
   return parts.join(' | ');
 }

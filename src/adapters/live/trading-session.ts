@@ -15,7 +15,13 @@ import { TradingClient, type TradingClientOptions } from '../gateway/trading.ts'
 import type * as S from '../../protocol/schemas.ts';
 import type { Logger } from '../../engine/log.ts';
 import { PriceGrid } from '../../engine/ticks.ts';
-import { createEngine, failureError, RISK_STRATEGY_ID, type Engine, type StrategyFailure } from '../../engine/runner.ts';
+import {
+  createEngine,
+  failureError,
+  RISK_STRATEGY_ID,
+  type Engine,
+  type StrategyFailure,
+} from '../../engine/runner.ts';
 import { Accounting } from '../../engine/accounting.ts';
 import { parseParams, warmupBars, type StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig } from '../../engine/account-rules.ts';
@@ -24,7 +30,15 @@ import type { LiveConfig, Credentials } from './live-config.ts';
 import { LiveExecutor, journaledUpdate } from './executor.ts';
 import type { FlattenResult } from './kill-switch.ts';
 import { Journal } from './journal.ts';
-import { disagreementText, gatewayLimits, limitDisagreements, resolveLimits, restoreFromGateway, type GatewayLimits, type LimitDisagreement } from './limits.ts';
+import {
+  disagreementText,
+  gatewayLimits,
+  limitDisagreements,
+  resolveLimits,
+  restoreFromGateway,
+  type GatewayLimits,
+  type LimitDisagreement,
+} from './limits.ts';
 import { historyBefore, Poller } from './poller.ts';
 import { assertPlan, type BarSubscription, type PollIntervals } from './rate-plan.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
@@ -125,10 +139,18 @@ export class LiveSession {
       const contracts = await loadContracts(client, config.contracts);
       const boundTo = journal.getMeta('accountId');
       if (boundTo !== undefined && Number(boundTo) !== account.id) {
-        throw new SessionError('JOURNAL_ACCOUNT', `journal ${config.journal} belongs to account ${boundTo}, not ${account.id} (${account.name}); use another journal file`);
+        throw new SessionError(
+          'JOURNAL_ACCOUNT',
+          `journal ${config.journal} belongs to account ${boundTo}, not ${account.id} (${account.name}); use another journal file`,
+        );
       }
       journal.setMeta('accountId', String(account.id));
-      journal.record('session', 'before', null, { mode: o.mode, account: account.name, strategy: config.strategy.name, id: config.strategy.id });
+      journal.record('session', 'before', null, {
+        mode: o.mode,
+        account: account.name,
+        strategy: config.strategy.name,
+        id: config.strategy.id,
+      });
 
       const executor = new LiveExecutor({
         client,
@@ -144,7 +166,15 @@ export class LiveSession {
       // on one account never reuse each other's customTags.
       const riskStrategyId = `${config.strategy.id}-${RISK_STRATEGY_ID}`;
       const strategyIds = [config.strategy.id, riskStrategyId];
-      const report = await reconcileOnStart({ client, journal, executor, accountId: account.id, strategyIds, now, logger });
+      const report = await reconcileOnStart({
+        client,
+        journal,
+        executor,
+        accountId: account.id,
+        strategyIds,
+        now,
+        logger,
+      });
 
       let adminAccount: S.TradingAccount | undefined;
       admin = o.admin ? new AdminClient({ baseUrl: o.admin.url, headers: o.admin.headers, logger, now }) : undefined;
@@ -152,7 +182,10 @@ export class LiveSession {
         try {
           adminAccount = await admin.findTradingAccount(account.name);
         } catch (error) {
-          logger.warn({ endpoint: 'TradingAccount/find', err: error }, 'account limits unavailable from the gateway; using the configured ones only');
+          logger.warn(
+            { endpoint: 'TradingAccount/find', err: error },
+            'account limits unavailable from the gateway; using the configured ones only',
+          );
         }
       }
       const fromGateway = adminAccount === undefined ? undefined : gatewayLimits(adminAccount);
@@ -167,10 +200,20 @@ export class LiveSession {
 
       const market =
         o.realtimeUrl !== undefined && config.gateway.realtime
-          ? new MarketFeed({ hub: new MarketHubClient({ url: o.realtimeUrl, token: () => client.token(), logger: logger.child({ part: 'market-hub' }) }), contracts, logger: logger.child({ part: 'market-hub' }) })
+          ? new MarketFeed({
+              hub: new MarketHubClient({
+                url: o.realtimeUrl,
+                token: () => client.token(),
+                logger: logger.child({ part: 'market-hub' }),
+              }),
+              contracts,
+              logger: logger.child({ part: 'market-hub' }),
+            })
           : undefined;
       const engine = createEngine({
-        strategies: [{ strategy: o.strategy, params: config.strategy.params, id: config.strategy.id, contracts: config.contracts }],
+        strategies: [
+          { strategy: o.strategy, params: config.strategy.params, id: config.strategy.id, contracts: config.contracts },
+        ],
         contracts: [...contracts.values()],
         venue: executor,
         risk: config.risk,
@@ -186,7 +229,11 @@ export class LiveSession {
         onStrategyError: 'log',
         ...(market === undefined
           ? {}
-          : { quotes: (id: string) => market.quotes(id), marketTrades: (id: string) => market.marketTrades(id), lastPrice: (id: string) => market.lastPrice(id) }),
+          : {
+              quotes: (id: string) => market.quotes(id),
+              marketTrades: (id: string) => market.marketTrades(id),
+              lastPrice: (id: string) => market.lastPrice(id),
+            }),
       });
 
       // The poller reports to the session, which exists only once the poller does.
@@ -209,8 +256,12 @@ export class LiveSession {
         ...(config.poll.staleAfterMs === undefined ? {} : { staleAfterMs: config.poll.staleAfterMs }),
         ...(admin ? { admin: { client: admin, accountName: account.name, everyMs: config.gateway.adminEveryMs } } : {}),
         onVisibility: (reason) => hooks.session?.onVisibility(reason),
-        onPositions: (positions) => hooks.session && (hooks.session.positions = positions),
-        onAccount: (a) => hooks.session && (hooks.session.lastAccount = a),
+        onPositions: (positions) => {
+          if (hooks.session) hooks.session.positions = positions;
+        },
+        onAccount: (a) => {
+          if (hooks.session) hooks.session.lastAccount = a;
+        },
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
@@ -253,7 +304,11 @@ export class LiveSession {
       engine.intents$.subscribe((i) => journal.record('intent', 'event', i.intent.id ?? null, i)),
       engine.decisions$.subscribe((d) => {
         journal.record(d.result.accepted ? 'risk-accepted' : 'risk-rejected', 'event', d.intent.id ?? null, d);
-        if (!d.result.accepted) logger.warn({ strategy: d.strategyId, intent: d.intent, result: d.result }, 'intent rejected by the risk guard');
+        if (!d.result.accepted)
+          logger.warn(
+            { strategy: d.strategyId, intent: d.intent, result: d.result },
+            'intent rejected by the risk guard',
+          );
       }),
       engine.breaches$.subscribe((b) => journal.record('breach', 'event', null, b)),
       engine.errors$.subscribe((f) => void this.onStrategyFailure(f)),
@@ -265,17 +320,30 @@ export class LiveSession {
 
     // The engine learns what happened before this start: every journaled fill, then every live order.
     for (const fill of journal.fills()) {
-      executor.events.next({ kind: 'fill', fillId: fill.fillId, orderId: fill.tag ?? `venue-${fill.venueOrderId}`, contractId: fill.contractId, side: fill.side, size: fill.size, price: fill.price, fees: fill.fees, time: fill.time });
+      executor.events.next({
+        kind: 'fill',
+        fillId: fill.fillId,
+        orderId: fill.tag ?? `venue-${fill.venueOrderId}`,
+        contractId: fill.contractId,
+        side: fill.side,
+        size: fill.size,
+        price: fill.price,
+        fees: fill.fees,
+        time: fill.time,
+      });
     }
     for (const order of journal.orders({ states: ['submitting', 'unknown', 'working', 'cancelling'] })) {
       executor.events.next(journaledUpdate(order, order.updatedAt));
     }
     // An order the gateway showed filled whose trades have not all arrived yet: its fill counts at once.
     for (const order of journal.orders({ states: ['filled'] })) {
-      if (order.filledSize < order.size) executor.events.next(journaledUpdate(order, order.updatedAt, undefined, order.size));
+      if (order.filledSize < order.size)
+        executor.events.next(journaledUpdate(order, order.updatedAt, undefined, order.size));
     }
     if (report.positionDifferences.length > 0) {
-      const text = report.positionDifferences.map((d) => `${d.contractId} journal ${d.journal} gateway ${d.gateway}`).join(', ');
+      const text = report.positionDifferences
+        .map((d) => `${d.contractId} journal ${d.journal} gateway ${d.gateway}`)
+        .join(', ');
       engine.setTradingState('REDUCING', `positions differ from the journal (${text}); flatten or reconcile by hand`);
     }
 
@@ -287,13 +355,20 @@ export class LiveSession {
           } catch (error) {
             // An engine or strategy failure leaves its state in doubt: stop everything but cancels.
             logger.error({ err: error, contractId, time: chunk.time[0] }, 'engine failed on a bar; trading HALTED');
-            journal.record('engine-error', 'event', null, { message: error instanceof Error ? error.message : String(error) });
+            journal.record('engine-error', 'event', null, {
+              message: error instanceof Error ? error.message : String(error),
+            });
             engine.setTradingState('HALTED', 'engine failed on a bar');
             return;
           }
           if (chunk.partial) return;
           this.closedBars++;
-          if (config.session.maxBars !== undefined && contractId === config.contracts[0] && this.closedBars >= config.session.maxBars) this.finish();
+          if (
+            config.session.maxBars !== undefined &&
+            contractId === config.contracts[0] &&
+            this.closedBars >= config.session.maxBars
+          )
+            this.finish();
         }),
       );
     }
@@ -317,11 +392,20 @@ export class LiveSession {
     const error = failureError(failure);
     this.failure = error;
     const action = this.options.config.execution.onStrategyError;
-    this.journal.record('strategy-error', 'event', null, { strategyId: failure.strategyId, message: error.message, action });
-    this.options.logger.error({ strategy: failure.strategyId, action }, `${error.message}; ${action === 'flatten' ? 'flattening the account' : 'holding the position'} and stopping`);
+    this.journal.record('strategy-error', 'event', null, {
+      strategyId: failure.strategyId,
+      message: error.message,
+      action,
+    });
+    this.options.logger.error(
+      { strategy: failure.strategyId, action },
+      `${error.message}; ${action === 'flatten' ? 'flattening the account' : 'holding the position'} and stopping`,
+    );
     this.engine.setTradingState('HALTED', `strategy ${failure.strategyId} failed`);
     if (action === 'flatten') {
-      await this.killSwitch(`strategy ${failure.strategyId} failed`).catch((e: unknown) => this.options.logger.error({ err: e }, 'flatten after the strategy failure failed'));
+      await this.killSwitch(`strategy ${failure.strategyId} failed`).catch((e: unknown) =>
+        this.options.logger.error({ err: e }, 'flatten after the strategy failure failed'),
+      );
     }
     this.finish();
   }
@@ -341,9 +425,19 @@ export class LiveSession {
       const spec = this.contracts.get(contractId)!;
       let chunk: BarChunk | undefined;
       try {
-        chunk = await historyBefore(this.client, spec, config.timeframe, this.poller.startedAt, bars, config.gateway.liveData);
+        chunk = await historyBefore(
+          this.client,
+          spec,
+          config.timeframe,
+          this.poller.startedAt,
+          bars,
+          config.gateway.liveData,
+        );
       } catch (error) {
-        logger.warn({ contractId, bars, err: error }, 'warm-up history unavailable; the strategy starts cold (its warm-up bars are live ones)');
+        logger.warn(
+          { contractId, bars, err: error },
+          'warm-up history unavailable; the strategy starts cold (its warm-up bars are live ones)',
+        );
         continue;
       }
       if (chunk === undefined) {
@@ -351,9 +445,15 @@ export class LiveSession {
         continue;
       }
       this.engine.warmUp(chunk);
-      const range = { from: new Date(chunk.time[0]!).toISOString(), to: new Date(chunk.time[chunk.length - 1]!).toISOString() };
+      const range = {
+        from: new Date(chunk.time[0]!).toISOString(),
+        to: new Date(chunk.time[chunk.length - 1]!).toISOString(),
+      };
       this.journal.record('warm-up', 'event', null, { contractId, bars: chunk.length, wanted: bars, ...range });
-      logger.info({ contractId, bars: chunk.length, wanted: bars, ...range }, 'warm-up: history run through the strategy, orders suppressed');
+      logger.info(
+        { contractId, bars: chunk.length, wanted: bars, ...range },
+        'warm-up: history run through the strategy, orders suppressed',
+      );
     }
   }
 
@@ -381,11 +481,18 @@ export class LiveSession {
   private onTradingAccount(t: S.TradingAccount): void {
     const limits = gatewayLimits(t);
     if (this.noteTradingAccount(t, limits)) {
-      const { personalLimitAction: _notALimit, ...resolved } = resolveLimits(this.options.account ?? {}, limits).account;
+      const { personalLimitAction: _notALimit, ...resolved } = resolveLimits(
+        this.options.account ?? {},
+        limits,
+      ).account;
       try {
         this.engine.setAccountLimits(resolved);
       } catch (error) {
-        this.executor.anomaly(null, `account limits from the gateway not applied: ${error instanceof Error ? error.message : String(error)}`, { limits: resolved });
+        this.executor.anomaly(
+          null,
+          `account limits from the gateway not applied: ${error instanceof Error ? error.message : String(error)}`,
+          { limits: resolved },
+        );
       }
     }
     this.reportLimitDisagreements(limitDisagreements(this.engine.rules, limits));
@@ -397,7 +504,11 @@ export class LiveSession {
     const key = JSON.stringify({ ...amounts, status: t.status });
     if (key === this.lastLimits) return false;
     const changed = this.lastLimits !== undefined;
-    if (changed) this.options.logger.warn({ limits: amounts, status: t.status }, 'account limits changed at the gateway; the guard applies them now');
+    if (changed)
+      this.options.logger.warn(
+        { limits: amounts, status: t.status },
+        'account limits changed at the gateway; the guard applies them now',
+      );
     this.lastLimits = key;
     this.journal.record('trading-account', 'event', null, { ...amounts, status: t.status });
     return changed;
@@ -408,7 +519,8 @@ export class LiveSession {
     const key = disagreements.map(disagreementText).join('; ');
     if (key === this.reportedDisagreements) return;
     this.reportedDisagreements = key;
-    if (key !== '') this.executor.anomaly(null, `risk guard limits differ from the gateway's (${key})`, { disagreements });
+    if (key !== '')
+      this.executor.anomaly(null, `risk guard limits differ from the gateway's (${key})`, { disagreements });
   }
 
   private onVisibility(reason: string | undefined): void {
@@ -430,7 +542,11 @@ export class LiveSession {
       account: this.account.name,
       state: this.engine.tradingState().state,
       visible: this.visibilityReason === undefined,
-      positions: this.positions.map((p) => ({ contractId: p.contractId, size: p.type === 2 ? -p.size : p.size, averagePrice: p.averagePrice })),
+      positions: this.positions.map((p) => ({
+        contractId: p.contractId,
+        size: p.type === 2 ? -p.size : p.size,
+        averagePrice: p.averagePrice,
+      })),
       dayPnl: snapshot.dayPnl,
       balance: this.lastAccount?.balance ?? snapshot.balance,
       equity: snapshot.equity,
@@ -450,7 +566,9 @@ export class LiveSession {
     this.journal.record('kill-switch', 'before', null, { reason });
     this.engine.setTradingState('HALTED', `kill switch: ${reason}`);
     const result = await this.executor.flatten();
-    await this.poller.refreshAccountState().catch((error: unknown) => this.options.logger.warn({ err: error }, 'refresh after kill switch failed'));
+    await this.poller
+      .refreshAccountState()
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'refresh after kill switch failed'));
     await this.executor.idle();
     this.journal.record('kill-switch', 'after', null, result);
     this.options.logger.warn({ ...result }, 'kill switch done');
@@ -468,7 +586,8 @@ export class LiveSession {
     try {
       await this.executor.idle();
       const outcome = await Promise.race([this.poller.refreshAccountState().then(() => 'done' as const), timeout]);
-      if (outcome === 'timeout') this.options.logger.warn({ limitMs }, 'final poll did not finish in time; the snapshot is as of the last poll');
+      if (outcome === 'timeout')
+        this.options.logger.warn({ limitMs }, 'final poll did not finish in time; the snapshot is as of the last poll');
       await Promise.race([this.executor.idle(), timeout]);
     } catch (error) {
       this.options.logger.warn({ err: error }, 'final poll failed; the snapshot is as of the last poll');
@@ -502,7 +621,13 @@ export class LiveSession {
 
 function pollIntervalsOf(config: LiveConfig): PollIntervals {
   const p = config.poll;
-  return { openOrdersMs: p.openOrdersMs, ordersMs: p.ordersMs, tradesMs: p.tradesMs, positionsMs: p.positionsMs, accountMs: p.accountMs };
+  return {
+    openOrdersMs: p.openOrdersMs,
+    ordersMs: p.ordersMs,
+    tradesMs: p.tradesMs,
+    positionsMs: p.positionsMs,
+    accountMs: p.accountMs,
+  };
 }
 
 function subscriptionsOf(config: LiveConfig): BarSubscription[] {
@@ -519,7 +644,20 @@ function journalNet(journal: Journal, contracts: ReadonlyMap<string, ContractSpe
   const scratch = new Accounting([...contracts.values()], 0, { pnlInCents: true });
   for (const f of journal.fills()) {
     if (!contracts.has(f.contractId)) continue;
-    scratch.applyFill({ kind: 'fill', fillId: f.fillId, orderId: f.tag ?? `venue-${f.venueOrderId}`, contractId: f.contractId, side: f.side, size: f.size, price: f.price, fees: f.fees, time: f.time }, 'replay');
+    scratch.applyFill(
+      {
+        kind: 'fill',
+        fillId: f.fillId,
+        orderId: f.tag ?? `venue-${f.venueOrderId}`,
+        contractId: f.contractId,
+        side: f.side,
+        size: f.size,
+        price: f.price,
+        fees: f.fees,
+        time: f.time,
+      },
+      'replay',
+    );
   }
   return scratch.balance;
 }
@@ -527,18 +665,29 @@ function journalNet(journal: Journal, contracts: ReadonlyMap<string, ContractSpe
 async function findAccount(client: TradingClient, config: LiveConfig, mode: 'paper' | 'live'): Promise<S.Account> {
   const accounts = await client.searchAccounts(true);
   const wanted = config.account;
-  const matches = accounts.filter((a) => (wanted.id === undefined || a.id === wanted.id) && (wanted.name === undefined || a.name === wanted.name));
+  const matches = accounts.filter(
+    (a) => (wanted.id === undefined || a.id === wanted.id) && (wanted.name === undefined || a.name === wanted.name),
+  );
   const eligible = matches.filter((a) => (mode === 'paper' ? a.simulated : !a.simulated));
   if (eligible.length === 0) {
     if (matches.length > 0) {
       throw new SessionError(
         'ACCOUNT_KIND',
-        mode === 'paper' ? `account ${matches[0]!.name} is not simulated: paper trading refuses real accounts` : `account ${matches[0]!.name} is simulated: use the paper command`,
+        mode === 'paper'
+          ? `account ${matches[0]!.name} is not simulated: paper trading refuses real accounts`
+          : `account ${matches[0]!.name} is simulated: use the paper command`,
       );
     }
-    throw new SessionError('ACCOUNT_NOT_FOUND', `no active account matches ${JSON.stringify(wanted)} (found: ${accounts.map((a) => a.name).join(', ') || 'none'})`);
+    throw new SessionError(
+      'ACCOUNT_NOT_FOUND',
+      `no active account matches ${JSON.stringify(wanted)} (found: ${accounts.map((a) => a.name).join(', ') || 'none'})`,
+    );
   }
-  if (eligible.length > 1) throw new SessionError('ACCOUNT_NOT_FOUND', `several accounts match; set account.name or account.id (${eligible.map((a) => a.name).join(', ')})`);
+  if (eligible.length > 1)
+    throw new SessionError(
+      'ACCOUNT_NOT_FOUND',
+      `several accounts match; set account.name or account.id (${eligible.map((a) => a.name).join(', ')})`,
+    );
   return eligible[0]!;
 }
 
@@ -546,7 +695,13 @@ async function loadContracts(client: TradingClient, ids: readonly string[]): Pro
   const map = new Map<string, ContractSpec>();
   for (const id of ids) {
     const c = await client.contractById(id);
-    map.set(id, { id: c.id, name: c.name, symbolId: c.symbolId, description: c.description, grid: new PriceGrid(c.tickSize, c.tickValue) });
+    map.set(id, {
+      id: c.id,
+      name: c.name,
+      symbolId: c.symbolId,
+      description: c.description,
+      grid: new PriceGrid(c.tickSize, c.tickValue),
+    });
   }
   return map;
 }

@@ -27,10 +27,21 @@ export interface Invocation {
 
 export type HubMessage =
   | Invocation
-  | { readonly type: typeof MessageType.Completion; readonly invocationId: string; readonly result?: unknown; readonly error?: string }
+  | {
+      readonly type: typeof MessageType.Completion;
+      readonly invocationId: string;
+      readonly result?: unknown;
+      readonly error?: string;
+    }
   | { readonly type: typeof MessageType.Ping }
   | { readonly type: typeof MessageType.Close; readonly error?: string; readonly allowReconnect?: boolean }
-  | { readonly type: typeof MessageType.StreamItem | typeof MessageType.StreamInvocation | typeof MessageType.CancelInvocation; readonly invocationId?: string };
+  | {
+      readonly type:
+        | typeof MessageType.StreamItem
+        | typeof MessageType.StreamInvocation
+        | typeof MessageType.CancelInvocation;
+      readonly invocationId?: string;
+    };
 
 export class HubProtocolError extends TicklineError {
   override readonly name = 'HubProtocolError';
@@ -40,7 +51,8 @@ export class HubProtocolError extends TicklineError {
 
 /** Splits a text frame into its records; a frame must end with the separator. */
 export function splitRecords(frame: string): string[] {
-  if (!frame.endsWith(RECORD_SEPARATOR)) throw new HubProtocolError('a hub message must end with the record separator 0x1E');
+  if (!frame.endsWith(RECORD_SEPARATOR))
+    throw new HubProtocolError('a hub message must end with the record separator 0x1E');
   return frame.slice(0, -1).split(RECORD_SEPARATOR);
 }
 
@@ -73,11 +85,20 @@ export function parseMessage(record: string): HubMessage {
   if (typeof message !== 'object' || message === null) throw new HubProtocolError('a hub message must be an object');
   const type = (message as { type?: unknown }).type;
   if (type === MessageType.Invocation) {
-    const { target, arguments: args, invocationId } = message as { target?: unknown; arguments?: unknown; invocationId?: unknown };
-    if (typeof target !== 'string' || !Array.isArray(args)) throw new HubProtocolError('an invocation needs a target and arguments');
-    if (invocationId !== undefined && typeof invocationId !== 'string') throw new HubProtocolError('invocationId must be a string');
-    return invocationId === undefined ? { type, target, arguments: args } : { type, target, arguments: args, invocationId };
+    const {
+      target,
+      arguments: args,
+      invocationId,
+    } = message as { target?: unknown; arguments?: unknown; invocationId?: unknown };
+    if (typeof target !== 'string' || !Array.isArray(args))
+      throw new HubProtocolError('an invocation needs a target and arguments');
+    if (invocationId !== undefined && typeof invocationId !== 'string')
+      throw new HubProtocolError('invocationId must be a string');
+    return invocationId === undefined
+      ? { type, target, arguments: args }
+      : { type, target, arguments: args, invocationId };
   }
-  if (typeof type !== 'number' || type < MessageType.Invocation || type > MessageType.Close) throw new HubProtocolError(`unknown hub message type ${String(type)}`);
+  if (typeof type !== 'number' || type < MessageType.Invocation || type > MessageType.Close)
+    throw new HubProtocolError(`unknown hub message type ${String(type)}`);
   return message as HubMessage;
 }

@@ -65,7 +65,8 @@ export class HubHost {
   private readonly log: Logger;
   private readonly maxBufferedBytes: number;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => this.upgrade(request, socket, head);
+  private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void =>
+    this.upgrade(request, socket, head);
 
   constructor(private readonly options: HubHostOptions) {
     this.log = options.logger ?? silentLogger;
@@ -75,7 +76,10 @@ export class HubHost {
       this.byPath.set(hub.path, new Set());
     }
     options.server.on('upgrade', this.onUpgrade);
-    const ping = setInterval(() => this.everyConnection((c) => this.write(c, encode({ type: MessageType.Ping }))), options.pingIntervalMs ?? 15_000);
+    const ping = setInterval(
+      () => this.everyConnection((c) => this.write(c, encode({ type: MessageType.Ping }))),
+      options.pingIntervalMs ?? 15_000,
+    );
     const recheck = setInterval(() => this.recheckTokens(), options.authCheckMs ?? 1_000);
     ping.unref();
     recheck.unref();
@@ -142,7 +146,13 @@ export class HubHost {
       },
       close(error) {
         if (socket.readyState !== socket.OPEN) return;
-        socket.send(encode(error === undefined ? { type: MessageType.Close } : { type: MessageType.Close, error, allowReconnect: true }));
+        socket.send(
+          encode(
+            error === undefined
+              ? { type: MessageType.Close }
+              : { type: MessageType.Close, error, allowReconnect: true },
+          ),
+        );
         socket.close(1000);
       },
     };
@@ -153,7 +163,9 @@ export class HubHost {
       this.receive(connection, data.toString());
     });
     socket.on('close', () => all.delete(connection));
-    socket.on('error', (error) => this.log.warn({ err: error, hub: hub.path, connection: connection.id }, 'hub connection error'));
+    socket.on('error', (error) =>
+      this.log.warn({ err: error, hub: hub.path, connection: connection.id }, 'hub connection error'),
+    );
   }
 
   private receive<U>(connection: Live<U>, frame: string): void {
@@ -171,29 +183,50 @@ export class HubHost {
         connection.handshaken = true;
         continue;
       }
-      let message;
+      let message: ReturnType<typeof parseMessage>;
       try {
         message = parseMessage(record);
       } catch (error) {
         return connection.close(error instanceof HubProtocolError ? error.message : 'Invalid message.');
       }
       if (message.type === MessageType.Close) return void connection.socket.close(1000);
-      if (message.type === MessageType.Invocation) this.invoke(connection, message.target, message.arguments, message.invocationId);
+      if (message.type === MessageType.Invocation)
+        this.invoke(connection, message.target, message.arguments, message.invocationId);
     }
   }
 
-  private invoke<U>(connection: Live<U>, target: string, args: readonly unknown[], invocationId: string | undefined): void {
+  private invoke<U>(
+    connection: Live<U>,
+    target: string,
+    args: readonly unknown[],
+    invocationId: string | undefined,
+  ): void {
     const method = Object.hasOwn(connection.hub.methods, target) ? connection.hub.methods[target] : undefined;
     let reply: object;
     if (method === undefined) {
-      reply = { type: MessageType.Completion, invocationId, error: `Failed to invoke '${target}' because it does not exist.` };
+      reply = {
+        type: MessageType.Completion,
+        invocationId,
+        error: `Failed to invoke '${target}' because it does not exist.`,
+      };
     } else {
       try {
         const result = method(connection, args);
-        reply = result === undefined ? { type: MessageType.Completion, invocationId } : { type: MessageType.Completion, invocationId, result };
+        reply =
+          result === undefined
+            ? { type: MessageType.Completion, invocationId }
+            : { type: MessageType.Completion, invocationId, result };
       } catch (error) {
-        if (!(error instanceof HubMethodError)) this.log.error({ err: error, hub: connection.hub.path, target }, 'hub method failed');
-        reply = { type: MessageType.Completion, invocationId, error: error instanceof HubMethodError ? error.message : `An unexpected error occurred invoking '${target}' on the server.` };
+        if (!(error instanceof HubMethodError))
+          this.log.error({ err: error, hub: connection.hub.path, target }, 'hub method failed');
+        reply = {
+          type: MessageType.Completion,
+          invocationId,
+          error:
+            error instanceof HubMethodError
+              ? error.message
+              : `An unexpected error occurred invoking '${target}' on the server.`,
+        };
       }
     }
     if (invocationId !== undefined) this.write(connection, encode(reply));
@@ -203,7 +236,10 @@ export class HubHost {
     const socket = connection.socket;
     if (socket.readyState !== socket.OPEN) return;
     if (socket.bufferedAmount > this.maxBufferedBytes) {
-      this.log.warn({ hub: connection.hub.path, connection: connection.id, buffered: socket.bufferedAmount }, 'slow hub consumer disconnected');
+      this.log.warn(
+        { hub: connection.hub.path, connection: connection.id, buffered: socket.bufferedAmount },
+        'slow hub consumer disconnected',
+      );
       socket.terminate();
       return;
     }
@@ -212,7 +248,8 @@ export class HubHost {
 
   private recheckTokens(): void {
     this.everyConnection((connection) => {
-      if (connection.hub.authenticate(connection.token) === undefined) connection.close('Unauthorized: the session token expired.');
+      if (connection.hub.authenticate(connection.token) === undefined)
+        connection.close('Unauthorized: the session token expired.');
     });
   }
 

@@ -86,11 +86,15 @@ export class MarketHub {
     this.lookbackMs = options.printLookbackMs ?? 5 * 60_000;
     this.wallClock = options.wallClock ?? (() => performance.now());
     this.lastFillQuery = engine.db.prepare('SELECT MAX(id) AS id FROM trades WHERE contract_id = ?');
-    this.fillsQuery = engine.db.prepare('SELECT id, side, size, price_ticks, created_at FROM trades WHERE contract_id = ? AND id > ? AND voided = 0 ORDER BY id');
+    this.fillsQuery = engine.db.prepare(
+      'SELECT id, side, size, price_ticks, created_at FROM trades WHERE contract_id = ? AND id > ? AND voided = 0 ORDER BY id',
+    );
     const methods: Record<string, (c: HubConnection<UserRow>, args: readonly unknown[]) => unknown> = {};
     for (const feed of FEEDS) {
-      methods[`SubscribeContract${feed}`] = (c, args) => this.subscribe(c, feed, this.tradedContract(args, `SubscribeContract${feed}`));
-      methods[`UnsubscribeContract${feed}`] = (c, args) => void c.groups.delete(group(feed, this.contractIdOf(args, `UnsubscribeContract${feed}`)));
+      methods[`SubscribeContract${feed}`] = (c, args) =>
+        this.subscribe(c, feed, this.tradedContract(args, `SubscribeContract${feed}`));
+      methods[`UnsubscribeContract${feed}`] = (c, args) =>
+        void c.groups.delete(group(feed, this.contractIdOf(args, `UnsubscribeContract${feed}`)));
     }
     this.definition = { path: MARKET_HUB, authenticate: (token) => engine.authenticate(token), methods };
   }
@@ -136,6 +140,7 @@ export class MarketHub {
   private subscribe(c: HubConnection<UserRow>, feed: Feed, contractId: string): void {
     const watched = this.watch(contractId);
     const host = this.host;
+    // biome-ignore lint/complexity/useOptionalChain: the `&&` narrows `host` for the publishes below
     const listened = host !== undefined && host.hasListeners(MARKET_HUB, group(feed, contractId));
     // Bring the subscribers there are up to now (or, with none, the cursors), so the newcomer's starting
     // point is the state everyone else has.
@@ -160,7 +165,15 @@ export class MarketHub {
     const timestamp = new Date(this.engine.clock.now()).toISOString();
     const price = (ticks: number) => watched.contract.grid.toPrice(ticks);
     const reset: GatewayDepth = { timestamp, type: DomType.Reset, price: 0, volume: 0, currentVolume: 0 };
-    const book = [...watched.book].map(([ticks, level]): GatewayDepth => ({ timestamp, type: level.type, price: price(ticks), volume: level.volume, currentVolume: level.volume }));
+    const book = [...watched.book].map(
+      ([ticks, level]): GatewayDepth => ({
+        timestamp,
+        type: level.type,
+        price: price(ticks),
+        volume: level.volume,
+        currentVolume: level.volume,
+      }),
+    );
     return [reset, ...book];
   }
 
@@ -229,7 +242,8 @@ export class MarketHub {
       // Throttled: the quote as it is when the window ends goes out then.
       watched.quoteTimer = setTimeout(() => {
         watched.quoteTimer = undefined;
-        if (this.host?.hasListeners(MARKET_HUB, group('Quotes', contractId))) this.publishQuote(host, contractId, watched);
+        if (this.host?.hasListeners(MARKET_HUB, group('Quotes', contractId)))
+          this.publishQuote(host, contractId, watched);
       }, wait);
       watched.quoteTimer.unref();
       return;
@@ -271,7 +285,16 @@ export class MarketHub {
       const bar = market.barAt(point.time);
       const volume = bar < 0 ? 1 : levelVolume(market.barFacts(bar));
       const type = previous === undefined || point.price > previous ? TradeSide.Buy : TradeSide.Sell;
-      prints.push({ time: point.time, trade: { symbolId: contract.symbolId, price: contract.grid.toPrice(point.price), timestamp: new Date(point.time).toISOString(), type, volume } });
+      prints.push({
+        time: point.time,
+        trade: {
+          symbolId: contract.symbolId,
+          price: contract.grid.toPrice(point.price),
+          timestamp: new Date(point.time).toISOString(),
+          type,
+          volume,
+        },
+      });
     }
     return prints;
   }
@@ -283,7 +306,16 @@ export class MarketHub {
       watched.lastFillId = Math.max(watched.lastFillId, row.id);
       // The order's side is the aggressor's: a buy order (side 0, Bid) lifted the offer.
       const type = row.side === 0 ? TradeSide.Buy : TradeSide.Sell;
-      return { time: row.created_at, trade: { symbolId: contract.symbolId, price: contract.grid.toPrice(row.price_ticks), timestamp: new Date(row.created_at).toISOString(), type, volume: row.size } };
+      return {
+        time: row.created_at,
+        trade: {
+          symbolId: contract.symbolId,
+          price: contract.grid.toPrice(row.price_ticks),
+          timestamp: new Date(row.created_at).toISOString(),
+          type,
+          volume: row.size,
+        },
+      };
     });
   }
 
@@ -294,8 +326,12 @@ export class MarketHub {
     const quote = this.engine.quote(watched.contract.id, now);
     if (quote === undefined) return levels;
     const { bids, asks } = depthOf(quote, watched.market.fills.book.levels);
-    bids.forEach((level, k) => levels.set(level.price, { type: k === 0 ? DomType.BestBid : DomType.Bid, volume: level.size }));
-    asks.forEach((level, k) => levels.set(level.price, { type: k === 0 ? DomType.BestAsk : DomType.Ask, volume: level.size }));
+    bids.forEach((level, k) => {
+      levels.set(level.price, { type: k === 0 ? DomType.BestBid : DomType.Bid, volume: level.size });
+    });
+    asks.forEach((level, k) => {
+      levels.set(level.price, { type: k === 0 ? DomType.BestAsk : DomType.Ask, volume: level.size });
+    });
     return levels;
   }
 
@@ -304,10 +340,17 @@ export class MarketHub {
     const levels = this.bookLevels(watched, now);
     const timestamp = new Date(now).toISOString();
     const changes = bookChanges(watched.book, levels).map(
-      ([ticks, level]): GatewayDepth => ({ timestamp, type: level.type, price: watched.contract.grid.toPrice(ticks), volume: level.volume, currentVolume: level.volume }),
+      ([ticks, level]): GatewayDepth => ({
+        timestamp,
+        type: level.type,
+        price: watched.contract.grid.toPrice(ticks),
+        volume: level.volume,
+        currentVolume: level.volume,
+      }),
     );
     watched.book = levels;
-    if (changes.length > 0) host.publish(MARKET_HUB, group('MarketDepth', contractId), 'GatewayDepth', [contractId, changes]);
+    if (changes.length > 0)
+      host.publish(MARKET_HUB, group('MarketDepth', contractId), 'GatewayDepth', [contractId, changes]);
   }
 }
 
@@ -316,7 +359,10 @@ export class MarketHub {
  * every level gone with volume 0 (its old type). A client that sets each level it is sent and drops the
  * ones sent with volume 0 holds `after`.
  */
-export function bookChanges(before: ReadonlyMap<number, DepthLevel>, after: ReadonlyMap<number, DepthLevel>): Array<[number, DepthLevel]> {
+export function bookChanges(
+  before: ReadonlyMap<number, DepthLevel>,
+  after: ReadonlyMap<number, DepthLevel>,
+): Array<[number, DepthLevel]> {
   const changes: Array<[number, DepthLevel]> = [];
   for (const [ticks, level] of after) {
     const was = before.get(ticks);

@@ -39,7 +39,15 @@ export class SessionStats {
     let running = this.running;
     if (running === undefined || running.dayStart !== dayStart) {
       const open = base.open(first);
-      running = { dayStart, through: first - 1, open, high: open, low: open, volume: 0, previousClose: first > 0 ? base.close(first - 1) : open };
+      running = {
+        dayStart,
+        through: first - 1,
+        open,
+        high: open,
+        low: open,
+        volume: 0,
+        previousClose: first > 0 ? base.close(first - 1) : open,
+      };
       this.running = running;
     }
     const forming = this.market.barAt(now) === current;
@@ -56,6 +64,12 @@ export class SessionStats {
     const points = this.market.pointsBetween(start - 1, now);
     const prices = points.map((p) => p.price);
     const share = Math.min(1, (now - start + 1) / base.stepMs);
-    return { open, high: Math.max(high, ...prices), low: Math.min(low, ...prices), volume: volume + Math.round(base.volume(current) * share), previousClose };
+    return {
+      open,
+      high: Math.max(high, ...prices),
+      low: Math.min(low, ...prices),
+      volume: volume + Math.round(base.volume(current) * share),
+      previousClose,
+    };
   }
 }

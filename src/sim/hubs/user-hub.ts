@@ -48,7 +48,8 @@ export class UserHub {
         c.groups.add(group(stream, accountId));
         this.watch(c.user, accountId);
       };
-      methods[`Unsubscribe${stream}`] = (c, args) => void c.groups.delete(group(stream, this.ownAccount(c, args, `Unsubscribe${stream}`)));
+      methods[`Unsubscribe${stream}`] = (c, args) =>
+        void c.groups.delete(group(stream, this.ownAccount(c, args, `Unsubscribe${stream}`)));
     }
     this.definition = { path: USER_HUB, authenticate: (token) => engine.authenticate(token), methods };
   }
@@ -82,8 +83,10 @@ export class UserHub {
 
   private ownAccount(c: HubConnection<UserRow>, args: readonly unknown[], method: string): number {
     const accountId = args[0];
-    if (typeof accountId !== 'number' || !Number.isInteger(accountId)) throw new HubMethodError(`${method} takes an account id`);
-    if (this.engine.ownedAccount(c.user, accountId) === undefined) throw new HubMethodError(`Account ${accountId} not found`);
+    if (typeof accountId !== 'number' || !Number.isInteger(accountId))
+      throw new HubMethodError(`${method} takes an account id`);
+    if (this.engine.ownedAccount(c.user, accountId) === undefined)
+      throw new HubMethodError(`Account ${accountId} not found`);
     return accountId;
   }
 
@@ -103,8 +106,12 @@ export class UserHub {
 
   private publishOrders(host: HubHost, accountId: number, watched: Watched): void {
     const open = this.engine.orderSearchOpen(watched.user, accountId);
-    const openSince = 'orders' in open ? Math.min(...open.orders.map((o) => Date.parse(o.creationTimestamp))) : Infinity;
-    const answer = this.engine.orderSearch(watched.user, { accountId, startTimestamp: new Date(watched.since).toISOString() });
+    const openSince =
+      'orders' in open ? Math.min(...open.orders.map((o) => Date.parse(o.creationTimestamp))) : Infinity;
+    const answer = this.engine.orderSearch(watched.user, {
+      accountId,
+      startTimestamp: new Date(watched.since).toISOString(),
+    });
     if (!('orders' in answer)) return;
     for (const order of answer.orders) {
       const key = JSON.stringify(order);
@@ -116,7 +123,10 @@ export class UserHub {
   }
 
   private publishTrades(host: HubHost, accountId: number, watched: Watched): void {
-    const answer = this.engine.tradeSearch(watched.user, { accountId, startTimestamp: new Date(watched.since - 60_000).toISOString() });
+    const answer = this.engine.tradeSearch(watched.user, {
+      accountId,
+      startTimestamp: new Date(watched.since - 60_000).toISOString(),
+    });
     if (!('trades' in answer)) return;
     for (const trade of answer.trades) {
       if (trade.id <= watched.lastTradeId) continue;

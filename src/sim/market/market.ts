@@ -50,11 +50,17 @@ export class SyntheticBars implements BaseBars {
       const index = this.blocks.length;
       const previous = this.blocks[index - 1];
       const grid = this.root.grid;
-      const startTicks = previous ? (previous.close[previous.close.length - 1] as number) : Math.round(this.root.startPrice / grid.tickSize);
+      const startTicks = previous
+        ? (previous.close[previous.close.length - 1] as number)
+        : Math.round(this.root.startPrice / grid.tickSize);
       this.blocks.push(
         generateBars({
           // Each day's seed depends on the run's seed, the contract and the day, so days are independent draws.
-          seed: (Math.imul(this.seed ^ 0x9e3779b9, 0x85ebca6b) + Math.imul(this.salt + 1, 0xc2b2ae35) + Math.imul(index + 1, 0x27d4eb2f)) | 0,
+          seed:
+            (Math.imul(this.seed ^ 0x9e3779b9, 0x85ebca6b) +
+              Math.imul(this.salt + 1, 0xc2b2ae35) +
+              Math.imul(index + 1, 0x27d4eb2f)) |
+            0,
           tickSize: grid.tickSize,
           startPrice: grid.toPrice(startTicks),
           start: this.origin + index * DAY_MS,
@@ -340,14 +346,17 @@ export class ContractMarket {
       const bucket = bucketStart(barTime, tf);
       if (bucket < start) break;
       if (bucket > end) continue;
-      const piece = barTime + step > now ? this.pathRange(i, barTime, now) : {
-        t: barTime,
-        o: this.base.open(i),
-        h: this.base.high(i),
-        l: this.base.low(i),
-        c: this.base.close(i),
-        v: this.base.volume(i),
-      };
+      const piece =
+        barTime + step > now
+          ? this.pathRange(i, barTime, now)
+          : {
+              t: barTime,
+              o: this.base.open(i),
+              h: this.base.high(i),
+              l: this.base.low(i),
+              c: this.base.close(i),
+              v: this.base.volume(i),
+            };
       if (bucket !== currentBucket) {
         if (flush()) return out;
         currentBucket = bucket;
@@ -364,7 +373,14 @@ export class ContractMarket {
     return out;
   }
 
-  private secondBars(tf: Timeframe, start: number, upper: number, now: number, limit: number, includePartialBar: boolean): OutBar[] {
+  private secondBars(
+    tf: Timeframe,
+    start: number,
+    upper: number,
+    now: number,
+    limit: number,
+    includePartialBar: boolean,
+  ): OutBar[] {
     const out: OutBar[] = [];
     const width = 1000 * tf.unitNumber;
     for (let t = bucketStart(upper, tf); t >= start && out.length < limit; ) {
@@ -383,8 +399,19 @@ export class ContractMarket {
         let bar = this.pathRange(i, Math.max(t, barStart), to);
         // A bucket wider than what remains of this base bar continues into the next one.
         for (let j = i + 1; this.base.time(j) <= Math.min(t + width - 1, now) && j < this.base.count(); j++) {
-          const more = this.pathRange(j, this.base.time(j), Math.min(t + width - 1, this.base.time(j) + this.base.stepMs - 1, now));
-          bar = { t: bar.t, o: bar.o, h: Math.max(bar.h, more.h), l: Math.min(bar.l, more.l), c: more.c, v: bar.v + more.v };
+          const more = this.pathRange(
+            j,
+            this.base.time(j),
+            Math.min(t + width - 1, this.base.time(j) + this.base.stepMs - 1, now),
+          );
+          bar = {
+            t: bar.t,
+            o: bar.o,
+            h: Math.max(bar.h, more.h),
+            l: Math.min(bar.l, more.l),
+            c: more.c,
+            v: bar.v + more.v,
+          };
         }
         out.push({ ...bar, t });
       }

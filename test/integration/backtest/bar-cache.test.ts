@@ -26,7 +26,12 @@ describe('gateway bars through the SQLite cache', () => {
     try {
       const client = new TradingClient({ baseUrl, userName: 'quant', apiKey: 'k', logger: silentLogger });
       const file = path.join(dir, 'bars.sqlite');
-      const key = { contractId: 'CON.F.US.EP.Z25', timeframe: { unit: 'minute', unitNumber: 1 } as const, live: false, grid: ES };
+      const key = {
+        contractId: 'CON.F.US.EP.Z25',
+        timeframe: { unit: 'minute', unitNumber: 1 } as const,
+        live: false,
+        grid: ES,
+      };
       const from = Date.UTC(2024, 0, 5, 20); // Friday 20:00 UTC
       const to = Date.UTC(2024, 0, 7, 2); // Sunday 02:00 UTC: the Saturday has no bars
       const now = Date.UTC(2024, 2, 1);
@@ -50,14 +55,24 @@ describe('gateway bars through the SQLite cache', () => {
       expect(Array.from(second.bars.close)).toEqual(Array.from(first.bars.close));
 
       // A wider range asks only for the two missing ends; a narrower one for nothing.
-      const wider = await loadGatewayBars(client, cache, { ...key, from: from - 60 * MINUTE, to: to + 30 * MINUTE, now });
+      const wider = await loadGatewayBars(client, cache, {
+        ...key,
+        from: from - 60 * MINUTE,
+        to: to + 30 * MINUTE,
+        now,
+      });
       expect(wider.fetched).toEqual([
         [from - 60 * MINUTE, from],
         [to, to + 30 * MINUTE],
       ]);
       expect(wider.bars.time.length).toBe(expected.length + 90);
       const before = gateway.barRequests();
-      const inner = await loadGatewayBars(client, cache, { ...key, from: from + 10 * MINUTE, to: from + 20 * MINUTE, now });
+      const inner = await loadGatewayBars(client, cache, {
+        ...key,
+        from: from + 10 * MINUTE,
+        to: from + 20 * MINUTE,
+        now,
+      });
       expect(gateway.barRequests()).toBe(before);
       expect(inner.bars.time.length).toBe(10);
       expect(cache.covered(key)).toEqual([[from - 60 * MINUTE, to + 30 * MINUTE]]);

@@ -29,7 +29,12 @@ function plainLoop(close: Float64Array, open: Float64Array, time: Float64Array, 
       const diff = pending - position;
       if (diff !== 0) {
         const buy = diff > 0;
-        fills.push({ time: time[i]!, side: buy ? 'buy' : 'sell', size: Math.abs(diff), price: open[i]! + (buy ? slippage : -slippage) });
+        fills.push({
+          time: time[i]!,
+          side: buy ? 'buy' : 'sell',
+          size: Math.abs(diff),
+          price: open[i]! + (buy ? slippage : -slippage),
+        });
         position = pending;
       }
       hasPending = false;
@@ -95,7 +100,10 @@ describe('regression: sma-cross on the real ES minutes', () => {
     expect(result.trades.reduce((s, t) => s + t.pnl, 0)).toBeCloseTo(realizedTicks * tickValue, 6);
     // The open position at the end is marked at the last close.
     const last = bars.close[bars.close.length - 1]!;
-    expect(result.endingEquity).toBeCloseTo(50_000 + realizedTicks * tickValue - contracts * fee + (last - entry) * position * tickValue, 6);
+    expect(result.endingEquity).toBeCloseTo(
+      50_000 + realizedTicks * tickValue - contracts * fee + (last - entry) * position * tickValue,
+      6,
+    );
     expect(result.orderListHash).toMatch(/^[0-9a-f]{64}$/);
   });
 });
@@ -104,37 +112,45 @@ describe('breakout (trailing stops) and mean reversion (brackets) on the real ES
   it.each([
     ['breakout', breakout],
     ['mean-reversion', meanReversion],
-  ] as const)('%s: every fill inside its bar, trades add up to the realized PnL, fees to the fills', (_name, strategy) => {
-    const contract = resolveContract('ESZ5');
-    const { bars } = readCsvBars(ES_CSV, contract.grid);
-    const result = runBacktest({
-      contract,
-      bars,
-      dataTimeframe: { unit: 'minute', unitNumber: 1 },
-      timeframe: { unit: 'minute', unitNumber: 1 },
-      strategy,
-      params: {},
-      account: AccountConfig.parse({}),
-      risk: {},
-      fills: { slippageTicks: 0, feePerContractPerSide: 1.4 },
-      recordEquity: false,
-    });
-    expect(result.fills.length).toBeGreaterThan(10);
-    for (const f of result.fills) {
-      const i = lowerBound(bars.time, f.time);
-      expect(bars.time[i]).toBe(f.time);
-      expect(f.price).toBeGreaterThanOrEqual(bars.low[i]!);
-      expect(f.price).toBeLessThanOrEqual(bars.high[i]!);
-    }
-    expect(result.trades.reduce((s, t) => s + t.pnl, 0)).toBeCloseTo(result.realizedPnl, 6);
-    expect(result.fees).toBeCloseTo(result.fills.reduce((s, f) => s + f.fees, 0), 6);
-    expect(result.trades.reduce((s, t) => s + t.fees, 0)).toBeLessThanOrEqual(result.fees + 1e-9);
-    const legs = result.orders.filter((o) => o.role !== 'entry');
-    // A bracket's legs: at most one of the pair fills.
-    const byParent = new Map<string, string[]>();
-    for (const leg of legs) byParent.set(leg.parentId!, [...(byParent.get(leg.parentId!) ?? []), leg.state]);
-    for (const states of byParent.values()) expect(states.filter((s) => s === 'filled').length).toBeLessThanOrEqual(1);
-    if (strategy === meanReversion) expect(legs.length).toBeGreaterThan(0);
-    if (strategy === breakout) expect(result.orders.some((o) => o.type === 'trailingStop' && o.modifies > 0)).toBe(true);
-  });
+  ] as const)(
+    '%s: every fill inside its bar, trades add up to the realized PnL, fees to the fills',
+    (_name, strategy) => {
+      const contract = resolveContract('ESZ5');
+      const { bars } = readCsvBars(ES_CSV, contract.grid);
+      const result = runBacktest({
+        contract,
+        bars,
+        dataTimeframe: { unit: 'minute', unitNumber: 1 },
+        timeframe: { unit: 'minute', unitNumber: 1 },
+        strategy,
+        params: {},
+        account: AccountConfig.parse({}),
+        risk: {},
+        fills: { slippageTicks: 0, feePerContractPerSide: 1.4 },
+        recordEquity: false,
+      });
+      expect(result.fills.length).toBeGreaterThan(10);
+      for (const f of result.fills) {
+        const i = lowerBound(bars.time, f.time);
+        expect(bars.time[i]).toBe(f.time);
+        expect(f.price).toBeGreaterThanOrEqual(bars.low[i]!);
+        expect(f.price).toBeLessThanOrEqual(bars.high[i]!);
+      }
+      expect(result.trades.reduce((s, t) => s + t.pnl, 0)).toBeCloseTo(result.realizedPnl, 6);
+      expect(result.fees).toBeCloseTo(
+        result.fills.reduce((s, f) => s + f.fees, 0),
+        6,
+      );
+      expect(result.trades.reduce((s, t) => s + t.fees, 0)).toBeLessThanOrEqual(result.fees + 1e-9);
+      const legs = result.orders.filter((o) => o.role !== 'entry');
+      // A bracket's legs: at most one of the pair fills.
+      const byParent = new Map<string, string[]>();
+      for (const leg of legs) byParent.set(leg.parentId!, [...(byParent.get(leg.parentId!) ?? []), leg.state]);
+      for (const states of byParent.values())
+        expect(states.filter((s) => s === 'filled').length).toBeLessThanOrEqual(1);
+      if (strategy === meanReversion) expect(legs.length).toBeGreaterThan(0);
+      if (strategy === breakout)
+        expect(result.orders.some((o) => o.type === 'trailingStop' && o.modifies > 0)).toBe(true);
+    },
+  );
 });

@@ -38,7 +38,17 @@ afterEach(() => {
 describe('tickline fetch-bars and a gateway-sourced backtest', () => {
   it('fills the cache once; a second fetch and a backtest of the range send no request', async () => {
     const cache = path.join(dir, 'bars.sqlite');
-    const args = ['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-08T14:00:00Z', '--to', '2024-01-08T20:00:00Z', '--cache', cache];
+    const args = [
+      'fetch-bars',
+      '--contract',
+      'ESZ5',
+      '--from',
+      '2024-01-08T14:00:00Z',
+      '--to',
+      '2024-01-08T20:00:00Z',
+      '--cache',
+      cache,
+    ];
     expect(await main(args)).toBe(ExitCode.Ok);
     const first = gateway.barRequests();
     expect(first).toBeGreaterThan(0);
@@ -69,17 +79,35 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
   it('a root fetches each front month over its window, and a continuous backtest reads them from the cache', async () => {
     const cache = path.join(dir, 'bars.sqlite');
     // ES March 2024 expires on Friday the 15th; its front window ends six business days before, on the 7th.
-    const args = ['fetch-bars', '--contract', 'ES', '--from', '2024-03-06T20:00:00Z', '--to', '2024-03-07T02:00:00Z', '--cache', cache];
+    const args = [
+      'fetch-bars',
+      '--contract',
+      'ES',
+      '--from',
+      '2024-03-06T20:00:00Z',
+      '--to',
+      '2024-03-07T02:00:00Z',
+      '--cache',
+      cache,
+    ];
     const before = gateway.requestedContracts().length;
     expect(await main(args)).toBe(ExitCode.Ok);
-    expect(new Set(gateway.requestedContracts().slice(before))).toEqual(new Set(['CON.F.US.EP.H24', 'CON.F.US.EP.M24']));
+    expect(new Set(gateway.requestedContracts().slice(before))).toEqual(
+      new Set(['CON.F.US.EP.H24', 'CON.F.US.EP.M24']),
+    );
     const text = out.join('');
-    expect(text).toContain('CON.F.US.EP.H24: 240 bars in cache for 2024-03-06T20:00:00.000Z .. 2024-03-07T00:00:00.000Z (fetched 1 range(s))');
-    expect(text).toContain('CON.F.US.EP.M24: 120 bars in cache for 2024-03-07T00:00:00.000Z .. 2024-03-07T02:00:00.000Z (fetched 1 range(s))');
+    expect(text).toContain(
+      'CON.F.US.EP.H24: 240 bars in cache for 2024-03-06T20:00:00.000Z .. 2024-03-07T00:00:00.000Z (fetched 1 range(s))',
+    );
+    expect(text).toContain(
+      'CON.F.US.EP.M24: 120 bars in cache for 2024-03-07T00:00:00.000Z .. 2024-03-07T02:00:00.000Z (fetched 1 range(s))',
+    );
     // Rolling two business days before expiry instead, March stays in front over the whole range.
     out.length = 0;
     expect(await main([...args, '--days-before-expiry', '2'])).toBe(ExitCode.Ok);
-    expect(out.join('')).toContain('CON.F.US.EP.H24: 360 bars in cache for 2024-03-06T20:00:00.000Z .. 2024-03-07T02:00:00.000Z (fetched 1 range(s))');
+    expect(out.join('')).toContain(
+      'CON.F.US.EP.H24: 360 bars in cache for 2024-03-06T20:00:00.000Z .. 2024-03-07T02:00:00.000Z (fetched 1 range(s))',
+    );
     out.length = 0;
 
     delete process.env.TICKLINE_API_KEY;
@@ -107,14 +135,34 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
     gateway.answerEmpty(true);
     try {
       const now = Date.now();
-      const open = ['fetch-bars', '--contract', 'ESZ5', '--from', new Date(now - 3_600_000).toISOString(), '--to', new Date(now + 3_600_000).toISOString(), '--cache', cache];
+      const open = [
+        'fetch-bars',
+        '--contract',
+        'ESZ5',
+        '--from',
+        new Date(now - 3_600_000).toISOString(),
+        '--to',
+        new Date(now + 3_600_000).toISOString(),
+        '--cache',
+        cache,
+      ];
       const first = gateway.barRequests();
       expect(await main(open)).toBe(ExitCode.Ok);
       expect(out.join('')).toContain('not recorded, asked again next time');
       expect(await main(open)).toBe(ExitCode.Ok);
       expect(gateway.barRequests()).toBe(first + 2);
 
-      const past = ['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-06T00:00:00Z', '--to', '2024-01-06T06:00:00Z', '--cache', cache];
+      const past = [
+        'fetch-bars',
+        '--contract',
+        'ESZ5',
+        '--from',
+        '2024-01-06T00:00:00Z',
+        '--to',
+        '2024-01-06T06:00:00Z',
+        '--cache',
+        cache,
+      ];
       expect(await main(past)).toBe(ExitCode.Ok);
       out.length = 0;
       expect(await main(past)).toBe(ExitCode.Ok);
@@ -129,14 +177,54 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
 
   it('refuses to run without credentials or with a bad range (exit 2)', async () => {
     delete process.env.TICKLINE_API_KEY;
-    expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-08', '--to', '2024-01-09', '--cache', path.join(dir, 'c.sqlite')])).toBe(ExitCode.Usage);
+    expect(
+      await main([
+        'fetch-bars',
+        '--contract',
+        'ESZ5',
+        '--from',
+        '2024-01-08',
+        '--to',
+        '2024-01-09',
+        '--cache',
+        path.join(dir, 'c.sqlite'),
+      ]),
+    ).toBe(ExitCode.Usage);
     expect(err.join('')).toContain('TICKLINE_API_KEY');
     process.env.TICKLINE_API_KEY = 'k';
-    expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-09', '--to', '2024-01-08'])).toBe(ExitCode.Usage);
-    expect(await main(['fetch-bars', '--contract', 'NOPE', '--from', '2024-01-08', '--to', '2024-01-09'])).toBe(ExitCode.Usage);
-    expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-08', '--to', '2024-01-09', '--days-before-expiry', '2'])).toBe(ExitCode.Usage);
+    expect(await main(['fetch-bars', '--contract', 'ESZ5', '--from', '2024-01-09', '--to', '2024-01-08'])).toBe(
+      ExitCode.Usage,
+    );
+    expect(await main(['fetch-bars', '--contract', 'NOPE', '--from', '2024-01-08', '--to', '2024-01-09'])).toBe(
+      ExitCode.Usage,
+    );
+    expect(
+      await main([
+        'fetch-bars',
+        '--contract',
+        'ESZ5',
+        '--from',
+        '2024-01-08',
+        '--to',
+        '2024-01-09',
+        '--days-before-expiry',
+        '2',
+      ]),
+    ).toBe(ExitCode.Usage);
     expect(err.join('')).toContain('--days-before-expiry applies to a root');
-    expect(await main(['fetch-bars', '--contract', 'ES', '--from', '2024-01-08', '--to', '2024-01-09', '--days-before-expiry', '-1'])).toBe(ExitCode.Usage);
+    expect(
+      await main([
+        'fetch-bars',
+        '--contract',
+        'ES',
+        '--from',
+        '2024-01-08',
+        '--to',
+        '2024-01-09',
+        '--days-before-expiry',
+        '-1',
+      ]),
+    ).toBe(ExitCode.Usage);
     expect(await main(['fetch-bars', '--help'])).toBe(ExitCode.Ok);
   });
 });

@@ -9,7 +9,14 @@ export const MINUTE = 60_000;
 
 export function barAt(t: number) {
   const base = 4000 + ((t / MINUTE) % 97) * 0.25;
-  return { t: new Date(t).toISOString(), o: base, h: base + 0.5, l: base - 0.25, c: base + 0.25, v: 1 + ((t / MINUTE) % 7) };
+  return {
+    t: new Date(t).toISOString(),
+    o: base,
+    h: base + 0.5,
+    l: base - 0.25,
+    c: base + 0.25,
+    v: 1 + ((t / MINUTE) % 7),
+  };
 }
 
 export interface LoopbackGateway {

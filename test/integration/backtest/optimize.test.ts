@@ -4,7 +4,17 @@ import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.t
 import { loadHistory } from '../../../src/adapters/backtest/definition-run.ts';
 import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import { gridCombinations, rank, runJob, runsInline, runSweep, splitHistory, summarize, type Job, type JobResult } from '../../../src/optimize/grid-sweep.ts';
+import {
+  gridCombinations,
+  rank,
+  runJob,
+  runsInline,
+  runSweep,
+  splitHistory,
+  summarize,
+  type Job,
+  type JobResult,
+} from '../../../src/optimize/grid-sweep.ts';
 import { SweepPool } from '../../../src/optimize/sweep-pool.ts';
 
 const config = BacktestConfig.parse({
@@ -27,7 +37,22 @@ describe('parameter sweeps', () => {
       sample: 'all',
       ...(netPnl === null
         ? { error: 'refused' }
-        : { summary: { netPnl, returnPct: null, sharpe: null, sortino: null, profitFactor: null, expectancy: null, winRate: null, maxDrawdown, trades: 1, passed: true, violations: 0, orderListHash: '' } }),
+        : {
+            summary: {
+              netPnl,
+              returnPct: null,
+              sharpe: null,
+              sortino: null,
+              profitFactor: null,
+              expectancy: null,
+              winRate: null,
+              maxDrawdown,
+              trades: 1,
+              passed: true,
+              violations: 0,
+              orderListHash: '',
+            },
+          }),
     });
     const results = [result(0, 5, 30), result(1, null), result(2, 9, 10), result(3, 5, 20)];
     expect(rank(results, 'netPnl').map((r) => r.index)).toEqual([2, 0, 3, 1]);
@@ -53,22 +78,34 @@ describe('parameter sweeps', () => {
     expect(sequential[2]!.error).toMatch(/fast must be shorter than slow/);
   });
 
-  it('rank a run by the same figures as its full backtest, computed without the report\'s tables', async () => {
+  it("rank a run by the same figures as its full backtest, computed without the report's tables", async () => {
     const history = await loadHistory(config, resolveContract(config.contract));
-    for (const params of [{ fast: 5, slow: 20 }, { fast: 3, slow: 40 }]) {
-      const job = await runJob({ config, name: 't', samples: { all: history, in: undefined, out: undefined } }, { index: 0, params, sample: 'all' });
+    for (const params of [
+      { fast: 5, slow: 20 },
+      { fast: 3, slow: 40 },
+    ]) {
+      const job = await runJob(
+        { config, name: 't', samples: { all: history, in: undefined, out: undefined } },
+        { index: 0, params, sample: 'all' },
+      );
       const full = await executeBacktest({ ...config, strategy: { ...config.strategy, params } }, 't', { history });
-      expect(job.summary).toEqual(summarize(full.statistics, full.result.passed, full.result.violations.length, full.result.orderListHash));
+      expect(job.summary).toEqual(
+        summarize(full.statistics, full.result.passed, full.result.violations.length, full.result.orderListHash),
+      );
       expect(full.result.decisions.length).toBeGreaterThan(0);
     }
   });
 
-  it('compile a quant\'s TypeScript strategy once and give the same rows and hashes on a warm pool, sweep after sweep', async () => {
+  it("compile a quant's TypeScript strategy once and give the same rows and hashes on a warm pool, sweep after sweep", async () => {
     const file = fileURLToPath(new URL('./fixtures/sweep-strategy.ts', import.meta.url));
     const own = { ...config, strategy: { ...config.strategy, name: file } };
     const history = await loadHistory(own, resolveContract(own.contract));
     const context = { config: own, name: 'own', samples: { all: history, in: undefined, out: undefined } };
-    const jobs: Job[] = gridCombinations({ fast: [3, 5, 8], slow: [13, 21] }).map((params, index) => ({ index, params, sample: 'all' as const }));
+    const jobs: Job[] = gridCombinations({ fast: [3, 5, 8], slow: [13, 21] }).map((params, index) => ({
+      index,
+      params,
+      sample: 'all' as const,
+    }));
     const sequential = await runSweep(context, jobs, { workers: 1 });
     const pool = new SweepPool(1);
     try {
@@ -85,7 +122,8 @@ describe('parameter sweeps', () => {
   it('run small sweeps in this thread and large ones on the pool', () => {
     const bars = (n: number) => ({ bars: { time: new Float64Array(n) } }) as never;
     const context = (n: number) => ({ config, name: 't', samples: { all: bars(n), in: undefined, out: undefined } });
-    const jobs = (n: number): Job[] => Array.from({ length: n }, (_, index) => ({ index, params: {}, sample: 'all' as const }));
+    const jobs = (n: number): Job[] =>
+      Array.from({ length: n }, (_, index) => ({ index, params: {}, sample: 'all' as const }));
     expect(runsInline(context(10_000), jobs(16), 2, undefined)).toBe(true);
     expect(runsInline(context(1_000_000), jobs(16), 2, undefined)).toBe(false);
     expect(runsInline(context(1_000_000), jobs(16), 1, undefined)).toBe(true);

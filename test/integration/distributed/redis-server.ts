@@ -32,9 +32,26 @@ export function freePort(): Promise<number> {
 export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'tickline-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'yes',
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -61,7 +78,8 @@ async function untilPingAnswers(port: number, child: ChildProcess, stderr: () =>
   for (;;) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr()}`);
     if (await pings(port)) return;
-    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port} within ${START_DEADLINE_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`redis-server did not answer on port ${port} within ${START_DEADLINE_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

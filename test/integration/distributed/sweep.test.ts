@@ -40,7 +40,10 @@ interface Ran {
 
 function tickline(args: readonly string[]): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -67,9 +70,15 @@ interface WorkerProcess {
 }
 
 /** `tickline worker` with `processes` worker processes (forked by it when more than one). */
-async function startWorker(url: string, processes = 1): Promise<WorkerProcess & { stderr(): string; exit: Promise<number | null> }> {
+async function startWorker(
+  url: string,
+  processes = 1,
+): Promise<WorkerProcess & { stderr(): string; exit: Promise<number | null> }> {
   const args = ['worker', '--queue', url, '--concurrency', String(processes), '--lock-seconds', LOCK_SECONDS];
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: REPO,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -101,15 +110,28 @@ async function withWorkers<T>(url: string, count: number, body: (workers: Worker
 function writeConfig(file: string, seed: number): void {
   writeFileSync(
     file,
-    ['strategy:', '  name: sma-cross', '  params: { fast: 5, slow: 20 }', 'contract: MESZ5', `data: { source: synthetic, seed: ${seed}, sessions: 2, start: '2025-03-02' }`, ''].join('\n'),
+    [
+      'strategy:',
+      '  name: sma-cross',
+      '  params: { fast: 5, slow: 20 }',
+      'contract: MESZ5',
+      `data: { source: synthetic, seed: ${seed}, sessions: 2, start: '2025-03-02' }`,
+      '',
+    ].join('\n'),
   );
 }
 
 /** A sweep's spec and jobs built as `optimize --queue` builds them. */
 async function specFor(seed: number): Promise<{ spec: SweepSpec; jobs: Job[]; config: BacktestConfig }> {
-  const config = BacktestConfig.parse({ strategy: { name: 'sma-cross', params: {} }, contract: 'MESZ5', data: { source: 'synthetic', seed, sessions: 2, start: '2025-03-02' } });
+  const config = BacktestConfig.parse({
+    strategy: { name: 'sma-cross', params: {} },
+    contract: 'MESZ5',
+    data: { source: 'synthetic', seed, sessions: 2, start: '2025-03-02' },
+  });
   const history = await sweepHistory(config);
-  const jobs: Job[] = gridCombinations({ fast: [3, 4, 5, 6, 7, 8, 9, 10], slow: [15, 20, 25, 30] }).map((params, index) => ({ index, params, sample: 'all' }));
+  const jobs: Job[] = gridCombinations({ fast: [3, 4, 5, 6, 7, 8, 9, 10], slow: [15, 20, 25, 30] }).map(
+    (params, index) => ({ index, params, sample: 'all' }),
+  );
   return { spec: (await sweepSpecOf(config, 'k', history, null, jobs)).spec, jobs, config };
 }
 
@@ -118,7 +140,16 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tickline-distributed-'));
   configFile = path.join(dir, 'sweep.yaml');
   writeConfig(configFile, 7);
-  const local = await tickline(['optimize', '--config', configFile, ...GRID, '--workers', '1', '--out', path.join(dir, 'local')]);
+  const local = await tickline([
+    'optimize',
+    '--config',
+    configFile,
+    ...GRID,
+    '--workers',
+    '1',
+    '--out',
+    path.join(dir, 'local'),
+  ]);
   expect(local.stderr).toBe('');
   expect(local.code).toBe(0);
   localCsv = readFileSync(path.join(dir, 'local', 'optimize.csv'), 'utf8');
@@ -133,14 +164,20 @@ afterAll(async () => {
 describe('distributed sweeps on BullMQ and redis-server', () => {
   it('a 32-point sweep on two worker processes gives the rows and order-list hashes of the local sweep', async () => {
     const url = redis.url(1);
-    const ran = await withWorkers(url, 2, () => tickline(['optimize', '--config', configFile, ...GRID, '--queue', url, '--out', path.join(dir, 'queued')]));
+    const ran = await withWorkers(url, 2, () =>
+      tickline(['optimize', '--config', configFile, ...GRID, '--queue', url, '--out', path.join(dir, 'queued')]),
+    );
     expect(ran.code).toBe(0);
     expect(ran.stdout).toMatch(/32 runs on the queue/);
     const csv = readFileSync(path.join(dir, 'queued', 'optimize.csv'), 'utf8');
     expect(csv.trim().split('\n')).toHaveLength(33);
     expect(csv).toBe(localCsv);
     expect(readFileSync(path.join(dir, 'queued', 'optimize.json'), 'utf8')).toBe(localJson);
-    const hashes = csv.trim().split('\n').slice(1).map((line) => line.split(',')[14]);
+    const hashes = csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(',')[14]);
     expect(hashes.every((h) => /^[0-9a-f]{64}$/.test(h ?? ''))).toBe(true);
     expect(new Set(hashes).size).toBeGreaterThan(1);
   }, 180_000);
@@ -176,9 +213,13 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
       const id = sweepId(spec);
       await withWorkers(url, 2, async ([victim]) => {
         await enqueueSweep(client, queue, spec, view);
-        const held = await until('the victim to hold a job', async () => (await queue.getActive()).find((job) => job.processedBy === victim!.name));
+        const held = await until('the victim to hold a job', async () =>
+          (await queue.getActive()).find((job) => job.processedBy === victim!.name),
+        );
         victim!.child.kill('SIGKILL');
-        await until('every result', async () => ((await client.hlen(resultsKey(id))) === jobs.length ? true : undefined));
+        await until('every result', async () =>
+          (await client.hlen(resultsKey(id))) === jobs.length ? true : undefined,
+        );
         expect(await client.hexists(resultsKey(id), held.id!)).toBe(1);
       });
       const results = await readResults(client, id, spec);
@@ -203,10 +244,15 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
       const view = { metric: 'sharpe', top: 20, grid: {}, heatmap: ['fast'], data: 'synthetic', enqueuedAt: 0 };
       await withWorkers(url, 1, async () => {
         await enqueueSweep(client, queue, wrong, view, { retries: 2 });
-        await until('every job to fail', async () => ((await client.hlen(resultsKey(id))) === wrong.jobs.length ? true : undefined));
+        await until('every job to fail', async () =>
+          (await client.hlen(resultsKey(id))) === wrong.jobs.length ? true : undefined,
+        );
       });
       const results = await readResults(client, id, wrong);
-      for (const result of results) expect(result?.error).toMatch(/the bars of synthetic market, seed 13, .* have sha256 [0-9a-f]{12}, the sweep was enqueued with 000000000000/);
+      for (const result of results)
+        expect(result?.error).toMatch(
+          /the bars of synthetic market, seed 13, .* have sha256 [0-9a-f]{12}, the sweep was enqueued with 000000000000/,
+        );
       const failed = await queue.getFailed(0, -1);
       expect(failed).toHaveLength(32);
       expect(failed.every((job) => job.attemptsMade === 1)).toBe(true);
@@ -223,7 +269,9 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     const id = detached.stdout.trim();
     expect(id).toMatch(/^[0-9a-f]{16}$/);
     const pending = await tickline(['sweep', 'status', id, '--queue', url]);
-    expect(pending.stdout).toMatch(new RegExp(`sweep ${id} \\(sweep\\): 0 of 32 runs done, 0 failed, 32 waiting, 0 running`));
+    expect(pending.stdout).toMatch(
+      new RegExp(`sweep ${id} \\(sweep\\): 0 of 32 runs done, 0 failed, 32 waiting, 0 running`),
+    );
     // One `tickline worker` running two worker processes; Ctrl-C (SIGINT) stops them all, exit 0.
     const worker = await startWorker(url, 2);
     const ran = await tickline(['sweep', 'results', id, '--queue', url, '--wait', '--out', path.join(dir, 'detached')]);
@@ -246,10 +294,19 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     symlinkSync(path.join(REPO, 'node_modules'), path.join(quant, 'node_modules'));
     try {
       const strategy = path.join(quant, 'failing.ts');
-      writeFileSync(strategy, readFileSync(FAILING_STRATEGY, 'utf8').replace(/'\.\.\/\.\.\/\.\.\/\.\.\/src\//g, `'${REPO}/src/`).replace("'the strategy failed on purpose'", 'PURPOSE'));
+      writeFileSync(
+        strategy,
+        readFileSync(FAILING_STRATEGY, 'utf8')
+          .replace(/'\.\.\/\.\.\/\.\.\/\.\.\/src\//g, `'${REPO}/src/`)
+          .replace("'the strategy failed on purpose'", 'PURPOSE'),
+      );
       writeFileSync(path.join(quant, 'purpose.ts'), "export const PURPOSE = 'the strategy failed on purpose';\n");
       writeFileSync(strategy, `import { PURPOSE } from './purpose.ts';\n${readFileSync(strategy, 'utf8')}`);
-      const config = BacktestConfig.parse({ strategy: { name: strategy, params: {} }, contract: 'MESZ5', data: { source: 'synthetic', seed: 3, sessions: 1, start: '2025-03-02' } });
+      const config = BacktestConfig.parse({
+        strategy: { name: strategy, params: {} },
+        contract: 'MESZ5',
+        data: { source: 'synthetic', seed: 3, sessions: 1, start: '2025-03-02' },
+      });
       const history = await sweepHistory(config);
       const jobs: Job[] = [false, true].map((fail, index) => ({ index, params: { fail }, sample: 'all' }));
       const { spec, bundle } = await sweepSpecOf(config, 'failing', history, null, jobs);
@@ -260,10 +317,16 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
       const view = { metric: 'netPnl', top: 20, grid: {}, heatmap: ['fail'], data: 'synthetic', enqueuedAt: 0 };
       await enqueueSweep(client, queue, spec, view, { retries: 1, bundle });
       await enqueueSweep(client, queue, tampered, view, { retries: 1 });
-      await expect(enqueueSweep(client, queue, { ...spec, name: 'other' }, view, { bundle: `${bundle}\n` })).rejects.toThrow(/the strategy bundle has sha256 [0-9a-f]{12}, the sweep names [0-9a-f]{12}/);
+      await expect(
+        enqueueSweep(client, queue, { ...spec, name: 'other' }, view, { bundle: `${bundle}\n` }),
+      ).rejects.toThrow(/the strategy bundle has sha256 [0-9a-f]{12}, the sweep names [0-9a-f]{12}/);
       rmSync(quant, { recursive: true, force: true });
       await withWorkers(url, 1, async () => {
-        await until('both sweeps', async () => ((await client.hlen(resultsKey(sweepId(spec)))) + (await client.hlen(resultsKey(sweepId(tampered)))) === 4 ? true : undefined));
+        await until('both sweeps', async () =>
+          (await client.hlen(resultsKey(sweepId(spec)))) + (await client.hlen(resultsKey(sweepId(tampered)))) === 4
+            ? true
+            : undefined,
+        );
       });
       const [passing, failing] = await readResults(client, sweepId(spec), spec);
       expect(passing!.error).toBeUndefined();
@@ -271,7 +334,10 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
       expect(failing!.error).toMatch(/the strategy failed on purpose/);
       const failed = await queue.getJob(jobId(sweepId(spec), jobs[1]!));
       expect(failed!.attemptsMade).toBe(2);
-      for (const result of await readResults(client, sweepId(tampered), tampered)) expect(result!.error).toMatch(/the strategy bundle of .*failing\.ts on the queue has sha256 [0-9a-f]{12}, the sweep was enqueued with ffffffffffff/);
+      for (const result of await readResults(client, sweepId(tampered), tampered))
+        expect(result!.error).toMatch(
+          /the strategy bundle of .*failing\.ts on the queue has sha256 [0-9a-f]{12}, the sweep was enqueued with ffffffffffff/,
+        );
     } finally {
       rmSync(quant, { recursive: true, force: true });
       await queue.close();
@@ -288,7 +354,9 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
       const view = { metric: 'sharpe', top: 20, grid: {}, heatmap: ['fast'], data: 'synthetic', enqueuedAt: 0 };
       const { id } = await enqueueSweep(client, queue, spec, view);
       const cancelled = await tickline(['sweep', 'cancel', id, '--queue', url]);
-      expect(cancelled.stdout).toBe(`sweep ${id} cancelled: 32 waiting runs taken off the queue; running ones finish\n`);
+      expect(cancelled.stdout).toBe(
+        `sweep ${id} cancelled: 32 waiting runs taken off the queue; running ones finish\n`,
+      );
       expect(await queue.getWaitingCount()).toBe(0);
       const status = await tickline(['sweep', 'status', id, '--queue', url]);
       expect(status.stdout).toMatch(/0 of 32 runs done, 0 failed, 0 waiting, 0 running, cancelled/);
@@ -310,26 +378,83 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     ];
     await withWorkers(url, 2, async () => {
       for (const [k, args] of searches.entries()) {
-        const local = await tickline(['optimize', '--config', configFile, ...GRID, ...args, '--workers', '1', '--out', path.join(dir, `search-local-${k}`)]);
+        const local = await tickline([
+          'optimize',
+          '--config',
+          configFile,
+          ...GRID,
+          ...args,
+          '--workers',
+          '1',
+          '--out',
+          path.join(dir, `search-local-${k}`),
+        ]);
         expect(local.code).toBe(0);
-        const queued = await tickline(['optimize', '--config', configFile, ...GRID, ...args, '--queue', url, '--out', path.join(dir, `search-queued-${k}`)]);
+        const queued = await tickline([
+          'optimize',
+          '--config',
+          configFile,
+          ...GRID,
+          ...args,
+          '--queue',
+          url,
+          '--out',
+          path.join(dir, `search-queued-${k}`),
+        ]);
         expect(queued.code).toBe(0);
         for (const file of ['optimize.csv', 'optimize.json']) {
-          expect(readFileSync(path.join(dir, `search-queued-${k}`, file), 'utf8')).toBe(readFileSync(path.join(dir, `search-local-${k}`, file), 'utf8'));
+          expect(readFileSync(path.join(dir, `search-queued-${k}`, file), 'utf8')).toBe(
+            readFileSync(path.join(dir, `search-local-${k}`, file), 'utf8'),
+          );
         }
-        expect(queued.stdout).toMatch(args[1] === 'random' ? /12 runs on the queue, sweep [0-9a-f]{16}/ : /20 runs on the queue in \d+ sweeps/);
+        expect(queued.stdout).toMatch(
+          args[1] === 'random' ? /12 runs on the queue, sweep [0-9a-f]{16}/ : /20 runs on the queue in \d+ sweeps/,
+        );
       }
       // A detached random search (with another seed, so it is not answered yet) is shown later as the search it was.
       const random = ['--search', 'random', '--trials', '8', '--seed', '9'];
-      const local = await tickline(['optimize', '--config', configFile, ...GRID, ...random, '--workers', '1', '--out', path.join(dir, 'search-local-detached')]);
-      const id = (await tickline(['optimize', '--config', configFile, ...GRID, ...random, '--queue', url, '--detach'])).stdout.trim();
-      const later = await tickline(['sweep', 'results', id, '--queue', url, '--wait', '--out', path.join(dir, 'search-queued-detached')]);
+      const local = await tickline([
+        'optimize',
+        '--config',
+        configFile,
+        ...GRID,
+        ...random,
+        '--workers',
+        '1',
+        '--out',
+        path.join(dir, 'search-local-detached'),
+      ]);
+      const id = (
+        await tickline(['optimize', '--config', configFile, ...GRID, ...random, '--queue', url, '--detach'])
+      ).stdout.trim();
+      const later = await tickline([
+        'sweep',
+        'results',
+        id,
+        '--queue',
+        url,
+        '--wait',
+        '--out',
+        path.join(dir, 'search-queued-detached'),
+      ]);
       expect(later.code).toBe(0);
       expect(later.stdout).toContain('(random search of 32, seed 9)');
       expect(local.stdout).toContain('(random search of 32, seed 9)');
-      expect(readFileSync(path.join(dir, 'search-queued-detached', 'optimize.json'), 'utf8')).toBe(readFileSync(path.join(dir, 'search-local-detached', 'optimize.json'), 'utf8'));
+      expect(readFileSync(path.join(dir, 'search-queued-detached', 'optimize.json'), 'utf8')).toBe(
+        readFileSync(path.join(dir, 'search-local-detached', 'optimize.json'), 'utf8'),
+      );
     });
-    const detached = await tickline(['optimize', '--config', configFile, ...GRID, '--search', 'tpe', '--queue', url, '--detach']);
+    const detached = await tickline([
+      'optimize',
+      '--config',
+      configFile,
+      ...GRID,
+      '--search',
+      'tpe',
+      '--queue',
+      url,
+      '--detach',
+    ]);
     expect(detached.code).toBe(2);
     expect(detached.stderr).toMatch(/^optimize: --detach cannot leave a tpe search/);
   }, 240_000);
@@ -340,7 +465,14 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     expect(ran.code).toBe(2);
     expect(ran.stderr.trim().split('\n')).toHaveLength(1);
     expect(ran.stderr).toMatch(/^worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable/);
-    const sweep = await tickline(['optimize', '--config', configFile, ...GRID, '--queue', `redis://:hunter22@127.0.0.1:${redis.port + 1}`]);
+    const sweep = await tickline([
+      'optimize',
+      '--config',
+      configFile,
+      ...GRID,
+      '--queue',
+      `redis://:hunter22@127.0.0.1:${redis.port + 1}`,
+    ]);
     expect(sweep.code).toBe(2);
     expect(sweep.stderr).toMatch(/^optimize: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ is unreachable: .*\n$/);
     expect(sweep.stderr).not.toContain('hunter22');

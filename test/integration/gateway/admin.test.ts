@@ -1,6 +1,11 @@
 /** Every administration endpoint (spec 4.2) with its verb and parameter placement, exports and violations. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AdminClient, GatewayError, GatewayRejection, violationKind } from '../../../src/adapters/gateway/index.ts';
+import {
+  AdminClient,
+  type GatewayError,
+  GatewayRejection,
+  violationKind,
+} from '../../../src/adapters/gateway/index.ts';
 import { ScriptedServer } from './scripted-server.ts';
 import * as F from './fixtures.ts';
 
@@ -9,7 +14,12 @@ let admin: AdminClient;
 
 beforeEach(async () => {
   server = await ScriptedServer.start();
-  admin = new AdminClient({ baseUrl: server.url, headers: { 'x-api-key': 'admin-key' }, timeoutMs: 2_000, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  admin = new AdminClient({
+    baseUrl: server.url,
+    headers: { 'x-api-key': 'admin-key' },
+    timeoutMs: 2_000,
+    retry: { baseDelayMs: 1, maxDelayMs: 2 },
+  });
 });
 
 afterEach(async () => {
@@ -25,9 +35,18 @@ describe('administration endpoints', () => {
     expect(server.last('/AccountTemplate')).toMatchObject({ method: 'GET', headers: { 'x-api-key': 'admin-key' } });
     expect(await admin.templateById(77)).toEqual({ ...F.template, id: 77 });
     expect(server.last('/AccountTemplate/id/77')?.method).toBe('GET');
-    const created = await admin.createTemplate({ title: '100K', name: '100K Combine', description: 'd', tag: 1, startingBalance: 100000 });
+    const created = await admin.createTemplate({
+      title: '100K',
+      name: '100K Combine',
+      description: 'd',
+      tag: 1,
+      startingBalance: 100000,
+    });
     expect(created).toMatchObject({ id: 13, title: '100K', tag: 1 });
-    expect(server.last('/AccountTemplate/create')).toMatchObject({ method: 'POST', body: { title: '100K', name: '100K Combine', description: 'd', tag: 1, startingBalance: 100000 } });
+    expect(server.last('/AccountTemplate/create')).toMatchObject({
+      method: 'POST',
+      body: { title: '100K', name: '100K Combine', description: 'd', tag: 1, startingBalance: 100000 },
+    });
   });
 
   it('template create with success false is GATEWAY_REJECTED with the message', async () => {
@@ -49,16 +68,30 @@ describe('administration endpoints', () => {
 
   it('users are found with PUT and a query parameter', async () => {
     expect(await admin.findUserByName('trader1')).toEqual(F.user);
-    expect(server.last('/User/find/username')).toMatchObject({ method: 'PUT', query: { userName: 'trader1' }, body: undefined });
+    expect(server.last('/User/find/username')).toMatchObject({
+      method: 'PUT',
+      query: { userName: 'trader1' },
+      body: undefined,
+    });
     expect(await admin.findUserByEmail('trader1@example.com')).toEqual(F.user);
     expect(server.last('/User/find')).toMatchObject({ method: 'PUT', query: { email: 'trader1@example.com' } });
   });
 
   it('register: result 0 returns the record, result 3 is InvalidEmail', async () => {
-    const req = { password: 'p', email: 'a@b.c', userName: 'u', firstName: 'f', lastName: 'l', screenName: null, internalTag: 0 };
+    const req = {
+      password: 'p',
+      email: 'a@b.c',
+      userName: 'u',
+      firstName: 'f',
+      lastName: 'l',
+      screenName: null,
+      internalTag: 0,
+    };
     expect(await admin.register(req)).toMatchObject({ userId: 992, result: 0 });
     expect(server.last('/Register')?.body).toEqual(req);
-    server.script('/Register', { body: { userId: null, loginToken: null, errorMessage: 'Invalid email format', result: 3 } });
+    server.script('/Register', {
+      body: { userId: null, loginToken: null, errorMessage: 'Invalid email format', result: 3 },
+    });
     const error = await admin.register({ ...req, email: 'nope' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GatewayRejection);
     expect(error).toMatchObject({ errorCode: 3, errorName: 'InvalidEmail', errorMessage: 'Invalid email format' });
@@ -92,7 +125,11 @@ describe('administration endpoints', () => {
     expect(await admin.findTradingAccount('PRAC-V2-1')).toEqual(F.tradingAccount);
     expect(server.last('/TradingAccount/find')).toMatchObject({ method: 'POST', query: { accountName: 'PRAC-V2-1' } });
     await admin.findTradingAccount('PRAC V2/1', { via: 'GET' });
-    expect(server.last('/TradingAccount/find')).toMatchObject({ method: 'GET', query: { accountName: 'PRAC V2/1' }, headers: { accept: 'application/json' } });
+    expect(server.last('/TradingAccount/find')).toMatchObject({
+      method: 'GET',
+      query: { accountName: 'PRAC V2/1' },
+      headers: { accept: 'application/json' },
+    });
   });
 
   it('an HTTP 401 is UNAUTHORIZED and not retried', async () => {
@@ -112,7 +149,9 @@ describe('administration endpoints', () => {
 
 describe('trades export and its 30-day windows', () => {
   it('a range over 30 days is refused before sending', async () => {
-    const error = (await admin.exportTrades({ from: '2025-01-01T00:00:00Z', to: '2025-01-31T00:00:01Z' }).catch((e: unknown) => e)) as GatewayError;
+    const error = (await admin
+      .exportTrades({ from: '2025-01-01T00:00:00Z', to: '2025-01-31T00:00:01Z' })
+      .catch((e: unknown) => e)) as GatewayError;
     expect(error).toMatchObject({ code: 'RANGE_REFUSED', outcome: 'not-sent', endpoint: 'DataExport/trades' });
     expect(error.message).toMatch(/30-day/);
     expect(server.count('/DataExport/trades')).toBe(0);
@@ -120,7 +159,10 @@ describe('trades export and its 30-day windows', () => {
 
   it('exactly 30 days is sent', async () => {
     await admin.exportTrades({ from: new Date('2025-01-01T00:00:00Z'), to: '2025-01-31T00:00:00Z' });
-    expect(server.last('/DataExport/trades')?.body).toEqual({ from: '2025-01-01T00:00:00.000Z', to: '2025-01-31T00:00:00.000Z' });
+    expect(server.last('/DataExport/trades')?.body).toEqual({
+      from: '2025-01-01T00:00:00.000Z',
+      to: '2025-01-31T00:00:00.000Z',
+    });
   });
 
   it('a long range is split into windows of at most 30 days and merged without duplicates', async () => {
@@ -137,7 +179,9 @@ describe('trades export and its 30-day windows', () => {
     });
     const trades = await admin.exportTradesRange('2025-01-01T00:00:00Z', new Date(base + 95 * DAY));
     expect(trades.map((t) => t.id)).toEqual(Array.from({ length: 96 }, (_, i) => i));
-    const windows = server.requests.filter((r) => r.path === '/DataExport/trades').map((r) => r.body as { from: string; to: string });
+    const windows = server.requests
+      .filter((r) => r.path === '/DataExport/trades')
+      .map((r) => r.body as { from: string; to: string });
     expect(windows).toHaveLength(4);
     for (const w of windows) expect(Date.parse(w.to) - Date.parse(w.from)).toBeLessThanOrEqual(30 * DAY);
   });

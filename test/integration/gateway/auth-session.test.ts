@@ -38,7 +38,9 @@ describe('session token', () => {
       client.contractById('CON.F.US.ENQ.H25'),
     ]);
     expect(server.count('/api/Auth/loginKey')).toBe(1);
-    const tokens = new Set(server.requests.filter((r) => r.path !== '/api/Auth/loginKey').map((r) => r.headers.authorization));
+    const tokens = new Set(
+      server.requests.filter((r) => r.path !== '/api/Auth/loginKey').map((r) => r.headers.authorization),
+    );
     expect(tokens.size).toBe(1);
   });
 
@@ -77,7 +79,9 @@ describe('session token', () => {
   it('a failed renewal falls back to a login', async () => {
     await client.login();
     clock += 23.5 * HOUR;
-    server.script('/api/Auth/validate', { body: { success: false, errorCode: 3, errorMessage: 'expired', newToken: null } });
+    server.script('/api/Auth/validate', {
+      body: { success: false, errorCode: 3, errorMessage: 'expired', newToken: null },
+    });
     await client.searchAccounts(true);
     expect(server.count('/api/Auth/validate')).toBe(1);
     expect(server.count('/api/Auth/loginKey')).toBe(2);
@@ -106,7 +110,14 @@ describe('secrets never reach a log line or a serialised error', () => {
   it('api key, token, newToken, password, loginToken and Authorization stay out of the logs', async () => {
     const { lines, logger } = capturedLogger();
     const adminSecret = 'admin-bearer-secret-abc';
-    const trading = new TradingClient({ baseUrl: server.url, userName: 'trader1', apiKey: 'api-key-secret-value', logger, now: () => clock, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    const trading = new TradingClient({
+      baseUrl: server.url,
+      userName: 'trader1',
+      apiKey: 'api-key-secret-value',
+      logger,
+      now: () => clock,
+      retry: { baseDelayMs: 1, maxDelayMs: 2 },
+    });
     const admin = new AdminClient({ baseUrl: server.url, headers: { authorization: `Bearer ${adminSecret}` }, logger });
     const errors: GatewayError[] = [];
     const keep = (e: unknown) => {
@@ -125,17 +136,46 @@ describe('secrets never reach a log line or a serialised error', () => {
       server.script('/api/Auth/loginKey', { body: { token: null, success: false, errorCode: 3, errorMessage: null } });
       server.expireTokens();
       await trading.searchAccounts(true).catch(keep);
-      await admin.register({ password: 'hunter2-password', email: 'a@b.c', userName: 'u', firstName: 'f', lastName: 'l', screenName: 's', internalTag: 0 });
-      server.script('/Register', { body: { userId: null, loginToken: null, errorMessage: 'Invalid email', result: 3 } });
-      await admin.register({ password: 'hunter2-password', email: 'bad', userName: 'u', firstName: 'f', lastName: 'l', screenName: 's', internalTag: 0 }).catch(keep);
+      await admin.register({
+        password: 'hunter2-password',
+        email: 'a@b.c',
+        userName: 'u',
+        firstName: 'f',
+        lastName: 'l',
+        screenName: 's',
+        internalTag: 0,
+      });
+      server.script('/Register', {
+        body: { userId: null, loginToken: null, errorMessage: 'Invalid email', result: 3 },
+      });
+      await admin
+        .register({
+          password: 'hunter2-password',
+          email: 'bad',
+          userName: 'u',
+          firstName: 'f',
+          lastName: 'l',
+          screenName: 's',
+          internalTag: 0,
+        })
+        .catch(keep);
       server.script('/User/find', { status: 401 });
       await admin.findUserByEmail('a@b.c').catch(keep);
     } finally {
       await trading.close();
       await admin.close();
     }
-    const issued = [...new Set(server.requests.map((r) => r.headers.authorization).filter((h): h is string => typeof h === 'string'))];
-    const secrets = ['api-key-secret-value', 'hunter2-password', 'login-token-secret', adminSecret, ...issued, ...issued.map((h) => h.replace(/^Bearer /, ''))];
+    const issued = [
+      ...new Set(server.requests.map((r) => r.headers.authorization).filter((h): h is string => typeof h === 'string')),
+    ];
+    const secrets = [
+      'api-key-secret-value',
+      'hunter2-password',
+      'login-token-secret',
+      adminSecret,
+      ...issued,
+      ...issued.map((h) => h.replace(/^Bearer /, '')),
+    ];
     expect(issued.length).toBeGreaterThan(2);
     expect(lines.length).toBeGreaterThan(8);
     expect(errors.length).toBe(4);
@@ -146,14 +186,28 @@ describe('secrets never reach a log line or a serialised error', () => {
       expect(serialised).not.toContain(secret);
     }
     // Each request line carries endpoint, status, duration and attempts.
-    const requestLine = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gateway request' && l.endpoint === 'Account/search');
-    expect(requestLine).toMatchObject({ endpoint: 'Account/search', status: 200, attempts: expect.any(Number), durationMs: expect.any(Number) });
+    const requestLine = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'gateway request' && l.endpoint === 'Account/search');
+    expect(requestLine).toMatchObject({
+      endpoint: 'Account/search',
+      status: 200,
+      attempts: expect.any(Number),
+      durationMs: expect.any(Number),
+    });
   });
 
   it('a truncated login answer (not JSON) never shows its token: not in the error, its serialisation, or the logs', async () => {
     const { lines, logger } = capturedLogger();
     const token = 'tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0';
-    const trading = new TradingClient({ baseUrl: server.url, userName: 'trader1', apiKey: 'api-key-secret-value', logger, now: () => clock, retry: { maxAttempts: 1 } });
+    const trading = new TradingClient({
+      baseUrl: server.url,
+      userName: 'trader1',
+      apiKey: 'api-key-secret-value',
+      logger,
+      now: () => clock,
+      retry: { maxAttempts: 1 },
+    });
     server.script('/api/Auth/loginKey', { raw: `{"token":"${token}","success":true,"errorCode":0,"errorMess` });
     let error: unknown;
     try {
@@ -175,7 +229,10 @@ describe('secrets never reach a log line or a serialised error', () => {
     const secret = 'very-secret-admin-credential-42';
     registerSecret(secret);
     const { lines, logger } = capturedLogger();
-    logger.warn({ deep: { nested: [`x ${secret} y`] }, url: `https://h/p?access_token=${secret}` }, `message with ${secret}`);
+    logger.warn(
+      { deep: { nested: [`x ${secret} y`] }, url: `https://h/p?access_token=${secret}` },
+      `message with ${secret}`,
+    );
     expect(lines.join('')).not.toContain(secret);
     expect(lines.join('')).toContain('[redacted]');
     expect(scrubSecrets(`Bearer ${secret}`)).toBe('Bearer [redacted]');

@@ -49,7 +49,15 @@ async function caught(promise: Promise<unknown>): Promise<GatewayError> {
   throw new Error('expected a GatewayError');
 }
 
-const place = () => client.placeOrder({ accountId: 704, contractId: 'C', type: OrderType.Market, side: OrderSide.Bid, size: 1, customTag: 't-1' });
+const place = () =>
+  client.placeOrder({
+    accountId: 704,
+    contractId: 'C',
+    type: OrderType.Market,
+    side: OrderSide.Bid,
+    size: 1,
+    customTag: 't-1',
+  });
 const modify = () => client.modifyOrder({ accountId: 704, orderId: 1, size: 2 });
 const cancel = () => client.cancelOrder({ accountId: 704, orderId: 1 });
 
@@ -77,7 +85,12 @@ describe('request validation and HTTP 400', () => {
   it('an HTTP 400 becomes HTTP_STATUS 400 with the server message, and is not retried', async () => {
     server.script('/api/Auth/loginKey', { status: 400, body: { title: 'One or more validation errors occurred.' } });
     const error = await caught(client.login());
-    expect(error).toMatchObject({ code: 'HTTP_STATUS', httpStatus: 400, outcome: 'rejected', errorMessage: 'One or more validation errors occurred.' });
+    expect(error).toMatchObject({
+      code: 'HTTP_STATUS',
+      httpStatus: 400,
+      outcome: 'rejected',
+      errorMessage: 'One or more validation errors occurred.',
+    });
     expect(server.count('/api/Auth/loginKey')).toBe(1);
   });
 
@@ -143,7 +156,10 @@ describe('retries of reads', () => {
   it('a Retry-After beyond the limit is not waited out', async () => {
     const c = makeClient({ retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 4, maxRetryAfterMs: 1_000 } });
     server.script('/api/Contract/search', { status: 429, headers: { 'retry-after': '3600' } });
-    await expect(c.searchContracts({ searchText: 'ES', live: false })).rejects.toMatchObject({ code: 'RATE_LIMITED', attempts: 1 });
+    await expect(c.searchContracts({ searchText: 'ES', live: false })).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+      attempts: 1,
+    });
     await c.close();
   });
 
@@ -225,19 +241,27 @@ describe('writes make exactly one attempt', () => {
     expect(server.count(path)).toBe(1);
   });
 
-  it.each(writes)('%s: a connection dropped after sending is one attempt with outcome unknown', async (_, path, call) => {
-    await client.login();
-    server.script(path, { destroy: true });
-    await expect(call()).rejects.toMatchObject({ code: 'OUTCOME_UNKNOWN', outcome: 'unknown', attempts: 1 });
-    expect(server.count(path)).toBe(1);
-  });
+  it.each(writes)(
+    '%s: a connection dropped after sending is one attempt with outcome unknown',
+    async (_, path, call) => {
+      await client.login();
+      server.script(path, { destroy: true });
+      await expect(call()).rejects.toMatchObject({ code: 'OUTCOME_UNKNOWN', outcome: 'unknown', attempts: 1 });
+      expect(server.count(path)).toBe(1);
+    },
+  );
 
   it('a refused connection on place is one attempt, CONNECTION_FAILED with outcome not-sent', async () => {
     await client.login();
     const placesBefore = server.count('/api/Order/place');
     await server.close();
     const error = await caught(place());
-    expect(error).toMatchObject({ code: 'CONNECTION_FAILED', outcome: 'not-sent', attempts: 1, endpoint: 'Order/place' });
+    expect(error).toMatchObject({
+      code: 'CONNECTION_FAILED',
+      outcome: 'not-sent',
+      attempts: 1,
+      endpoint: 'Order/place',
+    });
     expect(server.count('/api/Order/place')).toBe(placesBefore);
   });
 });
@@ -246,7 +270,11 @@ describe('malformed answers', () => {
   it('malformed JSON is MALFORMED_RESPONSE and not retried', async () => {
     server.script('/api/Contract/available', { raw: '{"success": true, "contracts": [' });
     const error = await caught(client.availableContracts(false));
-    expect(error).toMatchObject({ code: 'MALFORMED_RESPONSE', endpoint: 'Contract/available', issues: [{ path: '(root)' }] });
+    expect(error).toMatchObject({
+      code: 'MALFORMED_RESPONSE',
+      endpoint: 'Contract/available',
+      issues: [{ path: '(root)' }],
+    });
     expect(server.count('/api/Contract/available')).toBe(1);
   });
 
@@ -265,7 +293,9 @@ describe('malformed answers', () => {
   });
 
   it('extra unknown fields are tolerated', async () => {
-    server.script('/api/Contract/search', { body: { ...F.ok, nextPage: null, contracts: [{ ...F.contract, exchange: 'CME' }] } });
+    server.script('/api/Contract/search', {
+      body: { ...F.ok, nextPage: null, contracts: [{ ...F.contract, exchange: 'CME' }] },
+    });
     const contracts = await client.searchContracts({ searchText: 'ENQ', live: true });
     expect(contracts).toEqual([F.contract]);
   });
@@ -295,7 +325,16 @@ describe('rate budget over HTTP (fake clock)', () => {
       },
       rateLimits: { bars: { requests: 3, windowMs: 30_000 } },
     });
-    const req = { contractId: 'C', live: false, startTime: '2025-01-01T00:00:00Z', endTime: '2025-01-02T00:00:00Z', unit: 2, unitNumber: 1, limit: 10, includePartialBar: false };
+    const req = {
+      contractId: 'C',
+      live: false,
+      startTime: '2025-01-01T00:00:00Z',
+      endTime: '2025-01-02T00:00:00Z',
+      unit: 2,
+      unitNumber: 1,
+      limit: 10,
+      includePartialBar: false,
+    };
     for (let i = 0; i < 7; i++) await c.retrieveBars(req);
     expect(sentAt).toEqual([1_000_000, 1_000_000, 1_000_000, 1_030_000, 1_030_000, 1_030_000, 1_060_000]);
     // Other endpoints have their own budget: login and searches did not wait.
@@ -310,7 +349,15 @@ describe('reconciling an unknown outcome', () => {
     server.script('/api/Order/place', { hang: true });
     const error = await caught(place());
     expect(error.outcome).toBe('unknown');
-    server.script('/api/Order/search', { body: { ...F.ok, orders: [{ ...F.order, customTag: 'other' }, { ...F.order, id: 777, customTag: 't-1' }] } });
+    server.script('/api/Order/search', {
+      body: {
+        ...F.ok,
+        orders: [
+          { ...F.order, customTag: 'other' },
+          { ...F.order, id: 777, customTag: 't-1' },
+        ],
+      },
+    });
     const found = await client.findOrderByCustomTag(704, 't-1', '2025-07-18T00:00:00Z');
     expect(found?.id).toBe(777);
     expect(await client.findOrderByCustomTag(704, 'missing', new Date('2025-07-18T00:00:00Z'))).toBeUndefined();

@@ -58,7 +58,14 @@ export const trade = {
   orderId: 14328,
 };
 
-export const account = { id: 704, name: 'PRAC-V2-1', balance: 50000.5, canTrade: true, isVisible: true, simulated: true };
+export const account = {
+  id: 704,
+  name: 'PRAC-V2-1',
+  balance: 50000.5,
+  canTrade: true,
+  isVisible: true,
+  simulated: true,
+};
 
 export const position = {
   id: 6124,

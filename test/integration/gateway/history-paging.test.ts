@@ -24,7 +24,13 @@ beforeAll(async () => {
     return { body: { ...F.ok, bars: order === 'newestFirst' ? bars.reverse() : bars } };
   });
   // The documented 30-per-30-s bars budget would make the property wait; it is tested on a fake clock.
-  client = new TradingClient({ baseUrl: server.url, userName: 'trader1', apiKey: 'k', timeoutMs: 2_000, rateLimits: { bars: { requests: 100_000, windowMs: 1_000 } } });
+  client = new TradingClient({
+    baseUrl: server.url,
+    userName: 'trader1',
+    apiKey: 'k',
+    timeoutMs: 2_000,
+    rateLimits: { bars: { requests: 100_000, windowMs: 1_000 } },
+  });
 });
 
 afterAll(async () => {
@@ -76,7 +82,15 @@ describe('retrieveBarsRange', () => {
           order = newestFirst ? 'newestFirst' : 'oldestFirst';
           const start = T0 + from * MINUTE;
           const end = start + span * MINUTE;
-          const bars = await client.retrieveBarsRange({ contractId: 'C', live: false, unit: 2, unitNumber: 1, start: new Date(start), end: new Date(end), pageSize });
+          const bars = await client.retrieveBarsRange({
+            contractId: 'C',
+            live: false,
+            unit: 2,
+            unitNumber: 1,
+            start: new Date(start),
+            end: new Date(end),
+            pageSize,
+          });
           expect(bars.map((b) => Date.parse(b.t))).toEqual(held.filter((t) => t >= start && t <= end));
         },
       ),
@@ -87,7 +101,14 @@ describe('retrieveBarsRange', () => {
   it('refuses a start without an offset before sending', async () => {
     const before = server.count('/api/History/retrieveBars');
     await expect(
-      client.retrieveBarsRange({ contractId: 'C', live: false, unit: 2, unitNumber: 1, start: '2025-03-03T14:30:00', end: new Date(T0) }),
+      client.retrieveBarsRange({
+        contractId: 'C',
+        live: false,
+        unit: 2,
+        unitNumber: 1,
+        start: '2025-03-03T14:30:00',
+        end: new Date(T0),
+      }),
     ).rejects.toMatchObject({ code: 'INVALID_REQUEST', outcome: 'not-sent' });
     expect(server.count('/api/History/retrieveBars')).toBe(before);
   });

@@ -17,8 +17,17 @@ let hubToken = '';
 
 beforeEach(async () => {
   sim = await startSimulator({ clock: 'manual', startTime: Date.parse('2025-03-04T15:00:00Z'), historyDays: 1 });
-  client = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now: () => sim.clock.now() });
-  hub = new UserHubClient({ url: sim.realtimeUrl, token: async () => (hubToken = await client.login()), reconnectDelaysMs: [0, 50] });
+  client = new TradingClient({
+    baseUrl: sim.tradingUrl,
+    userName: sim.demo.userName,
+    apiKey: sim.demo.apiKey,
+    now: () => sim.clock.now(),
+  });
+  hub = new UserHubClient({
+    url: sim.realtimeUrl,
+    token: async () => (hubToken = await client.login()),
+    reconnectDelaysMs: [0, 50],
+  });
 });
 
 afterEach(async () => {
@@ -42,9 +51,21 @@ describe('user hub client', () => {
     const events: UserEvent[] = [];
     const subscription = hub.userEvents(sim.demo.accountId).subscribe((e) => events.push(e));
     await hub.start();
-    const kinds = firstValueFrom(hub.userEvents(sim.demo.accountId).pipe(filter((e) => e.kind !== 'account'), take(3), toArray()));
+    const kinds = firstValueFrom(
+      hub.userEvents(sim.demo.accountId).pipe(
+        filter((e) => e.kind !== 'account'),
+        take(3),
+        toArray(),
+      ),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const orderId = await client.placeOrder({ accountId: sim.demo.accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
+    const orderId = await client.placeOrder({
+      accountId: sim.demo.accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 1,
+    });
     expect((await kinds).map((e) => e.kind).sort()).toEqual(['order', 'position', 'trade']);
     const order = events.find((e): e is Extract<UserEvent, { kind: 'order' }> => e.kind === 'order');
     expect(order?.order.id).toBe(orderId);
@@ -61,11 +82,20 @@ describe('user hub client', () => {
     hub.state$.subscribe((s) => states.push(s));
     // Logging out revokes the hub's token: the hub closes the connection, the client reconnects with a fresh one.
     const revoked = hubToken;
-    await fetch(`${sim.tradingUrl}/api/Auth/logout`, { method: 'POST', headers: { authorization: `Bearer ${revoked}` } });
+    await fetch(`${sim.tradingUrl}/api/Auth/logout`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${revoked}` },
+    });
     await until(() => states.includes('reconnecting') || states.includes('disconnected'));
     await until(() => hub.state === 'connected' && hubToken !== revoked);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const orderId = await client.placeOrder({ accountId: sim.demo.accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
+    const orderId = await client.placeOrder({
+      accountId: sim.demo.accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 1,
+    });
     await until(() => events.some((e) => e.kind === 'order' && e.order.id === orderId));
   });
 });

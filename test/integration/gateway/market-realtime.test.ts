@@ -11,7 +11,11 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DomType, OrderSide, OrderType } from '../../../src/protocol/codes.ts';
 import type { GatewayDepth, GatewayQuote, GatewayTrade } from '../../../src/protocol/hub-schemas.ts';
-import { MarketHubClient, RealtimeSubscriptionError, type RealtimeState } from '../../../src/adapters/gateway/realtime.ts';
+import {
+  MarketHubClient,
+  RealtimeSubscriptionError,
+  type RealtimeState,
+} from '../../../src/adapters/gateway/realtime.ts';
 import { TradingClient } from '../../../src/adapters/gateway/trading.ts';
 import { HubHost, type HubDefinition } from '../../../src/sim/hubs/hub-host.ts';
 import { startSimulator, type SimHandle, type SimulatorOptions } from '../../../src/sim/index.ts';
@@ -32,10 +36,23 @@ afterEach(async () => {
   hub = client = sim = dir = undefined;
 });
 
-async function start(options: SimulatorOptions = {}): Promise<{ sim: SimHandle; client: TradingClient; hub: MarketHubClient }> {
-  sim = await startSimulator({ clock: 'manual', startTime: START, historyDays: 2, realtime: { quotesPerSecond: 1_000 }, ...options });
+async function start(
+  options: SimulatorOptions = {},
+): Promise<{ sim: SimHandle; client: TradingClient; hub: MarketHubClient }> {
+  sim = await startSimulator({
+    clock: 'manual',
+    startTime: START,
+    historyDays: 2,
+    realtime: { quotesPerSecond: 1_000 },
+    ...options,
+  });
   const s = sim;
-  client = new TradingClient({ baseUrl: s.tradingUrl, userName: s.demo.userName, apiKey: s.demo.apiKey, now: () => s.clock.now() });
+  client = new TradingClient({
+    baseUrl: s.tradingUrl,
+    userName: s.demo.userName,
+    apiKey: s.demo.apiKey,
+    now: () => s.clock.now(),
+  });
   const c = client;
   hub = new MarketHubClient({ url: s.realtimeUrl, token: () => c.login(), reconnectDelaysMs: [0, 50] });
   return { sim: s, client: c, hub };
@@ -73,8 +90,17 @@ describe('market hub client', () => {
     expect(quotes[0]).toMatchObject({ symbol: 'F.US.EP', lastPrice: s.quote(ES)!.last });
     expect(nq[0]).toMatchObject({ symbol: 'F.US.ENQ', lastPrice: s.quote(NQ)!.last });
     expect(depth[0]!.type).toBe(DomType.Reset);
-    await c.placeOrder({ accountId: s.demo.accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 2 });
-    await advanceUntil(s, () => trades.some((t) => t.volume === 2 && t.type === 0) && quotes.length >= 3 && depth.length > 11);
+    await c.placeOrder({
+      accountId: s.demo.accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 2,
+    });
+    await advanceUntil(
+      s,
+      () => trades.some((t) => t.volume === 2 && t.type === 0) && quotes.length >= 3 && depth.length > 11,
+    );
     expect(quotes.every((q) => q.symbol === 'F.US.EP')).toBe(true);
     expect(trades.every((t) => t.symbolId === 'F.US.EP')).toBe(true);
   });
@@ -100,7 +126,9 @@ describe('market hub client', () => {
     await advanceUntil(s, () => b.length >= 3);
     // A later subscriber of a held feed starts from the last quote (the hub sent its opening one to the first).
     const late: GatewayQuote[] = [];
-    h.quotes(ES).subscribe((q) => late.push(q)).unsubscribe();
+    h.quotes(ES)
+      .subscribe((q) => late.push(q))
+      .unsubscribe();
     expect(late).toEqual([b.at(-1)]);
     second.unsubscribe();
     const seen = b.length;
@@ -125,7 +153,14 @@ describe('market hub client', () => {
     const now = s.clock.now();
     await s.close();
     await until(() => h.state === 'reconnecting');
-    sim = await startSimulator({ clock: 'manual', startTime: now + 60_000, historyDays: 2, dbPath, port, realtime: { quotesPerSecond: 1_000 } });
+    sim = await startSimulator({
+      clock: 'manual',
+      startTime: now + 60_000,
+      historyDays: 2,
+      dbPath,
+      port,
+      realtime: { quotesPerSecond: 1_000 },
+    });
     await until(() => h.state === 'connected', 10_000);
     // The new process's opening quote arrives only if the client subscribed again.
     await until(() => quotes.some((q) => Date.parse(q.timestamp) >= now + 60_000));
@@ -138,11 +173,17 @@ describe('market hub client', () => {
     const definition: HubDefinition<string> = {
       path: '/hubs/market',
       authenticate: (token) => (token === 'tok' ? 'user' : undefined),
-      methods: { SubscribeContractQuotes: (c, args) => void c.groups.add(String(args[0])), SubscribeContractTrades: (c, args) => void c.groups.add(`t:${String(args[0])}`) },
+      methods: {
+        SubscribeContractQuotes: (c, args) => void c.groups.add(String(args[0])),
+        SubscribeContractTrades: (c, args) => void c.groups.add(`t:${String(args[0])}`),
+      },
     };
     const host = new HubHost({ server, hubs: [definition as HubDefinition<unknown>] });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const local = new MarketHubClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: async () => 'tok' });
+    const local = new MarketHubClient({
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      token: async () => 'tok',
+    });
     try {
       const quotes: GatewayQuote[] = [];
       const trades: GatewayTrade[] = [];
@@ -153,7 +194,21 @@ describe('market hub client', () => {
       await local.start();
       await until(() => host.hasListeners('/hubs/market', ES) && host.hasListeners('/hubs/market', `t:${ES}`));
       const at = '2025-03-04T15:00:00.000Z';
-      const quote = { symbol: 'F.US.EP', symbolName: '/ES', lastPrice: 5000.25, bestBid: 5000, bestAsk: 5000.25, change: 1, changePercent: 0.02, open: 4999, high: 5001, low: 4998, volume: 10, lastUpdated: at, timestamp: at };
+      const quote = {
+        symbol: 'F.US.EP',
+        symbolName: '/ES',
+        lastPrice: 5000.25,
+        bestBid: 5000,
+        bestAsk: 5000.25,
+        change: 1,
+        changePercent: 0.02,
+        open: 4999,
+        high: 5001,
+        low: 4998,
+        volume: 10,
+        lastUpdated: at,
+        timestamp: at,
+      };
       host.publish('/hubs/market', ES, 'GatewayQuote', [ES, { ...quote, lastPrice: '5000.25' }]);
       host.publish('/hubs/market', ES, 'GatewayQuote', [42, quote]);
       host.publish('/hubs/market', ES, 'GatewayQuote', [ES, quote]);
@@ -162,7 +217,11 @@ describe('market hub client', () => {
       host.publish('/hubs/market', `t:${ES}`, 'GatewayTrade', [ES, { ...trade, volume: 3 }]);
       await until(() => quotes.length === 1 && trades.length === 3);
       expect(quotes).toEqual([quote]);
-      expect(trades.map((t) => [t.type, t.volume])).toEqual([[0, 2], [1, 2], [0, 3]]);
+      expect(trades.map((t) => [t.type, t.volume])).toEqual([
+        [0, 2],
+        [1, 2],
+        [0, 3],
+      ]);
       expect(malformed).toHaveLength(2);
       expect(malformed[0]).toMatch(/^GatewayQuote: .*lastPrice/);
     } finally {

@@ -95,7 +95,7 @@ export class ScriptedServer {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://x');
-    let body: unknown = undefined;
+    let body: unknown;
     if (text) {
       try {
         body = JSON.parse(text);

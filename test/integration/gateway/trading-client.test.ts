@@ -69,9 +69,17 @@ describe('trading endpoints: happy paths with typed results', () => {
     expect(server.last('/api/Order/search')?.body).toEqual({ accountId: 704, startTimestamp: '2025-07-18T00:00:00Z' });
     expect(await client.searchOpenOrders(704)).toEqual([F.openOrder]);
     expect(server.last('/api/Order/searchOpen')?.body).toEqual({ accountId: 704 });
-    const trades = await client.searchTrades({ accountId: 704, startTimestamp: '2025-01-01T00:00:00Z', endTimestamp: null });
+    const trades = await client.searchTrades({
+      accountId: 704,
+      startTimestamp: '2025-01-01T00:00:00Z',
+      endTimestamp: null,
+    });
     expect(trades[0]?.profitAndLoss).toBeNull();
-    expect(server.last('/api/Trade/search')?.body).toEqual({ accountId: 704, startTimestamp: '2025-01-01T00:00:00Z', endTimestamp: null });
+    expect(server.last('/api/Trade/search')?.body).toEqual({
+      accountId: 704,
+      startTimestamp: '2025-01-01T00:00:00Z',
+      endTimestamp: null,
+    });
   });
 
   it('places an order with prices as JSON numbers and returns the order id', async () => {
@@ -87,18 +95,31 @@ describe('trading endpoints: happy paths with typed results', () => {
     });
     expect(orderId).toBe(9056);
     const sent = server.last('/api/Order/place');
-    expect(sent?.body).toMatchObject({ limitPrice: 6400.3, customTag: 'entry-1', stopLossBracket: { ticks: -10, type: 4 } });
+    expect(sent?.body).toMatchObject({
+      limitPrice: 6400.3,
+      customTag: 'entry-1',
+      stopLossBracket: { ticks: -10, type: 4 },
+    });
     expect(typeof (sent?.body as { limitPrice: unknown }).limitPrice).toBe('number');
   });
 
   it('modifies (trailPrice as a price), cancels, closes and partially closes', async () => {
     await client.modifyOrder({ accountId: 704, orderId: 36599, trailPrice: 6390.25, size: null });
-    expect(server.last('/api/Order/modify')?.body).toEqual({ accountId: 704, orderId: 36599, trailPrice: 6390.25, size: null });
+    expect(server.last('/api/Order/modify')?.body).toEqual({
+      accountId: 704,
+      orderId: 36599,
+      trailPrice: 6390.25,
+      size: null,
+    });
     await client.cancelOrder({ accountId: 704, orderId: 36599 });
     expect(server.last('/api/Order/cancel')?.body).toEqual({ accountId: 704, orderId: 36599 });
     await client.closePosition({ accountId: 704, contractId: F.position.contractId });
     await client.partialClosePosition({ accountId: 704, contractId: F.position.contractId, size: 1 });
-    expect(server.last('/api/Position/partialCloseContract')?.body).toEqual({ accountId: 704, contractId: F.position.contractId, size: 1 });
+    expect(server.last('/api/Position/partialCloseContract')?.body).toEqual({
+      accountId: 704,
+      contractId: F.position.contractId,
+      size: 1,
+    });
   });
 
   it('lists, searches and looks up contracts', async () => {
@@ -153,10 +174,18 @@ describe('documented error codes', () => {
     [9, null, 'ApiSubscriptionNotFound'],
     [10, null, 'ApiKeyAuthenticationDisabled'],
   ])('login errorCode %i is a LoginError named %s', async (code, message, name) => {
-    server.script('/api/Auth/loginKey', { body: { token: null, success: false, errorCode: code, errorMessage: message } });
+    server.script('/api/Auth/loginKey', {
+      body: { token: null, success: false, errorCode: code, errorMessage: message },
+    });
     const error = await caught(client.login());
     expect(error).toBeInstanceOf(LoginError);
-    expect(error).toMatchObject({ code: 'LOGIN_FAILED', endpoint: 'Auth/loginKey', errorCode: code, errorName: name, errorMessage: message });
+    expect(error).toMatchObject({
+      code: 'LOGIN_FAILED',
+      endpoint: 'Auth/loginKey',
+      errorCode: code,
+      errorName: name,
+      errorMessage: message,
+    });
     expect(server.count('/api/Auth/loginKey')).toBe(1);
   });
 
@@ -170,7 +199,13 @@ describe('documented error codes', () => {
     server.script('/api/Order/cancel', rejectWith(code, 'no'));
     const error = await caught(client.cancelOrder({ accountId: 1, orderId: 2 }));
     expect(error).toBeInstanceOf(GatewayRejection);
-    expect(error).toMatchObject({ code: 'GATEWAY_REJECTED', endpoint: 'Order/cancel', errorCode: code, errorName: name, outcome: 'rejected' });
+    expect(error).toMatchObject({
+      code: 'GATEWAY_REJECTED',
+      endpoint: 'Order/cancel',
+      errorCode: code,
+      errorName: name,
+      outcome: 'rejected',
+    });
   });
 
   it('cancel success is errorCode 0', async () => {
@@ -194,8 +229,14 @@ describe('documented error codes', () => {
 
   it('modify errorCode 3 is Rejected, 7 ContractNotFound', async () => {
     server.script('/api/Order/modify', rejectWith(3, 'trailPrice not aligned'), rejectWith(7));
-    await expect(client.modifyOrder({ accountId: 1, orderId: 2, trailPrice: 1.3 })).rejects.toMatchObject({ errorCode: 3, errorName: 'Rejected' });
-    await expect(client.modifyOrder({ accountId: 1, orderId: 2, size: 2 })).rejects.toMatchObject({ errorCode: 7, errorName: 'ContractNotFound' });
+    await expect(client.modifyOrder({ accountId: 1, orderId: 2, trailPrice: 1.3 })).rejects.toMatchObject({
+      errorCode: 3,
+      errorName: 'Rejected',
+    });
+    await expect(client.modifyOrder({ accountId: 1, orderId: 2, size: 2 })).rejects.toMatchObject({
+      errorCode: 7,
+      errorName: 'ContractNotFound',
+    });
   });
 
   it.each(Object.entries(PlaceErrorCode).filter(([, c]) => c !== 0))('place %s', async (name, code) => {
@@ -209,35 +250,67 @@ describe('documented error codes', () => {
   it.each(Object.entries(RetrieveBarsErrorCode).filter(([, c]) => c !== 0))('retrieveBars %s', async (name, code) => {
     server.script('/api/History/retrieveBars', rejectWith(code));
     await expect(
-      client.retrieveBars({ contractId: 'C', live: false, startTime: '2025-01-01T00:00:00Z', endTime: '2025-01-02T00:00:00Z', unit: 2, unitNumber: 1, limit: 10, includePartialBar: false }),
+      client.retrieveBars({
+        contractId: 'C',
+        live: false,
+        startTime: '2025-01-01T00:00:00Z',
+        endTime: '2025-01-02T00:00:00Z',
+        unit: 2,
+        unitNumber: 1,
+        limit: 10,
+        includePartialBar: false,
+      }),
     ).rejects.toMatchObject({ endpoint: 'History/retrieveBars', errorCode: code, errorName: name });
   });
 
   it.each(Object.entries(CloseContractErrorCode).filter(([, c]) => c !== 0))('closeContract %s', async (name, code) => {
     server.script('/api/Position/closeContract', rejectWith(code));
-    await expect(client.closePosition({ accountId: 1, contractId: 'C' })).rejects.toMatchObject({ errorCode: code, errorName: name });
+    await expect(client.closePosition({ accountId: 1, contractId: 'C' })).rejects.toMatchObject({
+      errorCode: code,
+      errorName: name,
+    });
   });
 
-  it.each(Object.entries(PartialCloseErrorCode).filter(([, c]) => c !== 0))('partialCloseContract %s', async (name, code) => {
-    server.script('/api/Position/partialCloseContract', rejectWith(code));
-    await expect(client.partialClosePosition({ accountId: 1, contractId: 'C', size: 1 })).rejects.toMatchObject({ errorCode: code, errorName: name });
-  });
+  it.each(Object.entries(PartialCloseErrorCode).filter(([, c]) => c !== 0))(
+    'partialCloseContract %s',
+    async (name, code) => {
+      server.script('/api/Position/partialCloseContract', rejectWith(code));
+      await expect(client.partialClosePosition({ accountId: 1, contractId: 'C', size: 1 })).rejects.toMatchObject({
+        errorCode: code,
+        errorName: name,
+      });
+    },
+  );
 
   it('search endpoints name AccountNotFound; contract by id names ContractNotFound', async () => {
     server.script('/api/Order/search', rejectWith(1));
     server.script('/api/Contract/searchById', rejectWith(1));
-    await expect(client.searchOrders({ accountId: 9, startTimestamp: '2025-01-01T00:00:00Z' })).rejects.toMatchObject({ errorName: 'AccountNotFound' });
+    await expect(client.searchOrders({ accountId: 9, startTimestamp: '2025-01-01T00:00:00Z' })).rejects.toMatchObject({
+      errorName: 'AccountNotFound',
+    });
     await expect(client.contractById('X')).rejects.toMatchObject({ errorName: 'ContractNotFound' });
   });
 
   it('an undocumented code is named Code<N>', async () => {
     server.script('/api/Contract/search', rejectWith(42, 'odd'));
-    await expect(client.searchContracts({ searchText: 'x', live: false })).rejects.toMatchObject({ errorCode: 42, errorName: 'Code42' });
+    await expect(client.searchContracts({ searchText: 'x', live: false })).rejects.toMatchObject({
+      errorCode: 42,
+      errorName: 'Code42',
+    });
   });
 
   it('a limit over 20,000 bars is refused before sending', async () => {
     const error = await caught(
-      client.retrieveBars({ contractId: 'C', live: false, startTime: '2025-01-01T00:00:00Z', endTime: '2025-01-02T00:00:00Z', unit: 2, unitNumber: 1, limit: 20_001, includePartialBar: false }),
+      client.retrieveBars({
+        contractId: 'C',
+        live: false,
+        startTime: '2025-01-01T00:00:00Z',
+        endTime: '2025-01-02T00:00:00Z',
+        unit: 2,
+        unitNumber: 1,
+        limit: 20_001,
+        includePartialBar: false,
+      }),
     );
     expect(error).toMatchObject({ code: 'RANGE_REFUSED', outcome: 'not-sent' });
     expect(server.count('/api/History/retrieveBars')).toBe(0);

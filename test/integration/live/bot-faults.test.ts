@@ -1,6 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OrderUpdate, VenueEvent } from '../../../src/engine/types.ts';
-import { agreement, ES, lastTicks, limit, market, START, startBench, startBot, until, type Bench, type Bot } from './live-harness.ts';
+import {
+  agreement,
+  ES,
+  lastTicks,
+  limit,
+  market,
+  START,
+  startBench,
+  startBot,
+  until,
+  type Bench,
+  type Bot,
+} from './live-harness.ts';
 
 let b: Bench;
 let bot: Bot;
@@ -17,9 +29,11 @@ afterEach(async () => {
   await b.close();
 });
 
-const orderUpdates = (tag: string): OrderUpdate[] => events.filter((e): e is OrderUpdate => e.kind === 'order' && e.orderId === tag);
+const orderUpdates = (tag: string): OrderUpdate[] =>
+  events.filter((e): e is OrderUpdate => e.kind === 'order' && e.orderId === tag);
 const placesReceived = (tag: string): number =>
-  b.proxy.requests.filter((r) => r.path === '/api/Order/place' && (r.body as { customTag?: string }).customTag === tag).length;
+  b.proxy.requests.filter((r) => r.path === '/api/Order/place' && (r.body as { customTag?: string }).customTag === tag)
+    .length;
 
 describe('place with an unknown outcome', () => {
   it('answer lost after the simulator filled it: found by customTag, never sent again', async () => {
@@ -76,7 +90,10 @@ describe('place with an unknown outcome', () => {
     bot.executor.place(market('t-1', 'buy'));
     await bot.executor.idle();
     expect(bot.journal.order('t-1')?.state).toBe('lost');
-    b.proxy.inject({ path: '/api/Order/place', action: { kind: 'status', status: 429, headers: { 'retry-after': '0' } } });
+    b.proxy.inject({
+      path: '/api/Order/place',
+      action: { kind: 'status', status: 429, headers: { 'retry-after': '0' } },
+    });
     bot.executor.place(market('t-2', 'buy'));
     await bot.executor.idle();
     expect(bot.journal.order('t-2')?.state).toBe('rejected');
@@ -223,12 +240,14 @@ describe('brackets', () => {
     bot.executor.place({ ...market('t-1', 'buy'), bracket: { stopLossTicks: 6, takeProfitTicks: 6 } });
     await bot.executor.idle();
     await bot.poller.refreshAccountState();
-    const legs = (): OrderUpdate[] => events.filter((e): e is OrderUpdate => e.kind === 'order' && e.orderId.startsWith('venue-'));
+    const legs = (): OrderUpdate[] =>
+      events.filter((e): e is OrderUpdate => e.kind === 'order' && e.orderId.startsWith('venue-'));
     const working = legs().filter((u) => u.state === 'working');
     expect(working.map((u) => u.order.type).sort()).toEqual(['limit', 'stop']);
     expect(working.every((u) => u.side === 'sell' && u.size === 1)).toBe(true);
     const accountId = b.sim.demo.accountId;
-    for (let i = 0; i < 200 && (await b.truth.searchOpenPositions(accountId)).length > 0; i++) b.sim.clock.advance(30_000);
+    for (let i = 0; i < 200 && (await b.truth.searchOpenPositions(accountId)).length > 0; i++)
+      b.sim.clock.advance(30_000);
     expect(await b.truth.searchOpenPositions(accountId)).toEqual([]);
     await bot.poller.refreshAccountState();
     await bot.executor.idle();
@@ -242,7 +261,10 @@ describe('brackets', () => {
 describe('read faults and visibility', () => {
   it('401 mid-run logs in again transparently; 429 backs off and retries; positions stay visible', async () => {
     b.proxy.inject({ path: '/api/Order/searchOpen', action: { kind: 'status', status: 401 } });
-    b.proxy.inject({ path: '/api/Position/searchOpen', action: { kind: 'status', status: 429, headers: { 'retry-after': '0' } } });
+    b.proxy.inject({
+      path: '/api/Position/searchOpen',
+      action: { kind: 'status', status: 429, headers: { 'retry-after': '0' } },
+    });
     const logins = (): number => b.proxy.requests.filter((r) => r.path === '/api/Auth/loginKey').length;
     await b.client.login();
     const before = logins();
@@ -265,7 +287,11 @@ describe('read faults and visibility', () => {
     expect(b.proxy.placesByTag().get('t-1')).toBeUndefined();
 
     b.sim.clock.advance(5_000);
-    b.proxy.inject({ path: '/api/Position/searchOpen', action: { kind: 'malformed', corrupt: (body) => body.replace('"positions":', '"positionz":') }, times: 3 });
+    b.proxy.inject({
+      path: '/api/Position/searchOpen',
+      action: { kind: 'malformed', corrupt: (body) => body.replace('"positions":', '"positionz":') },
+      times: 3,
+    });
     await bot.poller.tick();
     expect(bot.poller.visibility).toMatch(/malformed/);
 
@@ -285,10 +311,13 @@ describe('read faults and visibility', () => {
 
   it('bars: every closed bar once, oldest first, in ticks; bars missed by a failed poll arrive together in one chunk', async () => {
     const chunks: Array<{ times: number[]; closes: number[] }> = [];
-    bot.poller.bars(ES, { unit: 'minute', unitNumber: 1 }).subscribe((ch) => chunks.push({ times: [...ch.time], closes: [...ch.close] }));
+    bot.poller
+      .bars(ES, { unit: 'minute', unitNumber: 1 })
+      .subscribe((ch) => chunks.push({ times: [...ch.time], closes: [...ch.close] }));
     for (let i = 0; i < 6; i++) {
       b.sim.clock.advance(60_000);
-      if (i === 2) b.proxy.inject({ path: '/api/History/retrieveBars', action: { kind: 'status', status: 500 }, times: 3 });
+      if (i === 2)
+        b.proxy.inject({ path: '/api/History/retrieveBars', action: { kind: 'status', status: 500 }, times: 3 });
       await bot.poller.tick();
     }
     const times = chunks.flatMap((c) => c.times);

@@ -30,7 +30,13 @@ describe('poller rate budget at run time', () => {
     const contracts = new Map<string, ContractSpec>();
     for (const id of ids) {
       const c = await b.truth.contractById(id);
-      contracts.set(id, { id, name: c.name, symbolId: c.symbolId, description: c.description, grid: new PriceGrid(c.tickSize, c.tickValue) });
+      contracts.set(id, {
+        id,
+        name: c.name,
+        symbolId: c.symbolId,
+        description: c.description,
+        grid: new PriceGrid(c.tickSize, c.tickValue),
+      });
     }
     const stamps: Record<'bars' | 'default', number[]> = { bars: [], default: [] };
     // Every call the poller makes, stamped with the gateway's clock.
@@ -45,7 +51,14 @@ describe('poller rate budget at run time', () => {
       },
     }) as PollClient & typeof b.client;
     const journal = Journal.open(b.journalFile, { now: b.now });
-    const executor = new LiveExecutor({ client, journal, accountId: b.sim.demo.accountId, contracts, logger: silentLogger, now: b.now });
+    const executor = new LiveExecutor({
+      client,
+      journal,
+      accountId: b.sim.demo.accountId,
+      contracts,
+      logger: silentLogger,
+      now: b.now,
+    });
     const poller = new Poller({
       client,
       executor,
@@ -54,7 +67,11 @@ describe('poller rate budget at run time', () => {
       accountId: b.sim.demo.accountId,
       contracts,
       intervals: { openOrdersMs: 2_000, ordersMs: 10_000, tradesMs: 2_000, positionsMs: 2_000, accountMs: 20_000 },
-      subscriptions: ids.map((contractId) => ({ contractId, timeframe: { unit: 'minute' as const, unitNumber: 1 }, partialEveryMs: 15_000 })),
+      subscriptions: ids.map((contractId) => ({
+        contractId,
+        timeframe: { unit: 'minute' as const, unitNumber: 1 },
+        partialEveryMs: 15_000,
+      })),
       logger: silentLogger,
       now: b.now,
     });
@@ -67,7 +84,9 @@ describe('poller rate budget at run time', () => {
       expect(stamps.bars.length).toBeGreaterThan(40);
       expect(stamps.default.length).toBeGreaterThan(200);
       expect(maxInWindow(stamps.bars, Limits.rate.bars.windowMs)).toBeLessThanOrEqual(Limits.rate.bars.requests);
-      expect(maxInWindow(stamps.default, Limits.rate.default.windowMs)).toBeLessThanOrEqual(Limits.rate.default.requests);
+      expect(maxInWindow(stamps.default, Limits.rate.default.windowMs)).toBeLessThanOrEqual(
+        Limits.rate.default.requests,
+      );
     } finally {
       poller.stop();
       journal.close();

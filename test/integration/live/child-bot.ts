@@ -11,13 +11,25 @@ import { PriceGrid } from '../../../src/engine/ticks.ts';
 const env = process.env;
 const now = (): number => Number(env.SIM_NOW);
 const contractId = env.CONTRACT_ID!;
-const client = new TradingClient({ baseUrl: env.TRADING_URL!, userName: env.SIM_USER!, apiKey: env.SIM_KEY!, now, timeoutMs: 60_000, logger: silentLogger });
+const client = new TradingClient({
+  baseUrl: env.TRADING_URL!,
+  userName: env.SIM_USER!,
+  apiKey: env.SIM_KEY!,
+  now,
+  timeoutMs: 60_000,
+  logger: silentLogger,
+});
 const journal = Journal.open(env.JOURNAL!, { now });
 const executor = new LiveExecutor({
   client,
   journal,
   accountId: Number(env.ACCOUNT_ID),
-  contracts: new Map([[contractId, { id: contractId, name: 'ES', symbolId: 'F.US.EP', description: 'ES', grid: new PriceGrid(0.25, 12.5) }]]),
+  contracts: new Map([
+    [
+      contractId,
+      { id: contractId, name: 'ES', symbolId: 'F.US.EP', description: 'ES', grid: new PriceGrid(0.25, 12.5) },
+    ],
+  ]),
   logger: silentLogger,
   now,
 });

@@ -35,9 +35,19 @@ interface Run {
 }
 
 function tickline(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, TICKLINE_LOG_LEVEL: 'fatal', TICKLINE_USERNAME: sim.demo.userName, TICKLINE_API_KEY: sim.demo.apiKey, ...env };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    TICKLINE_LOG_LEVEL: 'fatal',
+    TICKLINE_USERNAME: sim.demo.userName,
+    TICKLINE_API_KEY: sim.demo.apiKey,
+    ...env,
+  };
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
-  const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), ...args], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), ...args], {
+    cwd: dir,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -46,7 +56,9 @@ function tickline(args: string[], env: Record<string, string | undefined> = {}):
 }
 
 let configs = 0;
-function paperConfig(overrides: { url?: string; journal?: string; extra?: string; params?: string; account?: string } = {}): string {
+function paperConfig(
+  overrides: { url?: string; journal?: string; extra?: string; params?: string; account?: string } = {},
+): string {
   const file = path.join(dir, `paper-${++configs}.yaml`);
   writeFileSync(
     file,
@@ -76,7 +88,10 @@ function expectOneLine(run: Run, code: number, pattern: RegExp): void {
 // Each case starts a node process that compiles the CLI: generous on a busy machine.
 describe('CLI errors: one line, the right exit code', { timeout: 90_000 }, () => {
   it('missing credentials', async () => {
-    const run = await tickline(['paper', '--config', paperConfig()], { TICKLINE_USERNAME: undefined, TICKLINE_API_KEY: undefined });
+    const run = await tickline(['paper', '--config', paperConfig()], {
+      TICKLINE_USERNAME: undefined,
+      TICKLINE_API_KEY: undefined,
+    });
     expectOneLine(run, 2, /^paper: .*TICKLINE_USERNAME and TICKLINE_API_KEY/);
   });
 
@@ -107,17 +122,32 @@ describe('CLI errors: one line, the right exit code', { timeout: 90_000 }, () =>
     const j = Journal.open(file);
     j.setMeta('accountId', '987654');
     j.close();
-    const run = await tickline(['paper', '--config', paperConfig({ journal: 'other-account.sqlite', account: `{ id: ${sim.demo.accountId} }` })]);
+    const run = await tickline([
+      'paper',
+      '--config',
+      paperConfig({ journal: 'other-account.sqlite', account: `{ id: ${sim.demo.accountId} }` }),
+    ]);
     expectOneLine(run, 2, /^paper: journal .* belongs to account 987654/);
   });
 
   it('a bad strategy parameter is refused before any request', async () => {
-    const run = await tickline(['paper', '--config', paperConfig({ url: UNREACHABLE, params: '{ fast: 2, slow: 4, nonsense: 1 }' })]);
+    const run = await tickline([
+      'paper',
+      '--config',
+      paperConfig({ url: UNREACHABLE, params: '{ fast: 2, slow: 4, nonsense: 1 }' }),
+    ]);
     expectOneLine(run, 2, /^paper: strategy 'sma-cross' parameters: /);
   });
 
   it('a poll plan over the rate budget is refused before any request', async () => {
-    const run = await tickline(['paper', '--config', paperConfig({ url: UNREACHABLE, extra: 'poll: { openOrdersMs: 100, ordersMs: 100, tradesMs: 100, positionsMs: 100 }' })]);
+    const run = await tickline([
+      'paper',
+      '--config',
+      paperConfig({
+        url: UNREACHABLE,
+        extra: 'poll: { openOrdersMs: 100, ordersMs: 100, tradesMs: 100, positionsMs: 100 }',
+      }),
+    ]);
     expectOneLine(run, 2, /^paper: poll schedule exceeds the gateway's rate budget/);
   });
 
@@ -132,7 +162,14 @@ describe('CLI errors: one line, the right exit code', { timeout: 90_000 }, () =>
     const config = path.join(dir, 'bt.yaml');
     writeFileSync(
       config,
-      [`strategy: { name: '${strategy}' }`, 'contract: MESZ5', 'timeframe: { unit: minute }', 'data: { source: synthetic, seed: 1, sessions: 1, start: 2025-01-05 }', 'account: { startingBalance: 50000 }', 'out: bt-out'].join('\n'),
+      [
+        `strategy: { name: '${strategy}' }`,
+        'contract: MESZ5',
+        'timeframe: { unit: minute }',
+        'data: { source: synthetic, seed: 1, sessions: 1, start: 2025-01-05 }',
+        'account: { startingBalance: 50000 }',
+        'out: bt-out',
+      ].join('\n'),
     );
     const run = await tickline(['backtest', '--config', config]);
     expectOneLine(run, 1, /^backtest: strategy 'thrower' failed at the bar of .*: boom at fifty \(stopped after/);

@@ -45,7 +45,10 @@ describe('tickline paper', () => {
     const configFile = path.join(dir, 'paper.yaml');
     writeFileSync(configFile, CONFIG);
     const journalFile = path.join(dir, 'journal.sqlite');
-    const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -58,8 +61,8 @@ describe('tickline paper', () => {
       await until(() => out.includes('kill switch:'), 10_000, 'the kill switch report');
       expect(out).toMatch(/kill switch: account \S+ is flat \(/);
       // The operator reads what happened: orders placed and fills, in words, on standard output.
-      expect(out).toMatch(/ placed    clibot-\d+ (buy|sell) \d+ /);
-      expect(out).toMatch(/ filled    clibot-\d+ (buy|sell) \d+ .* @ [0-9.]+ \| position /);
+      expect(out).toMatch(/ placed {4}clibot-\d+ (buy|sell) \d+ /);
+      expect(out).toMatch(/ filled {4}clibot-\d+ (buy|sell) \d+ .* @ [0-9.]+ \| position /);
       child.kill('SIGINT');
       expect(await exited).toBe(130);
     } finally {
@@ -82,17 +85,28 @@ describe('tickline paper', () => {
   it('a strategy that throws: halted, the account flattened (onStrategyError: flatten), a final status line, exit 1', async () => {
     const configFile = path.join(dir, 'throws.yaml');
     const strategy = path.join(import.meta.dirname, 'fixtures/opens-then-throws.mjs');
-    writeFileSync(configFile, CONFIG.replace('strategy: { name: sma-cross, id: clibot, params: { fast: 2, slow: 4, size: 1 } }', `strategy: { name: '${strategy}', id: thrower }`));
-    const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    writeFileSync(
+      configFile,
+      CONFIG.replace(
+        'strategy: { name: sma-cross, id: clibot, params: { fast: 2, slow: 4, size: 1 } }',
+        `strategy: { name: '${strategy}', id: thrower }`,
+      ),
+    );
+    const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code, err).toBe(1);
-    expect(out).toMatch(/filled    thrower-1 buy 1 /);
+    expect(out).toMatch(/filled {4}thrower-1 buy 1 /);
     expect(out).toMatch(/session ended: .*position flat/);
-    expect(err).toMatch(/paper: strategy 'thrower' failed at the bar of .*: strategy bug on the third bar; the account was flattened/);
+    expect(err).toMatch(
+      /paper: strategy 'thrower' failed at the bar of .*: strategy bug on the third bar; the account was flattened/,
+    );
     expect(err).not.toMatch(/\n\s+at /);
     const j = Journal.open(path.join(dir, 'journal.sqlite'));
     try {

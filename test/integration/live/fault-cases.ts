@@ -17,7 +17,18 @@ import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { OrderStatus, TradeSide } from '../../../src/protocol/codes.ts';
 import type { LiveOrderState } from '../../../src/adapters/live/order-state.ts';
-import { BAR_MS, CONTRACT, MAX_TARGET, POLL, peekJournal, REQUEST_TIMEOUT_MS, type Audit, type BotProcess, type FaultWorld, type Mode } from './fault-world.ts';
+import {
+  BAR_MS,
+  CONTRACT,
+  MAX_TARGET,
+  POLL,
+  peekJournal,
+  REQUEST_TIMEOUT_MS,
+  type Audit,
+  type BotProcess,
+  type FaultWorld,
+  type Mode,
+} from './fault-world.ts';
 
 const PLACE = '/api/Order/place';
 const LOGIN = '/api/Auth/loginKey';
@@ -81,7 +92,9 @@ async function faultRun(
   options: { realtime?: boolean } = {},
 ): Promise<CaseOutcome> {
   const violations: string[] = [];
-  const bot = world.spawn(world.config({ bars: BARS, ...(execution ? { execution } : {}), ...(options.realtime ? { realtime: true } : {}) }));
+  const bot = world.spawn(
+    world.config({ bars: BARS, ...(execution ? { execution } : {}), ...(options.realtime ? { realtime: true } : {}) }),
+  );
   await bot.started();
   const stopAt = Date.now() + (BARS - 4) * BAR_MS;
   await arm((marginMs = 0) => Date.now() < stopAt - marginMs, bot);
@@ -99,11 +112,17 @@ function exercised(world: FaultWorld, paths: readonly string[] | '*', kinds: rea
   const hits = [world.proxy, ...world.extraProxies]
     .flatMap((p) => p.requests)
     .filter((r) => r.fault !== undefined && kinds.includes(r.fault) && (paths === '*' || paths.includes(r.path)));
-  return hits.length > 0 ? [] : [`fault ${kinds.join('/')} on ${paths === '*' ? 'any path' : paths.join(', ')} never happened: the case proved nothing`];
+  return hits.length > 0
+    ? []
+    : [
+        `fault ${kinds.join('/')} on ${paths === '*' ? 'any path' : paths.join(', ')} never happened: the case proved nothing`,
+      ];
 }
 
 function placeTags(world: FaultWorld): string[] {
-  return world.proxy.requests.filter((r) => r.path === PLACE).map((r) => (r.body as { customTag?: string }).customTag ?? '');
+  return world.proxy.requests
+    .filter((r) => r.path === PLACE)
+    .map((r) => (r.body as { customTag?: string }).customTag ?? '');
 }
 
 /** Lines a person reads: everything on standard error that is not a JSON log line. */
@@ -145,7 +164,11 @@ const KILL_POINTS: readonly KillPoint[] = [
     fault: 'third place held by the network, never delivered; kill -9; restart',
     async arm(world, bot) {
       world.proxy.inject({ path: PLACE, action: { kind: 'hold', forward: false }, when: () => THIRD(world) });
-      await bot.until(() => world.proxy.requests.some((r) => r.path === PLACE && r.fault === 'hold'), 60_000, 'a place held before the gateway');
+      await bot.until(
+        () => world.proxy.requests.some((r) => r.path === PLACE && r.fault === 'hold'),
+        60_000,
+        'a place held before the gateway',
+      );
     },
   },
   {
@@ -164,7 +187,12 @@ const KILL_POINTS: readonly KillPoint[] = [
     async arm(world, bot) {
       world.proxy.inject({ path: PLACE, action: { kind: 'hold' }, when: () => THIRD(world) });
       const placeHeld = (): boolean => world.proxy.requests.some((r) => r.path === PLACE && r.fault === 'hold');
-      world.proxy.inject({ path: ORDER_SEARCH, action: { kind: 'hold', forward: false }, times: 1_000, when: placeHeld });
+      world.proxy.inject({
+        path: ORDER_SEARCH,
+        action: { kind: 'hold', forward: false },
+        times: 1_000,
+        when: placeHeld,
+      });
       await bot.until(() => placeHeld(), 60_000, 'the third place');
       const tag = placeTags(world).at(-1)!;
       await bot.until(() => journalOrderState(world, tag)?.state === 'unknown', 20_000, `${tag} journaled as unknown`);
@@ -201,7 +229,7 @@ const KILL_POINTS: readonly KillPoint[] = [
   },
   {
     name: 'kill -9: fill journaled',
-    fault: 'kill -9 as soon as the third order\'s fill is journaled; restart',
+    fault: "kill -9 as soon as the third order's fill is journaled; restart",
     async arm(world, bot) {
       await bot.until(() => world.placesAnswered() >= 3, 60_000, 'the third place answered');
       const tag = placeTags(world)[2]!;
@@ -227,7 +255,8 @@ function killCase(point: KillPoint): FaultCase {
       world.proxy.clear();
       const second = world.spawn(world.config({ bars: RESTART_BARS, execution }));
       const exit = await second.finish(runDeadline(RESTART_BARS) + 30_000);
-      if (exit.code !== 0) violations.push(`restarted bot exited ${JSON.stringify(exit)}; stderr: ${lastLines(second.stderr)}`);
+      if (exit.code !== 0)
+        violations.push(`restarted bot exited ${JSON.stringify(exit)}; stderr: ${lastLines(second.stderr)}`);
       return { violations, sessionExpected: true };
     },
   };
@@ -244,7 +273,8 @@ export const CASES: readonly FaultCase[] = [
   },
   {
     name: 'realtime hubs losing events and dropping',
-    fault: 'the bot on the user and market hubs: every other bar the user hub loses its trade and order events, every third bar its connections are cut and refused for a bar; places reset after the gateway applied them',
+    fault:
+      'the bot on the user and market hubs: every other bar the user hub loses its trade and order events, every third bar its connections are cut and refused for a bar; places reset after the gateway applied them',
     async run(world) {
       let bar = 0;
       let timer: NodeJS.Timeout | undefined;
@@ -256,7 +286,9 @@ export const CASES: readonly FaultCase[] = [
           timer = setInterval(() => {
             bar++;
             const faulty = during(2 * BAR_MS);
-            world.hubProxy.discard(faulty && bar % 2 === 0 ? (record) => /"GatewayUser(Trade|Order)"/.test(record) : undefined);
+            world.hubProxy.discard(
+              faulty && bar % 2 === 0 ? (record) => /"GatewayUser(Trade|Order)"/.test(record) : undefined,
+            );
             if (faulty && bar % 3 === 0) {
               world.hubProxy.cut();
               cuts++;
@@ -280,7 +312,15 @@ export const CASES: readonly FaultCase[] = [
     name: 'held request delivered late',
     fault: `every other place held 4 s by the network, then delivered (request timeout ${REQUEST_TIMEOUT_MS} ms, default unknownOutcomeMs)`,
     async run(world) {
-      const outcome = await faultRun(world, (during) => world.proxy.inject({ path: PLACE, action: { kind: 'delay', delayMs: 4_000 }, times: ROUNDS, every: 2, when: () => during(4_000) }));
+      const outcome = await faultRun(world, (during) =>
+        world.proxy.inject({
+          path: PLACE,
+          action: { kind: 'delay', delayMs: 4_000 },
+          times: ROUNDS,
+          every: 2,
+          when: () => during(4_000),
+        }),
+      );
       return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['delay'])] };
     },
   },
@@ -289,15 +329,35 @@ export const CASES: readonly FaultCase[] = [
     fault: 'places, orders and trades searches delivered at once, their answers held 4 s (past the request timeout)',
     async run(world) {
       const outcome = await faultRun(world, (during) => {
-        world.proxy.inject({ path: PLACE, action: { kind: 'late-answer', delayMs: 4_000 }, times: ROUNDS, every: 2, when: () => during(4_000) });
-        world.proxy.inject({ path: [ORDER_SEARCH, TRADES], action: { kind: 'late-answer', delayMs: 4_000 }, times: ROUNDS, every: 3, when: () => during(4_000) });
+        world.proxy.inject({
+          path: PLACE,
+          action: { kind: 'late-answer', delayMs: 4_000 },
+          times: ROUNDS,
+          every: 2,
+          when: () => during(4_000),
+        });
+        world.proxy.inject({
+          path: [ORDER_SEARCH, TRADES],
+          action: { kind: 'late-answer', delayMs: 4_000 },
+          times: ROUNDS,
+          every: 3,
+          when: () => during(4_000),
+        });
       });
-      return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['late-answer']), ...exercised(world, [ORDER_SEARCH, TRADES], ['late-answer'])] };
+      return {
+        ...outcome,
+        violations: [
+          ...outcome.violations,
+          ...exercised(world, [PLACE], ['late-answer']),
+          ...exercised(world, [ORDER_SEARCH, TRADES], ['late-answer']),
+        ],
+      };
     },
   },
   {
     name: 'held longer than unknownOutcomeMs',
-    fault: 'a place held 6 s then delivered (more, one at a time, in longer runs), with execution.unknownOutcomeMs 2500; Order/search fails for 3.5 s as it lands',
+    fault:
+      'a place held 6 s then delivered (more, one at a time, in longer runs), with execution.unknownOutcomeMs 2500; Order/search fails for 3.5 s as it lands',
     beyondWindow: { lateOrderSize: 2 * MAX_TARGET },
     async run(world) {
       const outcome = await faultRun(
@@ -306,10 +366,21 @@ export const CASES: readonly FaultCase[] = [
           const late = () => world.proxy.requests.filter((r) => r.path === PLACE && r.fault === 'delay');
           // One late order at a time: the next only once the last has landed and had three bars to be corrected.
           const spaced = (): boolean => late().every((r) => Date.now() - r.at > LATE_MS + 3 * BAR_MS);
-          world.proxy.inject({ path: PLACE, action: { kind: 'delay', delayMs: LATE_MS }, times: ROUNDS - 1, when: () => during(LATE_MS) && world.placesAnswered() >= 1 && spaced() });
+          world.proxy.inject({
+            path: PLACE,
+            action: { kind: 'delay', delayMs: LATE_MS },
+            times: ROUNDS - 1,
+            when: () => during(LATE_MS) && world.placesAnswered() >= 1 && spaced(),
+          });
           // Order/search fails for a moment as the late order lands, so Trade/search is first to show it.
-          const justLanded = (): boolean => late().some((r) => r.forwardedAt !== undefined && Date.now() - r.forwardedAt < 3_500);
-          world.proxy.inject({ path: ORDER_SEARCH, action: { kind: 'status', status: 503 }, times: 100, when: justLanded });
+          const justLanded = (): boolean =>
+            late().some((r) => r.forwardedAt !== undefined && Date.now() - r.forwardedAt < 3_500);
+          world.proxy.inject({
+            path: ORDER_SEARCH,
+            action: { kind: 'status', status: 503 },
+            times: 100,
+            when: justLanded,
+          });
         },
         { unknownOutcomeMs: 2_500 },
       );
@@ -328,7 +399,14 @@ export const CASES: readonly FaultCase[] = [
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
-      return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['drop-after']), ...exercised(world, '*', ['drop-before'])] };
+      return {
+        ...outcome,
+        violations: [
+          ...outcome.violations,
+          ...exercised(world, [PLACE], ['drop-after']),
+          ...exercised(world, '*', ['drop-before']),
+        ],
+      };
     },
   },
   {
@@ -339,8 +417,20 @@ export const CASES: readonly FaultCase[] = [
       const outcome = await faultRun(
         world,
         (during) => {
-          world.proxy.inject({ path: PLACE, action: { kind: 'status', status: 503, body: '<html>Service Unavailable</html>' }, times: ROUNDS, every: 2, when: during });
-          world.proxy.inject({ path: '*', action: { kind: 'status', status: 500, body: '{"message":"internal error"}' }, times: 6 * ROUNDS, every: 3, when: during });
+          world.proxy.inject({
+            path: PLACE,
+            action: { kind: 'status', status: 503, body: '<html>Service Unavailable</html>' },
+            times: ROUNDS,
+            every: 2,
+            when: during,
+          });
+          world.proxy.inject({
+            path: '*',
+            action: { kind: 'status', status: 500, body: '{"message":"internal error"}' },
+            times: 6 * ROUNDS,
+            every: 3,
+            when: during,
+          });
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
@@ -355,8 +445,20 @@ export const CASES: readonly FaultCase[] = [
       const outcome = await faultRun(
         world,
         (during) => {
-          world.proxy.inject({ path: PLACE, action: { kind: 'status-after', status: 500 }, times: ROUNDS, every: 2, when: during });
-          world.proxy.inject({ path: '*', action: { kind: 'status-after', status: 502, body: 'Bad Gateway' }, times: 6 * ROUNDS, every: 3, when: during });
+          world.proxy.inject({
+            path: PLACE,
+            action: { kind: 'status-after', status: 500 },
+            times: ROUNDS,
+            every: 2,
+            when: during,
+          });
+          world.proxy.inject({
+            path: '*',
+            action: { kind: 'status-after', status: 502, body: 'Bad Gateway' },
+            times: 6 * ROUNDS,
+            every: 3,
+            when: during,
+          });
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
@@ -370,24 +472,41 @@ export const CASES: readonly FaultCase[] = [
       const outcome = await faultRun(world, (during) => {
         const armedAt = Date.now();
         const burst = (fromMs: number) => () => Date.now() >= armedAt + fromMs && Date.now() < armedAt + fromMs + 2_500;
-        const action = { kind: 'status', status: 429, headers: { 'retry-after': '1' }, body: '{"message":"rate limit"}' } as const;
+        const action = {
+          kind: 'status',
+          status: 429,
+          headers: { 'retry-after': '1' },
+          body: '{"message":"rate limit"}',
+        } as const;
         // A burst stalls the poll loop on its retries, so the places that meet a 429 are chosen outright.
         world.proxy.inject({ path: PLACE, action, times: ROUNDS, every: 2, when: during });
-        for (let i = 0; i < ROUNDS; i++) world.proxy.inject({ path: '*', action, times: 1_000, when: () => during() && burst((1 + 3 * i) * BAR_MS)() });
+        for (let i = 0; i < ROUNDS; i++)
+          world.proxy.inject({
+            path: '*',
+            action,
+            times: 1_000,
+            when: () => during() && burst((1 + 3 * i) * BAR_MS)(),
+          });
       });
       return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['status'])] };
     },
   },
   {
     name: 'malformed bodies',
-    fault: 'a place answer without orderId; orders, trades, positions, open orders, account and bars answers that break their schema',
+    fault:
+      'a place answer without orderId; orders, trades, positions, open orders, account and bars answers that break their schema',
     async run(world) {
       const outcome = await faultRun(world, (during) => {
         const inject = (p: string, corrupt: (body: string) => string, times = ROUNDS): void =>
           world.proxy.inject({ path: p, action: { kind: 'malformed', corrupt }, times, every: 2, when: during });
         // Until 2 bars before the end (not 4): on a loaded machine the bot's second place can come late,
         // and a lost place answer is set right within one poll round.
-        world.proxy.inject({ path: PLACE, action: { kind: 'malformed', corrupt: (b) => b.replace('"orderId":', '"orderID":') }, times: ROUNDS - 1, when: () => during(-2 * BAR_MS) && world.placesAnswered() >= 1 });
+        world.proxy.inject({
+          path: PLACE,
+          action: { kind: 'malformed', corrupt: (b) => b.replace('"orderId":', '"orderID":') },
+          times: ROUNDS - 1,
+          when: () => during(-2 * BAR_MS) && world.placesAnswered() >= 1,
+        });
         inject(ORDER_SEARCH, (b) => b.replace('"orders":', '"orderz":'));
         inject(TRADES, (b) => b.replace(/"size":(\d+)/, '"size":"$1"'));
         inject(POSITIONS, (b) => b.replace('"positions":', '"positionz":'));
@@ -395,7 +514,14 @@ export const CASES: readonly FaultCase[] = [
         inject(ACCOUNTS, () => '<html><body>Gateway Timeout</body></html>', 1);
         inject(BARS_PATH, (b) => b.replace('"bars":', '"barz":'), 1);
       });
-      return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['malformed']), ...exercised(world, [TRADES, ORDER_SEARCH, POSITIONS], ['malformed'])] };
+      return {
+        ...outcome,
+        violations: [
+          ...outcome.violations,
+          ...exercised(world, [PLACE], ['malformed']),
+          ...exercised(world, [TRADES, ORDER_SEARCH, POSITIONS], ['malformed']),
+        ],
+      };
     },
   },
   {
@@ -406,18 +532,43 @@ export const CASES: readonly FaultCase[] = [
         world,
         (during) => {
           const half = (b: string): number => Math.floor(b.length / 2);
-          world.proxy.inject({ path: PLACE, action: { kind: 'truncate', keep: half }, times: ROUNDS - 1, when: () => during() && world.placesAnswered() >= 1 });
-          world.proxy.inject({ path: [ORDER_SEARCH, POSITIONS], action: { kind: 'malformed', corrupt: (b) => b.slice(0, half(b)) }, times: ROUNDS + 1, every: 2, when: during });
-          world.proxy.inject({ path: [TRADES, OPEN_ORDERS], action: { kind: 'truncate', keep: half }, times: ROUNDS + 1, every: 2, when: during });
+          world.proxy.inject({
+            path: PLACE,
+            action: { kind: 'truncate', keep: half },
+            times: ROUNDS - 1,
+            when: () => during() && world.placesAnswered() >= 1,
+          });
+          world.proxy.inject({
+            path: [ORDER_SEARCH, POSITIONS],
+            action: { kind: 'malformed', corrupt: (b) => b.slice(0, half(b)) },
+            times: ROUNDS + 1,
+            every: 2,
+            when: during,
+          });
+          world.proxy.inject({
+            path: [TRADES, OPEN_ORDERS],
+            action: { kind: 'truncate', keep: half },
+            times: ROUNDS + 1,
+            every: 2,
+            when: during,
+          });
         },
         { unknownOutcomeMs: SHORT_WINDOW_MS },
       );
-      return { ...outcome, violations: [...outcome.violations, ...exercised(world, [PLACE], ['truncate']), ...exercised(world, [ORDER_SEARCH, POSITIONS], ['malformed'])] };
+      return {
+        ...outcome,
+        violations: [
+          ...outcome.violations,
+          ...exercised(world, [PLACE], ['truncate']),
+          ...exercised(world, [ORDER_SEARCH, POSITIONS], ['malformed']),
+        ],
+      };
     },
   },
   {
     name: 'token expiry',
-    fault: 'the session token expires mid-run, repeatedly; the first new login answer is cut short with the token inside',
+    fault:
+      'the session token expires mid-run, repeatedly; the first new login answer is cut short with the token inside',
     async run(world) {
       const outcome = await faultRun(world, async (during, bot) => {
         await bot.until(() => world.placesAnswered() >= 2, 30_000, 'two places answered');
@@ -425,8 +576,9 @@ export const CASES: readonly FaultCase[] = [
         world.proxy.expireTokens();
         const loginsBefore = world.proxy.requests.filter((r) => r.path === LOGIN).length;
         await bot.until(
-          () => world.proxy.requests.filter((r) => r.path === LOGIN && r.fault === undefined && r.answeredStatus === 200).length > 0 &&
-            world.proxy.requests.filter((r) => r.path === LOGIN).length > loginsBefore + 1,
+          () =>
+            world.proxy.requests.filter((r) => r.path === LOGIN && r.fault === undefined && r.answeredStatus === 200)
+              .length > 0 && world.proxy.requests.filter((r) => r.path === LOGIN).length > loginsBefore + 1,
           30_000,
           'a new login after the expiry',
         );
@@ -439,7 +591,11 @@ export const CASES: readonly FaultCase[] = [
       const expired = world.proxy.requests.filter((r) => r.fault === 'expired-token').length;
       return {
         ...outcome,
-        violations: [...outcome.violations, ...exercised(world, [LOGIN], ['malformed']), ...(expired === 0 ? ['no request was refused for an expired token'] : [])],
+        violations: [
+          ...outcome.violations,
+          ...exercised(world, [LOGIN], ['malformed']),
+          ...(expired === 0 ? ['no request was refused for an expired token'] : []),
+        ],
       };
     },
   },
@@ -454,8 +610,10 @@ export const CASES: readonly FaultCase[] = [
       if (exit.code === 0) return { violations, sessionExpected: true };
       // Refusing to start is allowed, with one line that says what went wrong.
       const lines = humanLines(bot.stderr);
-      if (exit.code !== 1 && exit.code !== 2) violations.push(`exit ${JSON.stringify(exit)}, expected 0 (logged in again) or 1/2 with a one-line error`);
-      if (lines.length !== 1) violations.push(`expected one line on standard error, got ${lines.length}: ${lines.slice(0, 6).join(' | ')}`);
+      if (exit.code !== 1 && exit.code !== 2)
+        violations.push(`exit ${JSON.stringify(exit)}, expected 0 (logged in again) or 1/2 with a one-line error`);
+      if (lines.length !== 1)
+        violations.push(`expected one line on standard error, got ${lines.length}: ${lines.slice(0, 6).join(' | ')}`);
       if (/^\s+at /m.test(bot.stderr)) violations.push('standard error holds a stack trace');
       return { violations, sessionExpected: false };
     },
@@ -463,7 +621,7 @@ export const CASES: readonly FaultCase[] = [
   ...KILL_POINTS.map(killCase),
   {
     name: 'second bot on the same journal',
-    fault: 'a second paper bot started on the running bot\'s journal (through its own proxy)',
+    fault: "a second paper bot started on the running bot's journal (through its own proxy)",
     async run(world) {
       const violations: string[] = [];
       const first = world.spawn(world.config({ bars: BARS }));
@@ -471,16 +629,28 @@ export const CASES: readonly FaultCase[] = [
       const proxy = await world.extraProxy();
       const second = world.spawn(world.config({ bars: BARS, gatewayUrl: proxy.url }));
       const refused = await second.finish(45_000);
-      if (refused.code !== 2) violations.push(`second bot exited ${JSON.stringify(refused)}, expected exit code 2; stderr: ${lastLines(second.stderr)}`);
+      if (refused.code !== 2)
+        violations.push(
+          `second bot exited ${JSON.stringify(refused)}, expected exit code 2; stderr: ${lastLines(second.stderr)}`,
+        );
       const lines = humanLines(second.stderr);
-      if (lines.length !== 1) violations.push(`second bot: expected one line on standard error, got ${lines.length}: ${lines.slice(0, 6).join(' | ')}`);
+      if (lines.length !== 1)
+        violations.push(
+          `second bot: expected one line on standard error, got ${lines.length}: ${lines.slice(0, 6).join(' | ')}`,
+        );
       const line = lines.join(' ');
-      if (!line.includes(world.journalFile)) violations.push(`second bot's error does not name the journal ${world.journalFile}: ${line}`);
-      if (!new RegExp(`\\b${first.pid}\\b`).test(line)) violations.push(`second bot's error does not name the holding process ${first.pid}: ${line}`);
+      if (!line.includes(world.journalFile))
+        violations.push(`second bot's error does not name the journal ${world.journalFile}: ${line}`);
+      if (!new RegExp(`\\b${first.pid}\\b`).test(line))
+        violations.push(`second bot's error does not name the holding process ${first.pid}: ${line}`);
       if (/^\s+at /m.test(second.stderr)) violations.push('second bot printed a stack trace');
-      if (proxy.requests.length > 0) violations.push(`second bot sent ${proxy.requests.length} requests before refusing (${[...new Set(proxy.requests.map((r) => r.path))].join(', ')})`);
+      if (proxy.requests.length > 0)
+        violations.push(
+          `second bot sent ${proxy.requests.length} requests before refusing (${[...new Set(proxy.requests.map((r) => r.path))].join(', ')})`,
+        );
       const exit = await first.finish(runDeadline(BARS));
-      if (exit.code !== 0) violations.push(`first bot exited ${JSON.stringify(exit)}; stderr: ${lastLines(first.stderr)}`);
+      if (exit.code !== 0)
+        violations.push(`first bot exited ${JSON.stringify(exit)}; stderr: ${lastLines(first.stderr)}`);
       return { violations, sessionExpected: true };
     },
   },
@@ -500,7 +670,8 @@ export const CASES: readonly FaultCase[] = [
       await first.finish(runDeadline(BARS));
       const second = world.spawn(world.config({ bars: RESTART_BARS }));
       const exit = await second.finish(runDeadline(RESTART_BARS) + 30_000);
-      if (exit.code !== 0) violations.push(`restarted bot exited ${JSON.stringify(exit)}; stderr: ${lastLines(second.stderr)}`);
+      if (exit.code !== 0)
+        violations.push(`restarted bot exited ${JSON.stringify(exit)}; stderr: ${lastLines(second.stderr)}`);
       return { violations, sessionExpected: true };
     },
   },
@@ -539,62 +710,89 @@ export function invariantViolations(a: Audit, c: FaultCase, outcome: CaseOutcome
     }
     const j = journaled.get(tag);
     if (!j) {
-      if (!(c.journalDeleted && a.journal.unjournaledTags.includes(tag))) v.push(`gateway order ${o.id} (${tag}) is not in the journal`);
+      if (!(c.journalDeleted && a.journal.unjournaledTags.includes(tag)))
+        v.push(`gateway order ${o.id} (${tag}) is not in the journal`);
       continue;
     }
-    if (j.venueOrderId !== o.id) v.push(`journal has ${tag} as gateway order ${j.venueOrderId ?? 'none'}, the gateway as ${o.id}`);
+    if (j.venueOrderId !== o.id)
+      v.push(`journal has ${tag} as gateway order ${j.venueOrderId ?? 'none'}, the gateway as ${o.id}`);
     const states = STATE_OF_STATUS[o.status] ?? [];
     if (!states.includes(j.state)) v.push(`${tag}: journal state ${j.state}, gateway status ${o.status}`);
-    if (j.filledSize !== (o.fillVolume ?? 0)) v.push(`${tag}: journal filled ${j.filledSize}, gateway fillVolume ${o.fillVolume ?? 0}`);
+    if (j.filledSize !== (o.fillVolume ?? 0))
+      v.push(`${tag}: journal filled ${j.filledSize}, gateway fillVolume ${o.fillVolume ?? 0}`);
   }
   for (const j of a.journal.orders) {
-    if (j.state === 'submitting' || j.state === 'unknown') v.push(`${j.tag} is still ${j.state} in the journal at the end`);
-    if ((j.state === 'lost' || j.state === 'rejected') && tagCounts.has(j.tag)) v.push(`${j.tag} is ${j.state} in the journal but exists at the gateway`);
+    if (j.state === 'submitting' || j.state === 'unknown')
+      v.push(`${j.tag} is still ${j.state} in the journal at the end`);
+    if ((j.state === 'lost' || j.state === 'rejected') && tagCounts.has(j.tag))
+      v.push(`${j.tag} is ${j.state} in the journal but exists at the gateway`);
     const fillSum = a.journal.fills.filter((f) => f.tag === j.tag).reduce((s, f) => s + f.size, 0);
-    if (fillSum !== j.filledSize) v.push(`${j.tag}: journaled fills add up to ${fillSum}, its order row says ${j.filledSize}`);
+    if (fillSum !== j.filledSize)
+      v.push(`${j.tag}: journaled fills add up to ${fillSum}, its order row says ${j.filledSize}`);
   }
 
   // No lost fill, no invented one.
   const fillIds = new Set(a.journal.fills.map((f) => f.fillId));
   const trades = a.trades.filter((t) => !t.voided);
   for (const t of trades) {
-    if (!fillIds.has(String(t.id))) v.push(`trade ${t.id} (order ${t.orderId}, ${t.side === TradeSide.Buy ? 'buy' : 'sell'} ${t.size}) is not a journaled fill`);
+    if (!fillIds.has(String(t.id)))
+      v.push(
+        `trade ${t.id} (order ${t.orderId}, ${t.side === TradeSide.Buy ? 'buy' : 'sell'} ${t.size}) is not a journaled fill`,
+      );
   }
   const tradeIds = new Set(trades.map((t) => String(t.id)));
-  for (const f of a.journal.fills) if (!tradeIds.has(f.fillId)) v.push(`journaled fill ${f.fillId} is no trade of the account`);
+  for (const f of a.journal.fills)
+    if (!tradeIds.has(f.fillId)) v.push(`journaled fill ${f.fillId} is no trade of the account`);
 
   // The position bound.
-  const episodes = a.path.excesses.map((e) => `${e.peak} for ${e.to - e.from} ms${e.closed ? '' : ' (never corrected)'}`).join(', ');
+  const episodes = a.path.excesses
+    .map((e) => `${e.peak} for ${e.to - e.from} ms${e.closed ? '' : ' (never corrected)'}`)
+    .join(', ');
   if (c.beyondWindow === undefined) {
-    if (a.path.maxAbs > MAX_TARGET) v.push(`gateway position reached ${a.path.maxAbs} (strategy's largest target ${MAX_TARGET}): ${episodes}`);
-    if (a.sampledMax > MAX_TARGET) v.push(`sampled gateway position reached ${a.sampledMax} (largest target ${MAX_TARGET})`);
+    if (a.path.maxAbs > MAX_TARGET)
+      v.push(`gateway position reached ${a.path.maxAbs} (strategy's largest target ${MAX_TARGET}): ${episodes}`);
+    if (a.sampledMax > MAX_TARGET)
+      v.push(`sampled gateway position reached ${a.sampledMax} (largest target ${MAX_TARGET})`);
   } else {
     const bound = MAX_TARGET + c.beyondWindow.lateOrderSize;
-    if (a.path.maxAbs > bound) v.push(`gateway position reached ${a.path.maxAbs}: beyond target ${MAX_TARGET} plus the one late order (${c.beyondWindow.lateOrderSize}), so it compounded`);
+    if (a.path.maxAbs > bound)
+      v.push(
+        `gateway position reached ${a.path.maxAbs}: beyond target ${MAX_TARGET} plus the one late order (${c.beyondWindow.lateOrderSize}), so it compounded`,
+      );
     for (const e of a.path.excesses) {
-      if (!e.closed || e.to - e.from > CORRECTION_MS) v.push(`gateway position ${e.peak} beyond the target for ${e.to - e.from} ms (one poll: ${CORRECTION_MS} ms)${e.closed ? '' : ', never corrected'}`);
+      if (!e.closed || e.to - e.from > CORRECTION_MS)
+        v.push(
+          `gateway position ${e.peak} beyond the target for ${e.to - e.from} ms (one poll: ${CORRECTION_MS} ms)${e.closed ? '' : ', never corrected'}`,
+        );
     }
   }
 
   // Journal, engine and gateway agree at the end.
   const gatewayPositions = JSON.stringify(a.positions);
-  if (JSON.stringify(a.journal.positions) !== gatewayPositions) v.push(`journal positions ${JSON.stringify(a.journal.positions)}, gateway ${gatewayPositions}`);
-  if (a.path.final !== (a.positions[CONTRACT] ?? 0)) v.push(`the account's trades add up to ${a.path.final}, Position/searchOpen says ${gatewayPositions}`);
+  if (JSON.stringify(a.journal.positions) !== gatewayPositions)
+    v.push(`journal positions ${JSON.stringify(a.journal.positions)}, gateway ${gatewayPositions}`);
+  if (a.path.final !== (a.positions[CONTRACT] ?? 0))
+    v.push(`the account's trades add up to ${a.path.final}, Position/searchOpen says ${gatewayPositions}`);
   if (outcome.sessionExpected) {
     const snapshot = a.journal.finalSnapshot;
     if (!snapshot) {
       v.push('no final engine snapshot in the journal: the last session did not end cleanly');
     } else {
-      const engine = JSON.stringify(Object.fromEntries(snapshot.positions.filter((p) => p.size !== 0).map((p) => [p.contractId, p.size])));
+      const engine = JSON.stringify(
+        Object.fromEntries(snapshot.positions.filter((p) => p.size !== 0).map((p) => [p.contractId, p.size])),
+      );
       if (engine !== gatewayPositions) v.push(`engine's final positions ${engine}, gateway ${gatewayPositions}`);
-      if (!near(snapshot.balance, a.balance)) v.push(`engine's final balance ${snapshot.balance}, gateway ${a.balance}`);
+      if (!near(snapshot.balance, a.balance))
+        v.push(`engine's final balance ${snapshot.balance}, gateway ${a.balance}`);
     }
     const line = /session ended: balance (-?[\d.]+)/.exec(lastStdout);
     if (!line) v.push('no final status line on standard output');
-    else if (!near(Number(line[1]), a.balance)) v.push(`final status line says balance ${line[1]}, gateway ${a.balance}`);
+    else if (!near(Number(line[1]), a.balance))
+      v.push(`final status line says balance ${line[1]}, gateway ${a.balance}`);
   }
 
-  if (c.noAnomalies && a.journal.anomalies.length > 0) v.push(`anomalies without any fault: ${a.journal.anomalies.join('; ')}`);
+  if (c.noAnomalies && a.journal.anomalies.length > 0)
+    v.push(`anomalies without any fault: ${a.journal.anomalies.join('; ')}`);
   return v;
 }
 

@@ -26,7 +26,15 @@ beforeEach(async () => {
   sim = await startSimulator({ clock: 'manual', startTime: START, historyDays: 1 });
   proxy = await startFaultProxy(sim.tradingUrl);
   // One attempt per call: what the client sees is what the proxy did.
-  client = new TradingClient({ baseUrl: proxy.url, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now: () => sim.clock.now(), timeoutMs: 500, retry: { maxAttempts: 1 }, logger: silentLogger });
+  client = new TradingClient({
+    baseUrl: proxy.url,
+    userName: sim.demo.userName,
+    apiKey: sim.demo.apiKey,
+    now: () => sim.clock.now(),
+    timeoutMs: 500,
+    retry: { maxAttempts: 1 },
+    logger: silentLogger,
+  });
 });
 afterEach(async () => {
   await client.close();
@@ -35,12 +43,22 @@ afterEach(async () => {
 });
 
 const POSITIONS = '/api/Position/searchOpen';
-const outcome = (p: Promise<unknown>): Promise<string> => p.then(() => 'ok', (e: { code?: string; httpStatus?: number }) => `${e.code}${e.httpStatus ? ` ${e.httpStatus}` : ''}`);
+const outcome = (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => 'ok',
+    (e: { code?: string; httpStatus?: number }) => `${e.code}${e.httpStatus ? ` ${e.httpStatus}` : ''}`,
+  );
 
 describe('fault proxy', () => {
   it('a rule hits every n-th matching request, as many times as asked, only while its condition holds', async () => {
     let open = true;
-    proxy.inject({ path: [POSITIONS, '/api/Order/searchOpen'], action: { kind: 'status', status: 503 }, every: 2, times: 2, when: () => open });
+    proxy.inject({
+      path: [POSITIONS, '/api/Order/searchOpen'],
+      action: { kind: 'status', status: 503 },
+      every: 2,
+      times: 2,
+      when: () => open,
+    });
     const seen: string[] = [];
     for (let i = 0; i < 6; i++) seen.push(await outcome(client.searchOpenPositions(sim.demo.accountId)));
     expect(seen).toEqual(['ok', 'HTTP_STATUS 503', 'ok', 'HTTP_STATUS 503', 'ok', 'ok']);
@@ -53,7 +71,8 @@ describe('fault proxy', () => {
   });
 
   it('status-after and drop-after let the gateway act first; status and drop-before do not', async () => {
-    const place = (tag: string) => client.placeOrder({ accountId: sim.demo.accountId, contractId: ES, type: 2, side: 0, size: 1, customTag: tag });
+    const place = (tag: string) =>
+      client.placeOrder({ accountId: sim.demo.accountId, contractId: ES, type: 2, side: 0, size: 1, customTag: tag });
     proxy.inject({ path: '/api/Order/place', action: { kind: 'status', status: 503 } });
     expect(await outcome(place('a'))).toBe('HTTP_STATUS 503');
     proxy.inject({ path: '/api/Order/place', action: { kind: 'drop-before' } });
@@ -62,14 +81,26 @@ describe('fault proxy', () => {
     expect(await outcome(place('c'))).toBe('HTTP_STATUS 500');
     proxy.inject({ path: '/api/Order/place', action: { kind: 'drop-after' } });
     expect(await outcome(place('d'))).toBe('OUTCOME_UNKNOWN');
-    const tags = (await client.searchOrders({ accountId: sim.demo.accountId, startTimestamp: new Date(sim.clock.now() - 60_000).toISOString() })).map((o) => o.customTag);
+    const tags = (
+      await client.searchOrders({
+        accountId: sim.demo.accountId,
+        startTimestamp: new Date(sim.clock.now() - 60_000).toISOString(),
+      })
+    ).map((o) => o.customTag);
     expect(tags.sort()).toEqual(['c', 'd']);
-    expect(proxy.placesByTag()).toEqual(new Map([['c', 1], ['d', 1]]));
+    expect(proxy.placesByTag()).toEqual(
+      new Map([
+        ['c', 1],
+        ['d', 1],
+      ]),
+    );
   });
 
   it('truncate cuts the transfer mid-body; malformed changes the body; late-answer answers after the client gave up', async () => {
     proxy.inject({ path: POSITIONS, action: { kind: 'truncate', keep: (b) => b.length / 2 } });
-    expect(await outcome(client.searchOpenPositions(sim.demo.accountId))).toMatch(/^(CONNECTION_FAILED|MALFORMED_RESPONSE)/);
+    expect(await outcome(client.searchOpenPositions(sim.demo.accountId))).toMatch(
+      /^(CONNECTION_FAILED|MALFORMED_RESPONSE)/,
+    );
     proxy.inject({ path: POSITIONS, action: { kind: 'malformed', corrupt: (b) => b.slice(0, 5) } });
     expect(await outcome(client.searchOpenPositions(sim.demo.accountId))).toBe('MALFORMED_RESPONSE 200');
     proxy.inject({ path: POSITIONS, action: { kind: 'late-answer', delayMs: 800 } });
@@ -122,21 +153,32 @@ describe('position path of the audit', () => {
 
   it('finds the largest position and every stretch beyond the limit, in the order the gateway executed the trades', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ buy: fc.boolean(), size: fc.integer({ min: 1, max: 3 }) }), { maxLength: 40 }), fc.integer({ min: 0, max: 3 }), (steps, limit) => {
-        const trades = steps.map((s, i) => trade(i + 1, s.buy ? 'buy' : 'sell', s.size, 1_000 * (i + 1)));
-        // Shuffled input: the path follows trade ids, not the order of the answer.
-        const path = positionPath([...trades].reverse(), limit, 1_000_000);
-        const positions = steps.reduce<number[]>((acc, s) => [...acc, (acc.at(-1) ?? 0) + (s.buy ? s.size : -s.size)], []);
-        expect(path.maxAbs).toBe(Math.max(0, ...positions.map(Math.abs)));
-        expect(path.final).toBe(positions.at(-1) ?? 0);
-        const beyond = positions.map((p, i) => (Math.abs(p) > limit ? 1_000 * (i + 1) : undefined));
-        const starts = beyond.filter((t, i) => t !== undefined && beyond[i - 1] === undefined);
-        expect(path.excesses.map((e) => e.from)).toEqual(starts);
-        for (const e of path.excesses) {
-          expect(e.closed).toBe(e.to !== 1_000_000);
-          expect(e.peak).toBe(Math.max(...positions.filter((_, i) => 1_000 * (i + 1) >= e.from && 1_000 * (i + 1) < e.to).map(Math.abs)));
-        }
-      }),
+      fc.property(
+        fc.array(fc.record({ buy: fc.boolean(), size: fc.integer({ min: 1, max: 3 }) }), { maxLength: 40 }),
+        fc.integer({ min: 0, max: 3 }),
+        (steps, limit) => {
+          const trades = steps.map((s, i) => trade(i + 1, s.buy ? 'buy' : 'sell', s.size, 1_000 * (i + 1)));
+          // Shuffled input: the path follows trade ids, not the order of the answer.
+          const path = positionPath([...trades].reverse(), limit, 1_000_000);
+          const positions = steps.reduce<number[]>(
+            (acc, s) => [...acc, (acc.at(-1) ?? 0) + (s.buy ? s.size : -s.size)],
+            [],
+          );
+          expect(path.maxAbs).toBe(Math.max(0, ...positions.map(Math.abs)));
+          expect(path.final).toBe(positions.at(-1) ?? 0);
+          const beyond = positions.map((p, i) => (Math.abs(p) > limit ? 1_000 * (i + 1) : undefined));
+          const starts = beyond.filter((t, i) => t !== undefined && beyond[i - 1] === undefined);
+          expect(path.excesses.map((e) => e.from)).toEqual(starts);
+          for (const e of path.excesses) {
+            expect(e.closed).toBe(e.to !== 1_000_000);
+            expect(e.peak).toBe(
+              Math.max(
+                ...positions.filter((_, i) => 1_000 * (i + 1) >= e.from && 1_000 * (i + 1) < e.to).map(Math.abs),
+              ),
+            );
+          }
+        },
+      ),
     );
   });
 });

@@ -24,7 +24,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type FaultAction =
-  | { readonly kind: 'status'; readonly status: number; readonly body?: string; readonly headers?: Record<string, string> }
+  | {
+      readonly kind: 'status';
+      readonly status: number;
+      readonly body?: string;
+      readonly headers?: Record<string, string>;
+    }
   | { readonly kind: 'status-after'; readonly status: number; readonly body?: string }
   | { readonly kind: 'drop-before' }
   | { readonly kind: 'drop-after' }
@@ -95,7 +100,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const issuedTokens = new Set<string>();
   const expiredTokens = new Set<string>();
   let heldWaiters: Array<() => void> = [];
-  const heldAnswers: Array<{ res: http.ServerResponse; seen: SeenRequest; status: number; headers: http.IncomingHttpHeaders; body: Buffer }> = [];
+  const heldAnswers: Array<{
+    res: http.ServerResponse;
+    seen: SeenRequest;
+    status: number;
+    headers: http.IncomingHttpHeaders;
+    body: Buffer;
+  }> = [];
   const notifyHeld = (): void => {
     const waiters = heldWaiters;
     heldWaiters = [];
@@ -107,14 +118,25 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     for (const match of body.toString('utf8').matchAll(TOKEN_FIELD)) issuedTokens.add(match[1]!);
   };
 
-  const forward = (req: http.IncomingMessage, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
+  const forward = (
+    req: http.IncomingMessage,
+    body: Buffer,
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
     new Promise((resolve, reject) => {
       const out = http.request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
           res.on('error', reject);
         },
       );
@@ -124,11 +146,18 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
 
   const passHeaders = (headers: http.IncomingHttpHeaders): Record<string, string> => {
     const h: Record<string, string> = {};
-    for (const [k, v] of Object.entries(headers)) if (typeof v === 'string' && !['content-length', 'transfer-encoding', 'connection'].includes(k)) h[k] = v;
+    for (const [k, v] of Object.entries(headers))
+      if (typeof v === 'string' && !['content-length', 'transfer-encoding', 'connection'].includes(k)) h[k] = v;
     return h;
   };
 
-  const answer = (res: http.ServerResponse, seen: SeenRequest, status: number, headers: http.IncomingHttpHeaders, body: Buffer): void => {
+  const answer = (
+    res: http.ServerResponse,
+    seen: SeenRequest,
+    status: number,
+    headers: http.IncomingHttpHeaders,
+    body: Buffer,
+  ): void => {
     // The client may have given up (a timeout) and closed the connection: nothing left to answer.
     if (res.destroyed || res.writableEnded) return;
     res.writeHead(status, { ...passHeaders(headers), 'content-length': String(body.length) });
@@ -165,20 +194,46 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const at = Date.now();
       const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
       if (bearer !== undefined && expiredTokens.has(bearer)) {
-        const seen: SeenRequest = { method: req.method ?? 'GET', path, body: parsed, at, forwarded: false, fault: 'expired-token' };
+        const seen: SeenRequest = {
+          method: req.method ?? 'GET',
+          path,
+          body: parsed,
+          at,
+          forwarded: false,
+          fault: 'expired-token',
+        };
         requests.push(seen);
-        answer(res, seen, 401, { 'content-type': 'application/json' }, Buffer.from('{"message":"Missing, unknown, revoked or expired session token"}'));
+        answer(
+          res,
+          seen,
+          401,
+          { 'content-type': 'application/json' },
+          Buffer.from('{"message":"Missing, unknown, revoked or expired session token"}'),
+        );
         return;
       }
       const action = ruleFor(path)?.action;
       // Logged as it arrives (a delayed request shows before it is forwarded).
-      const seen: SeenRequest = { method: req.method ?? 'GET', path, body: parsed, at, forwarded: false, ...(action ? { fault: action.kind } : {}) };
+      const seen: SeenRequest = {
+        method: req.method ?? 'GET',
+        path,
+        body: parsed,
+        at,
+        forwarded: false,
+        ...(action ? { fault: action.kind } : {}),
+      };
       requests.push(seen);
       const fail = (error: unknown): void => {
         res.destroy(error instanceof Error ? error : undefined);
       };
       if (action?.kind === 'status') {
-        answer(res, seen, action.status, { 'content-type': 'application/json', ...(action.headers ?? {}) }, Buffer.from(action.body ?? ''));
+        answer(
+          res,
+          seen,
+          action.status,
+          { 'content-type': 'application/json', ...(action.headers ?? {}) },
+          Buffer.from(action.body ?? ''),
+        );
         return;
       }
       if (action?.kind === 'drop-before') {
@@ -208,7 +263,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
             case 'truncate': {
               if (res.destroyed) return;
               res.writeHead(up.status, { ...passHeaders(up.headers), 'content-length': String(up.body.length) });
-              res.write(up.body.subarray(0, Math.max(0, Math.min(up.body.length - 1, action.keep(up.body.toString('utf8'))))));
+              res.write(
+                up.body.subarray(0, Math.max(0, Math.min(up.body.length - 1, action.keep(up.body.toString('utf8'))))),
+              );
               seen.answeredStatus = up.status;
               seen.answeredAt = Date.now();
               // Let the partial body leave before the connection is cut.
@@ -239,7 +296,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     requests,
     inject: (rule) => rules.push({ ...rule, seen: 0 }),
     clear: () => void rules.splice(0),
-    held: () => (heldAnswers.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => heldWaiters.push(resolve))),
+    held: () =>
+      heldAnswers.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => heldWaiters.push(resolve)),
     release: (options) => {
       for (const h of heldAnswers.splice(0)) {
         if (options?.drop || h.status === 0) h.res.socket?.destroy();

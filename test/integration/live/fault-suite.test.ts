@@ -19,7 +19,8 @@ import { ensureDist } from '../built-cli.ts';
 const CONCURRENCY = Math.max(1, Number(process.env.TICKLINE_FAULT_CONCURRENCY ?? 5));
 const REPORT = process.env.TICKLINE_FAULT_REPORT;
 /** Only the cases whose name matches this regular expression (while working on one); default all. */
-const ONLY = process.env.TICKLINE_FAULT_CASES === undefined ? undefined : new RegExp(process.env.TICKLINE_FAULT_CASES, 'i');
+const ONLY =
+  process.env.TICKLINE_FAULT_CASES === undefined ? undefined : new RegExp(process.env.TICKLINE_FAULT_CASES, 'i');
 const SELECTED = CASES.filter((c) => ONLY === undefined || ONLY.test(c.name));
 /** Keep each case's folder (journal, config, bot output, proxy log) in the temporary directory. */
 const KEEP = process.env.TICKLINE_FAULT_KEEP === '1';
@@ -51,10 +52,14 @@ function limiter(limit: number): <T>(work: () => Promise<T>) => Promise<T> {
 function leaksIn(world: FaultWorld): string[] {
   const secrets = world.secrets();
   const leaks: string[] = [];
-  if (world.proxy.tokens().length === 0) leaks.push(`${world.name}: no session token was issued through the proxy, so the scan for tokens proves nothing`);
+  if (world.proxy.tokens().length === 0)
+    leaks.push(`${world.name}: no session token was issued through the proxy, so the scan for tokens proves nothing`);
   for (const { where, text } of world.outputs()) {
     for (const secret of secrets) {
-      if (text.includes(secret)) leaks.push(`${world.name}: ${where} holds ${secret === world.credentials.apiKey ? 'the API key' : secret === world.credentials.adminKey ? 'the admin credential' : 'a session token'}`);
+      if (text.includes(secret))
+        leaks.push(
+          `${world.name}: ${where} holds ${secret === world.credentials.apiKey ? 'the API key' : secret === world.credentials.adminKey ? 'the admin credential' : 'a session token'}`,
+        );
     }
   }
   return leaks;
@@ -68,7 +73,10 @@ async function execute(c: FaultCase): Promise<CaseResult> {
     try {
       outcome = await c.run(world);
     } catch (error) {
-      outcome = { violations: [`case did not complete: ${error instanceof Error ? error.message : String(error)}`], sessionExpected: true };
+      outcome = {
+        violations: [`case did not complete: ${error instanceof Error ? error.message : String(error)}`],
+        sessionExpected: true,
+      };
     }
     world.proxy.release({ drop: true });
     world.proxy.clear();
@@ -77,9 +85,18 @@ async function execute(c: FaultCase): Promise<CaseResult> {
     const audit = await world.audit();
     const lastStdout = world.bots.filter((b) => b.stdout !== '').at(-1)?.stdout ?? '';
     const violations = [...outcome.violations, ...invariantViolations(audit, c, outcome, lastStdout)];
-    return { name: c.name, violations, leaks: leaksIn(world), numbers: numbersOf(c, audit, violations.length, Date.now() - started) };
+    return {
+      name: c.name,
+      violations,
+      leaks: leaksIn(world),
+      numbers: numbersOf(c, audit, violations.length, Date.now() - started),
+    };
   } catch (error) {
-    return { name: c.name, violations: [`audit failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`], leaks: leaksIn(world) };
+    return {
+      name: c.name,
+      violations: [`audit failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`],
+      leaks: leaksIn(world),
+    };
   } finally {
     await world.close({ keep: KEEP });
     if (KEEP) process.stderr.write(`${c.name}: kept ${world.dir}\n`);
@@ -90,12 +107,20 @@ const results = new Map<string, Promise<CaseResult>>();
 
 function report(numbers: readonly CaseNumbers[]): string {
   if (!REPORT?.endsWith('.md')) return `${JSON.stringify({ bars: BARS, cases: numbers }, null, 2)}\n`;
-  const head = '| case | fault | max \\|position\\| | longest beyond target | anomalies | duplicates | unjournaled orders | lost fills | orders | faults injected | violations |';
+  const head =
+    '| case | fault | max \\|position\\| | longest beyond target | anomalies | duplicates | unjournaled orders | lost fills | orders | faults injected | violations |';
   const rows = numbers.map(
     (n) =>
       `| ${n.case} | ${n.fault} | ${n.maxAbsPosition} | ${n.longestExcessMs} ms | ${n.anomalies} | ${n.duplicates} | ${n.unjournaledOrders} | ${n.lostFills} | ${n.orders} | ${n.faultsInjected} | ${n.violations} |`,
   );
-  return [`Fault suite, ${BARS} bars of 2 s per run, strategy target ±1.`, '', head, `|${'---|'.repeat(11)}`, ...rows, ''].join('\n');
+  return [
+    `Fault suite, ${BARS} bars of 2 s per run, strategy target ±1.`,
+    '',
+    head,
+    `|${'---|'.repeat(11)}`,
+    ...rows,
+    '',
+  ].join('\n');
 }
 
 beforeAll(ensureDist, 240_000);
@@ -103,7 +128,11 @@ beforeAll(ensureDist, 240_000);
 describe('live trading under network faults (child processes, simulator, fault proxy)', () => {
   beforeAll(() => {
     const run = limiter(CONCURRENCY);
-    for (const c of SELECTED) results.set(c.name, run(() => execute(c)));
+    for (const c of SELECTED)
+      results.set(
+        c.name,
+        run(() => execute(c)),
+      );
   });
 
   afterAll(async () => {
@@ -113,14 +142,22 @@ describe('live trading under network faults (child processes, simulator, fault p
 
   const timeout = (BARS * 2_000 + 240_000) * Math.ceil(SELECTED.length / CONCURRENCY);
   for (const c of CASES) {
-    it.skipIf(!SELECTED.includes(c))(`${c.name}: no duplicate, nothing unjournaled, no lost fill, position within the target, all agree`, async () => {
-      const result = await results.get(c.name)!;
-      expect(result.violations, `${c.name} (${c.fault})`).toEqual([]);
-    }, timeout);
+    it.skipIf(!SELECTED.includes(c))(
+      `${c.name}: no duplicate, nothing unjournaled, no lost fill, position within the target, all agree`,
+      async () => {
+        const result = await results.get(c.name)!;
+        expect(result.violations, `${c.name} (${c.fault})`).toEqual([]);
+      },
+      timeout,
+    );
   }
 
-  it('no output of any case (standard output, standard error, files) holds the API key, the admin credential or a session token', async () => {
-    const all = await Promise.all(results.values());
-    expect(all.flatMap((r) => r.leaks)).toEqual([]);
-  }, timeout);
+  it(
+    'no output of any case (standard output, standard error, files) holds the API key, the admin credential or a session token',
+    async () => {
+      const all = await Promise.all(results.values());
+      expect(all.flatMap((r) => r.leaks)).toEqual([]);
+    },
+    timeout,
+  );
 });

@@ -37,8 +37,18 @@ export const MAX_TARGET = 1;
 /** `gateway.timeoutMs` of every bot, as in the issue's reproduction. */
 export const REQUEST_TIMEOUT_MS = 1_500;
 /** Within the default budget (117 of the 120 reads a minute the plan allows besides its reserve). */
-export const POLL = { openOrdersMs: 2_000, ordersMs: 3_000, tradesMs: 2_000, positionsMs: 2_000, accountMs: 30_000, closeDelayMs: 300 };
-const UNLIMITED = { bars: { requests: 1_000_000, windowMs: 30_000 }, default: { requests: 1_000_000, windowMs: 60_000 } };
+export const POLL = {
+  openOrdersMs: 2_000,
+  ordersMs: 3_000,
+  tradesMs: 2_000,
+  positionsMs: 2_000,
+  accountMs: 30_000,
+  closeDelayMs: 300,
+};
+const UNLIMITED = {
+  bars: { requests: 1_000_000, windowMs: 30_000 },
+  default: { requests: 1_000_000, windowMs: 60_000 },
+};
 
 export type Mode = 'paper' | 'live';
 
@@ -101,8 +111,12 @@ export class BotProcess {
     const deadline = Date.now() + ms;
     for (;;) {
       if (check()) return;
-      if (!this.running) throw new Error(`${this.label} exited (${JSON.stringify(this.exit)}) before ${what}; stderr: ${tail(this.stderr)}`);
-      if (Date.now() > deadline) throw new Error(`${this.label}: timed out after ${ms} ms waiting for ${what}; stderr: ${tail(this.stderr)}`);
+      if (!this.running)
+        throw new Error(
+          `${this.label} exited (${JSON.stringify(this.exit)}) before ${what}; stderr: ${tail(this.stderr)}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(`${this.label}: timed out after ${ms} ms waiting for ${what}; stderr: ${tail(this.stderr)}`);
       await sleep(20);
     }
   }
@@ -216,20 +230,37 @@ export interface JournalView {
 }
 
 export function readJournal(file: string): JournalView {
-  if (!existsSync(file)) return { exists: false, orders: [], fills: [], positions: {}, anomalies: [], finalSnapshot: undefined, unjournaledTags: [] };
+  if (!existsSync(file))
+    return {
+      exists: false,
+      orders: [],
+      fills: [],
+      positions: {},
+      anomalies: [],
+      finalSnapshot: undefined,
+      unjournaledTags: [],
+    };
   const journal = Journal.open(file, { lock: false });
   try {
     const entries = journal.entries();
     const sessionAfter = entries.filter((e) => e.kind === 'session' && e.phase === 'after').at(-1);
     const lastBefore = entries.filter((e) => e.kind === 'session' && e.phase === 'before').at(-1);
     const ended = sessionAfter !== undefined && lastBefore !== undefined && sessionAfter.seq > lastBefore.seq;
-    const snapshot = ended ? (sessionAfter.payload as { snapshot?: { balance: number; positions: Array<{ contractId: string; size: number }> } }).snapshot : undefined;
+    const snapshot = ended
+      ? (
+          sessionAfter.payload as {
+            snapshot?: { balance: number; positions: Array<{ contractId: string; size: number }> };
+          }
+        ).snapshot
+      : undefined;
     return {
       exists: true,
       orders: journal.orders(),
       fills: journal.fills(),
       positions: Object.fromEntries(journal.positionsFromFills()),
-      anomalies: entries.filter((e) => e.kind === 'anomaly').map((e) => `${e.tag ?? '-'}: ${(e.payload as { message?: string }).message ?? JSON.stringify(e.payload)}`),
+      anomalies: entries
+        .filter((e) => e.kind === 'anomaly')
+        .map((e) => `${e.tag ?? '-'}: ${(e.payload as { message?: string }).message ?? JSON.stringify(e.payload)}`),
       finalSnapshot: snapshot,
       unjournaledTags: entries
         .filter((e) => e.kind === 'reconcile' && e.phase === 'after')
@@ -344,7 +375,12 @@ export class FaultWorld {
       contracts: [CONTRACT],
       timeframe: { unit: 'second', unitNumber: BAR_MS / 1000 },
       account: { name: this.account[mode].name },
-      gateway: { url, adminUrl: `${url}${ADMIN_PREFIX}`, timeoutMs: REQUEST_TIMEOUT_MS, ...(c.realtime === true ? { realtimeUrl: this.hubProxy.url } : {}) },
+      gateway: {
+        url,
+        adminUrl: `${url}${ADMIN_PREFIX}`,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+        ...(c.realtime === true ? { realtimeUrl: this.hubProxy.url } : {}),
+      },
       journal: this.journalFile,
       poll: POLL,
       session: { maxBars: c.bars },
@@ -400,7 +436,8 @@ export class FaultWorld {
       path: positionPath(trades, MAX_TARGET, time),
       sampledMax: this.sampler.maxAbs,
       placesForwarded: this.proxy.placesByTag(),
-      faultsInjected: [this.proxy, ...this.extraProxies].flatMap((p) => p.requests).filter((r) => r.fault !== undefined).length,
+      faultsInjected: [this.proxy, ...this.extraProxies].flatMap((p) => p.requests).filter((r) => r.fault !== undefined)
+        .length,
     };
   }
 
@@ -411,7 +448,8 @@ export class FaultWorld {
       out.push({ where: `${bot.label} stdout`, text: bot.stdout }, { where: `${bot.label} stderr`, text: bot.stderr });
     }
     if (existsSync(this.dir)) {
-      for (const file of readdirSync(this.dir)) out.push({ where: file, text: readFileSync(path.join(this.dir, file)).toString('latin1') });
+      for (const file of readdirSync(this.dir))
+        out.push({ where: file, text: readFileSync(path.join(this.dir, file)).toString('latin1') });
     }
     return out;
   }

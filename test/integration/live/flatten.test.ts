@@ -18,7 +18,14 @@ describe('tickline flatten', () => {
     const accountId = b.sim.demo.accountId;
     const grid = b.contracts.get(ES)!.grid;
     await b.truth.placeOrder({ accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 2 });
-    await b.truth.placeOrder({ accountId, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 1, limitPrice: grid.toPrice((await lastTicks(b)) - 40) });
+    await b.truth.placeOrder({
+      accountId,
+      contractId: ES,
+      type: OrderType.Limit,
+      side: OrderSide.Bid,
+      size: 1,
+      limitPrice: grid.toPrice((await lastTicks(b)) - 40),
+    });
     expect((await b.truth.searchOpenPositions(accountId)).length).toBe(1);
     expect((await b.truth.searchOpenOrders(accountId)).length).toBe(1);
 

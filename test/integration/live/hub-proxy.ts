@@ -41,7 +41,9 @@ export async function startHubProxy(target: string): Promise<HubProxy> {
     const pair = { client, upstream };
     pairs.add(pair);
     const early: RawData[] = [];
-    client.on('message', (data) => (upstream.readyState === WebSocket.OPEN ? upstream.send(data.toString()) : early.push(data)));
+    client.on('message', (data) =>
+      upstream.readyState === WebSocket.OPEN ? upstream.send(data.toString()) : early.push(data),
+    );
     upstream.on('open', () => {
       for (const data of early.splice(0)) upstream.send(data.toString());
     });

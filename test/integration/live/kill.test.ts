@@ -35,7 +35,10 @@ async function killMidPlace(tag: string): Promise<void> {
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  await Promise.race([b.proxy.held(), exited.then(() => Promise.reject(new Error(`child bot exited early: ${stderr}`)))]);
+  await Promise.race([
+    b.proxy.held(),
+    exited.then(() => Promise.reject(new Error(`child bot exited early: ${stderr}`))),
+  ]);
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
   b.proxy.release({ drop: true });
@@ -50,7 +53,15 @@ describe('kill -9 between sending a place and receiving its answer', () => {
     const bot = startBot(b);
     // The dead process journaled the order before sending; nothing else.
     expect(bot.journal.order('k-1')?.state).toBe('submitting');
-    const report = await reconcileOnStart({ client: b.client, journal: bot.journal, executor: bot.executor, accountId: b.sim.demo.accountId, strategyIds: ['k'], now: b.now, logger: silentLogger });
+    const report = await reconcileOnStart({
+      client: b.client,
+      journal: bot.journal,
+      executor: bot.executor,
+      accountId: b.sim.demo.accountId,
+      strategyIds: ['k'],
+      now: b.now,
+      logger: silentLogger,
+    });
     expect(report.resolved).toEqual([{ tag: 'k-1', state: 'filled' }]);
     expect(report.positionDifferences).toEqual([]);
     expect(report.sequenceStart).toEqual({ k: 2 });
@@ -58,7 +69,12 @@ describe('kill -9 between sending a place and receiving its answer', () => {
     // The strategy carries on with the next tag; the old one is never sent again.
     bot.executor.place(market('k-2', 'sell'));
     await agreement(b, bot);
-    expect(b.proxy.placesByTag()).toEqual(new Map([['k-1', 1], ['k-2', 1]]));
+    expect(b.proxy.placesByTag()).toEqual(
+      new Map([
+        ['k-1', 1],
+        ['k-2', 1],
+      ]),
+    );
     await bot.stop();
   }, 20_000);
 
@@ -66,16 +82,36 @@ describe('kill -9 between sending a place and receiving its answer', () => {
     b.proxy.inject({ path: '/api/Order/place', action: { kind: 'hold', forward: false } });
     await killMidPlace('k-1');
     const bot = startBot(b);
-    const early = await reconcileOnStart({ client: b.client, journal: bot.journal, executor: bot.executor, accountId: b.sim.demo.accountId, strategyIds: ['k'], now: b.now, logger: silentLogger });
+    const early = await reconcileOnStart({
+      client: b.client,
+      journal: bot.journal,
+      executor: bot.executor,
+      accountId: b.sim.demo.accountId,
+      strategyIds: ['k'],
+      now: b.now,
+      logger: silentLogger,
+    });
     // Sent by a process that died: it may still land, so its exposure stands until the window has passed.
     expect(early.resolved).toEqual([{ tag: 'k-1', state: 'unknown' }]);
     b.sim.clock.advance(61_000);
-    const report = await reconcileOnStart({ client: b.client, journal: bot.journal, executor: bot.executor, accountId: b.sim.demo.accountId, strategyIds: ['k'], now: b.now, logger: silentLogger });
+    const report = await reconcileOnStart({
+      client: b.client,
+      journal: bot.journal,
+      executor: bot.executor,
+      accountId: b.sim.demo.accountId,
+      strategyIds: ['k'],
+      now: b.now,
+      logger: silentLogger,
+    });
     expect(report.resolved).toEqual([{ tag: 'k-1', state: 'lost' }]);
     expect(report.clean).toBe(true);
     await agreement(b, bot);
     expect(b.proxy.placesByTag().size).toBe(0);
-    await until(async () => (await b.truth.searchOpenPositions(b.sim.demo.accountId)).length === 0, 1_000, 'no position');
+    await until(
+      async () => (await b.truth.searchOpenPositions(b.sim.demo.accountId)).length === 0,
+      1_000,
+      'no position',
+    );
     await bot.stop();
   }, 20_000);
 });

@@ -22,7 +22,10 @@ import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 export const ES = 'CON.F.US.EP.Z25';
 /** A Monday, 09:00 in Chicago: the market is open. */
 export const START = Date.UTC(2025, 0, 6, 15, 0);
-const UNLIMITED = { bars: { requests: 1_000_000, windowMs: 30_000 }, default: { requests: 1_000_000, windowMs: 60_000 } };
+const UNLIMITED = {
+  bars: { requests: 1_000_000, windowMs: 30_000 },
+  default: { requests: 1_000_000, windowMs: 60_000 },
+};
 
 export interface Bench {
   readonly dir: string;
@@ -40,7 +43,13 @@ export interface Bench {
 
 export async function startBench(options: { sim?: SimulatorOptions; timeoutMs?: number } = {}): Promise<Bench> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-live-'));
-  const sim = await startSimulator({ clock: 'manual', startTime: START, historyDays: 2, rateLimits: UNLIMITED, ...options.sim });
+  const sim = await startSimulator({
+    clock: 'manual',
+    startTime: START,
+    historyDays: 2,
+    rateLimits: UNLIMITED,
+    ...options.sim,
+  });
   const proxy = await startFaultProxy(sim.tradingUrl);
   const now = (): number => sim.clock.now();
   const client = new TradingClient({
@@ -52,10 +61,27 @@ export async function startBench(options: { sim?: SimulatorOptions; timeoutMs?: 
     retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 50 },
     logger: silentLogger,
   });
-  const truth = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey, now, logger: silentLogger });
+  const truth = new TradingClient({
+    baseUrl: sim.tradingUrl,
+    userName: sim.demo.userName,
+    apiKey: sim.demo.apiKey,
+    now,
+    logger: silentLogger,
+  });
   await truth.login();
   const c = await truth.contractById(ES);
-  const contracts = new Map<string, ContractSpec>([[ES, { id: c.id, name: c.name, symbolId: c.symbolId, description: c.description, grid: new PriceGrid(c.tickSize, c.tickValue) }]]);
+  const contracts = new Map<string, ContractSpec>([
+    [
+      ES,
+      {
+        id: c.id,
+        name: c.name,
+        symbolId: c.symbolId,
+        description: c.description,
+        grid: new PriceGrid(c.tickSize, c.tickValue),
+      },
+    ],
+  ]);
   return {
     dir,
     sim,
@@ -84,7 +110,15 @@ export interface Bot {
 
 export function startBot(b: Bench, client: TradingClient = b.client, options: { unknownOutcomeMs?: number } = {}): Bot {
   const journal = Journal.open(b.journalFile, { now: b.now });
-  const executor = new LiveExecutor({ client, journal, accountId: b.sim.demo.accountId, contracts: b.contracts, logger: silentLogger, now: b.now, ...options });
+  const executor = new LiveExecutor({
+    client,
+    journal,
+    accountId: b.sim.demo.accountId,
+    contracts: b.contracts,
+    logger: silentLogger,
+    now: b.now,
+    ...options,
+  });
   const poller = new Poller({
     client,
     executor,
@@ -150,7 +184,10 @@ export async function agreement(b: Bench, bot: Bot): Promise<void> {
   await bot.poller.refreshAccountState();
   await bot.executor.idle();
   const accountId = b.sim.demo.accountId;
-  const simOrders = await b.truth.searchOrders({ accountId, startTimestamp: new Date(START - 3_600_000).toISOString() });
+  const simOrders = await b.truth.searchOrders({
+    accountId,
+    startTimestamp: new Date(START - 3_600_000).toISOString(),
+  });
   const tags = simOrders.map((o) => o.customTag).filter((t): t is string => !!t);
   expect(new Set(tags).size, 'a customTag appears on two orders at the simulator').toBe(tags.length);
   for (const [tag, count] of b.proxy.placesByTag()) expect(count, `places forwarded for ${tag}`).toBe(1);
@@ -160,18 +197,27 @@ export async function agreement(b: Bench, bot: Bot): Promise<void> {
   for (const o of journaled) {
     const atSim = simOrders.find((s) => s.customTag === o.tag);
     if (o.state === 'lost' || o.state === 'rejected') {
-      if (o.state === 'lost') expect(atSim, `${o.tag} is lost in the journal but exists at the simulator`).toBeUndefined();
+      if (o.state === 'lost')
+        expect(atSim, `${o.tag} is lost in the journal but exists at the simulator`).toBeUndefined();
       continue;
     }
     expect(atSim, `${o.tag} (${o.state}) is not at the simulator`).toBeDefined();
     expect(atSim!.id).toBe(o.venueOrderId);
   }
   const open = await b.truth.searchOpenOrders(accountId);
-  const journalOpen = journaled.filter((o) => o.state === 'working' || o.state === 'cancelling').map((o) => o.venueOrderId).sort();
-  const simOpenOurs = open.filter((o) => bot.journal.orderByVenueId(o.id)).map((o) => o.id).sort();
+  const journalOpen = journaled
+    .filter((o) => o.state === 'working' || o.state === 'cancelling')
+    .map((o) => o.venueOrderId)
+    .sort();
+  const simOpenOurs = open
+    .filter((o) => bot.journal.orderByVenueId(o.id))
+    .map((o) => o.id)
+    .sort();
   expect(journalOpen).toEqual(simOpenOurs);
 
   const positions = await b.truth.searchOpenPositions(accountId);
-  const simPositions = Object.fromEntries(positions.map((p) => [p.contractId, signedSize(p)]).filter(([, s]) => s !== 0));
+  const simPositions = Object.fromEntries(
+    positions.map((p) => [p.contractId, signedSize(p)]).filter(([, s]) => s !== 0),
+  );
   expect(Object.fromEntries(bot.journal.positionsFromFills())).toEqual(simPositions);
 }

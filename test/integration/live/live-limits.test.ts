@@ -56,7 +56,9 @@ afterEach(async () => {
   await b.close();
 });
 
-function start(o: { limits?: Partial<AccountConfig>; risk?: RiskConfig; adminUrl?: string } = {}): Promise<LiveSession> {
+function start(
+  o: { limits?: Partial<AccountConfig>; risk?: RiskConfig; adminUrl?: string } = {},
+): Promise<LiveSession> {
   const config = liveConfigSchema.parse({
     strategy: { name: 'sma-cross', id: 'smacross', params: { fast: 2, slow: 4, size: 1 } },
     contracts: [ES],
@@ -116,7 +118,9 @@ describe('account limits from TradingAccount/find', () => {
       expect(s.engine.rules.config.personalDailyLossLimit).toBe(300);
       // What the config leaves out still comes from the gateway.
       expect(s.engine.rules.config.maximumLossLimit?.amount).toBe(1_500);
-      expect(s.executor.anomalies.map((a) => a.message)).toEqual([expect.stringContaining('dailyLossLimit: guard 800, gateway 500')]);
+      expect(s.executor.anomalies.map((a) => a.message)).toEqual([
+        expect.stringContaining('dailyLossLimit: guard 800, gateway 500'),
+      ]);
       const journaled = s.journal.entries({ kind: 'anomaly' });
       expect(journaled).toHaveLength(1);
       // Polling the same record again does not repeat the report.
@@ -136,7 +140,10 @@ describe('account limits from TradingAccount/find', () => {
       expect(s.engine.rules.config.personalDailyLossLimit).toBeUndefined();
       b.proxy.inject({
         path: '/admin/TradingAccount/find',
-        action: { kind: 'malformed', corrupt: (body) => JSON.stringify({ ...JSON.parse(body), personalDailyLossLimit: 200, dailyLoss: 400 }) },
+        action: {
+          kind: 'malformed',
+          corrupt: (body) => JSON.stringify({ ...JSON.parse(body), personalDailyLossLimit: 200, dailyLoss: 400 }),
+        },
       });
       b.sim.clock.advance(120_000);
       await s.poller.tick();
@@ -145,7 +152,10 @@ describe('account limits from TradingAccount/find', () => {
       expect(seen[1]).toMatchObject({ personalDailyLossLimit: 200, dailyLossLimit: 400 });
       expect(s.engine.rules.config.personalDailyLossLimit).toBe(200);
       expect(s.engine.rules.config.dailyLossLimit).toBe(400);
-      expect(s.engine.rules.dailyLossFloor()).toBeCloseTo((await admin.findTradingAccount(ACCOUNT)).startOfDayBalance - 400, 6);
+      expect(s.engine.rules.dailyLossFloor()).toBeCloseTo(
+        (await admin.findTradingAccount(ACCOUNT)).startOfDayBalance - 400,
+        6,
+      );
       // The guard now agrees with the gateway: nothing to report.
       expect(s.executor.anomalies).toEqual([]);
     } finally {
@@ -159,7 +169,10 @@ describe('account limits from TradingAccount/find', () => {
     try {
       b.proxy.inject({
         path: '/admin/TradingAccount/find',
-        action: { kind: 'malformed', corrupt: (body) => JSON.stringify({ ...JSON.parse(body), personalDailyProfitTarget: 900, dailyLoss: 400 }) },
+        action: {
+          kind: 'malformed',
+          corrupt: (body) => JSON.stringify({ ...JSON.parse(body), personalDailyProfitTarget: 900, dailyLoss: 400 }),
+        },
       });
       b.sim.clock.advance(120_000);
       await s.poller.tick();

@@ -32,20 +32,40 @@ afterEach(async () => {
 });
 
 /** Account-state reads that reached the simulator (a fill seen without one came through the hub). */
-const reads = (): number => b.proxy.requests.filter((r) => r.forwarded && /Trade\/search|Order\/search$|Position\/searchOpen/.test(r.path)).length;
+const reads = (): number =>
+  b.proxy.requests.filter((r) => r.forwarded && /Trade\/search|Order\/search$|Position\/searchOpen/.test(r.path))
+    .length;
 
 function withFeed(bot: Bot): { feed: RealtimeFeed; events: VenueEvent[] } {
   const events: VenueEvent[] = [];
   bot.executor.events.subscribe((e) => events.push(e));
   const hub = new UserHubClient({ url: hubProxy.url, token: () => b.client.token(), reconnectDelaysMs: [0, 100, 200] });
-  const feed = new RealtimeFeed({ hub, poller: bot.poller, executor: bot.executor, journal: bot.journal, accountId: b.sim.demo.accountId, logger: silentLogger, retryStartMs: 100 });
+  const feed = new RealtimeFeed({
+    hub,
+    poller: bot.poller,
+    executor: bot.executor,
+    journal: bot.journal,
+    accountId: b.sim.demo.accountId,
+    logger: silentLogger,
+    retryStartMs: 100,
+  });
   feed.start();
   return { feed, events };
 }
 
 /** A paper session on the bench's simulator, through the fault proxy, with the realtime host at `realtimeUrl`. */
-function startPaper(strategy: StrategyModule, named: { name: string; id: string; params?: Record<string, unknown> }, realtimeUrl: string): Promise<LiveSession> {
-  const config = liveConfigSchema.parse({ strategy: named, contracts: [ES], timeframe: { unit: 'minute', unitNumber: 1 }, account: { id: b.sim.demo.accountId }, journal: b.journalFile });
+function startPaper(
+  strategy: StrategyModule,
+  named: { name: string; id: string; params?: Record<string, unknown> },
+  realtimeUrl: string,
+): Promise<LiveSession> {
+  const config = liveConfigSchema.parse({
+    strategy: named,
+    contracts: [ES],
+    timeframe: { unit: 'minute', unitNumber: 1 },
+    account: { id: b.sim.demo.accountId },
+    journal: b.journalFile,
+  });
   return LiveSession.start({
     config,
     mode: 'paper',
@@ -58,7 +78,8 @@ function startPaper(strategy: StrategyModule, named: { name: string; id: string;
   });
 }
 
-const fillsOf = (events: readonly VenueEvent[], tag: string): number => events.filter((e) => e.kind === 'fill' && e.orderId === tag).length;
+const fillsOf = (events: readonly VenueEvent[], tag: string): number =>
+  events.filter((e) => e.kind === 'fill' && e.orderId === tag).length;
 
 describe('live adapter on the user hub', () => {
   it('a fill reaches the bot through the hub, without a poll, and is counted once when the polls see it too', async () => {
@@ -86,7 +107,11 @@ describe('live adapter on the user hub', () => {
     await until(() => bot.poller.realtimeOn, 10_000, 'the hub to connect');
     hubProxy.discard((record) => record.includes('"GatewayUserTrade"'));
     bot.executor.place(market('rt-2', 'buy', 2));
-    await until(() => events.some((e) => e.kind === 'order' && e.orderId === 'rt-2' && (e.reportedFilledSize ?? 0) === 2), 5_000, 'the filled order event');
+    await until(
+      () => events.some((e) => e.kind === 'order' && e.orderId === 'rt-2' && (e.reportedFilledSize ?? 0) === 2),
+      5_000,
+      'the filled order event',
+    );
     expect(fillsOf(events, 'rt-2')).toBe(0);
     // The trade poll runs at the slow interval while the hub is connected (30 s by default).
     b.sim.clock.advance(31_000);
@@ -136,12 +161,26 @@ describe('live adapter on the user hub', () => {
   });
 
   it('a paper session takes the hub: a fill of an order placed by hand reaches its engine without a poll', async () => {
-    const session = await startPaper(smaCross, { name: 'sma-cross', id: 'rtpaper', params: { fast: 2, slow: 4, size: 1 } }, hubProxy.url);
+    const session = await startPaper(
+      smaCross,
+      { name: 'sma-cross', id: 'rtpaper', params: { fast: 2, slow: 4, size: 1 } },
+      hubProxy.url,
+    );
     session.run();
     await until(() => session.poller.realtimeOn, 10_000, 'the session to take the hub');
     const before = reads();
-    await b.truth.placeOrder({ accountId: b.sim.demo.accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
-    await until(() => session.engine.snapshot().positions.some((p) => p.contractId === ES && p.size === 1), 5_000, 'the engine to hold the hand-placed position');
+    await b.truth.placeOrder({
+      accountId: b.sim.demo.accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 1,
+    });
+    await until(
+      () => session.engine.snapshot().positions.some((p) => p.contractId === ES && p.size === 1),
+      5_000,
+      'the engine to hold the hand-placed position',
+    );
     expect(reads()).toBe(before);
     await session.stop({ flatten: true });
     expect((await b.truth.searchOpenPositions(b.sim.demo.accountId)).filter((p) => p.size !== 0)).toEqual([]);
@@ -159,7 +198,12 @@ describe('live adapter on the user hub', () => {
     await until(() => seen.length > 0, 10_000, 'the first quote through the market hub');
     const grid = b.contracts.get(ES)!.grid;
     const atSim = b.sim.quote(ES)!;
-    expect(seen[0]).toMatchObject({ contractId: ES, bid: grid.toTicks(atSim.bid), ask: grid.toTicks(atSim.ask), last: grid.toTicks(atSim.last) });
+    expect(seen[0]).toMatchObject({
+      contractId: ES,
+      bid: grid.toTicks(atSim.bid),
+      ask: grid.toTicks(atSim.ask),
+      last: grid.toTicks(atSim.last),
+    });
     expect(session.market!.lastPrice(ES)).toBe(grid.toTicks(atSim.last));
     await session.stop();
   });

@@ -34,7 +34,9 @@ class Place implements Cmd {
     const tag = `m-${m.tags.length + 1}`;
     m.tags.push(tag);
     const px = this.resting ? await lastTicks(r.b) : 0;
-    r.bot.executor.place(this.resting ? limit(tag, this.side, this.side === 'buy' ? px - 40 : px + 40) : market(tag, this.side));
+    r.bot.executor.place(
+      this.resting ? limit(tag, this.side, this.side === 'buy' ? px - 40 : px + 40) : market(tag, this.side),
+    );
     await r.bot.executor.idle();
     noDuplicate(r);
   }
@@ -59,7 +61,10 @@ class Fault implements Cmd {
   ) {}
   check = (): boolean => true;
   async run(_m: Model, r: Real): Promise<void> {
-    r.b.proxy.inject({ path: this.path, action: this.kind === 'status' ? { kind: 'status', status: 500 } : { kind: this.kind } });
+    r.b.proxy.inject({
+      path: this.path,
+      action: this.kind === 'status' ? { kind: 'status', status: 500 } : { kind: this.kind },
+    });
   }
   toString = (): string => `fault ${this.kind} on ${this.path}`;
 }
@@ -80,9 +85,15 @@ class Restart implements Cmd {
   async run(m: Model, r: Real): Promise<void> {
     await r.bot.stop();
     r.bot = startBot(r.b);
-    const report = await reconcileOnStart({ client: r.b.client, journal: r.bot.journal, executor: r.bot.executor, accountId: r.b.sim.demo.accountId, strategyIds: ['m'], now: r.b.now, logger: silentLogger }).catch(
-      () => undefined,
-    );
+    const report = await reconcileOnStart({
+      client: r.b.client,
+      journal: r.bot.journal,
+      executor: r.bot.executor,
+      accountId: r.b.sim.demo.accountId,
+      strategyIds: ['m'],
+      now: r.b.now,
+      logger: silentLogger,
+    }).catch(() => undefined);
     if (report) expect(report.sequenceStart.m).toBeGreaterThan(m.tags.length);
     await r.bot.executor.idle();
     noDuplicate(r);
@@ -114,9 +125,15 @@ class PlaceAndCrash implements Cmd {
     r.b.proxy.release({ drop: true });
     await r.bot.executor.idle();
     r.bot = startBot(r.b);
-    const report = await reconcileOnStart({ client: r.b.client, journal: r.bot.journal, executor: r.bot.executor, accountId: r.b.sim.demo.accountId, strategyIds: ['m'], now: r.b.now, logger: silentLogger }).catch(
-      () => undefined,
-    );
+    const report = await reconcileOnStart({
+      client: r.b.client,
+      journal: r.bot.journal,
+      executor: r.bot.executor,
+      accountId: r.b.sim.demo.accountId,
+      strategyIds: ['m'],
+      now: r.b.now,
+      logger: silentLogger,
+    }).catch(() => undefined);
     if (report) {
       expect(report.resolved.map((x) => x.tag)).toContain(tag);
       expect(report.sequenceStart.m).toBeGreaterThan(m.tags.length);
@@ -124,14 +141,29 @@ class PlaceAndCrash implements Cmd {
     await r.bot.executor.idle();
     noDuplicate(r);
   }
-  toString = (): string => `place, then die before the answer (${this.forwarded ? 'order reached the simulator' : 'order never arrived'})`;
+  toString = (): string =>
+    `place, then die before the answer (${this.forwarded ? 'order reached the simulator' : 'order never arrived'})`;
 }
 
-const paths = ['/api/Order/place', '/api/Order/cancel', '/api/Order/search', '/api/Order/searchOpen', '/api/Trade/search', '/api/Position/searchOpen'];
+const paths = [
+  '/api/Order/place',
+  '/api/Order/cancel',
+  '/api/Order/search',
+  '/api/Order/searchOpen',
+  '/api/Trade/search',
+  '/api/Position/searchOpen',
+];
 const commands = [
-  fc.tuple(fc.constantFrom<'buy' | 'sell'>('buy', 'sell'), fc.boolean()).map(([side, resting]) => new Place(side, resting)),
+  fc
+    .tuple(fc.constantFrom<'buy' | 'sell'>('buy', 'sell'), fc.boolean())
+    .map(([side, resting]) => new Place(side, resting)),
   fc.nat(20).map((n) => new Cancel(n)),
-  fc.tuple(fc.constantFrom(...paths), fc.constantFrom<'drop-before' | 'drop-after' | 'status'>('drop-before', 'drop-after', 'status')).map(([p, k]) => new Fault(p, k)),
+  fc
+    .tuple(
+      fc.constantFrom(...paths),
+      fc.constantFrom<'drop-before' | 'drop-after' | 'status'>('drop-before', 'drop-after', 'status'),
+    )
+    .map(([p, k]) => new Fault(p, k)),
   fc.constant(new Poll()),
   fc.constant(new Restart()),
   fc.boolean().map((forwarded) => new PlaceAndCrash(forwarded)),

@@ -21,7 +21,15 @@ function config(): ReturnType<typeof liveConfigSchema.parse> {
     timeframe: { unit: 'minute', unitNumber: 1 },
     account: { id: b.sim.demo.accountId },
     journal: b.journalFile,
-    poll: { openOrdersMs: 5_000, ordersMs: 10_000, tradesMs: 5_000, positionsMs: 5_000, accountMs: 15_000, closeDelayMs: 500, staleAfterMs: 20_000 },
+    poll: {
+      openOrdersMs: 5_000,
+      ordersMs: 10_000,
+      tradesMs: 5_000,
+      positionsMs: 5_000,
+      accountMs: 15_000,
+      closeDelayMs: 500,
+      staleAfterMs: 20_000,
+    },
     risk: { maxPositionSize: 2 },
   });
 }
@@ -48,7 +56,12 @@ async function runBars(s: LiveSession, bars: number): Promise<void> {
   }
 }
 
-const asBot = (s: LiveSession): Bot => ({ journal: s.journal, executor: s.executor, poller: s.poller, stop: () => s.stop() });
+const asBot = (s: LiveSession): Bot => ({
+  journal: s.journal,
+  executor: s.executor,
+  poller: s.poller,
+  stop: () => s.stop(),
+});
 
 describe('paper session on the simulator', () => {
   it('trades the reference strategy through faults, survives a restart, and the kill switch leaves it flat', async () => {
@@ -71,7 +84,8 @@ describe('paper session on the simulator', () => {
     const positions = await b.truth.searchOpenPositions(b.sim.demo.accountId);
     const enginePosition = s1.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0;
     expect(enginePosition).toBe(positions.reduce((a, p) => a + signedSize(p), 0));
-    const simBalance = async (): Promise<number> => (await b.truth.searchAccounts(true)).find((a) => a.id === b.sim.demo.accountId)!.balance;
+    const simBalance = async (): Promise<number> =>
+      (await b.truth.searchAccounts(true)).find((a) => a.id === b.sim.demo.accountId)!.balance;
     expect(s1.engine.snapshot().balance).toBeCloseTo(await simBalance(), 6);
     const next = s1.engine.nextSequence('smacross');
     await s1.stop();

@@ -33,7 +33,10 @@ interface ReportHandle {
   markers: { markers(): readonly { id?: string; time: number; price?: number }[] };
   panes: number;
 }
-type PageWindow = { ticklineReport: ReportHandle; document: { querySelectorAll(selector: string): { length: number } } };
+type PageWindow = {
+  ticklineReport: ReportHandle;
+  document: { querySelectorAll(selector: string): { length: number } };
+};
 
 async function open(browser: Browser, file: string): Promise<{ page: Page; errors: string[]; requests: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -57,11 +60,22 @@ describe('HTML report in headless Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium) to run the report's browser test`);
+      throw new Error(
+        `${CHROMIUM} is missing: install it (apt-get install -y chromium) to run the report's browser test`,
+      );
     }
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     directory = await mkdtemp(path.join(os.tmpdir(), 'tickline-report-'));
   });
@@ -78,7 +92,10 @@ describe('HTML report in headless Chromium', () => {
     const file = path.join(directory, 'report.html');
     const { statistics } = await writeReport(file, input);
     const { page, errors, requests } = await open(browser, file);
-    await page.screenshot({ path: path.join(process.env.REPORT_SCREENSHOT_DIR ?? directory, 'report.png'), fullPage: true });
+    await page.screenshot({
+      path: path.join(process.env.REPORT_SCREENSHOT_DIR ?? directory, 'report.png'),
+      fullPage: true,
+    });
 
     const seconds = (ms: number) => ms / 1000;
     const drawn = await page.evaluate(
@@ -94,7 +111,10 @@ describe('HTML report in headless Chromium', () => {
           exits: count('exit'),
           decisions: count('decision'),
           rolls: count('roll'),
-          overlays: report.overlays.map((o) => ({ pane: o.getPane().paneIndex(), values: o.data().filter((d) => d.value !== undefined).length })),
+          overlays: report.overlays.map((o) => ({
+            pane: o.getPane().paneIndex(),
+            values: o.data().filter((d) => d.value !== undefined).length,
+          })),
           equity: report.equity.data().length,
           equityPane: report.equity.getPane().paneIndex(),
           drawdownPane: report.drawdown.getPane().paneIndex(),
@@ -142,7 +162,10 @@ describe('HTML report in headless Chromium', () => {
     expect(await page.locator('#evaluation-fan polygon').count()).toBe(2);
     expect(await page.locator('#evaluation-fan polyline.median').count()).toBe(1);
     const passing = input.evaluation!.monteCarlo!.daysToPass;
-    if (passing !== null) expect(await page.locator('#evaluation-histogram rect.bar').count()).toBe(passing.counts.filter((c) => c > 0).length);
+    if (passing !== null)
+      expect(await page.locator('#evaluation-histogram rect.bar').count()).toBe(
+        passing.counts.filter((c) => c > 0).length,
+      );
     expect(await page.locator('#violations table').first().textContent()).toContain('Daily loss limit');
     expect(await page.locator('#daily tbody tr').count()).toBe(statistics.daily.length);
     expect(await page.locator('#trades tbody tr').count()).toBe(input.trades.length);
@@ -158,7 +181,10 @@ describe('HTML report in headless Chromium', () => {
     const { page, errors } = await open(browser, file);
     const drawn = await page.evaluate(() => {
       const report = (globalThis as unknown as PageWindow).ticklineReport;
-      return { candles: report.price.data().length, entries: report.markers.markers().filter((m) => m.id === 'entry').length };
+      return {
+        candles: report.price.data().length,
+        entries: report.markers.markers().filter((m) => m.id === 'entry').length,
+      };
     });
     expect(drawn.candles).toBe(5_000);
     expect(drawn.entries).toBe(input.trades.length);
@@ -188,9 +214,22 @@ describe('HTML report in headless Chromium', () => {
   it('draws the sweep report: the table sorted by the metric and a heatmap cell per pair', async () => {
     const rows = [];
     for (const fast of [5, 10, 20]) {
-      for (const slow of [30, 50]) rows.push({ rank: 0, params: { fast, slow }, metrics: { sharpe: fast / slow, netPnl: fast * 10 - slow }, passed: fast > 5, error: null });
+      for (const slow of [30, 50])
+        rows.push({
+          rank: 0,
+          params: { fast, slow },
+          metrics: { sharpe: fast / slow, netPnl: fast * 10 - slow },
+          passed: fast > 5,
+          error: null,
+        });
     }
-    rows.push({ rank: 0, params: { fast: 40, slow: 30 }, metrics: null, passed: null, error: 'fast must be shorter than slow' });
+    rows.push({
+      rank: 0,
+      params: { fast: 40, slow: 30 },
+      metrics: null,
+      passed: null,
+      error: 'fast must be shorter than slow',
+    });
     const file = path.join(directory, 'sweep.html');
     await writeSweepReport(file, { title: 'Sweep', metric: 'sharpe', rows, axes: ['fast', 'slow'], data: 'generated' });
     const { page, errors, requests } = await open(browser, file);

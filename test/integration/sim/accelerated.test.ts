@@ -29,13 +29,38 @@ it('fills a resting order as the accelerated market clock moves on its own', asy
   const main = (await accountIds(client))['T-MAIN']!;
   const now = sim.clock.now();
   expect(now).toBeGreaterThanOrEqual(START);
-  const [bar] = await client.retrieveBars({ contractId: ES, live: false, startTime: ISO(now - 5000), endTime: ISO(now), unit: 1, unitNumber: 1, limit: 1, includePartialBar: true });
+  const [bar] = await client.retrieveBars({
+    contractId: ES,
+    live: false,
+    startTime: ISO(now - 5000),
+    endTime: ISO(now),
+    unit: 1,
+    unitNumber: 1,
+    limit: 1,
+    includePartialBar: true,
+  });
   // A limit on each side, a point away: the market fills one whichever way it goes (a single buy limit
   // can wait longer than the deadline when the test starts where the synthetic market trends up).
-  const buy = await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 1, limitPrice: bar!.c - 1 });
-  const sell = await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Limit, side: OrderSide.Ask, size: 1, limitPrice: bar!.c + 1 });
+  const buy = await client.placeOrder({
+    accountId: main,
+    contractId: ES,
+    type: OrderType.Limit,
+    side: OrderSide.Bid,
+    size: 1,
+    limitPrice: bar!.c - 1,
+  });
+  const sell = await client.placeOrder({
+    accountId: main,
+    contractId: ES,
+    type: OrderType.Limit,
+    side: OrderSide.Ask,
+    size: 1,
+    limitPrice: bar!.c + 1,
+  });
   await pollUntil(async () => (await client.searchOpenOrders(main)).length < 2);
-  const orders = (await client.searchOrders({ accountId: main, startTimestamp: ISO(START) })).filter((o) => o.id === buy || o.id === sell);
+  const orders = (await client.searchOrders({ accountId: main, startTimestamp: ISO(START) })).filter(
+    (o) => o.id === buy || o.id === sell,
+  );
   const filled = orders.filter((o) => o.status === OrderStatus.Filled);
   expect(filled.length).toBeGreaterThanOrEqual(1);
   for (const order of filled) {

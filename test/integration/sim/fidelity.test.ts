@@ -35,7 +35,7 @@ const ACCOUNTS = ['F-WALK', 'F-PART', 'F-THRU', 'F-STOP', 'F-JOIN', 'F-QUEUE', '
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-fidelity-'));
 const FILE = path.join(dir, 'es.csv');
-writeFileSync(FILE, ['t,o,h,l,c,v', ...BARS.map((b, i) => `${ISO(T0 + i * MINUTE)},${b.join(',')}`)].join('\n') + '\n');
+writeFileSync(FILE, `${['t,o,h,l,c,v', ...BARS.map((b, i) => `${ISO(T0 + i * MINUTE)},${b.join(',')}`)].join('\n')}\n`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Venue {
@@ -63,7 +63,9 @@ async function orderOf(v: Venue, accountId: number, id: number) {
   return (await v.client.searchOrders({ accountId, startTimestamp: ISO(T0) })).find((o) => o.id === id)!;
 }
 async function tradesOf(v: Venue, accountId: number, orderId: number) {
-  return (await v.client.searchTrades({ accountId, startTimestamp: ISO(T0) })).filter((t) => t.orderId === orderId).map((t) => [t.price, t.size]);
+  return (await v.client.searchTrades({ accountId, startTimestamp: ISO(T0) }))
+    .filter((t) => t.orderId === orderId)
+    .map((t) => [t.price, t.size]);
 }
 
 describe('simulator market model (default fills: spread, partial fills, no queue)', () => {
@@ -83,22 +85,76 @@ describe('simulator market model (default fills: spread, partial fills, no queue
   it('fills a market buy at the ask and a sell at the bid, walking the book beyond the top size (several trades of one order)', async () => {
     const accountId = v.ids['F-WALK']!;
     const { ask, bid, askSize } = v.sim.quote(ES)!;
-    const buy = await v.client.placeOrder({ accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 25 });
-    expect(await tradesOf(v, accountId, buy)).toEqual([[ask, askSize], [ask + TICK, askSize], [ask + 2 * TICK, 25 - 2 * askSize]]);
-    expect(await orderOf(v, accountId, buy)).toMatchObject({ status: OrderStatus.Filled, fillVolume: 25, filledPrice: (10 * 5001 + 10 * 5001.25 + 5 * 5001.5) / 25 });
-    const sell = await v.client.placeOrder({ accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Ask, size: 12 });
-    expect(await tradesOf(v, accountId, sell)).toEqual([[bid, 10], [bid - TICK, 2]]);
-    expect(await v.client.searchOpenPositions(accountId)).toEqual([expect.objectContaining({ type: PositionType.Long, size: 13 })]);
+    const buy = await v.client.placeOrder({
+      accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 25,
+    });
+    expect(await tradesOf(v, accountId, buy)).toEqual([
+      [ask, askSize],
+      [ask + TICK, askSize],
+      [ask + 2 * TICK, 25 - 2 * askSize],
+    ]);
+    expect(await orderOf(v, accountId, buy)).toMatchObject({
+      status: OrderStatus.Filled,
+      fillVolume: 25,
+      filledPrice: (10 * 5001 + 10 * 5001.25 + 5 * 5001.5) / 25,
+    });
+    const sell = await v.client.placeOrder({
+      accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Ask,
+      size: 12,
+    });
+    expect(await tradesOf(v, accountId, sell)).toEqual([
+      [bid, 10],
+      [bid - TICK, 2],
+    ]);
+    expect(await v.client.searchOpenPositions(accountId)).toEqual([
+      expect.objectContaining({ type: PositionType.Long, size: 13 }),
+    ]);
   });
 
   it('places JoinBid and JoinAsk orders as limits at the current best bid and ask', async () => {
     const accountId = v.ids['F-JOIN']!;
     const { bid, ask } = v.sim.quote(ES)!;
-    const joinBid = await v.client.placeOrder({ accountId, contractId: ES, type: OrderType.JoinBid, side: OrderSide.Bid, size: 1 });
-    const joinAsk = await v.client.placeOrder({ accountId, contractId: ES, type: OrderType.JoinAsk, side: OrderSide.Ask, size: 1 });
-    expect(await orderOf(v, accountId, joinBid)).toMatchObject({ type: OrderType.JoinBid, status: OrderStatus.Open, limitPrice: bid });
-    expect(await orderOf(v, accountId, joinAsk)).toMatchObject({ type: OrderType.JoinAsk, status: OrderStatus.Open, limitPrice: ask });
-    await expect(v.client.placeOrder({ accountId, contractId: ES, type: OrderType.JoinBid, side: OrderSide.Bid, size: 1, limitPrice: bid })).rejects.toMatchObject({
+    const joinBid = await v.client.placeOrder({
+      accountId,
+      contractId: ES,
+      type: OrderType.JoinBid,
+      side: OrderSide.Bid,
+      size: 1,
+    });
+    const joinAsk = await v.client.placeOrder({
+      accountId,
+      contractId: ES,
+      type: OrderType.JoinAsk,
+      side: OrderSide.Ask,
+      size: 1,
+    });
+    expect(await orderOf(v, accountId, joinBid)).toMatchObject({
+      type: OrderType.JoinBid,
+      status: OrderStatus.Open,
+      limitPrice: bid,
+    });
+    expect(await orderOf(v, accountId, joinAsk)).toMatchObject({
+      type: OrderType.JoinAsk,
+      status: OrderStatus.Open,
+      limitPrice: ask,
+    });
+    await expect(
+      v.client.placeOrder({
+        accountId,
+        contractId: ES,
+        type: OrderType.JoinBid,
+        side: OrderSide.Bid,
+        size: 1,
+        limitPrice: bid,
+      }),
+    ).rejects.toMatchObject({
       errorCode: PlaceErrorCode.OrderRejected,
       errorMessage: 'limitPrice does not apply to order type 6',
     });
@@ -109,27 +165,66 @@ describe('simulator market model (default fills: spread, partial fills, no queue
     const thru = v.ids['F-THRU']!;
     const stop = v.ids['F-STOP']!;
     const id = await v.client.placeOrder({
-      accountId: part, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 25, limitPrice: 5000,
-      stopLossBracket: { ticks: -8, type: OrderType.Stop }, takeProfitBracket: { ticks: 8, type: OrderType.Limit },
+      accountId: part,
+      contractId: ES,
+      type: OrderType.Limit,
+      side: OrderSide.Bid,
+      size: 25,
+      limitPrice: 5000,
+      stopLossBracket: { ticks: -8, type: OrderType.Stop },
+      takeProfitBracket: { ticks: 8, type: OrderType.Limit },
     });
-    const big = await v.client.placeOrder({ accountId: thru, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 100, limitPrice: 5000 });
-    const stopId = await v.client.placeOrder({ accountId: stop, contractId: ES, type: OrderType.Stop, side: OrderSide.Ask, size: 25, stopPrice: 5000 });
+    const big = await v.client.placeOrder({
+      accountId: thru,
+      contractId: ES,
+      type: OrderType.Limit,
+      side: OrderSide.Bid,
+      size: 100,
+      limitPrice: 5000,
+    });
+    const stopId = await v.client.placeOrder({
+      accountId: stop,
+      contractId: ES,
+      type: OrderType.Stop,
+      side: OrderSide.Ask,
+      size: 25,
+      stopPrice: 5000,
+    });
     expect(await orderOf(v, part, id)).toMatchObject({ status: OrderStatus.Open, fillVolume: 0 });
-    const legs = async () => (await v.client.searchOpenOrders(part)).filter((o) => o.id !== id).map((o) => [o.type, o.side, o.size, o.stopPrice ?? o.limitPrice]).sort();
+    const legs = async () =>
+      (await v.client.searchOpenOrders(part))
+        .filter((o) => o.id !== id)
+        .map((o) => [o.type, o.side, o.size, o.stopPrice ?? o.limitPrice])
+        .sort();
 
     toEndOf(v.sim, 1);
     expect(await orderOf(v, part, id)).toMatchObject({ status: OrderStatus.Open, fillVolume: 10, filledPrice: 5000 });
-    expect(await legs()).toEqual([[OrderType.Limit, OrderSide.Ask, 10, 5002], [OrderType.Stop, OrderSide.Ask, 10, 4998]]);
+    expect(await legs()).toEqual([
+      [OrderType.Limit, OrderSide.Ask, 10, 5002],
+      [OrderType.Stop, OrderSide.Ask, 10, 4998],
+    ]);
     // The stop was triggered by the last trade reaching 5000.00 and filled as a market order, walking the bids.
-    expect(await tradesOf(v, stop, stopId)).toEqual([[5000, 10], [4999.75, 10], [4999.5, 5]]);
+    expect(await tradesOf(v, stop, stopId)).toEqual([
+      [5000, 10],
+      [4999.75, 10],
+      [4999.5, 5],
+    ]);
 
     toEndOf(v.sim, 2);
     expect(await orderOf(v, part, id)).toMatchObject({ status: OrderStatus.Open, fillVolume: 20 });
-    expect(await legs()).toEqual([[OrderType.Limit, OrderSide.Ask, 20, 5002], [OrderType.Stop, OrderSide.Ask, 20, 4998]]);
+    expect(await legs()).toEqual([
+      [OrderType.Limit, OrderSide.Ask, 20, 5002],
+      [OrderType.Stop, OrderSide.Ask, 20, 4998],
+    ]);
     await v.client.cancelOrder({ accountId: part, orderId: id });
     expect(await orderOf(v, part, id)).toMatchObject({ status: OrderStatus.Cancelled, fillVolume: 20 });
-    expect(await tradesOf(v, part, id)).toEqual([[5000, 10], [5000, 10]]);
-    expect(await v.client.searchOpenPositions(part)).toEqual([expect.objectContaining({ size: 20, averagePrice: 5000 })]);
+    expect(await tradesOf(v, part, id)).toEqual([
+      [5000, 10],
+      [5000, 10],
+    ]);
+    expect(await v.client.searchOpenPositions(part)).toEqual([
+      expect.objectContaining({ size: 20, averagePrice: 5000 }),
+    ]);
     // Closing leaves the legs working (as the real service does); the live adapter's flatten cancels them itself.
     const flat = await flattenAccount(v.client, part, silentLogger);
     expect(flat).toMatchObject({ flat: true, closed: [ES] });
@@ -138,8 +233,19 @@ describe('simulator market model (default fills: spread, partial fills, no queue
 
     // A touch per bar until the market trades through the price, which fills all the rest at once.
     toEndOf(v.sim, 6);
-    expect(await tradesOf(v, thru, big)).toEqual([[5000, 10], [5000, 10], [5000, 10], [5000, 10], [5000, 10], [5000, 50]]);
-    expect(await orderOf(v, thru, big)).toMatchObject({ status: OrderStatus.Filled, fillVolume: 100, filledPrice: 5000 });
+    expect(await tradesOf(v, thru, big)).toEqual([
+      [5000, 10],
+      [5000, 10],
+      [5000, 10],
+      [5000, 10],
+      [5000, 10],
+      [5000, 50],
+    ]);
+    expect(await orderOf(v, thru, big)).toMatchObject({
+      status: OrderStatus.Filled,
+      fillVolume: 100,
+      filledPrice: 5000,
+    });
   });
 });
 
@@ -148,7 +254,14 @@ describe('simulator fill options', () => {
     const v = await venue({ queue: true });
     try {
       const accountId = v.ids['F-QUEUE']!;
-      const id = await v.client.placeOrder({ accountId, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 25, limitPrice: 5000 });
+      const id = await v.client.placeOrder({
+        accountId,
+        contractId: ES,
+        type: OrderType.Limit,
+        side: OrderSide.Bid,
+        size: 25,
+        limitPrice: 5000,
+      });
       // 10 ahead of it; each touching bar trades 10 at 5000.00: the first works through the queue.
       toEndOf(v.sim, 1);
       expect((await orderOf(v, accountId, id)).fillVolume).toBe(0);
@@ -166,9 +279,22 @@ describe('simulator fill options', () => {
     try {
       const accountId = v.ids['F-WHOLE']!;
       const { ask } = v.sim.quote(ES)!;
-      const market = await v.client.placeOrder({ accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 25 });
+      const market = await v.client.placeOrder({
+        accountId,
+        contractId: ES,
+        type: OrderType.Market,
+        side: OrderSide.Bid,
+        size: 25,
+      });
       expect(await tradesOf(v, accountId, market)).toEqual([[ask, 25]]);
-      const limit = await v.client.placeOrder({ accountId, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 25, limitPrice: 5000 });
+      const limit = await v.client.placeOrder({
+        accountId,
+        contractId: ES,
+        type: OrderType.Limit,
+        side: OrderSide.Bid,
+        size: 25,
+        limitPrice: 5000,
+      });
       toEndOf(v.sim, 1);
       expect(await tradesOf(v, accountId, limit)).toEqual([[5000, 25]]);
     } finally {

@@ -7,7 +7,9 @@ import { rawLogin, rawPost, startTestSimulator, tradingClient } from './sim-harn
 describe('simulator over HTTP', () => {
   let sim: SimHandle;
   beforeAll(async () => {
-    sim = await startTestSimulator({ rateLimits: { default: { requests: 40, windowMs: 60_000 }, bars: { requests: 3, windowMs: 30_000 } } });
+    sim = await startTestSimulator({
+      rateLimits: { default: { requests: 40, windowMs: 60_000 }, bars: { requests: 3, windowMs: 30_000 } },
+    });
   });
   afterAll(() => sim.close());
 
@@ -26,7 +28,10 @@ describe('simulator over HTTP', () => {
   });
 
   it('refuses bodies over the size limit with 413', async () => {
-    const r = await rawPost(`${sim.tradingUrl}/api/Auth/loginKey`, { userName: 'x'.repeat(2 * 1024 * 1024), apiKey: 'k' });
+    const r = await rawPost(`${sim.tradingUrl}/api/Auth/loginKey`, {
+      userName: 'x'.repeat(2 * 1024 * 1024),
+      apiKey: 'k',
+    });
     expect(r.status).toBe(413);
   });
 
@@ -42,19 +47,36 @@ describe('simulator over HTTP', () => {
   });
 
   it('requires a session token on trading endpoints (401 without or with a wrong one)', async () => {
-    expect((await rawPost(`${sim.tradingUrl}/api/Order/search`, { accountId: 1, startTimestamp: '2025-01-01T00:00:00Z' })).status).toBe(401);
-    expect((await rawPost(`${sim.tradingUrl}/api/Order/search`, { accountId: 1, startTimestamp: '2025-01-01T00:00:00Z' }, { authorization: 'Bearer nope' })).status).toBe(401);
+    expect(
+      (await rawPost(`${sim.tradingUrl}/api/Order/search`, { accountId: 1, startTimestamp: '2025-01-01T00:00:00Z' }))
+        .status,
+    ).toBe(401);
+    expect(
+      (
+        await rawPost(
+          `${sim.tradingUrl}/api/Order/search`,
+          { accountId: 1, startTimestamp: '2025-01-01T00:00:00Z' },
+          { authorization: 'Bearer nope' },
+        )
+      ).status,
+    ).toBe(401);
   });
 
   it('requires the admin credential on the administration interface (401 without it)', async () => {
     expect((await request(`${sim.adminUrl}/AccountTemplate`)).statusCode).toBe(401);
-    expect((await request(`${sim.adminUrl}/AccountTemplate`, { headers: { authorization: 'Bearer wrong' } })).statusCode).toBe(401);
+    expect(
+      (await request(`${sim.adminUrl}/AccountTemplate`, { headers: { authorization: 'Bearer wrong' } })).statusCode,
+    ).toBe(401);
     expect((await request(`${sim.adminUrl}/AccountTemplate`, { headers: sim.adminHeaders })).statusCode).toBe(200);
   });
 
   it('validates request bodies against the shared schemas (400 naming the field)', async () => {
     const token = await rawLogin(sim);
-    const r = await rawPost(`${sim.tradingUrl}/api/Order/search`, { accountId: 'one', startTimestamp: '2025-01-01T00:00:00Z' }, { authorization: `Bearer ${token}` });
+    const r = await rawPost(
+      `${sim.tradingUrl}/api/Order/search`,
+      { accountId: 'one', startTimestamp: '2025-01-01T00:00:00Z' },
+      { authorization: `Bearer ${token}` },
+    );
     expect(r.status).toBe(400);
     expect(r.json.message).toMatch(/accountId/);
   });
@@ -63,7 +85,12 @@ describe('simulator over HTTP', () => {
     const first = await rawLogin(sim);
     sim.clock.advance(12 * 3_600_000);
     const second = await rawLogin(sim);
-    const search = (token: string) => rawPost(`${sim.tradingUrl}/api/Account/search`, { onlyActiveAccounts: false }, { authorization: `Bearer ${token}` });
+    const search = (token: string) =>
+      rawPost(
+        `${sim.tradingUrl}/api/Account/search`,
+        { onlyActiveAccounts: false },
+        { authorization: `Bearer ${token}` },
+      );
     expect((await search(first)).status).toBe(200);
     sim.clock.advance(12 * 3_600_000 + 1000);
     expect((await search(first)).status).toBe(401);
@@ -84,8 +111,20 @@ describe('simulator over HTTP', () => {
     expect(validated.json.newToken).not.toBe(token);
     const out = await rawPost(`${sim.tradingUrl}/api/Auth/logout`, '', { authorization: `Bearer ${token}` });
     expect(out.json).toMatchObject({ success: true, errorCode: 0 });
-    expect((await rawPost(`${sim.tradingUrl}/api/Account/search`, { onlyActiveAccounts: false }, { authorization: `Bearer ${token}` })).status).toBe(401);
-    const fresh = await rawPost(`${sim.tradingUrl}/api/Account/search`, { onlyActiveAccounts: false }, { authorization: `Bearer ${validated.json.newToken}` });
+    expect(
+      (
+        await rawPost(
+          `${sim.tradingUrl}/api/Account/search`,
+          { onlyActiveAccounts: false },
+          { authorization: `Bearer ${token}` },
+        )
+      ).status,
+    ).toBe(401);
+    const fresh = await rawPost(
+      `${sim.tradingUrl}/api/Account/search`,
+      { onlyActiveAccounts: false },
+      { authorization: `Bearer ${validated.json.newToken}` },
+    );
     expect(fresh.status).toBe(200);
   });
 
@@ -95,7 +134,16 @@ describe('simulator over HTTP', () => {
     const bars = (t: string) =>
       rawPost(
         `${sim.tradingUrl}/api/History/retrieveBars`,
-        { contractId: 'CON.F.US.EP.Z25', live: false, startTime: '2025-11-03T00:00:00Z', endTime: '2025-11-04T00:00:00Z', unit: 2, unitNumber: 1, limit: 1, includePartialBar: false },
+        {
+          contractId: 'CON.F.US.EP.Z25',
+          live: false,
+          startTime: '2025-11-03T00:00:00Z',
+          endTime: '2025-11-04T00:00:00Z',
+          unit: 2,
+          unitNumber: 1,
+          limit: 1,
+          includePartialBar: false,
+        },
         { authorization: `Bearer ${t}` },
       );
     const statuses = [];
@@ -106,12 +154,21 @@ describe('simulator over HTTP', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     // Another token has its own budget, and the default bucket is separate from the bars bucket.
     expect((await bars(other)).status).toBe(200);
-    expect((await rawPost(`${sim.tradingUrl}/api/Account/search`, { onlyActiveAccounts: false }, { authorization: `Bearer ${token}` })).status).toBe(200);
+    expect(
+      (
+        await rawPost(
+          `${sim.tradingUrl}/api/Account/search`,
+          { onlyActiveAccounts: false },
+          { authorization: `Bearer ${token}` },
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('limits logins too (keyed by caller address)', async () => {
     const results = [];
-    for (let i = 0; i < 45; i++) results.push((await rawPost(`${sim.tradingUrl}/api/Auth/loginKey`, { userName: 'nobody', apiKey: 'x' })).status);
+    for (let i = 0; i < 45; i++)
+      results.push((await rawPost(`${sim.tradingUrl}/api/Auth/loginKey`, { userName: 'nobody', apiKey: 'x' })).status);
     expect(results).toContain(429);
   });
 });

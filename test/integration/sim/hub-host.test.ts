@@ -3,7 +3,13 @@
  * loopback sockets: handshake, invocations with results and errors, groups, the token in the query or a
  * header, a token that expires while connected, many connections, and a slow consumer.
  */
-import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
+import {
+  HttpTransportType,
+  HubConnectionBuilder,
+  HubConnectionState,
+  LogLevel,
+  type HubConnection,
+} from '@microsoft/signalr';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -35,7 +41,12 @@ const testHub: HubDefinition<string> = {
 
 beforeEach(async () => {
   server = createServer((_req, res) => res.writeHead(404).end());
-  host = new HubHost({ server, hubs: [testHub as HubDefinition<unknown>], authCheckMs: 50, maxBufferedBytes: 64 * 1024 });
+  host = new HubHost({
+    server,
+    hubs: [testHub as HubDefinition<unknown>],
+    authCheckMs: 50,
+    maxBufferedBytes: 64 * 1024,
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -47,7 +58,11 @@ afterEach(async () => {
 
 function client(token: string, path = '/hubs/test'): HubConnection {
   return new HubConnectionBuilder()
-    .withUrl(`${base}${path}`, { skipNegotiation: true, transport: HttpTransportType.WebSockets, accessTokenFactory: () => token })
+    .withUrl(`${base}${path}`, {
+      skipNegotiation: true,
+      transport: HttpTransportType.WebSockets,
+      accessTokenFactory: () => token,
+    })
     .configureLogging(LogLevel.None)
     .build();
 }
@@ -67,7 +82,9 @@ describe('hub host', () => {
     expect(await c.invoke('Echo', { a: [1, 2] })).toEqual({ a: [1, 2] });
     expect(await c.invoke('Whoami')).toBe('alice');
     await expect(c.invoke('Subscribe', 'x')).rejects.toThrow(/Subscribe takes an account id/);
-    await expect(c.invoke('Broken')).rejects.toThrow(/^An unexpected error occurred invoking 'Broken' on the server\.$/);
+    await expect(c.invoke('Broken')).rejects.toThrow(
+      /^An unexpected error occurred invoking 'Broken' on the server\.$/,
+    );
     await expect(c.invoke('Nope')).rejects.toThrow(/'Nope' because it does not exist/);
     await c.stop();
   });
@@ -94,7 +111,9 @@ describe('hub host', () => {
 
   it('an unknown token is refused at the upgrade; a header token works like the query one', async () => {
     await expect(client('tok-mallory').start()).rejects.toThrow();
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/hubs/test`, { headers: { authorization: 'Bearer tok-bob' } });
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/hubs/test`, {
+      headers: { authorization: 'Bearer tok-bob' },
+    });
     const answer = await new Promise<string>((resolve, reject) => {
       ws.on('open', () => ws.send(encode({ protocol: 'json', version: 1 })));
       ws.on('message', (data) => resolve(data.toString()));

@@ -4,7 +4,13 @@
  * refused by name; unsubscribing stops events; the quote throttle; a wrong token refused and a token that
  * expires while connected; 200 connections receiving quotes while orders still fill.
  */
-import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
+import {
+  HttpTransportType,
+  HubConnectionBuilder,
+  HubConnectionState,
+  LogLevel,
+  type HubConnection,
+} from '@microsoft/signalr';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DomType, OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
@@ -27,16 +33,27 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function start(options: SimulatorOptions = {}): Promise<{ sim: SimHandle; client: TradingClient; token: string }> {
+async function start(
+  options: SimulatorOptions = {},
+): Promise<{ sim: SimHandle; client: TradingClient; token: string }> {
   sim = await startSimulator({ clock: 'manual', startTime: START, historyDays: 2, ...options });
   const s = sim;
-  client = new TradingClient({ baseUrl: s.tradingUrl, userName: s.demo.userName, apiKey: s.demo.apiKey, now: () => s.clock.now() });
+  client = new TradingClient({
+    baseUrl: s.tradingUrl,
+    userName: s.demo.userName,
+    apiKey: s.demo.apiKey,
+    now: () => s.clock.now(),
+  });
   return { sim: s, client, token: await client.login() };
 }
 
 function connect(token: string): HubConnection {
   const hub = new HubConnectionBuilder()
-    .withUrl(`${sim!.realtimeUrl}/hubs/market`, { skipNegotiation: true, transport: HttpTransportType.WebSockets, accessTokenFactory: () => token })
+    .withUrl(`${sim!.realtimeUrl}/hubs/market`, {
+      skipNegotiation: true,
+      transport: HttpTransportType.WebSockets,
+      accessTokenFactory: () => token,
+    })
     .configureLogging(LogLevel.None)
     .build();
   hubs.push(hub);
@@ -80,7 +97,14 @@ describe('simulator market hub', () => {
     await until(() => quotes.length === 1);
     const first = GatewayQuote.parse(quotes[0]);
     const book = s.quote(ES)!;
-    expect(first).toMatchObject({ symbol: 'F.US.EP', symbolName: '/ES', lastPrice: book.last, bestBid: book.bid, bestAsk: book.ask, timestamp: new Date(s.clock.now()).toISOString() });
+    expect(first).toMatchObject({
+      symbol: 'F.US.EP',
+      symbolName: '/ES',
+      lastPrice: book.last,
+      bestBid: book.bid,
+      bestAsk: book.ask,
+      timestamp: new Date(s.clock.now()).toISOString(),
+    });
     expect(first.low).toBeLessThanOrEqual(first.lastPrice);
     expect(first.high).toBeGreaterThanOrEqual(first.lastPrice);
     expect(first.volume).toBeGreaterThan(0);
@@ -108,7 +132,11 @@ describe('simulator market hub', () => {
     // Every second of market time changes the quote (the day's volume grows with the bar).
     for (let i = 0; i < 60; i++) s.clock.advance(1_000);
     const elapsed = Date.now() - began;
-    await until(() => GatewayQuote.parse(quotes.at(-1)).lastPrice === s.quote(ES)!.last && GatewayQuote.parse(quotes.at(-1)).timestamp === new Date(s.clock.now()).toISOString());
+    await until(
+      () =>
+        GatewayQuote.parse(quotes.at(-1)).lastPrice === s.quote(ES)!.last &&
+        GatewayQuote.parse(quotes.at(-1)).timestamp === new Date(s.clock.now()).toISOString(),
+    );
     // At most one quote per 500 ms window the changes spanned, plus the one that ends the last window.
     expect(quotes.length - 1).toBeLessThanOrEqual(Math.floor(elapsed / 500) + 2);
   });
@@ -135,11 +163,25 @@ describe('simulator market hub', () => {
     }
 
     const before = batches.length;
-    const orderId = await c.placeOrder({ accountId: s.demo.accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Ask, size: 3 });
-    const [fill] = (await c.searchTrades({ accountId: s.demo.accountId, startTimestamp: new Date(START - 60_000).toISOString() })).filter((t) => t.orderId === orderId);
+    const orderId = await c.placeOrder({
+      accountId: s.demo.accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Ask,
+      size: 3,
+    });
+    const [fill] = (
+      await c.searchTrades({ accountId: s.demo.accountId, startTimestamp: new Date(START - 60_000).toISOString() })
+    ).filter((t) => t.orderId === orderId);
     await until(() => batches.length > before);
     const sent = batches.slice(before).flatMap((b) => GatewayTrade.array().parse(b));
-    expect(sent).toContainEqual({ symbolId: 'F.US.EP', price: fill!.price, timestamp: new Date(Date.parse(fill!.creationTimestamp)).toISOString(), type: 1, volume: 3 });
+    expect(sent).toContainEqual({
+      symbolId: 'F.US.EP',
+      price: fill!.price,
+      timestamp: new Date(Date.parse(fill!.creationTimestamp)).toISOString(),
+      type: 1,
+      volume: 3,
+    });
   });
 
   it('depth: Reset and the whole book on subscribing, then the levels that changed, which rebuild the book', async () => {
@@ -225,20 +267,34 @@ describe('simulator market hub', () => {
     const { sim: s, client: c, token } = await start({ realtime: { quotesPerSecond: 1_000 } });
     const connections = Array.from({ length: 200 }, () => connect(token));
     const received = connections.map(() => [] as number[]);
-    connections.forEach((hub, k) => hub.on('GatewayQuote', (_id: string, quote: unknown) => received[k]!.push(GatewayQuote.parse(quote).lastPrice)));
+    connections.forEach((hub, k) =>
+      hub.on('GatewayQuote', (_id: string, quote: unknown) => received[k]!.push(GatewayQuote.parse(quote).lastPrice)),
+    );
     await Promise.all(connections.map((hub) => hub.start()));
     await Promise.all(connections.map((hub) => hub.invoke('SubscribeContractQuotes', ES)));
     await until(() => received.every((r) => r.length >= 1));
-    const orderId = await c.placeOrder({ accountId: s.demo.accountId, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
+    const orderId = await c.placeOrder({
+      accountId: s.demo.accountId,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 1,
+    });
     await advanceUntil(s, () => received.every((r) => r.at(-1) === s.quote(ES)!.last && r.length >= 2));
-    const [order] = (await c.searchOrders({ accountId: s.demo.accountId, startTimestamp: new Date(START - 60_000).toISOString() })).filter((o) => o.id === orderId);
+    const [order] = (
+      await c.searchOrders({ accountId: s.demo.accountId, startTimestamp: new Date(START - 60_000).toISOString() })
+    ).filter((o) => o.id === orderId);
     expect(order!.status).toBe(OrderStatus.Filled);
     const positions = await c.searchOpenPositions(s.demo.accountId);
     expect(positions.find((p) => p.contractId === ES)?.size).toBe(1);
   });
 
   it('a subscriber that stops reading is dropped once realtime.maxBufferedBytes is unsent; a reading one stays', async () => {
-    const { sim: s, client: c, token } = await start({ realtime: { quotesPerSecond: 1_000_000, maxBufferedBytes: 16 * 1024 } });
+    const {
+      sim: s,
+      client: c,
+      token,
+    } = await start({ realtime: { quotesPerSecond: 1_000_000, maxBufferedBytes: 16 * 1024 } });
     const contracts = (await c.availableContracts(false)).map((contract) => contract.id);
     const reader = connect(token);
     let read = 0;
@@ -250,7 +306,15 @@ describe('simulator market hub', () => {
     ws.send(encode({ protocol: 'json', version: 1 }));
     let invocation = 0;
     for (const contractId of contracts) {
-      for (const feed of ['Quotes', 'Trades', 'MarketDepth']) ws.send(encode({ type: 1, target: `SubscribeContract${feed}`, arguments: [contractId], invocationId: String(invocation++) }));
+      for (const feed of ['Quotes', 'Trades', 'MarketDepth'])
+        ws.send(
+          encode({
+            type: 1,
+            target: `SubscribeContract${feed}`,
+            arguments: [contractId],
+            invocationId: String(invocation++),
+          }),
+        );
     }
     await until(() => s.hubConnections().market === 2);
     // Give the subscriptions a round trip, then stop reading: what the hub sends piles up on its side.

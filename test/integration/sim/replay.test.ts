@@ -34,7 +34,16 @@ describe('simulator replaying a bar file', () => {
 
   it('serves the file minute bars unchanged, newest first', async () => {
     const from = Date.parse('2013-10-08T14:00:00Z');
-    const bars = await client.retrieveBars({ contractId: ES, live: false, startTime: ISO(from), endTime: ISO(from + 9 * 60_000), unit: 2, unitNumber: 1, limit: 100, includePartialBar: false });
+    const bars = await client.retrieveBars({
+      contractId: ES,
+      live: false,
+      startTime: ISO(from),
+      endTime: ISO(from + 9 * 60_000),
+      unit: 2,
+      unitNumber: 1,
+      limit: 100,
+      includePartialBar: false,
+    });
     expect(bars).toHaveLength(10);
     for (const bar of bars) {
       const [o, h, l, c, v] = rows.get(Date.parse(bar.t))!;
@@ -49,8 +58,16 @@ describe('simulator replaying a bar file', () => {
     expect(quote.last).toBe(open);
     expect(quote.ask - quote.bid).toBe(0.25);
     expect([quote.bid, quote.ask]).toContain(open);
-    const id = await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
-    const [order] = (await client.searchOrders({ accountId: main, startTimestamp: ISO(NOW - 1000) })).filter((o) => o.id === id);
+    const id = await client.placeOrder({
+      accountId: main,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 1,
+    });
+    const [order] = (await client.searchOrders({ accountId: main, startTimestamp: ISO(NOW - 1000) })).filter(
+      (o) => o.id === id,
+    );
     expect(order).toMatchObject({ status: OrderStatus.Filled, filledPrice: quote.ask });
     await client.closePosition({ accountId: main, contractId: ES });
   });
@@ -58,7 +75,9 @@ describe('simulator replaying a bar file', () => {
   it('refuses orders while the replayed file has no bar (OutsideTradingHours, 5) and keeps other contracts synthetic', async () => {
     const gap = Date.parse('2013-10-20T12:00:00Z');
     sim.clock.advance(gap - sim.clock.now());
-    await expect(client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 })).rejects.toMatchObject({ errorCode: 5 });
+    await expect(
+      client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 }),
+    ).rejects.toMatchObject({ errorCode: 5 });
     const mes = frontMonth('MES', gap);
     await client.placeOrder({ accountId: main, contractId: mes, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
     expect(await client.searchOpenPositions(main)).toEqual([expect.objectContaining({ contractId: mes, size: 1 })]);

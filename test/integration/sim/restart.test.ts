@@ -5,7 +5,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
-import { ES, ISO, START, accountIds, adminClient, advanceUntil, rawPost, startTestSimulator, tradingClient } from './sim-harness.ts';
+import {
+  ES,
+  ISO,
+  START,
+  accountIds,
+  adminClient,
+  advanceUntil,
+  rawPost,
+  startTestSimulator,
+  tradingClient,
+} from './sim-harness.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,11 +28,38 @@ describe('simulator persistence', () => {
     const ids = await accountIds(client);
     const token = await client.validate();
     const main = ids['T-MAIN']!;
-    await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1, customTag: 'persist-1' });
+    await client.placeOrder({
+      accountId: main,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 1,
+      customTag: 'persist-1',
+    });
     first.clock.advance(60_000);
-    const working = await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 1, limitPrice: 1000, customTag: 'persist-2' });
-    await client.placeOrder({ accountId: ids['T-MAX']!, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 2 });
-    await client.placeOrder({ accountId: ids['T-MAX']!, contractId: ES, type: OrderType.Market, side: OrderSide.Ask, size: 2 });
+    const working = await client.placeOrder({
+      accountId: main,
+      contractId: ES,
+      type: OrderType.Limit,
+      side: OrderSide.Bid,
+      size: 1,
+      limitPrice: 1000,
+      customTag: 'persist-2',
+    });
+    await client.placeOrder({
+      accountId: ids['T-MAX']!,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Bid,
+      size: 2,
+    });
+    await client.placeOrder({
+      accountId: ids['T-MAX']!,
+      contractId: ES,
+      type: OrderType.Market,
+      side: OrderSide.Ask,
+      size: 2,
+    });
     const admin = adminClient(first);
     const before = {
       orders: await client.searchOrders({ accountId: main, startTimestamp: ISO(START) }),
@@ -49,9 +86,21 @@ describe('simulator persistence', () => {
     expect(await again.searchAccounts(false)).toEqual(before.accounts);
     expect(await admin2.exportViolations({})).toEqual(before.violations);
     expect((await again.searchOpenOrders(main)).map((o) => o.id)).toEqual([working]);
-    await expect(again.placeOrder({ accountId: ids['T-MAX']!, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 })).rejects.toMatchObject({ errorCode: 4 });
+    await expect(
+      again.placeOrder({
+        accountId: ids['T-MAX']!,
+        contractId: ES,
+        type: OrderType.Market,
+        side: OrderSide.Bid,
+        size: 1,
+      }),
+    ).rejects.toMatchObject({ errorCode: 4 });
     // A token issued before the restart still works.
-    const r = await rawPost(`${second.tradingUrl}/api/Account/search`, { onlyActiveAccounts: false }, { authorization: `Bearer ${token}` });
+    const r = await rawPost(
+      `${second.tradingUrl}/api/Account/search`,
+      { onlyActiveAccounts: false },
+      { authorization: `Bearer ${token}` },
+    );
     expect(r.status).toBe(200);
     await again.close();
     await admin2.close();
@@ -60,7 +109,11 @@ describe('simulator persistence', () => {
 
   it('keeps an order placed just before a kill -9 and fills it after the restart', async () => {
     const dbPath = path.join(dir, 'killed.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures', 'sim-process.ts'), dbPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures', 'sim-process.ts'), dbPath],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     try {
       const handle = await new Promise<{ tradingUrl: string }>((resolve, reject) => {
         let buffer = '';
@@ -73,9 +126,26 @@ describe('simulator persistence', () => {
       });
       const client = tradingClient(handle);
       const main = (await accountIds(client))['T-MAIN']!;
-      const [bar] = await client.retrieveBars({ contractId: ES, live: false, startTime: ISO(START - 5000), endTime: ISO(START), unit: 1, unitNumber: 1, limit: 1, includePartialBar: true });
+      const [bar] = await client.retrieveBars({
+        contractId: ES,
+        live: false,
+        startTime: ISO(START - 5000),
+        endTime: ISO(START),
+        unit: 1,
+        unitNumber: 1,
+        limit: 1,
+        includePartialBar: true,
+      });
       const limit = bar!.c - 2;
-      const orderId = await client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Limit, side: OrderSide.Bid, size: 1, limitPrice: limit, customTag: 'before-kill' });
+      const orderId = await client.placeOrder({
+        accountId: main,
+        contractId: ES,
+        type: OrderType.Limit,
+        side: OrderSide.Bid,
+        size: 1,
+        limitPrice: limit,
+        customTag: 'before-kill',
+      });
       child.kill('SIGKILL');
       await client.close();
       await new Promise((resolve) => child.once('exit', resolve));
@@ -88,7 +158,9 @@ describe('simulator persistence', () => {
       const filled = await after.findOrderByCustomTag(main, 'before-kill', ISO(START));
       expect(filled).toMatchObject({ status: OrderStatus.Filled });
       expect(filled!.filledPrice!).toBeLessThanOrEqual(limit);
-      expect((await after.searchTrades({ accountId: main, startTimestamp: ISO(START) })).map((t) => t.orderId)).toEqual([orderId]);
+      expect((await after.searchTrades({ accountId: main, startTimestamp: ISO(START) })).map((t) => t.orderId)).toEqual(
+        [orderId],
+      );
       await after.close();
       await sim.close();
     } finally {

@@ -34,7 +34,16 @@ const FROM = Date.parse('2013-10-08T13:30:00Z');
 const BARS = 300;
 const MINUTE = 60_000;
 const SPREAD: SpreadModel = { type: 'fixed', ticks: 1 };
-const PARAMS = { period: 20, stdDev: 1.5, rsiPeriod: 14, oversold: 40, overbought: 60, size: 1, stopLossTicks: 6, takeProfitTicks: 6 };
+const PARAMS = {
+  period: 20,
+  stdDev: 1.5,
+  rsiPeriod: 14,
+  oversold: 40,
+  overbought: 60,
+  size: 1,
+  stopLossTicks: 6,
+  takeProfitTicks: 6,
+};
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-agreement-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -45,17 +54,41 @@ function barFile(contractId: string): { file: string; chunk: BarChunk } {
   const all = readCsvBars(ES_CSV, grid).bars;
   const first = all.time.findIndex((t) => t >= FROM);
   const slice = (column: Float64Array) => Float64Array.from(column.subarray(first, first + BARS));
-  const [time, open, high, low, close, volume] = [all.time, all.open, all.high, all.low, all.close, all.volume].map(slice) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+  const [time, open, high, low, close, volume] = [all.time, all.open, all.high, all.low, all.close, all.volume].map(
+    slice,
+  ) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
   const lines = ['t,o,h,l,c,v'];
   for (let i = 0; i < BARS; i++) {
     // The path visits the low first on an up bar: raising the low to the open keeps the bar valid.
     if (close[i]! >= open[i]!) low[i] = open[i]!;
     else high[i] = open[i]!;
-    lines.push([ISO(time[i]!), grid.toPrice(open[i]!), grid.toPrice(high[i]!), grid.toPrice(low[i]!), grid.toPrice(close[i]!), volume[i]!].join(','));
+    lines.push(
+      [
+        ISO(time[i]!),
+        grid.toPrice(open[i]!),
+        grid.toPrice(high[i]!),
+        grid.toPrice(low[i]!),
+        grid.toPrice(close[i]!),
+        volume[i]!,
+      ].join(','),
+    );
   }
   const file = path.join(dir, 'es.csv');
-  writeFileSync(file, lines.join('\n') + '\n');
-  return { file, chunk: { contractId, timeframe: { unit: 'minute', unitNumber: 1 }, length: BARS, time, open, high, low, close, volume } };
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return {
+    file,
+    chunk: {
+      contractId,
+      timeframe: { unit: 'minute', unitNumber: 1 },
+      length: BARS,
+      time,
+      open,
+      high,
+      low,
+      close,
+      volume,
+    },
+  };
 }
 
 /** The backtest's venue, remembering every order the engine sends it. */
@@ -70,9 +103,13 @@ function recording(model: FillModel, placed: OrderCommand[]): Venue {
 }
 
 /** Fills as "bar side price" keys with their summed size (a level per touch may split one order's fill). */
-function summed(fills: ReadonlyArray<{ bar: number; side: string; price: number; size: number }>): Record<string, number> {
+function summed(
+  fills: ReadonlyArray<{ bar: number; side: string; price: number; size: number }>,
+): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const f of fills) out[`${String(f.bar).padStart(3, '0')} ${f.side} ${f.price}`] = (out[`${String(f.bar).padStart(3, '0')} ${f.side} ${f.price}`] ?? 0) + f.size;
+  for (const f of fills)
+    out[`${String(f.bar).padStart(3, '0')} ${f.side} ${f.price}`] =
+      (out[`${String(f.bar).padStart(3, '0')} ${f.side} ${f.price}`] ?? 0) + f.size;
   return out;
 }
 
@@ -83,11 +120,24 @@ describe('simulator and backtest agree', () => {
     const { file, chunk } = barFile(contractId);
 
     // The backtest.
-    const model = new FillModel({ slippageTicks: 0, feePerContractPerSide: 0, sameBar: 'path', touch: { spread: SPREAD, book: DEFAULT_BOOK, partialFills: true, queue: false } });
+    const model = new FillModel({
+      slippageTicks: 0,
+      feePerContractPerSide: 0,
+      sameBar: 'path',
+      touch: { spread: SPREAD, book: DEFAULT_BOOK, partialFills: true, queue: false },
+    });
     const placed: OrderCommand[] = [];
     const engine = createEngine({
       strategies: [{ strategy: meanReversion, params: PARAMS }],
-      contracts: [{ id: contract.id, name: contract.name, symbolId: contract.symbolId, description: contract.description, grid: contract.grid }],
+      contracts: [
+        {
+          id: contract.id,
+          name: contract.name,
+          symbolId: contract.symbolId,
+          description: contract.description,
+          grid: contract.grid,
+        },
+      ],
       venue: recording(model, placed),
       account: { startingBalance: 100_000 },
     });
@@ -126,14 +176,25 @@ describe('simulator and backtest agree', () => {
         });
         const order = (await client.searchOrders({ accountId, startTimestamp: ISO(at) })).find((o) => o.id === id)!;
         // Within the bar's flat opening third, or the quotes could differ (a stalled machine).
-        expect(Date.parse(order.creationTimestamp) - at, `order ${command.id} reached the simulator late`).toBeLessThan(MINUTE / 3);
+        expect(Date.parse(order.creationTimestamp) - at, `order ${command.id} reached the simulator late`).toBeLessThan(
+          MINUTE / 3,
+        );
       }
       sim.clock.advance(Math.max(0, chunk.time[BARS - 1]! + MINUTE - sim.clock.now()));
 
       const trades = await client.searchTrades({ accountId, startTimestamp: ISO(FROM) });
       const barOf = (t: number) => Math.floor((t - FROM) / MINUTE);
-      const simulated = summed(trades.map((t) => ({ bar: barOf(Date.parse(t.creationTimestamp)), side: t.side === OrderSide.Bid ? 'buy' : 'sell', price: t.price, size: t.size })));
-      const backtested = summed(backtestFills.map((f) => ({ bar: barOf(f.time), side: f.side, price: grid.toPrice(f.price), size: f.size })));
+      const simulated = summed(
+        trades.map((t) => ({
+          bar: barOf(Date.parse(t.creationTimestamp)),
+          side: t.side === OrderSide.Bid ? 'buy' : 'sell',
+          price: t.price,
+          size: t.size,
+        })),
+      );
+      const backtested = summed(
+        backtestFills.map((f) => ({ bar: barOf(f.time), side: f.side, price: grid.toPrice(f.price), size: f.size })),
+      );
       expect(simulated).toEqual(backtested);
       // The comparison means something: entries and both kinds of exits filled.
       expect(Object.keys(backtested).length).toBeGreaterThanOrEqual(2 * placed.length - 1);

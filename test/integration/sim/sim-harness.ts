@@ -64,14 +64,30 @@ export function startTestSimulator(extra: SimulatorOptions = {}): Promise<SimHan
 }
 
 /** Budgets high enough that neither the client nor the simulator paces the tests that poll. */
-export const GENEROUS_RATES = { bars: { requests: 100_000, windowMs: 30_000 }, default: { requests: 100_000, windowMs: 60_000 } };
+export const GENEROUS_RATES = {
+  bars: { requests: 100_000, windowMs: 30_000 },
+  default: { requests: 100_000, windowMs: 60_000 },
+};
 
-export function tradingClient(sim: Pick<SimHandle, 'tradingUrl'>, user: { userName: string; apiKey: string } = TRADER): TradingClient {
-  return new TradingClient({ baseUrl: sim.tradingUrl, userName: user.userName, apiKey: user.apiKey, retry: { maxAttempts: 1 }, rateLimits: GENEROUS_RATES });
+export function tradingClient(
+  sim: Pick<SimHandle, 'tradingUrl'>,
+  user: { userName: string; apiKey: string } = TRADER,
+): TradingClient {
+  return new TradingClient({
+    baseUrl: sim.tradingUrl,
+    userName: user.userName,
+    apiKey: user.apiKey,
+    retry: { maxAttempts: 1 },
+    rateLimits: GENEROUS_RATES,
+  });
 }
 
 /** Steps the manual clock until `done` holds, or fails after `maxMs` of simulated time. */
-export async function advanceUntil(sim: SimHandle, done: () => Promise<boolean>, { stepMs = 60_000, maxMs = 3 * 86_400_000 } = {}): Promise<number> {
+export async function advanceUntil(
+  sim: SimHandle,
+  done: () => Promise<boolean>,
+  { stepMs = 60_000, maxMs = 3 * 86_400_000 } = {},
+): Promise<number> {
   for (let elapsed = 0; elapsed <= maxMs; elapsed += stepMs) {
     if (await done()) return elapsed;
     sim.clock.advance(stepMs);
@@ -80,7 +96,12 @@ export async function advanceUntil(sim: SimHandle, done: () => Promise<boolean>,
 }
 
 export function adminClient(sim: SimHandle): AdminClient {
-  return new AdminClient({ baseUrl: sim.adminUrl, headers: sim.adminHeaders, retry: { maxAttempts: 1 }, rateLimits: GENEROUS_RATES });
+  return new AdminClient({
+    baseUrl: sim.adminUrl,
+    headers: sim.adminHeaders,
+    retry: { maxAttempts: 1 },
+    rateLimits: GENEROUS_RATES,
+  });
 }
 
 /** A simulator driven by the trader's trading client and an admin client, with the trader's account ids. */

@@ -65,7 +65,10 @@ describe('simulator trading day across daylight saving time', () => {
       ['2026-07-15T00:00:00.000Z', 1],
       ['2026-07-16T00:00:00.000Z', 1],
     ]);
-    const exported = await admin.exportTrades({ from: new Date(Date.UTC(2026, 6, 15)), to: new Date(Date.UTC(2026, 6, 16)) });
+    const exported = await admin.exportTrades({
+      from: new Date(Date.UTC(2026, 6, 15)),
+      to: new Date(Date.UTC(2026, 6, 16)),
+    });
     expect(exported.filter((t) => t.tradingAccountId === accountId).map((t) => t.tradeDay)).toEqual([
       '2026-07-15T00:00:00.000Z',
       '2026-07-15T00:00:00.000Z',

@@ -17,8 +17,16 @@ const START = Date.UTC(2025, 10, 3, 14, 0);
 const MINUTE = 60_000;
 /** (minute after START, ES price) corners of the replayed path; straight lines in between. */
 const PATH: ReadonlyArray<readonly [number, number]> = [
-  [0, 5000], [10, 5000], [20, 5010], [30, 5010], [39, 5001],
-  [540, 5001], [549, 5010], [560, 5010], [569, 5001], [720, 5001],
+  [0, 5000],
+  [10, 5000],
+  [20, 5010],
+  [30, 5010],
+  [39, 5001],
+  [540, 5001],
+  [549, 5010],
+  [560, 5010],
+  [569, 5001],
+  [720, 5001],
 ];
 const LIMIT = 400;
 const FEE = 1.4; // ES, per contract and side
@@ -39,10 +47,15 @@ function writePath(file: string): void {
     const c = priceAt(m + 1);
     lines.push(`${new Date(START + m * MINUTE).toISOString()},${o},${Math.max(o, c)},${Math.min(o, c)},${c},100`);
   }
-  writeFileSync(file, lines.join('\n') + '\n');
+  writeFileSync(file, `${lines.join('\n')}\n`);
 }
 
-const mll = (maximumSource: MaximumSource, minimumSource: MinimumSource | null = null) => ({ limit: LIMIT, duration: 1 as const, maximumSource, minimumSource });
+const mll = (maximumSource: MaximumSource, minimumSource: MinimumSource | null = null) => ({
+  limit: LIMIT,
+  duration: 1 as const,
+  maximumSource,
+  minimumSource,
+});
 
 describe('simulator maximum loss limit variants', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tickline-sim-trail-'));
@@ -61,10 +74,30 @@ describe('simulator maximum loss limit variants', () => {
       fills: { spread: { type: 'fixed', ticks: 0 } },
       startTime: START,
       templates: [
-        { name: 'MLL-STATIC', startingBalance: 50_000, margin: 50_000, maximumLossLimit: mll(MaximumSource.StartingBalance) },
-        { name: 'MLL-INTRADAY', startingBalance: 50_000, margin: 50_000, maximumLossLimit: mll(MaximumSource.HighestIntradayEquity) },
-        { name: 'MLL-EOD', startingBalance: 50_000, margin: 50_000, maximumLossLimit: mll(MaximumSource.HighestEndOfDayBalance) },
-        { name: 'MLL-LOCK', startingBalance: 50_000, margin: 50_000, maximumLossLimit: mll(MaximumSource.HighestEndOfDayBalance, MinimumSource.StartingBalance) },
+        {
+          name: 'MLL-STATIC',
+          startingBalance: 50_000,
+          margin: 50_000,
+          maximumLossLimit: mll(MaximumSource.StartingBalance),
+        },
+        {
+          name: 'MLL-INTRADAY',
+          startingBalance: 50_000,
+          margin: 50_000,
+          maximumLossLimit: mll(MaximumSource.HighestIntradayEquity),
+        },
+        {
+          name: 'MLL-EOD',
+          startingBalance: 50_000,
+          margin: 50_000,
+          maximumLossLimit: mll(MaximumSource.HighestEndOfDayBalance),
+        },
+        {
+          name: 'MLL-LOCK',
+          startingBalance: 50_000,
+          margin: 50_000,
+          maximumLossLimit: mll(MaximumSource.HighestEndOfDayBalance, MinimumSource.StartingBalance),
+        },
       ],
       users: [
         {
@@ -86,8 +119,15 @@ describe('simulator maximum loss limit variants', () => {
   });
 
   const moveTo = (minute: number) => sim.clock.advance(START + minute * MINUTE - sim.clock.now());
-  const order = (name: string, side: number) => ({ accountId: ids[name]!, contractId: ES, type: OrderType.Market, side, size: 1 });
-  const violationsOf = async (name: string) => (await admin.exportViolations({})).filter((v) => v.accountId === ids[name]);
+  const order = (name: string, side: number) => ({
+    accountId: ids[name]!,
+    contractId: ES,
+    type: OrderType.Market,
+    side,
+    size: 1,
+  });
+  const violationsOf = async (name: string) =>
+    (await admin.exportViolations({})).filter((v) => v.accountId === ids[name]);
   const floorOf = async (name: string) => (await admin.findTradingAccount(name)).drawDownLimit;
   async function mllRuleId(template: string): Promise<number> {
     const { id } = (await admin.listTemplates()).find((t) => t.name === template)!;
@@ -105,7 +145,8 @@ describe('simulator maximum loss limit variants', () => {
   });
 
   it('breaks a trailing intraday maximum loss limit on a pullback from the high, where a static one holds', async () => {
-    for (const name of ['V-STATIC', 'V-INTRADAY', 'V-EOD', 'V-LOCK']) await client.placeOrder(order(name, OrderSide.Bid));
+    for (const name of ['V-STATIC', 'V-INTRADAY', 'V-EOD', 'V-LOCK'])
+      await client.placeOrder(order(name, OrderSide.Bid));
     moveTo(25);
     // The end-of-day accounts bank the rise at 5010 (+10 points) and stay flat for the rest of the day.
     for (const name of ['V-EOD', 'V-LOCK']) await client.closePosition({ accountId: ids[name]!, contractId: ES });
@@ -114,11 +155,18 @@ describe('simulator maximum loss limit variants', () => {
     const [violation, ...more] = await violationsOf('V-INTRADAY');
     expect(more).toEqual([]);
     const highEquity = 50_000 - FEE + 10 * POINT;
-    expect(violation).toMatchObject({ type: ViolationType.RuleBreak, duration: ViolationDuration.Permanent, ruleId: await mllRuleId('MLL-INTRADAY') });
+    expect(violation).toMatchObject({
+      type: ViolationType.RuleBreak,
+      duration: ViolationDuration.Permanent,
+      ruleId: await mllRuleId('MLL-INTRADAY'),
+    });
     expect(violation!.minimumBalance).toBeCloseTo(highEquity - LIMIT, 2);
     expect(await client.searchOpenPositions(ids['V-INTRADAY']!)).toEqual([]);
     expect((await client.searchAccounts(false)).find((a) => a.name === 'V-INTRADAY')?.canTrade).toBe(false);
-    await expect(client.placeOrder(order('V-INTRADAY', OrderSide.Bid))).rejects.toMatchObject({ errorCode: PlaceErrorCode.AccountViolation, errorMessage: expect.stringMatching(/permanently/) });
+    await expect(client.placeOrder(order('V-INTRADAY', OrderSide.Bid))).rejects.toMatchObject({
+      errorCode: PlaceErrorCode.AccountViolation,
+      errorMessage: expect.stringMatching(/permanently/),
+    });
     expect((await admin.findTradingAccount('V-INTRADAY')).status).toBe(2);
 
     // Same position, same path, static floor at 49,600: nothing broken.
@@ -139,9 +187,15 @@ describe('simulator maximum loss limit variants', () => {
     for (const name of ['V-EOD', 'V-LOCK']) await client.placeOrder(order(name, OrderSide.Bid));
     moveTo(575); // back to 5001: equity = banked - fee - 9 points, under the trailing floor, over the locked one
     const [violation] = await violationsOf('V-EOD');
-    expect(violation).toMatchObject({ type: ViolationType.RuleBreak, duration: ViolationDuration.Permanent, ruleId: await mllRuleId('MLL-EOD') });
+    expect(violation).toMatchObject({
+      type: ViolationType.RuleBreak,
+      duration: ViolationDuration.Permanent,
+      ruleId: await mllRuleId('MLL-EOD'),
+    });
     expect(violation!.minimumBalance).toBeCloseTo(banked - LIMIT, 2);
-    await expect(client.placeOrder(order('V-EOD', OrderSide.Bid))).rejects.toMatchObject({ errorCode: PlaceErrorCode.AccountViolation });
+    await expect(client.placeOrder(order('V-EOD', OrderSide.Bid))).rejects.toMatchObject({
+      errorCode: PlaceErrorCode.AccountViolation,
+    });
     expect(await violationsOf('V-LOCK')).toEqual([]);
     expect(await client.searchOpenPositions(ids['V-LOCK']!)).toEqual([expect.objectContaining({ size: 1 })]);
   });

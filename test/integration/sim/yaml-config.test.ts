@@ -31,7 +31,12 @@ describe('sim YAML config', () => {
 
   beforeAll(async () => {
     const config = parseConfig(YAML, 'sim.yaml', SimConfig);
-    sim = await startSimulator({ ...simOptions(config), clock: 'manual', startTime: START, rateLimits: GENEROUS_RATES });
+    sim = await startSimulator({
+      ...simOptions(config),
+      clock: 'manual',
+      startTime: START,
+      rateLimits: GENEROUS_RATES,
+    });
     admin = adminClient(sim);
     client = tradingClient(sim, { userName: 'yaml-user', apiKey: 'yaml-key' });
   });
@@ -53,9 +58,15 @@ describe('sim YAML config', () => {
 
   it('creates templates whose rule configuration reports maximumSource and minimumSource', async () => {
     const lock = await maximumLossRule('TRAIL-LOCK');
-    expect(lock.configuration).toMatchObject({ violationDuration: 1, maximumLossLimit: { limit: 2000, maximumSource: 1, minimumSource: 0 } });
+    expect(lock.configuration).toMatchObject({
+      violationDuration: 1,
+      maximumLossLimit: { limit: 2000, maximumSource: 1, minimumSource: 0 },
+    });
     const intraday = await maximumLossRule('TRAIL-INTRADAY');
-    expect(intraday.configuration).toMatchObject({ violationDuration: 2, maximumLossLimit: { limit: 1500, maximumSource: 2, minimumSource: null } });
+    expect(intraday.configuration).toMatchObject({
+      violationDuration: 2,
+      maximumLossLimit: { limit: 1500, maximumSource: 2, minimumSource: null },
+    });
   });
 
   it('gives accounts the pending-answer hooks', async () => {
@@ -69,6 +80,8 @@ describe('sim YAML config', () => {
 
   it('refuses unknown values of the two sources with the line', () => {
     const bad = 'templates:\n  - name: X\n    maximumLossLimit: { limit: 100, maximumSource: 3 }\n';
-    expect(() => parseConfig(bad, 'sim.yaml', SimConfig)).toThrow(/sim\.yaml:3: templates\[0\]\.maximumLossLimit\.maximumSource/);
+    expect(() => parseConfig(bad, 'sim.yaml', SimConfig)).toThrow(
+      /sim\.yaml:3: templates\[0\]\.maximumLossLimit\.maximumSource/,
+    );
   });
 });

@@ -31,16 +31,34 @@ function importRefs(file: string, text: string): ImportRef[] {
       const typeOnly =
         clause !== undefined &&
         (clause.isTypeOnly ||
-          (clause.name === undefined && named !== undefined && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly)));
+          (clause.name === undefined &&
+            named !== undefined &&
+            ts.isNamedImports(named) &&
+            named.elements.length > 0 &&
+            named.elements.every((e) => e.isTypeOnly)));
       refs.push({ spec: node.moduleSpecifier.text, typeOnly });
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) {
+    } else if (
+      ts.isExportDeclaration(node) &&
+      node.moduleSpecifier !== undefined &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       const clause = node.exportClause;
-      const typeOnly = node.isTypeOnly || (clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly));
+      const typeOnly =
+        node.isTypeOnly ||
+        (clause !== undefined &&
+          ts.isNamedExports(clause) &&
+          clause.elements.length > 0 &&
+          clause.elements.every((e) => e.isTypeOnly));
       refs.push({ spec: node.moduleSpecifier.text, typeOnly });
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
-      if (argument !== undefined && ts.isStringLiteralLike(argument)) refs.push({ spec: argument.text, typeOnly: false });
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      if (argument !== undefined && ts.isStringLiteralLike(argument))
+        refs.push({ spec: argument.text, typeOnly: false });
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       refs.push({ spec: node.argument.literal.text, typeOnly: true });
     }
     ts.forEachChild(node, visit);
@@ -57,7 +75,10 @@ export function readImportGraph(root: string, folder = 'src'): ImportGraph {
   for (const file of files) {
     const refs = importRefs(file, readFileSync(path.join(root, file), 'utf8'))
       .filter((ref) => ref.spec.startsWith('.'))
-      .map((ref) => ({ target: path.posix.normalize(path.posix.join(path.posix.dirname(file), ref.spec)), typeOnly: ref.typeOnly }))
+      .map((ref) => ({
+        target: path.posix.normalize(path.posix.join(path.posix.dirname(file), ref.spec)),
+        typeOnly: ref.typeOnly,
+      }))
       .filter((ref) => known.has(ref.target));
     imports.set(file, [...new Set(refs.map((ref) => ref.target))]);
     valueImports.set(file, [...new Set(refs.filter((ref) => !ref.typeOnly).map((ref) => ref.target))]);
@@ -77,7 +98,10 @@ function sourceFiles(dir: string): string[] {
  * Strongly connected components of more than one file (or a file importing itself) over `edges`: the
  * import cycles.
  */
-export function importCycles(graph: ImportGraph, edges: ReadonlyMap<string, readonly string[]> = graph.imports): string[][] {
+export function importCycles(
+  graph: ImportGraph,
+  edges: ReadonlyMap<string, readonly string[]> = graph.imports,
+): string[][] {
   // Tarjan's algorithm, iterative so a deep chain of imports cannot overflow the stack.
   const index = new Map<string, number>();
   const low = new Map<string, number>();

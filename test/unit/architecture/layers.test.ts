@@ -45,7 +45,8 @@ describe('the tree reads as its architecture', () => {
       const from = roomOf(file);
       for (const target of targets) {
         const to = roomOf(target);
-        if (to !== from && !(LAYERS[to]! < LAYERS[from]!)) wrong.push(`${file} -> ${target} (${from} ${LAYERS[from]} -> ${to} ${LAYERS[to]})`);
+        if (to !== from && !(LAYERS[to]! < LAYERS[from]!))
+          wrong.push(`${file} -> ${target} (${from} ${LAYERS[from]} -> ${to} ${LAYERS[to]})`);
       }
     }
     expect(wrong).toEqual([]);
@@ -53,7 +54,9 @@ describe('the tree reads as its architecture', () => {
 
   it('lets nothing in the protocol or the engine import another room', () => {
     const outward = [...graph.imports].flatMap(([file, targets]) =>
-      ['engine', 'protocol'].includes(roomOf(file)) ? targets.filter((t) => roomOf(t) !== roomOf(file)).map((t) => `${file} -> ${t}`) : [],
+      ['engine', 'protocol'].includes(roomOf(file))
+        ? targets.filter((t) => roomOf(t) !== roomOf(file)).map((t) => `${file} -> ${t}`)
+        : [],
     );
     expect(outward).toEqual([]);
   });
@@ -70,7 +73,10 @@ describe('the tree reads as its architecture', () => {
       ['src/c.ts', ['src/a.ts']],
       ['src/d.ts', ['src/d.ts']],
     ]);
-    expect(importCycles({ files, imports: edges, valueImports: edges })).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts'], ['src/d.ts']]);
+    expect(importCycles({ files, imports: edges, valueImports: edges })).toEqual([
+      ['src/a.ts', 'src/b.ts', 'src/c.ts'],
+      ['src/d.ts'],
+    ]);
   });
 
   it('tells a type-only import from one that runs', () => {

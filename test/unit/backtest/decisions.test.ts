@@ -14,7 +14,13 @@ import type { DecisionRecord } from '../../../src/report/report-types.ts';
 import guarded from './fixtures/guarded-strategy.ts';
 
 const contract = resolveContract('MESZ5');
-const bars = syntheticBars({ seed: 5, grid: contract.grid, startPrice: 6700, start: Date.UTC(2025, 2, 2), sessions: 3 });
+const bars = syntheticBars({
+  seed: 5,
+  grid: contract.grid,
+  startPrice: 6700,
+  start: Date.UTC(2025, 2, 2),
+  sessions: 3,
+});
 const calendar = new TradingCalendar();
 
 function run() {
@@ -62,7 +68,11 @@ describe('decisions of a strategy with known refusals', () => {
   it('tallies refusals by code in order of first occurrence and warns that the strategy stopped trading', () => {
     const result = run();
     const days = [...new Set(Array.from(bars.time, (t) => calendar.dayOf(t)))];
-    const summary = summarizeDecisions(result.decisions, { grid: contract.grid, dayOf: (t) => calendar.dayOf(t), days });
+    const summary = summarizeDecisions(result.decisions, {
+      grid: contract.grid,
+      dayOf: (t) => calendar.dayOf(t),
+      days,
+    });
     expect(rejectionLine(summary)).toBe(`Rejected ${n - 1}: TICK_MISALIGNED 2, MAX_POSITION_SIZE ${n - 3}`);
     expect(summary.accepted).toBe(1);
     expect(summary.firsts.map((f) => [f.code, f.count])).toEqual([
@@ -70,9 +80,16 @@ describe('decisions of a strategy with known refusals', () => {
       ['MAX_POSITION_SIZE', n - 3],
     ]);
     expect(summary.stopped).toHaveLength(1);
-    expect(summary.stopped[0]).toMatchObject({ strategyId: 'guarded', rejected: n - 3, dayNumber: 1, days: days.length });
+    expect(summary.stopped[0]).toMatchObject({
+      strategyId: 'guarded',
+      rejected: n - 3,
+      dayNumber: 1,
+      days: days.length,
+    });
     const lines = decisionLines(summary);
-    expect(lines[1]).toMatch(/^Warning: strategy guarded stopped trading on \d{4}-\d\d-\d\d \(trading day 1 of \d+\): all \d+ of its intents/);
+    expect(lines[1]).toMatch(
+      /^Warning: strategy guarded stopped trading on \d{4}-\d\d-\d\d \(trading day 1 of \d+\): all \d+ of its intents/,
+    );
   });
 
   it('does not warn when the refusals end on the day of the last accepted intent', () => {
@@ -84,7 +101,10 @@ describe('decisions of a strategy with known refusals', () => {
     ];
     const summary = summarizeDecisions(records, { dayOf: (t) => calendar.dayOf(t) });
     expect(summary.stopped).toEqual([]);
-    expect(summarizeDecisions([...records, decision(Date.UTC(2025, 2, 5, 23), false)], { dayOf: (t) => calendar.dayOf(t) }).stopped).toHaveLength(1);
+    expect(
+      summarizeDecisions([...records, decision(Date.UTC(2025, 2, 5, 23), false)], { dayOf: (t) => calendar.dayOf(t) })
+        .stopped,
+    ).toHaveLength(1);
   });
 });
 
@@ -122,7 +142,9 @@ describe('tickline backtest prints why intents were refused', () => {
   beforeEach(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'tickline-decisions-'));
     out = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+    vi.spyOn(process.stdout, 'write').mockImplementation(
+      (chunk: string | Uint8Array) => (out.push(String(chunk)), true),
+    );
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
   });
   afterEach(() => {

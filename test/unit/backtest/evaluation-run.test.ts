@@ -28,17 +28,25 @@ describe("a run's evaluation and the engine agree (one source of floors)", () =>
         data: { source: 'synthetic', seed: 42, sessions: 10, start: '2025-01-05' },
         account: evaluationAccount(rules),
       });
-      const outcome = await executeBacktest(config, 'agree', { strategy: smaCross, evaluation: rules, monteCarlo: { paths: 200 } });
+      const outcome = await executeBacktest(config, 'agree', {
+        strategy: smaCross,
+        evaluation: rules,
+        monteCarlo: { paths: 200 },
+      });
       const engineBreak = outcome.result.violations.find((v) => v.rule === 'maximumLossLimit');
       expect(engineBreak).toBeDefined();
       const evaluation = outcome.report.evaluation!;
-      expect(evaluation.outcome).toMatchObject({ status: 'failed', rule: 'maximumLossLimit', time: Date.parse(engineBreak!.triggeredAt) });
+      expect(evaluation.outcome).toMatchObject({
+        status: 'failed',
+        rule: 'maximumLossLimit',
+        time: Date.parse(engineBreak!.triggeredAt),
+      });
       // The Monte Carlo draws only from the days the account traded, up to the break.
       expect(evaluation.monteCarlo!.sampleDays).toBe(evaluation.outcome.dayNumber);
     });
   }
 
-  it('an evaluation caps the guard: the tighter position size wins, its hours replace the definition\'s', () => {
+  it("an evaluation caps the guard: the tighter position size wins, its hours replace the definition's", () => {
     const rules = evaluationRulesSchema.parse({
       name: 'x',
       startingBalance: 50_000,
@@ -47,8 +55,14 @@ describe("a run's evaluation and the engine agree (one source of floors)", () =>
       maximumContracts: 5,
       tradingHours: { open: '08:30', close: '15:00' },
     });
-    expect(withEvaluationRisk({ maxPositionSize: 2 }, rules)).toEqual({ maxPositionSize: 2, sessions: { open: '08:30', close: '15:00' } });
-    expect(withEvaluationRisk({ maxPositionSize: 9, sessions: { open: '00:00', close: '23:59' } }, rules)).toEqual({ maxPositionSize: 5, sessions: { open: '08:30', close: '15:00' } });
+    expect(withEvaluationRisk({ maxPositionSize: 2 }, rules)).toEqual({
+      maxPositionSize: 2,
+      sessions: { open: '08:30', close: '15:00' },
+    });
+    expect(withEvaluationRisk({ maxPositionSize: 9, sessions: { open: '00:00', close: '23:59' } }, rules)).toEqual({
+      maxPositionSize: 5,
+      sessions: { open: '08:30', close: '15:00' },
+    });
   });
 });
 
@@ -72,8 +86,12 @@ describe('tickline evaluate', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'tickline-evaluate-'));
     out = [];
     err = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (err.push(String(chunk)), true));
+    vi.spyOn(process.stdout, 'write').mockImplementation(
+      (chunk: string | Uint8Array) => (out.push(String(chunk)), true),
+    );
+    vi.spyOn(process.stderr, 'write').mockImplementation(
+      (chunk: string | Uint8Array) => (err.push(String(chunk)), true),
+    );
   });
   afterEach(() => {
     vi.restoreAllMocks();
@@ -86,20 +104,57 @@ describe('tickline evaluate', () => {
     const file = path.join(dir, 'run.yaml');
     writeFileSync(file, `${definition}account: { dailyLossLimit: 500 }\n`);
     const outDir = path.join(dir, 'out');
-    expect(await main(['evaluate', '--config', file, '--evaluation', 'topstep-50k', '--out', outDir, '--paths', '500', '--seed', '7'])).toBe(0);
+    expect(
+      await main([
+        'evaluate',
+        '--config',
+        file,
+        '--evaluation',
+        'topstep-50k',
+        '--out',
+        outDir,
+        '--paths',
+        '500',
+        '--seed',
+        '7',
+      ]),
+    ).toBe(0);
     const text = out.join('');
     expect(text).toMatch(/\nEvaluation: Topstep 50K Trading Combine: (passed|failed|did not pass)/);
-    expect(text).toMatch(/Monte Carlo: pass probability \d+\.\d+% \(95% CI [\d.]+% to [\d.]+%\); 500 paths of up to 60 days drawn from 3 \(seed 7, blocks of 1\)/);
+    expect(text).toMatch(
+      /Monte Carlo: pass probability \d+\.\d+% \(95% CI [\d.]+% to [\d.]+%\); 500 paths of up to 60 days drawn from 3 \(seed 7, blocks of 1\)/,
+    );
     expect(text).toContain("check the firm's current rules");
     const saved = JSON.parse(readFileSync(path.join(outDir, 'evaluation.json'), 'utf8'));
-    expect(saved.rules).toMatchObject({ name: 'Topstep 50K Trading Combine', maximumContracts: 5, readOn: '2026-11-23' });
+    expect(saved.rules).toMatchObject({
+      name: 'Topstep 50K Trading Combine',
+      maximumContracts: 5,
+      readOn: '2026-11-23',
+    });
     expect(saved.monteCarlo).toMatchObject({ paths: 500, seed: 7 });
     // The preset's rules ran the guard: the command-line evaluation replaced the definition's daily limit.
     const summary = JSON.parse(readFileSync(path.join(outDir, 'summary.json'), 'utf8'));
-    expect(summary.closestApproach.map((a: { rule: string }) => a.rule)).toEqual(['dailyLossLimit', 'maximumLossLimit']);
+    expect(summary.closestApproach.map((a: { rule: string }) => a.rule)).toEqual([
+      'dailyLossLimit',
+      'maximumLossLimit',
+    ]);
     // The same seed gives the same file.
-    await main(['evaluate', '--config', file, '--evaluation', 'topstep-50k', '--out', path.join(dir, 'again'), '--paths', '500', '--seed', '7']);
-    expect(readFileSync(path.join(dir, 'again', 'evaluation.json'), 'utf8')).toBe(readFileSync(path.join(outDir, 'evaluation.json'), 'utf8'));
+    await main([
+      'evaluate',
+      '--config',
+      file,
+      '--evaluation',
+      'topstep-50k',
+      '--out',
+      path.join(dir, 'again'),
+      '--paths',
+      '500',
+      '--seed',
+      '7',
+    ]);
+    expect(readFileSync(path.join(dir, 'again', 'evaluation.json'), 'utf8')).toBe(
+      readFileSync(path.join(outDir, 'evaluation.json'), 'utf8'),
+    );
   });
 
   it('lists the presets', async () => {
@@ -117,6 +172,8 @@ describe('tickline evaluate', () => {
     const clash = path.join(dir, 'clash.yaml');
     writeFileSync(clash, `${definition}evaluation: topstep-50k\naccount:\n  maximumLossLimit: { amount: 100 }\n`);
     expect(await main(['backtest', '--config', clash])).toBe(2);
-    expect(err.join('')).toContain(`${clash}:8: account.maximumLossLimit: set by the evaluation "Topstep 50K Trading Combine": leave it out`);
+    expect(err.join('')).toContain(
+      `${clash}:8: account.maximumLossLimit: set by the evaluation "Topstep 50K Trading Combine": leave it out`,
+    );
   });
 });

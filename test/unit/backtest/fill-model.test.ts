@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FillModel, UnknownOrderError, type FillModelOptions } from '../../../src/adapters/backtest/fill-model.ts';
-import type { BarChunk, BracketSpec, Fill, OrderSpec, OrderUpdate, Side, VenueEvent } from '../../../src/engine/types.ts';
+import type {
+  BarChunk,
+  BracketSpec,
+  Fill,
+  OrderSpec,
+  OrderUpdate,
+  Side,
+  VenueEvent,
+} from '../../../src/engine/types.ts';
 
 const MINUTE = 60_000;
 const T0 = Date.UTC(2024, 0, 2, 15, 0);
@@ -47,7 +55,11 @@ function harness(options: Partial<FillModelOptions> = {}): Harness {
 }
 
 /** Runs every bar of `bars`, placing `setup` after bar 0 (as a strategy deciding at bar 0's close would). */
-function run(bars: ReadonlyArray<readonly [number, number, number, number]>, setup: (h: Harness) => void, options: Partial<FillModelOptions> = {}): Harness {
+function run(
+  bars: ReadonlyArray<readonly [number, number, number, number]>,
+  setup: (h: Harness) => void,
+  options: Partial<FillModelOptions> = {},
+): Harness {
   const h = harness(options);
   const chunk = chunkOf(bars);
   h.bar(chunk, 0);
@@ -97,15 +109,21 @@ describe('limit orders', () => {
       [100, 101, 97, 99], // touches 98 -> fill at 98
       [100, 102, 99, 101],
     ] as const;
-    expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'limit', limitPrice: 98 })))).toEqual([['b', 'buy', 98, 1]]);
-    expect(priceTime(run(bars, (x) => x.place('s', 'sell', { type: 'limit', limitPrice: 101 })))).toEqual([['s', 'sell', 101, 1]]);
+    expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'limit', limitPrice: 98 })))).toEqual([
+      ['b', 'buy', 98, 1],
+    ]);
+    expect(priceTime(run(bars, (x) => x.place('s', 'sell', { type: 'limit', limitPrice: 101 })))).toEqual([
+      ['s', 'sell', 101, 1],
+    ]);
     expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'limit', limitPrice: 96 })))).toEqual([]);
     // Gap: the open is already better than the limit.
     const gap = [
       [100, 100, 100, 100],
       [95, 96, 94, 95],
     ] as const;
-    expect(priceTime(run(gap, (x) => x.place('b', 'buy', { type: 'limit', limitPrice: 98 })))).toEqual([['b', 'buy', 95, 1]]);
+    expect(priceTime(run(gap, (x) => x.place('b', 'buy', { type: 'limit', limitPrice: 98 })))).toEqual([
+      ['b', 'buy', 95, 1],
+    ]);
   });
 });
 
@@ -115,14 +133,20 @@ describe('stop orders', () => {
       [100, 100, 100, 100],
       [100, 103, 99, 102],
     ] as const;
-    expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stop', stopPrice: 102 })))).toEqual([['b', 'buy', 102, 1]]);
-    expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stop', stopPrice: 102 }), { stopSlippageTicks: 1 }))).toEqual([['b', 'buy', 103, 1]]);
+    expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stop', stopPrice: 102 })))).toEqual([
+      ['b', 'buy', 102, 1],
+    ]);
+    expect(
+      priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stop', stopPrice: 102 }), { stopSlippageTicks: 1 })),
+    ).toEqual([['b', 'buy', 103, 1]]);
     expect(priceTime(run(bars, (x) => x.place('s', 'sell', { type: 'stop', stopPrice: 98 })))).toEqual([]);
     const gap = [
       [100, 100, 100, 100],
       [94, 95, 90, 92],
     ] as const;
-    expect(priceTime(run(gap, (x) => x.place('s', 'sell', { type: 'stop', stopPrice: 98 })))).toEqual([['s', 'sell', 94, 1]]);
+    expect(priceTime(run(gap, (x) => x.place('s', 'sell', { type: 'stop', stopPrice: 98 })))).toEqual([
+      ['s', 'sell', 94, 1],
+    ]);
   });
 });
 
@@ -132,7 +156,9 @@ describe('stop-limit orders', () => {
       [100, 100, 100, 100],
       [100, 104, 99, 103],
     ] as const;
-    expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stopLimit', stopPrice: 102, limitPrice: 103 })))).toEqual([['b', 'buy', 102, 1]]);
+    expect(
+      priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stopLimit', stopPrice: 102, limitPrice: 103 }))),
+    ).toEqual([['b', 'buy', 102, 1]]);
   });
 
   it('after a gap beyond the limit, fill at the limit only when the price comes back, else rest as a limit', () => {
@@ -151,7 +177,9 @@ describe('stop-limit orders', () => {
       [100, 103, 99, 101], // stop 102 reached inside the bar; limit 101 < stop: order unknown -> no fill
       [101, 102, 100, 101], // resting limit 101 touched
     ] as const;
-    expect(priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stopLimit', stopPrice: 102, limitPrice: 101 })))).toEqual([['b', 'buy', 101, 2]]);
+    expect(
+      priceTime(run(bars, (x) => x.place('b', 'buy', { type: 'stopLimit', stopPrice: 102, limitPrice: 101 }))),
+    ).toEqual([['b', 'buy', 101, 2]]);
   });
 });
 
@@ -174,13 +202,17 @@ describe('trailing stops (spec 4.1 semantics)', () => {
       // distance 3 -> buy stop at 103 protecting a short. High 103 touches first: fill at 103.
       [101, 103, 95, 96],
     ] as const;
-    expect(priceTime(run(bars, (x) => x.place('t', 'buy', { type: 'trailingStop', trailPrice: 103 })))).toEqual([['t', 'buy', 103, 1]]);
+    expect(priceTime(run(bars, (x) => x.place('t', 'buy', { type: 'trailingStop', trailPrice: 103 })))).toEqual([
+      ['t', 'buy', 103, 1],
+    ]);
     const closeHit = [
       [100, 100, 100, 100],
       // low 90 moves the buy stop to 93; the close 94 is above it -> fill at 93.
       [100, 101, 90, 94],
     ] as const;
-    expect(priceTime(run(closeHit, (x) => x.place('t', 'buy', { type: 'trailingStop', trailPrice: 103 })))).toEqual([['t', 'buy', 93, 1]]);
+    expect(priceTime(run(closeHit, (x) => x.place('t', 'buy', { type: 'trailingStop', trailPrice: 103 })))).toEqual([
+      ['t', 'buy', 93, 1],
+    ]);
   });
 
   it('a trailPrice modify restarts the trail from the last close; a gap through fills at the open', () => {
@@ -229,7 +261,8 @@ describe('brackets', () => {
       [100, 100, 100, 100], // short entry at 100: SL 104, TP 90
       [101, 105, 89, 95], // touches both
     ] as const;
-    const setup = (x: Harness) => x.place('e', 'sell', { type: 'market' }, 1, { stopLossTicks: 4, takeProfitTicks: 10 });
+    const setup = (x: Harness) =>
+      x.place('e', 'sell', { type: 'market' }, 1, { stopLossTicks: 4, takeProfitTicks: 10 });
     expect(priceTime(run(bars, setup))).toEqual([
       ['e', 'sell', 100, 1],
       ['e:sl', 'buy', 104, 2],
@@ -244,7 +277,11 @@ describe('brackets', () => {
       [100, 100, 100, 100],
       [100, 101, 95, 96], // buy entry at 100, SL 97 reached in the same bar
     ] as const;
-    expect(priceTime(run(sameBar, (x) => x.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 3, takeProfitTicks: 3 })))).toEqual([
+    expect(
+      priceTime(
+        run(sameBar, (x) => x.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 3, takeProfitTicks: 3 })),
+      ),
+    ).toEqual([
       ['e', 'buy', 100, 1],
       ['e:sl', 'sell', 97, 1],
     ]);
@@ -253,7 +290,11 @@ describe('brackets', () => {
       [100, 101, 99, 100],
       [90, 92, 88, 91], // opens below SL 97
     ] as const;
-    expect(priceTime(run(gap, (x) => x.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 3, takeProfitTicks: 3 })))[1]).toEqual(['e:sl', 'sell', 90, 2]);
+    expect(
+      priceTime(
+        run(gap, (x) => x.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 3, takeProfitTicks: 3 })),
+      )[1],
+    ).toEqual(['e:sl', 'sell', 90, 2]);
   });
 
   it('after an entry filled inside the bar only the favoured leg is tested on that bar', () => {
@@ -261,7 +302,8 @@ describe('brackets', () => {
       [100, 100, 100, 100],
       [100, 103, 95, 100], // buy limit 98 fills inside; SL 96 and TP 101 both inside the range
     ] as const;
-    const setup = (x: Harness) => x.place('e', 'buy', { type: 'limit', limitPrice: 98 }, 1, { stopLossTicks: 2, takeProfitTicks: 3 });
+    const setup = (x: Harness) =>
+      x.place('e', 'buy', { type: 'limit', limitPrice: 98 }, 1, { stopLossTicks: 2, takeProfitTicks: 3 });
     expect(priceTime(run(bars, setup))[1]).toEqual(['e:sl', 'sell', 96, 1]);
     expect(priceTime(run(bars, setup, { sameBar: 'target-first' }))[1]).toEqual(['e:tp', 'sell', 101, 1]);
     expect(priceTime(run(bars, setup, { sameBar: 'nearest-to-open' }))).toHaveLength(1);
@@ -308,7 +350,12 @@ describe('modify, cancel and validation', () => {
 describe('properties', () => {
   it('every fill lies inside its bar (no slippage) and no order fills on the bar that decided it', () => {
     const bar = fc
-      .tuple(fc.integer({ min: 50, max: 150 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 100 }))
+      .tuple(
+        fc.integer({ min: 50, max: 150 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 0, max: 100 }),
+      )
       .map(([o, up, down, c]) => {
         const high = o + up;
         const low = o - down;
@@ -318,7 +365,9 @@ describe('properties', () => {
       fc.constant<OrderSpec>({ type: 'market' }),
       fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'limit', limitPrice: p })),
       fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'stop', stopPrice: p })),
-      fc.tuple(fc.integer({ min: 40, max: 160 }), fc.integer({ min: -5, max: 5 })).map(([p, d]): OrderSpec => ({ type: 'stopLimit', stopPrice: p, limitPrice: p + d })),
+      fc
+        .tuple(fc.integer({ min: 40, max: 160 }), fc.integer({ min: -5, max: 5 }))
+        .map(([p, d]): OrderSpec => ({ type: 'stopLimit', stopPrice: p, limitPrice: p + d })),
       fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'trailingStop', trailPrice: p })),
     );
     fc.assert(
@@ -335,7 +384,13 @@ describe('properties', () => {
               if (at !== i) return;
               const id = `o${k}`;
               decided.set(id, i);
-              h.place(id, buy ? 'buy' : 'sell', order, 1, bracket ? { stopLossTicks: 2, takeProfitTicks: 3 } : undefined);
+              h.place(
+                id,
+                buy ? 'buy' : 'sell',
+                order,
+                1,
+                bracket ? { stopLossTicks: 2, takeProfitTicks: 3 } : undefined,
+              );
             });
           }
           for (const f of h.fills()) {

@@ -10,7 +10,13 @@ import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 
 const contract = resolveContract('MESZ5');
-const bars = syntheticBars({ seed: 11, grid: contract.grid, startPrice: 6700, start: Date.UTC(2025, 2, 2), sessions: 4 });
+const bars = syntheticBars({
+  seed: 11,
+  grid: contract.grid,
+  startPrice: 6700,
+  start: Date.UTC(2025, 2, 2),
+  sessions: 4,
+});
 const base: BacktestRunInput = {
   contract,
   bars,
@@ -31,10 +37,17 @@ describe('account rules in the backtest', () => {
     expect(days.length).toBeGreaterThan(1);
     expect(new Set(days).size).toBe(days.length);
     for (const v of result.violations) {
-      expect(v).toMatchObject({ type: 6, rule: 'dailyLossLimit', duration: 2, dailyLossLimit: 40, minimumBalance: null });
+      expect(v).toMatchObject({
+        type: 6,
+        rule: 'dailyLossLimit',
+        duration: 2,
+        dailyLossLimit: 40,
+        minimumBalance: null,
+      });
       expect(v.violationBalance).toBeLessThanOrEqual(v.level);
       const at = Date.parse(v.triggeredAt);
-      // After the break's bar only the flatten (at the next bar's open) trades that day; the next fill is on a later trading day.
+      // After the break's bar only the flatten (at the next bar's open) trades that day; the next fill is on a later
+      // trading day.
       const sameDay = result.fills.filter((f) => f.time > at && calendar.dayOf(f.time) === v.tradingDay);
       expect(sameDay.length).toBeLessThanOrEqual(1);
       const later = result.fills.find((f) => calendar.dayOf(f.time) > v.tradingDay);
@@ -46,7 +59,10 @@ describe('account rules in the backtest', () => {
   });
 
   it('a maximum loss limit break fails the account and stops trading for good', () => {
-    const result = runBacktest({ ...base, account: AccountConfig.parse({ maximumLossLimit: { amount: 60, variant: 'static' } }) });
+    const result = runBacktest({
+      ...base,
+      account: AccountConfig.parse({ maximumLossLimit: { amount: 60, variant: 'static' } }),
+    });
     const breaks = result.violations.filter((v) => v.rule === 'maximumLossLimit');
     expect(breaks).toHaveLength(1);
     expect(breaks[0]).toMatchObject({ type: 6, duration: 1, minimumBalance: 50_000 - 60 });
@@ -60,8 +76,13 @@ describe('account rules in the backtest', () => {
   });
 
   it('a profit target decides pass or fail; personal limits do not fail the account', () => {
-    const personal = runBacktest({ ...base, account: AccountConfig.parse({ personalDailyLossLimit: 20, profitTarget: 1_000_000 }) });
-    expect(personal.violations.every((v) => v.type === 3 && v.duration === 0 && v.personalDailyLossLimit === 20)).toBe(true);
+    const personal = runBacktest({
+      ...base,
+      account: AccountConfig.parse({ personalDailyLossLimit: 20, profitTarget: 1_000_000 }),
+    });
+    expect(personal.violations.every((v) => v.type === 3 && v.duration === 0 && v.personalDailyLossLimit === 20)).toBe(
+      true,
+    );
     expect(personal.violations.length).toBeGreaterThan(0);
     expect(personal.passed).toBe(false);
     expect(personal.verdict).toMatch(/profit target not reached/);
@@ -75,7 +96,14 @@ describe('orderListHash', () => {
   /** The definition: sha256 of one text line per order, the fields as a template literal prints them. */
   const byText = (orders: readonly OrderRecord[]): string =>
     createHash('sha256')
-      .update(orders.map((o) => `${o.id},${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},${o.parentId ?? ''},${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`).join(''))
+      .update(
+        orders
+          .map(
+            (o) =>
+              `${o.id},${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},${o.parentId ?? ''},${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`,
+          )
+          .join(''),
+      )
       .digest('hex');
 
   it('hashes the same bytes as the text lines: a backtest, odd numbers, non-ASCII and long ids, more than one buffer', () => {

@@ -3,7 +3,11 @@ import fc from 'fast-check';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { configuredContract, importSignature, type BacktestOutcome } from '../../../src/adapters/backtest/definition-run.ts';
+import {
+  configuredContract,
+  importSignature,
+  type BacktestOutcome,
+} from '../../../src/adapters/backtest/definition-run.ts';
 import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
 import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
@@ -22,7 +26,10 @@ const contract = resolveContract('ESZ5');
 let imports = 0;
 
 /** The bars stored as a `tickline import` of a stand-in file, in a bar cache of its own. */
-function imported(bars: BarColumns, segments: readonly { contract: string; from: number }[] = []): { file: string; cache: string } {
+function imported(
+  bars: BarColumns,
+  segments: readonly { contract: string; from: number }[] = [],
+): { file: string; cache: string } {
   const at = path.join(dir, `import-${imports++}`);
   const file = `${at}.csv`;
   const cache = `${at}.sqlite`;
@@ -52,12 +59,26 @@ function withoutStretches(bars: BarColumns, cuts: readonly (readonly [number, nu
 }
 
 const STRATEGIES = [
-  { name: 'sma-cross', params: fc.record({ fast: fc.integer({ min: 2, max: 6 }), slow: fc.integer({ min: 8, max: 20 }) }) },
-  { name: 'breakout', params: fc.record({ channel: fc.integer({ min: 5, max: 30 }), trailTicks: fc.integer({ min: 7, max: 16 }) }) },
-  { name: 'mean-reversion', params: fc.record({ period: fc.integer({ min: 5, max: 30 }), rsiPeriod: fc.integer({ min: 3, max: 14 }) }) },
+  {
+    name: 'sma-cross',
+    params: fc.record({ fast: fc.integer({ min: 2, max: 6 }), slow: fc.integer({ min: 8, max: 20 }) }),
+  },
+  {
+    name: 'breakout',
+    params: fc.record({ channel: fc.integer({ min: 5, max: 30 }), trailTicks: fc.integer({ min: 7, max: 16 }) }),
+  },
+  {
+    name: 'mean-reversion',
+    params: fc.record({ period: fc.integer({ min: 5, max: 30 }), rsiPeriod: fc.integer({ min: 3, max: 14 }) }),
+  },
 ] as const;
 
-function configOf(files: { file: string; cache: string }, strategy: { name: string; params: Record<string, unknown> }, extra: Record<string, unknown>, stream: boolean): BacktestConfig {
+function configOf(
+  files: { file: string; cache: string },
+  strategy: { name: string; params: Record<string, unknown> },
+  extra: Record<string, unknown>,
+  stream: boolean,
+): BacktestConfig {
   return BacktestConfig.parse({
     strategy,
     contract: 'ESZ5',
@@ -68,15 +89,33 @@ function configOf(files: { file: string; cache: string }, strategy: { name: stri
   });
 }
 
-const FILES = ['trades.csv', 'trades.json', 'orders.json', 'violations.json', 'statistics.json', 'daily.json', 'daystats.json', 'decisions.csv', 'gaps.json', 'rolls.json', 'equity.csv'];
+const FILES = [
+  'trades.csv',
+  'trades.json',
+  'orders.json',
+  'violations.json',
+  'statistics.json',
+  'daily.json',
+  'daystats.json',
+  'decisions.csv',
+  'gaps.json',
+  'rolls.json',
+  'equity.csv',
+];
 
 /** Writes both outcomes' files and expects them byte-identical (summary.json differs by its data line only). */
 async function expectSameFiles(whole: BacktestOutcome, streamed: BacktestOutcome): Promise<void> {
   const out = mkdtempSync(path.join(dir, 'out-'));
   await writeBacktestOutputs(path.join(out, 'whole'), whole);
   await writeBacktestOutputs(path.join(out, 'streamed'), streamed);
-  for (const name of FILES) expect(readFileSync(path.join(out, 'streamed', name), 'utf8'), name).toBe(readFileSync(path.join(out, 'whole', name), 'utf8'));
-  const summary = (which: string) => ({ ...JSON.parse(readFileSync(path.join(out, which, 'summary.json'), 'utf8')), data: null });
+  for (const name of FILES)
+    expect(readFileSync(path.join(out, 'streamed', name), 'utf8'), name).toBe(
+      readFileSync(path.join(out, 'whole', name), 'utf8'),
+    );
+  const summary = (which: string) => ({
+    ...JSON.parse(readFileSync(path.join(out, which, 'summary.json'), 'utf8')),
+    data: null,
+  });
   expect(summary('streamed')).toEqual(summary('whole'));
   rmSync(out, { recursive: true, force: true });
 }
@@ -93,7 +132,10 @@ function expectSameRun(whole: BacktestOutcome, streamed: BacktestOutcome): void 
 
 describe('a backtest streamed from the bar cache', () => {
   it('equals the whole-history run of the same bars: fills, trades, hash, violations, every statistic and the files', async () => {
-    const bars = withoutStretches(syntheticBars({ seed: 5, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 12 }), [[3000, 9000]]);
+    const bars = withoutStretches(
+      syntheticBars({ seed: 5, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 12 }),
+      [[3000, 9000]],
+    );
     const files = imported(bars);
     const strategy = { name: 'sma-cross', params: { fast: 3, slow: 12 } };
     const extra = { account: { startingBalance: 50_000, dailyLossLimit: 300 }, outputs: { equity: 'per-trade' } };
@@ -110,10 +152,20 @@ describe('a backtest streamed from the bar cache', () => {
   });
 
   it('equals the whole run for random histories, gaps, chunk sizes, timeframes, strategies and outputs', async () => {
-    const base = syntheticBars({ seed: 9, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 5, 1), sessions: 5 });
+    const base = syntheticBars({
+      seed: 9,
+      grid: contract.grid,
+      startPrice: 5000,
+      start: Date.UTC(2025, 5, 1),
+      sessions: 5,
+    });
     const n = base.time.length;
-    const cut = fc.tuple(fc.integer({ min: 1, max: n - 2 }), fc.integer({ min: 1, max: 2000 })).map(([from, length]) => [from, Math.min(n - 1, from + length)] as const);
-    const strategy = fc.oneof(...STRATEGIES.map((s) => s.params.map((params) => ({ name: s.name, params: params as Record<string, unknown> }))));
+    const cut = fc
+      .tuple(fc.integer({ min: 1, max: n - 2 }), fc.integer({ min: 1, max: 2000 }))
+      .map(([from, length]) => [from, Math.min(n - 1, from + length)] as const);
+    const strategy = fc.oneof(
+      ...STRATEGIES.map((s) => s.params.map((params) => ({ name: s.name, params: params as Record<string, unknown> }))),
+    );
     await fc.assert(
       fc.asyncProperty(
         fc.array(cut, { maxLength: 3 }),
@@ -131,14 +183,25 @@ describe('a backtest streamed from the bar cache', () => {
         }),
         async (cuts, chosen, pieceBars, o) => {
           const bars = withoutStretches(base, cuts);
-          const months = o.monthAt === undefined || o.monthAt >= bars.time.length ? [] : [{ contract: 'ESZ5', from: 0 }, { contract: 'ESH6', from: o.monthAt }];
+          const months =
+            o.monthAt === undefined || o.monthAt >= bars.time.length
+              ? []
+              : [
+                  { contract: 'ESZ5', from: 0 },
+                  { contract: 'ESH6', from: o.monthAt },
+                ];
           const files = imported(bars, months);
           const extra = {
             timeframe: { unit: 'minute', unitNumber: o.minutes },
             outputs: { equity: o.equity },
             gaps: { longerThanHours: o.gapHours, flatten: o.flatten },
-            account: { startingBalance: 50_000, ...(o.dailyLossLimit === undefined ? {} : { dailyLossLimit: o.dailyLossLimit }) },
-            ...(o.fromBar === undefined || o.fromBar >= bars.time.length ? {} : { from: new Date(bars.time[o.fromBar]!).toISOString() }),
+            account: {
+              startingBalance: 50_000,
+              ...(o.dailyLossLimit === undefined ? {} : { dailyLossLimit: o.dailyLossLimit }),
+            },
+            ...(o.fromBar === undefined || o.fromBar >= bars.time.length
+              ? {}
+              : { from: new Date(bars.time[o.fromBar]!).toISOString() }),
           };
           const whole = await executeBacktest(configOf(files, chosen, extra, false), 'run');
           const config = configOf(files, chosen, extra, true);
@@ -147,14 +210,24 @@ describe('a backtest streamed from the bar cache', () => {
           const choice = streamChoice(config, contract, { outputDir });
           if (!choice.stream) throw new Error('expected to stream');
           const { loadStrategy } = await import('../../../src/strategies/index.ts');
-          const streamed = runStreamedDefinition(config, 'run', contract, choice, { strategy: await loadStrategy(chosen.name), pieceBars, maxCandles: o.maxCandles, outputDir });
+          const streamed = runStreamedDefinition(config, 'run', contract, choice, {
+            strategy: await loadStrategy(chosen.name),
+            pieceBars,
+            maxCandles: o.maxCandles,
+            outputDir,
+          });
           expectSameRun(whole, streamed);
           expect(streamed.report.rolls).toEqual(whole.report.rolls);
           await expectSameFiles(whole, streamed);
-          // The chart: the same candles, equity, drawdown and markers (the overlays are what a streamed run leaves out).
+          // The chart: the same candles, equity, drawdown and markers (the overlays are what a streamed run leaves
+          // out).
           const grid = new PriceGrid(contract.grid.tickSize, contract.grid.tickValue);
           const chartOf = (outcome: BacktestOutcome) => {
-            const { overlays: _overlays, ...chart } = chartData(outcome.report, grid, { maxCandles: o.maxCandles, maxMarkers: 200, decisions: [] });
+            const { overlays: _overlays, ...chart } = chartData(outcome.report, grid, {
+              maxCandles: o.maxCandles,
+              maxMarkers: 200,
+              decisions: [],
+            });
             return chart;
           };
           expect(chartOf(streamed)).toEqual(chartOf(whole));
@@ -165,7 +238,9 @@ describe('a backtest streamed from the bar cache', () => {
   }, 240_000);
 
   it('streams an import above the threshold by default, and a small one only when asked', () => {
-    const files = imported(syntheticBars({ seed: 1, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 1 }));
+    const files = imported(
+      syntheticBars({ seed: 1, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 1 }),
+    );
     const strategy = { name: 'sma-cross', params: {} };
     const config = (stream?: boolean, extra: Record<string, unknown> = {}) => {
       const c = configOf(files, strategy, extra, true);
@@ -176,20 +251,27 @@ describe('a backtest streamed from the bar cache', () => {
     expect(streamChoice(config(false), contract, {}).stream).toBe(false);
     expect(STREAM_AUTO_BARS).toBeGreaterThan(1_000_000);
     // Asked to stream where it cannot: it says why, and the whole history runs.
-    const perBar = (options: { outputDir?: string }) => streamChoice(config(true, { outputs: { equity: 'per-bar' } }), contract, options);
+    const perBar = (options: { outputDir?: string }) =>
+      streamChoice(config(true, { outputs: { equity: 'per-bar' } }), contract, options);
     expect(perBar({})).toMatchObject({ stream: false, why: expect.stringMatching(/per-bar/) });
     expect(perBar({ outputDir: dir }).stream).toBe(true);
-    const twoMonths = imported(syntheticBars({ seed: 1, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 1 }), [
-      { contract: 'ESH5', from: 0 },
-      { contract: 'ESM5', from: 100 },
-    ]);
+    const twoMonths = imported(
+      syntheticBars({ seed: 1, grid: contract.grid, startPrice: 5000, start: Date.UTC(2025, 2, 2), sessions: 1 }),
+      [
+        { contract: 'ESH5', from: 0 },
+        { contract: 'ESM5', from: 100 },
+      ],
+    );
     // One traded contract over the file's months streams (they are only marked); a continuous one cannot.
     expect(streamChoice(configOf(twoMonths, strategy, {}, true), contract, {}).stream).toBe(true);
     const continuous = configOf(twoMonths, strategy, { contract: 'ES' }, true);
-    expect(streamChoice(continuous, configuredContract(continuous), {})).toMatchObject({ stream: false, why: expect.stringMatching(/continuous/) });
+    expect(streamChoice(continuous, configuredContract(continuous), {})).toMatchObject({
+      stream: false,
+      why: expect.stringMatching(/continuous/),
+    });
   });
 
-  it('reads an import chunk by chunk, a bar\'s time by its index and counts in a range, aggregated or not', () => {
+  it("reads an import chunk by chunk, a bar's time by its index and counts in a range, aggregated or not", () => {
     const n = 300_000;
     const bars = allocateColumns(n);
     for (let i = 0; i < n; i++) {
@@ -212,7 +294,8 @@ describe('a backtest streamed from the bar cache', () => {
         at += chunk.time.length;
       }
       expect(at).toBe(n);
-      for (const index of [0, 262_143, 262_144, 280_001, n - 1]) expect(cache.importTimeAt(files.file, index)).toBe(bars.time[index]);
+      for (const index of [0, 262_143, 262_144, 280_001, n - 1])
+        expect(cache.importTimeAt(files.file, index)).toBe(bars.time[index]);
       const from = bars.time[123_456]!;
       const to = bars.time[283_210]! + 1;
       expect(cache.importCountIn(files.file, from, to)).toBe(283_210 - 123_456 + 1);
@@ -225,6 +308,12 @@ describe('a backtest streamed from the bar cache', () => {
   });
 
   it('rejects an unknown key of the data config', () => {
-    expect(() => BacktestConfig.parse({ strategy: { name: 'sma-cross' }, contract: 'ESZ5', data: { source: 'csv', file: 'x.csv', streaming: true } })).toThrow(/streaming/);
+    expect(() =>
+      BacktestConfig.parse({
+        strategy: { name: 'sma-cross' },
+        contract: 'ESZ5',
+        data: { source: 'csv', file: 'x.csv', streaming: true },
+      }),
+    ).toThrow(/streaming/);
   });
 });

@@ -13,7 +13,16 @@ import type { BarChunk, BarColumns, Fill } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 import { checkIntent } from '../../../src/engine/risk.ts';
 import { guardBench, runGuardChecks } from '../../../bench/guard.ts';
-import { CONTRACT, MINUTE, compareRuns, fullPathBacktest, fullPathResult, plainLoop, referenceBars, type PathResult } from '../../../bench/reference.ts';
+import {
+  CONTRACT,
+  MINUTE,
+  compareRuns,
+  fullPathBacktest,
+  fullPathResult,
+  plainLoop,
+  referenceBars,
+  type PathResult,
+} from '../../../bench/reference.ts';
 
 const BARS = 50_000;
 const bars = referenceBars(BARS);
@@ -45,7 +54,11 @@ function engineWithChunks(columns: BarColumns, sizes: readonly number[], fast: n
   const snapshot = engine.snapshot();
   engine.close();
   return {
-    fills: { time: fills.map((f) => f.time), size: fills.map((f) => (f.side === 'buy' ? f.size : -f.size)), price: fills.map((f) => f.price) },
+    fills: {
+      time: fills.map((f) => f.time),
+      size: fills.map((f) => (f.side === 'buy' ? f.size : -f.size)),
+      price: fills.map((f) => f.price),
+    },
     realizedPnl: snapshot.realizedPnl,
     endingEquity: snapshot.equity,
   };
@@ -68,7 +81,10 @@ describe('bench: full path and plain loop', () => {
     ] as const) {
       const loop = plainLoop(part, { fast, slow });
       for (const sizes of [[1], [7, 1, 29, 2], [4096]]) {
-        expect(compareRuns(engineWithChunks(part, sizes, fast, slow), loop), `SMA(${fast})/SMA(${slow}) in chunks of ${sizes.join(',')}`).toBeUndefined();
+        expect(
+          compareRuns(engineWithChunks(part, sizes, fast, slow), loop),
+          `SMA(${fast})/SMA(${slow}) in chunks of ${sizes.join(',')}`,
+        ).toBeUndefined();
       }
     }
   });
@@ -77,7 +93,10 @@ describe('bench: full path and plain loop', () => {
     const loop = plainLoop(sliceByIndex(bars, 0, 5_000));
     const moved = { ...loop, fills: { ...loop.fills, price: loop.fills.price.map((p, k) => (k === 3 ? p + 1 : p)) } };
     expect(compareRuns(loop, moved)).toMatch(/fill #4 differs/);
-    const shorter = { ...loop, fills: { time: loop.fills.time.slice(1), size: loop.fills.size.slice(1), price: loop.fills.price.slice(1) } };
+    const shorter = {
+      ...loop,
+      fills: { time: loop.fills.time.slice(1), size: loop.fills.size.slice(1), price: loop.fills.price.slice(1) },
+    };
     expect(compareRuns(loop, shorter)).toBeDefined();
     expect(compareRuns(loop, { ...loop, realizedPnl: loop.realizedPnl + 12.5 })).toMatch(/realized PnL/);
   });
@@ -87,7 +106,16 @@ describe('bench: the risk guard figure checks realistic intents', () => {
   it('accepts the six sound intents and rejects the distance-as-trailPrice and the misaligned price with their codes', () => {
     const bench = guardBench();
     const results = bench.intents.map((intent) => checkIntent(intent, bench.state, bench.limits));
-    expect(results.map((r) => (r.accepted ? 'ok' : r.code))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'TRAIL_TOO_FAR', 'TICK_MISALIGNED', 'ok']);
+    expect(results.map((r) => (r.accepted ? 'ok' : r.code))).toEqual([
+      'ok',
+      'ok',
+      'ok',
+      'ok',
+      'ok',
+      'TRAIL_TOO_FAR',
+      'TICK_MISALIGNED',
+      'ok',
+    ]);
     expect(runGuardChecks(bench, bench.intents.length * 3)).toBe(18);
   });
 });

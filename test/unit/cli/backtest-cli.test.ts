@@ -45,7 +45,21 @@ describe('tickline backtest', () => {
     expect(text).toMatch(/orders sha256: [0-9a-f]{64}/);
     expect(text).toContain(`report: ${path.join(outDir, 'report.html')}`);
     expect(readdirSync(outDir).sort()).toEqual(
-      ['daily.json', 'decisions.csv', 'daystats.json', 'equity.csv', 'gaps.json', 'orders.json', 'report.html', 'rolls.json', 'statistics.json', 'summary.json', 'trades.csv', 'trades.json', 'violations.json'].sort(),
+      [
+        'daily.json',
+        'decisions.csv',
+        'daystats.json',
+        'equity.csv',
+        'gaps.json',
+        'orders.json',
+        'report.html',
+        'rolls.json',
+        'statistics.json',
+        'summary.json',
+        'trades.csv',
+        'trades.json',
+        'violations.json',
+      ].sort(),
     );
     const trades = readFileSync(path.join(outDir, 'trades.csv'), 'utf8').split('\n');
     expect(trades[0]).toBe('contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net');
@@ -61,7 +75,8 @@ describe('tickline backtest', () => {
     const hashes = out.join('').match(/orders sha256: ([0-9a-f]{64})/g)!;
     expect(hashes).toHaveLength(2);
     expect(hashes[0]).toBe(hashes[1]);
-    for (const name of readdirSync(a)) expect(readFileSync(path.join(b, name)), name).toEqual(readFileSync(path.join(a, name)));
+    for (const name of readdirSync(a))
+      expect(readFileSync(path.join(b, name)), name).toEqual(readFileSync(path.join(a, name)));
     // A different parameter changes the order list.
     await main(['backtest', '--config', file, '--out', path.join(dir, 'c'), '--param', 'fast=6']);
     expect(out.join('').match(/orders sha256: ([0-9a-f]{64})/g)![2]).not.toBe(hashes[0]);
@@ -71,13 +86,19 @@ describe('tickline backtest', () => {
     const file = config('break', `${BASE}account:\n  maximumLossLimit: { amount: 25, variant: static }\n`);
     expect(await main(['backtest', '--config', file, '--out', path.join(dir, 'o')])).toBe(ExitCode.RuleBreak);
     expect(out.join('')).toMatch(/Violation\s+\S+ type 6 \(maximumLossLimit, duration 1\)/);
-    const violations = JSON.parse(readFileSync(path.join(dir, 'o', 'violations.json'), 'utf8')) as { type: number; triggeredAt: string }[];
+    const violations = JSON.parse(readFileSync(path.join(dir, 'o', 'violations.json'), 'utf8')) as {
+      type: number;
+      triggeredAt: string;
+    }[];
     expect(violations[0]).toMatchObject({ type: 6, rule: 'maximumLossLimit', duration: 1 });
     expect(violations[0]!.triggeredAt).toMatch(/:00\.000Z$/);
   });
 
   it('exits 2 on config errors, all reported with file and line', async () => {
-    const file = config('bad', `strategy:\n  name: sma-cross\n  parms: {}\ndata:\n  source: synthetic\n  sessions: -1\nfills:\n  slipage: 2\n`);
+    const file = config(
+      'bad',
+      `strategy:\n  name: sma-cross\n  parms: {}\ndata:\n  source: synthetic\n  sessions: -1\nfills:\n  slipage: 2\n`,
+    );
     expect(await main(['backtest', '--config', file])).toBe(ExitCode.Usage);
     const text = err.join('');
     expect(text).toContain(`${file}:3: strategy.parms: unknown key "parms"`);
@@ -93,7 +114,9 @@ describe('tickline backtest', () => {
     expect(err.join('')).not.toContain(`${file}:3:`);
     expect(await main(['backtest', '--config', file, '--param', 'fast=30'])).toBe(ExitCode.Usage);
     expect(await main(['backtest', '--config', file, '--strategy', 'no-such-strategy'])).toBe(ExitCode.Usage);
-    expect(err.join('')).toContain(`--strategy no-such-strategy (command line): strategy.name: unknown strategy 'no-such-strategy'`);
+    expect(err.join('')).toContain(
+      `--strategy no-such-strategy (command line): strategy.name: unknown strategy 'no-such-strategy'`,
+    );
     expect(await main(['backtest', '--config', path.join(dir, 'missing.yaml')])).toBe(ExitCode.Usage);
     expect(await main(['backtest'])).toBe(ExitCode.Usage);
     expect(await main(['backtest', '--bogus'])).toBe(ExitCode.Usage);
@@ -104,9 +127,24 @@ describe('tickline backtest', () => {
     const file = config('csv', BASE);
     const csv = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
     const outDir = path.join(dir, 'csv');
-    const code = await main(['backtest', '--config', file, '--data', csv, '--from', '2013-10-07T13:30:00Z', '--to', '2013-10-07T20:00', '--out', outDir]);
+    const code = await main([
+      'backtest',
+      '--config',
+      file,
+      '--data',
+      csv,
+      '--from',
+      '2013-10-07T13:30:00Z',
+      '--to',
+      '2013-10-07T20:00',
+      '--out',
+      outDir,
+    ]);
     expect([ExitCode.Ok, ExitCode.RuleBreak]).toContain(code);
-    const summary = JSON.parse(readFileSync(path.join(outDir, 'summary.json'), 'utf8')) as { bars: number; data: string };
+    const summary = JSON.parse(readFileSync(path.join(outDir, 'summary.json'), 'utf8')) as {
+      bars: number;
+      data: string;
+    };
     expect(summary.bars).toBe(390);
     expect(summary.data).toContain('es-minute-lean.csv');
     // equity.csv holds each trading day's close by default: one day here, closing at the cut.

@@ -6,8 +6,12 @@ export function captureOutput(): { readonly out: string[]; readonly err: string[
   beforeEach(() => {
     captured.out.length = 0;
     captured.err.length = 0;
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (captured.out.push(String(chunk)), true));
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (captured.err.push(String(chunk)), true));
+    vi.spyOn(process.stdout, 'write').mockImplementation(
+      (chunk: string | Uint8Array) => (captured.out.push(String(chunk)), true),
+    );
+    vi.spyOn(process.stderr, 'write').mockImplementation(
+      (chunk: string | Uint8Array) => (captured.err.push(String(chunk)), true),
+    );
   });
   afterEach(() => {
     vi.restoreAllMocks();

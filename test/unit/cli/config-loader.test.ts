@@ -3,7 +3,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, loadConfig, parseConfig, parseConfigDocument, parseScalar, readConfigDocument, setConfigValue, validateDocument } from '../../../src/cli/config-loader.ts';
+import {
+  ConfigError,
+  loadConfig,
+  parseConfig,
+  parseConfigDocument,
+  parseScalar,
+  readConfigDocument,
+  setConfigValue,
+  validateDocument,
+} from '../../../src/cli/config-loader.ts';
 
 const Schema = z.strictObject({
   name: z.string(),
@@ -29,12 +38,24 @@ describe('strict YAML config loader', () => {
   });
 
   it('reports an unknown key at its own line with its path', () => {
-    const issues = issuesOf(() => parseConfig('name: a\ndata:\n  file: x.csv\n  form: 2020\nparams: { fast: 5, slow: 20 }\n', 'a.yaml', Schema));
+    const issues = issuesOf(() =>
+      parseConfig('name: a\ndata:\n  file: x.csv\n  form: 2020\nparams: { fast: 5, slow: 20 }\n', 'a.yaml', Schema),
+    );
     expect(issues).toEqual([{ file: 'a.yaml', line: 4, path: 'data.form', message: 'unknown key "form"' }]);
   });
 
   it('reports every error at once, in line order, each with file, line and field', () => {
-    const text = ['name: 7', 'data:', '  file: x.csv', 'params:', '  fast: -1', '  slow: 2.5', 'fees: [1, -2]', 'extra: true', ''].join('\n');
+    const text = [
+      'name: 7',
+      'data:',
+      '  file: x.csv',
+      'params:',
+      '  fast: -1',
+      '  slow: 2.5',
+      'fees: [1, -2]',
+      'extra: true',
+      '',
+    ].join('\n');
     const issues = issuesOf(() => parseConfig(text, 'b.yaml', Schema));
     expect(issues.map((i) => [i.line, i.path])).toEqual([
       [1, 'name'],
@@ -48,7 +69,9 @@ describe('strict YAML config loader', () => {
   });
 
   it('reports a missing key at the line of its parent', () => {
-    const issues = issuesOf(() => parseConfig('name: a\ndata:\n  from: "2020"\nparams: { fast: 5, slow: 20 }\n', 'c.yaml', Schema));
+    const issues = issuesOf(() =>
+      parseConfig('name: a\ndata:\n  from: "2020"\nparams: { fast: 5, slow: 20 }\n', 'c.yaml', Schema),
+    );
     expect(issues).toMatchObject([{ line: 2, path: 'data.file', message: 'required, missing (expected string)' }]);
   });
 
@@ -61,7 +84,9 @@ describe('strict YAML config loader', () => {
   });
 
   it('prints an issue of the whole file without a line', () => {
-    expect(new ConfigError([{ file: 'gone.yaml', line: 0, path: '', message: 'file not found' }]).message).toBe('gone.yaml: file not found');
+    expect(new ConfigError([{ file: 'gone.yaml', line: 0, path: '', message: 'file not found' }]).message).toBe(
+      'gone.yaml: file not found',
+    );
   });
 
   it('reports YAML syntax errors and duplicate keys with their lines', () => {
@@ -91,9 +116,12 @@ describe('strict YAML config loader', () => {
 
   it('refuses an alias bomb as a config issue at the first alias, not as a crash', () => {
     const rows = ['a: &a [x, x, x, x, x, x, x, x, x]'];
-    for (const [k, name] of ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].entries()) rows.push(`${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[k]}`).join(', ')}]`);
+    for (const [k, name] of ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].entries())
+      rows.push(`${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[k]}`).join(', ')}]`);
     const issues = issuesOf(() => parseConfig(rows.join('\n'), 'bomb.yaml', z.unknown()));
-    expect(issues).toEqual([{ file: 'bomb.yaml', line: 2, path: '', message: expect.stringContaining('billion laughs') }]);
+    expect(issues).toEqual([
+      { file: 'bomb.yaml', line: 2, path: '', message: expect.stringContaining('billion laughs') },
+    ]);
   });
 
   it('reports an alias without its anchor at its line', () => {
@@ -101,7 +129,7 @@ describe('strict YAML config loader', () => {
     expect(issues).toEqual([{ file: 'u.yaml', line: 2, path: '', message: 'alias *p before its anchor &p' }]);
   });
 
-  it('reports a value from the command line as the flag\'s, not at a line of the file', () => {
+  it("reports a value from the command line as the flag's, not at a line of the file", () => {
     const doc = parseConfigDocument('name: a\ndata:\n  file: x.csv\nparams: { fast: 5, slow: 20 }\n', 'f.yaml');
     setConfigValue(doc, ['params', 'fast'], parseScalar('abc'), '--param fast=abc');
     setConfigValue(doc, ['params', 'nonsense'], parseScalar('1'), '--param nonsense=1');
@@ -117,7 +145,9 @@ describe('strict YAML config loader', () => {
   it('says where the file leaves no map for a value given on the command line', () => {
     const doc = parseConfigDocument('name: a\nparams: fast\n', 'g.yaml');
     const issues = issuesOf(() => setConfigValue(doc, ['params', 'slow'], 30, '--param slow=30'));
-    expect(issues).toEqual([{ file: 'g.yaml', line: 2, path: 'params', message: 'expected a map, to hold --param slow=30' }]);
+    expect(issues).toEqual([
+      { file: 'g.yaml', line: 2, path: 'params', message: 'expected a map, to hold --param slow=30' },
+    ]);
   });
 
   it('reads a command-line alias as its text', () => {

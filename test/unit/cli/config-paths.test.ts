@@ -19,7 +19,7 @@ const ENGINE = path.resolve(import.meta.dirname, '../../../src/engine/index.ts')
 
 let dir: string;
 let sub: string;
-const { out, err } = captureOutput();
+const { err } = captureOutput();
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'tickline-paths-'));
@@ -64,13 +64,19 @@ describe('paths in a backtest definition are relative to it; on the command line
   beforeEach(() => {
     writeStrategy(path.join(sub, 'flip.ts'), 'flip');
     writeBars(path.join(sub, 'bars.csv'));
-    writeFileSync(path.join(sub, 'def.yaml'), 'strategy: { name: ./flip.ts }\ncontract: MESZ5\ndata: { source: csv, file: bars.csv }\nout: results\n');
+    writeFileSync(
+      path.join(sub, 'def.yaml'),
+      'strategy: { name: ./flip.ts }\ncontract: MESZ5\ndata: { source: csv, file: bars.csv }\nout: results\n',
+    );
   });
 
   it('backtest: the strategy, the data and the output folder of the file are beside it', async () => {
     expect(await main(['backtest', '--config', path.join(sub, 'def.yaml')]), err.join('')).toBe(ExitCode.Ok);
     expect(existsSync(path.join(sub, 'results', 'summary.json'))).toBe(true);
-    const summary = JSON.parse(readFileSync(path.join(sub, 'results', 'summary.json'), 'utf8')) as { bars: number; data: string };
+    const summary = JSON.parse(readFileSync(path.join(sub, 'results', 'summary.json'), 'utf8')) as {
+      bars: number;
+      data: string;
+    };
     expect(summary.bars).toBe(120);
     expect(summary.data).toBe(fromCwd(path.join(sub, 'bars.csv')));
   });
@@ -80,17 +86,32 @@ describe('paths in a backtest definition are relative to it; on the command line
     mkdirSync(other);
     writeStrategy(path.join(other, 'flip.ts'), 'flip-elsewhere');
     writeBars(path.join(other, 'bars.csv'));
-    const args = ['--strategy', fromCwd(path.join(other, 'flip.ts')), '--data', fromCwd(path.join(other, 'bars.csv')), '--out', fromCwd(path.join(other, 'out'))];
+    const args = [
+      '--strategy',
+      fromCwd(path.join(other, 'flip.ts')),
+      '--data',
+      fromCwd(path.join(other, 'bars.csv')),
+      '--out',
+      fromCwd(path.join(other, 'out')),
+    ];
     expect(await main(['backtest', '--config', path.join(sub, 'def.yaml'), ...args]), err.join('')).toBe(ExitCode.Ok);
-    const summary = JSON.parse(readFileSync(path.join(other, 'out', 'summary.json'), 'utf8')) as { title: string; data: string };
+    const summary = JSON.parse(readFileSync(path.join(other, 'out', 'summary.json'), 'utf8')) as {
+      title: string;
+      data: string;
+    };
     expect(summary.title).toContain('flip-elsewhere');
     expect(summary.data).toBe(fromCwd(path.join(other, 'bars.csv')));
     expect(existsSync(path.join(sub, 'results'))).toBe(false);
   });
 
   it('optimize: the same definition writes its table into the output folder beside it', async () => {
-    expect(await main(['optimize', '--config', path.join(sub, 'def.yaml'), '--grid', 'size=1,2', '--workers', '1']), err.join('')).toBe(ExitCode.Ok);
-    const csv = readFileSync(path.join(sub, 'results', 'optimize.csv'), 'utf8').trim().split('\n');
+    expect(
+      await main(['optimize', '--config', path.join(sub, 'def.yaml'), '--grid', 'size=1,2', '--workers', '1']),
+      err.join(''),
+    ).toBe(ExitCode.Ok);
+    const csv = readFileSync(path.join(sub, 'results', 'optimize.csv'), 'utf8')
+      .trim()
+      .split('\n');
     expect(csv).toHaveLength(3);
   });
 });
@@ -98,7 +119,10 @@ describe('paths in a backtest definition are relative to it; on the command line
 describe('paths in the other configs are relative to the file', () => {
   it('sim: the database and a replayed bar file; ":memory:" and an absent dbPath (the default, in the working directory) stay as they are', () => {
     writeFileSync(path.join(sub, 'sim.yaml'), 'dbPath: state/sim.db\nmarket: { source: csv, path: bars.csv }\n');
-    expect(loadSimConfig(path.join(sub, 'sim.yaml'))).toMatchObject({ dbPath: path.join(sub, 'state', 'sim.db'), market: { path: path.join(sub, 'bars.csv') } });
+    expect(loadSimConfig(path.join(sub, 'sim.yaml'))).toMatchObject({
+      dbPath: path.join(sub, 'state', 'sim.db'),
+      market: { path: path.join(sub, 'bars.csv') },
+    });
     writeFileSync(path.join(sub, 'memory.yaml'), "dbPath: ':memory:'\n");
     expect(loadSimConfig(path.join(sub, 'memory.yaml')).dbPath).toBe(':memory:');
     writeFileSync(path.join(sub, 'default.yaml'), 'port: 0\n');
@@ -116,7 +140,10 @@ describe('paths in the other configs are relative to the file', () => {
       log: { file: path.join(sub, 'logs', 'paper.log') },
       simulator: { dbPath: path.join(sub, 'sim.sqlite') },
     });
-    writeFileSync(path.join(sub, 'builtin.yaml'), 'strategy: { name: sma-cross, id: x }\ncontracts: [CON.F.US.MES.Z25]\ntimeframe: { unit: minute }\njournal: j.sqlite\n');
+    writeFileSync(
+      path.join(sub, 'builtin.yaml'),
+      'strategy: { name: sma-cross, id: x }\ncontracts: [CON.F.US.MES.Z25]\ntimeframe: { unit: minute }\njournal: j.sqlite\n',
+    );
     expect(loadTradingConfig(path.join(sub, 'builtin.yaml')).strategy.name).toBe('sma-cross');
   });
 
@@ -133,7 +160,10 @@ describe('paths in the other configs are relative to the file', () => {
       );
       process.env.TICKLINE_USERNAME = sim.demo.userName;
       process.env.TICKLINE_API_KEY = sim.demo.apiKey;
-      expect(await main(['flatten', '--config', path.join(sub, 'live.yaml'), '--url', sim.tradingUrl]), err.join('')).toBe(ExitCode.Ok);
+      expect(
+        await main(['flatten', '--config', path.join(sub, 'live.yaml'), '--url', sim.tradingUrl]),
+        err.join(''),
+      ).toBe(ExitCode.Ok);
       const journal = Journal.open(journalFile);
       try {
         expect(journal.entries({ kind: 'flatten-command' }).map((e) => e.phase)).toEqual(['before', 'after']);
@@ -141,7 +171,10 @@ describe('paths in the other configs are relative to the file', () => {
         journal.close();
       }
     } finally {
-      for (const [key, value] of [['TICKLINE_USERNAME', saved.user], ['TICKLINE_API_KEY', saved.key]] as const) {
+      for (const [key, value] of [
+        ['TICKLINE_USERNAME', saved.user],
+        ['TICKLINE_API_KEY', saved.key],
+      ] as const) {
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;
       }

@@ -57,7 +57,9 @@ describe('tickline import', () => {
 
     out.length = 0;
     expect(await main(['import', '--config', config])).toBe(ExitCode.Ok);
-    expect(out.join('')).toMatch(/export\.csv: 600 bars from 2024-01-08T14:30:00\.000Z to 2024-01-09T00:29:00\.000Z imported in \d+ ms/);
+    expect(out.join('')).toMatch(
+      /export\.csv: 600 bars from 2024-01-08T14:30:00\.000Z to 2024-01-09T00:29:00\.000Z imported in \d+ ms/,
+    );
 
     out.length = 0;
     expect(await main(['backtest', '--config', config])).toBe(ExitCode.Ok);

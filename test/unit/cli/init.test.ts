@@ -10,7 +10,10 @@ import { liveConfigSchema } from '../../../src/adapters/live/live-config.ts';
 import { captureOutput } from './capture-output.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
-const own = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
+const own = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+  version: string;
+  devDependencies: Record<string, string>;
+};
 
 let dir: string;
 const { out, err } = captureOutput();
@@ -23,7 +26,17 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const FILES = ['package.json', '.npmrc', 'tsconfig.json', 'strategies/example.ts', 'strategies/example.test.ts', 'backtest.yaml', 'paper.yaml', '.gitignore', 'README.md'];
+const FILES = [
+  'package.json',
+  '.npmrc',
+  'tsconfig.json',
+  'strategies/example.ts',
+  'strategies/example.test.ts',
+  'backtest.yaml',
+  'paper.yaml',
+  '.gitignore',
+  'README.md',
+];
 
 function readJson(file: string): Record<string, unknown> {
   return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -38,18 +51,32 @@ describe('tickline init', () => {
     expect(pkg).toMatchObject({
       name: 'my-bot',
       type: 'module',
-      scripts: { backtest: 'tickline backtest --config backtest.yaml', paper: 'tickline paper --config paper.yaml', test: 'tsc --noEmit && vitest run' },
+      scripts: {
+        backtest: 'tickline backtest --config backtest.yaml',
+        paper: 'tickline paper --config paper.yaml',
+        test: 'tsc --noEmit && vitest run',
+      },
       dependencies: { rxjs: own.devDependencies.rxjs, zod: own.devDependencies.zod },
-      devDependencies: { typescript: own.devDependencies.typescript, vitest: own.devDependencies.vitest, '@types/node': own.devDependencies['@types/node'] },
+      devDependencies: {
+        typescript: own.devDependencies.typescript,
+        vitest: own.devDependencies.vitest,
+        '@types/node': own.devDependencies['@types/node'],
+      },
       allowScripts: { 'better-sqlite3': true, tickline: true },
     });
-    expect((pkg.scripts as Record<string, string>).optimize).toMatch(/^tickline optimize --config backtest\.yaml --grid /);
+    expect((pkg.scripts as Record<string, string>).optimize).toMatch(
+      /^tickline optimize --config backtest\.yaml --grid /,
+    );
     // From a checkout: the checkout itself, installed as a packed copy.
     expect((pkg.dependencies as Record<string, string>).tickline).toBe(`file:${path.relative(project, REPO)}`);
     expect(readFileSync(path.join(project, '.npmrc'), 'utf8')).toBe('install-links=true\n');
-    expect(readJson(path.join(project, 'tsconfig.json'))).toMatchObject({ compilerOptions: { strict: true, skipLibCheck: false } });
+    expect(readJson(path.join(project, 'tsconfig.json'))).toMatchObject({
+      compilerOptions: { strict: true, skipLibCheck: false },
+    });
     expect(readFileSync(path.join(project, 'strategies/example.ts'), 'utf8')).toContain("from 'tickline'");
-    expect(readFileSync(path.join(project, 'strategies/example.test.ts'), 'utf8')).toContain("from 'tickline/backtest'");
+    expect(readFileSync(path.join(project, 'strategies/example.test.ts'), 'utf8')).toContain(
+      "from 'tickline/backtest'",
+    );
     expect(out.join('')).toContain(`Next: cd ${project} && npm install && npm run backtest`);
   });
 
@@ -76,7 +103,12 @@ describe('tickline init', () => {
   it('completes an existing package.json with what it lacks and keeps what it has', async () => {
     writeFileSync(
       path.join(dir, 'package.json'),
-      JSON.stringify({ name: 'desk', type: 'commonjs', scripts: { test: 'node --test' }, dependencies: { rxjs: '7.8.1', lodash: '4.17.21' } }),
+      JSON.stringify({
+        name: 'desk',
+        type: 'commonjs',
+        scripts: { test: 'node --test' },
+        dependencies: { rxjs: '7.8.1', lodash: '4.17.21' },
+      }),
     );
     expect(await main(['init', dir])).toBe(ExitCode.Ok);
     const pkg = readJson(path.join(dir, 'package.json'));
@@ -84,7 +116,9 @@ describe('tickline init', () => {
     expect(pkg.type).toBe('commonjs');
     expect(pkg.scripts).toMatchObject({ test: 'node --test', backtest: 'tickline backtest --config backtest.yaml' });
     expect(pkg.dependencies).toMatchObject({ rxjs: '7.8.1', lodash: '4.17.21', zod: own.devDependencies.zod });
-    expect(out.join('')).toMatch(/updated package\.json: added scripts backtest, optimize, paper; dependencies tickline, zod, @types\/node, typescript, vitest/);
+    expect(out.join('')).toMatch(
+      /updated package\.json: added scripts backtest, optimize, paper; dependencies tickline, zod, @types\/node, typescript, vitest/,
+    );
   });
 
   it('refuses a target that is a file, a broken package.json and extra arguments (exit 2)', async () => {

@@ -20,9 +20,28 @@ afterEach(() => {
 describe('tickline optimize', () => {
   it('runs the grid, prints the table sorted by the metric and writes every row', async () => {
     const file = path.join(dir, 'opt.yaml');
-    writeFileSync(file, 'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n');
+    writeFileSync(
+      file,
+      'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n',
+    );
     const outDir = path.join(dir, 'out');
-    const code = await main(['optimize', '--config', file, '--grid', 'fast=4,8,40', '--grid', 'slow=20', '--metric', 'netPnl', '--workers', '1', '--walk-forward', '0.5', '--out', outDir]);
+    const code = await main([
+      'optimize',
+      '--config',
+      file,
+      '--grid',
+      'fast=4,8,40',
+      '--grid',
+      'slow=20',
+      '--metric',
+      'netPnl',
+      '--workers',
+      '1',
+      '--walk-forward',
+      '0.5',
+      '--out',
+      outDir,
+    ]);
     expect(code).toBe(ExitCode.Ok);
     const text = out.join('');
     expect(text).toContain('3 parameter sets, walk-forward 50% in-sample, sorted by netPnl');
@@ -31,7 +50,9 @@ describe('tickline optimize', () => {
     expect(rows).toHaveLength(4);
     const netPnl = rows.slice(1, 3).map((r) => Number(r.split(',')[3]));
     expect(netPnl[0]).toBeGreaterThanOrEqual(netPnl[1]!);
-    const json = JSON.parse(readFileSync(path.join(outDir, 'optimize.json'), 'utf8')) as { rows: { inSample: unknown; outOfSample: unknown }[] };
+    const json = JSON.parse(readFileSync(path.join(outDir, 'optimize.json'), 'utf8')) as {
+      rows: { inSample: unknown; outOfSample: unknown }[];
+    };
     expect(json.rows[0]!.inSample).not.toBeNull();
     expect(json.rows[0]!.outOfSample).not.toBeNull();
   });
@@ -41,18 +62,43 @@ describe('tickline optimize', () => {
     writeFileSync(file, 'strategy: { name: sma-cross }\ndata: { source: synthetic, sessions: 1 }\n');
     expect(await main(['optimize', '--config', file])).toBe(ExitCode.Usage);
     expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--metric', 'luck'])).toBe(ExitCode.Usage);
-    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--walk-forward', '1.5'])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--walk-forward', '1.5'])).toBe(
+      ExitCode.Usage,
+    );
     expect(await main(['optimize', '--config', file, '--grid', 'fast='])).toBe(ExitCode.Usage);
     expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--search', 'hunch'])).toBe(ExitCode.Usage);
-    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--search', 'tpe', '--trials', '0'])).toBe(ExitCode.Usage);
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5', '--search', 'tpe', '--trials', '0'])).toBe(
+      ExitCode.Usage,
+    );
     expect(await main(['optimize', '--help'])).toBe(ExitCode.Ok);
   });
 
   it('searches part of the grid with tpe, the same rows for the same seed', async () => {
     const file = path.join(dir, 'opt.yaml');
-    writeFileSync(file, 'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n');
+    writeFileSync(
+      file,
+      'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n',
+    );
     const csv = async (seed: string, outDir: string, workers = '1') => {
-      const args = ['optimize', '--config', file, '--grid', 'fast=3,4,5,6,7,8', '--grid', 'slow=20,25,30', '--search', 'tpe', '--trials', '7', '--seed', seed, '--workers', workers, '--out', outDir];
+      const args = [
+        'optimize',
+        '--config',
+        file,
+        '--grid',
+        'fast=3,4,5,6,7,8',
+        '--grid',
+        'slow=20,25,30',
+        '--search',
+        'tpe',
+        '--trials',
+        '7',
+        '--seed',
+        seed,
+        '--workers',
+        workers,
+        '--out',
+        outDir,
+      ];
       expect(await main(args)).toBe(ExitCode.Ok);
       return readFileSync(path.join(outDir, 'optimize.csv'), 'utf8');
     };
@@ -66,12 +112,35 @@ describe('tickline optimize', () => {
 
   it('runs a rolling walk-forward fold by fold and writes the stitched out-of-sample equity', async () => {
     const file = path.join(dir, 'opt.yaml');
-    writeFileSync(file, 'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 4, start: 2025-03-02 }\n');
+    writeFileSync(
+      file,
+      'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 4, start: 2025-03-02 }\n',
+    );
     const outDir = path.join(dir, 'wf');
-    const code = await main(['optimize', '--config', file, '--grid', 'fast=3,5,8', '--grid', 'slow=13,21', '--folds', '3', '--train-windows', '2', '--metric', 'netPnl', '--workers', '1', '--out', outDir]);
+    const code = await main([
+      'optimize',
+      '--config',
+      file,
+      '--grid',
+      'fast=3,5,8',
+      '--grid',
+      'slow=13,21',
+      '--folds',
+      '3',
+      '--train-windows',
+      '2',
+      '--metric',
+      'netPnl',
+      '--workers',
+      '1',
+      '--out',
+      outDir,
+    ]);
     expect(code).toBe(ExitCode.Ok);
     expect(out.join('')).toContain('walk-forward, 3 rolling folds, training on 2 test windows');
-    const json = JSON.parse(readFileSync(path.join(outDir, 'walk-forward.json'), 'utf8')) as { folds: { train: { to: string }; test: { from: string }; testStatistics: { endingEquity: number } }[] };
+    const json = JSON.parse(readFileSync(path.join(outDir, 'walk-forward.json'), 'utf8')) as {
+      folds: { train: { to: string }; test: { from: string }; testStatistics: { endingEquity: number } }[];
+    };
     expect(json.folds).toHaveLength(3);
     for (const fold of json.folds) expect(fold.train.to < fold.test.from).toBe(true);
     const equity = readFileSync(path.join(outDir, 'walk-forward-equity.csv'), 'utf8').trim().split('\n');
@@ -79,11 +148,13 @@ describe('tickline optimize', () => {
     // Each fold continues from where the previous one ended, open positions marked to market.
     const gains = json.folds.reduce((sum, f) => sum + f.testStatistics.endingEquity - 50_000, 0);
     expect(Number(equity[equity.length - 1]!.split(',')[1]) - 50_000).toBeCloseTo(gains, 1);
-    expect(await main(['optimize', '--config', file, '--grid', 'fast=3', '--folds', '2', '--walk-forward', '0.5'])).toBe(ExitCode.Usage);
+    expect(
+      await main(['optimize', '--config', file, '--grid', 'fast=3', '--folds', '2', '--walk-forward', '0.5']),
+    ).toBe(ExitCode.Usage);
     expect(await main(['optimize', '--config', file, '--grid', 'fast=3', '--folds', '100000'])).toBe(ExitCode.Usage);
   });
 
-  it('takes its settings from the definition\'s optimize section, the flags overriding them', async () => {
+  it("takes its settings from the definition's optimize section, the flags overriding them", async () => {
     const file = path.join(dir, 'opt.yaml');
     writeFileSync(
       file,
@@ -91,14 +162,27 @@ describe('tickline optimize', () => {
         'optimize:\n  grid: { fast: [3, 5, 8], slow: [13, 21] }\n  metric: netPnl\n  search: random\n  trials: 4\n  seed: 5\n  workers: 1\n  walkForward: { folds: 2, trainWindows: 2 }\n',
     );
     expect(await main(['optimize', '--config', file, '--out', path.join(dir, 'a')])).toBe(ExitCode.Ok);
-    expect(out.join('')).toContain('walk-forward, 2 rolling folds, training on 2 test windows, random search by netPnl');
-    const json = JSON.parse(readFileSync(path.join(dir, 'a', 'walk-forward.json'), 'utf8')) as { folds: { training: unknown[] }[]; search: { seed: number } };
+    expect(out.join('')).toContain(
+      'walk-forward, 2 rolling folds, training on 2 test windows, random search by netPnl',
+    );
+    const json = JSON.parse(readFileSync(path.join(dir, 'a', 'walk-forward.json'), 'utf8')) as {
+      folds: { training: unknown[] }[];
+      search: { seed: number };
+    };
     expect(json.folds[0]!.training).toHaveLength(4);
-    expect(await main(['optimize', '--config', file, '--anchored', '--trials', '2', '--out', path.join(dir, 'b')])).toBe(ExitCode.Ok);
-    const anchored = JSON.parse(readFileSync(path.join(dir, 'b', 'walk-forward.json'), 'utf8')) as { plan: { mode: string }; folds: { training: unknown[] }[] };
+    expect(
+      await main(['optimize', '--config', file, '--anchored', '--trials', '2', '--out', path.join(dir, 'b')]),
+    ).toBe(ExitCode.Ok);
+    const anchored = JSON.parse(readFileSync(path.join(dir, 'b', 'walk-forward.json'), 'utf8')) as {
+      plan: { mode: string };
+      folds: { training: unknown[] }[];
+    };
     expect(anchored.plan.mode).toBe('anchored');
     expect(anchored.folds[0]!.training).toHaveLength(2);
-    writeFileSync(file, 'strategy: { name: sma-cross }\ndata: { source: synthetic, sessions: 1 }\noptimize: { search: hunch, folds: 2 }\n');
+    writeFileSync(
+      file,
+      'strategy: { name: sma-cross }\ndata: { source: synthetic, sessions: 1 }\noptimize: { search: hunch, folds: 2 }\n',
+    );
     expect(await main(['optimize', '--config', file, '--grid', 'fast=3'])).toBe(ExitCode.Usage);
     expect(err.join('')).toMatch(/optimize/);
   });

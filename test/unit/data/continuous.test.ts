@@ -9,7 +9,16 @@ import { AccountConfig, BacktestConfig } from '../../../src/adapters/backtest/ba
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import { configuredContract } from '../../../src/adapters/backtest/definition-run.ts';
 import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
-import { alignToBuckets, frontMonthSegments, monthOfLabel, planContinuity, segmentIndexAt, segmentsFromLabels, volumeRolledHistory, type HistorySegment } from '../../../src/data/continuous.ts';
+import {
+  alignToBuckets,
+  frontMonthSegments,
+  monthOfLabel,
+  planContinuity,
+  segmentIndexAt,
+  segmentsFromLabels,
+  volumeRolledHistory,
+  type HistorySegment,
+} from '../../../src/data/continuous.ts';
 import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import { runBacktest, type BacktestRunInput, type BacktestRunResult } from '../../../src/adapters/backtest/run.ts';
 import { readCsvBars } from '../../../src/data/csv.ts';
@@ -58,7 +67,12 @@ function flatBars(prices: readonly number[], start: number): BarColumns {
   return bars;
 }
 
-function run(bars: BarColumns, segments: readonly HistorySegment[], strategy: BacktestRunInput['strategy'], rollMode: 'roll' | 'flatten' = 'roll'): BacktestRunResult {
+function run(
+  bars: BarColumns,
+  segments: readonly HistorySegment[],
+  strategy: BacktestRunInput['strategy'],
+  rollMode: 'roll' | 'flatten' = 'roll',
+): BacktestRunResult {
   return runBacktest({
     contract,
     bars,
@@ -92,15 +106,40 @@ describe('the month of a contract cell', () => {
 
 describe('roots added in the config', () => {
   it('a root written in roots: resolves as a root and by its months', () => {
-    const root = { root: 'XAU', symbol: 'XAUF', title: 'Test gold', tickSize: 0.1, tickValue: 10, feePerSide: 1, startPrice: 2000, cycle: 'GJMQVZ', expiry: { rule: 'beforeMonthEnd', businessDays: 2 }, rollBusinessDays: 20 };
-    const config = BacktestConfig.parse({ strategy: { name: 'sma-cross' }, contract: 'XAU', roots: [root], data: { source: 'synthetic' } });
+    const root = {
+      root: 'XAU',
+      symbol: 'XAUF',
+      title: 'Test gold',
+      tickSize: 0.1,
+      tickValue: 10,
+      feePerSide: 1,
+      startPrice: 2000,
+      cycle: 'GJMQVZ',
+      expiry: { rule: 'beforeMonthEnd', businessDays: 2 },
+      rollBusinessDays: 20,
+    };
+    const config = BacktestConfig.parse({
+      strategy: { name: 'sma-cross' },
+      contract: 'XAU',
+      roots: [root],
+      data: { source: 'synthetic' },
+    });
     const continuous = configuredContract(config);
-    expect(continuous).toMatchObject({ id: 'F.US.XAUF', name: 'XAU', feePerSide: 1, continuous: { root: { root: 'XAU', cycle: 'GJMQVZ' } } });
+    expect(continuous).toMatchObject({
+      id: 'F.US.XAUF',
+      name: 'XAU',
+      feePerSide: 1,
+      continuous: { root: { root: 'XAU', cycle: 'GJMQVZ' } },
+    });
     const month = configuredContract({ ...config, contract: 'XAUJ26' });
     expect(month).toMatchObject({ id: 'CON.F.US.XAUF.J26', name: 'XAUJ6' });
     expect(month.grid.tickSize).toBe(0.1);
     expect(() => BacktestConfig.parse({ ...config, roots: [{ ...root, cycle: 'ABC' }] })).toThrow();
-    expect(() => configuredContract(BacktestConfig.parse({ strategy: { name: 'sma-cross' }, contract: 'XAU', data: { source: 'synthetic' } }))).toThrow(/unknown contract "XAU"/);
+    expect(() =>
+      configuredContract(
+        BacktestConfig.parse({ strategy: { name: 'sma-cross' }, contract: 'XAU', data: { source: 'synthetic' } }),
+      ),
+    ).toThrow(/unknown contract "XAU"/);
   });
 });
 
@@ -114,7 +153,9 @@ describe('a continuous backtest over a crafted two-month file with a price gap a
   for (let i = 0; i < 40; i++) {
     const close = (24_000 + i + (i >= 20 ? 160 : 0)) * 0.25;
     const open = close - 0.25;
-    rows.push(`${new Date(start + i * MINUTE).toISOString().replace('.000', '')},${open},${close},${open},${close},10,${i < 20 ? '202512' : '202603'}`);
+    rows.push(
+      `${new Date(start + i * MINUTE).toISOString().replace('.000', '')},${open},${close},${open},${close},10,${i < 20 ? '202512' : '202603'}`,
+    );
   }
   writeFileSync(file, `${rows.join('\n')}\n`);
   const { bars, segments: labels } = readCsvBars(file, contract.grid);
@@ -123,9 +164,21 @@ describe('a continuous backtest over a crafted two-month file with a price gap a
   it('rolls the position: closed in December at its last close, reopened in March at its first open, each with slippage and fees', () => {
     const seen: number[] = [];
     // Long from bar 5 (decided at bar 4's close), flat at bar 31 (decided at bar 30's close).
-    const result = run(bars, segments, scheduled(new Map([[4, 1], [30, 0]]), seen));
+    const result = run(
+      bars,
+      segments,
+      scheduled(
+        new Map([
+          [4, 1],
+          [30, 0],
+        ]),
+        seen,
+      ),
+    );
     expect(segments.map((s) => s.contractId)).toEqual(['CON.F.US.EP.Z25', 'CON.F.US.EP.H26']);
-    expect(result.rolls).toEqual([{ time: start + 20 * MINUTE, from: 'CON.F.US.EP.Z25', to: 'CON.F.US.EP.H26', position: 1, action: 'rolled' }]);
+    expect(result.rolls).toEqual([
+      { time: start + 20 * MINUTE, from: 'CON.F.US.EP.Z25', to: 'CON.F.US.EP.H26', position: 1, action: 'rolled' },
+    ]);
     expect(result.trades.map((t) => [t.contractId, t.entryPrice, t.exitPrice, t.fees])).toEqual([
       ['CON.F.US.EP.Z25', 24_004 + 1, 24_019 - 1, 2.8],
       ['CON.F.US.EP.H26', 24_179 + 1, 24_190 - 1, 2.8],
@@ -154,67 +207,84 @@ describe('a continuous backtest over a crafted two-month file with a price gap a
 
 describe('rolls and gaps, as properties', () => {
   it('no trade spans two months, no position is held across a gap, and PnL is that of the real fills', () => {
-    const month = fc.record({ bars: fc.integer({ min: 2, max: 30 }), jump: fc.integer({ min: -200, max: 200 }), gapMinutes: fc.constantFrom(0, 0, 10, 7 * 24 * 60) });
+    const month = fc.record({
+      bars: fc.integer({ min: 2, max: 30 }),
+      jump: fc.integer({ min: -200, max: 200 }),
+      gapMinutes: fc.constantFrom(0, 0, 10, 7 * 24 * 60),
+    });
     fc.assert(
-      fc.property(fc.array(month, { minLength: 1, maxLength: 4 }), fc.array(fc.tuple(fc.nat(120), fc.integer({ min: -2, max: 2 })), { maxLength: 12 }), (months, targets) => {
-        const prices: number[] = [];
-        const times: number[] = [];
-        const segments: HistorySegment[] = [];
-        let t = Date.UTC(2025, 0, 6, 15, 0);
-        let price = 24_000;
-        const ids = ['CON.F.US.EP.H25', 'CON.F.US.EP.M25', 'CON.F.US.EP.U25', 'CON.F.US.EP.Z25'];
-        months.forEach((m, k) => {
-          if (k > 0) {
-            price += m.jump;
-            t += m.gapMinutes * MINUTE;
+      fc.property(
+        fc.array(month, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.tuple(fc.nat(120), fc.integer({ min: -2, max: 2 })), { maxLength: 12 }),
+        (months, targets) => {
+          const prices: number[] = [];
+          const times: number[] = [];
+          const segments: HistorySegment[] = [];
+          let t = Date.UTC(2025, 0, 6, 15, 0);
+          let price = 24_000;
+          const ids = ['CON.F.US.EP.H25', 'CON.F.US.EP.M25', 'CON.F.US.EP.U25', 'CON.F.US.EP.Z25'];
+          months.forEach((m, k) => {
+            if (k > 0) {
+              price += m.jump;
+              t += m.gapMinutes * MINUTE;
+            }
+            segments.push({ start: t, contractId: ids[k]! });
+            for (let i = 0; i < m.bars; i++) {
+              prices.push(price + (i % 3));
+              times.push(t);
+              t += MINUTE;
+            }
+          });
+          const bars = flatBars(prices, 0);
+          bars.time.set(times);
+          const result = run(bars, segments, scheduled(new Map(targets), []));
+          const segmentEnd = (k: number) =>
+            k + 1 < segments.length ? segments[k + 1]!.start : Number.POSITIVE_INFINITY;
+          for (const trade of result.trades) {
+            const k = segmentIndexAt(segments, trade.entryTime);
+            expect(trade.contractId).toBe(segments[k]!.contractId);
+            expect(trade.exitTime).toBeLessThanOrEqual(segmentEnd(k));
           }
-          segments.push({ start: t, contractId: ids[k]! });
-          for (let i = 0; i < m.bars; i++) {
-            prices.push(price + (i % 3));
-            times.push(t);
-            t += MINUTE;
+          for (const gap of result.gaps) {
+            expect(result.trades.some((tr) => tr.entryTime < gap.from && tr.exitTime > gap.from)).toBe(false);
           }
-        });
-        const bars = flatBars(prices, 0);
-        bars.time.set(times);
-        const result = run(bars, segments, scheduled(new Map(targets), []));
-        const segmentEnd = (k: number) => (k + 1 < segments.length ? segments[k + 1]!.start : Number.POSITIVE_INFINITY);
-        for (const trade of result.trades) {
-          const k = segmentIndexAt(segments, trade.entryTime);
-          expect(trade.contractId).toBe(segments[k]!.contractId);
-          expect(trade.exitTime).toBeLessThanOrEqual(segmentEnd(k));
-        }
-        for (const gap of result.gaps) {
-          expect(result.trades.some((tr) => tr.entryTime < gap.from && tr.exitTime > gap.from)).toBe(false);
-        }
-        const fromFills = result.fills.reduce((sum, f) => sum + (f.side === 'sell' ? 1 : -1) * f.size * f.price, 0);
-        if (result.openPosition === 0) expect(result.realizedPnl).toBeCloseTo(fromFills * 12.5, 6);
-      }),
+          const fromFills = result.fills.reduce((sum, f) => sum + (f.side === 'sell' ? 1 : -1) * f.size * f.price, 0);
+          if (result.openPosition === 0) expect(result.realizedPnl).toBeCloseTo(fromFills * 12.5, 6);
+        },
+      ),
       { numRuns: 60 },
     );
   });
 
   it('the back-adjusted series has no step at a roll that is not in a gap', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 10 }), fc.integer({ min: -500, max: 500 })), { minLength: 1, maxLength: 5 }), (parts) => {
-        const prices: number[] = [];
-        const segments: HistorySegment[] = [];
-        let price = 20_000;
-        parts.forEach(([n, jump], k) => {
-          price += jump;
-          segments.push({ start: prices.length * MINUTE, contractId: `M${k}` });
-          for (let i = 0; i < n; i++) prices.push(price + i);
-        });
-        const bars = flatBars(prices, 0);
-        const plan = planContinuity(bars, segments, MINUTE, 96 * 3_600_000);
-        expect(plan.breaks.map((b) => b.index)).toEqual(segments.slice(1).map((s) => s.start / MINUTE));
-        expect(plan.offsets[segments.length - 1]).toBe(0);
-        for (const b of plan.breaks) {
-          const before = segmentIndexAt(segments, bars.time[b.index - 1]!);
-          const after = segmentIndexAt(segments, bars.time[b.index]!);
-          expect(bars.open[b.index]! + plan.offsets[after]! - (bars.close[b.index - 1]! + plan.offsets[before]!)).toBe(0);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 10 }), fc.integer({ min: -500, max: 500 })), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        (parts) => {
+          const prices: number[] = [];
+          const segments: HistorySegment[] = [];
+          let price = 20_000;
+          parts.forEach(([n, jump], k) => {
+            price += jump;
+            segments.push({ start: prices.length * MINUTE, contractId: `M${k}` });
+            for (let i = 0; i < n; i++) prices.push(price + i);
+          });
+          const bars = flatBars(prices, 0);
+          const plan = planContinuity(bars, segments, MINUTE, 96 * 3_600_000);
+          expect(plan.breaks.map((b) => b.index)).toEqual(segments.slice(1).map((s) => s.start / MINUTE));
+          expect(plan.offsets[segments.length - 1]).toBe(0);
+          for (const b of plan.breaks) {
+            const before = segmentIndexAt(segments, bars.time[b.index - 1]!);
+            const after = segmentIndexAt(segments, bars.time[b.index]!);
+            expect(
+              bars.open[b.index]! + plan.offsets[after]! - (bars.close[b.index - 1]! + plan.offsets[before]!),
+            ).toBe(0);
+          }
+        },
+      ),
     );
   });
 });
@@ -230,7 +300,10 @@ describe('aggregating a continuous history', () => {
           const times: number[] = [];
           let t = Date.UTC(2025, 0, 6, 14, 0);
           for (const step of steps) times.push((t += step * MINUTE));
-          const bars = flatBars(times.map(() => 24_000), 0);
+          const bars = flatBars(
+            times.map(() => 24_000),
+            0,
+          );
           bars.time.set(times);
           const starts = [0, ...cuts.filter((c) => c > 0 && c < times.length).sort((a, b) => a - b)];
           const segments = starts.map((index, k) => ({ start: times[index]!, contractId: `M${k}` }));
@@ -283,7 +356,10 @@ describe('contract: ES over the real ES file', () => {
 
   it('front months by the calendar match a file without a contract column', () => {
     const days = Array.from({ length: 200 }, (_, i) => Date.UTC(2025, 0, 1) + i * 86_400_000);
-    const bars = flatBars(days.map(() => 24_000), 0);
+    const bars = flatBars(
+      days.map(() => 24_000),
+      0,
+    );
     bars.time.set(days);
     const segments = frontMonthSegments(bars, ES, CALENDAR);
     for (const day of days) {
@@ -293,7 +369,7 @@ describe('contract: ES over the real ES file', () => {
   });
 });
 
-describe('rolling by volume (roll.by: volume) over a file of every month\'s rows', () => {
+describe("rolling by volume (roll.by: volume) over a file of every month's rows", () => {
   const days = new TradingCalendar();
   /** Month k's bars: one bar an hour on each of `dayCount` trading days, with that day's volume. */
   function monthBars(volumes: readonly number[], price: number): BarColumns {
@@ -312,7 +388,10 @@ describe('rolling by volume (roll.by: volume) over a file of every month\'s rows
   }
   const months = (volumes: readonly (readonly number[])[]) =>
     volumes.map((v, k) => ({ contractId: `M${k}`, expiry: k, bars: monthBars(v, 1000 * (k + 1)) }));
-  const volumeTable = fc.array(fc.array(fc.nat({ max: 50 }), { minLength: 8, maxLength: 8 }), { minLength: 1, maxLength: 3 });
+  const volumeTable = fc.array(fc.array(fc.nat({ max: 50 }), { minLength: 8, maxLength: 8 }), {
+    minLength: 1,
+    maxLength: 3,
+  });
 
   it('property: each day comes whole from one month, the front only moves forward, and only after a day on which the new month traded more', () => {
     fc.assert(
@@ -335,7 +414,8 @@ describe('rolling by volume (roll.by: volume) over a file of every month\'s rows
           // A move needs the new month to have out-traded the old on the day before.
           if (k !== before) expect(table[k]![d - 1]!).toBeGreaterThan(table[before]![d - 1]!);
           // And no later month out-traded the front without the front moving.
-          else for (let j = k + 1; j < table.length; j++) expect(table[j]![d - 1]!).toBeLessThanOrEqual(table[k]![d - 1]!);
+          else
+            for (let j = k + 1; j < table.length; j++) expect(table[j]![d - 1]!).toBeLessThanOrEqual(table[k]![d - 1]!);
         }
       }),
       { numRuns: 300 },
@@ -344,19 +424,24 @@ describe('rolling by volume (roll.by: volume) over a file of every month\'s rows
 
   it('property: no look-ahead: volumes of later days never change the months chosen before them', () => {
     fc.assert(
-      fc.property(volumeTable, fc.integer({ min: 1, max: 7 }), fc.array(fc.nat({ max: 50 }), { minLength: 8, maxLength: 8 }), (table, cut, other) => {
-        const changed = table.map((v, k) => v.map((x, d) => (d >= cut ? other[(d + k) % 8]! : x)));
-        const a = volumeRolledHistory(months(table), (t) => days.dayOf(t));
-        const b = volumeRolledHistory(months(changed), (t) => days.dayOf(t));
-        // Days 0..cut are chosen from the volumes of days before cut only.
-        const upTo = (cut + 1) * 3;
-        expect(Array.from(b.bars.close.subarray(0, upTo))).toEqual(Array.from(a.bars.close.subarray(0, upTo)));
-      }),
+      fc.property(
+        volumeTable,
+        fc.integer({ min: 1, max: 7 }),
+        fc.array(fc.nat({ max: 50 }), { minLength: 8, maxLength: 8 }),
+        (table, cut, other) => {
+          const changed = table.map((v, k) => v.map((x, d) => (d >= cut ? other[(d + k) % 8]! : x)));
+          const a = volumeRolledHistory(months(table), (t) => days.dayOf(t));
+          const b = volumeRolledHistory(months(changed), (t) => days.dayOf(t));
+          // Days 0..cut are chosen from the volumes of days before cut only.
+          const upTo = (cut + 1) * 3;
+          expect(Array.from(b.bars.close.subarray(0, upTo))).toEqual(Array.from(a.bars.close.subarray(0, upTo)));
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
-  it('a backtest of contract: ES with roll.by volume reads every month\'s rows and rolls the day after the next month out-trades the front', async () => {
+  it("a backtest of contract: ES with roll.by volume reads every month's rows and rolls the day after the next month out-trades the front", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tickline-volume-roll-'));
     const file = path.join(dir, 'all-months.csv');
     // ESZ5 and ESH6 side by side for 6 trading days; March out-trades December on the 3rd day (Dec 10).
@@ -366,7 +451,9 @@ describe('rolling by volume (roll.by: volume) over a file of every month\'s rows
         const t = new Date(Date.UTC(2025, 11, 8 + d, 15, m)).toISOString().replace('.000', '');
         const december = 6000 + d + m * 0.25;
         rows.push(`${t},${december},${december + 0.5},${december - 0.5},${december},${d >= 2 ? 10 : 100},202512`);
-        rows.push(`${t},${december + 40},${december + 40.5},${december + 39.5},${december + 40},${d >= 2 ? 100 : 10},202603`);
+        rows.push(
+          `${t},${december + 40},${december + 40.5},${december + 39.5},${december + 40},${d >= 2 ? 100 : 10},202603`,
+        );
       }
     }
     writeFileSync(file, `${rows.join('\n')}\n`);
@@ -386,9 +473,21 @@ describe('rolling by volume (roll.by: volume) over a file of every month\'s rows
     expect(history.bars.close[3 * 30]).toBe(contract.grid.toTicks(6000 + 3 + 40));
     expect(result.rolls.map((r) => [r.from, r.to])).toEqual([['CON.F.US.EP.Z25', 'CON.F.US.EP.H26']]);
     // A row of one month with a bad price is reported at its own line of the file.
-    writeFileSync(file, `${[...rows.slice(0, 10), rows[10]!.replace(/,(\d+(\.\d+)?),/, ',abc,'), ...rows.slice(11)].join('\n')}\n`);
-    await expect(executeBacktest(config, 'volume-roll', { recordEquity: false })).rejects.toThrow(/all-months\.csv:11 column o: "abc" is not a number/);
-    const gateway = BacktestConfig.parse({ ...config, data: { source: 'gateway' }, from: '2025-12-08', to: '2025-12-09' });
-    await expect(executeBacktest(gateway, 'volume-roll')).rejects.toThrow(/roll\.by volume reads a CSV file with every month's rows/);
+    writeFileSync(
+      file,
+      `${[...rows.slice(0, 10), rows[10]!.replace(/,(\d+(\.\d+)?),/, ',abc,'), ...rows.slice(11)].join('\n')}\n`,
+    );
+    await expect(executeBacktest(config, 'volume-roll', { recordEquity: false })).rejects.toThrow(
+      /all-months\.csv:11 column o: "abc" is not a number/,
+    );
+    const gateway = BacktestConfig.parse({
+      ...config,
+      data: { source: 'gateway' },
+      from: '2025-12-08',
+      to: '2025-12-09',
+    });
+    await expect(executeBacktest(gateway, 'volume-roll')).rejects.toThrow(
+      /roll\.by volume reads a CSV file with every month's rows/,
+    );
   });
 });

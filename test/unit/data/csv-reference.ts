@@ -20,7 +20,9 @@ export class CsvBarsError extends Error {
   override readonly name = 'CsvBarsError';
   readonly code = 'CSV_INVALID';
   constructor(readonly problems: readonly CsvProblem[]) {
-    const shown = problems.slice(0, 20).map((p) => `${p.file}${p.line > 0 ? `:${p.line}` : ''}${p.column ? ` column ${p.column}` : ''}: ${p.message}`);
+    const shown = problems
+      .slice(0, 20)
+      .map((p) => `${p.file}${p.line > 0 ? `:${p.line}` : ''}${p.column ? ` column ${p.column}` : ''}: ${p.message}`);
     if (problems.length > 20) shown.push(`... and ${problems.length - 20} more`);
     super(shown.join('\n'));
   }
@@ -47,19 +49,35 @@ export function readCsvBars(file: string, grid: PriceGrid, displayName = file): 
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new CsvBarsError([{ file: displayName, line: 0, column: '', message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message }]);
+    throw new CsvBarsError([
+      {
+        file: displayName,
+        line: 0,
+        column: '',
+        message: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message,
+      },
+    ]);
   }
   return parseCsvBars(text, grid, displayName);
 }
 
 export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBars {
   const lines = text.split('\n');
-  const header = (lines[0] ?? '').replace(/\r$/, '').split(',').map((h) => h.trim().toLowerCase());
+  const header = (lines[0] ?? '')
+    .replace(/\r$/, '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase());
   const problems: CsvProblem[] = [];
   const index: Record<string, number> = {};
   for (const name of REQUIRED) {
     index[name] = header.indexOf(name);
-    if (index[name] < 0) problems.push({ file, line: 1, column: name, message: `header lacks the column "${name}" (found: ${header.join(',')})` });
+    if (index[name] < 0)
+      problems.push({
+        file,
+        line: 1,
+        column: name,
+        message: `header lacks the column "${name}" (found: ${header.join(',')})`,
+      });
   }
   const contractColumn = header.indexOf('contract');
   if (problems.length > 0) throw new CsvBarsError(problems);
@@ -106,10 +124,14 @@ export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBa
     const v = vText === '' ? Number.NaN : Number(vText);
     if (!Number.isInteger(v) || v < 0) problem('v', `volume "${vText}" is not a whole number >= 0`);
     if (!Number.isNaN(o + h + l + c) && (h < Math.max(o, c, l) || l > Math.min(o, c))) {
-      problem('', `high ${grid.toPrice(h)} and low ${grid.toPrice(l)} do not contain open ${grid.toPrice(o)} and close ${grid.toPrice(c)}`);
+      problem(
+        '',
+        `high ${grid.toPrice(h)} and low ${grid.toPrice(l)} do not contain open ${grid.toPrice(o)} and close ${grid.toPrice(c)}`,
+      );
     }
     if (!Number.isNaN(t)) {
-      if (t <= lastTime) problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
+      if (t <= lastTime)
+        problem('t', `time ${tText} is not after the previous bar's (bars must be oldest first, one per time)`);
       lastTime = t;
     }
     bars.time[n] = t;
@@ -120,7 +142,8 @@ export function parseCsvBars(text: string, grid: PriceGrid, file: string): CsvBa
     bars.volume[n] = v;
     if (contractColumn >= 0) {
       const contract = (cells[contractColumn] ?? '').trim();
-      if (segments.length === 0 || segments[segments.length - 1]!.contract !== contract) segments.push({ contract, from: n });
+      if (segments.length === 0 || segments[segments.length - 1]!.contract !== contract)
+        segments.push({ contract, from: n });
     }
     n++;
   }

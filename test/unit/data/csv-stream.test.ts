@@ -19,7 +19,8 @@ function outcomeOf(read: () => CsvBars | reference.CsvBars): Outcome {
     const columns = [bars.time, bars.open, bars.high, bars.low, bars.close, bars.volume].map((c) => Array.from(c));
     return { ok: true, columns, segments };
   } catch (error) {
-    if (error instanceof CsvBarsError || error instanceof reference.CsvBarsError) return { ok: false, problems: error.problems };
+    if (error instanceof CsvBarsError || error instanceof reference.CsvBarsError)
+      return { ok: false, problems: error.problems };
     throw error;
   }
 }
@@ -29,7 +30,12 @@ function streamed(bytes: Buffer, cuts: readonly number[], grid: PriceGrid, file:
   return streamedReader(bytes, cuts, grid, file).read();
 }
 
-function streamedReader(bytes: Buffer, cuts: readonly number[], grid: PriceGrid, file: string): { reader: CsvBarsReader; read: () => CsvBars } {
+function streamedReader(
+  bytes: Buffer,
+  cuts: readonly number[],
+  grid: PriceGrid,
+  file: string,
+): { reader: CsvBarsReader; read: () => CsvBars } {
   const reader = new CsvBarsReader(grid, file, 4);
   return { reader, read: () => pushAll(reader, bytes, cuts) };
 }
@@ -45,44 +51,128 @@ function pushAll(reader: CsvBarsReader, bytes: Buffer, cuts: readonly number[]):
 }
 
 const timeCell = fc.oneof(
-  fc.record({ y: fc.integer({ min: 1990, max: 2030 }), mo: fc.integer({ min: 0, max: 13 }), d: fc.integer({ min: 0, max: 32 }), h: fc.integer({ min: 0, max: 25 }), mi: fc.integer({ min: 0, max: 60 }), s: fc.integer({ min: 0, max: 60 }) }).chain((p) =>
-    fc.constantFrom('Z', '+00:00', '-05:00', '+05:30', '+24:00', '-23:59', 'z', '').map((offset) => {
-      const two = (n: number) => String(n).padStart(2, '0');
-      return `${p.y}-${two(p.mo)}-${two(p.d)}T${two(p.h)}:${two(p.mi)}:${two(p.s)}${offset}`;
-    }),
+  fc
+    .record({
+      y: fc.integer({ min: 1990, max: 2030 }),
+      mo: fc.integer({ min: 0, max: 13 }),
+      d: fc.integer({ min: 0, max: 32 }),
+      h: fc.integer({ min: 0, max: 25 }),
+      mi: fc.integer({ min: 0, max: 60 }),
+      s: fc.integer({ min: 0, max: 60 }),
+    })
+    .chain((p) =>
+      fc.constantFrom('Z', '+00:00', '-05:00', '+05:30', '+24:00', '-23:59', 'z', '').map((offset) => {
+        const two = (n: number) => String(n).padStart(2, '0');
+        return `${p.y}-${two(p.mo)}-${two(p.d)}T${two(p.h)}:${two(p.mi)}:${two(p.s)}${offset}`;
+      }),
+    ),
+  fc.constantFrom(
+    '2024-01-02T15:00:00Z',
+    '2024-01-02T15:00:00.500Z',
+    ' 2024-01-02T15:01:00Z',
+    '2024-01-02 15:02',
+    'soon',
+    '',
+    '0999-01-01T00:00:00Z',
+    '2024-02-29T23:59:59+01:00',
   ),
-  fc.constantFrom('2024-01-02T15:00:00Z', '2024-01-02T15:00:00.500Z', ' 2024-01-02T15:01:00Z', '2024-01-02 15:02', 'soon', '', '0999-01-01T00:00:00Z', '2024-02-29T23:59:59+01:00'),
 );
 const priceCell = fc.oneof(
   fc.integer({ min: 0, max: 40_000 }).map((ticks) => ES.toPrice(ticks).toString()),
-  fc.integer({ min: 0, max: 40_000 }).map((ticks) => ES.toPrice(ticks).toFixed(fc.sample(fc.integer({ min: 0, max: 3 }), 1)[0]!)),
-  fc.constantFrom('100.1', '0100.25', '100.', '.25', '-0', '-1.25', '1e3', '0.0000001', '0.000000', ' 100.5 ', 'abc', '', '1234567.25', '100.250000000', '100.2500000001', 'é'),
+  fc
+    .integer({ min: 0, max: 40_000 })
+    .map((ticks) => ES.toPrice(ticks).toFixed(fc.sample(fc.integer({ min: 0, max: 3 }), 1)[0]!)),
+  fc.constantFrom(
+    '100.1',
+    '0100.25',
+    '100.',
+    '.25',
+    '-0',
+    '-1.25',
+    '1e3',
+    '0.0000001',
+    '0.000000',
+    ' 100.5 ',
+    'abc',
+    '',
+    '1234567.25',
+    '100.250000000',
+    '100.2500000001',
+    'é',
+  ),
 );
-const volumeCell = fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.constantFrom('', 'x', '1.0', '1e3', '-1', '007', ' 5', '1.5', '9999999999999999'));
+const volumeCell = fc.oneof(
+  fc.nat({ max: 100_000 }).map(String),
+  fc.constantFrom('', 'x', '1.0', '1e3', '-1', '007', ' 5', '1.5', '9999999999999999'),
+);
 const contractCell = fc.constantFrom('201312', '201403', '', ' 201403', 'H24é', 'Z9');
 const row = fc.oneof(
-  { weight: 8, arbitrary: fc.tuple(timeCell, priceCell, priceCell, priceCell, priceCell, volumeCell, contractCell).map((cells) => cells.join(',')) },
-  { weight: 1, arbitrary: fc.constantFrom('', '   ', '2024-01-02T15:05:00Z,100,101', '2024-01-02T16:00:00Z,1,2,1,2,3,201312,extra,cells') },
+  {
+    weight: 8,
+    arbitrary: fc
+      .tuple(timeCell, priceCell, priceCell, priceCell, priceCell, volumeCell, contractCell)
+      .map((cells) => cells.join(',')),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      '   ',
+      '2024-01-02T15:05:00Z,100,101',
+      '2024-01-02T16:00:00Z,1,2,1,2,3,201312,extra,cells',
+    ),
+  },
 );
 /** Mostly valid, increasing rows so the fast path carries most lines, with bad rows mixed in. */
-const goodRow = fc.tuple(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 4000, max: 8000 }), fc.nat({ max: 8 }), fc.nat({ max: 8 }), fc.nat({ max: 999 }), fc.constantFrom('201312', '201403'));
+const goodRow = fc.tuple(
+  fc.integer({ min: 1, max: 120 }),
+  fc.integer({ min: 4000, max: 8000 }),
+  fc.nat({ max: 8 }),
+  fc.nat({ max: 8 }),
+  fc.nat({ max: 999 }),
+  fc.constantFrom('201312', '201403'),
+);
 
 const document = fc
   .record({
-    header: fc.constantFrom('t,o,h,l,c,v,contract', 'contract,v,c,l,h,o,t', '\ufefft, O ,h,l,c,v,contract', 't,o,h,c,v,contract', 't,o,h,l,c,v', 'T,O,H,L,C,V'),
-    rows: fc.array(fc.oneof(row, goodRow.map((g) => g)), { maxLength: 30 }),
+    header: fc.constantFrom(
+      't,o,h,l,c,v,contract',
+      'contract,v,c,l,h,o,t',
+      '\ufefft, O ,h,l,c,v,contract',
+      't,o,h,c,v,contract',
+      't,o,h,l,c,v',
+      'T,O,H,L,C,V',
+    ),
+    rows: fc.array(
+      fc.oneof(
+        row,
+        goodRow.map((g) => g),
+      ),
+      { maxLength: 30 },
+    ),
     crlf: fc.boolean(),
     trailingNewline: fc.boolean(),
   })
   .map(({ header, rows, crlf, trailingNewline }) => {
-    const names = header.replace('\ufeff', '').split(',').map((h) => h.trim().toLowerCase());
+    const names = header
+      .replace('\ufeff', '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase());
     let time = Date.parse('2024-01-02T00:00:00Z');
     const lines = rows.map((r) => {
       if (typeof r === 'string') {
         // Generated rows are in t,o,h,l,c,v,contract order; place them per the header.
         const cells = r.split(',');
         if (cells.length < 7) return r;
-        const byName: Record<string, string> = { t: cells[0]!, o: cells[1]!, h: cells[2]!, l: cells[3]!, c: cells[4]!, v: cells[5]!, contract: cells[6]! };
+        const byName: Record<string, string> = {
+          t: cells[0]!,
+          o: cells[1]!,
+          h: cells[2]!,
+          l: cells[3]!,
+          c: cells[4]!,
+          v: cells[5]!,
+          contract: cells[6]!,
+        };
         return [...names.map((n) => byName[n] ?? ''), ...cells.slice(7)].join(',');
       }
       const [step, low, up, down, volume, contract] = r;
@@ -131,14 +221,22 @@ describe('streaming CSV reader equals the whole-file reader', () => {
   it('on other grids (0.1 and 0.01), where decimals decide alignment', () => {
     for (const grid of [new PriceGrid(0.1, 10), new PriceGrid(0.01, 10), new PriceGrid(0.005, 5)]) {
       fc.assert(
-        fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 999_999_999 }), fc.integer({ min: 3, max: 9 })), { minLength: 1, maxLength: 20 }), (cells) => {
-          const lines = cells.map(([nanosPrefix, digits], i) => {
-            const price = (nanosPrefix / 10 ** digits).toFixed(digits);
-            return `2024-01-02T15:${String(i).padStart(2, '0')}:00Z,${price},${price},${price},${price},1`;
-          });
-          const text = ['t,o,h,l,c,v', ...lines].join('\n');
-          expect(outcomeOf(() => streamed(Buffer.from(text), [], grid, 'g.csv'))).toEqual(outcomeOf(() => reference.parseCsvBars(text, grid, 'g.csv')));
-        }),
+        fc.property(
+          fc.array(fc.tuple(fc.integer({ min: 0, max: 999_999_999 }), fc.integer({ min: 3, max: 9 })), {
+            minLength: 1,
+            maxLength: 20,
+          }),
+          (cells) => {
+            const lines = cells.map(([nanosPrefix, digits], i) => {
+              const price = (nanosPrefix / 10 ** digits).toFixed(digits);
+              return `2024-01-02T15:${String(i).padStart(2, '0')}:00Z,${price},${price},${price},${price},1`;
+            });
+            const text = ['t,o,h,l,c,v', ...lines].join('\n');
+            expect(outcomeOf(() => streamed(Buffer.from(text), [], grid, 'g.csv'))).toEqual(
+              outcomeOf(() => reference.parseCsvBars(text, grid, 'g.csv')),
+            );
+          },
+        ),
         { numRuns: 100 },
       );
     }
@@ -146,29 +244,53 @@ describe('streaming CSV reader equals the whole-file reader', () => {
 
   it('checks every bound of a bar (high above open, close and low; low below open and close) as the whole-file reader', () => {
     // Prices within a few ticks of each other, so every one of the bounds is broken alone in some rows.
-    const bar = fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }));
+    const bar = fc.tuple(
+      fc.integer({ min: 0, max: 3 }),
+      fc.integer({ min: 0, max: 3 }),
+      fc.integer({ min: 0, max: 3 }),
+      fc.integer({ min: 0, max: 3 }),
+    );
     fc.assert(
-      fc.property(fc.array(bar, { minLength: 1, maxLength: 12 }), fc.constantFrom('t,o,h,l,c,v', 't,o,h,l,c,v,contract'), (rows, header) => {
-        const lines = rows.map(([o, h, l, c], i) => {
-          const cells = [`2024-01-02T15:${two(i)}:00Z`, ...[o, h, l, c].map((t) => ES.toPrice(4000 + t).toString()), '1'];
-          return (header.endsWith('contract') ? [...cells, 'Z24'] : cells).join(',');
-        });
-        const text = [header, ...lines].join('\n');
-        expect(outcomeOf(() => streamed(Buffer.from(text), [], ES, 'b.csv'))).toEqual(outcomeOf(() => reference.parseCsvBars(text, ES, 'b.csv')));
-      }),
+      fc.property(
+        fc.array(bar, { minLength: 1, maxLength: 12 }),
+        fc.constantFrom('t,o,h,l,c,v', 't,o,h,l,c,v,contract'),
+        (rows, header) => {
+          const lines = rows.map(([o, h, l, c], i) => {
+            const cells = [
+              `2024-01-02T15:${two(i)}:00Z`,
+              ...[o, h, l, c].map((t) => ES.toPrice(4000 + t).toString()),
+              '1',
+            ];
+            return (header.endsWith('contract') ? [...cells, 'Z24'] : cells).join(',');
+          });
+          const text = [header, ...lines].join('\n');
+          expect(outcomeOf(() => streamed(Buffer.from(text), [], ES, 'b.csv'))).toEqual(
+            outcomeOf(() => reference.parseCsvBars(text, ES, 'b.csv')),
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('stops at the same 1000 problems on a file of bad rows', () => {
-    const text = ['t,o,h,l,c,v', ...Array.from({ length: 1500 }, (_, i) => `2024-01-02T15:00:00Z,100.1,101,99,100,${i}`)].join('\n');
+    const text = [
+      't,o,h,l,c,v',
+      ...Array.from({ length: 1500 }, (_, i) => `2024-01-02T15:00:00Z,100.1,101,99,100,${i}`),
+    ].join('\n');
     const expected = outcomeOf(() => reference.parseCsvBars(text, ES, 'bad.csv'));
     expect(expected.ok).toBe(false);
     expect(outcomeOf(() => streamed(Buffer.from(text), [100, 5000], ES, 'bad.csv'))).toEqual(expected);
   });
 });
 
-const GRIDS = [new PriceGrid(0.25, 12.5), new PriceGrid(0.1, 10), new PriceGrid(0.01, 10), new PriceGrid(0.005, 5), new PriceGrid(1, 5)];
+const GRIDS = [
+  new PriceGrid(0.25, 12.5),
+  new PriceGrid(0.1, 10),
+  new PriceGrid(0.01, 10),
+  new PriceGrid(0.005, 5),
+  new PriceGrid(1, 5),
+];
 const two = (n: number) => String(n).padStart(2, '0');
 
 /** `utc` as the wall-clock time of `offsetMinutes` east of UTC, with that offset (`Z` for 0 when asked). */
@@ -248,25 +370,53 @@ describe('the byte-level fast path', () => {
   });
 
   it('leaves odd prices to the general path with the same outcome on every grid: more decimals than the grid, off-grid, exponents, tiny, signs, dots', () => {
-    const odd = fc.constantFrom('1.2500', '1.250000001', '-1.3', '+1.25', '1e2', '0.0000001', '-0', '-0.0', '1.', '.5', '-.5', '--1', '1234567', '999999.995', '0.005', '-999999.99', ' 1.25', '1.25 ');
+    const odd = fc.constantFrom(
+      '1.2500',
+      '1.250000001',
+      '-1.3',
+      '+1.25',
+      '1e2',
+      '0.0000001',
+      '-0',
+      '-0.0',
+      '1.',
+      '.5',
+      '-.5',
+      '--1',
+      '1234567',
+      '999999.995',
+      '0.005',
+      '-999999.99',
+      ' 1.25',
+      '1.25 ',
+    );
     fc.assert(
-      fc.property(fc.constantFrom(...GRIDS), fc.array(fc.tuple(odd, fc.integer({ min: -400, max: 400 })), { minLength: 1, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 4 }), (grid, cells, cutSeeds) => {
-        const lines = cells.map(([cell, ticks], i) => {
-          const plain = grid.toPrice(ticks).toString();
-          return `2024-01-02T15:${two(i)}:00Z,${cell},${cell},${plain},${plain},1`;
-        });
-        const text = ['t,o,h,l,c,v', ...lines].join('\n');
-        const bytes = Buffer.from(text);
-        const cuts = cutSeeds.map((s) => s % (bytes.length + 1));
-        expect(outcomeOf(() => streamed(bytes, cuts, grid, 'odd.csv'))).toEqual(outcomeOf(() => reference.parseCsvBars(text, grid, 'odd.csv')));
-      }),
+      fc.property(
+        fc.constantFrom(...GRIDS),
+        fc.array(fc.tuple(odd, fc.integer({ min: -400, max: 400 })), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (grid, cells, cutSeeds) => {
+          const lines = cells.map(([cell, ticks], i) => {
+            const plain = grid.toPrice(ticks).toString();
+            return `2024-01-02T15:${two(i)}:00Z,${cell},${cell},${plain},${plain},1`;
+          });
+          const text = ['t,o,h,l,c,v', ...lines].join('\n');
+          const bytes = Buffer.from(text);
+          const cuts = cutSeeds.map((s) => s % (bytes.length + 1));
+          expect(outcomeOf(() => streamed(bytes, cuts, grid, 'odd.csv'))).toEqual(
+            outcomeOf(() => reference.parseCsvBars(text, grid, 'odd.csv')),
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('reads a file whose fields share a cell (one price column for open, high, low and close)', () => {
     const text = ['when,price,size', '2024-01-02T15:00:00Z,100.25,3', '2024-01-02T15:01:00-01:00,-0.5,4'].join('\n');
-    const { bars } = parseCsvBars(text, ES, 'ticks.csv', { columns: { time: 'when', open: 'price', high: 'price', low: 'price', close: 'price', volume: 'size' } });
+    const { bars } = parseCsvBars(text, ES, 'ticks.csv', {
+      columns: { time: 'when', open: 'price', high: 'price', low: 'price', close: 'price', volume: 'size' },
+    });
     expect([...bars.time]).toEqual([Date.parse('2024-01-02T15:00:00Z'), Date.parse('2024-01-02T16:01:00Z')]);
     for (const column of [bars.open, bars.high, bars.low, bars.close]) expect([...column]).toEqual([401, -2]);
     expect([...bars.volume]).toEqual([3, 4]);
@@ -285,7 +435,10 @@ describe('a large file read on two cores', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;
   /** The file read by one thread and by two (every file counts as large here); both outcomes and the threads used. */
-  async function bothWays(text: string, grid: PriceGrid): Promise<{ one: Outcome; two: Outcome; threads: number | undefined }> {
+  async function bothWays(
+    text: string,
+    grid: PriceGrid,
+  ): Promise<{ one: Outcome; two: Outcome; threads: number | undefined }> {
     const file = path.join(dir, `f${n++}.csv`);
     writeFileSync(file, text);
     let threads: number | undefined;
@@ -324,7 +477,12 @@ describe('a large file read on two cores', () => {
       }),
       { numRuns: 30 },
     );
-    const rows = (from: number, count: number) => Array.from({ length: count }, (_, i) => `${new Date(Date.UTC(2024, 0, 2) + (from + i) * 60_000).toISOString()},1,2,1,2,5,${from + i < 6 ? 'Z3' : 'H4'}`);
+    const rows = (from: number, count: number) =>
+      Array.from(
+        { length: count },
+        (_, i) =>
+          `${new Date(Date.UTC(2024, 0, 2) + (from + i) * 60_000).toISOString()},1,2,1,2,5,${from + i < 6 ? 'Z3' : 'H4'}`,
+      );
     const backwards = ['t,o,h,l,c,v,contract', ...rows(0, 5), ...rows(3, 5)].join('\n');
     const result = await bothWays(backwards, ES);
     expect(result.one.ok).toBe(false);

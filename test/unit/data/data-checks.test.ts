@@ -19,13 +19,21 @@ function spaced(count: number, minutes: number) {
 describe('the data spacing check', () => {
   it('property: bars k minutes apart warn exactly when the timeframe is not k minutes', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 60 }), fc.integer({ min: 3, max: 1500 }), (k, configured, count) => {
-        const bars = spaced(count, k);
-        expect(usualSpacing(bars)).toBe(k * MINUTE);
-        const warning = spacingWarning(bars, { unit: 'minute', unitNumber: configured }, 'bars.csv');
-        if (k === configured) expect(warning).toBeUndefined();
-        else expect(warning).toBe(`bars.csv: its bars are usually ${k === 60 ? '1h' : `${k}m`} apart, but the data's timeframe is ${configured}m (set data.timeframe to what the file holds)`);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 3, max: 1500 }),
+        (k, configured, count) => {
+          const bars = spaced(count, k);
+          expect(usualSpacing(bars)).toBe(k * MINUTE);
+          const warning = spacingWarning(bars, { unit: 'minute', unitNumber: configured }, 'bars.csv');
+          if (k === configured) expect(warning).toBeUndefined();
+          else
+            expect(warning).toBe(
+              `bars.csv: its bars are usually ${k === 60 ? '1h' : `${k}m`} apart, but the data's timeframe is ${configured}m (set data.timeframe to what the file holds)`,
+            );
+        },
+      ),
       { numRuns: 50 },
     );
   });

@@ -26,7 +26,9 @@ describe('CSV bars', () => {
     const { bars, segments } = readCsvBars(ES_CSV, ES);
     expect(bars.time.length).toBe(19_083);
     expect(bars.time[0]).toBe(Date.parse('2013-10-06T22:00:00Z'));
-    expect([bars.open[0], bars.high[0], bars.low[0], bars.close[0], bars.volume[0]]).toEqual([6707, 6709, 6694, 6701, 1884]);
+    expect([bars.open[0], bars.high[0], bars.low[0], bars.close[0], bars.volume[0]]).toEqual([
+      6707, 6709, 6694, 6701, 1884,
+    ]);
     for (let i = 1; i < bars.time.length; i++) expect(bars.time[i]! > bars.time[i - 1]!).toBe(true);
     expect(segments.map((s) => s.contract)).toEqual(['201312', '201403', '202003']);
   });
@@ -50,11 +52,21 @@ describe('CSV bars', () => {
       [6, 't'],
       [7, ''],
     ]);
-    expect(problemsOf(text)[0]).toEqual({ file: 'bars.csv', line: 3, column: 'o', message: 'price 100.1 is not a multiple of the tick size 0.25' });
+    expect(problemsOf(text)[0]).toEqual({
+      file: 'bars.csv',
+      line: 3,
+      column: 'o',
+      message: 'price 100.1 is not a multiple of the tick size 0.25',
+    });
   });
 
   it('still sees a time going backwards right after an unreadable time', () => {
-    const text = ['t,o,h,l,c,v', '2024-01-02T15:05:00Z,100,101,99,100,1', 'soon,100,101,99,100,1', '2024-01-02T15:01:00Z,100,101,99,100,1'].join('\n');
+    const text = [
+      't,o,h,l,c,v',
+      '2024-01-02T15:05:00Z,100,101,99,100,1',
+      'soon,100,101,99,100,1',
+      '2024-01-02T15:01:00Z,100,101,99,100,1',
+    ].join('\n');
     expect(problemsOf(text).map((p) => [p.line, p.column])).toEqual([
       [3, 't'],
       [4, 't'],
@@ -63,13 +75,21 @@ describe('CSV bars', () => {
 
   it('names missing header columns and a missing file', () => {
     expect(problemsOf('t,o,h,c,v\n').map((p) => p.column)).toEqual(['l']);
-    expect(() => readCsvBars(path.join(import.meta.dirname, 'nope.csv'), ES, 'nope.csv')).toThrow(/nope.csv: file not found/);
+    expect(() => readCsvBars(path.join(import.meta.dirname, 'nope.csv'), ES, 'nope.csv')).toThrow(
+      /nope.csv: file not found/,
+    );
   });
 });
 
 describe('columns', () => {
   const { bars } = parseCsvBars(
-    ['t,o,h,l,c,v', '2024-01-02T15:00:00Z,1,3,1,2,1', '2024-01-02T15:01:00Z,2,5,2,4,2', '2024-01-02T15:05:00Z,4,4,0.5,1,3', '2024-01-02T15:16:00Z,1,2,1,2,4'].join('\n'),
+    [
+      't,o,h,l,c,v',
+      '2024-01-02T15:00:00Z,1,3,1,2,1',
+      '2024-01-02T15:01:00Z,2,5,2,4,2',
+      '2024-01-02T15:05:00Z,4,4,0.5,1,3',
+      '2024-01-02T15:16:00Z,1,2,1,2,4',
+    ].join('\n'),
     ES,
     'x.csv',
   );
@@ -108,7 +128,11 @@ describe('synthetic market', () => {
       const day = wall.getUTCDay();
       const hour = wall.getUTCHours();
       expect(hour === 16 || day === 6 || (day === 5 && hour >= 16) || (day === 0 && hour < 17)).toBe(false);
-      expect(Number.isInteger(a.open[i]) && a.low[i]! <= Math.min(a.open[i]!, a.close[i]!) && a.high[i]! >= Math.max(a.open[i]!, a.close[i]!)).toBe(true);
+      expect(
+        Number.isInteger(a.open[i]) &&
+          a.low[i]! <= Math.min(a.open[i]!, a.close[i]!) &&
+          a.high[i]! >= Math.max(a.open[i]!, a.close[i]!),
+      ).toBe(true);
       if (i > 0 && a.time[i]! - a.time[i - 1]! > 60_000) gaps++;
     }
     expect(gaps).toBe(5);
@@ -120,7 +144,10 @@ describe('synthetic market', () => {
 describe('replay', () => {
   it('emits oldest-first chunks of views without copying, and refuses finer timeframes', async () => {
     const bars = syntheticBars({ seed: 1, grid: ES, startPrice: 5000, start: Date.UTC(2024, 0, 7), sessions: 1 });
-    const replay = new ReplayMarketData([{ contractId: 'ES', timeframe: { unit: 'minute', unitNumber: 1 }, bars }], 500);
+    const replay = new ReplayMarketData(
+      [{ contractId: 'ES', timeframe: { unit: 'minute', unitNumber: 1 }, bars }],
+      500,
+    );
     const chunks = await firstValueFrom(replay.bars('ES', { unit: 'minute', unitNumber: 1 }).pipe(toArray()));
     expect(chunks.map((c) => c.length)).toEqual([500, 500, 380]);
     expect(chunks[1]!.time.buffer).toBe(bars.time.buffer);

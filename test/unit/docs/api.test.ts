@@ -15,25 +15,41 @@ const EXAMPLES = path.join(REPO, 'docs', 'examples');
 /** `<!-- example: docs/examples/x.ts -->` followed by a ```ts block: the file name and the block. */
 function documentedExamples(markdown: string): Map<string, string> {
   const blocks = new Map<string, string>();
-  for (const match of markdown.matchAll(/<!-- example: (\S+) -->\n```ts\n([\s\S]*?)```\n/g)) blocks.set(match[1]!, match[2]!);
+  for (const match of markdown.matchAll(/<!-- example: (\S+) -->\n```ts\n([\s\S]*?)```\n/g))
+    blocks.set(match[1]!, match[2]!);
   return blocks;
 }
 
 describe('docs/api.md', () => {
   it('shows every example file, each exactly as it is', () => {
     const blocks = documentedExamples(readFileSync(path.join(REPO, 'docs', 'api.md'), 'utf8'));
-    const files = readdirSync(EXAMPLES).filter((f) => f.endsWith('.ts')).map((f) => `docs/examples/${f}`);
+    const files = readdirSync(EXAMPLES)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `docs/examples/${f}`);
     expect([...blocks.keys()].sort()).toEqual(files.sort());
     for (const [file, block] of blocks) expect(block, file).toBe(readFileSync(path.join(REPO, file), 'utf8'));
   });
 
   it('resolves the entry points as package.json exports them (tsconfig paths to the sources)', () => {
-    const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string | { types: string; default: string }> };
-    const tsconfig = JSON.parse(readFileSync(path.join(REPO, 'tsconfig.json'), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { compilerOptions: { paths: Record<string, string[]> } };
-    const exported = Object.entries(pkg.exports).filter((entry): entry is [string, { types: string; default: string }] => typeof entry[1] !== 'string');
-    const expected = Object.fromEntries(exported.map(([subpath, target]) => [`${pkg.name}${subpath.slice(1)}`, [target.default.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts')]]));
+    const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+      name: string;
+      exports: Record<string, string | { types: string; default: string }>;
+    };
+    const tsconfig = JSON.parse(
+      readFileSync(path.join(REPO, 'tsconfig.json'), 'utf8').replace(/^\s*\/\/.*$/gm, ''),
+    ) as { compilerOptions: { paths: Record<string, string[]> } };
+    const exported = Object.entries(pkg.exports).filter(
+      (entry): entry is [string, { types: string; default: string }] => typeof entry[1] !== 'string',
+    );
+    const expected = Object.fromEntries(
+      exported.map(([subpath, target]) => [
+        `${pkg.name}${subpath.slice(1)}`,
+        [target.default.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts')],
+      ]),
+    );
     expect(tsconfig.compilerOptions.paths).toEqual(expected);
-    for (const [, [source]] of Object.entries(expected)) expect(existsSync(path.join(REPO, source!)), source).toBe(true);
+    for (const [, [source]] of Object.entries(expected))
+      expect(existsSync(path.join(REPO, source!)), source).toBe(true);
     for (const [, target] of exported) expect(target.types).toBe(target.default.replace(/\.js$/, '.d.ts'));
   });
 });

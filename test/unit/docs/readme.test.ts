@@ -7,13 +7,17 @@ describe('README', () => {
   const readme = readFileSync(README, 'utf8');
 
   it('lists exactly the risk guard reason codes of the code', () => {
-    expect(listedReasonCodes(readme), 'regenerate with: node --import tsx test/unit/docs/reason-codes.ts').toBe(reasonCodesMarkdown());
+    expect(listedReasonCodes(readme), 'regenerate with: node --import tsx test/unit/docs/reason-codes.ts').toBe(
+      reasonCodesMarkdown(),
+    );
   });
 
   it('keeps the quick start true: npm start and npm test are scripts', () => {
-    const pkg = JSON.parse(readFileSync(path.join(path.dirname(README), 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(path.join(path.dirname(README), 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     expect(readme).toMatch(/npm install\nnpm start[^\n]*\nnpm test/);
     expect(pkg.scripts.start).toContain('backtest');
-    expect(pkg.scripts.test).toBe('tsc --noEmit && vitest run');
+    expect(pkg.scripts.test).toBe('biome ci && tsc --noEmit && vitest run');
   });
 });

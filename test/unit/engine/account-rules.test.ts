@@ -13,7 +13,9 @@ describe('rule floors', () => {
     book.startDay('2026-11-16', 50_000);
     expect(book.dailyLossFloor()).toBe(49_000);
     expect(evaluate(book, 49_001)).toEqual([]);
-    expect(evaluate(book, 49_000)).toMatchObject([{ type: 6, rule: 'dailyLossLimit', duration: 2, level: 49_000, dayPnl: -1_000 }]);
+    expect(evaluate(book, 49_000)).toMatchObject([
+      { type: 6, rule: 'dailyLossLimit', duration: 2, level: 49_000, dayPnl: -1_000 },
+    ]);
     expect(evaluate(book, 48_000)).toEqual([]);
     book.startDay('2026-11-17', 48_500);
     expect(book.dailyLossFloor()).toBe(47_500);
@@ -34,7 +36,10 @@ describe('rule floors', () => {
   });
 
   it('trailing the end-of-day high balance', () => {
-    const book = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingEndOfDay' } });
+    const book = new RuleBook({
+      startingBalance: 50_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingEndOfDay' },
+    });
     book.startDay('d1', 50_000);
     evaluate(book, 49_000, 55_000); // intraday peaks do not move it
     expect(book.maximumLossFloor()).toBe(48_000);
@@ -45,18 +50,27 @@ describe('rule floors', () => {
   });
 
   it('trailing the intraday high, unrealized included (best price of the bar counts first)', () => {
-    const book = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday' } });
+    const book = new RuleBook({
+      startingBalance: 50_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday' },
+    });
     book.startDay('d1', 50_000);
     expect(evaluate(book, 50_000, 51_000)).toEqual([]);
     expect(book.maximumLossFloor()).toBe(49_000);
     // one bar that ran up 2500 and down to 49000: conservative, the high counts before the low
-    const fresh = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday' } });
+    const fresh = new RuleBook({
+      startingBalance: 50_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday' },
+    });
     fresh.startDay('d1', 50_000);
     expect(evaluate(fresh, 49_000, 52_500)).toMatchObject([{ rule: 'maximumLossLimit' }]);
   });
 
   it('trailing until it locks at the starting balance', () => {
-    const book = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingUntilLocked' } });
+    const book = new RuleBook({
+      startingBalance: 50_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingUntilLocked' },
+    });
     book.startDay('d1', 50_000);
     book.startDay('d2', 51_000);
     expect(book.maximumLossFloor()).toBe(49_000);
@@ -79,25 +93,41 @@ describe('rule floors', () => {
     expect(() => new RuleBook({ startingBalance: 1, dailyLoss: 5 } as never)).toThrow(/dailyLoss/);
   });
   it('lockAbove stops a trailing floor, end of day or intraday, at the starting balance plus it', () => {
-    const intraday = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday', lockAbove: 100 } });
+    const intraday = new RuleBook({
+      startingBalance: 50_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday', lockAbove: 100 },
+    });
     intraday.startDay('d1', 50_000);
     evaluate(intraday, 51_000, 51_000);
     expect(intraday.maximumLossFloor()).toBe(49_000);
     evaluate(intraday, 53_000, 53_000);
     expect(intraday.maximumLossFloor()).toBe(50_100);
-    const endOfDay = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingEndOfDay', lockAbove: 0 } });
+    const endOfDay = new RuleBook({
+      startingBalance: 50_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingEndOfDay', lockAbove: 0 },
+    });
     endOfDay.startDay('d1', 50_000);
     endOfDay.startDay('d2', 53_000);
     expect(endOfDay.maximumLossFloor()).toBe(50_000);
-    const untilLocked = new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'trailingUntilLocked', lockAbove: 250 } });
+    const untilLocked = new RuleBook({
+      startingBalance: 50_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingUntilLocked', lockAbove: 250 },
+    });
     untilLocked.startDay('d1', 50_000);
     untilLocked.startDay('d2', 53_000);
     expect(untilLocked.maximumLossFloor()).toBe(50_250);
-    expect(() => new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'static', lockAbove: 0 } })).toThrow(/lockAbove/);
+    expect(
+      () =>
+        new RuleBook({ startingBalance: 50_000, maximumLossLimit: { amount: 2_000, variant: 'static', lockAbove: 0 } }),
+    ).toThrow(/lockAbove/);
   });
 
   it('couldBreach answers without moving anything; reset starts a new account', () => {
-    const book = new RuleBook({ startingBalance: 50_000, dailyLossLimit: 1_000, maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday' } });
+    const book = new RuleBook({
+      startingBalance: 50_000,
+      dailyLossLimit: 1_000,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingIntraday' },
+    });
     book.startDay('d1', 50_000);
     expect(book.couldBreach(49_100, 50_500)).toBe(false);
     // A high of 51,200 would lift the floor to 49,200.

@@ -29,7 +29,14 @@ describe('accounting', () => {
     expect(acc.unrealizedPnl()).toBe(8 * 2 * 12.5);
     const closed = acc.applyFill(fill('sell', 3, 106, 3), 'd1');
     // Fees of the round turn: 2 a contract on entry, 3 / 3 = 1 a contract on exit; the reversed contract keeps its 1.
-    expect(closed).toMatchObject({ side: 'buy', size: 2, entryPrice: 102, exitPrice: 106, pnl: 4 * 2 * 12.5, fees: (2 + 1) * 2 });
+    expect(closed).toMatchObject({
+      side: 'buy',
+      size: 2,
+      entryPrice: 102,
+      exitPrice: 106,
+      pnl: 4 * 2 * 12.5,
+      fees: (2 + 1) * 2,
+    });
     expect(acc.position(ES.id)).toBe(-1);
     expect(acc.averagePrice(ES.id)).toBe(106);
     expect(acc.fees).toBe(7);
@@ -48,15 +55,21 @@ describe('accounting', () => {
 
   it('without fill memory (a venue that cannot repeat a fill) gives the same books for distinct fills', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 90, max: 110 }), fc.nat({ max: 3 })), { maxLength: 40 }), (steps) => {
-        const remembering = new Accounting([ES], 10_000);
-        const trusting = new Accounting([ES], 10_000, { rememberFills: false });
-        for (const [buy, size, price, fees] of steps) {
-          const f = fill(buy ? 'buy' : 'sell', size, price, fees);
-          expect(trusting.applyFill(f, 'd')).toEqual(remembering.applyFill(f, 'd'));
-        }
-        expect(trusting.snapshot()).toEqual(remembering.snapshot());
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 90, max: 110 }), fc.nat({ max: 3 })),
+          { maxLength: 40 },
+        ),
+        (steps) => {
+          const remembering = new Accounting([ES], 10_000);
+          const trusting = new Accounting([ES], 10_000, { rememberFills: false });
+          for (const [buy, size, price, fees] of steps) {
+            const f = fill(buy ? 'buy' : 'sell', size, price, fees);
+            expect(trusting.applyFill(f, 'd')).toEqual(remembering.applyFill(f, 'd'));
+          }
+          expect(trusting.snapshot()).toEqual(remembering.snapshot());
+        },
+      ),
     );
   });
 
@@ -68,7 +81,18 @@ describe('accounting', () => {
     acc.startDay('d2');
     acc.applyFill(fill('sell', 1, 100, 1), 'd2');
     acc.applyFill(fill('buy', 1, 96, 1), 'd2');
-    expect(acc.days.map((d) => [d.tradingDay, d.realizedPnl, d.fees, d.trades, d.winningTrades, d.losingTrades, d.startBalance, d.endBalance])).toEqual([
+    expect(
+      acc.days.map((d) => [
+        d.tradingDay,
+        d.realizedPnl,
+        d.fees,
+        d.trades,
+        d.winningTrades,
+        d.losingTrades,
+        d.startBalance,
+        d.endBalance,
+      ]),
+    ).toEqual([
       ['d1', -25, 2, 1, 0, 1, 1_000, 973],
       ['d2', 50, 2, 1, 1, 0, 973, 1_021],
     ]);
@@ -76,7 +100,12 @@ describe('accounting', () => {
 
   it("property: realized PnL equals the sum of the trades' PnL and, once flat, the fills' cash flow; the trades carry every fee", () => {
     const fills = fc.array(
-      fc.record({ side: fc.constantFrom('buy' as const, 'sell' as const), size: fc.integer({ min: 1, max: 5 }), price: fc.integer({ min: 1_000, max: 1_100 }), fees: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({
+        side: fc.constantFrom('buy' as const, 'sell' as const),
+        size: fc.integer({ min: 1, max: 5 }),
+        price: fc.integer({ min: 1_000, max: 1_100 }),
+        fees: fc.integer({ min: 0, max: 3 }),
+      }),
       { maxLength: 60 },
     );
     fc.assert(

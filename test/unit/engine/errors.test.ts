@@ -12,7 +12,16 @@ import * as live from 'tickline/live';
 import * as sim from 'tickline/sim';
 
 const SRC = path.resolve(import.meta.dirname, '../../../src');
-const BUILT_IN_ERRORS = new Set(['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError', 'AggregateError']);
+const BUILT_IN_ERRORS = new Set([
+  'Error',
+  'TypeError',
+  'RangeError',
+  'SyntaxError',
+  'ReferenceError',
+  'EvalError',
+  'URIError',
+  'AggregateError',
+]);
 const KINDS = ['usage', 'config', 'input', 'environment', 'runtime', 'ruleBreak'];
 
 function sourceFiles(dir: string): string[] {
@@ -46,7 +55,8 @@ describe('TicklineError is the root of every error class', () => {
         chain.push(base);
         base = all.get(base)!.base;
       }
-      if (BUILT_IN_ERRORS.has(base) && !chain.includes('TicklineError')) strays.push(`${file}: ${chain.join(' -> ')} -> ${base}`);
+      if (BUILT_IN_ERRORS.has(base) && !chain.includes('TicklineError'))
+        strays.push(`${file}: ${chain.join(' -> ')} -> ${base}`);
     }
     expect(strays).toEqual([]);
   });
@@ -56,8 +66,13 @@ describe('TicklineError is the root of every error class', () => {
       ([name, value]) => typeof value === 'function' && /^[A-Z]\w*Error$/.test(name) && name !== 'TicklineError',
     );
     expect(exported.length).toBeGreaterThan(10);
-    for (const [name, value] of exported) expect((value as { prototype: unknown }).prototype, name).toBeInstanceOf(engine.TicklineError);
-    expect(new engine.EngineError('INVALID_PERIOD', 'x')).toMatchObject({ name: 'EngineError', code: 'INVALID_PERIOD', kind: 'runtime' });
+    for (const [name, value] of exported)
+      expect((value as { prototype: unknown }).prototype, name).toBeInstanceOf(engine.TicklineError);
+    expect(new engine.EngineError('INVALID_PERIOD', 'x')).toMatchObject({
+      name: 'EngineError',
+      code: 'INVALID_PERIOD',
+      kind: 'runtime',
+    });
     expect(KINDS).toContain(new backtest.CsvBarsError([]).kind);
   });
 });

@@ -12,7 +12,15 @@ import { orderTowards } from '../../../src/engine/order-book.ts';
 import { createEngine, type Decision, type StrategyFailure } from '../../../src/engine/runner.ts';
 import { defineStrategy, StrategyError } from '../../../src/engine/strategy.ts';
 import { target } from '../../../src/engine/intents.ts';
-import type { Fill, Intent, ModifyCommand, OrderCommand, OrderUpdate, Venue, VenueEvent } from '../../../src/engine/types.ts';
+import type {
+  Fill,
+  Intent,
+  ModifyCommand,
+  OrderCommand,
+  OrderUpdate,
+  Venue,
+  VenueEvent,
+} from '../../../src/engine/types.ts';
 import { chunk, ES, T0, TinyVenue } from './helpers.ts';
 
 /** A venue that answers only when the test says so, as a live gateway does. */
@@ -30,10 +38,31 @@ class ManualVenue implements Venue {
     this.cancelled.push(orderId);
   }
   emit(command: OrderCommand, state: OrderUpdate['state'], extra: Partial<OrderUpdate> = {}): void {
-    this.subject.next({ kind: 'order', orderId: command.id, state, time: T0, contractId: command.contractId, side: command.side, size: command.size, filledSize: 0, order: command.order, ...extra });
+    this.subject.next({
+      kind: 'order',
+      orderId: command.id,
+      state,
+      time: T0,
+      contractId: command.contractId,
+      side: command.side,
+      size: command.size,
+      filledSize: 0,
+      order: command.order,
+      ...extra,
+    });
   }
   fill(command: OrderCommand, fillId: string, price = 100): void {
-    const fill: Fill = { kind: 'fill', fillId, orderId: command.id, contractId: command.contractId, side: command.side, size: command.size, price, fees: 0, time: T0 };
+    const fill: Fill = {
+      kind: 'fill',
+      fillId,
+      orderId: command.id,
+      contractId: command.contractId,
+      side: command.side,
+      size: command.size,
+      price,
+      fees: 0,
+      time: T0,
+    };
     this.subject.next(fill);
   }
 }
@@ -47,7 +76,11 @@ function manualTargets(): { strategy: ReturnType<typeof defineStrategy>; targets
 
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
-function liveEngine(venue: Venue, strategy: ReturnType<typeof defineStrategy>, extra: { maxPositionSize?: number } = {}) {
+function liveEngine(
+  venue: Venue,
+  strategy: ReturnType<typeof defineStrategy>,
+  extra: { maxPositionSize?: number } = {},
+) {
   const decisions: Decision[] = [];
   const engine = createEngine({
     strategies: [{ strategy, id: 's' }],
@@ -66,19 +99,25 @@ function liveEngine(venue: Venue, strategy: ReturnType<typeof defineStrategy>, e
 describe('orderTowards: the one order that moves exposure to a target', () => {
   it('never lets any resolution of the pending orders end beyond the target', () => {
     fc.assert(
-      fc.property(fc.integer({ min: -5, max: 5 }), fc.integer({ min: -5, max: 5 }), fc.nat(4), fc.nat(4), (targetSize, definite, pendingBuys, pendingSells) => {
-        const order = orderTowards(targetSize, { definite, pendingBuys, pendingSells });
-        for (let buys = 0; buys <= pendingBuys; buys++) {
-          for (let sells = 0; sells <= pendingSells; sells++) {
-            const final = definite + buys - sells + order;
-            // Moving up never overshoots above the target, moving down never below it.
-            if (order > 0) expect(final).toBeLessThanOrEqual(targetSize);
-            if (order < 0) expect(final).toBeGreaterThanOrEqual(targetSize);
+      fc.property(
+        fc.integer({ min: -5, max: 5 }),
+        fc.integer({ min: -5, max: 5 }),
+        fc.nat(4),
+        fc.nat(4),
+        (targetSize, definite, pendingBuys, pendingSells) => {
+          const order = orderTowards(targetSize, { definite, pendingBuys, pendingSells });
+          for (let buys = 0; buys <= pendingBuys; buys++) {
+            for (let sells = 0; sells <= pendingSells; sells++) {
+              const final = definite + buys - sells + order;
+              // Moving up never overshoots above the target, moving down never below it.
+              if (order > 0) expect(final).toBeLessThanOrEqual(targetSize);
+              if (order < 0) expect(final).toBeGreaterThanOrEqual(targetSize);
+            }
           }
-        }
-        // With nothing pending it reaches the target exactly.
-        if (pendingBuys === 0 && pendingSells === 0) expect(definite + order).toBe(targetSize);
-      }),
+          // With nothing pending it reaches the target exactly.
+          if (pendingBuys === 0 && pendingSells === 0) expect(definite + order).toBe(targetSize);
+        },
+      ),
     );
   });
 });
@@ -163,15 +202,25 @@ describe('a live engine counts exposure', () => {
     const flipper = defineStrategy({
       name: 'flipper',
       params: z.object({}),
-      run: ({ bars }) => bars().pipe(map((c) => ({ ...target(c.length % 2 === 0 ? 1 : -1), at: c.length - 1 }) as Intent)),
+      run: ({ bars }) =>
+        bars().pipe(map((c) => ({ ...target(c.length % 2 === 0 ? 1 : -1), at: c.length - 1 }) as Intent)),
     });
     const perBar = defineStrategy({
       name: 'per-bar',
       params: z.object({}),
-      run: (ctx) => new Observable<Intent>((sub) => ctx.barRecords().subscribe((bar) => sub.next(target(bar.close % 2 === 0 ? 1 : -1)))),
+      run: (ctx) =>
+        new Observable<Intent>((sub) =>
+          ctx.barRecords().subscribe((bar) => sub.next(target(bar.close % 2 === 0 ? 1 : -1))),
+        ),
     });
     const decisions: Decision[] = [];
-    const engine = createEngine({ strategies: [{ strategy: flipper }, { strategy: perBar }], contracts: [ES], venue, account: { startingBalance: 50_000 }, live: true });
+    const engine = createEngine({
+      strategies: [{ strategy: flipper }, { strategy: perBar }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+      live: true,
+    });
     engine.decisions$.subscribe((d) => decisions.push(d));
     engine.push(chunk([10, 11, 12, 13, 15]));
     const superseded = decisions.filter((d) => !d.result.accepted && d.result.code === 'SUPERSEDED');
@@ -186,9 +235,17 @@ describe('a live engine counts exposure', () => {
     const perBar = defineStrategy({
       name: 'per-bar',
       params: z.object({}),
-      run: (ctx) => new Observable<Intent>((sub) => ctx.barRecords().subscribe((bar) => sub.next(target(bar.close % 2 === 0 ? 1 : -1)))),
+      run: (ctx) =>
+        new Observable<Intent>((sub) =>
+          ctx.barRecords().subscribe((bar) => sub.next(target(bar.close % 2 === 0 ? 1 : -1))),
+        ),
     });
-    const engine = createEngine({ strategies: [{ strategy: perBar }], contracts: [ES], venue, account: { startingBalance: 50_000 } });
+    const engine = createEngine({
+      strategies: [{ strategy: perBar }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+    });
     engine.push(chunk([10, 11, 12, 13]));
     expect(venue.placed.map((o) => `${o.side} ${o.size}`)).toEqual(['buy 1', 'sell 2', 'buy 2', 'sell 2']);
   });
@@ -199,7 +256,13 @@ describe('intents are checked at the boundary', () => {
     const venue = new ManualVenue();
     const { strategy, targets } = manualTargets();
     const { decisions } = liveEngine(venue, strategy);
-    targets.next({ kind: 'place', contractId: '', side: 'long', size: 1, order: { type: 'market' } } as unknown as Intent);
+    targets.next({
+      kind: 'place',
+      contractId: '',
+      side: 'long',
+      size: 1,
+      order: { type: 'market' },
+    } as unknown as Intent);
     expect(venue.placed).toEqual([]);
     expect(decisions[0]?.result).toMatchObject({ accepted: false, code: 'INVALID_INTENT' });
     expect(decisions[0]?.result.accepted === false && decisions[0].result.message).toMatch(/^side: /);
@@ -212,7 +275,14 @@ describe('intents are checked at the boundary', () => {
         contractId: fc.constantFrom('', ES.id, 7, undefined),
         side: fc.constantFrom('buy', 'sell', 'long', 'Ask', undefined, 0),
         size: fc.constantFrom(1, 0, -1, 1.5, Number.NaN, Infinity, '1', undefined),
-        order: fc.constantFrom({ type: 'market' }, { type: 'limit', limitPrice: Number.NaN }, { type: 'limit', limitPrice: 100 }, { type: 'iceberg' }, null, undefined),
+        order: fc.constantFrom(
+          { type: 'market' },
+          { type: 'limit', limitPrice: Number.NaN },
+          { type: 'limit', limitPrice: 100 },
+          { type: 'iceberg' },
+          null,
+          undefined,
+        ),
         orderId: fc.constantFrom('x-1', 3, undefined),
       },
       { requiredKeys: [] },
@@ -247,7 +317,12 @@ describe('a strategy that throws is contained', () => {
   });
 
   it('in a backtest: push throws STRATEGY_FAILED with the strategy id and the bar', () => {
-    const engine = createEngine({ strategies: [{ strategy: throwing }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 } });
+    const engine = createEngine({
+      strategies: [{ strategy: throwing }],
+      contracts: [ES],
+      venue: new TinyVenue(),
+      account: { startingBalance: 1 },
+    });
     let error: unknown;
     try {
       engine.push(chunk([10, 11, 12, 13]));
@@ -262,11 +337,23 @@ describe('a strategy that throws is contained', () => {
 
   it('live: reported on errors$, its later intents ignored, the other strategies go on', () => {
     const venue = new TinyVenue();
-    const steady = defineStrategy({ name: 'steady', params: z.object({}), run: (ctx) => new Observable<Intent>((sub) => ctx.barRecords().subscribe(() => sub.next(target(1)))) });
+    const steady = defineStrategy({
+      name: 'steady',
+      params: z.object({}),
+      run: (ctx) => new Observable<Intent>((sub) => ctx.barRecords().subscribe(() => sub.next(target(1)))),
+    });
     const failures: StrategyFailure[] = [];
-    const engine = createEngine({ strategies: [{ strategy: throwing }, { strategy: steady }], contracts: [ES], venue, account: { startingBalance: 1 }, onStrategyError: 'log', live: true });
+    const engine = createEngine({
+      strategies: [{ strategy: throwing }, { strategy: steady }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 1 },
+      onStrategyError: 'log',
+      live: true,
+    });
     engine.errors$.subscribe((f) => failures.push(f));
-    for (const close of [10, 11, 12, 13]) engine.push(chunk([{ close, open: close, high: close, low: close }], T0 + (close - 10) * 60_000));
+    for (const close of [10, 11, 12, 13])
+      engine.push(chunk([{ close, open: close, high: close, low: close }], T0 + (close - 10) * 60_000));
     expect(failures.map((f) => [f.strategyId, f.barTime])).toEqual([['throwing', T0 + 2 * 60_000]]);
     expect(venue.placed.map((o) => o.id.split('-')[0])).toEqual(['steady']);
   });

@@ -1,7 +1,16 @@
 import { Subject } from 'rxjs';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { timeframe } from '../../../src/engine/timeframe.ts';
-import type { BarChunk, ContractSpec, Fill, ModifyCommand, OrderCommand, OrderUpdate, Venue, VenueEvent } from '../../../src/engine/types.ts';
+import type {
+  BarChunk,
+  ContractSpec,
+  Fill,
+  ModifyCommand,
+  OrderCommand,
+  OrderUpdate,
+  Venue,
+  VenueEvent,
+} from '../../../src/engine/types.ts';
 
 export const ES: ContractSpec = {
   id: 'CON.F.US.EP.Z25',
@@ -126,7 +135,8 @@ export class TinyVenue implements Venue {
       let price: number | undefined;
       if (spec.type === 'market') price = chunk.open[i]!;
       else if (spec.type === 'limit') {
-        if (order.side === 'buy' ? chunk.low[i]! <= spec.limitPrice : chunk.high[i]! >= spec.limitPrice) price = spec.limitPrice;
+        if (order.side === 'buy' ? chunk.low[i]! <= spec.limitPrice : chunk.high[i]! >= spec.limitPrice)
+          price = spec.limitPrice;
       } else if (spec.type === 'stop' || spec.type === 'trailingStop') {
         const level = spec.type === 'stop' ? spec.stopPrice : spec.trailPrice;
         if (order.side === 'buy' ? chunk.high[i]! >= level : chunk.low[i]! <= level) price = level;
@@ -149,6 +159,16 @@ export class TinyVenue implements Venue {
     }
   }
   private update(order: OrderCommand, state: OrderUpdate['state'], filledSize: number, time: number): OrderUpdate {
-    return { kind: 'order', orderId: order.id, state, time, contractId: order.contractId, side: order.side, size: order.size, filledSize, order: order.order };
+    return {
+      kind: 'order',
+      orderId: order.id,
+      state,
+      time,
+      contractId: order.contractId,
+      side: order.side,
+      size: order.size,
+      filledSize,
+      order: order.order,
+    };
   }
 }

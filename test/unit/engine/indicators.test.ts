@@ -9,7 +9,7 @@ import { chunk, split, type BarInput } from './helpers.ts';
 /** A seeded random walk in whole ticks, as bars. */
 function walk(n: number, seed: number): BarInput[] {
   let s = seed;
-  const next = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const next = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
   let price = 4000;
   const bars: BarInput[] = [];
   for (let i = 0; i < n; i++) {
@@ -50,22 +50,61 @@ describe('indicators equal technicalindicators on the same input, whatever the c
   for (const sizes of chunkings) {
     const pieces = split(whole, sizes);
     it(`SMA, EMA, RSI, ATR (chunks ${sizes.join(',')})`, () => {
-      expectAligned(columns(sma(10), pieces, (v) => v), SMA.calculate({ period: 10, values: closes }), 9);
-      expectAligned(columns(ema(12), pieces, (v) => v), EMA.calculate({ period: 12, values: closes }), 11);
-      expectAligned(columns(rsi(14), pieces, (v) => v), RSI.calculate({ period: 14, values: closes }), 14);
-      expectAligned(columns(atr(14), pieces, (v) => v), ATR.calculate({ period: 14, high: highs, low: lows, close: closes }), 14);
+      expectAligned(
+        columns(sma(10), pieces, (v) => v),
+        SMA.calculate({ period: 10, values: closes }),
+        9,
+      );
+      expectAligned(
+        columns(ema(12), pieces, (v) => v),
+        EMA.calculate({ period: 12, values: closes }),
+        11,
+      );
+      expectAligned(
+        columns(rsi(14), pieces, (v) => v),
+        RSI.calculate({ period: 14, values: closes }),
+        14,
+      );
+      expectAligned(
+        columns(atr(14), pieces, (v) => v),
+        ATR.calculate({ period: 14, high: highs, low: lows, close: closes }),
+        14,
+      );
     });
     it(`Bollinger bands and MACD (chunks ${sizes.join(',')})`, () => {
       const theirs = BollingerBands.calculate({ period: 20, stdDev: 2, values: closes });
       for (const band of ['middle', 'upper', 'lower', 'pb'] as const) {
-        expectAligned(columns(bollinger(20, 2), pieces, (v) => v[band]), theirs.map((b) => b[band]), 19);
+        expectAligned(
+          columns(bollinger(20, 2), pieces, (v) => v[band]),
+          theirs.map((b) => b[band]),
+          19,
+        );
       }
       for (const simple of [false, true]) {
-        const m = MACD.calculate({ values: closes, fastPeriod: 12, slowPeriod: 26, signalPeriod: 9, SimpleMAOscillator: simple, SimpleMASignal: simple });
+        const m = MACD.calculate({
+          values: closes,
+          fastPeriod: 12,
+          slowPeriod: 26,
+          signalPeriod: 9,
+          SimpleMAOscillator: simple,
+          SimpleMASignal: simple,
+        });
         const spec = macd({ fast: 12, slow: 26, signal: 9, simpleOscillator: simple, simpleSignal: simple });
-        expectAligned(columns(spec, pieces, (v) => v.macd), m.map((x) => x.MACD), 25);
-        expectAligned(columns(spec, pieces, (v) => v.signal), m.map((x) => x.signal), 25);
-        expectAligned(columns(spec, pieces, (v) => v.histogram), m.map((x) => x.histogram), 25);
+        expectAligned(
+          columns(spec, pieces, (v) => v.macd),
+          m.map((x) => x.MACD),
+          25,
+        );
+        expectAligned(
+          columns(spec, pieces, (v) => v.signal),
+          m.map((x) => x.signal),
+          25,
+        );
+        expectAligned(
+          columns(spec, pieces, (v) => v.histogram),
+          m.map((x) => x.histogram),
+          25,
+        );
       }
     });
   }

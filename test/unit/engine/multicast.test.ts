@@ -22,12 +22,20 @@ function script(hot: Hot<number>): string[] {
     stream.subscribe((v) => {
       log.push(`b ${v}`);
       // Subscribed during a delivery: gets the next value, not this one.
-      if (v === 2 && late === undefined) late = stream.subscribe({ next: (w) => log.push(`late ${w}`), complete: () => log.push('late done') });
+      if (v === 2 && late === undefined)
+        late = stream.subscribe({ next: (w) => log.push(`late ${w}`), complete: () => log.push('late done') });
       // Unsubscribing another subscriber during a delivery: it gets nothing more.
       if (v === 3) subs[2]!.unsubscribe();
     }),
   );
-  subs.push(stream.pipe(filter((v) => v % 2 === 1), map((v) => v * 10)).subscribe({ next: (v) => log.push(`c ${v}`), complete: () => log.push('c done') }));
+  subs.push(
+    stream
+      .pipe(
+        filter((v) => v % 2 === 1),
+        map((v) => v * 10),
+      )
+      .subscribe({ next: (v) => log.push(`c ${v}`), complete: () => log.push('c done') }),
+  );
   log.push(`observed ${hot.observed}`);
   for (let v = 1; v <= 5; v++) hot.next(v);
   subs[0]!.unsubscribe();

@@ -10,16 +10,40 @@ import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, Intent } from '../../../src/engine/types.ts';
 import { chunk, TinyVenue } from './helpers.ts';
 
-const quarter: ContractSpec = { id: 'CON.F.US.EP.Z26', name: 'ESZ6', symbolId: 'F.US.EP', description: 'ES', grid: new PriceGrid(0.25, 12.5) };
-const tenth: ContractSpec = { id: 'CON.F.US.CLE.F27', name: 'CLF7', symbolId: 'F.US.CLE', description: 'CL', grid: new PriceGrid(0.01, 10) };
-const gold: ContractSpec = { id: 'CON.F.US.GCE.G27', name: 'GCG7', symbolId: 'F.US.GCE', description: 'GC', grid: new PriceGrid(0.1, 10) };
+const quarter: ContractSpec = {
+  id: 'CON.F.US.EP.Z26',
+  name: 'ESZ6',
+  symbolId: 'F.US.EP',
+  description: 'ES',
+  grid: new PriceGrid(0.25, 12.5),
+};
+const tenth: ContractSpec = {
+  id: 'CON.F.US.CLE.F27',
+  name: 'CLF7',
+  symbolId: 'F.US.CLE',
+  description: 'CL',
+  grid: new PriceGrid(0.01, 10),
+};
+const gold: ContractSpec = {
+  id: 'CON.F.US.GCE.G27',
+  name: 'GCG7',
+  symbolId: 'F.US.GCE',
+  description: 'GC',
+  grid: new PriceGrid(0.1, 10),
+};
 
 function harness(contract: ContractSpec, lastTicks: number) {
   const intents = new Subject<Intent>();
   const strategy = defineStrategy({ name: 'hand', params: z.object({}), run: () => intents.asObservable() });
   const venue = new TinyVenue();
   const decisions: Decision[] = [];
-  const engine = createEngine({ strategies: [{ strategy }], contracts: [contract], venue, account: { startingBalance: 50_000 }, risk: { maxPriceDistancePct: 1000 } });
+  const engine = createEngine({
+    strategies: [{ strategy }],
+    contracts: [contract],
+    venue,
+    account: { startingBalance: 50_000 },
+    risk: { maxPriceDistancePct: 1000 },
+  });
   engine.decisions$.subscribe((d) => decisions.push(d));
   engine.push(chunk([lastTicks], undefined, contract.id));
   return { intents, venue, decisions };
@@ -42,11 +66,15 @@ describe('prices in, ticks inside', () => {
     expect(venue.modified.at(-1)).toMatchObject({ limitPrice: 18_002 });
   });
 
-  it("an off-grid price is TICK_MISALIGNED naming the price and the nearest valid ones; nothing is sent", () => {
+  it('an off-grid price is TICK_MISALIGNED naming the price and the nearest valid ones; nothing is sent', () => {
     const { intents, venue, decisions } = harness(quarter, 6_680);
     intents.next(limitOrder('buy', 1, 1670.13));
     expect(venue.placed).toEqual([]);
-    expect(decisions[0]?.result).toEqual({ accepted: false, code: 'TICK_MISALIGNED', message: 'limitPrice 1670.13 is not on the 0.25 grid of ESZ6: nearest valid 1670 or 1670.25' });
+    expect(decisions[0]?.result).toEqual({
+      accepted: false,
+      code: 'TICK_MISALIGNED',
+      message: 'limitPrice 1670.13 is not on the 0.25 grid of ESZ6: nearest valid 1670 or 1670.25',
+    });
   });
 
   it("{ unit: 'ticks' } keeps ticks for code that computes in ticks", () => {

@@ -1,14 +1,40 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { flatten, limitOrder, marketOrder, modifyOrder, cancelOrder, stopOrder, stopLimitOrder, trailingStopOrder } from '../../../src/engine/intents.ts';
-import { REASON_CODES, checkIntent, reasonCodeTable, riskConfigSchema, type GuardOrder, type GuardResult, type GuardState, type RiskConfig } from '../../../src/engine/risk.ts';
+import {
+  flatten,
+  limitOrder,
+  marketOrder,
+  modifyOrder,
+  cancelOrder,
+  stopOrder,
+  stopLimitOrder,
+  trailingStopOrder,
+} from '../../../src/engine/intents.ts';
+import {
+  REASON_CODES,
+  checkIntent,
+  reasonCodeTable,
+  riskConfigSchema,
+  type GuardOrder,
+  type GuardResult,
+  type GuardState,
+  type RiskConfig,
+} from '../../../src/engine/risk.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, Intent } from '../../../src/engine/types.ts';
 import { ES } from './helpers.ts';
 
 const C = ES.id;
 
-function guardState(over: Partial<GuardState> & { positions?: Record<string, number>; orders?: Record<string, GuardOrder>; last?: number; sent?: number[]; contracts?: ContractSpec[] } = {}): GuardState {
+function guardState(
+  over: Partial<GuardState> & {
+    positions?: Record<string, number>;
+    orders?: Record<string, GuardOrder>;
+    last?: number;
+    sent?: number[];
+    contracts?: ContractSpec[];
+  } = {},
+): GuardState {
   const contracts = over.contracts ?? [ES];
   const orders = over.orders ?? {};
   return {
@@ -29,9 +55,14 @@ function guardState(over: Partial<GuardState> & { positions?: Record<string, num
     openOrderCount: () => Object.keys(orders).length,
     workingEntrySize: (id, side) =>
       Object.values(orders)
-        .filter((o) => o.contractId === id && o.side === side && (o.order.type === 'market' || o.order.type === 'limit'))
+        .filter(
+          (o) => o.contractId === id && o.side === side && (o.order.type === 'market' || o.order.type === 'limit'),
+        )
         .reduce((sum, o) => sum + o.size, 0),
-    hasStopOrder: (id, side) => Object.values(orders).some((o) => o.contractId === id && o.side === side && o.order.type !== 'market' && o.order.type !== 'limit'),
+    hasStopOrder: (id, side) =>
+      Object.values(orders).some(
+        (o) => o.contractId === id && o.side === side && o.order.type !== 'market' && o.order.type !== 'limit',
+      ),
     ordersSince: (since) => (over.sent ?? []).filter((t) => t >= since).length,
     ...over,
   };
@@ -44,7 +75,13 @@ function check(intent: Intent, state: GuardState = guardState(), config: RiskCon
 const code = (result: GuardResult) => (result.accepted ? (result.adjusted ?? 'ok') : result.code);
 const buy = (size = 1) => marketOrder('buy', size, { contractId: C });
 const sell = (size = 1) => marketOrder('sell', size, { contractId: C });
-const trailOrder = (side: 'buy' | 'sell', stop: number): GuardOrder => ({ contractId: C, side, size: 1, order: { type: 'trailingStop', trailPrice: stop }, trailStop: stop });
+const trailOrder = (side: 'buy' | 'sell', stop: number): GuardOrder => ({
+  contractId: C,
+  side,
+  size: 1,
+  order: { type: 'trailingStop', trailPrice: stop },
+  trailStop: stop,
+});
 
 describe('risk guard checks', () => {
   it('every reason code is described and listed', () => {
@@ -56,10 +93,16 @@ describe('risk guard checks', () => {
     expect(code(check(buy(0)))).toBe('INVALID_SIZE');
     expect(code(check(buy(1.5)))).toBe('INVALID_SIZE');
     expect(code(check(marketOrder('buy', 1, { contractId: 'X' })))).toBe('UNKNOWN_CONTRACT');
-    expect(code(check(marketOrder('buy', 1, { contractId: C, bracket: { stopLossTicks: 0 } })))).toBe('INVALID_BRACKET');
+    expect(code(check(marketOrder('buy', 1, { contractId: C, bracket: { stopLossTicks: 0 } })))).toBe(
+      'INVALID_BRACKET',
+    );
     expect(code(check(modifyOrder('nope', { size: 2 })))).toBe('UNKNOWN_ORDER');
     expect(code(check(cancelOrder('nope')))).toBe('UNKNOWN_ORDER');
-    const working = guardState({ orders: { 'q-7': { contractId: C, side: 'buy', size: 1, order: { type: 'limit', limitPrice: 1 }, trailStop: NaN } } });
+    const working = guardState({
+      orders: {
+        'q-7': { contractId: C, side: 'buy', size: 1, order: { type: 'limit', limitPrice: 1 }, trailStop: NaN },
+      },
+    });
     expect(code(check(marketOrder('buy', 1, { contractId: C, id: 'q-7' }), working))).toBe('DUPLICATE_ID');
     expect(code(check(marketOrder('buy', 1, { contractId: C, id: 'q-8' }), working))).toBe('ok');
   });
@@ -86,7 +129,9 @@ describe('risk guard checks', () => {
       expect(code(check(limitOrder('buy', 1, Math.floor(ticks), { contractId: contract.id }), state))).toBe('ok');
     }
     expect(code(check(trailingStopOrder('sell', 1, 15_990.5, { contractId: C })))).toBe('TICK_MISALIGNED');
-    const working = guardState({ orders: { a: { contractId: C, side: 'buy', size: 1, order: { type: 'limit', limitPrice: 100 }, trailStop: NaN } } });
+    const working = guardState({
+      orders: { a: { contractId: C, side: 'buy', size: 1, order: { type: 'limit', limitPrice: 100 }, trailStop: NaN } },
+    });
     expect(code(check(modifyOrder('a', { limitPrice: 100.25 }), working))).toBe('TICK_MISALIGNED');
   });
 
@@ -98,13 +143,23 @@ describe('risk guard checks', () => {
     const mistake = check(trailingStopOrder('sell', 1, 10, { contractId: C }));
     expect(code(mistake)).toBe('TRAIL_TOO_FAR');
     expect(!mistake.accepted && mistake.message).toContain('absolute price');
-    expect(code(check(trailingStopOrder('sell', 1, 15_900, { contractId: C }), guardState(), { maxTrailTicks: 50 }))).toBe('TRAIL_TOO_FAR');
+    expect(
+      code(check(trailingStopOrder('sell', 1, 15_900, { contractId: C }), guardState(), { maxTrailTicks: 50 })),
+    ).toBe('TRAIL_TOO_FAR');
     const orders = { t: trailOrder('sell', 15_980) };
-    expect(code(check(modifyOrder('t', { trailPrice: 15_990 }), guardState({ orders, last: NaN })))).toBe('NO_LAST_PRICE');
-    expect(code(check(trailingStopOrder('sell', 1, 15_990, { contractId: C }), guardState({ last: NaN })))).toBe('NO_LAST_PRICE');
-    expect(code(check(modifyOrder('t', { trailPrice: 15_970 }), guardState({ orders }), { refuseLooseningTrail: true }))).toBe('TRAIL_LOOSENS');
+    expect(code(check(modifyOrder('t', { trailPrice: 15_990 }), guardState({ orders, last: NaN })))).toBe(
+      'NO_LAST_PRICE',
+    );
+    expect(code(check(trailingStopOrder('sell', 1, 15_990, { contractId: C }), guardState({ last: NaN })))).toBe(
+      'NO_LAST_PRICE',
+    );
+    expect(
+      code(check(modifyOrder('t', { trailPrice: 15_970 }), guardState({ orders }), { refuseLooseningTrail: true })),
+    ).toBe('TRAIL_LOOSENS');
     expect(code(check(modifyOrder('t', { trailPrice: 15_970 }), guardState({ orders })))).toBe('ok');
-    expect(code(check(modifyOrder('t', { trailPrice: 15_990 }), guardState({ orders }), { refuseLooseningTrail: true }))).toBe('ok');
+    expect(
+      code(check(modifyOrder('t', { trailPrice: 15_990 }), guardState({ orders }), { refuseLooseningTrail: true })),
+    ).toBe('ok');
     expect(code(check(modifyOrder('t', { trailPrice: 16_001 }), guardState({ orders })))).toBe('TRAIL_WRONG_SIDE');
   });
 
@@ -113,16 +168,36 @@ describe('risk guard checks', () => {
     const state = guardState({ last: 25_600 });
     const far = check(stopOrder('sell', 1, 6_400, { contractId: C }), state);
     expect(code(far)).toBe('PRICE_TOO_FAR');
-    expect(!far.accepted && far.message).toMatch(/^stopPrice 1600 \(6400 ticks\) is 75\.0% from the last price 6400 \(25600 ticks\)/);
+    expect(!far.accepted && far.message).toMatch(
+      /^stopPrice 1600 \(6400 ticks\) is 75\.0% from the last price 6400 \(25600 ticks\)/,
+    );
     expect(code(check(limitOrder('buy', 1, 24_000, { contractId: C }), state))).toBe('ok');
     expect(code(check(limitOrder('buy', 1, 20_000, { contractId: C }), state))).toBe('PRICE_TOO_FAR');
     expect(code(check(limitOrder('buy', 1, 20_000, { contractId: C }), state, { maxPriceDistancePct: 25 }))).toBe('ok');
-    const orders = { a: { contractId: C, side: 'buy' as const, size: 1, order: { type: 'limit' as const, limitPrice: 25_500 }, trailStop: NaN } };
-    expect(code(check(modifyOrder('a', { limitPrice: 2_550 }), guardState({ last: 25_600, orders })))).toBe('PRICE_TOO_FAR');
+    const orders = {
+      a: {
+        contractId: C,
+        side: 'buy' as const,
+        size: 1,
+        order: { type: 'limit' as const, limitPrice: 25_500 },
+        trailStop: NaN,
+      },
+    };
+    expect(code(check(modifyOrder('a', { limitPrice: 2_550 }), guardState({ last: 25_600, orders })))).toBe(
+      'PRICE_TOO_FAR',
+    );
   });
 
   it('trading states: HALTED lets only cancels and flattens through; REDUCING only reductions', () => {
-    const orders = { a: { contractId: C, side: 'buy' as const, size: 1, order: { type: 'limit' as const, limitPrice: 15_990 }, trailStop: NaN } };
+    const orders = {
+      a: {
+        contractId: C,
+        side: 'buy' as const,
+        size: 1,
+        order: { type: 'limit' as const, limitPrice: 15_990 },
+        trailStop: NaN,
+      },
+    };
     const halted = guardState({ tradingState: 'HALTED', positions: { [C]: 2 }, orders });
     expect(code(check(sell(), halted))).toBe('STATE_HALTED');
     expect(code(check(modifyOrder('a', { limitPrice: 15_991 }), halted))).toBe('STATE_HALTED');
@@ -154,8 +229,12 @@ describe('risk guard checks', () => {
 
   it("the account's daily and maximum loss floors, with the safety buffer", () => {
     expect(code(check(buy(), guardState({ equity: 48_000, dailyLossFloor: 48_000 })))).toBe('DAILY_LOSS_LIMIT');
-    expect(code(check(buy(), guardState({ equity: 48_100, dailyLossFloor: 48_000 }), { safetyBuffer: 100 }))).toBe('DAILY_LOSS_LIMIT');
-    expect(code(check(buy(), guardState({ equity: 48_101, dailyLossFloor: 48_000 }), { safetyBuffer: 100 }))).toBe('ok');
+    expect(code(check(buy(), guardState({ equity: 48_100, dailyLossFloor: 48_000 }), { safetyBuffer: 100 }))).toBe(
+      'DAILY_LOSS_LIMIT',
+    );
+    expect(code(check(buy(), guardState({ equity: 48_101, dailyLossFloor: 48_000 }), { safetyBuffer: 100 }))).toBe(
+      'ok',
+    );
     expect(code(check(buy(), guardState({ equity: 47_000, maximumLossFloor: 47_500 })))).toBe('MAXIMUM_LOSS_LIMIT');
   });
 
@@ -165,7 +244,11 @@ describe('risk guard checks', () => {
     const entry = (size: number) => marketOrder('buy', size, { contractId: C, bracket: { stopLossTicks: 8 } });
     expect(code(check(entry(5), state))).toBe('ok');
     expect(code(check(entry(6), state))).toBe('RISK_EXCEEDS_ROOM');
-    expect(check(entry(6), state, { oversize: 'reduce' })).toMatchObject({ accepted: true, size: 5, adjusted: 'RISK_EXCEEDS_ROOM' });
+    expect(check(entry(6), state, { oversize: 'reduce' })).toMatchObject({
+      accepted: true,
+      size: 5,
+      adjusted: 'RISK_EXCEEDS_ROOM',
+    });
     // the personal daily loss limit counts as a limit too
     const personal = guardState({ dayPnl: -150, personalDailyLossLimit: 400 });
     expect(code(check(entry(3), personal))).toBe('RISK_EXCEEDS_ROOM');
@@ -175,8 +258,14 @@ describe('risk guard checks', () => {
   it('entries without a protective stop can be refused', () => {
     const config = { requireProtectiveStop: true };
     expect(code(check(buy(), guardState(), config))).toBe('NO_PROTECTIVE_STOP');
-    expect(code(check(marketOrder('buy', 1, { contractId: C, bracket: { stopLossTicks: 8 } }), guardState(), config))).toBe('ok');
-    const stopped = guardState({ orders: { s: { contractId: C, side: 'sell', size: 1, order: { type: 'stop', stopPrice: 15_900 }, trailStop: NaN } } });
+    expect(
+      code(check(marketOrder('buy', 1, { contractId: C, bracket: { stopLossTicks: 8 } }), guardState(), config)),
+    ).toBe('ok');
+    const stopped = guardState({
+      orders: {
+        s: { contractId: C, side: 'sell', size: 1, order: { type: 'stop', stopPrice: 15_900 }, trailStop: NaN },
+      },
+    });
     expect(code(check(buy(), stopped, config))).toBe('ok');
     expect(code(check(sell(), guardState({ positions: { [C]: 1 } }), config))).toBe('ok');
   });
@@ -185,10 +274,24 @@ describe('risk guard checks', () => {
     const limits = { maxPositionSize: 3, maxOpenOrders: 2, maxOrderRate: { orders: 3, windowMs: 1_000 } };
     expect(code(check(buy(3), guardState(), limits))).toBe('ok');
     expect(code(check(buy(4), guardState(), limits))).toBe('MAX_POSITION_SIZE');
-    const working = { w: { contractId: C, side: 'buy' as const, size: 2, order: { type: 'limit' as const, limitPrice: 1 }, trailStop: NaN } };
-    expect(code(check(buy(2), guardState({ positions: { [C]: 0 }, orders: working }), limits))).toBe('MAX_POSITION_SIZE');
+    const working = {
+      w: {
+        contractId: C,
+        side: 'buy' as const,
+        size: 2,
+        order: { type: 'limit' as const, limitPrice: 1 },
+        trailStop: NaN,
+      },
+    };
+    expect(code(check(buy(2), guardState({ positions: { [C]: 0 }, orders: working }), limits))).toBe(
+      'MAX_POSITION_SIZE',
+    );
     expect(code(check(sell(6), guardState({ positions: { [C]: 3 } }), limits))).toBe('ok');
-    expect(check(sell(7), guardState({ positions: { [C]: 3 } }), limits)).toMatchObject({ accepted: true, size: 3, adjusted: 'MAX_POSITION_SIZE' });
+    expect(check(sell(7), guardState({ positions: { [C]: 3 } }), limits)).toMatchObject({
+      accepted: true,
+      size: 3,
+      adjusted: 'MAX_POSITION_SIZE',
+    });
     const two = { ...working, v: { ...working.w } };
     expect(code(check(buy(1), guardState({ orders: two }), { maxOpenOrders: 2 }))).toBe('MAX_OPEN_ORDERS');
     expect(code(check(buy(), guardState({ sent: [999_500, 999_600, 999_700] }), limits))).toBe('ORDER_RATE');
@@ -202,20 +305,41 @@ describe('risk guard checks', () => {
   });
 
   it('a bigger entry order through a modify is new risk', () => {
-    const orders = { w: { contractId: C, side: 'buy' as const, size: 1, order: { type: 'limit' as const, limitPrice: 1 }, trailStop: NaN } };
-    expect(code(check(modifyOrder('w', { size: 3 }), guardState({ orders, tradingState: 'REDUCING' })))).toBe('STATE_REDUCING');
+    const orders = {
+      w: {
+        contractId: C,
+        side: 'buy' as const,
+        size: 1,
+        order: { type: 'limit' as const, limitPrice: 1 },
+        trailStop: NaN,
+      },
+    };
+    expect(code(check(modifyOrder('w', { size: 3 }), guardState({ orders, tradingState: 'REDUCING' })))).toBe(
+      'STATE_REDUCING',
+    );
     expect(code(check(modifyOrder('w', { size: 3 }), guardState({ orders })))).toBe('ok');
   });
 });
 
 describe('risk guard properties', () => {
   const side = fc.constantFrom('buy' as const, 'sell' as const);
-  const price = fc.oneof(fc.integer({ min: 15_000, max: 17_000 }), fc.double({ min: 15_000, max: 17_000, noNaN: true }));
+  const price = fc.oneof(
+    fc.integer({ min: 15_000, max: 17_000 }),
+    fc.double({ min: 15_000, max: 17_000, noNaN: true }),
+  );
   const intent: fc.Arbitrary<Intent> = fc.oneof(
-    fc.record({ side, size: fc.integer({ min: -1, max: 8 }) }).map(({ side, size }) => marketOrder(side, size, { contractId: C })),
-    fc.record({ side, size: fc.integer({ min: 1, max: 8 }), p: price }).map(({ side, size, p }) => limitOrder(side, size, p, { contractId: C })),
-    fc.record({ side, size: fc.integer({ min: 1, max: 8 }), p: price }).map(({ side, size, p }) => stopOrder(side, size, p, { contractId: C })),
-    fc.record({ side, size: fc.integer({ min: 1, max: 8 }), p: price }).map(({ side, size, p }) => trailingStopOrder(side, size, p, { contractId: C })),
+    fc
+      .record({ side, size: fc.integer({ min: -1, max: 8 }) })
+      .map(({ side, size }) => marketOrder(side, size, { contractId: C })),
+    fc
+      .record({ side, size: fc.integer({ min: 1, max: 8 }), p: price })
+      .map(({ side, size, p }) => limitOrder(side, size, p, { contractId: C })),
+    fc
+      .record({ side, size: fc.integer({ min: 1, max: 8 }), p: price })
+      .map(({ side, size, p }) => stopOrder(side, size, p, { contractId: C })),
+    fc
+      .record({ side, size: fc.integer({ min: 1, max: 8 }), p: price })
+      .map(({ side, size, p }) => trailingStopOrder(side, size, p, { contractId: C })),
     fc.record({ p: price }).map(({ p }) => modifyOrder('t', { trailPrice: p })),
   );
   const state = fc.record({
@@ -251,7 +375,11 @@ describe('risk guard properties', () => {
           const size = result.size ?? i.size;
           expect(Number.isInteger(size) && size > 0).toBe(true);
           const o = i.order;
-          for (const p of ['limitPrice' in o ? o.limitPrice : 0, 'stopPrice' in o ? o.stopPrice : 0, o.type === 'trailingStop' ? o.trailPrice : 0]) {
+          for (const p of [
+            'limitPrice' in o ? o.limitPrice : 0,
+            'stopPrice' in o ? o.stopPrice : 0,
+            o.type === 'trailingStop' ? o.trailPrice : 0,
+          ]) {
             expect(Number.isInteger(p)).toBe(true);
           }
           const after = s.position + (i.side === 'buy' ? size : -size);

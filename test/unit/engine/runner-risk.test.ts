@@ -5,7 +5,12 @@ import { z } from 'zod';
 import { limitOrder, marketOrder, stopOrder, target, trailingStopOrder, flatten } from '../../../src/engine/intents.ts';
 import { REASON_CODES } from '../../../src/engine/risk.ts';
 import type { Breach } from '../../../src/engine/account-rules.ts';
-import { createEngine, type Decision, type EngineOptions, type TradingStateChange } from '../../../src/engine/runner.ts';
+import {
+  createEngine,
+  type Decision,
+  type EngineOptions,
+  type TradingStateChange,
+} from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import type { Intent } from '../../../src/engine/types.ts';
 import { ES, T0, TinyVenue, chunk, type BarInput } from './helpers.ts';
@@ -26,7 +31,13 @@ function scripted(plan: Array<Intent | undefined>) {
 
 function setup(plan: Array<Intent | undefined>, extra: Partial<EngineOptions> = {}) {
   const venue = new TinyVenue();
-  const engine = createEngine({ strategies: [{ strategy: scripted(plan) }], contracts: [ES], venue, account: { startingBalance: 50_000 }, ...extra });
+  const engine = createEngine({
+    strategies: [{ strategy: scripted(plan) }],
+    contracts: [ES],
+    venue,
+    account: { startingBalance: 50_000 },
+    ...extra,
+  });
   const decisions: Decision[] = [];
   const breaches: Breach[] = [];
   const states: TradingStateChange[] = [];
@@ -36,12 +47,15 @@ function setup(plan: Array<Intent | undefined>, extra: Partial<EngineOptions> = 
   return { venue, engine, decisions, breaches, states };
 }
 
-const codes = (decisions: Decision[]) => decisions.map((d) => (d.result.accepted ? (d.result.adjusted ?? 'ok') : d.result.code));
+const codes = (decisions: Decision[]) =>
+  decisions.map((d) => (d.result.accepted ? (d.result.adjusted ?? 'ok') : d.result.code));
 
 describe('runner and the rules', () => {
   it('personal daily loss limit: REDUCING for the rest of the day, ACTIVE the next day', () => {
     const plan = [target(1), undefined, undefined, target(2), target(0)];
-    const { engine, breaches, decisions } = setup(plan, { account: { startingBalance: 50_000, personalDailyLossLimit: 200 } });
+    const { engine, breaches, decisions } = setup(plan, {
+      account: { startingBalance: 50_000, personalDailyLossLimit: 200 },
+    });
     // long at 100; bar 2 low 83 = -17 ticks = -212.5
     engine.push(chunk([100, 100, { open: 100, high: 100, low: 83, close: 95 }, 95, 95, 95]));
     expect(breaches).toMatchObject([{ type: 3, duration: 0 }]);
@@ -74,7 +88,10 @@ describe('runner and the rules', () => {
 
   it("the engine's own orders carry its riskStrategyId, which no strategy may take", () => {
     const plan = [target(1), undefined, undefined, target(1)];
-    const { engine, venue } = setup(plan, { riskStrategyId: 'bot7-risk', account: { startingBalance: 50_000, maximumLossLimit: { amount: 500, variant: 'static' } } });
+    const { engine, venue } = setup(plan, {
+      riskStrategyId: 'bot7-risk',
+      account: { startingBalance: 50_000, maximumLossLimit: { amount: 500, variant: 'static' } },
+    });
     engine.push(chunk([100, 100, { open: 100, high: 100, low: 60, close: 99 }, 99, 99]));
     expect(venue.placed.map((o) => o.id)).toEqual(['scripted-1', 'bot7-risk-1']);
     expect(() => setup([], { riskStrategyId: 'scripted' })).toThrow(/riskStrategyId/);
@@ -82,7 +99,9 @@ describe('runner and the rules', () => {
 
   it('maximum loss limit: permanent HALT, lockout and flatten', () => {
     const plan = [target(1), undefined, undefined, target(1)];
-    const { engine, breaches, venue } = setup(plan, { account: { startingBalance: 50_000, maximumLossLimit: { amount: 500, variant: 'static' } } });
+    const { engine, breaches, venue } = setup(plan, {
+      account: { startingBalance: 50_000, maximumLossLimit: { amount: 500, variant: 'static' } },
+    });
     engine.push(chunk([100, 100, { open: 100, high: 100, low: 60, close: 99 }, 99, 99]));
     expect(breaches).toMatchObject([{ type: 6, rule: 'maximumLossLimit', duration: 1 }]);
     expect(engine.tradingState()).toMatchObject({ state: 'HALTED', until: Infinity });
@@ -143,21 +162,40 @@ describe('runner properties', () => {
     fc.constant(undefined),
     fc.integer({ min: -4, max: 4 }).map((n) => target(n)),
     fc.record({ side, size: fc.integer({ min: 1, max: 4 }) }).map(({ side, size }) => marketOrder(side, size)),
-    fc.record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.double({ min: 90, max: 110, noNaN: true }) }).map(({ side, size, p }) => limitOrder(side, size, p, { unit: 'ticks' })),
-    fc.record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.integer({ min: 90, max: 110 }) }).map(({ side, size, p }) => stopOrder(side, size, p, { unit: 'ticks' })),
-    fc.record({ side, p: fc.integer({ min: 0, max: 200 }) }).map(({ side, p }) => trailingStopOrder(side, 1, p, { unit: 'ticks' })),
+    fc
+      .record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.double({ min: 90, max: 110, noNaN: true }) })
+      .map(({ side, size, p }) => limitOrder(side, size, p, { unit: 'ticks' })),
+    fc
+      .record({ side, size: fc.integer({ min: 1, max: 3 }), p: fc.integer({ min: 90, max: 110 }) })
+      .map(({ side, size, p }) => stopOrder(side, size, p, { unit: 'ticks' })),
+    fc
+      .record({ side, p: fc.integer({ min: 0, max: 200 }) })
+      .map(({ side, p }) => trailingStopOrder(side, 1, p, { unit: 'ticks' })),
     fc.constant(flatten()),
   );
   const bar: fc.Arbitrary<BarInput> = fc
-    .record({ open: fc.integer({ min: 95, max: 105 }), close: fc.integer({ min: 95, max: 105 }), up: fc.integer({ min: 0, max: 3 }), down: fc.integer({ min: 0, max: 3 }) })
-    .map(({ open, close, up, down }) => ({ open, close, high: Math.max(open, close) + up, low: Math.min(open, close) - down }));
+    .record({
+      open: fc.integer({ min: 95, max: 105 }),
+      close: fc.integer({ min: 95, max: 105 }),
+      up: fc.integer({ min: 0, max: 3 }),
+      down: fc.integer({ min: 0, max: 3 }),
+    })
+    .map(({ open, close, up, down }) => ({
+      open,
+      close,
+      high: Math.max(open, close) + up,
+      low: Math.min(open, close) - down,
+    }));
 
   it('no forwarded order breaks tick alignment or the position limit; every rejection has a code; PnL adds up', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(bar, intent), { minLength: 1, maxLength: 40 }), (steps) => {
         const { engine, venue, decisions } = setup(
           steps.map(([, i]) => i),
-          { risk: { maxPositionSize: 3, maxTrailTicks: 20 }, account: { startingBalance: 50_000, dailyLossLimit: 400 } },
+          {
+            risk: { maxPositionSize: 3, maxTrailTicks: 20 },
+            account: { startingBalance: 50_000, dailyLossLimit: 400 },
+          },
         );
         const positions: number[] = [];
         engine.fills$.subscribe(() => positions.push(engine.accounting.position(ES.id)));
@@ -165,12 +203,18 @@ describe('runner properties', () => {
         for (const command of venue.placed) {
           expect(Number.isInteger(command.size) && command.size > 0).toBe(true);
           const o = command.order;
-          for (const p of ['limitPrice' in o ? o.limitPrice : 0, 'stopPrice' in o ? o.stopPrice : 0, o.type === 'trailingStop' ? o.trailPrice : 0]) {
+          for (const p of [
+            'limitPrice' in o ? o.limitPrice : 0,
+            'stopPrice' in o ? o.stopPrice : 0,
+            o.type === 'trailingStop' ? o.trailPrice : 0,
+          ]) {
             expect(Number.isInteger(p)).toBe(true);
           }
         }
         // stops placed independently can add to a position, so bound by max + the stop sizes placed
-        const stopSizes = venue.placed.filter((c) => c.order.type === 'stop' || c.order.type === 'trailingStop').reduce((s, c) => s + c.size, 0);
+        const stopSizes = venue.placed
+          .filter((c) => c.order.type === 'stop' || c.order.type === 'trailingStop')
+          .reduce((s, c) => s + c.size, 0);
         for (const p of positions) expect(Math.abs(p)).toBeLessThanOrEqual(3 + stopSizes);
         for (const d of decisions) {
           if (!d.result.accepted) {
@@ -198,7 +242,11 @@ describe('restart', () => {
       clock: () => now,
       sequenceStart: { live: 118 },
     });
-    engine.restore({ balance: 50_500, startOfDayBalance: 51_000, positions: [{ contractId: ES.id, size: 1, averagePrice: 100 }] });
+    engine.restore({
+      balance: 50_500,
+      startOfDayBalance: 51_000,
+      positions: [{ contractId: ES.id, size: 1, averagePrice: 100 }],
+    });
     expect(engine.rules.dailyLossFloor()).toBe(50_000);
     expect(engine.snapshot()).toMatchObject({ balance: 50_500, dayPnl: -500 });
     engine.push(chunk([100]));

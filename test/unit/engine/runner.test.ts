@@ -51,9 +51,17 @@ describe('runner', () => {
     const closes = Array.from({ length: 400 }, (_, i) => 100 + Math.round(20 * Math.sin(i / 7) + 5 * Math.cos(i / 3)));
     const run = (sizes: number[]) => {
       const venue = new TinyVenue();
-      const engine = createEngine({ strategies: [{ strategy: smaCross, params: { fast: 3, slow: 8 } }], contracts: [ES], venue, account: { startingBalance: 50_000 } });
+      const engine = createEngine({
+        strategies: [{ strategy: smaCross, params: { fast: 3, slow: 8 } }],
+        contracts: [ES],
+        venue,
+        account: { startingBalance: 50_000 },
+      });
       for (const piece of split(chunk(closes), sizes)) engine.push(piece);
-      return { orders: venue.placed.map((o) => `${o.id}@${o.decidedAt} ${o.side} ${o.size}`), pnl: engine.accounting.realizedPnl };
+      return {
+        orders: venue.placed.map((o) => `${o.id}@${o.decidedAt} ${o.side} ${o.size}`),
+        pnl: engine.accounting.realizedPnl,
+      };
     };
     const whole = run([400]);
     expect(whole.orders.length).toBeGreaterThan(5);
@@ -64,7 +72,12 @@ describe('runner', () => {
   it('a target sent twice orders only once; a flatten closes', () => {
     const venue = new TinyVenue();
     const strategy = scripted({ 0: target(2), 1: target(2), 3: target(2), 4: flatten() });
-    const engine = createEngine({ strategies: [{ strategy }], contracts: [ES], venue, account: { startingBalance: 50_000 } });
+    const engine = createEngine({
+      strategies: [{ strategy }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+    });
     engine.push(chunk([100, 101, 102, 103, 104, 105, 106]));
     expect(venue.placed.map((o) => `${o.side} ${o.size}`)).toEqual(['buy 2', 'sell 2']);
     expect(engine.accounting.position(ES.id)).toBe(0);
@@ -75,7 +88,13 @@ describe('runner', () => {
   it('stamps ids from a restorable sequence and rejects through the guard with a code', () => {
     const venue = new TinyVenue();
     const strategy = scripted({ 0: limitOrder('buy', 1, 100.5, { unit: 'ticks' }), 1: marketOrder('buy', 1) });
-    const engine = createEngine({ strategies: [{ strategy, id: 'q' }], contracts: [ES], venue, account: { startingBalance: 50_000 }, sequenceStart: 41 });
+    const engine = createEngine({
+      strategies: [{ strategy, id: 'q' }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+      sequenceStart: 41,
+    });
     const decisions: Decision[] = [];
     engine.decisions$.subscribe((d) => decisions.push(d));
     engine.push(chunk([100, 101, 102]));
@@ -111,20 +130,51 @@ describe('runner', () => {
   it('is drivable asynchronously: intents outside a push are decided at once', () => {
     const venue = new TinyVenue();
     const idle = defineStrategy({ name: 'idle', params: z.object({}), run: () => EMPTY });
-    const engine = createEngine({ strategies: [{ strategy: idle }], contracts: [ES], venue, account: { startingBalance: 50_000 }, clock: () => 123 });
+    const engine = createEngine({
+      strategies: [{ strategy: idle }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+      clock: () => 123,
+    });
     engine.push(chunk([100]));
     engine.submit('idle', marketOrder('buy', 1));
     expect(venue.placed).toHaveLength(1);
     expect(venue.placed[0]!.id).toBe('idle-1');
     // a live fill arrives later, outside any push
-    venue.subject.next({ kind: 'fill', fillId: 'x1', orderId: 'idle-1', contractId: ES.id, side: 'buy', size: 1, price: 100, fees: 0, time: 200 });
-    venue.subject.next({ kind: 'fill', fillId: 'x1', orderId: 'idle-1', contractId: ES.id, side: 'buy', size: 1, price: 100, fees: 0, time: 200 });
+    venue.subject.next({
+      kind: 'fill',
+      fillId: 'x1',
+      orderId: 'idle-1',
+      contractId: ES.id,
+      side: 'buy',
+      size: 1,
+      price: 100,
+      fees: 0,
+      time: 200,
+    });
+    venue.subject.next({
+      kind: 'fill',
+      fillId: 'x1',
+      orderId: 'idle-1',
+      contractId: ES.id,
+      side: 'buy',
+      size: 1,
+      price: 100,
+      fees: 0,
+      time: 200,
+    });
     expect(engine.accounting.position(ES.id)).toBe(1);
   });
 
   it('can be fed from a MarketData source', () => {
     const venue = new TinyVenue();
-    const engine = createEngine({ strategies: [{ strategy: smaCross, params: { fast: 2, slow: 3 } }], contracts: [ES], venue, account: { startingBalance: 50_000 } });
+    const engine = createEngine({
+      strategies: [{ strategy: smaCross, params: { fast: 2, slow: 3 } }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+    });
     const whole = chunk([10, 9, 8, 7, 6, 8, 10, 12, 14, 12, 10, 8, 6]);
     const marketData = { bars: () => of(...split(whole, [5, 8])) };
     connectMarketData(engine, marketData, [{ contractId: ES.id, timeframe: whole.timeframe }]);
@@ -142,9 +192,20 @@ describe('runner', () => {
           }),
         ),
     });
-    const loud = createEngine({ strategies: [{ strategy: broken }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 } });
+    const loud = createEngine({
+      strategies: [{ strategy: broken }],
+      contracts: [ES],
+      venue: new TinyVenue(),
+      account: { startingBalance: 1 },
+    });
     expect(() => loud.push(chunk([1, 2]))).toThrow(/strategy 'broken' failed at the bar of 20[0-9-]+T[0-9:.]+Z: boom/);
-    const quiet = createEngine({ strategies: [{ strategy: broken }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 }, onStrategyError: 'log' });
+    const quiet = createEngine({
+      strategies: [{ strategy: broken }],
+      contracts: [ES],
+      venue: new TinyVenue(),
+      account: { startingBalance: 1 },
+      onStrategyError: 'log',
+    });
     const failures: string[] = [];
     quiet.errors$.subscribe((f) => failures.push(f.strategyId));
     quiet.push(chunk([1, 2]));
@@ -152,9 +213,18 @@ describe('runner', () => {
   });
 
   it("stamps an intent emitted without a bar index at the chunk's last bar", () => {
-    const everyChunk = defineStrategy({ name: 'every-chunk', params: z.object({}), run: ({ bars }) => bars().pipe(map((c) => target(c.length))) });
+    const everyChunk = defineStrategy({
+      name: 'every-chunk',
+      params: z.object({}),
+      run: ({ bars }) => bars().pipe(map((c) => target(c.length))),
+    });
     const venue = new TinyVenue();
-    const engine = createEngine({ strategies: [{ strategy: everyChunk }], contracts: [ES], venue, account: { startingBalance: 1 } });
+    const engine = createEngine({
+      strategies: [{ strategy: everyChunk }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 1 },
+    });
     const whole = chunk([1, 2, 3, 4, 5, 6]);
     for (const piece of split(whole, [4, 2])) engine.push(piece);
     expect(venue.placed.map((o) => [(o.decidedAt - whole.time[0]!) / 60_000, o.side, o.size])).toEqual([

@@ -51,19 +51,45 @@ describe('multi-timeframe bars from one base stream', () => {
         return EMPTY;
       },
     });
-    const engine = createEngine({ strategies: [{ strategy }], contracts: [ES], venue: new TinyVenue(), account: { startingBalance: 1 } });
+    const engine = createEngine({
+      strategies: [{ strategy }],
+      contracts: [ES],
+      venue: new TinyVenue(),
+      account: { startingBalance: 1 },
+    });
     for (const piece of split(chunk(bars), [7, 5])) engine.push(piece);
-    expect(seen).toEqual(['1m 0', '1m 1', '1m 2', '1m 3', '1m 4', '5m 0', '1m 5', '1m 6', '1m 7', '1m 8', '1m 9', '5m 5', '1m 10', '1m 11']);
+    expect(seen).toEqual([
+      '1m 0',
+      '1m 1',
+      '1m 2',
+      '1m 3',
+      '1m 4',
+      '5m 0',
+      '1m 5',
+      '1m 6',
+      '1m 7',
+      '1m 8',
+      '1m 9',
+      '5m 5',
+      '1m 10',
+      '1m 11',
+    ]);
   });
 
   it('chunked higher-timeframe streams act at the base bar that completed the bar', () => {
     const strategy = defineStrategy({
       name: 'mtf-chunks',
       params: z.object({}),
-      run: ({ bars: barsOf }) => barsOf(undefined, FIVE).pipe(signals(sma(1), (c, i) => target(c.time[i]! === T0 ? 1 : -1))),
+      run: ({ bars: barsOf }) =>
+        barsOf(undefined, FIVE).pipe(signals(sma(1), (c, i) => target(c.time[i]! === T0 ? 1 : -1))),
     });
     const venue = new TinyVenue();
-    const engine = createEngine({ strategies: [{ strategy }], contracts: [ES], venue, account: { startingBalance: 1 } });
+    const engine = createEngine({
+      strategies: [{ strategy }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 1 },
+    });
     engine.push(chunk(bars));
     // the 5-minute bars complete at base bars 4 and 9: the targets are decided there
     expect(venue.placed.map((o) => [(o.decidedAt - T0) / 60_000, o.side, o.size])).toEqual([

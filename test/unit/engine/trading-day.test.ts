@@ -23,7 +23,9 @@ describe('trading day (17:00 America/Chicago by default)', () => {
     expect(calendar.dayStart(utc('2026-03-08T12:00:00Z'))).toBe(utc('2026-03-07T23:00:00Z'));
     expect(calendar.nextDayStart(utc('2026-03-08T12:00:00Z'))).toBe(utc('2026-03-08T22:00:00Z'));
     // 2026-11-01 back to CST: a 25-hour day
-    expect(calendar.nextDayStart(utc('2026-11-01T12:00:00Z')) - calendar.dayStart(utc('2026-11-01T12:00:00Z'))).toBe(25 * 3_600_000);
+    expect(calendar.nextDayStart(utc('2026-11-01T12:00:00Z')) - calendar.dayStart(utc('2026-11-01T12:00:00Z'))).toBe(
+      25 * 3_600_000,
+    );
   });
   it('is configurable', () => {
     const midnightUtc = new TradingCalendar({ timeZone: 'UTC', startsAt: '00:00' });
@@ -35,18 +37,38 @@ describe('trading day (17:00 America/Chicago by default)', () => {
     expect(() => new TradingCalendar({ timeZone: 'UTC', startsAt: '25:00' })).toThrow(/range/);
   });
   it('property: learnt offsets equal Intl at any instant, transitions included (also half-hour zones)', () => {
-    for (const zone of ['America/Chicago', 'Europe/London', 'Australia/Lord_Howe', 'America/St_Johns', 'Asia/Kolkata']) {
+    for (const zone of [
+      'America/Chicago',
+      'Europe/London',
+      'Australia/Lord_Howe',
+      'America/St_Johns',
+      'Asia/Kolkata',
+    ]) {
       const clock = new ZoneClock(zone);
-      const format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' });
+      const format = new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+      });
       const direct = (t: number) => {
         const parts = format.formatToParts(new Date(t));
         const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-        return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute')) - Math.floor(t / 60_000) * 60_000;
+        return (
+          Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute')) -
+          Math.floor(t / 60_000) * 60_000
+        );
       };
       fc.assert(
-        fc.property(fc.integer({ min: Date.UTC(2020, 0, 1) / 60_000, max: Date.UTC(2030, 0, 1) / 60_000 }), (minute) => {
-          expect(clock.offsetAt(minute * 60_000)).toBe(direct(minute * 60_000));
-        }),
+        fc.property(
+          fc.integer({ min: Date.UTC(2020, 0, 1) / 60_000, max: Date.UTC(2030, 0, 1) / 60_000 }),
+          (minute) => {
+            expect(clock.offsetAt(minute * 60_000)).toBe(direct(minute * 60_000));
+          },
+        ),
         { numRuns: 300 },
       );
       // around this zone's transitions in 2026, minute by minute for an hour either side
@@ -65,7 +87,10 @@ describe('trading day (17:00 America/Chicago by default)', () => {
 });
 
 describe('sessions', () => {
-  const session = new SessionClock({ open: '08:30', close: '15:15', flatBy: '15:10', days: [1, 2, 3, 4, 5] }, 'America/Chicago');
+  const session = new SessionClock(
+    { open: '08:30', close: '15:15', flatBy: '15:10', days: [1, 2, 3, 4, 5] },
+    'America/Chicago',
+  );
   it('tells open, closed and flat-by in local time', () => {
     expect(session.phase(utc('2026-11-16T14:29:00Z'))).toBe('flatBy'); // 08:29 CST Monday: flat-by lasts until the open
     const noFlatBy = new SessionClock({ open: '08:30', close: '15:15' }, 'America/Chicago');

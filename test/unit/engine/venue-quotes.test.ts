@@ -16,7 +16,13 @@ import type { Intent, MarketTrade, Quote, Venue, VenueEvent } from '../../../src
 import { DEFAULT_BOOK } from '../../../src/market/quotes.ts';
 
 const contract = resolveContract('MESZ5');
-const bars = syntheticBars({ seed: 5, grid: contract.grid, startPrice: 6700, start: Date.UTC(2025, 2, 3), sessions: 1 });
+const bars = syntheticBars({
+  seed: 5,
+  grid: contract.grid,
+  startPrice: 6700,
+  start: Date.UTC(2025, 2, 3),
+  sessions: 1,
+});
 const n = bars.time.length;
 
 /** Records what it is given and never trades. */
@@ -27,7 +33,10 @@ function recorder(): { strategy: ReturnType<typeof defineStrategy>; quotes: Quot
     name: 'quote-recorder',
     params: z.object({}),
     run: (ctx): Observable<Intent> =>
-      merge(ctx.quotes().pipe(map((q) => void quotes.push(q))), ctx.trades().pipe(map((t) => void trades.push(t)))).pipe(map(() => undefined as never)),
+      merge(
+        ctx.quotes().pipe(map((q) => void quotes.push(q))),
+        ctx.trades().pipe(map((t) => void trades.push(t))),
+      ).pipe(map(() => undefined as never)),
   });
   return { strategy, quotes, trades };
 }
@@ -52,7 +61,13 @@ describe('quotes and market trades for strategies', () => {
     backtest({ slippageTicks: 0, feePerContractPerSide: 0 }, r.strategy);
     expect(r.quotes).toHaveLength(n);
     for (let k = 0; k < n; k++) {
-      expect(r.quotes[k]).toMatchObject({ contractId: contract.id, time: bars.time[k], bid: bars.close[k], ask: bars.close[k], last: bars.close[k] });
+      expect(r.quotes[k]).toMatchObject({
+        contractId: contract.id,
+        time: bars.time[k],
+        bid: bars.close[k],
+        ask: bars.close[k],
+        last: bars.close[k],
+      });
       expect(r.trades[k]).toMatchObject({ price: bars.close[k], size: bars.volume[k] });
     }
     // The tick rule names the aggressor: a print above the previous close was bought.
@@ -62,7 +77,14 @@ describe('quotes and market trades for strategies', () => {
 
   it('a backtest at the touch: the quote is the spread model around the close, on the side of the last move', () => {
     const r = recorder();
-    backtest({ slippageTicks: 0, feePerContractPerSide: 0, touch: { spread: { type: 'fixed', ticks: 2 }, book: DEFAULT_BOOK, partialFills: false, queue: false } }, r.strategy);
+    backtest(
+      {
+        slippageTicks: 0,
+        feePerContractPerSide: 0,
+        touch: { spread: { type: 'fixed', ticks: 2 }, book: DEFAULT_BOOK, partialFills: false, queue: false },
+      },
+      r.strategy,
+    );
     expect(r.quotes).toHaveLength(n);
     for (let k = 1; k < n; k++) {
       const q = r.quotes[k]!;
@@ -74,11 +96,16 @@ describe('quotes and market trades for strategies', () => {
     }
   });
 
-  it('paper and live: the adapter\'s live quotes and trades, not the bars', () => {
+  it("paper and live: the adapter's live quotes and trades, not the bars", () => {
     const r = recorder();
     const quotes = new Subject<Quote>();
     const trades = new Subject<MarketTrade>();
-    const venue: Venue = { events: new Subject<VenueEvent>(), place: () => undefined, modify: () => undefined, cancel: () => undefined };
+    const venue: Venue = {
+      events: new Subject<VenueEvent>(),
+      place: () => undefined,
+      modify: () => undefined,
+      cancel: () => undefined,
+    };
     const engine = createEngine({
       strategies: [{ strategy: r.strategy, params: {} }],
       contracts: [contract],
@@ -91,8 +118,20 @@ describe('quotes and market trades for strategies', () => {
     quotes.next({ contractId: contract.id, time: 1, bid: 100, ask: 101, bidSize: 3, askSize: 4, last: 101 });
     trades.next({ contractId: contract.id, time: 2, price: 101, size: 2, side: 'buy' });
     const first = (column: Float64Array): Float64Array => column.subarray(0, 1);
-    engine.push({ contractId: contract.id, timeframe: { unit: 'minute', unitNumber: 1 }, length: 1, time: first(bars.time), open: first(bars.open), high: first(bars.high), low: first(bars.low), close: first(bars.close), volume: first(bars.volume) });
-    expect(r.quotes).toEqual([{ contractId: contract.id, time: 1, bid: 100, ask: 101, bidSize: 3, askSize: 4, last: 101 }]);
+    engine.push({
+      contractId: contract.id,
+      timeframe: { unit: 'minute', unitNumber: 1 },
+      length: 1,
+      time: first(bars.time),
+      open: first(bars.open),
+      high: first(bars.high),
+      low: first(bars.low),
+      close: first(bars.close),
+      volume: first(bars.volume),
+    });
+    expect(r.quotes).toEqual([
+      { contractId: contract.id, time: 1, bid: 100, ask: 101, bidSize: 3, askSize: 4, last: 101 },
+    ]);
     expect(r.trades).toEqual([{ contractId: contract.id, time: 2, price: 101, size: 2, side: 'buy' }]);
     engine.close();
   });

@@ -14,7 +14,13 @@ const params = { fast: 2, slow: 5 };
 function engine(live: boolean) {
   const venue = new TinyVenue();
   const decisions: Decision[] = [];
-  const e = createEngine({ strategies: [{ strategy: smaCross, params }], contracts: [ES], venue, account: { startingBalance: 50_000 }, live });
+  const e = createEngine({
+    strategies: [{ strategy: smaCross, params }],
+    contracts: [ES],
+    venue,
+    account: { startingBalance: 50_000 },
+    live,
+  });
   e.decisions$.subscribe((d) => decisions.push(d));
   return { e, venue, decisions };
 }
@@ -51,7 +57,12 @@ describe('warm-up', () => {
     const eager = { ...smaCross, warmup: 10, name: 'eager' };
     const venue = new TinyVenue();
     const decisions: Decision[] = [];
-    const e = createEngine({ strategies: [{ strategy: eager, params }], contracts: [ES], venue, account: { startingBalance: 50_000 } });
+    const e = createEngine({
+      strategies: [{ strategy: eager, params }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+    });
     e.decisions$.subscribe((d) => decisions.push(d));
     const all: BarChunk = chunk(closes);
     e.push(all);

@@ -14,7 +14,7 @@ type Keep = 'newest' | 'oldest';
 type Order = 'newestFirst' | 'oldestFirst' | 'shuffled';
 
 function barAt(ms: number): Bar {
-  const price = 5000 + (ms / MINUTE) % 97;
+  const price = 5000 + ((ms / MINUTE) % 97);
   return { t: new Date(ms).toISOString().replace('Z', '+00:00'), o: price, h: price + 1, l: price - 1, c: price, v: 1 };
 }
 
@@ -26,7 +26,8 @@ function modelServer(times: number[], keeps: Keep[], orders: Order[], seeds: num
     const n = windows.length;
     windows.push(w);
     let selected = sorted.filter((t) => t >= w.startMs && t <= w.endMs);
-    if (selected.length > w.limit) selected = keeps[n % keeps.length] === 'newest' ? selected.slice(-w.limit) : selected.slice(0, w.limit);
+    if (selected.length > w.limit)
+      selected = keeps[n % keeps.length] === 'newest' ? selected.slice(-w.limit) : selected.slice(0, w.limit);
     // A careless server may add the bar just outside the window (an inclusive/exclusive mix-up).
     const before = sorted.filter((t) => t < w.startMs).at(-1);
     if (leak && before !== undefined) selected = [before, ...selected];
@@ -65,11 +66,22 @@ describe('pageBars', () => {
   it('returns each bar of the range exactly once, oldest first (property)', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
-        const server = modelServer(s.minutes.map((m) => T0 + m * MINUTE), s.keeps, s.orders, s.seeds, s.leak);
+        const server = modelServer(
+          s.minutes.map((m) => T0 + m * MINUTE),
+          s.keeps,
+          s.orders,
+          s.seeds,
+          s.leak,
+        );
         const startMs = T0 + s.from * MINUTE;
         const endMs = startMs + s.span * MINUTE;
         const pages: number[] = [];
-        const bars = await pageBars(server.fetch, { startMs, endMs, pageSize: s.pageSize, onPage: (i) => pages.push(i.pages) });
+        const bars = await pageBars(server.fetch, {
+          startMs,
+          endMs,
+          pageSize: s.pageSize,
+          onPage: (i) => pages.push(i.pages),
+        });
         const expected = server.sorted.filter((t) => t >= startMs && t <= endMs);
         expect(bars.map((b) => Date.parse(b.t))).toEqual(expected);
         for (const w of server.windows) {
@@ -91,14 +103,22 @@ describe('pageBars', () => {
 
   it('refuses an answer with two bars at the same time (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 30 }), fc.nat(), async (minutes, pick) => {
-        const bars = minutes.map((m) => barAt(T0 + m * MINUTE));
-        const twin = bars[pick % bars.length] as Bar;
-        bars.push({ ...twin, c: twin.c + 0.25 });
-        const error = await pageBars(async () => bars, { startMs: T0, endMs: T0 + 100 * MINUTE, pageSize: 1_000 }).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(GatewayError);
-        expect(error).toMatchObject({ code: 'MALFORMED_RESPONSE', endpoint: 'History/retrieveBars' });
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 30 }),
+        fc.nat(),
+        async (minutes, pick) => {
+          const bars = minutes.map((m) => barAt(T0 + m * MINUTE));
+          const twin = bars[pick % bars.length] as Bar;
+          bars.push({ ...twin, c: twin.c + 0.25 });
+          const error = await pageBars(async () => bars, {
+            startMs: T0,
+            endMs: T0 + 100 * MINUTE,
+            pageSize: 1_000,
+          }).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(GatewayError);
+          expect(error).toMatchObject({ code: 'MALFORMED_RESPONSE', endpoint: 'History/retrieveBars' });
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -109,7 +129,9 @@ describe('pageBars', () => {
       asked += 1;
       return [];
     };
-    await expect(pageBars(fetch, { startMs: 0, endMs: 1, pageSize: 20_001 })).rejects.toMatchObject({ code: 'RANGE_REFUSED' });
+    await expect(pageBars(fetch, { startMs: 0, endMs: 1, pageSize: 20_001 })).rejects.toMatchObject({
+      code: 'RANGE_REFUSED',
+    });
     await expect(pageBars(fetch, { startMs: 2, endMs: 1 })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     expect(asked).toBe(0);
   });

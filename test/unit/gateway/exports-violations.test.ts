@@ -35,7 +35,9 @@ describe('trade export windows', () => {
 
   it('refuses over 30 days and a reversed range', () => {
     expect(() => assertTradeExportRange(0, MAX)).not.toThrow();
-    expect(() => assertTradeExportRange(0, MAX + 1)).toThrow(expect.objectContaining({ code: 'RANGE_REFUSED', outcome: 'not-sent' }));
+    expect(() => assertTradeExportRange(0, MAX + 1)).toThrow(
+      expect.objectContaining({ code: 'RANGE_REFUSED', outcome: 'not-sent' }),
+    );
     expect(() => assertTradeExportRange(10, 0)).toThrow(GatewayError);
   });
 
@@ -46,7 +48,8 @@ describe('trade export windows', () => {
 
 describe('classifyRuleViolation', () => {
   const violation = Violation.parse(F.violation);
-  const rule = (kind: 'daily' | 'maximum' | 'both', ruleId = 7) => RuleConfiguration.parse(F.ruleConfiguration(kind, ruleId));
+  const rule = (kind: 'daily' | 'maximum' | 'both', ruleId = 7) =>
+    RuleConfiguration.parse(F.ruleConfiguration(kind, ruleId));
 
   it('a rule with one limit decides', () => {
     expect(classifyRuleViolation(violation, rule('daily'))).toBe('dailyLossLimit');
@@ -65,7 +68,10 @@ describe('classifyRuleViolation', () => {
   it('another rule, or a violation that is not type 6, is unknown', () => {
     expect(classifyRuleViolation(violation, rule('daily', 8))).toBe('unknown');
     expect(classifyRuleViolation({ ...violation, type: 3, ruleId: null }, rule('daily'))).toBe('unknown');
-    const neither = RuleConfiguration.parse({ ...F.ruleConfiguration('daily'), configuration: { ...F.ruleConfiguration('daily').configuration, dailyLossLimit: null } });
+    const neither = RuleConfiguration.parse({
+      ...F.ruleConfiguration('daily'),
+      configuration: { ...F.ruleConfiguration('daily').configuration, dailyLossLimit: null },
+    });
     expect(classifyRuleViolation(violation, neither)).toBe('unknown');
   });
 });

@@ -49,7 +49,9 @@ describe('sliding-window limiter', () => {
             sentAt.push(clock.t);
           }
           for (let i = 0; i < sentAt.length; i++) {
-            const inWindow = sentAt.filter((t) => t > (sentAt[i] as number) - windowMs && t <= (sentAt[i] as number)).length;
+            const inWindow = sentAt.filter(
+              (t) => t > (sentAt[i] as number) - windowMs && t <= (sentAt[i] as number),
+            ).length;
             expect(inWindow).toBeLessThanOrEqual(requests);
           }
         },

@@ -1,7 +1,17 @@
 /** Which failures a retry may follow, and the backoff arithmetic. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { DEFAULT_RETRY, Endpoints, GatewayError, backoffDelay, isRetryable, parseRetryAfter, retryPolicy, type GatewayErrorCode, type Outcome } from '../../../src/adapters/gateway/index.ts';
+import {
+  DEFAULT_RETRY,
+  Endpoints,
+  GatewayError,
+  backoffDelay,
+  isRetryable,
+  parseRetryAfter,
+  retryPolicy,
+  type GatewayErrorCode,
+  type Outcome,
+} from '../../../src/adapters/gateway/index.ts';
 
 const err = (code: GatewayErrorCode, outcome: Outcome, httpStatus?: number) =>
   new GatewayError(code, code, { endpoint: 'x', outcome, ...(httpStatus ? { httpStatus } : {}) });
@@ -44,12 +54,16 @@ describe('isRetryable', () => {
 describe('backoff', () => {
   it('stays within [step/2, step] with step doubling up to the cap (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 12 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempt, r) => {
-        const step = Math.min(DEFAULT_RETRY.maxDelayMs, DEFAULT_RETRY.baseDelayMs * 2 ** (attempt - 1));
-        const delay = backoffDelay(DEFAULT_RETRY, attempt, () => r);
-        expect(delay).toBeGreaterThanOrEqual(Math.floor(step / 2));
-        expect(delay).toBeLessThanOrEqual(step);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 12 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (attempt, r) => {
+          const step = Math.min(DEFAULT_RETRY.maxDelayMs, DEFAULT_RETRY.baseDelayMs * 2 ** (attempt - 1));
+          const delay = backoffDelay(DEFAULT_RETRY, attempt, () => r);
+          expect(delay).toBeGreaterThanOrEqual(Math.floor(step / 2));
+          expect(delay).toBeLessThanOrEqual(step);
+        },
+      ),
     );
   });
 

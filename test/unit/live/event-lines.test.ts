@@ -4,7 +4,13 @@ import { flattenText } from '../../../src/adapters/live/kill-switch.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, OrderUpdate } from '../../../src/engine/types.ts';
 
-const ES: ContractSpec = { id: 'CON.F.US.EP.Z26', name: 'ESZ6', symbolId: 'F.US.EP', description: 'E-mini S&P 500', grid: new PriceGrid(0.25, 12.5) };
+const ES: ContractSpec = {
+  id: 'CON.F.US.EP.Z26',
+  name: 'ESZ6',
+  symbolId: 'F.US.EP',
+  description: 'E-mini S&P 500',
+  grid: new PriceGrid(0.25, 12.5),
+};
 const ctx = { contracts: new Map([[ES.id, ES]]), now: () => Date.UTC(2026, 10, 23, 14, 30) };
 const at = Date.UTC(2026, 10, 23, 14, 30, 5);
 const update = (over: Partial<OrderUpdate>): OrderUpdate => ({
@@ -24,35 +30,84 @@ describe('readable event lines', () => {
   it('orders: placed, modified only when its terms change, cancelled, rejected with the reason; prices, not ticks', () => {
     expect(orderLine(ctx, update({}), undefined)).toBe('14:30:05 placed    bot-7 buy 2 ESZ6 limit 6400.25');
     expect(orderLine(ctx, update({ filledSize: 1 }), update({}))).toBeUndefined();
-    expect(orderLine(ctx, update({ order: { type: 'limit', limitPrice: 25_600 } }), update({}))).toBe('14:30:05 modified  bot-7 buy 2 ESZ6 limit 6400');
-    expect(orderLine(ctx, update({ state: 'cancelled', filledSize: 1 }), update({}))).toBe('14:30:05 cancelled bot-7 buy 2 ESZ6 limit 6400.25 (1 filled before)');
-    expect(orderLine(ctx, update({ state: 'rejected', reason: 'OrderRejected (2)' }), undefined)).toBe('14:30:05 rejected  bot-7 buy 2 ESZ6 limit 6400.25: OrderRejected (2)');
+    expect(orderLine(ctx, update({ order: { type: 'limit', limitPrice: 25_600 } }), update({}))).toBe(
+      '14:30:05 modified  bot-7 buy 2 ESZ6 limit 6400',
+    );
+    expect(orderLine(ctx, update({ state: 'cancelled', filledSize: 1 }), update({}))).toBe(
+      '14:30:05 cancelled bot-7 buy 2 ESZ6 limit 6400.25 (1 filled before)',
+    );
+    expect(orderLine(ctx, update({ state: 'rejected', reason: 'OrderRejected (2)' }), undefined)).toBe(
+      '14:30:05 rejected  bot-7 buy 2 ESZ6 limit 6400.25: OrderRejected (2)',
+    );
     expect(orderLine(ctx, update({ state: 'pending' }), undefined)).toBeUndefined();
     expect(orderLine(ctx, update({ adopted: true }), undefined)).toMatch(/adopted/);
     // Filled before it was ever seen working (a realtime event beat the place answer): still a placed line.
-    expect(orderLine(ctx, update({ state: 'filled', filledSize: 2 }), update({ state: 'pending' }))).toBe('14:30:05 placed    bot-7 buy 2 ESZ6 limit 6400.25');
+    expect(orderLine(ctx, update({ state: 'filled', filledSize: 2 }), update({ state: 'pending' }))).toBe(
+      '14:30:05 placed    bot-7 buy 2 ESZ6 limit 6400.25',
+    );
     expect(orderLine(ctx, update({ state: 'filled', filledSize: 2 }), update({}))).toBeUndefined();
   });
 
   it('fills carry the position and the PnL after them; refusals their reason code', () => {
-    const fill = { kind: 'fill' as const, fillId: 't1', orderId: 'bot-7', contractId: ES.id, side: 'sell' as const, size: 1, price: 25_599, fees: 1.4, time: at };
-    expect(fillLine(ctx, fill, -1, -12.5)).toBe('14:30:05 filled    bot-7 sell 1 ESZ6 @ 6399.75 | position -1 | PnL today -$12.50');
+    const fill = {
+      kind: 'fill' as const,
+      fillId: 't1',
+      orderId: 'bot-7',
+      contractId: ES.id,
+      side: 'sell' as const,
+      size: 1,
+      price: 25_599,
+      fees: 1.4,
+      time: at,
+    };
+    expect(fillLine(ctx, fill, -1, -12.5)).toBe(
+      '14:30:05 filled    bot-7 sell 1 ESZ6 @ 6399.75 | position -1 | PnL today -$12.50',
+    );
     expect(fillLine(ctx, fill, 0, 30)).toMatch(/position flat \| PnL today \$30\.00$/);
     const refused = decisionLine(ctx, {
       strategyId: 'bot',
       intent: { kind: 'place', contractId: ES.id, side: 'buy', size: 1, order: { type: 'stop', stopPrice: 6_400 } },
-      result: { accepted: false, code: 'PRICE_TOO_FAR', message: 'stopPrice 1600 (6400 ticks) is 75.0% from the last price' },
+      result: {
+        accepted: false,
+        code: 'PRICE_TOO_FAR',
+        message: 'stopPrice 1600 (6400 ticks) is 75.0% from the last price',
+      },
       time: at,
     });
-    expect(refused).toBe('14:30:05 refused   bot: buy 1 ESZ6 stop 1600: PRICE_TOO_FAR stopPrice 1600 (6400 ticks) is 75.0% from the last price');
-    expect(decisionLine(ctx, { strategyId: 'bot', intent: { kind: 'target', contractId: ES.id, size: 1 }, result: { accepted: true }, time: at })).toBeUndefined();
+    expect(refused).toBe(
+      '14:30:05 refused   bot: buy 1 ESZ6 stop 1600: PRICE_TOO_FAR stopPrice 1600 (6400 ticks) is 75.0% from the last price',
+    );
+    expect(
+      decisionLine(ctx, {
+        strategyId: 'bot',
+        intent: { kind: 'target', contractId: ES.id, size: 1 },
+        result: { accepted: true },
+        time: at,
+      }),
+    ).toBeUndefined();
   });
 
   it('a flatten in words', () => {
-    expect(flattenText('DEMO-1', { rounds: 1, cancelled: [11, 12], closed: [ES.id], failures: [], flat: true, remaining: { orders: 0, positions: 0 } })).toBe(
-      `account DEMO-1 is flat (cancelled 2 orders (11, 12), closed ${ES.id}; 1 round)`,
-    );
-    expect(flattenText('DEMO-1', { rounds: 3, cancelled: [], closed: [], failures: ['Position/closeContract: OrderRejected'], flat: false, remaining: { orders: 1, positions: 1 } })).toBe(
+    expect(
+      flattenText('DEMO-1', {
+        rounds: 1,
+        cancelled: [11, 12],
+        closed: [ES.id],
+        failures: [],
+        flat: true,
+        remaining: { orders: 0, positions: 0 },
+      }),
+    ).toBe(`account DEMO-1 is flat (cancelled 2 orders (11, 12), closed ${ES.id}; 1 round)`);
+    expect(
+      flattenText('DEMO-1', {
+        rounds: 3,
+        cancelled: [],
+        closed: [],
+        failures: ['Position/closeContract: OrderRejected'],
+        flat: false,
+        remaining: { orders: 1, positions: 1 },
+      }),
+    ).toBe(
       'account DEMO-1 is NOT flat: 1 open order(s), 1 position(s) remain (no open order to cancel, no position to close; 3 rounds); failures: Position/closeContract: OrderRejected',
     );
   });

@@ -14,25 +14,64 @@ import { silentLogger } from '../../../src/engine/log.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, VenueEvent } from '../../../src/engine/types.ts';
 
-const ES: ContractSpec = { id: 'CON.F.US.EP.Z26', name: 'ESZ6', symbolId: 'F.US.EP', description: 'ES', grid: new PriceGrid(0.25, 12.5) };
+const ES: ContractSpec = {
+  id: 'CON.F.US.EP.Z26',
+  name: 'ESZ6',
+  symbolId: 'F.US.EP',
+  description: 'ES',
+  grid: new PriceGrid(0.25, 12.5),
+};
 const T = Date.UTC(2026, 10, 23, 15);
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The executor only reads what the poller hands it here; a request would be a bug in the test. */
-const noRequests = new Proxy({}, { get: (_t, name) => () => Promise.reject(new Error(`unexpected request ${String(name)}`)) }) as ExecutionClient;
+const noRequests = new Proxy(
+  {},
+  { get: (_t, name) => () => Promise.reject(new Error(`unexpected request ${String(name)}`)) },
+) as ExecutionClient;
 
 function setup() {
   const journal = Journal.open(':memory:', { now: () => T });
-  const executor = new LiveExecutor({ client: noRequests, journal, accountId: 7, contracts: new Map([[ES.id, ES]]), logger: silentLogger, now: () => T });
+  const executor = new LiveExecutor({
+    client: noRequests,
+    journal,
+    accountId: 7,
+    contracts: new Map([[ES.id, ES]]),
+    logger: silentLogger,
+    now: () => T,
+  });
   const events: VenueEvent[] = [];
   executor.events.subscribe((e) => events.push(e));
   journal.beginPlace({ ...newOrder('bot-1', 1), contractId: ES.id, side: 'buy', spec: { type: 'market' } }, {});
   const record = (over: Partial<S.Order>): S.Order => ({
-    id: 501, accountId: 7, contractId: ES.id, creationTimestamp: iso(T), updateTimestamp: iso(T), status: OrderStatus.Open, type: OrderType.Market,
-    side: OrderSide.Bid, size: 1, limitPrice: null, stopPrice: null, fillVolume: 0, filledPrice: null, customTag: 'bot-1', ...over,
+    id: 501,
+    accountId: 7,
+    contractId: ES.id,
+    creationTimestamp: iso(T),
+    updateTimestamp: iso(T),
+    status: OrderStatus.Open,
+    type: OrderType.Market,
+    side: OrderSide.Bid,
+    size: 1,
+    limitPrice: null,
+    stopPrice: null,
+    fillVolume: 0,
+    filledPrice: null,
+    customTag: 'bot-1',
+    ...over,
   });
   const trade = (id: number, size = 1): S.Trade => ({
-    id, accountId: 7, contractId: ES.id, creationTimestamp: iso(T + id), price: 6400.25, profitAndLoss: null, fees: 1.4, side: TradeSide.Buy, size, voided: false, orderId: 501,
+    id,
+    accountId: 7,
+    contractId: ES.id,
+    creationTimestamp: iso(T + id),
+    price: 6400.25,
+    profitAndLoss: null,
+    fees: 1.4,
+    side: TradeSide.Buy,
+    size,
+    voided: false,
+    orderId: 501,
   });
   return { journal, executor, events, record, trade };
 }
@@ -53,7 +92,10 @@ describe('fills in the journal', () => {
 
   it('the gateway reporting Filled before the trade: a provisional fill for the engine at once, the trade confirms it later', () => {
     const { journal, executor, events, record, trade } = setup();
-    executor.applyOrderSearch([record({ status: OrderStatus.Filled, fillVolume: 1, filledPrice: 6400.25 })], T - 60_000);
+    executor.applyOrderSearch(
+      [record({ status: OrderStatus.Filled, fillVolume: 1, filledPrice: 6400.25 })],
+      T - 60_000,
+    );
     const update = events.findLast((e) => e.kind === 'order');
     expect(update).toMatchObject({ state: 'filled', filledSize: 0, reportedFilledSize: 1 });
     expect(journal.order('bot-1')?.filledSize).toBe(0);
@@ -77,7 +119,15 @@ describe('fills in the journal', () => {
     // The place was never found for the whole window: lost.
     executor.applyOrderSearch([], T - 200_000);
     expect(journal.order('bot-1')?.state).toBe('unknown');
-    const lostExecutor = new LiveExecutor({ client: noRequests, journal, accountId: 7, contracts: new Map([[ES.id, ES]]), logger: silentLogger, now: () => T + 120_000, unknownOutcomeMs: 60_000 });
+    const lostExecutor = new LiveExecutor({
+      client: noRequests,
+      journal,
+      accountId: 7,
+      contracts: new Map([[ES.id, ES]]),
+      logger: silentLogger,
+      now: () => T + 120_000,
+      unknownOutcomeMs: 60_000,
+    });
     lostExecutor.events.subscribe((e) => events.push(e));
     lostExecutor.applyOrderSearch([], T - 200_000);
     expect(journal.order('bot-1')?.state).toBe('lost');
@@ -85,7 +135,10 @@ describe('fills in the journal', () => {
     lostExecutor.applyTrades([trade(5)]);
     expect(journal.fills().map((f) => f.tag)).toEqual([null]);
     // Then Order/search shows it filled: adopted, the fill attached, no provisional fill on top.
-    lostExecutor.applyOrderSearch([record({ status: OrderStatus.Filled, fillVolume: 1, filledPrice: 6400.25 })], T - 60_000);
+    lostExecutor.applyOrderSearch(
+      [record({ status: OrderStatus.Filled, fillVolume: 1, filledPrice: 6400.25 })],
+      T - 60_000,
+    );
     const order = journal.order('bot-1')!;
     expect(order.state).toBe('filled');
     expect(order.filledSize).toBe(1);

@@ -55,13 +55,27 @@ describe('journal', () => {
     j.beginPlace({ ...newOrder('s-1', 2), ...base }, {});
     const accepted = transition(j.order('s-1')!, { type: 'placeAccepted', venueOrderId: 9 }).order;
     j.saveOrder(accepted, { kind: 'place', phase: 'after', payload: { orderId: 9 } });
-    const fill = { fillId: '77', tag: 's-1', venueOrderId: 9, contractId: 'C', side: 'buy' as const, size: 1, price: 100, fees: 1.4, time: 1_000 };
+    const fill = {
+      fillId: '77',
+      tag: 's-1',
+      venueOrderId: 9,
+      contractId: 'C',
+      side: 'buy' as const,
+      size: 1,
+      price: 100,
+      fees: 1.4,
+      time: 1_000,
+    };
     expect(j.addFill(fill)).toBe(true);
     expect(j.addFill(fill)).toBe(false);
     expect(j.orderByVenueId(9)?.tag).toBe('s-1');
     expect(j.order('s-1')?.fillIds).toEqual(['77']);
     expect(Object.fromEntries(j.positionsFromFills())).toEqual({ C: 1 });
-    expect(j.entries({ tag: 's-1' }).map((e) => `${e.kind}/${e.phase}`)).toEqual(['place/before', 'place/after', 'fill/event']);
+    expect(j.entries({ tag: 's-1' }).map((e) => `${e.kind}/${e.phase}`)).toEqual([
+      'place/before',
+      'place/after',
+      'fill/event',
+    ]);
     j.close();
   });
 });
@@ -89,7 +103,9 @@ describe('journal lock: one bot per journal', () => {
   it('a process killed with SIGKILL releases the lock', async () => {
     const { spawn } = await import('node:child_process');
     const script = `import { Journal } from ${JSON.stringify(path.resolve('src/adapters/live/journal.ts'))}; Journal.open(${JSON.stringify(file)}); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (d: Buffer) => d.toString().includes('held') && resolve());
       child.on('exit', () => reject(new Error('child exited before holding the journal')));

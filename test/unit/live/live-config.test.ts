@@ -11,24 +11,35 @@ describe('paper and live configuration', () => {
     for (const file of ['config/paper.yaml', 'config/live.yaml']) {
       const c = loadConfig(path.join(ROOT, file), liveConfigSchema);
       const { closeDelayMs: _d, staleAfterMs: _s, ...intervals } = c.poll;
-      expect(() => assertPlan(c.contracts.map((contractId) => ({ contractId, timeframe: c.timeframe })), intervals)).not.toThrow();
+      expect(() =>
+        assertPlan(
+          c.contracts.map((contractId) => ({ contractId, timeframe: c.timeframe })),
+          intervals,
+        ),
+      ).not.toThrow();
     }
   });
 
   it('reports every unknown key and bad value at once, with lines', () => {
-    const text = 'strategy: { name: x, id: 1bad, apiKey: secret }\ncontracts: []\ntimeframe: { unit: minute }\njournal: j.sqlite\npassword: nope\n';
+    const text =
+      'strategy: { name: x, id: 1bad, apiKey: secret }\ncontracts: []\ntimeframe: { unit: minute }\njournal: j.sqlite\npassword: nope\n';
     try {
       parseConfig(text, 'bad.yaml', liveConfigSchema);
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const issues = (error as ConfigError).issues.map((i) => `${i.line}:${i.path}`);
-      expect(issues).toEqual(expect.arrayContaining(['1:strategy.id', '1:strategy.apiKey', '2:contracts', '5:password']));
+      expect(issues).toEqual(
+        expect.arrayContaining(['1:strategy.id', '1:strategy.apiKey', '2:contracts', '5:password']),
+      );
     }
   });
 
   it('takes credentials only from the environment and names what is missing', () => {
-    expect(credentialsFromEnv({ TICKLINE_USERNAME: 'u', TICKLINE_API_KEY: 'k' })).toEqual({ userName: 'u', apiKey: 'k' });
+    expect(credentialsFromEnv({ TICKLINE_USERNAME: 'u', TICKLINE_API_KEY: 'k' })).toEqual({
+      userName: 'u',
+      apiKey: 'k',
+    });
     expect(() => credentialsFromEnv({ TICKLINE_USERNAME: 'u' })).toThrow(CredentialsError);
     expect(() => credentialsFromEnv({})).toThrow(/TICKLINE_USERNAME and TICKLINE_API_KEY/);
   });

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { newOrder, transition, isFinal, venueStatusOf, type LiveOrder, type OrderEvent, type VenueStatus } from '../../../src/adapters/live/order-state.ts';
+import {
+  newOrder,
+  transition,
+  isFinal,
+  venueStatusOf,
+  type LiveOrder,
+  type OrderEvent,
+  type VenueStatus,
+} from '../../../src/adapters/live/order-state.ts';
 import { OrderStatus } from '../../../src/protocol/codes.ts';
 
 /**
@@ -51,15 +59,23 @@ class EventCommand implements fc.Command<Model, Real> {
     if (after.state === 'filled') m.everFilled = true;
     if (total >= SIZE) expect(after.state).toBe('filled');
     // Final states never go back to working, except a lost order the gateway turns out to hold.
-    if (isFinal(before.state) && before.state !== 'lost') expect(['working', 'cancelling', 'submitting', 'unknown']).not.toContain(after.state);
+    if (isFinal(before.state) && before.state !== 'lost')
+      expect(['working', 'cancelling', 'submitting', 'unknown']).not.toContain(after.state);
     // Nothing but a lookup or a fill resolves an unknown place.
     if (before.state === 'unknown' && !['lookupFound', 'lookupMissing', 'fill'].includes(this.event.type)) {
       expect(after.state).toBe('unknown');
     }
     // One missing lookup proves nothing: only one past the unknown-outcome window gives an order up.
-    if (this.event.type === 'lookupMissing' && !this.event.expired && before.state !== 'lost') expect(after.state).not.toBe('lost');
-    if (this.event.type === 'lookupMissing' && this.event.expired && (before.state === 'submitting' || before.state === 'unknown')) expect(after.state).toBe('lost');
-    if ((before.state === 'submitting' || before.state === 'unknown') && this.event.type === 'cancelRequested') m.cancelAskedWhileUnresolved = true;
+    if (this.event.type === 'lookupMissing' && !this.event.expired && before.state !== 'lost')
+      expect(after.state).not.toBe('lost');
+    if (
+      this.event.type === 'lookupMissing' &&
+      this.event.expired &&
+      (before.state === 'submitting' || before.state === 'unknown')
+    )
+      expect(after.state).toBe('lost');
+    if ((before.state === 'submitting' || before.state === 'unknown') && this.event.type === 'cancelRequested')
+      m.cancelAskedWhileUnresolved = true;
     const wasResolved = m.resolved;
     if (!(after.state === 'submitting' || after.state === 'unknown')) m.resolved = true;
     if (!wasResolved && m.resolved && m.cancelAskedWhileUnresolved && after.state === 'cancelling') {
@@ -86,14 +102,24 @@ const eventArb: fc.Arbitrary<OrderEvent> = fc.oneof(
   fc.constant<OrderEvent>({ type: 'cancelRejected', reason: 'Rejected' }),
   fc.constant<OrderEvent>({ type: 'cancelUnknown' }),
   venueStatus.map<OrderEvent>((status) => ({ type: 'venueStatus', status })),
-  fc.tuple(fillId, fc.integer({ min: 1, max: 2 })).map<OrderEvent>(([id, size]) => ({ type: 'fill', fillId: id, size })),
+  fc
+    .tuple(fillId, fc.integer({ min: 1, max: 2 }))
+    .map<OrderEvent>(([id, size]) => ({ type: 'fill', fillId: id, size })),
 );
 
 describe('order transition table', () => {
   it('holds its invariants under random interleavings of answers, statuses, cancels and fills', () => {
     fc.assert(
       fc.property(fc.commands([eventArb.map((e) => new EventCommand(e))], { size: '+1' }), (cmds) => {
-        const model: Model = { fills: new Map(), cancelInFlight: false, everFilled: false, resolved: false, cancelAskedWhileUnresolved: false, unknownSeen: false, sendCancels: 0 };
+        const model: Model = {
+          fills: new Map(),
+          cancelInFlight: false,
+          everFilled: false,
+          resolved: false,
+          cancelAskedWhileUnresolved: false,
+          unknownSeen: false,
+          sendCancels: 0,
+        };
         fc.modelRun(() => ({ model, real: { order: newOrder('s-1', SIZE) } }), cmds);
       }),
       { numRuns: 400 },

@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RateBudget, assertPlan, barSchedules, nextDue, planPolls, RatePlanError, type BarSubscription, type PollIntervals, type Schedule } from '../../../src/adapters/live/rate-plan.ts';
+import {
+  RateBudget,
+  assertPlan,
+  barSchedules,
+  nextDue,
+  planPolls,
+  RatePlanError,
+  type BarSubscription,
+  type PollIntervals,
+  type Schedule,
+} from '../../../src/adapters/live/rate-plan.ts';
 import { Limits } from '../../../src/protocol/endpoints.ts';
 import type { BarUnit } from '../../../src/engine/types.ts';
 
@@ -43,23 +53,39 @@ const intervalsArb: fc.Arbitrary<PollIntervals> = fc.record({
 describe('poll plan', () => {
   it('accepted plans never exceed either budget (minus the reserve) in any window, with several contracts', () => {
     fc.assert(
-      fc.property(fc.array(subArb, { minLength: 1, maxLength: 5 }), intervalsArb, fc.integer({ min: 0, max: 10 ** 9 }), (subs, intervals, start) => {
-        const plan = planPolls(subs, intervals);
-        fc.pre(plan.ok);
-        const [bars, other] = plan.buckets;
-        const horizon = start + 4 * 60_000;
-        const barTimes = subs.flatMap((s) => barSchedules(s, 250).flatMap((sch) => fireTimes(sch, start, horizon)));
-        expect(maxInWindow(barTimes, bars.windowMs)).toBeLessThanOrEqual(bars.budget - bars.reserved);
-        const otherTimes = Object.values(intervals).flatMap((ms) => fireTimes({ kind: 'every', periodMs: ms, offsetMs: 0 }, start, horizon));
-        expect(maxInWindow(otherTimes, other.windowMs)).toBeLessThanOrEqual(other.budget - other.reserved);
-      }),
+      fc.property(
+        fc.array(subArb, { minLength: 1, maxLength: 5 }),
+        intervalsArb,
+        fc.integer({ min: 0, max: 10 ** 9 }),
+        (subs, intervals, start) => {
+          const plan = planPolls(subs, intervals);
+          fc.pre(plan.ok);
+          const [bars, other] = plan.buckets;
+          const horizon = start + 4 * 60_000;
+          const barTimes = subs.flatMap((s) => barSchedules(s, 250).flatMap((sch) => fireTimes(sch, start, horizon)));
+          expect(maxInWindow(barTimes, bars.windowMs)).toBeLessThanOrEqual(bars.budget - bars.reserved);
+          const otherTimes = Object.values(intervals).flatMap((ms) =>
+            fireTimes({ kind: 'every', periodMs: ms, offsetMs: 0 }, start, horizon),
+          );
+          expect(maxInWindow(otherTimes, other.windowMs)).toBeLessThanOrEqual(other.budget - other.reserved);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('refuses a schedule over the budget and names the numbers', () => {
-    const subs: BarSubscription[] = ['A', 'B', 'C'].map((c) => ({ contractId: c, timeframe: { unit: 'second', unitNumber: 2 } }));
-    const intervals: PollIntervals = { openOrdersMs: 1_000, ordersMs: 5_000, tradesMs: 2_000, positionsMs: 2_000, accountMs: 10_000 };
+    const subs: BarSubscription[] = ['A', 'B', 'C'].map((c) => ({
+      contractId: c,
+      timeframe: { unit: 'second', unitNumber: 2 },
+    }));
+    const intervals: PollIntervals = {
+      openOrdersMs: 1_000,
+      ordersMs: 5_000,
+      tradesMs: 2_000,
+      positionsMs: 2_000,
+      accountMs: 10_000,
+    };
     expect(() => assertPlan(subs, intervals)).toThrow(RatePlanError);
     const plan = planPolls(subs, intervals);
     expect(plan.problems.some((p) => p.startsWith('bars:'))).toBe(true);
@@ -67,15 +93,31 @@ describe('poll plan', () => {
   });
 
   it('accepts the shipped defaults for four 1-minute contracts', () => {
-    const subs: BarSubscription[] = ['A', 'B', 'C', 'D'].map((c) => ({ contractId: c, timeframe: { unit: 'minute', unitNumber: 1 } }));
-    const intervals: PollIntervals = { openOrdersMs: 3_000, ordersMs: 10_000, tradesMs: 3_000, positionsMs: 3_000, accountMs: 15_000 };
+    const subs: BarSubscription[] = ['A', 'B', 'C', 'D'].map((c) => ({
+      contractId: c,
+      timeframe: { unit: 'minute', unitNumber: 1 },
+    }));
+    const intervals: PollIntervals = {
+      openOrdersMs: 3_000,
+      ordersMs: 10_000,
+      tradesMs: 3_000,
+      positionsMs: 3_000,
+      accountMs: 15_000,
+    };
     expect(planPolls(subs, intervals).ok).toBe(true);
   });
 
   it('fires bar polls just after each bar closes', () => {
     const t0 = Date.UTC(2025, 0, 2, 14, 30, 10);
-    expect(nextDue({ kind: 'barClose', timeframe: { unit: 'minute', unitNumber: 1 }, delayMs: 300 }, t0)).toBe(Date.UTC(2025, 0, 2, 14, 31, 0, 300));
-    expect(nextDue({ kind: 'barClose', timeframe: { unit: 'minute', unitNumber: 5 }, delayMs: 300 }, Date.UTC(2025, 0, 2, 14, 35, 0, 300))).toBe(Date.UTC(2025, 0, 2, 14, 40, 0, 300));
+    expect(nextDue({ kind: 'barClose', timeframe: { unit: 'minute', unitNumber: 1 }, delayMs: 300 }, t0)).toBe(
+      Date.UTC(2025, 0, 2, 14, 31, 0, 300),
+    );
+    expect(
+      nextDue(
+        { kind: 'barClose', timeframe: { unit: 'minute', unitNumber: 5 }, delayMs: 300 },
+        Date.UTC(2025, 0, 2, 14, 35, 0, 300),
+      ),
+    ).toBe(Date.UTC(2025, 0, 2, 14, 40, 0, 300));
   });
 
   it('the run-time budget skips reads once a window is full and frees them as it slides', () => {

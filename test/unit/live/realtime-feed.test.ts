@@ -17,12 +17,21 @@ import { silentLogger } from '../../../src/engine/log.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, VenueEvent } from '../../../src/engine/types.ts';
 
-const ES: ContractSpec = { id: 'CON.F.US.EP.Z26', name: 'ESZ6', symbolId: 'F.US.EP', description: 'ES', grid: new PriceGrid(0.25, 12.5) };
+const ES: ContractSpec = {
+  id: 'CON.F.US.EP.Z26',
+  name: 'ESZ6',
+  symbolId: 'F.US.EP',
+  description: 'ES',
+  grid: new PriceGrid(0.25, 12.5),
+};
 const T = Date.UTC(2026, 10, 23, 15);
 const ACCOUNT = 7;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-const noRequests = new Proxy({}, { get: (_t, name) => () => Promise.reject(new Error(`unexpected request ${String(name)}`)) }) as ExecutionClient;
+const noRequests = new Proxy(
+  {},
+  { get: (_t, name) => () => Promise.reject(new Error(`unexpected request ${String(name)}`)) },
+) as ExecutionClient;
 
 /** The hub as the feed sees it: the test pushes events and connection states. */
 class ScriptedHub {
@@ -47,10 +56,22 @@ interface Placed {
 
 function setup(orders: readonly Placed[]) {
   const journal = Journal.open(':memory:', { now: () => T });
-  const executor = new LiveExecutor({ client: noRequests, journal, accountId: ACCOUNT, contracts: new Map([[ES.id, ES]]), logger: silentLogger, now: () => T });
+  const executor = new LiveExecutor({
+    client: noRequests,
+    journal,
+    accountId: ACCOUNT,
+    contracts: new Map([[ES.id, ES]]),
+    logger: silentLogger,
+    now: () => T,
+  });
   const events: VenueEvent[] = [];
   executor.events.subscribe((e) => events.push(e));
-  orders.forEach((o, i) => journal.beginPlace({ ...newOrder(o.tag, i + 1), contractId: ES.id, side: 'buy', size: o.size, spec: { type: 'market' } }, {}));
+  orders.forEach((o, i) =>
+    journal.beginPlace(
+      { ...newOrder(o.tag, i + 1), contractId: ES.id, side: 'buy', size: o.size, spec: { type: 'market' } },
+      {},
+    ),
+  );
   const hub = new ScriptedHub();
   const realtime: boolean[] = [];
   const poller: RealtimeFeedOptions['poller'] = {
@@ -61,15 +82,36 @@ function setup(orders: readonly Placed[]) {
   };
   const feed = new RealtimeFeed({ hub, poller, executor, journal, accountId: ACCOUNT, logger: silentLogger });
   const record = (o: Placed, filled: number): S.Order => ({
-    id: o.venueId, accountId: ACCOUNT, contractId: ES.id, creationTimestamp: iso(T), updateTimestamp: iso(T + filled),
-    status: filled === o.size ? OrderStatus.Filled : OrderStatus.Open, type: OrderType.Market, side: OrderSide.Bid, size: o.size,
-    limitPrice: null, stopPrice: null, fillVolume: filled, filledPrice: filled > 0 ? 6400.25 : null, customTag: o.tag,
+    id: o.venueId,
+    accountId: ACCOUNT,
+    contractId: ES.id,
+    creationTimestamp: iso(T),
+    updateTimestamp: iso(T + filled),
+    status: filled === o.size ? OrderStatus.Filled : OrderStatus.Open,
+    type: OrderType.Market,
+    side: OrderSide.Bid,
+    size: o.size,
+    limitPrice: null,
+    stopPrice: null,
+    fillVolume: filled,
+    filledPrice: filled > 0 ? 6400.25 : null,
+    customTag: o.tag,
   });
   return { journal, executor, events, hub, feed, record, realtime };
 }
 
 const trade = (id: number, o: Placed): S.Trade => ({
-  id, accountId: ACCOUNT, contractId: ES.id, creationTimestamp: iso(T + id), price: 6400.25, profitAndLoss: null, fees: 1.4, side: TradeSide.Buy, size: 1, voided: false, orderId: o.venueId,
+  id,
+  accountId: ACCOUNT,
+  contractId: ES.id,
+  creationTimestamp: iso(T + id),
+  price: 6400.25,
+  profitAndLoss: null,
+  fees: 1.4,
+  side: TradeSide.Buy,
+  size: 1,
+  voided: false,
+  orderId: o.venueId,
 });
 
 describe('realtime events and polls', () => {
@@ -98,38 +140,54 @@ describe('realtime events and polls', () => {
   });
 
   it('every trade is one fill whatever the interleaving of events (duplicated, dropped, early) and polls', () => {
-    const step = fc.record({ source: fc.constantFrom('event', 'event', 'poll', 'order-event'), index: fc.nat(40), drop: fc.boolean() });
+    const step = fc.record({
+      source: fc.constantFrom('event', 'event', 'poll', 'order-event'),
+      index: fc.nat(40),
+      drop: fc.boolean(),
+    });
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 4 }), fc.array(step, { maxLength: 40 }), (sizes, steps) => {
-        const placed = sizes.map((size, i): Placed => ({ tag: `bot-${i + 1}`, venueId: 600 + i, size }));
-        const { journal, executor, events, hub, feed, record } = setup(placed);
-        feed.start();
-        const trades: S.Trade[] = [];
-        for (const o of placed) for (let k = 0; k < o.size; k++) trades.push(trade(trades.length + 1, o));
-        const filledBy = (o: Placed, upTo: number): number => trades.slice(0, upTo).filter((t) => t.orderId === o.venueId).length;
-        let released = 0;
-        for (const s of steps) {
-          // Trades happen in order; a step either reports the newest so far or an older one again.
-          released = Math.min(trades.length, Math.max(released, (s.index % (trades.length + 1))));
-          if (released === 0 || s.drop) continue;
-          const t = trades[(s.index % released)]!;
-          const owner = placed.find((o) => o.venueId === t.orderId)!;
-          if (s.source === 'event') hub.events.next({ kind: 'trade', trade: t });
-          else if (s.source === 'order-event') hub.events.next({ kind: 'order', order: record(owner, filledBy(owner, released)) });
-          else {
-            executor.applyOrderSearch(placed.map((o) => record(o, filledBy(o, released))), T - 60_000);
-            executor.applyTrades(trades.slice(0, released));
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 4 }),
+        fc.array(step, { maxLength: 40 }),
+        (sizes, steps) => {
+          const placed = sizes.map((size, i): Placed => ({ tag: `bot-${i + 1}`, venueId: 600 + i, size }));
+          const { journal, executor, events, hub, feed, record } = setup(placed);
+          feed.start();
+          const trades: S.Trade[] = [];
+          for (const o of placed) for (let k = 0; k < o.size; k++) trades.push(trade(trades.length + 1, o));
+          const filledBy = (o: Placed, upTo: number): number =>
+            trades.slice(0, upTo).filter((t) => t.orderId === o.venueId).length;
+          let released = 0;
+          for (const s of steps) {
+            // Trades happen in order; a step either reports the newest so far or an older one again.
+            released = Math.min(trades.length, Math.max(released, s.index % (trades.length + 1)));
+            if (released === 0 || s.drop) continue;
+            const t = trades[s.index % released]!;
+            const owner = placed.find((o) => o.venueId === t.orderId)!;
+            if (s.source === 'event') hub.events.next({ kind: 'trade', trade: t });
+            else if (s.source === 'order-event')
+              hub.events.next({ kind: 'order', order: record(owner, filledBy(owner, released)) });
+            else {
+              executor.applyOrderSearch(
+                placed.map((o) => record(o, filledBy(o, released))),
+                T - 60_000,
+              );
+              executor.applyTrades(trades.slice(0, released));
+            }
           }
-        }
-        // The safety net's final round.
-        executor.applyOrderSearch(placed.map((o) => record(o, o.size)), T - 60_000);
-        executor.applyTrades(trades);
-        const fills = events.filter((e) => e.kind === 'fill');
-        expect(fills.map((f) => f.fillId).sort()).toEqual(trades.map((t) => String(t.id)).sort());
-        for (const o of placed) expect(journal.order(o.tag)).toMatchObject({ state: 'filled', filledSize: o.size });
-        void feed.stop();
-        journal.close();
-      }),
+          // The safety net's final round.
+          executor.applyOrderSearch(
+            placed.map((o) => record(o, o.size)),
+            T - 60_000,
+          );
+          executor.applyTrades(trades);
+          const fills = events.filter((e) => e.kind === 'fill');
+          expect(fills.map((f) => f.fillId).sort()).toEqual(trades.map((t) => String(t.id)).sort());
+          for (const o of placed) expect(journal.order(o.tag)).toMatchObject({ state: 'filled', filledSize: o.size });
+          void feed.stop();
+          journal.close();
+        },
+      ),
       { numRuns: 150 },
     );
   });

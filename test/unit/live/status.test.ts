@@ -25,8 +25,19 @@ describe('status line', () => {
 
   it('says BLIND and flat, and leaves out limits that are not configured', () => {
     const line = renderStatus({
-      mode: 'live', account: 'X', state: 'REDUCING', visible: false, positions: [], dayPnl: 0, balance: 1, equity: 1,
-      dailyLossFloor: -Infinity, maximumLossFloor: -Infinity, personalDailyLossLimit: undefined, personalDailyProfitTarget: undefined, bars: 0,
+      mode: 'live',
+      account: 'X',
+      state: 'REDUCING',
+      visible: false,
+      positions: [],
+      dayPnl: 0,
+      balance: 1,
+      equity: 1,
+      dailyLossFloor: -Infinity,
+      maximumLossFloor: -Infinity,
+      personalDailyLossLimit: undefined,
+      personalDailyProfitTarget: undefined,
+      bars: 0,
     });
     expect(line).toBe('LIVE X | REDUCING | BLIND | flat | PnL today $0.00 | bars 0');
   });

@@ -5,7 +5,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CALENDAR, ContractCalendar, DAY_MS, isBusinessDay, monthLabel, rootSpecSchema, type ContractMonth } from '../../../src/market/contract-months.ts';
+import {
+  CALENDAR,
+  ContractCalendar,
+  DAY_MS,
+  isBusinessDay,
+  monthLabel,
+  rootSpecSchema,
+  type ContractMonth,
+} from '../../../src/market/contract-months.ts';
 
 const day = (text: string) => Date.parse(`${text}T00:00:00Z`);
 const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
@@ -66,7 +74,14 @@ describe('contract calendar', () => {
 
   it('reads and writes ids and names', () => {
     const es = CALENDAR.byId('CON.F.US.EP.Z26')!;
-    expect(es).toMatchObject({ name: 'ESZ6', symbolId: 'F.US.EP', description: 'E-mini S&P 500: December 2026', tickSize: 0.25, tickValue: 12.5, feePerSide: 1.4 });
+    expect(es).toMatchObject({
+      name: 'ESZ6',
+      symbolId: 'F.US.EP',
+      description: 'E-mini S&P 500: December 2026',
+      tickSize: 0.25,
+      tickValue: 12.5,
+      feePerSide: 1.4,
+    });
     expect(CALENDAR.byId('CON.F.US.EP.F26')).toBeUndefined(); // January is not an ES month
     expect(CALENDAR.byId('CON.F.US.NOPE.Z26')).toBeUndefined();
     const on = day('2026-11-23');
@@ -87,21 +102,49 @@ describe('contract calendar', () => {
 
   it('takes roots from a config, validated strictly', () => {
     const calendar = CALENDAR.withRoots([
-      { root: 'FDAX', symbol: 'FDAX', title: 'DAX Futures', tickSize: 0.5, tickValue: 12.5, startPrice: 24000, cycle: 'HMUZ', expiry: { rule: 'nthWeekday', nth: 3, weekday: 'friday' }, listed: 3 },
+      {
+        root: 'FDAX',
+        symbol: 'FDAX',
+        title: 'DAX Futures',
+        tickSize: 0.5,
+        tickValue: 12.5,
+        startPrice: 24000,
+        cycle: 'HMUZ',
+        expiry: { rule: 'nthWeekday', nth: 3, weekday: 'friday' },
+        listed: 3,
+      },
     ]);
-    expect(calendar.resolve('FDAXZ6', day('2026-11-23'))).toMatchObject({ id: 'CON.F.US.FDAX.Z26', grid: { tickSize: 0.5 } });
+    expect(calendar.resolve('FDAXZ6', day('2026-11-23'))).toMatchObject({
+      id: 'CON.F.US.FDAX.Z26',
+      grid: { tickSize: 0.5 },
+    });
     expect(calendar.roots().length).toBe(CALENDAR.roots().length + 1);
-    expect(() => rootSpecSchema.parse({ root: 'X', symbol: 'X', title: 'x', tickSize: 1, tickValue: 1, startPrice: 1, cycle: 'HMUZ', expiry: { rule: 'someday' } })).toThrow();
-    expect(() => new ContractCalendar([...CALENDAR.roots(), { ...CALENDAR.root('ES')!, root: 'ES2' }])).toThrow(/share a gateway symbol/);
+    expect(() =>
+      rootSpecSchema.parse({
+        root: 'X',
+        symbol: 'X',
+        title: 'x',
+        tickSize: 1,
+        tickValue: 1,
+        startPrice: 1,
+        cycle: 'HMUZ',
+        expiry: { rule: 'someday' },
+      }),
+    ).toThrow();
+    expect(() => new ContractCalendar([...CALENDAR.roots(), { ...CALENDAR.root('ES')!, root: 'ES2' }])).toThrow(
+      /share a gateway symbol/,
+    );
   });
 
-  it('has start prices on each root\'s grid', () => {
+  it("has start prices on each root's grid", () => {
     for (const spec of CALENDAR.roots()) expect(CALENDAR.grid(spec).isAligned(spec.startPrice), spec.root).toBe(true);
   });
 });
 
 describe('contract calendar properties', () => {
-  const anyDay = fc.integer({ min: day('2000-01-01') / DAY_MS, max: day('2045-12-31') / DAY_MS }).map((d) => d * DAY_MS);
+  const anyDay = fc
+    .integer({ min: day('2000-01-01') / DAY_MS, max: day('2045-12-31') / DAY_MS })
+    .map((d) => d * DAY_MS);
   const anyRoot = fc.constantFrom(...CALENDAR.roots().map((r) => r.root));
 
   it('every date has exactly one front month, listed and not expired, and the front never moves backwards', () => {

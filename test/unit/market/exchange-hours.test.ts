@@ -24,7 +24,12 @@ const iso = (t: number) => new Date(t).toISOString();
 const MINUTE = 60_000;
 const DAY_MS = 86_400_000;
 /** One root per family. */
-const FAMILY_ROOTS: Record<HoursFamily, string> = { equityIndex: 'ES', interestRate: 'ZN', fx: '6E', energyMetals: 'CL' };
+const FAMILY_ROOTS: Record<HoursFamily, string> = {
+  equityIndex: 'ES',
+  interestRate: 'ZN',
+  fx: '6E',
+  energyMetals: 'CL',
+};
 
 describe('regular Globex week', () => {
   it('is open on a Tuesday morning, until 16:00 CT', () => {
@@ -33,7 +38,12 @@ describe('regular Globex week', () => {
     expect(calendar.tradingDay('ES', t)).toBe('2026-11-17');
     expect(iso(calendar.nextClose('ES', t))).toBe('2026-11-17T22:00:00.000Z');
     expect(calendar.msToClose('ES', t)).toBe(6 * 3_600_000);
-    expect(calendar.sessionAt('ES', t)).toEqual({ open: true, tradingDay: '2026-11-17', openedAt: utc('2026-11-16T23:00:00Z'), closesAt: utc('2026-11-17T22:00:00Z') });
+    expect(calendar.sessionAt('ES', t)).toEqual({
+      open: true,
+      tradingDay: '2026-11-17',
+      openedAt: utc('2026-11-16T23:00:00Z'),
+      closesAt: utc('2026-11-17T22:00:00Z'),
+    });
   });
 
   it('closes for the daily break from 16:00 to 17:00 CT and reopens for the next trading day', () => {
@@ -92,7 +102,9 @@ describe('regular Globex week', () => {
 
   it('fails on an unknown root with UNKNOWN_ROOT, and takes more roots', () => {
     expect(() => calendar.isOpen('XX', utc('2026-11-17T16:00:00Z'))).toThrow(UnknownRootError);
-    expect(() => calendar.tradingDay('ZB', utc('2026-11-17T16:00:00Z'))).toThrow(expect.objectContaining({ code: 'UNKNOWN_ROOT' }));
+    expect(() => calendar.tradingDay('ZB', utc('2026-11-17T16:00:00Z'))).toThrow(
+      expect.objectContaining({ code: 'UNKNOWN_ROOT' }),
+    );
     const more = new ExchangeCalendar({ roots: { ZB: 'interestRate' } });
     expect(more.familyOf('ZB')).toBe('interestRate');
     expect(iso(more.nextClose('ZB', utc('2026-11-27T15:00:00Z')))).toBe('2026-11-27T18:15:00.000Z');
@@ -101,7 +113,13 @@ describe('regular Globex week', () => {
 
 describe('holidays', () => {
   it('Thanksgiving 2026, equity index: a 12:00 CT halt, then the day after closes at 12:15 CT', () => {
-    expect(calendar.holidayOn('ES', '2026-11-26')).toEqual({ date: '2026-11-26', name: 'Thanksgiving Day', kind: 'halt', at: '12:00', basis: 'read' });
+    expect(calendar.holidayOn('ES', '2026-11-26')).toEqual({
+      date: '2026-11-26',
+      name: 'Thanksgiving Day',
+      kind: 'halt',
+      at: '12:00',
+      basis: 'read',
+    });
     expect(calendar.holidayOn('ES', '2026-11-27')).toMatchObject({ kind: 'earlyClose', at: '12:15' });
     const thursday1159 = utc('2026-11-26T17:59:00Z');
     expect(calendar.isOpen('ES', thursday1159)).toBe(true);
@@ -153,11 +171,12 @@ describe('holidays', () => {
     expect(calendar.isOpen('ES', utc('2026-04-03T13:15:00Z'))).toBe(false);
     expect(iso(calendar.nextClose('ZN', utc('2026-04-03T13:00:00Z')))).toBe('2026-04-03T15:15:00.000Z');
     // Good Friday 2025 had no report: closed for every family.
-    for (const root of ['ES', 'ZN', '6E', 'CL']) expect(calendar.isOpen(root, utc('2025-04-18T15:00:00Z')), root).toBe(false);
+    for (const root of ['ES', 'ZN', '6E', 'CL'])
+      expect(calendar.isOpen(root, utc('2025-04-18T15:00:00Z')), root).toBe(false);
     expect(calendar.tradingDay('ES', utc('2025-04-18T15:00:00Z'))).toBe('2025-04-17');
   });
 
-  it("a Monday holiday halts and trades for Tuesday (Martin Luther King Jr. Day 2026)", () => {
+  it('a Monday holiday halts and trades for Tuesday (Martin Luther King Jr. Day 2026)', () => {
     expect(calendar.tradingDay('ES', utc('2026-01-19T00:00:00Z'))).toBe('2026-01-20'); // Sunday 18:00 CST
     expect(calendar.isOpen('ES', utc('2026-01-19T17:59:00Z'))).toBe(true);
     expect(calendar.isOpen('ES', utc('2026-01-19T18:00:00Z'))).toBe(false);
@@ -178,7 +197,11 @@ describe('holidays', () => {
   it('the National Day of Mourning of 2025-01-09: equity stopped at 08:30 CT, rates at 12:15 CT, energy traded', () => {
     expect(iso(calendar.nextClose('ES', utc('2025-01-09T13:00:00Z')))).toBe('2025-01-09T14:30:00.000Z');
     expect(iso(calendar.nextOpen('ES', utc('2025-01-09T13:00:00Z')))).toBe('2025-01-09T23:00:00.000Z');
-    expect(calendar.sessionAt('ES', utc('2025-01-09T15:00:00Z'))).toMatchObject({ open: false, tradingDay: '2025-01-09', nextTradingDay: '2025-01-10' });
+    expect(calendar.sessionAt('ES', utc('2025-01-09T15:00:00Z'))).toMatchObject({
+      open: false,
+      tradingDay: '2025-01-09',
+      nextTradingDay: '2025-01-10',
+    });
     expect(iso(calendar.nextClose('ZN', utc('2025-01-09T13:00:00Z')))).toBe('2025-01-09T18:15:00.000Z');
     expect(calendar.isOpen('CL', utc('2025-01-09T20:00:00Z'))).toBe(true);
   });
@@ -200,8 +223,12 @@ describe('holiday coverage', () => {
     expect(calendar.isOpen('ES', first)).toBe(true);
     expect(() => calendar.isOpen('ES', utc('2024-12-25T16:00:00Z'))).toThrow(ExchangeHoursError);
     expect(() => calendar.isOpen('ES', first - 1)).toThrow(/2024-12-2/);
-    expect(() => calendar.nextOpen('ES', last - 1)).toThrow(expect.objectContaining({ code: 'OUTSIDE_HOLIDAY_COVERAGE' }));
-    expect(() => calendar.holidayOn('ES', '2028-01-17')).toThrow(expect.objectContaining({ code: 'OUTSIDE_HOLIDAY_COVERAGE' }));
+    expect(() => calendar.nextOpen('ES', last - 1)).toThrow(
+      expect.objectContaining({ code: 'OUTSIDE_HOLIDAY_COVERAGE' }),
+    );
+    expect(() => calendar.holidayOn('ES', '2028-01-17')).toThrow(
+      expect.objectContaining({ code: 'OUTSIDE_HOLIDAY_COVERAGE' }),
+    );
     expect(() => calendar.holidayOn('ES', '2026-02-30')).toThrow(expect.objectContaining({ code: 'INVALID_DATE' }));
     expect(() => calendar.isOpen('ES', NaN)).toThrow(expect.objectContaining({ code: 'INVALID_INSTANT' }));
     expect(HOLIDAY_COVERAGE.years).toEqual([2025, 2026, 2027]);
@@ -233,7 +260,8 @@ describe('holiday data', () => {
       expect(holiday.date >= HOLIDAY_COVERAGE.first && holiday.date <= HOLIDAY_COVERAGE.last).toBe(true);
       for (const [family, rule] of Object.entries(holiday.rules) as [HoursFamily, HolidayRule][]) {
         expect(HOURS_FAMILIES).toContain(family);
-        if (rule.kind !== 'closed') expect(rule.at, `${holiday.date} ${family}`).toMatch(/^(0\d|1[0-5]):[0-5]\d$|^16:00$/);
+        if (rule.kind !== 'closed')
+          expect(rule.at, `${holiday.date} ${family}`).toMatch(/^(0\d|1[0-5]):[0-5]\d$|^16:00$/);
       }
       // Only 2027 is derived, and what was read is marked so.
       if (holiday.basis === 'derived') expect(holiday.date.startsWith('2027-')).toBe(true);
@@ -252,10 +280,20 @@ describe('holiday data', () => {
     };
     // Anonymous Gregorian algorithm for Easter Sunday.
     const easter = (y: number) => {
-      const a = y % 19, b = Math.floor(y / 100), c = y % 100, d = Math.floor(b / 4), e = b % 4;
-      const f = Math.floor((b + 8) / 25), g = Math.floor((b - f + 1) / 3), h = (19 * a + b - d - g + 15) % 30;
-      const i = Math.floor(c / 4), k = c % 4, l = (32 + 2 * e + 2 * i - h - k) % 7, m = Math.floor((a + 11 * h + 22 * l) / 451);
-      const month = Math.floor((h + l - 7 * m + 114) / 31), day = ((h + l - 7 * m + 114) % 31) + 1;
+      const a = y % 19,
+        b = Math.floor(y / 100),
+        c = y % 100,
+        d = Math.floor(b / 4),
+        e = b % 4;
+      const f = Math.floor((b + 8) / 25),
+        g = Math.floor((b - f + 1) / 3),
+        h = (19 * a + b - d - g + 15) % 30;
+      const i = Math.floor(c / 4),
+        k = c % 4,
+        l = (32 + 2 * e + 2 * i - h - k) % 7,
+        m = Math.floor((a + 11 * h + 22 * l) / 451);
+      const month = Math.floor((h + l - 7 * m + 114) / 31),
+        day = ((h + l - 7 * m + 114) % 31) + 1;
       return Date.UTC(y, month - 1, day) / DAY_MS;
     };
     /** The federal rule: Saturday moves to Friday, Sunday to Monday. */
@@ -298,18 +336,33 @@ const instant = fc.oneof(
 const family = fc.constantFrom(...HOURS_FAMILIES);
 
 /** The wall clock in Chicago from Intl directly, not from the engine's learnt offsets. */
-const chicagoFormat = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Chicago', hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' });
+const chicagoFormat = new Intl.DateTimeFormat('en-US', {
+  timeZone: 'America/Chicago',
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: 'numeric',
+});
 function chicago(t: number): { day: number; minute: number } {
   const parts = chicagoFormat.formatToParts(new Date(t));
   const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-  return { day: Date.UTC(get('year'), get('month') - 1, get('day')) / DAY_MS, minute: get('hour') * 60 + get('minute') };
+  return {
+    day: Date.UTC(get('year'), get('month') - 1, get('day')) / DAY_MS,
+    minute: get('hour') * 60 + get('minute'),
+  };
 }
 
 const rulesByDay = new Map<string, ReadonlyMap<number, HolidayRule>>();
 function ruleOf(f: HoursFamily, day: number): HolidayRule | undefined {
   let rules = rulesByDay.get(f);
   if (!rules) {
-    rules = new Map(EXCHANGE_HOLIDAYS.flatMap((h) => (h.rules[f] ? [[Date.parse(`${h.date}T00:00:00Z`) / DAY_MS, h.rules[f]] as const] : [])));
+    rules = new Map(
+      EXCHANGE_HOLIDAYS.flatMap((h) =>
+        h.rules[f] ? [[Date.parse(`${h.date}T00:00:00Z`) / DAY_MS, h.rules[f]] as const] : [],
+      ),
+    );
     rulesByDay.set(f, rules);
   }
   return rules.get(day);

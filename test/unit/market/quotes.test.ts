@@ -18,7 +18,13 @@ import {
 import { syntheticSpreadModel } from '../../../src/market/synthetic.ts';
 
 const bar = (high: number, low: number, volume: number) => ({ high, low, volume });
-const fills = (over: Partial<TouchFills> = {}): TouchFills => ({ spread: { type: 'fixed', ticks: 1 }, book: DEFAULT_BOOK, partialFills: true, queue: false, ...over });
+const fills = (over: Partial<TouchFills> = {}): TouchFills => ({
+  spread: { type: 'fixed', ticks: 1 },
+  book: DEFAULT_BOOK,
+  partialFills: true,
+  queue: false,
+  ...over,
+});
 
 describe('spread', () => {
   it('is fixed, or widens with the range and on a thin bar, within its bounds', () => {
@@ -28,7 +34,9 @@ describe('spread', () => {
     expect(spreadTicks(model, bar(120, 100, 50))).toBe(3);
     expect(spreadTicks(model, bar(105, 100, 3))).toBe(2);
     expect(spreadTicks(model, bar(300, 100, 3))).toBe(4);
-    expect(() => spreadModelSchema.parse({ type: 'volatility', rangeTicksPerTick: 10, minTicks: 3, maxTicks: 2 })).toThrow(/maxTicks/);
+    expect(() =>
+      spreadModelSchema.parse({ type: 'volatility', rangeTicksPerTick: 10, minTicks: 3, maxTicks: 2 }),
+    ).toThrow(/maxTicks/);
   });
 
   it('of the synthetic ES market is one tick in a busy minute, wider at night and after a jump', () => {
@@ -45,8 +53,16 @@ describe('quote and book', () => {
     expect(quoteAround(100, -1, 2, 5)).toEqual({ bid: 100, ask: 102, bidSize: 5, askSize: 5 });
     expect(quoteAround(100, 0, 1, 5)).toMatchObject({ ask: 100 });
     expect(depthOf(quoteAround(100, 1, 1, 5), 3)).toEqual({
-      bids: [{ price: 99, size: 5 }, { price: 98, size: 5 }, { price: 97, size: 5 }],
-      asks: [{ price: 100, size: 5 }, { price: 101, size: 5 }, { price: 102, size: 5 }],
+      bids: [
+        { price: 99, size: 5 },
+        { price: 98, size: 5 },
+        { price: 97, size: 5 },
+      ],
+      asks: [
+        { price: 100, size: 5 },
+        { price: 101, size: 5 },
+        { price: 102, size: 5 },
+      ],
     });
   });
 
@@ -59,9 +75,19 @@ describe('quote and book', () => {
 
   it('walks the book one tick per level, never beyond a limit; whole at the touch without partial fills', () => {
     const quote = quoteAround(100, 1, 1, 10);
-    expect(takeLiquidity(quote, 1, 25, undefined, true)).toEqual([{ price: 100, size: 10 }, { price: 101, size: 10 }, { price: 102, size: 5 }]);
-    expect(takeLiquidity(quote, -1, 12, undefined, true)).toEqual([{ price: 99, size: 10 }, { price: 98, size: 2 }]);
-    expect(takeLiquidity(quote, 1, 25, 101, true)).toEqual([{ price: 100, size: 10 }, { price: 101, size: 10 }]);
+    expect(takeLiquidity(quote, 1, 25, undefined, true)).toEqual([
+      { price: 100, size: 10 },
+      { price: 101, size: 10 },
+      { price: 102, size: 5 },
+    ]);
+    expect(takeLiquidity(quote, -1, 12, undefined, true)).toEqual([
+      { price: 99, size: 10 },
+      { price: 98, size: 2 },
+    ]);
+    expect(takeLiquidity(quote, 1, 25, 101, true)).toEqual([
+      { price: 100, size: 10 },
+      { price: 101, size: 10 },
+    ]);
     expect(takeLiquidity(quote, 1, 25, 99, true)).toEqual([]);
     expect(takeLiquidity(quote, 1, 25, undefined, false)).toEqual([{ price: 100, size: 25 }]);
   });
@@ -113,7 +139,10 @@ describe('resting limits at the touch', () => {
     expect(touchFill(fills({ queue: true }), 25, 10, touched, before)).toEqual({ size: 0, ahead: 0 });
     expect(touchFill(fills({ queue: true }), 25, 14, touched, before)).toEqual({ size: 0, ahead: 4 });
     expect(touchFill(fills({ queue: true }), 25, 4, touched, before)).toEqual({ size: 6, ahead: 0 });
-    expect(touchFill(fills({ queue: true, partialFills: false }), 25, 4, touched, before)).toEqual({ size: 25, ahead: 0 });
+    expect(touchFill(fills({ queue: true, partialFills: false }), 25, 4, touched, before)).toEqual({
+      size: 25,
+      ahead: 0,
+    });
   });
 });
 
@@ -123,7 +152,7 @@ describe('intrabar path', () => {
     expect(pathPrices(100, 110, 95, 98)).toEqual([100, 110, 95, 98]);
   });
 
-  it('tells the direction of the bar\'s last change', () => {
+  it("tells the direction of the bar's last change", () => {
     expect(lastMove(100, 110, 95, 105)).toBe(-1); // ... 110 -> 105
     expect(lastMove(100, 110, 95, 110)).toBe(1); // ... 95 -> 110 -> 110
     expect(lastMove(100, 100, 100, 100)).toBe(0);

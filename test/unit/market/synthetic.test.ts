@@ -23,18 +23,26 @@ describe('generateBars', () => {
 
   it('keeps every price an integer tick with consistent o/h/l/c and positive volume', () => {
     fc.assert(
-      fc.property(fc.integer(), fc.constantFrom(0.25, 0.1, 0.01, 1, 0.005), fc.integer({ min: 1, max: 2000 }), (seed, tickSize, count) => {
-        const bars = generateBars({ seed, tickSize, startPrice: 100, start: START, count });
-        const problems: string[] = [];
-        for (let i = 0; i < count; i++) {
-          const o = bars.open[i]!, h = bars.high[i]!, l = bars.low[i]!, c = bars.close[i]!;
-          if (![o, h, l, c].every(Number.isInteger)) problems.push(`bar ${i} off the grid`);
-          if (h < Math.max(o, c) || l > Math.min(o, c)) problems.push(`bar ${i} inconsistent ${o}/${h}/${l}/${c}`);
-          if (l <= 0 || !(bars.volume[i]! > 0)) problems.push(`bar ${i} non-positive low or volume`);
-          if (i > 0 && o !== bars.close[i - 1]) problems.push(`bar ${i} open is not the previous close`);
-        }
-        expect(problems).toEqual([]);
-      }),
+      fc.property(
+        fc.integer(),
+        fc.constantFrom(0.25, 0.1, 0.01, 1, 0.005),
+        fc.integer({ min: 1, max: 2000 }),
+        (seed, tickSize, count) => {
+          const bars = generateBars({ seed, tickSize, startPrice: 100, start: START, count });
+          const problems: string[] = [];
+          for (let i = 0; i < count; i++) {
+            const o = bars.open[i]!,
+              h = bars.high[i]!,
+              l = bars.low[i]!,
+              c = bars.close[i]!;
+            if (![o, h, l, c].every(Number.isInteger)) problems.push(`bar ${i} off the grid`);
+            if (h < Math.max(o, c) || l > Math.min(o, c)) problems.push(`bar ${i} inconsistent ${o}/${h}/${l}/${c}`);
+            if (l <= 0 || !(bars.volume[i]! > 0)) problems.push(`bar ${i} non-positive low or volume`);
+            if (i > 0 && o !== bars.close[i - 1]) problems.push(`bar ${i} open is not the previous close`);
+          }
+          expect(problems).toEqual([]);
+        },
+      ),
       { numRuns: 50 },
     );
   });
@@ -42,12 +50,21 @@ describe('generateBars', () => {
   it('is quieter overnight than at the US open', () => {
     const days = 20;
     const bars = generateBars({ seed: 3, tickSize: 0.25, startPrice: 6000, start: START, count: days * 1440 });
-    let night = 0, open = 0, nightVolume = 0, openVolume = 0;
+    let night = 0,
+      open = 0,
+      nightVolume = 0,
+      openVolume = 0;
     for (let i = 0; i < bars.time.length; i++) {
       const minute = (bars.time[i]! / 60_000) % 1440;
       const range = bars.high[i]! - bars.low[i]!;
-      if (minute >= 120 && minute < 180) { night += range; nightVolume += bars.volume[i]!; }
-      if (minute >= 13 * 60 + 30 && minute < 14 * 60 + 30) { open += range; openVolume += bars.volume[i]!; }
+      if (minute >= 120 && minute < 180) {
+        night += range;
+        nightVolume += bars.volume[i]!;
+      }
+      if (minute >= 13 * 60 + 30 && minute < 14 * 60 + 30) {
+        open += range;
+        openVolume += bars.volume[i]!;
+      }
     }
     expect(open).toBeGreaterThan(night * 2);
     expect(openVolume).toBeGreaterThan(nightVolume * 2);

@@ -1,11 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
-import { barsHash, canonicalJson, configFromWire, configToWire, jobId, sweepId, type SweepSpec } from '../../../src/optimize/queue-spec.ts';
+import {
+  barsHash,
+  canonicalJson,
+  configFromWire,
+  configToWire,
+  jobId,
+  sweepId,
+  type SweepSpec,
+} from '../../../src/optimize/queue-spec.ts';
 import { checkQueueUrl, queueUrlFrom, redactUrl } from '../../../src/optimize/queue.ts';
 import { scrubSecrets } from '../../../src/engine/secrets.ts';
 
-const scalar = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.string({ maxLength: 6 }));
+const scalar = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.string({ maxLength: 6 }),
+);
 const params = fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), scalar, { maxKeys: 5 });
 
 function reversedKeys(value: Record<string, unknown>): Record<string, unknown> {
@@ -14,7 +27,9 @@ function reversedKeys(value: Record<string, unknown>): Record<string, unknown> {
 
 const spec: SweepSpec = {
   name: 'k',
-  config: configToWire(BacktestConfig.parse({ strategy: { name: 'sma-cross' }, data: { source: 'synthetic', seed: 1 } })),
+  config: configToWire(
+    BacktestConfig.parse({ strategy: { name: 'sma-cross' }, data: { source: 'synthetic', seed: 1 } }),
+  ),
   walkForward: null,
   barsHash: 'a'.repeat(64),
   strategyHash: null,
@@ -26,7 +41,9 @@ describe('a distributed sweep definition', () => {
     fc.assert(
       fc.property(params, fc.constantFrom('all', 'in', 'out'), (p, sample) => {
         expect(canonicalJson(reversedKeys(p))).toBe(canonicalJson(p));
-        expect(jobId('0123456789abcdef', { params: reversedKeys(p), sample })).toBe(jobId('0123456789abcdef', { params: p, sample }));
+        expect(jobId('0123456789abcdef', { params: reversedKeys(p), sample })).toBe(
+          jobId('0123456789abcdef', { params: p, sample }),
+        );
         const id = jobId('0123456789abcdef', { params: { ...p, extra: 1 }, sample });
         expect(id).not.toBe(jobId('0123456789abcdef', { params: { ...p, extra: 2 }, sample }));
         // BullMQ refuses ids with ':' and bare integers.
@@ -44,22 +61,33 @@ describe('a distributed sweep definition', () => {
 
   it('carries the backtest config through JSON and back unchanged, times included', () => {
     fc.assert(
-      fc.property(fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2040, 0, 1) }), fc.option(fc.integer({ min: 0, max: 1e6 }), { nil: undefined }), (start, span) => {
-        const config = BacktestConfig.parse({
-          strategy: { name: 'breakout', params: { lookback: 20 } },
-          data: { source: 'synthetic', seed: 3, start: new Date(start) },
-          ...(span === undefined ? {} : { from: new Date(start), to: new Date(start + span * 60_000) }),
-          fills: { slippageTicks: 2 },
-        });
-        const wire = JSON.parse(JSON.stringify(configToWire(config))) as Record<string, unknown>;
-        expect(configFromWire(wire)).toEqual(config);
-      }),
+      fc.property(
+        fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2040, 0, 1) }),
+        fc.option(fc.integer({ min: 0, max: 1e6 }), { nil: undefined }),
+        (start, span) => {
+          const config = BacktestConfig.parse({
+            strategy: { name: 'breakout', params: { lookback: 20 } },
+            data: { source: 'synthetic', seed: 3, start: new Date(start) },
+            ...(span === undefined ? {} : { from: new Date(start), to: new Date(start + span * 60_000) }),
+            fills: { slippageTicks: 2 },
+          });
+          const wire = JSON.parse(JSON.stringify(configToWire(config))) as Record<string, unknown>;
+          expect(configFromWire(wire)).toEqual(config);
+        },
+      ),
       { numRuns: 30 },
     );
   });
 
   it('hashes bars by every column', () => {
-    const bars = { time: new Float64Array([1, 2]), open: new Float64Array([3, 4]), high: new Float64Array([5, 6]), low: new Float64Array([1, 2]), close: new Float64Array([3, 5]), volume: new Float64Array([7, 8]) };
+    const bars = {
+      time: new Float64Array([1, 2]),
+      open: new Float64Array([3, 4]),
+      high: new Float64Array([5, 6]),
+      low: new Float64Array([1, 2]),
+      close: new Float64Array([3, 5]),
+      volume: new Float64Array([7, 8]),
+    };
     const base = barsHash(bars);
     for (const column of Object.keys(bars) as (keyof typeof bars)[]) {
       const changed = { ...bars, [column]: Float64Array.from(bars[column], (v, k) => (k === 1 ? v + 0.25 : v)) };
@@ -73,11 +101,15 @@ describe('a distributed sweep definition', () => {
     expect(checkQueueUrl('rediss://:secret@cache.example:6380')).toBe('rediss://:secret@cache.example:6380');
     expect(() => checkQueueUrl('http://127.0.0.1:6379')).toThrow(/redis:\/\/ or rediss:\/\//);
     expect(() => checkQueueUrl('redis://127.0.0.1:6379/x')).toThrow(/database number/);
-    expect(() => checkQueueUrl('redis://:hunter2@127.0.0.1:6379/x')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }));
+    expect(() => checkQueueUrl('redis://:hunter2@127.0.0.1:6379/x')).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
+    );
     expect(redactUrl('redis://user:hunter2@host:6379/1')).toBe('redis://user:***@host:6379/1');
     // A password seen once is scrubbed from every error and log line after.
     checkQueueUrl('redis://:s3cret%2Fpw@host:6379');
-    expect(scrubSecrets('AUTH s3cret/pw failed; url redis://:s3cret%2Fpw@host')).toBe('AUTH [redacted] failed; url redis://:[redacted]@host');
+    expect(scrubSecrets('AUTH s3cret/pw failed; url redis://:s3cret%2Fpw@host')).toBe(
+      'AUTH [redacted] failed; url redis://:[redacted]@host',
+    );
     expect(queueUrlFrom(undefined, { TICKLINE_QUEUE_URL: 'redis://h:1/0' })).toBe('redis://h:1/0');
     expect(queueUrlFrom('redis://flag:2', { TICKLINE_QUEUE_URL: 'redis://h:1/0' })).toBe('redis://flag:2');
     expect(queueUrlFrom(undefined, {})).toBeUndefined();

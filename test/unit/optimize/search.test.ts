@@ -8,25 +8,34 @@ const arbGrid = fc
 
 /** A separable bowl with its top at (7, 13) on 0..20 x 0..20. */
 const BOWL = { x: Array.from({ length: 21 }, (_, v) => v), y: Array.from({ length: 21 }, (_, v) => v) };
-const bowl = (points: readonly PointIndex[]) => Promise.resolve(points.map((p) => 100 - (p[0]! - 7) ** 2 - (p[1]! - 13) ** 2));
+const bowl = (points: readonly PointIndex[]) =>
+  Promise.resolve(points.map((p) => 100 - (p[0]! - 7) ** 2 - (p[1]! - 13) ** 2));
 
 describe('parameter searches', () => {
   it('propose distinct points of the space only, as many as asked, the same for the same seed', async () => {
     await fc.assert(
-      fc.asyncProperty(arbGrid, fc.constantFrom<SearchMethod>('grid', 'random', 'tpe'), fc.integer({ min: 1, max: 60 }), fc.integer(), fc.integer({ min: 1, max: 4 }), async (grid, method, trials, seed, batch) => {
-        const seen: Record<string, unknown>[] = [];
-        const score = (points: readonly PointIndex[]) => {
-          for (const p of points) seen.push(pointParams(grid, p));
-          return Promise.resolve(points.map((p) => Math.sin(p.reduce((s, v, d) => s + v * (d + 1), seed % 7))));
-        };
-        const first = await search(grid, { method, trials, seed, batch }, score);
-        const again = await search(grid, { method, trials, seed, batch }, score);
-        expect(again).toEqual(first);
-        const expected = method === 'grid' ? spaceSize(grid) : Math.min(trials, spaceSize(grid));
-        expect(first).toHaveLength(expected);
-        expect(new Set(first.map((o) => o.point.join(','))).size).toBe(expected);
-        for (const params of seen) for (const [key, value] of Object.entries(params)) expect(grid[key]).toContain(value);
-      }),
+      fc.asyncProperty(
+        arbGrid,
+        fc.constantFrom<SearchMethod>('grid', 'random', 'tpe'),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer(),
+        fc.integer({ min: 1, max: 4 }),
+        async (grid, method, trials, seed, batch) => {
+          const seen: Record<string, unknown>[] = [];
+          const score = (points: readonly PointIndex[]) => {
+            for (const p of points) seen.push(pointParams(grid, p));
+            return Promise.resolve(points.map((p) => Math.sin(p.reduce((s, v, d) => s + v * (d + 1), seed % 7))));
+          };
+          const first = await search(grid, { method, trials, seed, batch }, score);
+          const again = await search(grid, { method, trials, seed, batch }, score);
+          expect(again).toEqual(first);
+          const expected = method === 'grid' ? spaceSize(grid) : Math.min(trials, spaceSize(grid));
+          expect(first).toHaveLength(expected);
+          expect(new Set(first.map((o) => o.point.join(','))).size).toBe(expected);
+          for (const params of seen)
+            for (const [key, value] of Object.entries(params)) expect(grid[key]).toContain(value);
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -6,7 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { z } from 'zod';
-import { BarsResponse, ContractsResponse, GatewayError, OrdersResponse, TradesResponse, parseResponse } from '../../../src/adapters/gateway/index.ts';
+import {
+  BarsResponse,
+  ContractsResponse,
+  GatewayError,
+  OrdersResponse,
+  TradesResponse,
+  parseResponse,
+} from '../../../src/adapters/gateway/index.ts';
 import * as A from '../gateway/arbitraries.ts';
 
 const ok = { success: true, errorCode: 0, errorMessage: null };
@@ -20,10 +27,59 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'History/retrieveBars', schema: BarsResponse, list: 'bars', record: A.bar, required: ['t', 'o', 'h', 'l', 'c', 'v'] },
-  { name: 'Contract/search', schema: ContractsResponse, list: 'contracts', record: A.contract, required: ['id', 'name', 'description', 'tickSize', 'tickValue', 'activeContract', 'symbolId'] },
-  { name: 'Order/search', schema: OrdersResponse, list: 'orders', record: A.order, required: ['id', 'accountId', 'contractId', 'creationTimestamp', 'updateTimestamp', 'status', 'type', 'side', 'size', 'limitPrice', 'stopPrice', 'filledPrice'] },
-  { name: 'Trade/search', schema: TradesResponse, list: 'trades', record: A.trade, required: ['id', 'accountId', 'contractId', 'creationTimestamp', 'price', 'profitAndLoss', 'fees', 'side', 'size', 'voided', 'orderId'] },
+  {
+    name: 'History/retrieveBars',
+    schema: BarsResponse,
+    list: 'bars',
+    record: A.bar,
+    required: ['t', 'o', 'h', 'l', 'c', 'v'],
+  },
+  {
+    name: 'Contract/search',
+    schema: ContractsResponse,
+    list: 'contracts',
+    record: A.contract,
+    required: ['id', 'name', 'description', 'tickSize', 'tickValue', 'activeContract', 'symbolId'],
+  },
+  {
+    name: 'Order/search',
+    schema: OrdersResponse,
+    list: 'orders',
+    record: A.order,
+    required: [
+      'id',
+      'accountId',
+      'contractId',
+      'creationTimestamp',
+      'updateTimestamp',
+      'status',
+      'type',
+      'side',
+      'size',
+      'limitPrice',
+      'stopPrice',
+      'filledPrice',
+    ],
+  },
+  {
+    name: 'Trade/search',
+    schema: TradesResponse,
+    list: 'trades',
+    record: A.trade,
+    required: [
+      'id',
+      'accountId',
+      'contractId',
+      'creationTimestamp',
+      'price',
+      'profitAndLoss',
+      'fees',
+      'side',
+      'size',
+      'voided',
+      'orderId',
+    ],
+  },
 ];
 
 /** A value no field of these records accepts, of a type other than the original's. */
@@ -85,12 +141,19 @@ describe('datetimes', () => {
   it('accepts every offset form servers send', () => {
     fc.assert(
       fc.property(A.isoDateTime, (t) => {
-        expect(() => parseResponse(BarsResponse, 'History/retrieveBars', { ...ok, bars: [{ t, o: 1, h: 1, l: 1, c: 1, v: 1 }] })).not.toThrow();
+        expect(() =>
+          parseResponse(BarsResponse, 'History/retrieveBars', { ...ok, bars: [{ t, o: 1, h: 1, l: 1, c: 1, v: 1 }] }),
+        ).not.toThrow();
       }),
     );
   });
 
   it('refuses a datetime without an offset', () => {
-    expect(() => parseResponse(BarsResponse, 'History/retrieveBars', { ...ok, bars: [{ t: '2025-07-18T21:00:00', o: 1, h: 1, l: 1, c: 1, v: 1 }] })).toThrow(/bars\.0\.t/);
+    expect(() =>
+      parseResponse(BarsResponse, 'History/retrieveBars', {
+        ...ok,
+        bars: [{ t: '2025-07-18T21:00:00', o: 1, h: 1, l: 1, c: 1, v: 1 }],
+      }),
+    ).toThrow(/bars\.0\.t/);
   });
 });

@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { evaluationRulesSchema, type EvaluationRules, type EvaluationRulesInput } from '../../../src/engine/evaluation-rules.ts';
+import {
+  evaluationRulesSchema,
+  type EvaluationRules,
+  type EvaluationRulesInput,
+} from '../../../src/engine/evaluation-rules.ts';
 import {
   compressDays,
   compressPath,
@@ -47,7 +51,9 @@ function day(points: number[], extra: Partial<EvaluationDay> = {}): EvaluationDa
   };
 }
 
-const mll = (variant: string, lockAbove?: number) => ({ maximumLossLimit: { amount: 2_000, variant, ...(lockAbove === undefined ? {} : { lockAbove }) } as never });
+const mll = (variant: string, lockAbove?: number) => ({
+  maximumLossLimit: { amount: 2_000, variant, ...(lockAbove === undefined ? {} : { lockAbove }) } as never,
+});
 
 describe('evaluation rules on hand-made equity paths', () => {
   it('static maximum loss limit: the floor stays at starting balance - limit', () => {
@@ -62,14 +68,22 @@ describe('evaluation rules on hand-made equity paths', () => {
     const r = rules(mll('trailingEndOfDay'));
     // Day 1 peaks at +1,500 and closes at +1,000: floor 49,000 on day 2.
     expect(replayEvaluation(r, [day([1_500, 1_000]), day([-1_900])]).status).toBe('open');
-    expect(replayEvaluation(r, [day([1_500, 1_000]), day([-2_000])])).toMatchObject({ status: 'failed', rule: 'maximumLossLimit', dayNumber: 2 });
+    expect(replayEvaluation(r, [day([1_500, 1_000]), day([-2_000])])).toMatchObject({
+      status: 'failed',
+      rule: 'maximumLossLimit',
+      dayNumber: 2,
+    });
     // The same fall inside day 1 is measured from the starting balance's floor (48,000).
     expect(replayEvaluation(r, [day([1_500, -600])]).status).toBe('open');
   });
 
   it('trailing intraday: the floor follows the highest equity seen, inside the day too', () => {
     const r = rules(mll('trailingIntraday'));
-    expect(replayEvaluation(r, [day([1_500, -600])])).toMatchObject({ status: 'failed', rule: 'maximumLossLimit', dayNumber: 1 });
+    expect(replayEvaluation(r, [day([1_500, -600])])).toMatchObject({
+      status: 'failed',
+      rule: 'maximumLossLimit',
+      dayNumber: 1,
+    });
     expect(replayEvaluation(r, [day([1_500, -400])]).status).toBe('open');
     // Day 1 high 51,500: floor 49,500 on day 2 even though day 1 closed at 51,000.
     expect(replayEvaluation(r, [day([1_500, 1_000]), day([-1_500])])).toMatchObject({ status: 'failed', dayNumber: 2 });
@@ -85,7 +99,10 @@ describe('evaluation rules on hand-made equity paths', () => {
     // Intraday with a lock 100 above the start: high 52,500 -> floor 50,100.
     const intraday = rules(mll('trailingIntraday', 100));
     expect(replayEvaluation(intraday, [day([2_500, 2_400]), day([-2_250])]).status).toBe('open');
-    expect(replayEvaluation(intraday, [day([2_500, 2_400]), day([-2_350])])).toMatchObject({ status: 'failed', dayNumber: 2 });
+    expect(replayEvaluation(intraday, [day([2_500, 2_400]), day([-2_350])])).toMatchObject({
+      status: 'failed',
+      dayNumber: 2,
+    });
   });
 
   it('a static floor refuses a lock', () => {
@@ -98,7 +115,11 @@ describe('evaluation rules on hand-made equity paths', () => {
     const outcome = replayEvaluation(soft, [day([-1_100]), day([1_500]), day([600])]);
     expect(outcome).toMatchObject({ status: 'passed', dayNumber: 3, profit: 1_000 });
     const hard = rules({ dailyLossLimit: { amount: 1_000, breach: 'failsEvaluation' } });
-    expect(replayEvaluation(hard, [day([500]), day([-1_100, 2_000])])).toMatchObject({ status: 'failed', rule: 'dailyLossLimit', dayNumber: 2 });
+    expect(replayEvaluation(hard, [day([500]), day([-1_100, 2_000])])).toMatchObject({
+      status: 'failed',
+      rule: 'dailyLossLimit',
+      dayNumber: 2,
+    });
   });
 
   it('the profit target is reached at the end of a day', () => {
@@ -121,25 +142,51 @@ describe('evaluation rules on hand-made equity paths', () => {
 
   it('minimum trading days count only days with a trade', () => {
     const r = rules({ profitTarget: 3_000, minimumTradingDays: 5 });
-    const days = [day([1_000]), day([0], { traded: false }), day([1_000]), day([1_000]), day([100]), day([100]), day([100])];
+    const days = [
+      day([1_000]),
+      day([0], { traded: false }),
+      day([1_000]),
+      day([1_000]),
+      day([100]),
+      day([100]),
+      day([100]),
+    ];
     expect(replayEvaluation(r, days)).toMatchObject({ status: 'passed', dayNumber: 6, tradingDays: 5 });
   });
 
   it('maximum contracts and trading hours fail at their instant; the earliest broken rule counts', () => {
-    const r = rules({ maximumContracts: 2, tradingHours: { timeZone: 'America/Chicago', open: '08:30', close: '15:00' } });
+    const r = rules({
+      maximumContracts: 2,
+      tradingHours: { timeZone: 'America/Chicago', open: '08:30', close: '15:00' },
+    });
     const base = T0 + dayCount * DAY;
-    expect(replayEvaluation(r, [day([100], { contractsBreach: base + 30 * MINUTE })])).toMatchObject({ status: 'failed', rule: 'maximumContracts', time: base + 30 * MINUTE });
+    expect(replayEvaluation(r, [day([100], { contractsBreach: base + 30 * MINUTE })])).toMatchObject({
+      status: 'failed',
+      rule: 'maximumContracts',
+      time: base + 30 * MINUTE,
+    });
     const next = T0 + dayCount * DAY;
-    expect(replayEvaluation(r, [day([100], { hoursBreach: next + 5 * MINUTE })])).toMatchObject({ status: 'failed', rule: 'tradingHours' });
+    expect(replayEvaluation(r, [day([100], { hoursBreach: next + 5 * MINUTE })])).toMatchObject({
+      status: 'failed',
+      rule: 'tradingHours',
+    });
     // A maximum loss break at minute 1 comes before a contract breach at minute 2.
     const third = T0 + dayCount * DAY;
-    expect(replayEvaluation(r, [day([-2_500], { contractsBreach: third + 2 * MINUTE })])).toMatchObject({ rule: 'maximumLossLimit' });
+    expect(replayEvaluation(r, [day([-2_500], { contractsBreach: third + 2 * MINUTE })])).toMatchObject({
+      rule: 'maximumLossLimit',
+    });
     const fourth = T0 + dayCount * DAY;
-    expect(replayEvaluation(r, [day([-100, -2_500], { contractsBreach: fourth })])).toMatchObject({ rule: 'maximumContracts' });
+    expect(replayEvaluation(r, [day([-100, -2_500], { contractsBreach: fourth })])).toMatchObject({
+      rule: 'maximumContracts',
+    });
   });
 
   it('reports the closest approach to each floor and to the target', () => {
-    const r = rules({ ...mll('trailingEndOfDay'), dailyLossLimit: { amount: 1_000, breach: 'pausesDay' }, profitTarget: 3_000 });
+    const r = rules({
+      ...mll('trailingEndOfDay'),
+      dailyLossLimit: { amount: 1_000, breach: 'pausesDay' },
+      profitTarget: 3_000,
+    });
     const outcome = replayEvaluation(r, [day([1_000]), day([-800, -300])]);
     expect(outcome.closest).toEqual([
       { rule: 'maximumLossLimit', minRoom: 1_200, time: T0 + (dayCount - 1) * DAY + MINUTE },
@@ -166,7 +213,8 @@ describe('evaluation days of a run', () => {
       { maximumContracts: 2, tradingHours: { timeZone: 'America/Chicago', open: '08:30', close: '08:32' } },
     );
     expect(only!.day).toBe('2025-03-04');
-    // Bar 1: high 104 -> +75 + 3 x 2 x 12.5 = 150, low 100 -> 75 - 75 = 0; bar 2: 112.5 + 112.5, 112.5 - 75; bar 3: -75 + 187.5, -75 - 37.5.
+    // Bar 1: high 104 -> +75 + 3 x 2 x 12.5 = 150, low 100 -> 75 - 75 = 0; bar 2: 112.5 + 112.5, 112.5 - 75; bar 3: -75
+    // + 187.5, -75 - 37.5.
     expect(Array.from(only!.offsets)).toEqual([0, 0, 150, 0, 225, 37.5, 112.5, -112.5, -75]);
     expect(only!.largestPosition).toBe(3);
     expect(only!.contractsBreach).toBe(t(1));
@@ -180,7 +228,13 @@ describe('evaluation days of a run', () => {
     const t1 = Date.UTC(2025, 2, 4, 22, 58);
     const t2 = Date.UTC(2025, 2, 4, 23, 1); // after 17:00 Chicago: the next trading day
     const days = evaluationDays(
-      { bars: { time: [t1, t2], high: [1, 1], low: [1, 1], close: [1, 1] }, equity: { time: [t1, t2], equity: [50_100, 50_050] }, fills: [], tickValue: 1, startingBalance: 50_000 },
+      {
+        bars: { time: [t1, t2], high: [1, 1], low: [1, 1], close: [1, 1] },
+        equity: { time: [t1, t2], equity: [50_100, 50_050] },
+        fills: [],
+        tickValue: 1,
+        startingBalance: 50_000,
+      },
       {},
     );
     expect(days.map((d) => d.day)).toEqual(['2025-03-04', '2025-03-05']);
@@ -192,7 +246,10 @@ describe('evaluation days of a run', () => {
 
 describe('path compression', () => {
   it('keeps the turning points in order', () => {
-    expect(compressPath([0, 1, 2, 3, 2, 1, 1, 4, 5, -1], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])).toEqual({ values: [0, 3, 1, 5, -1], times: [0, 3, 5, 8, 9] });
+    expect(compressPath([0, 1, 2, 3, 2, 1, 1, 4, 5, -1], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])).toEqual({
+      values: [0, 3, 1, 5, -1],
+      times: [0, 3, 5, 8, 9],
+    });
   });
 
   const variants = fc.constantFrom(
@@ -202,19 +259,31 @@ describe('path compression', () => {
     { amount: 1_000, variant: 'trailingUntilLocked' },
     { amount: 1_000, variant: 'trailingIntraday', lockAbove: 0 },
   );
-  const paths = fc.array(fc.array(fc.integer({ min: -300, max: 300 }), { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 12 });
+  const paths = fc.array(fc.array(fc.integer({ min: -300, max: 300 }), { minLength: 1, maxLength: 30 }), {
+    minLength: 1,
+    maxLength: 12,
+  });
 
   it('gives the same outcome as the whole paths, point by point or a quiet day at once (property)', () => {
     fc.assert(
       fc.property(variants, fc.boolean(), paths, (maximumLossLimit, hardDaily, moves) => {
-        const r = rules({ maximumLossLimit: maximumLossLimit as never, profitTarget: 800, dailyLossLimit: { amount: 600, breach: hardDaily ? 'failsEvaluation' : 'pausesDay' } });
+        const r = rules({
+          maximumLossLimit: maximumLossLimit as never,
+          profitTarget: 800,
+          dailyLossLimit: { amount: 600, breach: hardDaily ? 'failsEvaluation' : 'pausesDay' },
+        });
         const whole = moves.map((m) => {
           let v = 0;
           return day(m.map((x) => (v += x)));
         });
         const expected = replayEvaluation(r, whole);
         const compressed = replayEvaluation(r, compressDays(whole));
-        expect([compressed.status, compressed.rule, compressed.dayNumber, compressed.profit]).toEqual([expected.status, expected.rule, expected.dayNumber, expected.profit]);
+        expect([compressed.status, compressed.rule, compressed.dayNumber, compressed.profit]).toEqual([
+          expected.status,
+          expected.rule,
+          expected.dayNumber,
+          expected.profit,
+        ]);
         const quick = new EvaluationAccount(r, false);
         const exact = new EvaluationAccount(r, true);
         for (const d of compressDays(whole)) {
@@ -230,7 +299,12 @@ describe('path compression', () => {
 });
 
 describe('Monte Carlo pass probability', () => {
-  const target = rules({ profitTarget: 3_000, ...mll('trailingIntraday'), dailyLossLimit: { amount: 1_000, breach: 'pausesDay' }, consistency: { bestDayShare: 0.5 } });
+  const target = rules({
+    profitTarget: 3_000,
+    ...mll('trailingIntraday'),
+    dailyLossLimit: { amount: 1_000, breach: 'pausesDay' },
+    consistency: { bestDayShare: 0.5 },
+  });
 
   it('a strategy that cannot lose passes with probability 1', () => {
     const days = [day([300, 100, 500]), day([200, 800]), day([0, 400, 250]), day([0], { traded: false })];

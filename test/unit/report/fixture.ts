@@ -53,9 +53,10 @@ export function generatedRun(barCount = 3000, seed = 7): ReportInput {
       balance += pnl - 2 * feePerSide;
       position = undefined;
     }
-    const open_ = position !== undefined && position.entryIndex <= i
-      ? (close[i]! - position.entryPrice) * (position.side === 'buy' ? 1 : -1) * tickValue
-      : 0;
+    const open_ =
+      position !== undefined && position.entryIndex <= i
+        ? (close[i]! - position.entryPrice) * (position.side === 'buy' ? 1 : -1) * tickValue
+        : 0;
     equity[i] = balance + open_;
   }
 
@@ -116,7 +117,12 @@ export function annotatedRun(barCount = 3000, gapAfter = Math.floor(barCount / 3
     position: 1,
     equity: 50_000,
   });
-  const accepted = (i: number): DecisionRecord => ({ time: time[i]!, strategyId: 'generated', intent: { kind: 'target', contractId: base.contract.id, size: 1 }, result: { accepted: true } });
+  const accepted = (i: number): DecisionRecord => ({
+    time: time[i]!,
+    strategyId: 'generated',
+    intent: { kind: 'target', contractId: base.contract.id, size: 1 },
+    result: { accepted: true },
+  });
   const equity = { time, equity: base.equity.equity };
   const fills = trades.flatMap((t) => [
     { time: t.entryTime, side: t.side, size: t.size },
@@ -138,13 +144,27 @@ export function annotatedRun(barCount = 3000, gapAfter = Math.floor(barCount / 3
     overlays: [
       { name: 'SMA 10', values: average(10) },
       { name: 'SMA 30', values: average(30) },
-      { name: 'Momentum', pane: 'own', values: Float64Array.from(close, (c, i) => (i < 5 ? Number.NaN : c - (close[i - 5] as number))) },
+      {
+        name: 'Momentum',
+        pane: 'own',
+        values: Float64Array.from(close, (c, i) => (i < 5 ? Number.NaN : c - (close[i - 5] as number))),
+      },
     ],
-    decisions: [accepted(20), rejected(40, 'TICK_MISALIGNED'), rejected(41, 'TICK_MISALIGNED'), accepted(60), rejected(barCount - 50, 'MAX_POSITION_SIZE')],
+    decisions: [
+      accepted(20),
+      rejected(40, 'TICK_MISALIGNED'),
+      rejected(41, 'TICK_MISALIGNED'),
+      accepted(60),
+      rejected(barCount - 50, 'MAX_POSITION_SIZE'),
+    ],
     rolls: [{ time: time[gapAfter]!, contract: 'ESM4' }],
     strategy: { name: 'generated', params: { fast: 10, slow: 30 } },
     data: 'generated random walk with a gap',
     timeframe: '1m',
-    evaluation: evaluateRun(rules, { bars: { ...base.bars, time }, equity, fills, tickValue: base.contract.tickValue, startingBalance: 50_000 }, { paths: 500, seed: 5 }),
+    evaluation: evaluateRun(
+      rules,
+      { bars: { ...base.bars, time }, equity, fills, tickValue: base.contract.tickValue, startingBalance: 50_000 },
+      { paths: 500, seed: 5 },
+    ),
   };
 }

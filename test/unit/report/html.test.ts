@@ -94,23 +94,37 @@ describe('chart data', () => {
   it('places overlays per candle (null where undefined) and trade markers on the candle holding their instant', () => {
     const input = generatedRun(300);
     const values = Float64Array.from(input.bars.close, (c, i) => (i < 10 ? Number.NaN : c));
-    const data = chartData({ ...input, overlays: [{ name: 'close', values }] }, new PriceGrid(0.25, 12.5), { maxCandles: 100, maxMarkers: 1000, decisions: [{ time: input.bars.time[150]! + 1, text: 'MAX_POSITION_SIZE' }] });
+    const data = chartData({ ...input, overlays: [{ name: 'close', values }] }, new PriceGrid(0.25, 12.5), {
+      maxCandles: 100,
+      maxMarkers: 1000,
+      decisions: [{ time: input.bars.time[150]! + 1, text: 'MAX_POSITION_SIZE' }],
+    });
     expect(data.candles.barsPerCandle).toBe(3);
     expect(data.overlays[0]!.values.slice(0, 4)).toEqual([null, null, null, input.bars.close[11]! * 0.25]);
     const decision = data.markers.find((m) => m.kind === 'decision')!;
     expect(decision).toMatchObject({ t: input.bars.time[150]! / 1000, text: 'MAX_POSITION_SIZE' });
     const first = input.trades[0]!;
     const entry = data.markers.find((m) => m.kind === 'entry')!;
-    expect(entry.t).toBe(input.bars.time[Math.floor(Array.from(input.bars.time).indexOf(first.entryTime) / 3) * 3]! / 1000);
+    expect(entry.t).toBe(
+      input.bars.time[Math.floor(Array.from(input.bars.time).indexOf(first.entryTime) / 3) * 3]! / 1000,
+    );
     expect(entry.price).toBe(first.entryPrice * 0.25);
-    for (let k = 1; k < data.markers.length; k++) expect(data.markers[k]!.t).toBeGreaterThanOrEqual(data.markers[k - 1]!.t);
+    for (let k = 1; k < data.markers.length; k++)
+      expect(data.markers[k]!.t).toBeGreaterThanOrEqual(data.markers[k - 1]!.t);
   });
 
   it('marks each gap of the run at the first candle after it, saying how long and what it closed', () => {
     const input = generatedRun(300);
     const to = input.bars.time[200]!;
-    const gaps = [{ from: to - 14 * 86_400_000, to, flattened: -1 }, { from: input.bars.time[100]! - 100 * 3_600_000, to: input.bars.time[100]!, flattened: 0 }];
-    const data = chartData({ ...input, gaps }, new PriceGrid(0.25, 12.5), { maxCandles: 100, maxMarkers: 1000, decisions: [] });
+    const gaps = [
+      { from: to - 14 * 86_400_000, to, flattened: -1 },
+      { from: input.bars.time[100]! - 100 * 3_600_000, to: input.bars.time[100]!, flattened: 0 },
+    ];
+    const data = chartData({ ...input, gaps }, new PriceGrid(0.25, 12.5), {
+      maxCandles: 100,
+      maxMarkers: 1000,
+      decisions: [],
+    });
     expect(data.markers.filter((m) => m.kind === 'gap')).toEqual([
       { t: input.bars.time[99]! / 1000, kind: 'gap', text: 'gap 4d 4h' },
       { t: input.bars.time[198]! / 1000, kind: 'gap', text: 'gap 14d 0h (flattened -1)' },
@@ -123,27 +137,48 @@ describe('chart data', () => {
     // Points at bar times, just before or after them, before the first bar and after the last.
     const point = fc.tuple(fc.integer({ min: -2, max: 401 }), fc.constantFrom(-1, 0, 0, 0, 1, 30_000));
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 500 }), fc.array(point, { maxLength: 600 }), fc.integer({ min: 1, max: 9 }), (maxCandles, points, seed) => {
-        const bars = input.bars.time;
-        const at = (index: number) => (index < 0 ? bars[0]! + index * 60_000 : index >= bars.length ? bars[bars.length - 1]! + 60_000 : bars[index]!);
-        const time = Float64Array.from(points.map(([index, offset]) => at(index) + offset).sort((a, b) => a - b));
-        const equity = Float64Array.from(time, (_, i) => input.startingBalance + Math.sin(i * seed) * 1000 + i * 0.37);
-        const data = chartData({ ...input, equity: { time, equity } }, grid, { maxCandles, maxMarkers: 10, decisions: [] });
-        const k = data.candles.barsPerCandle;
-        const expectedEquity: (number | null)[] = data.candles.t.map(() => null);
-        const expectedDrawdown: (number | null)[] = data.candles.t.map(() => null);
-        let peak = input.startingBalance;
-        time.forEach((t, i) => {
-          const bar = Math.max(0, Array.from(input.bars.time).findLastIndex((b) => b <= t));
-          const candle = Math.floor(bar / k);
-          peak = Math.max(peak, equity[i]!);
-          expectedEquity[candle] = cents(equity[i]!);
-          const down = cents(Math.min(0, equity[i]! - peak));
-          expectedDrawdown[candle] = expectedDrawdown[candle] === null ? down : Math.min(expectedDrawdown[candle]!, down);
-        });
-        expect(data.equity).toEqual(expectedEquity);
-        expect(data.drawdown).toEqual(expectedDrawdown);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 500 }),
+        fc.array(point, { maxLength: 600 }),
+        fc.integer({ min: 1, max: 9 }),
+        (maxCandles, points, seed) => {
+          const bars = input.bars.time;
+          const at = (index: number) =>
+            index < 0
+              ? bars[0]! + index * 60_000
+              : index >= bars.length
+                ? bars[bars.length - 1]! + 60_000
+                : bars[index]!;
+          const time = Float64Array.from(points.map(([index, offset]) => at(index) + offset).sort((a, b) => a - b));
+          const equity = Float64Array.from(
+            time,
+            (_, i) => input.startingBalance + Math.sin(i * seed) * 1000 + i * 0.37,
+          );
+          const data = chartData({ ...input, equity: { time, equity } }, grid, {
+            maxCandles,
+            maxMarkers: 10,
+            decisions: [],
+          });
+          const k = data.candles.barsPerCandle;
+          const expectedEquity: (number | null)[] = data.candles.t.map(() => null);
+          const expectedDrawdown: (number | null)[] = data.candles.t.map(() => null);
+          let peak = input.startingBalance;
+          time.forEach((t, i) => {
+            const bar = Math.max(
+              0,
+              Array.from(input.bars.time).findLastIndex((b) => b <= t),
+            );
+            const candle = Math.floor(bar / k);
+            peak = Math.max(peak, equity[i]!);
+            expectedEquity[candle] = cents(equity[i]!);
+            const down = cents(Math.min(0, equity[i]! - peak));
+            expectedDrawdown[candle] =
+              expectedDrawdown[candle] === null ? down : Math.min(expectedDrawdown[candle]!, down);
+          });
+          expect(data.equity).toEqual(expectedEquity);
+          expect(data.drawdown).toEqual(expectedDrawdown);
+        },
+      ),
       { numRuns: 60 },
     );
   });

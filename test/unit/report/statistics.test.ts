@@ -127,7 +127,10 @@ describe('drawdownStatistics', () => {
 
   it('does not count time without data: a step longer than the idle limit is no time under water', () => {
     const YEAR = 365 * 86_400_000;
-    const curve = { time: [0, 1, 2, 3 + 7 * YEAR / MINUTE, 4 + 7 * YEAR / MINUTE].map((i) => i * MINUTE), equity: [1000, 900, 920, 950, 1000] };
+    const curve = {
+      time: [0, 1, 2, 3 + (7 * YEAR) / MINUTE, 4 + (7 * YEAR) / MINUTE].map((i) => i * MINUTE),
+      equity: [1000, 900, 920, 950, 1000],
+    };
     // Minutes 0 -> 2 and 3 -> 4 under water; the seven years between count nothing.
     expect(drawdownStatistics(curve, 1000).maxDrawdownDurationMs).toBe(3 * MINUTE);
     expect(drawdownStatistics(curve, 1000, Number.POSITIVE_INFINITY).maxDrawdownDurationMs).toBe(4 * MINUTE + 7 * YEAR);
@@ -135,17 +138,24 @@ describe('drawdownStatistics', () => {
 
   it('property: a gap longer than the limit adds nothing to the longest drawdown', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 600 }), fc.integer({ min: 900, max: 1100 })), { minLength: 2, maxLength: 40 }), fc.nat(), (points, at) => {
-        const k = 1 + (at % (points.length - 1));
-        const times = (extra: number) => {
-          let t = 0;
-          return points.map(([step], i) => (t += i === 0 ? 0 : i === k ? extra : step * MINUTE));
-        };
-        const equity = points.map(([, e]) => e);
-        const gapped = drawdownStatistics({ time: times(10 * 365 * 86_400_000), equity }, 1000);
-        const collapsed = drawdownStatistics({ time: times(0), equity }, 1000);
-        expect(gapped.maxDrawdownDurationMs).toBe(collapsed.maxDrawdownDurationMs);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 600 }), fc.integer({ min: 900, max: 1100 })), {
+          minLength: 2,
+          maxLength: 40,
+        }),
+        fc.nat(),
+        (points, at) => {
+          const k = 1 + (at % (points.length - 1));
+          const times = (extra: number) => {
+            let t = 0;
+            return points.map(([step], i) => (t += i === 0 ? 0 : i === k ? extra : step * MINUTE));
+          };
+          const equity = points.map(([, e]) => e);
+          const gapped = drawdownStatistics({ time: times(10 * 365 * 86_400_000), equity }, 1000);
+          const collapsed = drawdownStatistics({ time: times(0), equity }, 1000);
+          expect(gapped.maxDrawdownDurationMs).toBe(collapsed.maxDrawdownDurationMs);
+        },
+      ),
     );
   });
 
@@ -273,31 +283,41 @@ describe('dailyStatistics', () => {
   });
 
   it('takes the trading day as an hour in Chicago or as the engine TradingDayConfig, with the same records', () => {
-    const trades = [trade(10, 0, { exitTime: at('2024-01-10T23:30:00Z') }), trade(10, 0, { exitTime: at('2024-01-11T00:30:00Z') })];
+    const trades = [
+      trade(10, 0, { exitTime: at('2024-01-10T23:30:00Z') }),
+      trade(10, 0, { exitTime: at('2024-01-11T00:30:00Z') }),
+    ];
     const byHour = dailyStatistics(input({ trades, tradingDayStartHour: 18 }));
     expect(byHour.map((d) => d.tradeDate.slice(0, 10))).toEqual(['2024-01-10', '2024-01-11']);
     expect(tradingDayConfig({ tradingDayStartHour: 18 })).toEqual({ timeZone: 'America/Chicago', startsAt: '18:00' });
-    expect(dailyStatistics(input({ trades, tradingDay: { timeZone: 'America/Chicago', startsAt: '18:00' } }))).toEqual(byHour);
+    expect(dailyStatistics(input({ trades, tradingDay: { timeZone: 'America/Chicago', startsAt: '18:00' } }))).toEqual(
+      byHour,
+    );
     // The default day starts at 17:00 Chicago: both trades close in the trading day of 11 January.
     expect(dailyStatistics(input({ trades })).map((d) => d.tradeDate.slice(0, 10))).toEqual(['2024-01-11']);
   });
 
   it('refuses an impossible start hour or time zone, naming it', () => {
-    expect(() => computeStatistics(input({ tradingDayStartHour: 24 }))).toThrow(/tradingDayStartHour must be an integer from 0 to 23 \(24\)/);
-    expect(() => computeStatistics(input({ tradingDay: { timeZone: 'Mars/Olympus', startsAt: '17:00' } }))).toThrow(ReportInputError);
+    expect(() => computeStatistics(input({ tradingDayStartHour: 24 }))).toThrow(
+      /tradingDayStartHour must be an integer from 0 to 23 \(24\)/,
+    );
+    expect(() => computeStatistics(input({ tradingDay: { timeZone: 'Mars/Olympus', startsAt: '17:00' } }))).toThrow(
+      ReportInputError,
+    );
   });
 
   it('produces records that parse with the gateway schemas of spec 2.16 and 2.17', () => {
-    const trades = [trade(100, 4, { exitTime: at('2024-01-10T22:59:00Z') }), trade(-50, 4, { exitTime: at('2024-01-11T15:00:00Z') })];
+    const trades = [
+      trade(100, 4, { exitTime: at('2024-01-10T22:59:00Z') }),
+      trade(-50, 4, { exitTime: at('2024-01-11T15:00:00Z') }),
+    ];
     const stats = computeStatistics(input({ trades }));
     expect(z.array(DailyStatistics).parse(stats.daily)).toEqual(stats.daily);
     expect(z.array(DayStatistics).parse(stats.dayStats)).toEqual(stats.dayStats);
   });
 
   it('lists a day with bars and no trade, in the spec 2.17 shape too', () => {
-    const stats = computeStatistics(
-      input({ equity: { time: [at('2024-01-10T15:00:00Z')], equity: [50_000] } }),
-    );
+    const stats = computeStatistics(input({ equity: { time: [at('2024-01-10T15:00:00Z')], equity: [50_000] } }));
     expect(stats.dayStats).toEqual([
       {
         tradeDate: '2024-01-10T00:00:00Z',
@@ -409,7 +429,12 @@ describe('exposure from trade spans', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 200 }).chain((count) =>
-          fc.tuple(fc.constant(count), fc.array(fc.tuple(fc.integer({ min: 0, max: count - 1 }), fc.integer({ min: 0, max: count - 1 })), { maxLength: 30 })),
+          fc.tuple(
+            fc.constant(count),
+            fc.array(fc.tuple(fc.integer({ min: 0, max: count - 1 }), fc.integer({ min: 0, max: count - 1 })), {
+              maxLength: 30,
+            }),
+          ),
         ),
         ([count, pairs]) => {
           const spans = pairs.flatMap(([a, b]) => [Math.min(a, b), Math.max(a, b)]);

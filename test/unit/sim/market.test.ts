@@ -6,7 +6,12 @@ import { ContractMarket, FixedBars, SyntheticBars } from '../../../src/sim/marke
 import { timeframe } from '../../../src/engine/timeframe.ts';
 
 const ES = CALENDAR.grid('ES');
-const FILLS: TouchFills = { spread: { type: 'fixed', ticks: 1 }, book: { sizeShare: 0.25, minSize: 1, maxSize: 1000, levels: 5 }, partialFills: true, queue: false };
+const FILLS: TouchFills = {
+  spread: { type: 'fixed', ticks: 1 },
+  book: { sizeShare: 0.25, minSize: 1, maxSize: 1000, levels: 5 },
+  partialFills: true,
+  queue: false,
+};
 const T0 = Date.UTC(2025, 0, 6, 14, 0);
 
 /** Three minute bars: up (100 -> 104, low 99, high 106), a gap, down (110 -> 105, high 111, low 104). */
@@ -88,7 +93,14 @@ describe('ContractMarket', () => {
     );
     const hourStart = origin + 86_400_000 + 14 * 3_600_000;
     const [hour] = m.bars(timeframe('hour', 1), hourStart, hourStart, origin + 3 * 86_400_000, 1, false);
-    const minutes = m.bars(timeframe('minute', 1), hourStart, hourStart + 3_599_999, origin + 3 * 86_400_000, 100, false);
+    const minutes = m.bars(
+      timeframe('minute', 1),
+      hourStart,
+      hourStart + 3_599_999,
+      origin + 3 * 86_400_000,
+      100,
+      false,
+    );
     expect(hour!.h).toBe(Math.max(...minutes.map((b) => b.h)));
     expect(hour!.o).toBe(minutes.at(-1)!.o);
     expect(hour!.c).toBe(minutes[0]!.c);

@@ -24,7 +24,13 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({
     kind: fc.constant('place' as const),
     contract: fc.integer({ min: 0, max: 1 }),
-    type: fc.constantFrom(OrderType.Market, OrderType.Limit, OrderType.Stop, OrderType.StopLimit, OrderType.TrailingStop),
+    type: fc.constantFrom(
+      OrderType.Market,
+      OrderType.Limit,
+      OrderType.Stop,
+      OrderType.StopLimit,
+      OrderType.TrailingStop,
+    ),
     side: fc.constantFrom(OrderSide.Bid, OrderSide.Ask),
     // Up to 40 contracts: beyond the top of the book, so orders walk it and fill in parts.
     size: fc.integer({ min: 1, max: 40 }),
@@ -39,7 +45,13 @@ let fillsSeen = 0;
 let partsSeen = 0;
 
 function run(seed: number, commands: Command[], fills: { partialFills: boolean; queue: boolean }) {
-  const core = openSimulator({ clock: 'manual', startTime: START, seed, fills, users: [{ userName: 'p', apiKey: 'k', accounts: [{ name: 'P', template: 'PRACTICE' }] }] });
+  const core = openSimulator({
+    clock: 'manual',
+    startTime: START,
+    seed,
+    fills,
+    users: [{ userName: 'p', apiKey: 'k', accounts: [{ name: 'P', template: 'PRACTICE' }] }],
+  });
   const touches: { orderId: number; touch: number }[] = [];
   try {
     const { engine, db } = core;
@@ -50,7 +62,9 @@ function run(seed: number, commands: Command[], fills: { partialFills: boolean; 
         engine.clock.advance(c.minutes * 60_000);
         engine.step(engine.clock.now());
       } else if (c.kind === 'cancel') {
-        const open = db.prepare('SELECT id FROM orders WHERE account_id = ? AND status = ?').all(accountId, OrderStatus.Open) as { id: number }[];
+        const open = db
+          .prepare('SELECT id FROM orders WHERE account_id = ? AND status = ?')
+          .all(accountId, OrderStatus.Open) as { id: number }[];
         if (open.length > 0) engine.cancel(user, { accountId, orderId: open[c.pick % open.length]!.id });
       } else {
         const contract = CALENDAR.byId(CONTRACT_IDS[c.contract]!)!;
@@ -64,11 +78,20 @@ function run(seed: number, commands: Command[], fills: { partialFills: boolean; 
           type: c.type,
           side: c.side,
           size: c.size,
-          limitPrice: c.type === OrderType.Limit ? price(level) : c.type === OrderType.StopLimit ? price(level + (c.side === OrderSide.Bid ? c.gap : -c.gap)) : null,
+          limitPrice:
+            c.type === OrderType.Limit
+              ? price(level)
+              : c.type === OrderType.StopLimit
+                ? price(level + (c.side === OrderSide.Bid ? c.gap : -c.gap))
+                : null,
           stopPrice: c.type === OrderType.Stop || c.type === OrderType.StopLimit ? price(level) : null,
-          trailPrice: c.type === OrderType.TrailingStop ? price(last + (c.side === OrderSide.Bid ? 1 : -1) * (Math.abs(c.offset) + 1)) : null,
+          trailPrice:
+            c.type === OrderType.TrailingStop
+              ? price(last + (c.side === OrderSide.Bid ? 1 : -1) * (Math.abs(c.offset) + 1))
+              : null,
         });
-        if (c.type === OrderType.Market && 'orderId' in placed) touches.push({ orderId: placed.orderId, touch: c.side === OrderSide.Bid ? quote.ask : quote.bid });
+        if (c.type === OrderType.Market && 'orderId' in placed)
+          touches.push({ orderId: placed.orderId, touch: c.side === OrderSide.Bid ? quote.ask : quote.bid });
       }
     }
     const orders = db.prepare('SELECT * FROM orders WHERE account_id = ?').all(accountId) as OrderRow[];
@@ -79,21 +102,29 @@ function run(seed: number, commands: Command[], fills: { partialFills: boolean; 
       const own = trades.filter((t) => t.order_id === o.id);
       const filled = own.reduce((sum, t) => sum + t.size, 0);
       if (o.fill_volume > o.size) problems.push(`order ${o.id} filled ${o.fill_volume} of ${o.size}`);
-      if (filled !== o.fill_volume) problems.push(`order ${o.id}: trades sum to ${filled}, fillVolume ${o.fill_volume}`);
-      if ((o.status === OrderStatus.Filled) !== (o.fill_volume === o.size)) problems.push(`order ${o.id} is status ${o.status} with ${o.fill_volume} of ${o.size} filled`);
+      if (filled !== o.fill_volume)
+        problems.push(`order ${o.id}: trades sum to ${filled}, fillVolume ${o.fill_volume}`);
+      if ((o.status === OrderStatus.Filled) !== (o.fill_volume === o.size))
+        problems.push(`order ${o.id} is status ${o.status} with ${o.fill_volume} of ${o.size} filled`);
       if (own.length > 0) fillsSeen++;
       if (own.length > 1) partsSeen++;
       const buy = o.side === OrderSide.Bid;
       for (const t of own) {
         if (!Number.isInteger(t.price_ticks)) problems.push(`order ${o.id} filled off the grid`);
-        if ((o.type === OrderType.Limit || o.type === OrderType.StopLimit) && (buy ? t.price_ticks > o.limit_ticks! : t.price_ticks < o.limit_ticks!)) problems.push(`order ${o.id} filled through its limit`);
-        if (o.type === OrderType.Stop && (buy ? t.price_ticks < o.stop_ticks! : t.price_ticks > o.stop_ticks!)) problems.push(`order ${o.id} filled before its stop`);
+        if (
+          (o.type === OrderType.Limit || o.type === OrderType.StopLimit) &&
+          (buy ? t.price_ticks > o.limit_ticks! : t.price_ticks < o.limit_ticks!)
+        )
+          problems.push(`order ${o.id} filled through its limit`);
+        if (o.type === OrderType.Stop && (buy ? t.price_ticks < o.stop_ticks! : t.price_ticks > o.stop_ticks!))
+          problems.push(`order ${o.id} filled before its stop`);
       }
     }
     for (const { orderId, touch } of touches) {
       const order = orders.find((o) => o.id === orderId)!;
       for (const t of trades.filter((x) => x.order_id === orderId)) {
-        if (order.side === OrderSide.Bid ? t.price_ticks < touch : t.price_ticks > touch) problems.push(`market order ${orderId} filled at ${t.price_ticks}, better than the touch ${touch}`);
+        if (order.side === OrderSide.Bid ? t.price_ticks < touch : t.price_ticks > touch)
+          problems.push(`market order ${orderId} filled at ${t.price_ticks}, better than the touch ${touch}`);
       }
     }
     for (const contractId of CONTRACT_IDS) {
@@ -103,13 +134,16 @@ function run(seed: number, commands: Command[], fills: { partialFills: boolean; 
       if (signed !== held) problems.push(`${contractId}: position ${held} but trades sum to ${signed}`);
       if (held === 0 && own.length > 0) {
         const contract = CALENDAR.byId(contractId)!;
-        const cash = own.reduce((s, t) => s + (t.side === OrderSide.Bid ? -1 : 1) * t.price_ticks * t.size, 0) * contract.tickValue;
+        const cash =
+          own.reduce((s, t) => s + (t.side === OrderSide.Bid ? -1 : 1) * t.price_ticks * t.size, 0) *
+          contract.tickValue;
         const pnl = own.reduce((s, t) => s + (t.pnl ?? 0), 0);
         if (Math.abs(cash - pnl) > 0.01 * own.length) problems.push(`${contractId}: P&L ${pnl} but cash flow ${cash}`);
       }
       const halfTurns = own.filter((t) => t.pnl === null).reduce((s, t) => s + t.size, 0);
       const closes = own.filter((t) => t.pnl !== null).reduce((s, t) => s + t.size, 0);
-      if (closes > halfTurns) problems.push(`${contractId}: more contracts closed (${closes}) than opened (${halfTurns})`);
+      if (closes > halfTurns)
+        problems.push(`${contractId}: more contracts closed (${closes}) than opened (${halfTurns})`);
     }
     return problems;
   } finally {

@@ -49,7 +49,10 @@ describe('maximum loss limit sources', () => {
 describe('rate limiter', () => {
   it('allows the budget per caller and bucket, then says how long to wait', () => {
     let now = 0;
-    const limiter = new RateLimiter({ bars: { requests: 2, windowMs: 30_000 }, default: { requests: 1, windowMs: 60_000 } }, () => now);
+    const limiter = new RateLimiter(
+      { bars: { requests: 2, windowMs: 30_000 }, default: { requests: 1, windowMs: 60_000 } },
+      () => now,
+    );
     expect([limiter.take('a', 'bars'), limiter.take('a', 'bars'), limiter.take('a', 'bars')]).toEqual([0, 0, 30]);
     expect(limiter.take('b', 'bars')).toBe(0);
     expect(limiter.take('a', 'default')).toBe(0);
@@ -60,10 +63,13 @@ describe('rate limiter', () => {
   });
 });
 
-describe('bar files (read with the backtest\'s CSV reader)', () => {
+describe("bar files (read with the backtest's CSV reader)", () => {
   it('refuses a replay file, reporting every bad line and column at once', () => {
     const file = path.join(dir, 'bad.csv');
-    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,1,2,5\n2025-01-01T00:01:00Z,1.1,2,1,2,5\n2025-01-01T00:00:30Z,1,2,1,2,5\nnot-a-time,1,2,1,2,5\n');
+    writeFileSync(
+      file,
+      't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,1,2,5\n2025-01-01T00:01:00Z,1.1,2,1,2,5\n2025-01-01T00:00:30Z,1,2,1,2,5\nnot-a-time,1,2,1,2,5\n',
+    );
     try {
       openSimulator({ market: { source: 'csv', path: file }, clock: 'manual' });
       expect.unreachable();
@@ -71,21 +77,48 @@ describe('bar files (read with the backtest\'s CSV reader)', () => {
       expect(error).toBeInstanceOf(CsvBarsError);
       const problems = (error as CsvBarsError).problems;
       expect(problems).toContainEqual(expect.objectContaining({ file, line: 3, column: 'o' }));
-      expect(problems).toContainEqual(expect.objectContaining({ file, line: 4, column: 't', message: expect.stringMatching(/not after the previous bar/) }));
-      expect(problems).toContainEqual(expect.objectContaining({ file, line: 5, column: 't', message: expect.stringMatching(/not an ISO 8601 time/) }));
+      expect(problems).toContainEqual(
+        expect.objectContaining({
+          file,
+          line: 4,
+          column: 't',
+          message: expect.stringMatching(/not after the previous bar/),
+        }),
+      );
+      expect(problems).toContainEqual(
+        expect.objectContaining({ file, line: 5, column: 't', message: expect.stringMatching(/not an ISO 8601 time/) }),
+      );
     }
   });
 
   it('replays a good file in ticks, taking the bar length from the smallest spacing', () => {
     const file = path.join(dir, 'good.csv');
     // Five-minute bars with a gap: the bar length is five minutes, not the gap.
-    writeFileSync(file, 't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,0.75,1.5,5\n2025-01-01T00:05:00Z,1.5,2,1,2,7\n2025-01-01T01:00:00Z,2,2.25,2,2.25,3\n');
+    writeFileSync(
+      file,
+      't,o,h,l,c,v\n2025-01-01T00:00:00Z,1,2,0.75,1.5,5\n2025-01-01T00:05:00Z,1.5,2,1,2,7\n2025-01-01T01:00:00Z,2,2.25,2,2.25,3\n',
+    );
     const start = Date.parse('2025-01-01T00:00:00Z');
-    const sim = openSimulator({ market: { source: 'csv', path: file }, clock: 'manual', startTime: start + 2 * 3_600_000 });
+    const sim = openSimulator({
+      market: { source: 'csv', path: file },
+      clock: 'manual',
+      startTime: start + 2 * 3_600_000,
+    });
     try {
       const market = sim.engine.market('CON.F.US.EP.Z25')!;
-      const bars = market.bars({ unit: 'minute', unitNumber: 5 }, start, start + 3_600_000, sim.engine.clock.now(), 10, false);
-      expect(bars.map((b) => [b.t - start, b.l])).toEqual([[3_600_000, 8], [300_000, 4], [0, 3]]);
+      const bars = market.bars(
+        { unit: 'minute', unitNumber: 5 },
+        start,
+        start + 3_600_000,
+        sim.engine.clock.now(),
+        10,
+        false,
+      );
+      expect(bars.map((b) => [b.t - start, b.l])).toEqual([
+        [3_600_000, 8],
+        [300_000, 4],
+        [0, 3],
+      ]);
       // Open through the whole second bar; closed in the gap after it, at that bar's close.
       expect(market.isOpen(start + 9 * 60_000)).toBe(true);
       expect(market.isOpen(start + 30 * 60_000)).toBe(false);
@@ -100,7 +133,10 @@ describe('sim config', () => {
   it('accepts the shipped config/sim.yaml', async () => {
     const { readFileSync } = await import('node:fs');
     const text = readFileSync(path.resolve(import.meta.dirname, '../../../config/sim.yaml'), 'utf8');
-    expect(parseConfig(text, 'config/sim.yaml', SimConfig)).toMatchObject({ port: 5005, market: { source: 'synthetic' } });
+    expect(parseConfig(text, 'config/sim.yaml', SimConfig)).toMatchObject({
+      port: 5005,
+      market: { source: 'synthetic' },
+    });
   });
 
   it('takes fills, pending answers and extra roots, and trades a root added there', () => {
@@ -112,10 +148,23 @@ describe('sim config', () => {
       '      expiry: { rule: nthWeekday, nth: 3, weekday: friday }, listed: 3 }',
     ].join('\n');
     const config = parseConfig(text, 'sim.yaml', SimConfig);
-    expect(config).toMatchObject({ fills: { spread: { type: 'fixed', ticks: 2 }, partialFills: false, queue: true }, pending: { places: 0.1, cancels: 0.2, settleMs: 250 } });
-    const sim = openSimulator({ ...simOptions(config), dbPath: ':memory:', clock: 'manual', startTime: Date.UTC(2026, 10, 23, 15) });
+    expect(config).toMatchObject({
+      fills: { spread: { type: 'fixed', ticks: 2 }, partialFills: false, queue: true },
+      pending: { places: 0.1, cancels: 0.2, settleMs: 250 },
+    });
+    const sim = openSimulator({
+      ...simOptions(config),
+      dbPath: ':memory:',
+      clock: 'manual',
+      startTime: Date.UTC(2026, 10, 23, 15),
+    });
     try {
-      expect(sim.engine.contractAvailable().contracts.filter((c) => c.symbolId === 'F.US.FDAX').map((c) => [c.id, c.activeContract])).toEqual([
+      expect(
+        sim.engine
+          .contractAvailable()
+          .contracts.filter((c) => c.symbolId === 'F.US.FDAX')
+          .map((c) => [c.id, c.activeContract]),
+      ).toEqual([
         ['CON.F.US.FDAX.Z26', true],
         ['CON.F.US.FDAX.H27', false],
         ['CON.F.US.FDAX.M27', false],

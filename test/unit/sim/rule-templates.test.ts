@@ -15,9 +15,19 @@ const START = Date.UTC(2025, 10, 3, 14, 0);
 
 describe('template rule configuration', () => {
   it('is refused at creation when the engine has no rule book for it, naming the template', () => {
-    expect(() => openSimulator({ templates: [{ name: 'ZERO', maximumLossLimit: { limit: 0 } }] })).toThrow(/template ZERO: maximumLossLimit\.amount/);
-    expect(() => openSimulator({ templates: [{ name: 'ODD', maximumLossLimit: { limit: 100, maximumSource: 2, minimumSource: 0 } }] })).toThrow(SimRuleError);
-    expect(() => openSimulator({ templates: [{ name: 'ODD', maximumLossLimit: { limit: 100, maximumSource: 2, minimumSource: 0 } }] })).toThrow(/template ODD: .*needs maximumSource 1/);
+    expect(() => openSimulator({ templates: [{ name: 'ZERO', maximumLossLimit: { limit: 0 } }] })).toThrow(
+      /template ZERO: maximumLossLimit\.amount/,
+    );
+    expect(() =>
+      openSimulator({
+        templates: [{ name: 'ODD', maximumLossLimit: { limit: 100, maximumSource: 2, minimumSource: 0 } }],
+      }),
+    ).toThrow(SimRuleError);
+    expect(() =>
+      openSimulator({
+        templates: [{ name: 'ODD', maximumLossLimit: { limit: 100, maximumSource: 2, minimumSource: 0 } }],
+      }),
+    ).toThrow(/template ODD: .*needs maximumSource 1/);
   });
 
   it('gains the newer columns in a database file written before them, with their defaults', () => {
@@ -27,9 +37,20 @@ describe('template rule configuration', () => {
       INSERT INTO rules VALUES (1, 1, 'maximumLossLimit', 2000, 1);`);
     old.close();
     const db = openStore(file);
-    expect(db.prepare('SELECT * FROM rules').get()).toMatchObject({ maximum_source: 0, minimum_source: null } satisfies Partial<RuleRow>);
+    expect(db.prepare('SELECT * FROM rules').get()).toMatchObject({
+      maximum_source: 0,
+      minimum_source: null,
+    } satisfies Partial<RuleRow>);
     const accountColumns = (db.prepare('PRAGMA table_info(accounts)').all() as { name: string }[]).map((c) => c.name);
-    expect(accountColumns).toEqual(expect.arrayContaining(['high_balance', 'high_balance_through', 'high_equity', 'pending_places', 'pending_cancels']));
+    expect(accountColumns).toEqual(
+      expect.arrayContaining([
+        'high_balance',
+        'high_balance_through',
+        'high_equity',
+        'pending_places',
+        'pending_cancels',
+      ]),
+    );
     db.close();
   });
 });
@@ -41,17 +62,48 @@ describe('maximum loss limit high-water marks', () => {
       clock: 'manual',
       startTime: START,
       seed: 7,
-      templates: [{ name: 'INTRADAY', startingBalance: 50_000, margin: 50_000, maximumLossLimit: { limit: 10_000, maximumSource: 2 } }],
-      users: [{ userName: 'marks', apiKey: 'marks-key', accounts: [{ name: 'LONG', template: 'INTRADAY' }, { name: 'SHORT', template: 'INTRADAY' }] }],
+      templates: [
+        {
+          name: 'INTRADAY',
+          startingBalance: 50_000,
+          margin: 50_000,
+          maximumLossLimit: { limit: 10_000, maximumSource: 2 },
+        },
+      ],
+      users: [
+        {
+          userName: 'marks',
+          apiKey: 'marks-key',
+          accounts: [
+            { name: 'LONG', template: 'INTRADAY' },
+            { name: 'SHORT', template: 'INTRADAY' },
+          ],
+        },
+      ],
     };
     const floorsOf = (core: ReturnType<typeof openSimulator>) =>
-      (core.db.prepare("SELECT * FROM accounts WHERE name IN ('LONG', 'SHORT') ORDER BY name").all() as AccountRow[]).map((a) => core.engine.floors(a).maximumLossFloor);
+      (
+        core.db.prepare("SELECT * FROM accounts WHERE name IN ('LONG', 'SHORT') ORDER BY name").all() as AccountRow[]
+      ).map((a) => core.engine.floors(a).maximumLossFloor);
 
     const first = openSimulator(options);
     const user = first.db.prepare("SELECT * FROM users WHERE user_name = 'marks'").get() as UserRow;
-    const ids = first.db.prepare("SELECT id FROM accounts WHERE name IN ('LONG', 'SHORT') ORDER BY name").all() as { id: number }[];
-    for (const [{ id }, side] of [[ids[0]!, OrderSide.Bid], [ids[1]!, OrderSide.Ask]] as const) {
-      expect(first.engine.place(user, { accountId: id, contractId: 'CON.F.US.EP.Z25', type: OrderType.Market, side, size: 1 })).toMatchObject({ success: true });
+    const ids = first.db.prepare("SELECT id FROM accounts WHERE name IN ('LONG', 'SHORT') ORDER BY name").all() as {
+      id: number;
+    }[];
+    for (const [{ id }, side] of [
+      [ids[0]!, OrderSide.Bid],
+      [ids[1]!, OrderSide.Ask],
+    ] as const) {
+      expect(
+        first.engine.place(user, {
+          accountId: id,
+          contractId: 'CON.F.US.EP.Z25',
+          type: OrderType.Market,
+          side,
+          size: 1,
+        }),
+      ).toMatchObject({ success: true });
     }
     first.engine.clock.advance(2 * 3_600_000);
     first.engine.step(first.engine.clock.now());

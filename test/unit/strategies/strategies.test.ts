@@ -11,7 +11,12 @@ import { ES, TinyVenue, chunk, split, type BarInput } from '../engine/helpers.ts
 
 function run(strategy: StrategyModule, params: unknown, bars: Array<number | BarInput>, sizes?: number[]) {
   const venue = new TinyVenue();
-  const engine = createEngine({ strategies: [{ strategy, params }], contracts: [ES], venue, account: { startingBalance: 50_000 } });
+  const engine = createEngine({
+    strategies: [{ strategy, params }],
+    contracts: [ES],
+    venue,
+    account: { startingBalance: 50_000 },
+  });
   const decisions: Decision[] = [];
   engine.decisions$.subscribe((d) => decisions.push(d));
   const whole = chunk(bars);
@@ -55,7 +60,11 @@ describe('breakout', () => {
     { open: 109, high: 109, low: 107, close: 107 }, // stop at 108 hit
   ];
   it('enters on the channel break and manages the exit with absolute trailPrice modifies', () => {
-    const { venue, barOf, engine, decisions } = run(breakout, { channel: 3, trailTicks: 4, tightenAfterTicks: 6, tightTrailTicks: 2 }, bars);
+    const { venue, barOf, engine, decisions } = run(
+      breakout,
+      { channel: 3, trailTicks: 4, tightenAfterTicks: 6, tightTrailTicks: 2 },
+      bars,
+    );
     expect(venue.placed.map((o) => [barOf(o.decidedAt), o.side, o.size, o.order])).toEqual([
       [3, 'buy', 1, { type: 'market' }],
       [4, 'sell', 1, { type: 'trailingStop', trailPrice: 100 }],
@@ -66,7 +75,13 @@ describe('breakout', () => {
     expect(engine.accounting.realizedPnl).toBe(5 * 12.5);
   });
   it('sells the break of the channel low', () => {
-    const down: BarInput[] = [flat, flat, flat, { open: 100, high: 100, low: 97, close: 97 }, { open: 97, high: 98, low: 96, close: 96 }];
+    const down: BarInput[] = [
+      flat,
+      flat,
+      flat,
+      { open: 100, high: 100, low: 97, close: 97 },
+      { open: 97, high: 98, low: 96, close: 96 },
+    ];
     const { venue } = run(breakout, { channel: 3 }, down);
     expect(venue.placed.map((o) => [o.side, o.order])).toEqual([
       ['sell', { type: 'market' }],
@@ -76,7 +91,15 @@ describe('breakout', () => {
 });
 
 describe('mean-reversion', () => {
-  const params = { period: 5, stdDev: 1, rsiPeriod: 3, oversold: 30, overbought: 70, stopLossTicks: 4, takeProfitTicks: 6 };
+  const params = {
+    period: 5,
+    stdDev: 1,
+    rsiPeriod: 3,
+    oversold: 30,
+    overbought: 70,
+    stopLossTicks: 4,
+    takeProfitTicks: 6,
+  };
   it('buys below the lower band with a low RSI, with a bracket in ticks', () => {
     const { venue, barOf } = run(meanReversion, params, [100, 100, 100, 100, 100, 99, 97, 94]);
     expect(venue.placed.map((o) => [barOf(o.decidedAt), o.side, o.size, o.order, o.bracket])).toEqual([
@@ -106,8 +129,14 @@ describe('loadStrategy', () => {
     expect(venue.placed.map((o) => `${o.side} ${o.size}`)).toEqual(['buy 2']);
   });
   it('explains what is wrong', async () => {
-    await expect(loadStrategy('nope')).rejects.toMatchObject({ code: 'STRATEGY_NOT_FOUND', message: expect.stringContaining('sma-cross') });
+    await expect(loadStrategy('nope')).rejects.toMatchObject({
+      code: 'STRATEGY_NOT_FOUND',
+      message: expect.stringContaining('sma-cross'),
+    });
     await expect(loadStrategy('./missing.ts', fixtures)).rejects.toMatchObject({ code: 'STRATEGY_NOT_FOUND' });
-    await expect(loadStrategy('not-a-strategy.ts', fixtures)).rejects.toMatchObject({ code: 'STRATEGY_INVALID', message: expect.stringContaining('defineStrategy') });
+    await expect(loadStrategy('not-a-strategy.ts', fixtures)).rejects.toMatchObject({
+      code: 'STRATEGY_INVALID',
+      message: expect.stringContaining('defineStrategy'),
+    });
   });
 });
