@@ -172,7 +172,7 @@ strategy:
   name: ./strategies/example.ts
   id: example
   params: { fast: 5, slow: 20, size: 1 }
-contracts: [CON.F.US.MES.Z25]
+contracts: [F.US.MES]   # the front month the gateway lists when the session starts
 timeframe: { unit: minute, unitNumber: 1 }
 simulator:
   speed: 60
