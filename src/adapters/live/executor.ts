@@ -634,7 +634,8 @@ export class LiveExecutor implements Venue {
       saved &&
       (adopted || reportedFillGrew || saved.state !== current.state || saved.filledSize !== current.filledSize)
     )
-      this.emitFromJournal(saved, undefined, adopted);
+      // A rejection's line says why: the gateway's errorCode name and message travel with the update.
+      this.emitFromJournal(saved, 'reason' in event ? event.reason : undefined, adopted);
     for (const effect of result.effects) {
       if (effect === 'lookupByTag') this.track(this.lookup(tag));
       else this.track(this.sendCancel(tag));

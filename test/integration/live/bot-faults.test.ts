@@ -86,6 +86,7 @@ describe('place with an unknown outcome', () => {
   it('a 500 on place is an unknown outcome (looked up); a 429 is a rejection (never retried)', async () => {
     await bot.stop();
     bot = startBot(b, b.client, { unknownOutcomeMs: 0 });
+    bot.executor.events.subscribe((e) => events.push(e));
     b.proxy.inject({ path: '/api/Order/place', action: { kind: 'status', status: 500, body: 'oops' } });
     bot.executor.place(market('t-1', 'buy'));
     await bot.executor.idle();
@@ -97,6 +98,11 @@ describe('place with an unknown outcome', () => {
     bot.executor.place(market('t-2', 'buy'));
     await bot.executor.idle();
     expect(bot.journal.order('t-2')?.state).toBe('rejected');
+    // The readable line says why, not just `rejected`.
+    expect(orderUpdates('t-2').at(-1)).toMatchObject({
+      state: 'rejected',
+      reason: expect.stringMatching(/^RATE_LIMITED: .*429/),
+    });
     expect(placesReceived('t-1')).toBe(1);
     expect(placesReceived('t-2')).toBe(1);
     await agreement(b, bot);
