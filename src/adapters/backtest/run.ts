@@ -280,8 +280,6 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     recordEquity: input.recordEquity ?? true,
     expectedBars: total,
     ...(equityRecorder === undefined ? {} : { equityRecorder }),
-    // The fill model fills each order once, synchronously, from its own book.
-    uniqueFills: true,
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
     ...(touch === undefined
       ? {}

@@ -20,7 +20,15 @@ import type { Observable } from 'rxjs';
 import { TicklineError } from '../../engine/errors.ts';
 import type { IdList } from '../../engine/id-list.ts';
 import { startTrail, trailStopPrice, type TrailState } from '../../engine/trailing.ts';
-import type { BarChunk, ModifyCommand, OrderCommand, OrderSpec, Venue, VenueEvent } from '../../engine/types.ts';
+import type {
+  BarChunk,
+  ModifyCommand,
+  OrderCommand,
+  OrderSpec,
+  Venue,
+  VenueEvent,
+  VenueTraits,
+} from '../../engine/types.ts';
 import type { TouchFills } from '../../market/quotes.ts';
 import { BarFillRules } from './bar-fill-rules.ts';
 import type { FillRules, SameBarRule } from './fill-rules.ts';
@@ -43,7 +51,14 @@ export interface FillModelOptions {
   readonly touch?: TouchFills;
 }
 
+/**
+ * What the simulated venue is to the engine: it answers at once, inside `onBar` and `place`; it fills each
+ * order from its own book, so a fill comes once and in order; and it books PnL exactly.
+ */
+const SIMULATED: VenueTraits = Object.freeze({ kind: 'simulated', fillsCanRepeat: false, pnlRounding: 'none' });
+
 export class SimulatedVenue implements Venue {
+  readonly traits: VenueTraits = SIMULATED;
   readonly events: Observable<VenueEvent>;
   private readonly book: VenueBook;
   private readonly working: IdList<Working>;

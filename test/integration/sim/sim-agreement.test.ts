@@ -94,6 +94,7 @@ function barFile(contractId: string): { file: string; chunk: BarChunk } {
 /** The backtest's venue, remembering every order the engine sends it. */
 function recording(model: SimulatedVenue, placed: OrderCommand[]): Venue {
   return {
+    traits: model.traits,
     events: model.events,
     onBar: (chunk, index) => model.onBar(chunk, index),
     place: (command) => (placed.push(command), model.place(command)),
