@@ -38,7 +38,6 @@ export interface BarDriverParts {
   readonly equity: EquityRecorder;
   readonly barClock: BarClock;
   readonly logger: Logger;
-  readonly live: boolean;
   /** Record equity at every bar's close. */
   readonly recordEquity: boolean;
   /** The engine trades one contract: a flat bar's equity needs no other contract's unrealized PnL. */
@@ -76,6 +75,7 @@ export class BarDriver {
   private readonly equity: EquityRecorder;
   private readonly barClock: BarClock;
   private readonly logger: Logger;
+  /** The venue answers later (its traits' kind is `live`): live mode. */
   private readonly live: boolean;
   private readonly recordEquity: boolean;
   private readonly singleContract: boolean;
@@ -95,7 +95,7 @@ export class BarDriver {
     this.equity = parts.equity;
     this.barClock = parts.barClock;
     this.logger = parts.logger;
-    this.live = parts.live;
+    this.live = parts.venue.traits.kind === 'live';
     this.recordEquity = parts.recordEquity;
     this.singleContract = parts.singleContract;
     this.throwOnFailure = parts.throwOnFailure;

@@ -28,7 +28,8 @@ export type EngineErrorCode =
   | 'INVALID_TIMEFRAME'
   | 'INVALID_TIME_OF_DAY'
   | 'UNKNOWN_TIME_ZONE'
-  | 'INVALID_RESTORE';
+  | 'INVALID_RESTORE'
+  | 'INVALID_VENUE';
 
 export class EngineError extends TicklineError {
   override readonly name = 'EngineError';

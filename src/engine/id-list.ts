@@ -1,6 +1,6 @@
 /**
- * Items by string id, in insertion order: the engine's book of working orders and the fill model's
- * working orders. What a `Map<string, T>` does for them, without its garbage.
+ * Items by string id, in insertion order: the engine's book of working orders and the simulated
+ * venue's working orders. What a `Map<string, T>` does for them, without its garbage.
  *
  * A working order lives for a bar or two, so these collections are mostly empty: one order in, one order
  * out. A `Map` emptied by a delete shrinks its hash table, and one whose deleted entries fill the table

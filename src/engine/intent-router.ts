@@ -45,7 +45,6 @@ export interface IntentRouterParts {
   readonly intents$: Multicast<StampedIntent>;
   readonly barClock: BarClock;
   readonly logger: Logger;
-  readonly live: boolean;
   readonly riskStrategyId: string;
   readonly sequenceStart: number | Readonly<Record<string, number>> | undefined;
   readonly findInstance: (strategyId: string) => IntentSource | undefined;
@@ -73,6 +72,7 @@ export class IntentRouter {
   private readonly intents$: Multicast<StampedIntent>;
   private readonly barClock: BarClock;
   private readonly logger: Logger;
+  /** The venue answers later (its traits' kind is `live`): live mode. */
   private readonly live: boolean;
   private readonly riskStrategyId: string;
   private readonly sequenceStart: number | Readonly<Record<string, number>> | undefined;
@@ -92,7 +92,7 @@ export class IntentRouter {
     this.intents$ = parts.intents$;
     this.barClock = parts.barClock;
     this.logger = parts.logger;
-    this.live = parts.live;
+    this.live = parts.venue.traits.kind === 'live';
     this.riskStrategyId = parts.riskStrategyId;
     this.sequenceStart = parts.sequenceStart;
     this.findInstance = parts.findInstance;

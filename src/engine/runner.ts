@@ -48,6 +48,7 @@ import type {
   Quote,
   Timeframe,
   Venue,
+  VenueTraits,
 } from './types.ts';
 import { VenueBridge } from './venue-bridge.ts';
 
@@ -61,6 +62,10 @@ export type { EquityCurve } from './equity-recorder.ts';
 export interface EngineOptions {
   readonly strategies: readonly StrategyEntry[];
   readonly contracts: readonly ContractSpec[];
+  /**
+   * Where orders go. Its `traits` tell the engine what it is: live or simulated (live mode), whether its
+   * fills can repeat (fill-id memory), how its account rounds PnL (`VenueTraits`).
+   */
   readonly venue: Venue;
   readonly risk?: RiskConfig;
   readonly account: AccountConfig;
@@ -78,11 +83,6 @@ export interface EngineOptions {
   /** Record equity at every bar's close (for the equity curve). */
   readonly recordEquity?: boolean;
   /**
-   * Book each closed trade's PnL in cents, as the gateway does (live and paper trading), so the engine's
-   * balance is the account's; a backtest keeps it exact.
-   */
-  readonly tradePnlInCents?: boolean;
-  /**
    * How many bars the run will push, when known (a backtest): the equity curve is then allocated once at
    * that size instead of doubling as it grows (a 10 M-bar curve: 160 MB instead of 268 MB and a copy).
    */
@@ -99,14 +99,6 @@ export interface EngineOptions {
    * Bots that share an account need different ones: a customTag is unique per account.
    */
   readonly riskStrategyId?: string;
-  /**
-   * The venue answers asynchronously (paper and live): several bars pushed at once (after an outage) send
-   * only each strategy's last target per contract, and when a pending order's outcome turns out to execute
-   * the strategy's last target is re-asserted. A backtest's venue answers at once and leaves it off.
-   */
-  readonly live?: boolean;
-  /** The venue never reports a fill twice (the backtest's): skip the fill-id de-duplication. */
-  readonly uniqueFills?: boolean;
   /** Live quotes and market trades (`MarketData.quotes`/`marketTrades`); without them strategies get one per bar. */
   readonly quotes?: (contractId: string) => Observable<Quote>;
   readonly marketTrades?: (contractId: string) => Observable<MarketTrade>;
@@ -186,11 +178,12 @@ export function createEngine(options: EngineOptions): Engine {
   const limits = riskConfigSchema.parse(options.risk ?? {});
   if (options.contracts.length === 0)
     throw new EngineError('NO_CONTRACTS', 'createEngine: at least one contract is needed');
+  const traits = venueTraits(venue);
   const contracts = new Map(options.contracts.map((c) => [c.id, c]));
   const rules = new RuleBook(options.account);
   const accounting = new Accounting(options.contracts, rules.config.startingBalance, {
-    rememberFills: options.uniqueFills !== true,
-    pnlInCents: options.tradePnlInCents === true,
+    rememberFills: traits.fillsCanRepeat,
+    pnlInCents: traits.pnlRounding === 'cents',
   });
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions =
@@ -209,7 +202,6 @@ export function createEngine(options: EngineOptions): Engine {
   const decisions = new DecisionLog(decisions$, logger);
 
   const book = new OrderBook();
-  const live = options.live === true;
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const barClock = new BarClock(options.clock);
   const clock = barClock.time;
@@ -233,7 +225,6 @@ export function createEngine(options: EngineOptions): Engine {
     intents$,
     barClock,
     logger,
-    live,
     riskStrategyId,
     sequenceStart: options.sequenceStart,
     findInstance: (strategyId) => host.find(strategyId),
@@ -286,7 +277,6 @@ export function createEngine(options: EngineOptions): Engine {
     positions$,
     account$,
     logger,
-    live,
   });
   const driver = new BarDriver({
     contracts,
@@ -302,7 +292,6 @@ export function createEngine(options: EngineOptions): Engine {
     equity,
     barClock,
     logger,
-    live,
     recordEquity: options.recordEquity === true,
     singleContract: options.contracts.length === 1,
     throwOnFailure: options.onStrategyError !== 'log',
@@ -371,6 +360,22 @@ export function createEngine(options: EngineOptions): Engine {
       }
     },
   };
+}
+
+/** The venue's traits, checked: a venue written in plain JavaScript may lack them, and the engine cannot guess. */
+function venueTraits(venue: Venue): VenueTraits {
+  const traits = (venue as Partial<Venue>).traits;
+  if (
+    traits === undefined ||
+    (traits.kind !== 'live' && traits.kind !== 'simulated') ||
+    typeof traits.fillsCanRepeat !== 'boolean' ||
+    (traits.pnlRounding !== 'cents' && traits.pnlRounding !== 'none')
+  )
+    throw new EngineError(
+      'INVALID_VENUE',
+      `createEngine: the venue must declare its traits { kind: 'live' | 'simulated', fillsCanRepeat: boolean, pnlRounding: 'cents' | 'none' }, got ${JSON.stringify(traits)}`,
+    );
+  return traits;
 }
 
 /**

@@ -225,10 +225,44 @@ export interface AccountUpdate {
 export type VenueEvent = OrderUpdate | Fill | AccountUpdate;
 
 /**
+ * What a venue is, as the engine needs to know it: the venue declares it and the engine reads it once,
+ * when it is created. Each field decides how the engine treats the venue's answers.
+ */
+export interface VenueTraits {
+  /**
+   * `live`: the venue answers later, on its own time, as a gateway does: paper and live trading (a paper
+   * account on the simulator too). An order's outcome may stay pending or unknown for a while, so the
+   * engine runs in live mode: a target counts pending orders only in the direction that cannot overshoot
+   * it and takes fills the venue reported before their trades as provisional; a push of several bars at
+   * once (catching up after an outage) sends only each strategy's last target per contract (`SUPERSEDED`
+   * for the others); when a pending or adopted order turns out to execute, the strategy's last target is
+   * re-asserted. `simulated`: the venue answers at once, inside `onBar` and `place` (a backtest), and every
+   * decision of every bar is sent as it is made.
+   */
+  readonly kind: 'live' | 'simulated';
+  /**
+   * The venue may report a fill twice, or after a later one (a gateway's realtime event and its trade
+   * search): accounting remembers fill ids to drop a repeat (`fills$` never sees it) and books a late fill
+   * in execution order. `false`: every fill comes once and in order (a simulator filling from its own
+   * book), and accounting keeps no fill memory, which costs a hash insert per fill: a fill id reported
+   * twice would be booked twice.
+   */
+  readonly fillsCanRepeat: boolean;
+  /**
+   * How the venue's account books a closed trade's PnL: `cents`, rounded to cents as the gateway does
+   * (paper and live), which the engine then does too so that its balance stays the account's; `none`:
+   * exact (a backtest).
+   */
+  readonly pnlRounding: 'cents' | 'none';
+}
+
+/**
  * What the backtest and the live adapter both implement. The engine calls `place`, `modify` and `cancel`
  * only for intents the risk guard accepted, and learns what happened only from `events`.
  */
 export interface Venue {
+  /** What this venue is (live or simulated, whether fills can repeat, how PnL is rounded). */
+  readonly traits: VenueTraits;
   readonly events: Observable<VenueEvent>;
   /**
    * The same events to one plain function, called synchronously in subscription order with `events`'

@@ -31,7 +31,6 @@ export interface VenueBridgeParts {
   readonly positions$: Multicast<PositionView>;
   readonly account$: Multicast<AccountSnapshot>;
   readonly logger: Logger;
-  readonly live: boolean;
 }
 
 /**
@@ -56,6 +55,7 @@ export class VenueBridge {
   private readonly positions$: Multicast<PositionView>;
   private readonly account$: Multicast<AccountSnapshot>;
   private readonly logger: Logger;
+  /** The venue answers later (its traits' kind is `live`): live mode. */
   private readonly live: boolean;
   private readonly subscription: { unsubscribe(): void };
 
@@ -76,7 +76,7 @@ export class VenueBridge {
     this.positions$ = parts.positions$;
     this.account$ = parts.account$;
     this.logger = parts.logger;
-    this.live = parts.live;
+    this.live = parts.venue.traits.kind === 'live';
     this.subscription =
       this.venue.listen !== undefined
         ? this.venue.listen(this.onEvent)

@@ -26,7 +26,7 @@ import {
 } from '../../data/continuous.ts';
 import { TradingCalendar } from '../../engine/trading-day.ts';
 import { CALENDAR } from '../../market/contract-months.ts';
-import type { FillModelOptions } from './fill-model.ts';
+import type { FillModelOptions } from './simulated-venue.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation-rules.ts';
 import { evaluateRun, type MonteCarloOptions } from '../../report/evaluation-report.ts';

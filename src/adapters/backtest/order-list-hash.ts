@@ -3,7 +3,7 @@
  * placement order. Two runs with the same hash placed, modified and filled the same orders.
  */
 import { createHash } from 'node:crypto';
-import type { OrderRecord } from './fill-model.ts';
+import type { OrderRecord } from './venue-book.ts';
 
 /** sha256 of the order list (every order, its prices in ticks, final state and fill), in placement order. */
 export function orderListHash(orders: readonly OrderRecord[]): string {

@@ -9,7 +9,7 @@ import { writeReport } from '../../report/html.ts';
 import { evaluationJson } from '../../report/evaluation-report.ts';
 import { cents } from '../../report/statistics.ts';
 import type { ClosedTrade } from '../../report/report-types.ts';
-import type { OrderRecord } from './fill-model.ts';
+import type { OrderRecord } from './venue-book.ts';
 import type { BacktestOutcome } from './definition-run.ts';
 import { decisionsCsvLines } from './decisions-csv.ts';
 import { z } from 'zod';

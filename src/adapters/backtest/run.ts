@@ -18,7 +18,7 @@ import type {
 } from '../../report/report-types.ts';
 import type { AccountConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
-import { FillModel, type FillModelOptions, type OrderRecord } from './fill-model.ts';
+import { SimulatedVenue, type FillModelOptions, type OrderRecord } from './simulated-venue.ts';
 import { ReplayMarketData } from './replay.ts';
 import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
@@ -261,7 +261,7 @@ interface RunSession {
 
 function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRecorder?: EquityRecorder): RunSession {
   const { contract, account } = input;
-  const venue = new FillModel(input.fills);
+  const venue = new SimulatedVenue(input.fills);
   const touch = input.fills.touch;
   const { profitTarget, ...rules } = account;
   const continuity = input.continuity;
@@ -280,8 +280,6 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     recordEquity: input.recordEquity ?? true,
     expectedBars: total,
     ...(equityRecorder === undefined ? {} : { equityRecorder }),
-    // The fill model fills each order once, synchronously, from its own book.
-    uniqueFills: true,
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
     ...(touch === undefined
       ? {}
@@ -382,7 +380,7 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
 interface RunRecords {
   readonly input: Omit<BacktestRunInput, 'bars'>;
   readonly engine: Engine;
-  readonly venue: FillModel;
+  readonly venue: SimulatedVenue;
   readonly snapshot: ReturnType<Engine['snapshot']>;
   readonly equity: EquityCurve;
   readonly fills: Fill[];
@@ -576,7 +574,7 @@ function edgeAt(bars: BarColumns, index: number): BreakEdge {
 class BreakHandler {
   constructor(
     private readonly engine: Engine,
-    private readonly venue: FillModel,
+    private readonly venue: SimulatedVenue,
     private readonly contractId: string,
     private readonly barMs: number,
     private readonly options: ContinuityOptions,

@@ -31,6 +31,7 @@ import type {
   Side,
   Venue,
   VenueEvent,
+  VenueTraits,
 } from '../../engine/types.ts';
 import type { Journal, JournaledFill, JournaledOrder } from './journal.ts';
 import { describe, flattenAccount, type FlattenResult } from './kill-switch.ts';
@@ -74,7 +75,16 @@ export type Anomaly = { readonly time: number; readonly tag: string | null; read
 
 const ISO = (ms: number): string => new Date(ms).toISOString();
 
+/**
+ * What the gateway's venue is to the engine, for a paper account (on the simulator or the gateway) as for a
+ * live one: it answers later, on its own time; a fill can come twice or late (the realtime event and the
+ * trade search, a poll after a restart); and the gateway books each closed trade's PnL in cents, so the
+ * engine must too or the balances drift apart.
+ */
+const GATEWAY: VenueTraits = Object.freeze({ kind: 'live', fillsCanRepeat: true, pnlRounding: 'cents' });
+
 export class LiveExecutor implements Venue {
+  readonly traits: VenueTraits = GATEWAY;
   readonly events = new Subject<VenueEvent>();
   readonly anomalies: Anomaly[] = [];
   private readonly client: ExecutionClient;

@@ -222,9 +222,6 @@ export class LiveSession {
         sequenceStart: report.sequenceStart,
         riskStrategyId,
         clock: now,
-        live: true,
-        // The gateway books each closed trade's PnL in cents: so does the engine, or the balances drift apart.
-        tradePnlInCents: true,
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
         ...(market === undefined

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { signedBrackets } from '../../../src/protocol/brackets.ts';
 import { OrderSide, OrderType } from '../../../src/protocol/codes.ts';
-import { FillModel } from '../../../src/adapters/backtest/fill-model.ts';
+import { SimulatedVenue } from '../../../src/adapters/backtest/simulated-venue.ts';
 import { readCsvBars } from '../../../src/data/csv.ts';
 import { createEngine } from '../../../src/engine/runner.ts';
 import type { BarChunk, Fill, OrderCommand, Venue } from '../../../src/engine/types.ts';
@@ -92,8 +92,9 @@ function barFile(contractId: string): { file: string; chunk: BarChunk } {
 }
 
 /** The backtest's venue, remembering every order the engine sends it. */
-function recording(model: FillModel, placed: OrderCommand[]): Venue {
+function recording(model: SimulatedVenue, placed: OrderCommand[]): Venue {
   return {
+    traits: model.traits,
     events: model.events,
     onBar: (chunk, index) => model.onBar(chunk, index),
     place: (command) => (placed.push(command), model.place(command)),
@@ -120,7 +121,7 @@ describe('simulator and backtest agree', () => {
     const { file, chunk } = barFile(contractId);
 
     // The backtest.
-    const model = new FillModel({
+    const model = new SimulatedVenue({
       slippageTicks: 0,
       feePerContractPerSide: 0,
       sameBar: 'path',

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FillModel, UnknownOrderError, type FillModelOptions } from '../../../src/adapters/backtest/fill-model.ts';
+import {
+  SimulatedVenue,
+  UnknownOrderError,
+  type FillModelOptions,
+} from '../../../src/adapters/backtest/simulated-venue.ts';
 import type {
   BarChunk,
   BracketSpec,
@@ -31,7 +35,7 @@ function chunkOf(bars: ReadonlyArray<readonly [number, number, number, number]>,
 }
 
 interface Harness {
-  model: FillModel;
+  model: SimulatedVenue;
   events: VenueEvent[];
   fills: () => Fill[];
   place: (id: string, side: Side, order: OrderSpec, size?: number, bracket?: BracketSpec) => void;
@@ -40,7 +44,7 @@ interface Harness {
 }
 
 function harness(options: Partial<FillModelOptions> = {}): Harness {
-  const model = new FillModel({ slippageTicks: 0, feePerContractPerSide: 0, ...options });
+  const model = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0, ...options });
   const events: VenueEvent[] = [];
   model.events.subscribe((e) => events.push(e));
   return {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AccountConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
-import type { OrderRecord } from '../../../src/adapters/backtest/fill-model.ts';
+import type { OrderRecord } from '../../../src/adapters/backtest/simulated-venue.ts';
 import { runBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
 import { orderListHash } from '../../../src/adapters/backtest/order-list-hash.ts';
 import { syntheticBars } from '../../../src/data/synthetic-bars.ts';

@@ -5,7 +5,7 @@
  * market orders; and the `path` same-bar rule.
  */
 import { describe, expect, it } from 'vitest';
-import { FillModel, type FillModelOptions } from '../../../src/adapters/backtest/fill-model.ts';
+import { SimulatedVenue, type FillModelOptions } from '../../../src/adapters/backtest/simulated-venue.ts';
 import type {
   BarChunk,
   BracketSpec,
@@ -50,7 +50,7 @@ function run(
   setup: (place: (id: string, side: Side, order: OrderSpec, size?: number, bracket?: BracketSpec) => void) => void,
   options: Partial<FillModelOptions> = {},
 ) {
-  const model = new FillModel({ slippageTicks: 0, feePerContractPerSide: 0, touch: TOUCH(), ...options });
+  const model = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0, touch: TOUCH(), ...options });
   const events: VenueEvent[] = [];
   model.events.subscribe((e) => events.push(e));
   const chunk = chunkOf(bars);

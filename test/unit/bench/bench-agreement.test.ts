@@ -6,7 +6,7 @@
  * No timings here: `npm run bench` measures, this proves the measured paths compute the same thing.
  */
 import { describe, expect, it } from 'vitest';
-import { FillModel } from '../../../src/adapters/backtest/fill-model.ts';
+import { SimulatedVenue } from '../../../src/adapters/backtest/simulated-venue.ts';
 import { sliceByIndex } from '../../../src/data/columns.ts';
 import { createEngine } from '../../../src/engine/runner.ts';
 import type { BarChunk, BarColumns, Fill } from '../../../src/engine/types.ts';
@@ -41,7 +41,7 @@ function chunks(columns: BarColumns, sizes: readonly number[]): BarChunk[] {
 
 /** The full path driven chunk by chunk with chosen sizes (runBacktest always uses the replay's size). */
 function engineWithChunks(columns: BarColumns, sizes: readonly number[], fast: number, slow: number): PathResult {
-  const venue = new FillModel({ slippageTicks: 0, feePerContractPerSide: 0 });
+  const venue = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0 });
   const engine = createEngine({
     strategies: [{ strategy: smaCross, params: { fast, slow } }],
     contracts: [CONTRACT],

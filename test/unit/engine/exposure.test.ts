@@ -21,10 +21,11 @@ import type {
   Venue,
   VenueEvent,
 } from '../../../src/engine/types.ts';
-import { chunk, ES, T0, TinyVenue } from './helpers.ts';
+import { chunk, ES, LIVE_VENUE, T0, TinyVenue } from './helpers.ts';
 
 /** A venue that answers only when the test says so, as a live gateway does. */
 class ManualVenue implements Venue {
+  readonly traits = LIVE_VENUE;
   readonly subject = new Subject<VenueEvent>();
   readonly events = this.subject.asObservable();
   readonly placed: OrderCommand[] = [];
@@ -87,7 +88,6 @@ function liveEngine(
     contracts: [ES],
     venue,
     account: { startingBalance: 50_000 },
-    live: true,
     onStrategyError: 'log',
     clock: () => T0,
     ...(extra.maxPositionSize === undefined ? {} : { risk: { maxPositionSize: extra.maxPositionSize } }),
@@ -198,7 +198,7 @@ describe('a live engine counts exposure', () => {
   });
 
   it('several bars at once send only the last target per strategy and contract', () => {
-    const venue = new TinyVenue();
+    const venue = new TinyVenue(0, LIVE_VENUE);
     const flipper = defineStrategy({
       name: 'flipper',
       params: z.object({}),
@@ -219,7 +219,6 @@ describe('a live engine counts exposure', () => {
       contracts: [ES],
       venue,
       account: { startingBalance: 50_000 },
-      live: true,
     });
     engine.decisions$.subscribe((d) => decisions.push(d));
     engine.push(chunk([10, 11, 12, 13, 15]));
@@ -336,7 +335,7 @@ describe('a strategy that throws is contained', () => {
   });
 
   it('live: reported on errors$, its later intents ignored, the other strategies go on', () => {
-    const venue = new TinyVenue();
+    const venue = new TinyVenue(0, LIVE_VENUE);
     const steady = defineStrategy({
       name: 'steady',
       params: z.object({}),
@@ -349,7 +348,6 @@ describe('a strategy that throws is contained', () => {
       venue,
       account: { startingBalance: 1 },
       onStrategyError: 'log',
-      live: true,
     });
     engine.errors$.subscribe((f) => failures.push(f));
     for (const close of [10, 11, 12, 13])

@@ -10,6 +10,7 @@ import type {
   OrderUpdate,
   Venue,
   VenueEvent,
+  VenueTraits,
 } from '../../../src/engine/types.ts';
 
 export const ES: ContractSpec = {
@@ -81,6 +82,11 @@ export function split(whole: BarChunk, sizes: number[]): BarChunk[] {
   return out;
 }
 
+/** An in-test venue that answers at once and keeps fill-id memory: what an engine without venue options was. */
+export const SIMULATED_VENUE: VenueTraits = { kind: 'simulated', fillsCanRepeat: true, pnlRounding: 'none' };
+/** The same venue taken as a live one: what `live: true` made of an engine. */
+export const LIVE_VENUE: VenueTraits = { kind: 'live', fillsCanRepeat: true, pnlRounding: 'none' };
+
 /**
  * A tiny in-test venue: market orders fill at the next bar's open, stops and limits when the bar touches
  * them (at the order price), everything synchronously inside `onBar`. Fees per contract per side.
@@ -95,7 +101,10 @@ export class TinyVenue implements Venue {
   readonly cancelled: string[] = [];
   readonly working = new Map<string, OrderCommand>();
   private fillSeq = 0;
-  constructor(readonly feePerSide = 0) {}
+  constructor(
+    readonly feePerSide = 0,
+    readonly traits: VenueTraits = SIMULATED_VENUE,
+  ) {}
 
   place(command: OrderCommand): void {
     this.placed.push(command);

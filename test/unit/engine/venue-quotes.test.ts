@@ -101,6 +101,7 @@ describe('quotes and market trades for strategies', () => {
     const quotes = new Subject<Quote>();
     const trades = new Subject<MarketTrade>();
     const venue: Venue = {
+      traits: { kind: 'live', fillsCanRepeat: true, pnlRounding: 'none' },
       events: new Subject<VenueEvent>(),
       place: () => undefined,
       modify: () => undefined,
@@ -111,7 +112,6 @@ describe('quotes and market trades for strategies', () => {
       contracts: [contract],
       venue,
       account: AccountConfig.parse({}),
-      live: true,
       quotes: (id) => (id === contract.id ? quotes.asObservable() : EMPTY),
       marketTrades: (id) => (id === contract.id ? trades.asObservable() : EMPTY),
     });

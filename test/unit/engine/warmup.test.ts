@@ -5,21 +5,20 @@ import { sliceChunk } from '../../../src/engine/chunks.ts';
 import { createEngine, type Decision } from '../../../src/engine/runner.ts';
 import { warmupBars } from '../../../src/engine/strategy.ts';
 import type { BarChunk } from '../../../src/engine/types.ts';
-import { chunk, ES, TinyVenue } from './helpers.ts';
+import { chunk, ES, LIVE_VENUE, SIMULATED_VENUE, TinyVenue } from './helpers.ts';
 
 // A zig-zag long enough for several crosses of SMA(2) and SMA(5).
 const closes = Array.from({ length: 80 }, (_, i) => 1000 + Math.round(20 * Math.sin(i / 3)) + (i % 7));
 const params = { fast: 2, slow: 5 };
 
 function engine(live: boolean) {
-  const venue = new TinyVenue();
+  const venue = new TinyVenue(0, live ? LIVE_VENUE : SIMULATED_VENUE);
   const decisions: Decision[] = [];
   const e = createEngine({
     strategies: [{ strategy: smaCross, params }],
     contracts: [ES],
     venue,
     account: { startingBalance: 50_000 },
-    live,
   });
   e.decisions$.subscribe((d) => decisions.push(d));
   return { e, venue, decisions };

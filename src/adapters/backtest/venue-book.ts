@@ -1,0 +1,207 @@
+/**
+ * The simulated venue's book: its working orders, every order of the run, the bracket legs it places and
+ * their one-cancels-other link, and the events it reports (order updates and fills). The venue
+ * (simulated-venue.ts) puts the orders it accepts here; its fill rules (bar-fill-rules.ts,
+ * touch-fill-rules.ts) decide what fills at which price and tell the book, which keeps the records and
+ * reports. Nothing here decides a price.
+ */
+import { IdList } from '../../engine/id-list.ts';
+import { Multicast } from '../../engine/multicast.ts';
+import type { TrailState } from '../../engine/trailing.ts';
+import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
+
+/** One order as the run saw it, in placement order: the order list that is hashed and written out. */
+export interface OrderRecord {
+  readonly id: string;
+  readonly contractId: string;
+  readonly side: Side;
+  size: number;
+  readonly type: OrderSpec['type'];
+  limitPrice: number | null;
+  stopPrice: number | null;
+  trailPrice: number | null;
+  /** `entry` for orders the engine placed, `stopLoss` / `takeProfit` for bracket legs. */
+  readonly role: 'entry' | 'stopLoss' | 'takeProfit';
+  /** Id of the entry for a bracket leg. */
+  readonly parentId: string | null;
+  readonly placedAt: number;
+  state: OrderState;
+  /** Average price of the fills so far (ticks; between ticks when parts filled at different prices). */
+  fillPrice: number | null;
+  /** Time of the last fill. */
+  fillTime: number | null;
+  /** Contracts filled so far. */
+  filledSize: number;
+  /** Modifies applied, in order (each one changes the order list hash). */
+  modifies: number;
+  /** The order as it stands now (what order updates carry). */
+  spec: OrderSpec;
+}
+
+/** A working order with what the fill rules keep of it between bars. */
+export interface Working {
+  readonly record: OrderRecord;
+  readonly sign: 1 | -1;
+  /** Stop-limit whose stop has been reached: it now works as a limit. */
+  triggered: boolean;
+  trail: TrailState | null;
+  readonly bracket: BracketSpec | undefined;
+  /** The other leg of a bracket: filling one cancels it. */
+  oco: Working | null;
+  /** At the touch: placed (or repriced) since the last bar, so it meets the next open as a new order. */
+  arrived: boolean;
+  /** At the touch, with the queue model: contracts ahead of it at its limit price (null: none). */
+  queueAhead: number | null;
+  /** At the touch: working legs of an entry with brackets, which follow its filled size. */
+  legs: Working[] | null;
+}
+
+/** A working order of `record` (one object shape for entries and legs alike). */
+export function workingOrder(
+  record: OrderRecord,
+  trail: TrailState | null,
+  bracket: BracketSpec | undefined,
+  arrived: boolean,
+): Working {
+  return {
+    record,
+    sign: record.side === 'buy' ? 1 : -1,
+    triggered: false,
+    trail,
+    bracket,
+    oco: null,
+    arrived,
+    queueAhead: null,
+    legs: null,
+  };
+}
+
+export class VenueBook {
+  readonly events = new Multicast<VenueEvent>();
+  /** Working orders in placement order, by id (finished ones leave, so the list stays small over a long run). */
+  readonly working = new IdList<Working>();
+  /** Every order of the run in placement order (bracket legs right after their entry's fill). */
+  readonly records: OrderRecord[] = [];
+  private fillSequence = 0;
+
+  /** `fee`: money per contract per side, on every fill. */
+  constructor(private readonly fee: number) {}
+
+  /** A new order joins the book and is reported working. */
+  add(order: Working, time: number): void {
+    this.working.set(order.record.id, order);
+    this.emitOrder(order.record, time);
+  }
+
+  /**
+   * `size` more contracts of `order` traded at `price`: its record, the fill, and its bracket sibling, which
+   * protects that many contracts fewer and goes once it protects none. What an entry's own brackets do is
+   * the fill rules' (the rest of the bar is theirs to match).
+   */
+  fill(order: Working, size: number, price: number, time: number): void {
+    const r = order.record;
+    r.fillPrice = r.filledSize === 0 ? price : (r.fillPrice! * r.filledSize + price * size) / (r.filledSize + size);
+    r.filledSize += size;
+    r.fillTime = time;
+    const fill: Fill = {
+      kind: 'fill',
+      fillId: `F${++this.fillSequence}`,
+      orderId: r.id,
+      contractId: r.contractId,
+      side: r.side,
+      size,
+      price,
+      fees: this.fee * size,
+      time,
+    };
+    const complete = r.filledSize >= r.size;
+    if (complete) this.finish(order, 'filled', time);
+    this.events.next(fill);
+    if (!complete) this.emitOrder(r, time);
+    const other = order.oco;
+    if (other !== null && other.record.state === 'working') {
+      const left = complete ? other.record.filledSize : other.record.size - size;
+      if (left <= other.record.filledSize) this.finish(other, 'cancelled', time, 'other bracket leg filled');
+      else this.resize(other, left, time);
+    }
+  }
+
+  /** The stop-loss and take-profit legs of a bracket for `size` contracts filled at `price`, one-cancels-other. */
+  placeLegs(entry: Working, price: number, size: number, time: number): [Working | null, Working | null] {
+    const { stopLossTicks, takeProfitTicks } = entry.bracket!;
+    const stopLoss =
+      stopLossTicks === undefined ? null : this.placeLeg(entry, 'stopLoss', stopLossTicks, price, size, time);
+    const takeProfit =
+      takeProfitTicks === undefined ? null : this.placeLeg(entry, 'takeProfit', takeProfitTicks, price, size, time);
+    if (stopLoss !== null && takeProfit !== null) {
+      stopLoss.oco = takeProfit;
+      takeProfit.oco = stopLoss;
+    }
+    return [stopLoss, takeProfit];
+  }
+
+  private placeLeg(
+    entry: Working,
+    role: 'stopLoss' | 'takeProfit',
+    ticks: number,
+    price: number,
+    size: number,
+    time: number,
+  ): Working {
+    const isStop = role === 'stopLoss';
+    const s = entry.sign;
+    const level = isStop ? price - s * ticks : price + s * ticks;
+    const record: OrderRecord = {
+      // `<entry id>:sl`: the engine files venue-created orders under the id's prefix before its last '-', so a
+      // leg of `<strategy>-<n>` belongs to that strategy (its openOrders() lists it).
+      id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.records.length}`}`,
+      contractId: entry.record.contractId,
+      side: s === 1 ? 'sell' : 'buy',
+      size,
+      type: isStop ? 'stop' : 'limit',
+      limitPrice: isStop ? null : level,
+      stopPrice: isStop ? level : null,
+      trailPrice: null,
+      role,
+      parentId: entry.record.id,
+      placedAt: time,
+      state: 'working',
+      fillPrice: null,
+      fillTime: null,
+      filledSize: 0,
+      modifies: 0,
+      spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
+    };
+    this.records.push(record);
+    const order = workingOrder(record, null, undefined, false);
+    this.add(order, time);
+    return order;
+  }
+
+  resize(order: Working, size: number, time: number): void {
+    order.record.size = size;
+    this.emitOrder(order.record, time);
+  }
+
+  finish(order: Working, state: OrderState, time: number, reason?: string): void {
+    order.record.state = state;
+    this.working.delete(order.record.id);
+    this.emitOrder(order.record, time, reason);
+  }
+
+  emitOrder(record: OrderRecord, time: number, reason?: string): void {
+    const update: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } = {
+      kind: 'order',
+      orderId: record.id,
+      state: record.state,
+      time,
+      contractId: record.contractId,
+      side: record.side,
+      size: record.size,
+      filledSize: record.filledSize,
+      order: record.spec,
+    };
+    if (reason !== undefined) update.reason = reason;
+    this.events.next(update);
+  }
+}
