@@ -222,6 +222,24 @@ export const DEFAULT_ROOTS: readonly RootSpecInput[] = Object.freeze([
   },
 ]);
 
+/**
+ * Roots that trade another root's price (a micro contract and its mini: one index or one commodity, so
+ * one price). The simulator gives both the same synthetic path, each on its own tick grid.
+ */
+export const PRICE_PATHS: Readonly<Record<string, string>> = Object.freeze({
+  MES: 'ES',
+  MNQ: 'NQ',
+  MYM: 'YM',
+  M2K: 'RTY',
+  MGC: 'GC',
+  MCL: 'CL',
+});
+
+/** The root whose price path `root` trades: its mini for a micro contract, itself otherwise. */
+export function pricePathOf(root: string): string {
+  return PRICE_PATHS[root] ?? root;
+}
+
 function equityIndex(
   root: string,
   symbol: string,

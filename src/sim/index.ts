@@ -10,14 +10,20 @@ import { z } from 'zod';
 import { readCsvBars } from '../data/csv.ts';
 import { TradingCalendar, type TradingDayConfig } from '../engine/trading-day.ts';
 import { silentLogger, type Logger } from '../engine/log.ts';
-import { CALENDAR, type ContractCalendar, type RootSpec, type RootSpecInput } from '../market/contract-months.ts';
+import {
+  CALENDAR,
+  pricePathOf,
+  type ContractCalendar,
+  type RootSpec,
+  type RootSpecInput,
+} from '../market/contract-months.ts';
 import { bookModelSchema, depthOf, type BookModel, type SpreadModel, type TouchFills } from '../market/quotes.ts';
 import { syntheticSpreadModel } from '../market/synthetic.ts';
 import { SimAdmin } from './admin-service.ts';
 import { createClock, type ClockMode } from './clock.ts';
 import { SimContracts } from './contracts.ts';
 import { SimEngine } from './sim-core.ts';
-import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
+import { ContractMarket, FixedBars, RegriddedBars, SyntheticBars, type BaseBars } from './market/market.ts';
 import type { PendingOptions } from './pending.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './request-budget.ts';
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rule-templates.ts';
@@ -242,14 +248,40 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
 
     const markets = new Map<string, ContractMarket>();
     const book = bookModelSchema.parse(options.fills?.book ?? {});
-    calendar.roots().forEach((spec, index) => {
+    // One price path per underlying: a micro root trades its mini's bars (PRICE_PATHS), on its own grid.
+    const roots = calendar.roots();
+    // A replayed file is the path of its root's underlying (a micro file plays for its mini too).
+    const replayPath = replay === undefined ? undefined : pricePathOf(replay.root);
+    const paths = new Map<string, BaseBars>();
+    const pathOf = (spec: RootSpec): RootSpec => {
+      const underlying = pricePathOf(spec.root);
+      return roots.find((r) => r.root === underlying) ?? spec;
+    };
+    const barsOf = (spec: RootSpec): BaseBars => {
+      let bars = paths.get(spec.root);
+      if (!bars) {
+        bars =
+          replay !== undefined && replayPath === spec.root
+            ? new FixedBars(replay.file.stepMs, replay.file.bars)
+            : new SyntheticBars(
+                { startPrice: spec.startPrice, grid: calendar.grid(spec) },
+                seed,
+                roots.indexOf(spec),
+                origin,
+              );
+        paths.set(spec.root, bars);
+      }
+      return bars;
+    };
+    for (const spec of roots) {
       const grid = calendar.grid(spec);
-      const replayed = replay !== undefined && replay.root === spec.root;
-      const base = replayed
-        ? new FixedBars(replay.file.stepMs, replay.file.bars)
-        : new SyntheticBars({ startPrice: spec.startPrice, grid }, seed, index, origin);
+      const underlying = pathOf(spec);
+      const replayed = replayPath === underlying.root;
+      const shared = barsOf(underlying);
+      const underlyingGrid = calendar.grid(underlying);
+      const base = underlyingGrid.tickSize === grid.tickSize ? shared : new RegriddedBars(shared, underlyingGrid, grid);
       markets.set(spec.root, new ContractMarket(grid, base, touchFills(options.fills, book, spec, replayed)));
-    });
+    }
 
     const adminKey = options.adminKey ?? getMeta(db, 'adminKey') ?? randomBytes(20).toString('hex');
     setMeta(db, 'adminKey', adminKey);

@@ -1,5 +1,5 @@
 /**
- * The market of one root (every month of it trades the same prices): base bars (one-minute by default)
+ * The market of one root (every month of it trades the same prices; a micro root shares its mini's path): base bars (one-minute by default)
  * from the synthetic generator or a replayed bar file, an intrabar price path, the last traded price and
  * the quote at any time, the price moves between two times (for matching), and bars of any unit
  * aggregated from the base bars.
@@ -106,6 +106,51 @@ export class SyntheticBars implements BaseBars {
   volume(i: number): number {
     const [b, j] = this.at(i);
     return b.volume[j] as number;
+  }
+}
+
+/**
+ * Another root's bars on this root's tick grid (a micro contract trading its mini's path): prices are the
+ * same decimals rounded to this root's tick.
+ */
+export class RegriddedBars implements BaseBars {
+  private readonly factor: number;
+  constructor(
+    private readonly inner: BaseBars,
+    from: PriceGrid,
+    to: PriceGrid,
+  ) {
+    this.factor = from.tickSize / to.tickSize;
+  }
+  get stepMs(): number {
+    return this.inner.stepMs;
+  }
+  private scale(ticks: number): number {
+    return Math.round(ticks * this.factor);
+  }
+  lastAtOrBefore(t: number): number {
+    return this.inner.lastAtOrBefore(t);
+  }
+  count(): number {
+    return this.inner.count();
+  }
+  time(i: number): number {
+    return this.inner.time(i);
+  }
+  open(i: number): number {
+    return this.scale(this.inner.open(i));
+  }
+  high(i: number): number {
+    return this.scale(this.inner.high(i));
+  }
+  low(i: number): number {
+    return this.scale(this.inner.low(i));
+  }
+  close(i: number): number {
+    return this.scale(this.inner.close(i));
+  }
+  volume(i: number): number {
+    return this.inner.volume(i);
   }
 }
 
