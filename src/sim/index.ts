@@ -17,13 +17,21 @@ import {
   type RootSpec,
   type RootSpecInput,
 } from '../market/contract-months.ts';
+import { EXCHANGE_CALENDAR, ExchangeCalendar, type HoursFamily } from '../market/exchange-hours.ts';
 import { bookModelSchema, depthOf, type BookModel, type SpreadModel, type TouchFills } from '../market/quotes.ts';
 import { syntheticSpreadModel } from '../market/synthetic.ts';
 import { SimAdmin } from './admin-service.ts';
 import { createClock, type ClockMode } from './clock.ts';
 import { SimContracts } from './contracts.ts';
 import { SimEngine } from './sim-core.ts';
-import { ContractMarket, FixedBars, RegriddedBars, SyntheticBars, type BaseBars } from './market/market.ts';
+import {
+  ContractMarket,
+  FixedBars,
+  RegriddedBars,
+  SyntheticBars,
+  type BaseBars,
+  type MarketHours,
+} from './market/market.ts';
 import type { PendingOptions } from './pending.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './request-budget.ts';
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rule-templates.ts';
@@ -126,6 +134,12 @@ export interface SimulatorOptions {
   /** Epoch ms the clock starts at (manual and accelerated clocks). */
   startTime?: number;
   market?: MarketSource;
+  /**
+   * When the synthetic market trades: `exchange` (the default) keeps the exchange calendar's hours and
+   * holidays (src/market/exchange-hours.ts); `always` is a market that never closes, for tests that run
+   * a realtime simulator on the wall clock and must not depend on the day they run.
+   */
+  marketHours?: 'exchange' | 'always';
   /** Days of synthetic history before the start time. Default 30. */
   historyDays?: number;
   rateLimits?: Partial<RateLimits>;
@@ -247,6 +261,7 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     setMeta(db, 'origin', String(origin));
 
     const markets = new Map<string, ContractMarket>();
+    const exchangeHours = simExchangeCalendar(calendar.roots());
     const book = bookModelSchema.parse(options.fills?.book ?? {});
     // One price path per underlying: a micro root trades its mini's bars (PRICE_PATHS), on its own grid.
     const roots = calendar.roots();
@@ -280,7 +295,9 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
       const shared = barsOf(underlying);
       const underlyingGrid = calendar.grid(underlying);
       const base = underlyingGrid.tickSize === grid.tickSize ? shared : new RegriddedBars(shared, underlyingGrid, grid);
-      markets.set(spec.root, new ContractMarket(grid, base, touchFills(options.fills, book, spec, replayed)));
+      // A synthetic market keeps the exchange's hours; a replayed file's own gaps are its closed periods.
+      const hours = replayed || options.marketHours === 'always' ? undefined : hoursOf(exchangeHours, spec);
+      markets.set(spec.root, new ContractMarket(grid, base, touchFills(options.fills, book, spec, replayed), hours));
     }
 
     const adminKey = options.adminKey ?? getMeta(db, 'adminKey') ?? randomBytes(20).toString('hex');
@@ -324,6 +341,44 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     db.close();
     throw error;
   }
+}
+
+/** The family of hours of a root the exchange calendar does not know (a config's own root), from its group. */
+const FAMILY_OF_GROUP: Readonly<Record<string, HoursFamily>> = {
+  'Equity Index': 'equityIndex',
+  Metals: 'energyMetals',
+  Energy: 'energyMetals',
+  'Interest Rates': 'interestRate',
+  Currencies: 'fx',
+};
+
+/**
+ * The simulator's exchange calendar: the built-in one's hours and holidays, and beyond its holiday data
+ * (2025-2027) the regular week without holidays (`beyondCoverage: 'weeklyHours'`), so a simulator started
+ * in 2013 or 2030 still runs. A root of the config's own trades its mini's hours, else its group's
+ * (equity index hours when the group is none of the known ones).
+ */
+export function simExchangeCalendar(roots: readonly RootSpec[]): ExchangeCalendar {
+  const known = new Set(EXCHANGE_CALENDAR.roots());
+  const extra: Record<string, HoursFamily> = {};
+  for (const spec of roots) {
+    if (known.has(spec.root)) continue;
+    const underlying = pricePathOf(spec.root);
+    extra[spec.root] = known.has(underlying)
+      ? EXCHANGE_CALENDAR.familyOf(underlying)
+      : (FAMILY_OF_GROUP[spec.group] ?? 'equityIndex');
+  }
+  return new ExchangeCalendar({ roots: extra, beyondCoverage: 'weeklyHours' });
+}
+
+function hoursOf(exchange: ExchangeCalendar, spec: RootSpec): MarketHours {
+  return {
+    isOpen: (t) => exchange.isOpen(spec.root, t),
+    closedAt: (t) => {
+      const state = exchange.sessionAt(spec.root, t);
+      return state.open ? t : state.closedAt;
+    },
+  };
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimHandle> {

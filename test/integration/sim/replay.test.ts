@@ -83,7 +83,12 @@ describe('simulator replaying a bar file', () => {
     await expect(
       client.placeOrder({ accountId: main, contractId: mes, type: OrderType.Market, side: OrderSide.Bid, size: 1 }),
     ).rejects.toMatchObject({ errorCode: 5 });
+    // A synthetic market keeps the exchange's hours: NQ is closed on this Sunday too, and trades on Monday.
     const nq = frontMonth('NQ', gap);
+    await expect(
+      client.placeOrder({ accountId: main, contractId: nq, type: OrderType.Market, side: OrderSide.Bid, size: 1 }),
+    ).rejects.toMatchObject({ errorCode: 5 });
+    sim.clock.advance(Date.parse('2013-10-21T14:00:00Z') - sim.clock.now());
     await client.placeOrder({ accountId: main, contractId: nq, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
     expect(await client.searchOpenPositions(main)).toEqual([expect.objectContaining({ contractId: nq, size: 1 })]);
   });

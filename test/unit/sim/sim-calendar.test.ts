@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CALENDAR, PRICE_PATHS } from '../../../src/market/contract-months.ts';
+import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
+import type { ContractMarket } from '../../../src/sim/market/market.ts';
+import type { UserRow } from '../../../src/sim/store.ts';
 
 /** Tuesday 24 November 2026, 09:00 CT: the market is open. */
 const OPEN_TUESDAY = Date.UTC(2026, 10, 24, 15);
@@ -21,6 +24,97 @@ describe('shared price paths', () => {
           expect(Math.abs(microPrice - miniPrice)).toBeLessThanOrEqual(microContract.tickSize);
         }
       }
+    } finally {
+      sim.close();
+    }
+  });
+});
+
+describe('the market keeps the exchange hours', () => {
+  /** Friday 13 November 2026, 15:59 CST: a minute before the weekend close (22:00 UTC). */
+  const FRIDAY = Date.UTC(2026, 10, 13, 21, 59);
+  const SATURDAY = Date.UTC(2026, 10, 14, 12);
+  /** Sunday 15 November 2026, 17:00 CST: the reopen. */
+  const REOPEN = Date.UTC(2026, 10, 15, 23);
+
+  it('trades nothing over the weekend, refuses a place (5) and a modify (3) then, and fills a resting stop at the reopen', () => {
+    const sim = openSimulator({ clock: 'manual', startTime: FRIDAY });
+    try {
+      const { engine } = sim;
+      const user = engine.db.prepare('SELECT * FROM users WHERE user_name = ?').get(sim.demo.userName) as UserRow;
+      const es = CALENDAR.contract('ES', CALENDAR.frontMonth('ES', FRIDAY));
+      const market = engine.market(es.id) as ContractMarket;
+      expect(engine.quote(es.id)).toBeDefined();
+      // The rest of Friday's path, and the price the market reopens at.
+      const friday = market.pointsBetween(FRIDAY, REOPEN - 1).map((p) => p.price);
+      expect(market.pointsBetween(FRIDAY + 60_000, REOPEN - 1)).toEqual([]);
+      const reopen = market.lastPrice(REOPEN) as number;
+      const up = reopen > Math.max(...friday);
+      const stop = up ? Math.max(...friday) + 1 : Math.min(...friday) - 1;
+      expect(up ? reopen > stop : reopen < stop).toBe(true);
+      const placed = engine.place(user, {
+        accountId: sim.demo.accountId,
+        contractId: es.id,
+        type: OrderType.Stop,
+        side: up ? OrderSide.Bid : OrderSide.Ask,
+        size: 1,
+        stopPrice: es.grid.toPrice(stop),
+      });
+      expect(placed).toMatchObject({ success: true });
+      const orderId = (placed as { orderId: number }).orderId;
+
+      engine.clock.advance(SATURDAY - engine.clock.now());
+      engine.step(engine.clock.now());
+      expect(engine.quote(es.id)).toBeUndefined();
+      expect(market.isOpen(SATURDAY)).toBe(false);
+      expect(
+        engine.place(user, {
+          accountId: sim.demo.accountId,
+          contractId: es.id,
+          type: OrderType.Market,
+          side: OrderSide.Bid,
+          size: 1,
+        }),
+      ).toMatchObject({ success: false, errorCode: 5 });
+      expect(
+        engine.modify(user, { accountId: sim.demo.accountId, orderId, stopPrice: es.grid.toPrice(stop) }),
+      ).toMatchObject({ success: false, errorCode: 3 });
+      const weekend = engine.retrieveBars({
+        contractId: es.id,
+        live: false,
+        startTime: new Date(FRIDAY + 60_000).toISOString(),
+        endTime: new Date(REOPEN - 1).toISOString(),
+        unit: 2,
+        unitNumber: 1,
+        limit: 10_000,
+        includePartialBar: true,
+      }) as { bars: unknown[] };
+      expect(weekend.bars).toEqual([]);
+      const hours = engine.retrieveBars({
+        contractId: es.id,
+        live: false,
+        startTime: new Date(FRIDAY - 3_600_000).toISOString(),
+        endTime: new Date(SATURDAY).toISOString(),
+        unit: 3,
+        unitNumber: 1,
+        limit: 10,
+        includePartialBar: true,
+      }) as { bars: { t: string }[] };
+      expect(hours.bars.map((b) => b.t)).toEqual(['2026-11-13T21:00:00.000Z']);
+      const open = () =>
+        (
+          engine.orderSearch(user, { accountId: sim.demo.accountId, startTimestamp: new Date(0).toISOString() }) as {
+            orders: { id: number; status: number; filledPrice: number | null; updateTimestamp: string }[];
+          }
+        ).orders.find((o) => o.id === orderId);
+      expect(open()).toMatchObject({ status: OrderStatus.Open });
+
+      engine.clock.advance(REOPEN + 30_000 - engine.clock.now());
+      engine.step(engine.clock.now());
+      const filled = open();
+      expect(filled).toMatchObject({ status: OrderStatus.Filled, updateTimestamp: new Date(REOPEN).toISOString() });
+      // Through the gap: filled at the opening price (the touch around it), not at the stop.
+      expect(Math.abs(es.grid.toTicks(filled?.filledPrice as number) - reopen)).toBeLessThanOrEqual(2);
     } finally {
       sim.close();
     }
