@@ -17,12 +17,12 @@ import {
   type RootSpec,
   type RootSpecInput,
 } from '../market/contract-months.ts';
-import { EXCHANGE_CALENDAR, ExchangeCalendar, type HoursFamily } from '../market/exchange-hours.ts';
+import type { ExchangeCalendar } from '../market/exchange-hours.ts';
 import { bookModelSchema, depthOf, type BookModel, type SpreadModel, type TouchFills } from '../market/quotes.ts';
 import { syntheticSpreadModel } from '../market/synthetic.ts';
 import { SimAdmin } from './admin-service.ts';
 import { createClock, type ClockMode } from './clock.ts';
-import { SimContracts } from './contracts.ts';
+import { SimContracts, simExchangeCalendar } from './contracts.ts';
 import { SimEngine } from './sim-core.ts';
 import {
   ContractMarket,
@@ -323,7 +323,7 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     ]);
     const demoAccount = db.prepare('SELECT id FROM accounts WHERE name = ?').get(DEMO_ACCOUNT) as { id: number };
 
-    const engine = new SimEngine(db, clock, new SimContracts(calendar, clock), markets, logger, {
+    const engine = new SimEngine(db, clock, new SimContracts(calendar, clock, exchangeHours), markets, logger, {
       tradingDay: new TradingCalendar(options.tradingDay),
       seed,
       ...(options.pending ? { pending: options.pending } : {}),
@@ -341,34 +341,6 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     db.close();
     throw error;
   }
-}
-
-/** The family of hours of a root the exchange calendar does not know (a config's own root), from its group. */
-const FAMILY_OF_GROUP: Readonly<Record<string, HoursFamily>> = {
-  'Equity Index': 'equityIndex',
-  Metals: 'energyMetals',
-  Energy: 'energyMetals',
-  'Interest Rates': 'interestRate',
-  Currencies: 'fx',
-};
-
-/**
- * The simulator's exchange calendar: the built-in one's hours and holidays, and beyond its holiday data
- * (2025-2027) the regular week without holidays (`beyondCoverage: 'weeklyHours'`), so a simulator started
- * in 2013 or 2030 still runs. A root of the config's own trades its mini's hours, else its group's
- * (equity index hours when the group is none of the known ones).
- */
-export function simExchangeCalendar(roots: readonly RootSpec[]): ExchangeCalendar {
-  const known = new Set(EXCHANGE_CALENDAR.roots());
-  const extra: Record<string, HoursFamily> = {};
-  for (const spec of roots) {
-    if (known.has(spec.root)) continue;
-    const underlying = pricePathOf(spec.root);
-    extra[spec.root] = known.has(underlying)
-      ? EXCHANGE_CALENDAR.familyOf(underlying)
-      : (FAMILY_OF_GROUP[spec.group] ?? 'equityIndex');
-  }
-  return new ExchangeCalendar({ roots: extra, beyondCoverage: 'weeklyHours' });
 }
 
 function hoursOf(exchange: ExchangeCalendar, spec: RootSpec): MarketHours {

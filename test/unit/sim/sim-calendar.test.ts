@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CALENDAR, PRICE_PATHS } from '../../../src/market/contract-months.ts';
 import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
+import { createClock } from '../../../src/sim/clock.ts';
+import { SimContracts } from '../../../src/sim/contracts.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
 import type { ContractMarket } from '../../../src/sim/market/market.ts';
 import type { UserRow } from '../../../src/sim/store.ts';
@@ -118,5 +120,44 @@ describe('the market keeps the exchange hours', () => {
     } finally {
       sim.close();
     }
+  });
+});
+
+describe('expiry at final settlement', () => {
+  it('expires an equity index month at 08:30 CT on its last day, settling its positions then', () => {
+    // ESZ6's last trading day: Friday 18 December 2026; 08:30 CST is 14:30 UTC.
+    const settlement = Date.UTC(2026, 11, 18, 14, 30);
+    const sim = openSimulator({ clock: 'manual', startTime: settlement - 60 * 60_000 });
+    try {
+      const { engine } = sim;
+      const user = engine.db.prepare('SELECT * FROM users WHERE user_name = ?').get(sim.demo.userName) as UserRow;
+      const es = CALENDAR.byId('CON.F.US.EP.Z26')!;
+      const contracts = new SimContracts(CALENDAR, engine.clock);
+      expect(contracts.expiresAt(es)).toBe(settlement);
+      expect(contracts.status(es, settlement - 1)).not.toBe('expired');
+      expect(contracts.status(es, settlement)).toBe('expired');
+      const buy = { accountId: sim.demo.accountId, contractId: es.id, type: OrderType.Market, side: OrderSide.Bid };
+      expect(engine.place(user, { ...buy, size: 1 })).toMatchObject({ success: true });
+      const positions = () =>
+        (engine.positionSearchOpen(user, sim.demo.accountId) as { positions: { contractId: string }[] }).positions;
+      expect(positions().map((p) => p.contractId)).toEqual([es.id]);
+      engine.clock.advance(settlement + 60_000 - engine.clock.now());
+      engine.step(engine.clock.now());
+      expect(positions()).toEqual([]);
+      expect(engine.place(user, { ...buy, size: 1 })).toMatchObject({ success: false, errorCode: 9 });
+      const listed = (engine.contractAvailable() as { contracts: { id: string }[] }).contracts.map((c) => c.id);
+      expect(listed).not.toContain(es.id);
+      expect(listed).toContain('CON.F.US.EP.H27');
+    } finally {
+      sim.close();
+    }
+  });
+
+  it('expires the other families at the close of their last trading day', () => {
+    // GCZ6: last trade on the third-last business day of December 2026, Tuesday 29 December; 16:00 CST.
+    const gc = CALENDAR.byId('CON.F.US.GCE.Z26')!;
+    const contracts = new SimContracts(CALENDAR, createClock('manual', 0));
+    expect(new Date(gc.expiry).toISOString().slice(0, 10)).toBe('2026-12-29');
+    expect(contracts.expiresAt(gc)).toBe(Date.UTC(2026, 11, 29, 22));
   });
 });
