@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CALENDAR, PRICE_PATHS } from '../../../src/market/contract-months.ts';
+import { SimConfig, parseStartTime, simOptions } from '../../../src/cli/sim.ts';
 import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
 import { createClock } from '../../../src/sim/clock.ts';
 import { SimContracts } from '../../../src/sim/contracts.ts';
@@ -159,5 +160,56 @@ describe('expiry at final settlement', () => {
     const contracts = new SimContracts(CALENDAR, createClock('manual', 0));
     expect(new Date(gc.expiry).toISOString().slice(0, 10)).toBe('2026-12-29');
     expect(contracts.expiresAt(gc)).toBe(Date.UTC(2026, 11, 29, 22));
+  });
+});
+
+describe('the start time', () => {
+  it('a simulator started on a Saturday (simulator config startTime) has the market closed and refuses a place with 5', () => {
+    const config = SimConfig.parse({ startTime: '2026-11-14T12:00:00Z', dbPath: ':memory:' });
+    const sim = openSimulator({ ...simOptions(config), clock: 'manual' });
+    try {
+      const { engine } = sim;
+      expect(engine.clock.now()).toBe(Date.UTC(2026, 10, 14, 12));
+      const user = engine.db.prepare('SELECT * FROM users WHERE user_name = ?').get(sim.demo.userName) as UserRow;
+      const mes = CALENDAR.contract('MES', CALENDAR.frontMonth('MES', engine.clock.now()));
+      expect(engine.quote(mes.id)).toBeUndefined();
+      expect(
+        engine.place(user, {
+          accountId: sim.demo.accountId,
+          contractId: mes.id,
+          type: OrderType.Market,
+          side: OrderSide.Bid,
+          size: 1,
+        }),
+      ).toMatchObject({ success: false, errorCode: 5 });
+    } finally {
+      sim.close();
+    }
+  });
+
+  it('--start takes an ISO instant with a zone', () => {
+    expect(parseStartTime('2026-11-15T16:59:00-06:00', '--start')).toBe(Date.UTC(2026, 10, 15, 22, 59));
+    expect(() => parseStartTime('2026-11-15 16:59', '--start')).toThrow(/--start must be an ISO 8601 instant/);
+  });
+
+  it('started at Sunday 16:58 CT on an accelerated clock, the market opens at 17:00 CT', async () => {
+    const reopen = Date.UTC(2026, 10, 15, 23);
+    const sim = openSimulator({
+      clock: { speed: 600 },
+      startTime: parseStartTime('2026-11-15T16:58:00-06:00', '--start'),
+    });
+    try {
+      const { engine } = sim;
+      const es = CALENDAR.contract('ES', CALENDAR.frontMonth('ES', reopen));
+      expect(engine.clock.now()).toBeLessThan(reopen);
+      expect(engine.quote(es.id)).toBeUndefined();
+      while (engine.clock.now() < reopen + 1000) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(engine.quote(es.id)).toBeDefined();
+      const market = engine.market(es.id) as ContractMarket;
+      expect(market.isOpen(reopen - 1)).toBe(false);
+      expect(market.isOpen(reopen)).toBe(true);
+    } finally {
+      sim.close();
+    }
   });
 });
