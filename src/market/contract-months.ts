@@ -91,7 +91,7 @@ export const rootSpecSchema = z.strictObject({
   rollBusinessDays: z.number().int().nonnegative().default(0),
   /** How many unexpired cycle months are listed at once. */
   listed: z.number().int().min(1).max(24).default(2),
-  /** The exchange session (data only: the synthetic simulator market trades around the clock). */
+  /** The exchange session (data only: the simulator and the backtest read the hours from exchange-hours.ts). */
   session: z
     .strictObject({ timeZone: z.string().min(1), opens: Time, closes: Time })
     .default({ timeZone: 'America/Chicago', opens: '17:00', closes: '16:00' }),

@@ -240,7 +240,7 @@ export class ContractMarket {
   }
 
   /** False for a base bar inside a closed period (it does not trade). */
-  private trades(i: number): boolean {
+  trades(i: number): boolean {
     return this.hours === undefined || this.hours.isOpen(this.base.time(i));
   }
 

@@ -4,6 +4,7 @@ import { SimConfig, parseStartTime, simOptions } from '../../../src/cli/sim.ts';
 import { OrderSide, OrderStatus, OrderType } from '../../../src/protocol/codes.ts';
 import { createClock } from '../../../src/sim/clock.ts';
 import { SimContracts } from '../../../src/sim/contracts.ts';
+import { SessionStats } from '../../../src/sim/hubs/session-stats.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
 import type { ContractMarket } from '../../../src/sim/market/market.ts';
 import type { UserRow } from '../../../src/sim/store.ts';
@@ -118,6 +119,10 @@ describe('the market keeps the exchange hours', () => {
       expect(filled).toMatchObject({ status: OrderStatus.Filled, updateTimestamp: new Date(REOPEN).toISOString() });
       // Through the gap: filled at the opening price (the touch around it), not at the stop.
       expect(Math.abs(es.grid.toTicks(filled?.filledPrice as number) - reopen)).toBeLessThanOrEqual(2);
+      // The session's previous close is Friday's last price, not the walk beneath the weekend.
+      const stats = new SessionStats(market).at(REOPEN, REOPEN + 30_000);
+      expect(stats?.previousClose).toBe(friday.at(-1));
+      expect(stats?.open).toBe(reopen);
     } finally {
       sim.close();
     }
