@@ -6,7 +6,8 @@ import { createClock } from '../../../src/sim/clock.ts';
 import { SimContracts } from '../../../src/sim/contracts.ts';
 import { SessionStats } from '../../../src/sim/hubs/session-stats.ts';
 import { openSimulator } from '../../../src/sim/index.ts';
-import type { ContractMarket } from '../../../src/sim/market/market.ts';
+import { FixedBars, RegriddedBars, type ContractMarket } from '../../../src/sim/market/market.ts';
+import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { UserRow } from '../../../src/sim/store.ts';
 
 /** Tuesday 24 November 2026, 09:00 CT: the market is open. */
@@ -31,6 +32,25 @@ describe('shared price paths', () => {
     } finally {
       sim.close();
     }
+  });
+});
+
+describe('a shared path on another tick grid', () => {
+  it('rounds the underlying prices to the root tick', () => {
+    const bars = new FixedBars(60_000, {
+      time: Float64Array.of(0),
+      open: Float64Array.of(4001),
+      high: Float64Array.of(4003),
+      low: Float64Array.of(3999),
+      close: Float64Array.of(4002),
+      volume: Float64Array.of(10),
+    });
+    // 0.25 ticks read on a 0.5 grid: 1000.25 -> 1000.5 (round half up), 1000.75 -> 1001.
+    const regridded = new RegriddedBars(bars, new PriceGrid(0.25, 12.5), new PriceGrid(0.5, 25));
+    expect([regridded.open(0), regridded.high(0), regridded.low(0), regridded.close(0)]).toEqual([
+      2001, 2002, 2000, 2001,
+    ]);
+    expect(regridded.volume(0)).toBe(10);
   });
 });
 
