@@ -235,6 +235,7 @@ export async function startLocalSimulator(config: LiveConfig, logger: Logger): P
   const sim = await startSimulator({
     clock: { speed: config.simulator.speed },
     seed: config.simulator.seed,
+    ...(config.simulator.startTime === undefined ? {} : { startTime: Date.parse(config.simulator.startTime) }),
     dbPath,
     logger: logger.child({ part: 'sim' }),
     // The simulator counts its rate budgets on the wall clock; with the market running `speed` times

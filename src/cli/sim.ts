@@ -32,6 +32,8 @@ Options:
   --db <file>       SQLite state file (overrides the config; ':memory:' keeps nothing)
   --seed <n>        Seed of the synthetic market (used when the database is created)
   --speed <x>       Run the market clock x times faster than real time
+  --start <instant> Start the market clock at this ISO 8601 instant (e.g. 2026-12-18T14:00:00Z), to
+                    rehearse a roll, an expiry, a holiday or a weekend (overrides the config's startTime)
   --csv <file>      Replay this bar file for every ES month instead of the synthetic market
   -h, --help        This help
 
@@ -148,6 +150,15 @@ function resolveSimPaths(config: SimConfig, baseDir: string): SimConfig {
   return { ...config, ...(dbPath === undefined ? {} : { dbPath }), market };
 }
 
+/** An instant as `--start` takes it: ISO 8601 with a zone (`Z` or an offset). */
+export function parseStartTime(text: string, flag: string): number {
+  if (!z.iso.datetime({ offset: true }).safeParse(text).success)
+    throw new UsageError(
+      `${flag} must be an ISO 8601 instant with a zone, such as 2026-12-18T14:00:00Z, got "${text}"`,
+    );
+  return Date.parse(text);
+}
+
 /** Simulator options from a validated config. */
 export function simOptions(config: SimConfig): SimulatorOptions {
   return {
@@ -179,6 +190,7 @@ export async function run(args: string[]): Promise<number> {
       seed: { type: 'string' },
       speed: { type: 'string' },
       csv: { type: 'string' },
+      start: { type: 'string' },
     },
     USAGE,
   );
@@ -204,6 +216,7 @@ export async function run(args: string[]): Promise<number> {
     if (!(speed > 0)) throw new UsageError(`--speed must be a positive number, got "${values.speed}"`);
     options.clock = { speed };
   }
+  if (values.start !== undefined) options.startTime = parseStartTime(values.start, '--start');
   if (values.csv !== undefined) options.market = { source: 'csv', path: values.csv };
   if (options.dbPath && options.dbPath !== ':memory:') mkdirSync(path.dirname(options.dbPath), { recursive: true });
 

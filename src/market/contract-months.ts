@@ -91,7 +91,7 @@ export const rootSpecSchema = z.strictObject({
   rollBusinessDays: z.number().int().nonnegative().default(0),
   /** How many unexpired cycle months are listed at once. */
   listed: z.number().int().min(1).max(24).default(2),
-  /** The exchange session (data only: the synthetic simulator market trades around the clock). */
+  /** The exchange session (data only: the simulator and the backtest read the hours from exchange-hours.ts). */
   session: z
     .strictObject({ timeZone: z.string().min(1), opens: Time, closes: Time })
     .default({ timeZone: 'America/Chicago', opens: '17:00', closes: '16:00' }),
@@ -221,6 +221,24 @@ export const DEFAULT_ROOTS: readonly RootSpecInput[] = Object.freeze([
     listed: 4,
   },
 ]);
+
+/**
+ * Roots that trade another root's price (a micro contract and its mini: one index or one commodity, so
+ * one price). The simulator gives both the same synthetic path, each on its own tick grid.
+ */
+export const PRICE_PATHS: Readonly<Record<string, string>> = Object.freeze({
+  MES: 'ES',
+  MNQ: 'NQ',
+  MYM: 'YM',
+  M2K: 'RTY',
+  MGC: 'GC',
+  MCL: 'CL',
+});
+
+/** The root whose price path `root` trades: its mini for a micro contract, itself otherwise. */
+export function pricePathOf(root: string): string {
+  return PRICE_PATHS[root] ?? root;
+}
 
 function equityIndex(
   root: string,

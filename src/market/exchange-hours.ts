@@ -94,6 +94,23 @@ export const ROOT_FAMILIES: Readonly<Record<string, HoursFamily>> = Object.freez
   '6E': 'fx',
 });
 
+/**
+ * When a contract month stops trading on its last trading day, in its family's wall clock: a time
+ * `HH:MM`, or `close` for the close of that trading day's session. Sources, CME Group contract
+ * specifications ("Termination of Trading", "Settlement Procedure"):
+ * - equity index (E-mini and Micro E-mini S&P 500, Nasdaq-100, Dow, Russell 2000): trading terminates at
+ *   08:30 CT on the third Friday of the contract month, and the month settles to the Special Opening
+ *   Quotation (SOQ) of the index computed from the opening prices of its stocks that morning;
+ * - the other families: the close of the last trading day. CME ends some earlier (gold 12:30 CT, the
+ *   10-year note 12:01 CT, euro FX 09:16 CT, crude oil at the close): not modelled yet.
+ */
+export const FINAL_SETTLEMENT: Readonly<Record<HoursFamily, string>> = Object.freeze({
+  equityIndex: '08:30',
+  interestRate: 'close',
+  fx: 'close',
+  energyMetals: 'close',
+});
+
 export type ExchangeHoursErrorCode = 'OUTSIDE_HOLIDAY_COVERAGE' | 'INVALID_DATE' | 'INVALID_INSTANT' | 'INVALID_HOURS';
 
 export class ExchangeHoursError extends TicklineError {
@@ -385,6 +402,7 @@ export class ExchangeCalendar {
   private readonly lastDay: number;
   private readonly strict: boolean;
   private coverage: { from: number; until: number } | undefined;
+  private readonly zoneClocks = new Map<string, ZoneClock>();
 
   constructor(options: ExchangeCalendarOptions = {}) {
     this.strict = (options.beyondCoverage ?? 'throw') === 'throw';
@@ -428,6 +446,26 @@ export class ExchangeCalendar {
       }
       this.byRoot.set(root.toUpperCase(), schedule);
     }
+  }
+
+  /**
+   * The instant a month of `root` whose last trading day is `date` (`YYYY-MM-DD`) stops trading and
+   * expires (FINAL_SETTLEMENT of its family). Holidays do not move it (an early close on an expiry day is
+   * not modelled).
+   */
+  finalSettlement(root: string, date: string): number {
+    const schedule = this.schedule(root);
+    const at = FINAL_SETTLEMENT[schedule.family];
+    const sessions = schedule.hours.sessions;
+    const minutes = parseClock(at === 'close' ? (sessions[sessions.length - 1] as SessionHours).closes : at);
+    let clock = this.zoneClocks.get(schedule.hours.timeZone);
+    if (!clock) {
+      clock = new ZoneClock(schedule.hours.timeZone);
+      this.zoneClocks.set(schedule.hours.timeZone, clock);
+    }
+    const wall = epochDay(date) * DAY_MS + minutes * MINUTE_MS;
+    // The wall clock back to UTC: the offset at the first guess, then at the answer (exact away from a DST change).
+    return wall - clock.offsetAt(wall - clock.offsetAt(wall));
   }
 
   /** The roots this calendar knows. */

@@ -9,23 +9,74 @@ import { ContractByIdErrorCode, RetrieveBarsErrorCode } from '../protocol/codes.
 import { Limits, type ResponseOf } from '../protocol/endpoints.ts';
 import { parseDateTime, type Contract, type RetrieveBarsRequest, type TradingEnvelope } from '../protocol/schemas.ts';
 import { barUnitFromCode, timeframe } from '../engine/timeframe.ts';
-import type { ContractCalendar, ContractStatus, FuturesContract } from '../market/contract-months.ts';
+import {
+  pricePathOf,
+  type ContractCalendar,
+  type ContractStatus,
+  type FuturesContract,
+  type RootSpec,
+} from '../market/contract-months.ts';
+import { EXCHANGE_CALENDAR, ExchangeCalendar, type HoursFamily } from '../market/exchange-hours.ts';
 import type { SimClock } from './clock.ts';
 import type { ContractMarket } from './market/market.ts';
 import { fail, ok } from './wire.ts';
+
+/** The family of hours of a root the exchange calendar does not know (a config's own root), from its group. */
+const FAMILY_OF_GROUP: Readonly<Record<string, HoursFamily>> = {
+  'Equity Index': 'equityIndex',
+  Metals: 'energyMetals',
+  Energy: 'energyMetals',
+  'Interest Rates': 'interestRate',
+  Currencies: 'fx',
+};
+
+/**
+ * The simulator's exchange calendar: the built-in one's hours and holidays, and beyond its holiday data
+ * (2025-2027) the regular week without holidays (`beyondCoverage: 'weeklyHours'`), so a simulator started
+ * in 2013 or 2030 still runs. A root of the config's own trades its mini's hours, else its group's
+ * (equity index hours when the group is none of the known ones).
+ */
+export function simExchangeCalendar(roots: readonly RootSpec[]): ExchangeCalendar {
+  const known = new Set(EXCHANGE_CALENDAR.roots());
+  const extra: Record<string, HoursFamily> = {};
+  for (const spec of roots) {
+    if (known.has(spec.root)) continue;
+    const underlying = pricePathOf(spec.root);
+    extra[spec.root] = known.has(underlying)
+      ? EXCHANGE_CALENDAR.familyOf(underlying)
+      : (FAMILY_OF_GROUP[spec.group] ?? 'equityIndex');
+  }
+  return new ExchangeCalendar({ roots: extra, beyondCoverage: 'weeklyHours' });
+}
 
 export class SimContracts {
   constructor(
     readonly calendar: ContractCalendar,
     private readonly clock: SimClock,
+    /** The exchange hours of the roots (final settlement times): the simulator's, by default. */
+    private readonly exchange: ExchangeCalendar = simExchangeCalendar(calendar.roots()),
   ) {}
+
+  private readonly expiries = new Map<string, number>();
 
   /** Any month of a known root by gateway id, whatever its status. */
   byId(contractId: string): FuturesContract | undefined {
     return this.calendar.byId(contractId);
   }
 
+  /** The instant a month stops trading and expires: its final settlement on its last trading day. */
+  expiresAt(contract: FuturesContract): number {
+    let at = this.expiries.get(contract.id);
+    if (at === undefined) {
+      at = this.exchange.finalSettlement(contract.spec.root, new Date(contract.expiry).toISOString().slice(0, 10));
+      this.expiries.set(contract.id, at);
+    }
+    return at;
+  }
+
   status(contract: FuturesContract, t = this.clock.now()): ContractStatus {
+    // The contract calendar works in whole days; a month expires at its final settlement on its last day.
+    if (t >= this.expiresAt(contract)) return 'expired';
     return this.calendar.status(contract, t);
   }
 
@@ -59,11 +110,9 @@ export class MarketDesk {
   contractSearch(searchText: string): ResponseOf<'contractSearch'> {
     const now = this.clock.now();
     const text = searchText.trim().toUpperCase();
-    const matches = this.contracts.calendar
-      .listedOn(now)
-      .filter(
-        (c) => text === '' || [c.id, c.name, c.symbolId, c.description].some((f) => f.toUpperCase().includes(text)),
-      );
+    const matches = this.listed(now).filter(
+      (c) => text === '' || [c.id, c.name, c.symbolId, c.description].some((f) => f.toUpperCase().includes(text)),
+    );
     return {
       ...ok(),
       contracts: matches.slice(0, Limits.contractsPerSearch).map((c) => this.contracts.record(c, now)),
@@ -72,7 +121,12 @@ export class MarketDesk {
 
   contractAvailable(): ResponseOf<'contractAvailable'> {
     const now = this.clock.now();
-    return { ...ok(), contracts: this.contracts.calendar.listedOn(now).map((c) => this.contracts.record(c, now)) };
+    return { ...ok(), contracts: this.listed(now).map((c) => this.contracts.record(c, now)) };
+  }
+
+  /** The months listed at `now`, less one past its final settlement on its last day. */
+  private listed(now: number): FuturesContract[] {
+    return this.contracts.calendar.listedOn(now).filter((c) => this.contracts.status(c, now) !== 'expired');
   }
 
   contractById(contractId: string): ResponseOf<'contractById'> | TradingEnvelope {

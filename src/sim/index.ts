@@ -10,14 +10,28 @@ import { z } from 'zod';
 import { readCsvBars } from '../data/csv.ts';
 import { TradingCalendar, type TradingDayConfig } from '../engine/trading-day.ts';
 import { silentLogger, type Logger } from '../engine/log.ts';
-import { CALENDAR, type ContractCalendar, type RootSpec, type RootSpecInput } from '../market/contract-months.ts';
+import {
+  CALENDAR,
+  pricePathOf,
+  type ContractCalendar,
+  type RootSpec,
+  type RootSpecInput,
+} from '../market/contract-months.ts';
+import type { ExchangeCalendar } from '../market/exchange-hours.ts';
 import { bookModelSchema, depthOf, type BookModel, type SpreadModel, type TouchFills } from '../market/quotes.ts';
 import { syntheticSpreadModel } from '../market/synthetic.ts';
 import { SimAdmin } from './admin-service.ts';
 import { createClock, type ClockMode } from './clock.ts';
-import { SimContracts } from './contracts.ts';
+import { SimContracts, simExchangeCalendar } from './contracts.ts';
 import { SimEngine } from './sim-core.ts';
-import { ContractMarket, FixedBars, SyntheticBars } from './market/market.ts';
+import {
+  ContractMarket,
+  FixedBars,
+  RegriddedBars,
+  SyntheticBars,
+  type BaseBars,
+  type MarketHours,
+} from './market/market.ts';
 import type { PendingOptions } from './pending.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './request-budget.ts';
 import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rule-templates.ts';
@@ -120,6 +134,12 @@ export interface SimulatorOptions {
   /** Epoch ms the clock starts at (manual and accelerated clocks). */
   startTime?: number;
   market?: MarketSource;
+  /**
+   * When the synthetic market trades: `exchange` (the default) keeps the exchange calendar's hours and
+   * holidays (src/market/exchange-hours.ts); `always` is a market that never closes, for tests that run
+   * a realtime simulator on the wall clock and must not depend on the day they run.
+   */
+  marketHours?: 'exchange' | 'always';
   /** Days of synthetic history before the start time. Default 30. */
   historyDays?: number;
   rateLimits?: Partial<RateLimits>;
@@ -241,15 +261,44 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     setMeta(db, 'origin', String(origin));
 
     const markets = new Map<string, ContractMarket>();
+    const exchangeHours = simExchangeCalendar(calendar.roots());
     const book = bookModelSchema.parse(options.fills?.book ?? {});
-    calendar.roots().forEach((spec, index) => {
+    // One price path per underlying: a micro root trades its mini's bars (PRICE_PATHS), on its own grid.
+    const roots = calendar.roots();
+    // A replayed file is the path of its root's underlying (a micro file plays for its mini too).
+    const replayPath = replay === undefined ? undefined : pricePathOf(replay.root);
+    const paths = new Map<string, BaseBars>();
+    const pathOf = (spec: RootSpec): RootSpec => {
+      const underlying = pricePathOf(spec.root);
+      return roots.find((r) => r.root === underlying) ?? spec;
+    };
+    const barsOf = (spec: RootSpec): BaseBars => {
+      let bars = paths.get(spec.root);
+      if (!bars) {
+        bars =
+          replay !== undefined && replayPath === spec.root
+            ? new FixedBars(replay.file.stepMs, replay.file.bars)
+            : new SyntheticBars(
+                { startPrice: spec.startPrice, grid: calendar.grid(spec) },
+                seed,
+                roots.indexOf(spec),
+                origin,
+              );
+        paths.set(spec.root, bars);
+      }
+      return bars;
+    };
+    for (const spec of roots) {
       const grid = calendar.grid(spec);
-      const replayed = replay !== undefined && replay.root === spec.root;
-      const base = replayed
-        ? new FixedBars(replay.file.stepMs, replay.file.bars)
-        : new SyntheticBars({ startPrice: spec.startPrice, grid }, seed, index, origin);
-      markets.set(spec.root, new ContractMarket(grid, base, touchFills(options.fills, book, spec, replayed)));
-    });
+      const underlying = pathOf(spec);
+      const replayed = replayPath === underlying.root;
+      const shared = barsOf(underlying);
+      const underlyingGrid = calendar.grid(underlying);
+      const base = underlyingGrid.tickSize === grid.tickSize ? shared : new RegriddedBars(shared, underlyingGrid, grid);
+      // A synthetic market keeps the exchange's hours; a replayed file's own gaps are its closed periods.
+      const hours = replayed || options.marketHours === 'always' ? undefined : hoursOf(exchangeHours, spec);
+      markets.set(spec.root, new ContractMarket(grid, base, touchFills(options.fills, book, spec, replayed), hours));
+    }
 
     const adminKey = options.adminKey ?? getMeta(db, 'adminKey') ?? randomBytes(20).toString('hex');
     setMeta(db, 'adminKey', adminKey);
@@ -274,7 +323,7 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     ]);
     const demoAccount = db.prepare('SELECT id FROM accounts WHERE name = ?').get(DEMO_ACCOUNT) as { id: number };
 
-    const engine = new SimEngine(db, clock, new SimContracts(calendar, clock), markets, logger, {
+    const engine = new SimEngine(db, clock, new SimContracts(calendar, clock, exchangeHours), markets, logger, {
       tradingDay: new TradingCalendar(options.tradingDay),
       seed,
       ...(options.pending ? { pending: options.pending } : {}),
@@ -292,6 +341,16 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
     db.close();
     throw error;
   }
+}
+
+function hoursOf(exchange: ExchangeCalendar, spec: RootSpec): MarketHours {
+  return {
+    isOpen: (t) => exchange.isOpen(spec.root, t),
+    closedAt: (t) => {
+      const state = exchange.sessionAt(spec.root, t);
+      return state.open ? t : state.closedAt;
+    },
+  };
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimHandle> {

@@ -14,7 +14,6 @@
  */
 import { OrderSide, OrderStatus, OrderType } from '../protocol/codes.ts';
 import { advanceTrail, trailStopPrice, trailTriggered } from '../engine/trailing.ts';
-import { DAY_MS } from '../market/contract-months.ts';
 import { queueAhead, takeLiquidity, touch, touchFill, type Quote } from '../market/quotes.ts';
 import type { SimContext } from './context.ts';
 import type { ContractMarket, PricePoint } from './market/market.ts';
@@ -158,8 +157,8 @@ export class Matcher {
       previous.set(contractId, market.lastPrice(from));
       for (const point of market.pointsBetween(from, to))
         events.push({ time: point.time, kind: 'point', contractId, point });
-      // A month stops trading at the end of its last trading day (UTC).
-      const end = contract.expiry + DAY_MS;
+      // A month stops trading at its final settlement (08:30 CT for equity index, else the day's close).
+      const end = this.ctx.contracts.expiresAt(contract);
       if (end > from && end <= to) events.push({ time: end, kind: 'expire', contractId });
     }
     // Pending answers due by `to` (one due before `from`, left by a restart, settles at once).

@@ -207,6 +207,9 @@ export class OrderDesk {
         return fail(ModifyErrorCode.ContractNotFound, `Contract ${order.contract_id} is no longer listed`);
       if (order.status !== OrderStatus.Open)
         return fail(ModifyErrorCode.Rejected, `Order ${order.id} is not open (status ${order.status})`);
+      // Modify's codes (spec: as cancel, plus 7) have no OutsideTradingHours (its 5 is UnknownError): Rejected.
+      if (!market.isOpen(now))
+        return fail(ModifyErrorCode.Rejected, `${contract.name} is not trading at ${iso(now)} (outside trading hours)`);
       const changes: Partial<OrderRow> = {};
       if (req.size !== null && req.size !== undefined) {
         if (req.size < 1) return fail(ModifyErrorCode.Rejected, `size must be at least 1, got ${req.size}`);

@@ -73,6 +73,11 @@ export const liveConfigSchema = z.strictObject({
       seed: z.number().int().default(1),
       /** Where the simulator keeps its state; default next to the journal. */
       dbPath: z.string().optional(),
+      /**
+       * The market instant the simulator's clock starts at (ISO 8601 with an offset): rehearse a roll, an
+       * expiry, a holiday or a weekend. Default: now. A database that ran later goes on from where it stopped.
+       */
+      startTime: z.iso.datetime({ offset: true }).optional(),
     })
     .default({ speed: 60, seed: 1 }),
   /**

@@ -33,8 +33,10 @@ export class SessionStats {
   /** The figures at `now` for the trading day starting at `dayStart`, or undefined before any bar of it. */
   at(dayStart: number, now: number): SessionFigures | undefined {
     const base = this.market.base;
-    const first = base.lastAtOrBefore(dayStart - 1) + 1;
     const current = base.lastAtOrBefore(now);
+    let first = base.lastAtOrBefore(dayStart - 1) + 1;
+    // A day that starts closed (a holiday's halt) opens at its first trading bar.
+    while (first <= current && !this.market.trades(first)) first++;
     if (current < first) return undefined;
     let running = this.running;
     if (running === undefined || running.dayStart !== dayStart) {
@@ -46,13 +48,15 @@ export class SessionStats {
         high: open,
         low: open,
         volume: 0,
-        previousClose: first > 0 ? base.close(first - 1) : open,
+        // The last close before the day (the close before a break or a weekend, not the walk beneath it).
+        previousClose: first > 0 ? (this.market.lastPrice(base.time(first) - 1) ?? open) : open,
       };
       this.running = running;
     }
     const forming = this.market.barAt(now) === current;
     const lastFinished = forming ? current - 1 : current;
     for (let i = running.through + 1; i <= lastFinished; i++) {
+      if (!this.market.trades(i)) continue;
       running.high = Math.max(running.high, base.high(i));
       running.low = Math.min(running.low, base.low(i));
       running.volume += base.volume(i);

@@ -1,5 +1,5 @@
 /**
- * The market of one root (every month of it trades the same prices): base bars (one-minute by default)
+ * The market of one root (every month of it trades the same prices; a micro root shares its mini's path): base bars (one-minute by default)
  * from the synthetic generator or a replayed bar file, an intrabar price path, the last traded price and
  * the quote at any time, the price moves between two times (for matching), and bars of any unit
  * aggregated from the base bars.
@@ -109,6 +109,51 @@ export class SyntheticBars implements BaseBars {
   }
 }
 
+/**
+ * Another root's bars on this root's tick grid (a micro contract trading its mini's path): prices are the
+ * same decimals rounded to this root's tick.
+ */
+export class RegriddedBars implements BaseBars {
+  private readonly factor: number;
+  constructor(
+    private readonly inner: BaseBars,
+    from: PriceGrid,
+    to: PriceGrid,
+  ) {
+    this.factor = from.tickSize / to.tickSize;
+  }
+  get stepMs(): number {
+    return this.inner.stepMs;
+  }
+  private scale(ticks: number): number {
+    return Math.round(ticks * this.factor);
+  }
+  lastAtOrBefore(t: number): number {
+    return this.inner.lastAtOrBefore(t);
+  }
+  count(): number {
+    return this.inner.count();
+  }
+  time(i: number): number {
+    return this.inner.time(i);
+  }
+  open(i: number): number {
+    return this.scale(this.inner.open(i));
+  }
+  high(i: number): number {
+    return this.scale(this.inner.high(i));
+  }
+  low(i: number): number {
+    return this.scale(this.inner.low(i));
+  }
+  close(i: number): number {
+    return this.scale(this.inner.close(i));
+  }
+  volume(i: number): number {
+    return this.inner.volume(i);
+  }
+}
+
 /** A fixed series (a replayed bar file), bars sorted by time, possibly with gaps (market closed). */
 export class FixedBars implements BaseBars {
   constructor(
@@ -166,6 +211,16 @@ export interface OutBar {
   v: number;
 }
 
+/**
+ * When a market trades (the exchange calendar's sessions of its root). Base bars inside a closed period
+ * do not trade: the synthetic walk goes on underneath, so the reopen gaps from the last close.
+ */
+export interface MarketHours {
+  isOpen(t: number): boolean;
+  /** When the market closed last, for an instant at which it is closed. */
+  closedAt(t: number): number;
+}
+
 /** How far back the tick rule looks for the last price change before it assumes an up move. */
 const DIRECTION_LOOKBACK_BARS = 50;
 
@@ -175,7 +230,19 @@ export class ContractMarket {
     readonly base: BaseBars,
     /** How orders fill at the touch here: spread, book, partial fills, queue. */
     readonly fills: TouchFills,
+    /** The trading hours; without them the market trades whenever the base series has a bar. */
+    readonly hours?: MarketHours,
   ) {}
+
+  /** The latest instant at or before `t` at which the market traded (t itself when it is open). */
+  private tradedBy(t: number): number {
+    return this.hours === undefined || this.hours.isOpen(t) ? t : this.hours.closedAt(t) - 1;
+  }
+
+  /** False for a base bar inside a closed period (it does not trade). */
+  trades(i: number): boolean {
+    return this.hours === undefined || this.hours.isOpen(this.base.time(i));
+  }
 
   private vertices(i: number): [number[], number[]] {
     const s = this.base.time(i);
@@ -205,7 +272,8 @@ export class ContractMarket {
    * nothing moved within the lookback. Inside a bar, a segment counts once the rounded price has left
    * its starting vertex.
    */
-  direction(t: number): 1 | -1 {
+  direction(at: number): 1 | -1 {
+    const t = this.tradedBy(at);
     let i = this.base.lastAtOrBefore(t);
     if (i < 0) return 1;
     if (t < this.base.time(i) + this.base.stepMs) {
@@ -250,6 +318,7 @@ export class ContractMarket {
 
   /** Index of the bar trading at `t`, or -1 when the market is closed at `t`. */
   barAt(t: number): number {
+    if (this.hours !== undefined && !this.hours.isOpen(t)) return -1;
     const i = this.base.lastAtOrBefore(t);
     if (i < 0 || t >= this.base.time(i) + this.base.stepMs) return -1;
     return i;
@@ -274,7 +343,8 @@ export class ContractMarket {
   }
 
   /** Last traded price in ticks at `t`: inside a bar from its path, in a gap the previous close; none before the data. */
-  lastPrice(t: number): number | undefined {
+  lastPrice(at: number): number | undefined {
+    const t = this.tradedBy(at);
     const i = this.base.lastAtOrBefore(t);
     if (i < 0) return undefined;
     if (t >= this.base.time(i) + this.base.stepMs) return this.base.close(i);
@@ -289,6 +359,7 @@ export class ContractMarket {
     if (last < 0) return points;
     let i = Math.max(0, this.base.lastAtOrBefore(t0));
     for (; i <= last; i++) {
+      if (!this.trades(i)) continue;
       const [times, prices] = this.vertices(i);
       for (let k = 0; k < 4; k++) {
         const t = times[k] as number;
@@ -345,7 +416,7 @@ export class ContractMarket {
       const barTime = this.base.time(i);
       const bucket = bucketStart(barTime, tf);
       if (bucket < start) break;
-      if (bucket > end) continue;
+      if (bucket > end || !this.trades(i)) continue;
       const piece =
         barTime + step > now
           ? this.pathRange(i, barTime, now)
@@ -388,6 +459,11 @@ export class ContractMarket {
       if (i < 0) break;
       const barStart = this.base.time(i);
       const barLast = barStart + this.base.stepMs - 1;
+      if (!this.trades(i)) {
+        // The market was closed: continue from the last second bucket before the close.
+        t = bucketStart((this.hours as MarketHours).closedAt(barStart) - 1, tf);
+        continue;
+      }
       if (t > barLast) {
         // A gap in the data: continue from the last second bucket of the previous bar.
         t = bucketStart(barLast, tf);
@@ -398,7 +474,11 @@ export class ContractMarket {
       if (!partial || includePartialBar) {
         let bar = this.pathRange(i, Math.max(t, barStart), to);
         // A bucket wider than what remains of this base bar continues into the next one.
-        for (let j = i + 1; this.base.time(j) <= Math.min(t + width - 1, now) && j < this.base.count(); j++) {
+        for (
+          let j = i + 1;
+          this.base.time(j) <= Math.min(t + width - 1, now) && j < this.base.count() && this.trades(j);
+          j++
+        ) {
           const more = this.pathRange(
             j,
             this.base.time(j),

@@ -20,11 +20,12 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+// The market keeps the exchange hours: the session starts at an open instant (a Tuesday, 09:00 CT), not the wall clock's.
 const CONFIG = `
 strategy: { name: sma-cross, id: clibot, params: { fast: 2, slow: 4, size: 1 } }
 contracts: [F.US.EP]
 timeframe: { unit: minute }
-simulator: { speed: 240, seed: 3 }
+simulator: { speed: 240, seed: 3, startTime: '2026-11-24T15:00:00Z' }
 journal: journal.sqlite
 poll: { openOrdersMs: 30000, ordersMs: 60000, tradesMs: 30000, positionsMs: 30000, accountMs: 120000, closeDelayMs: 1000, staleAfterMs: 600000 }
 log: { level: warn }

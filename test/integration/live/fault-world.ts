@@ -326,6 +326,8 @@ export class FaultWorld {
     const userName = 'fault-trader';
     const sim = await startSimulator({
       clock: 'realtime',
+      // The bot runs on the wall clock: a market that never closes keeps the suite independent of the hour it runs at.
+      marketHours: 'always',
       historyDays: 1,
       rateLimits: UNLIMITED,
       adminKey,

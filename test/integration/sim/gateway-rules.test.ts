@@ -117,10 +117,10 @@ describe('contract months across a roll', () => {
     const orders = await client.searchOrders({ accountId, startTimestamp: ISO(Date.UTC(2026, 11, 10)) });
     expect(orders.find((o) => o.type === OrderType.Limit)).toMatchObject({ status: OrderStatus.Expired });
     const trades = await client.searchTrades({ accountId, startTimestamp: ISO(Date.UTC(2026, 11, 10)) });
-    // The settlement trade is at the end of 18 December (UTC).
+    // The settlement trade is at the final settlement: 08:30 CST on 18 December, the Special Opening Quotation.
     expect(trades.map((t) => [t.side, t.creationTimestamp])).toEqual([
       [0, expect.stringMatching(/^2026-12-10/)],
-      [1, '2026-12-19T00:00:00.000Z'],
+      [1, '2026-12-18T14:30:00.000Z'],
     ]);
     await buy(H27);
   });

@@ -72,14 +72,24 @@ describe('simulator replaying a bar file', () => {
     await client.closePosition({ accountId: main, contractId: ES });
   });
 
-  it('refuses orders while the replayed file has no bar (OutsideTradingHours, 5) and keeps other contracts synthetic', async () => {
+  it('refuses orders while the replayed file has no bar (OutsideTradingHours, 5), for the micro root too, and keeps other contracts synthetic', async () => {
     const gap = Date.parse('2013-10-20T12:00:00Z');
     sim.clock.advance(gap - sim.clock.now());
     await expect(
       client.placeOrder({ accountId: main, contractId: ES, type: OrderType.Market, side: OrderSide.Bid, size: 1 }),
     ).rejects.toMatchObject({ errorCode: 5 });
+    // MES trades ES's price path: the replayed file, so its gap too.
     const mes = frontMonth('MES', gap);
-    await client.placeOrder({ accountId: main, contractId: mes, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
-    expect(await client.searchOpenPositions(main)).toEqual([expect.objectContaining({ contractId: mes, size: 1 })]);
+    await expect(
+      client.placeOrder({ accountId: main, contractId: mes, type: OrderType.Market, side: OrderSide.Bid, size: 1 }),
+    ).rejects.toMatchObject({ errorCode: 5 });
+    // A synthetic market keeps the exchange's hours: NQ is closed on this Sunday too, and trades on Monday.
+    const nq = frontMonth('NQ', gap);
+    await expect(
+      client.placeOrder({ accountId: main, contractId: nq, type: OrderType.Market, side: OrderSide.Bid, size: 1 }),
+    ).rejects.toMatchObject({ errorCode: 5 });
+    sim.clock.advance(Date.parse('2013-10-21T14:00:00Z') - sim.clock.now());
+    await client.placeOrder({ accountId: main, contractId: nq, type: OrderType.Market, side: OrderSide.Bid, size: 1 });
+    expect(await client.searchOpenPositions(main)).toEqual([expect.objectContaining({ contractId: nq, size: 1 })]);
   });
 });

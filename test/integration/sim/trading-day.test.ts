@@ -1,7 +1,7 @@
 /**
  * The simulator's trading day is the engine's exchange day (17:00 America/Chicago, daylight saving
- * included): 23:00 UTC in winter, 22:00 UTC in summer. A fill at 22:30 UTC belongs to that date's day in
- * January and to the next date's day in July, in the daily statistics and in the day's realized P&L.
+ * included): 23:00 UTC in winter, 22:00 UTC in summer. In January the day has not turned at 22:30 UTC
+ * (the daily break, no fills then); in July a fill at 22:30 UTC (17:30 CDT) belongs to the next date's day, in the daily statistics and in the day's realized P&L.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminClient } from '../../../src/adapters/gateway/admin-client.ts';
@@ -38,12 +38,14 @@ describe('simulator trading day across daylight saving time', () => {
   const realizedDayPnl = async () => (await admin.findTradingAccount('T-STATS')).realizedDayPnl;
   const round = (x: number) => Math.round(x * 100) / 100;
 
-  it('in January (CST) a 22:30 UTC fill is on the same date, and the day resets at 23:00 UTC', async () => {
+  it('in January (CST) the day does not reset at 22:00 UTC but at 23:00 UTC', async () => {
+    // 22:00-23:00 UTC is the daily break in winter (16:00-17:00 CST): the market trades up to 22:00 UTC.
     moveTo(Date.UTC(2026, 0, 14, 21, 30));
     const early = await roundTrip();
-    moveTo(Date.UTC(2026, 0, 14, 22, 30));
+    moveTo(Date.UTC(2026, 0, 14, 21, 59));
     const late = await roundTrip();
-    // 22:00 UTC is no boundary in winter: both fills are in the day of 14 January.
+    moveTo(Date.UTC(2026, 0, 14, 22, 30));
+    // 22:00 UTC is no boundary in winter: both fills are still in the day of 14 January at 22:30 UTC.
     expect(await realizedDayPnl()).toBeCloseTo(round(early + late), 2);
     moveTo(Date.UTC(2026, 0, 14, 23, 0, 1));
     expect(await realizedDayPnl()).toBe(0);
@@ -52,7 +54,8 @@ describe('simulator trading day across daylight saving time', () => {
   });
 
   it('in July (CDT) a 22:30 UTC fill is on the next date, and the day resets at 22:00 UTC', async () => {
-    moveTo(Date.UTC(2026, 6, 15, 21, 30));
+    // 21:00-22:00 UTC is the daily break in summer (16:00-17:00 CDT).
+    moveTo(Date.UTC(2026, 6, 15, 20, 30));
     const early = await roundTrip();
     expect(await realizedDayPnl()).toBeCloseTo(early, 2);
     moveTo(Date.UTC(2026, 6, 15, 22, 0, 1));

@@ -52,12 +52,12 @@ function engineWithoutPrice() {
 }
 
 describe('SimEngine', () => {
-  it('rejects a trailPrice modify with errorCode 3 when the contract has no last traded price', () => {
+  it('rejects a modify with errorCode 3 (Rejected: modify has no OutsideTradingHours) while the market is not trading', () => {
     const { engine, user } = engineWithoutPrice();
     expect(engine.modify(user, { accountId: 1, orderId: 1, trailPrice: 5999 })).toMatchObject({
       success: false,
       errorCode: 3,
-      errorMessage: expect.stringMatching(/no last traded price/),
+      errorMessage: expect.stringMatching(/not trading at .*outside trading hours/),
     });
   });
 
