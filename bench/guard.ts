@@ -78,6 +78,7 @@ export function guardBench(): GuardBench {
       }
       return false;
     },
+    marketPhase: () => 'open',
     ordersSince: (since) => {
       let count = 0;
       for (const t of sendTimes) if (t >= since) count++;

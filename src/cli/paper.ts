@@ -9,6 +9,7 @@ import { config as rxjsConfig, Subscription } from 'rxjs';
 import { decisionLine, fillLine, orderLine } from '../adapters/live/event-lines.ts';
 import { flattenText } from '../adapters/live/kill-switch.ts';
 import type { OrderUpdate } from '../engine/types.ts';
+import type { MllVariant } from '../engine/account-rules.ts';
 import path from 'node:path';
 import { ConfigError } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
@@ -39,6 +40,8 @@ export interface LocalGateway {
   readonly accountName?: string;
   readonly now: () => number;
   readonly speed: number;
+  /** The maximum loss limit variant of an account's template (the guard takes the simulator's). */
+  readonly maximumLossVariant?: (accountId: number) => MllVariant | undefined;
   close(): Promise<void>;
 }
 
@@ -112,6 +115,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
       logger,
       account: config.limits,
       ...(local ? { now: local.now, speed: local.speed } : {}),
+      ...(local?.maximumLossVariant ? { maximumLossVariant: local.maximumLossVariant } : {}),
       statusStream: process.stderr,
     });
   } catch (error) {
@@ -262,6 +266,7 @@ export async function startLocalSimulator(config: LiveConfig, logger: Logger): P
     accountName: sim.demo.accountName,
     now: () => sim.clock.now(),
     speed: config.simulator.speed,
+    maximumLossVariant: (accountId) => sim.maximumLossVariant(accountId),
     close: () => sim.close(),
   };
 }

@@ -226,6 +226,7 @@ export class BarDriver {
         positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) this.advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) enforcer.checkSession(barClock.now);
+        if (barClock.now >= enforcer.marketCheckAt) enforcer.checkMarkets(barClock.now);
         if (listening) host.emitBarRecords(chunk, i);
         if (this.catchUp && i === n - 1) this.coalesceTargets(barTime);
         while (this.pendingCursor < pending.length && pending[this.pendingCursor]!.at === i) {

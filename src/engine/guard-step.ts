@@ -1,4 +1,5 @@
 import type { Accounting } from './accounting.ts';
+import type { MarketPhase, MarketSession } from './market-hours.ts';
 import type { SessionClock, SessionPhase } from './trading-day.ts';
 import type { OrderBook } from './order-book.ts';
 import type { OrderRate } from './order-rate.ts';
@@ -32,7 +33,15 @@ export class GuardStep implements GuardState {
     private readonly rate: OrderRate,
     private readonly sessions: SessionClock | undefined,
     private readonly quotedPrice: ((contractId: string) => number | undefined) | undefined,
+    /** Each contract's market hours (only contracts whose hours are known), and the calendar flat-by in ms. */
+    private readonly markets: ReadonlyMap<string, MarketSession>,
+    private readonly flatBeforeCloseMs: number,
   ) {}
+
+  marketPhase(contractId: string): MarketPhase {
+    const market = this.markets.get(contractId);
+    return market === undefined ? 'open' : market.phase(this.now, this.flatBeforeCloseMs);
+  }
 
   /** The guard's view at `time`, for one check. */
   refresh(time: number): GuardState {

@@ -7,6 +7,7 @@ export { createLogger, silentLogger, type Logger } from './log.ts';
 export * from './indicators.ts';
 export * from './intents.ts';
 export * from './trading-day.ts';
+export * from './market-hours.ts';
 export * from './account-rules.ts';
 export * from './accounting.ts';
 export * from './risk.ts';

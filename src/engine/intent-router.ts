@@ -378,6 +378,19 @@ export class IntentRouter {
       this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
   }
 
+  /** The engine's own flatten of one contract (the calendar flat-by before its market closes). */
+  flattenContract(contractId: string, reason: string, time: number): void {
+    this.logger.warn({ reason, contractId }, 'engine flattens a contract');
+    this.keeper.zero();
+    this.processIntent(
+      undefined,
+      this.riskStrategyId,
+      { kind: 'flatten', contractId },
+      this.barClock.barStartOr(time),
+      time,
+    );
+  }
+
   /** The engine's own flatten of every position (rule breach, flat-by time, kill switch). */
   flattenAll(reason: string, time: number): void {
     this.logger.warn({ reason }, 'engine flattens every position');

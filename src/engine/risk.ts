@@ -5,6 +5,7 @@
  * changed returns a shared frozen result.
  */
 import { z } from 'zod';
+import type { MarketPhase } from './market-hours.ts';
 import type { SessionPhase } from './trading-day.ts';
 import type { ContractSpec, Intent, ModifyIntent, OrderSpec, PlaceIntent, Side } from './types.ts';
 
@@ -40,6 +41,10 @@ export const REASON_CODES = {
   ORDER_RATE: 'Too many orders in the rate window.',
   OUTSIDE_SESSION: 'No new risk outside the configured trading session.',
   FLAT_BY: 'Past the flat-by time: no new risk until the next session opens.',
+  MARKET_CLOSED:
+    "The contract's market is closed (daily break, weekend, holiday, after an early close): no new risk until it opens.",
+  BEFORE_CLOSE:
+    'Within risk.flatBeforeClose of the market closing (daily break, weekend, early close): positions were closed, no new risk until it reopens.',
   WARM_UP:
     'The strategy is still in its declared warm-up (its first bars): its indicators are not ready, so nothing is sent.',
   SUPERSEDED:
@@ -85,6 +90,12 @@ export const riskConfigSchema = z.strictObject({
       days: z.array(z.number().int().min(0).max(6)).optional(),
     })
     .optional(),
+  /**
+   * The calendar flat-by: `minutes` before each close of the contract's market (the daily break, the
+   * weekend, an early close), positions are closed and no new risk is taken until it reopens. Needs the
+   * market's hours (`EngineOptions.marketHours`).
+   */
+  flatBeforeClose: z.strictObject({ minutes: z.number().positive().max(1440) }).optional(),
   /** Stop trading after a rule violation: until the next trading day (daily limits) or for good (maximum loss). */
   lockoutAfterViolation: z.boolean().default(true),
 });
@@ -100,6 +111,8 @@ export interface GuardState {
   /** Epoch ms until which new risk is locked out (0: none; Infinity: for good). */
   readonly lockedUntil: number;
   readonly session: SessionPhase;
+  /** The contract's market at `now`: open, within the calendar flat-by, or closed ('open' without hours). */
+  marketPhase(contractId: string): MarketPhase;
   readonly equity: number;
   /** Today's realized + unrealized - fees. */
   readonly dayPnl: number;
@@ -281,6 +294,14 @@ function checkOpening(
     return refuseOpening(closable, 'STATE_REDUCING', 'trading is REDUCING: only reducing orders pass');
   if (state.session === 'flatBy') return refuseOpening(closable, 'FLAT_BY', 'past the flat-by time');
   if (state.session === 'closed') return refuseOpening(closable, 'OUTSIDE_SESSION', 'outside the trading session');
+  const market = state.marketPhase(intent.contractId);
+  if (market === 'closed') return refuseOpening(closable, 'MARKET_CLOSED', `the market of ${contract.name} is closed`);
+  if (market === 'closing')
+    return refuseOpening(
+      closable,
+      'BEFORE_CLOSE',
+      `within ${limits.flatBeforeClose?.minutes} minutes of the close of ${contract.name} (risk.flatBeforeClose)`,
+    );
   const day = state.dayPnl;
   if (state.personalDailyLossLimit !== undefined && day <= -state.personalDailyLossLimit) {
     return refuseOpening(

@@ -1,9 +1,11 @@
 import type { AccountSnapshot, Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
+import type { MarketPhase, MarketSession } from './market-hours.ts';
 import type { SessionClock, SessionPhase, TradingCalendar } from './trading-day.ts';
 import type { IntentRouter } from './intent-router.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
+import type { OrderBook } from './order-book.ts';
 import type { ResolvedRiskConfig } from './risk.ts';
 import type { Breach, RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
@@ -13,6 +15,9 @@ export interface RuleEnforcerParts {
   readonly accounting: Accounting;
   readonly calendar: TradingCalendar;
   readonly sessions: SessionClock | undefined;
+  /** The market hours of the contracts that have them (the calendar flat-by's). */
+  readonly markets: ReadonlyMap<string, MarketSession>;
+  readonly book: OrderBook;
   readonly limits: ResolvedRiskConfig;
   readonly trading: TradingStateMachine;
   readonly router: IntentRouter;
@@ -29,11 +34,47 @@ export interface RuleEnforcerParts {
 export class RuleEnforcer {
   /** Start of the next trading day (epoch ms): a bar or fill at or after it rolls the day. */
   nextDayStart = -Infinity;
+  /**
+   * The next instant at which a contract's market phase may change (the calendar flat-by, a close, an
+   * open): a bar ending at or after it calls `checkMarkets`. Infinity without a calendar flat-by.
+   */
+  marketCheckAt = Infinity;
   private session: SessionPhase = 'open';
   private readonly parts: RuleEnforcerParts;
+  private readonly flatMs: number;
+  private readonly marketPhases = new Map<string, MarketPhase>();
 
   constructor(parts: RuleEnforcerParts) {
     this.parts = parts;
+    const minutes = parts.limits.flatBeforeClose?.minutes;
+    this.flatMs = minutes === undefined ? 0 : minutes * 60_000;
+    if (this.flatMs > 0 && parts.markets.size > 0) this.marketCheckAt = -Infinity;
+  }
+
+  /**
+   * The calendar flat-by (`risk.flatBeforeClose`): each contract whose market enters the flat-by before a
+   * close (or is found closed) is flattened once; the guard refuses new risk until it reopens.
+   */
+  checkMarkets(time: number): void {
+    if (this.flatMs === 0) return;
+    let next = Infinity;
+    for (const [contractId, market] of this.parts.markets) {
+      const phase = market.phase(time, this.flatMs);
+      const before = this.marketPhases.get(contractId);
+      this.marketPhases.set(contractId, phase);
+      // Entering the flat-by, or closing since the last look; a market found closed at the first look is
+      // left alone (nothing can be closed before it opens).
+      const entering = before === 'open' || (before === undefined && phase === 'closing');
+      if (phase !== 'open' && entering && this.exposed(contractId)) {
+        this.parts.router.flattenContract(
+          contractId,
+          phase === 'closing' ? 'flat before the close' : 'market closed',
+          time,
+        );
+      }
+      next = Math.min(next, market.nextChange(time, this.flatMs));
+    }
+    this.marketCheckAt = next;
   }
 
   /** The rule book's breach callback (one function for the engine's life, passed on every evaluation). */
@@ -78,6 +119,18 @@ export class RuleEnforcer {
     rules.startDay(day, accounting.balance);
     if (trading.current.until <= time) trading.change('ACTIVE', `new trading day ${day}`, Infinity, time);
     if (account$.observed) account$.next(accounting.snapshot());
+  }
+
+  /** A position or a working order in the contract. */
+  private exposed(contractId: string): boolean {
+    const book = this.parts.book;
+    return (
+      this.parts.accounting.position(contractId) !== 0 ||
+      book.workingEntrySize(contractId, 'buy') > 0 ||
+      book.workingEntrySize(contractId, 'sell') > 0 ||
+      book.hasStopOrder(contractId, 'buy') ||
+      book.hasStopOrder(contractId, 'sell')
+    );
   }
 
   /** Only with sessions configured: flattens once when the session reaches its flat-by time. */

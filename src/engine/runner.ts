@@ -21,6 +21,7 @@ import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView }
 import { BarClock } from './bar-clock.ts';
 import { BarDriver } from './bar-driver.ts';
 import { SessionClock, TradingCalendar } from './trading-day.ts';
+import { MarketSession, type MarketHours } from './market-hours.ts';
 import { DecisionLog, type Decision } from './decision-log.ts';
 import { EquityRecorder, type EquityCurve } from './equity-recorder.ts';
 import { EngineError } from './errors.ts';
@@ -104,6 +105,12 @@ export interface EngineOptions {
   readonly marketTrades?: (contractId: string) => Observable<MarketTrade>;
   /** The spread of the quotes made from bars (the backtest's spread model); none by default. */
   readonly barQuote?: BarQuoteModel;
+  /**
+   * Each contract's market hours by contract id (the adapters build them from the exchange calendar of the
+   * contract's root). The guard refuses new risk while a contract's market is closed (MARKET_CLOSED) and
+   * applies `risk.flatBeforeClose`; `ctx.session` reads them. A contract without hours counts as always open.
+   */
+  readonly marketHours?: Readonly<Record<string, MarketHours>>;
 }
 
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
@@ -157,6 +164,12 @@ export interface Engine {
    * floors and the guard's personal limits follow from the next check on. A limit left out is removed.
    */
   setAccountLimits(limits: AccountLimits): void;
+  /**
+   * The clock reached `time` (the engine clock by default) without a bar: the trading day turns at its
+   * boundary (17:00 CT) and the calendar flat-by applies, as a bar would make them. Live sessions call it
+   * on a timer, so the guard's day turns when the gateway's does, bar or no bar.
+   */
+  advance(time?: number): void;
   /** Submit an intent on behalf of a strategy id (operator commands); guarded like any other. */
   submit(strategyId: string, intent: Intent): void;
   /** The engine's book of working orders. */
@@ -210,7 +223,25 @@ export function createEngine(options: EngineOptions): Engine {
     options.equityRecorder ?? new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
   const trading = new TradingStateMachine(tradingState$, logger);
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
-  const guard = new GuardStep(contracts, accounting, book, rules, trading, rate, sessions, options.lastPrice);
+  const markets = new Map<string, MarketSession>();
+  for (const [contractId, hours] of Object.entries(options.marketHours ?? {})) {
+    if (!contracts.has(contractId))
+      throw new EngineError('UNKNOWN_CONTRACT', `marketHours: unknown contract '${contractId}'`);
+    markets.set(contractId, new MarketSession(hours, calendar));
+  }
+  const flatBeforeCloseMs = (limits.flatBeforeClose?.minutes ?? 0) * 60_000;
+  const guard = new GuardStep(
+    contracts,
+    accounting,
+    book,
+    rules,
+    trading,
+    rate,
+    sessions,
+    options.lastPrice,
+    markets,
+    flatBeforeCloseMs,
+  );
   const router = new IntentRouter({
     contracts,
     defaultContract: options.contracts[0]!.id,
@@ -235,6 +266,8 @@ export function createEngine(options: EngineOptions): Engine {
     accounting,
     calendar,
     sessions,
+    markets,
+    book,
     limits,
     trading,
     router,
@@ -247,6 +280,7 @@ export function createEngine(options: EngineOptions): Engine {
   const host = new StrategyHost({
     options,
     contracts,
+    calendar,
     riskStrategyId,
     accounting,
     book,
@@ -326,6 +360,12 @@ export function createEngine(options: EngineOptions): Engine {
     setAccountLimits(accountLimits) {
       rules.setLimits(accountLimits);
       logger.info({ limits: accountLimits }, 'account limits changed');
+    },
+    advance(at) {
+      const time = at ?? clock();
+      if (!(time === time)) return;
+      if (time >= enforcer.nextDayStart) enforcer.rollDay(time);
+      if (time >= enforcer.marketCheckAt) enforcer.checkMarkets(time);
     },
     submit(strategyId, intent) {
       driver.receive(host.find(strategyId), strategyId, intent);

@@ -7,6 +7,8 @@ import { barCursor } from './indicators.ts';
 import { ContainedObservable } from './contained.ts';
 import { EngineError } from './errors.ts';
 import type { GuardStep } from './guard-step.ts';
+import { MarketSession, SessionView, sessionSnapshot, type MarketHours } from './market-hours.ts';
+import type { TradingCalendar } from './trading-day.ts';
 import type { Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
@@ -73,12 +75,15 @@ export interface StrategyHostOptions {
   readonly contracts: readonly ContractSpec[];
   readonly quotes?: (contractId: string) => Observable<Quote>;
   readonly marketTrades?: (contractId: string) => Observable<MarketTrade>;
+  readonly marketHours?: Readonly<Record<string, MarketHours>>;
   readonly barQuote?: BarQuoteModel;
 }
 
 export interface StrategyHostParts {
   readonly options: StrategyHostOptions;
   readonly contracts: ReadonlyMap<string, ContractSpec>;
+  /** The engine's trading day (ctx.session's day for a contract without market hours). */
+  readonly calendar: TradingCalendar;
   readonly riskStrategyId: string;
   readonly accounting: Accounting;
   readonly book: OrderBook;
@@ -230,6 +235,18 @@ export class StrategyHost {
       new ContainedObservable(source, (error) => this.failStrategy(instance, error));
     const resolve = (contractId: string | undefined) => contractId ?? own[0]!.id;
     const strategyLogger = logger.child({ strategy: id });
+    // The context's own span caches: a strategy reading another time than the guard's evicts nothing of the guard's.
+    const markets = new Map<string, MarketSession>();
+    const marketOf = (contractId: string): MarketSession => {
+      let market = markets.get(contractId);
+      if (market === undefined) {
+        contractOf(contractId);
+        market = new MarketSession(options.marketHours?.[contractId], parts.calendar);
+        markets.set(contractId, market);
+      }
+      return market;
+    };
+    const session = new SessionView(marketOf(own[0]!.id), () => barClock.current());
     const context: StrategyContext = {
       id,
       params,
@@ -288,6 +305,8 @@ export class StrategyHost {
       positions: contain(positions$.asObservable()),
       account: contain(account$.asObservable()),
       now: () => barClock.current(),
+      session,
+      sessionAt: (time, contractId) => sessionSnapshot(marketOf(resolve(contractId)), time),
       logger: strategyLogger,
     };
     instances.push(instance);

@@ -6,6 +6,7 @@ import type { Observable } from 'rxjs';
 import type { z } from 'zod';
 import type { AccountSnapshot, PositionView } from './accounting.ts';
 import type { Logger } from './log.ts';
+import type { SessionInfo } from './market-hours.ts';
 import type {
   BarChunk,
   BarRecord,
@@ -82,6 +83,15 @@ export interface StrategyContext<P = unknown> {
   readonly account: Observable<AccountSnapshot>;
   /** The engine's clock: epoch ms (the end of the bar being processed in a backtest). */
   now(): number;
+  /**
+   * The primary contract's market at the engine's clock (`now()`): open or not, minutes to the close, the
+   * next close and open, the trading day; from the exchange calendar of the contract's root (backtest,
+   * paper and live alike), always open without known hours. Read it when deciding: its fields are getters
+   * of the current time, and reading them allocates nothing.
+   */
+  readonly session: SessionInfo;
+  /** The same at any instant, of any of the strategy's contracts (for chunk pipelines: a bar's end is `time[i]` + the bar's length). */
+  sessionAt(time: number, contractId?: string): SessionInfo;
   readonly logger: Logger;
 }
 

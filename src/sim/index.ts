@@ -34,7 +34,8 @@ import {
 } from './market/market.ts';
 import type { PendingOptions } from './pending.ts';
 import { DEFAULT_RATE_LIMITS, type RateBudget, type RateLimits } from './request-budget.ts';
-import { SimRuleError, accountRuleBook, type MaximumSource, type MinimumSource } from './rule-templates.ts';
+import { SimRuleError, accountRuleBook, mllVariant, type MaximumSource, type MinimumSource } from './rule-templates.ts';
+import type { MllVariant } from '../engine/account-rules.ts';
 import { ADMIN_PREFIX, buildServer } from './server.ts';
 import { HubHost, type HubDefinition } from './hubs/hub-host.ts';
 import { MARKET_HUB, MarketHub } from './hubs/market-hub.ts';
@@ -196,6 +197,12 @@ export interface SimHandle {
   quote(contractId: string): SimQuote | undefined;
   /** Open connections of each realtime hub. */
   hubConnections(): { user: number; market: number };
+  /**
+   * The maximum loss limit variant of an account's template (rule-templates.ts), undefined when it has no
+   * maximum loss limit: the guard of a paper session on this simulator takes it, the gateway's record
+   * not stating it.
+   */
+  maximumLossVariant(accountId: number): MllVariant | undefined;
   close(): Promise<void>;
 }
 
@@ -425,6 +432,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       },
       quote: (contractId) => quoteOf(engine, contractId),
       hubConnections: () => ({ user: hubs.connectionCount(USER_HUB), market: hubs.connectionCount(MARKET_HUB) }),
+      maximumLossVariant: (accountId) => templateMllVariant(core.db, accountId),
       async close() {
         if (closed) return;
         closed = true;
@@ -525,6 +533,16 @@ function seedTemplates(db: Db, templates: SimTemplateOptions[]): void {
       );
     }
   })();
+}
+
+/** The maximum loss limit variant of an account's template, undefined without one (or without the account). */
+function templateMllVariant(db: Db, accountId: number): MllVariant | undefined {
+  const rule = db
+    .prepare(
+      "SELECT r.* FROM rules r JOIN accounts a ON a.template_id = r.template_id WHERE a.id = ? AND r.kind = 'maximumLossLimit'",
+    )
+    .get(accountId) as RuleRow | undefined;
+  return rule === undefined ? undefined : mllVariant(rule.maximum_source, rule.minimum_source);
 }
 
 /** A template's rules must make an engine rule book (positive amounts, a known variant): refused at creation, not at the first fill. */

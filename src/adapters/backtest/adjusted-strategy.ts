@@ -53,6 +53,8 @@ function adjustedContext<P>(context: StrategyContext<P>, adjustment: PriceAdjust
     params: context.params,
     contracts: context.contracts,
     contract: context.contract,
+    session: context.session,
+    sessionAt: (time, contractId) => context.sessionAt(time, contractId),
     bars: (contractId, timeframe) =>
       context.bars(contractId, timeframe).pipe(map((chunk) => adjustChunk(chunk, adjustment))),
     barRecords: (contractId, timeframe) =>

@@ -222,6 +222,22 @@ export const OutputsConfig = z.strictObject({
 });
 export type OutputsConfig = z.infer<typeof OutputsConfig>;
 
+/** The market's hours the guard and `ctx.session` read (docs/backtest.md, Market hours). */
+export const MarketConfig = z.strictObject({
+  /**
+   * `exchange`: the exchange calendar of the contract's root (src/market/exchange-hours.ts): no new risk
+   * while the market is closed (MARKET_CLOSED), `risk.flatBeforeClose` applies, `ctx.session` knows the
+   * hours. `none`: the market counts as always open (the behaviour before market hours existed).
+   */
+  hours: z.enum(['exchange', 'none']).default('exchange'),
+  /**
+   * History outside the years the holiday data covers (2025-2027): `weeklyHours` applies today's regular
+   * week without holidays; `throw` refuses to run it.
+   */
+  beyondCoverage: z.enum(['weeklyHours', 'throw']).default('weeklyHours'),
+});
+export type MarketConfig = z.infer<typeof MarketConfig>;
+
 export const BacktestConfig = z.strictObject({
   /** Names the output folder `out/<name>/`; the config file's name by default. */
   name: z
@@ -253,6 +269,7 @@ export const BacktestConfig = z.strictObject({
    */
   evaluation: z.string().min(1).optional(),
   fills: FillsConfig.default(FillsConfig.parse({})),
+  market: MarketConfig.default(MarketConfig.parse({})),
   /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),
   /** Output folder; `out/<name>` by default. */

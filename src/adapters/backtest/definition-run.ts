@@ -26,6 +26,8 @@ import {
 } from '../../data/continuous.ts';
 import { TradingCalendar } from '../../engine/trading-day.ts';
 import { CALENDAR } from '../../market/contract-months.ts';
+import { contractRoot, exchangeCalendarFor, rootMarketHours } from '../../market/contract-hours.ts';
+import type { MarketHours } from '../../engine/market-hours.ts';
 import type { FillModelOptions } from './simulated-venue.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
 import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation-rules.ts';
@@ -381,6 +383,21 @@ export function configuredContract(config: BacktestConfig): BacktestContract {
   return resolveContract(config.contract, on, CALENDAR.withRoots(config.roots));
 }
 
+/**
+ * The contract's market hours as the config's `market` chooses them: the exchange calendar of its root
+ * (none for a contract of a root the calendar does not know), or none.
+ */
+export function configuredMarketHours(
+  config: BacktestConfig,
+  contract: BacktestContract,
+): { marketHours?: MarketHours } {
+  if (config.market.hours === 'none') return {};
+  const calendar = exchangeCalendarFor(config.market.beyondCoverage);
+  const root = contract.continuous?.root.root ?? contractRoot(contract, CALENDAR.withRoots(config.roots));
+  if (root === undefined || !calendar.roots().includes(root.toUpperCase())) return {};
+  return { marketHours: rootMarketHours(root, calendar) };
+}
+
 /** Rolls and gaps as the config sets them, with the history's months when it is continuous. */
 export function continuityOptions(config: BacktestConfig, history: History): ContinuityOptions {
   return {
@@ -457,6 +474,7 @@ export async function runDefinition(
     params: config.strategy.params,
     account: config.account,
     risk: config.risk,
+    ...configuredMarketHours(config, contract),
     fills: fillOptions(config.fills, fee),
     recordEquity: options.recordEquity ?? true,
     ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),

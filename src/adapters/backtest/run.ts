@@ -4,6 +4,7 @@
  * trades, equity, violations and order list hash, byte for byte.
  */
 import { createEngine } from '../../engine/runner.ts';
+import type { MarketHours } from '../../engine/market-hours.ts';
 import type { Breach } from '../../engine/account-rules.ts';
 import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
 import type { StrategyModule } from '../../engine/strategy.ts';
@@ -85,6 +86,8 @@ export interface BacktestRunInput {
   readonly params: unknown;
   readonly account: AccountConfig;
   readonly risk: RiskConfig;
+  /** The contract's market hours (the guard's MARKET_CLOSED and calendar flat-by, `ctx.session`); none: always open. */
+  readonly marketHours?: MarketHours;
   readonly fills: FillModelOptions;
   /** Record the equity at every bar (for reports); off in parameter sweeps. */
   readonly recordEquity?: boolean;
@@ -276,6 +279,7 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     venue,
     risk: input.risk,
     account: rules,
+    ...(input.marketHours === undefined ? {} : { marketHours: { [contract.id]: input.marketHours } }),
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
     expectedBars: total,

@@ -39,6 +39,7 @@ import {
   importSignature,
   reportConfig,
   runReportFields,
+  configuredMarketHours,
 } from './definition-run.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
@@ -402,6 +403,7 @@ function streamRun(
       params: config.strategy.params,
       account: config.account,
       risk: config.risk,
+      ...configuredMarketHours(config, contract),
       fills: fillOptions(config.fills, fee),
       recordEquity: true,
       ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),

@@ -9,7 +9,8 @@
  *
  * The record carries amounts and the current state (`startOfDayBalance`, `drawDownLimit` = the maximum
  * loss floor now) but not the maximum loss limit's variant: that comes from the config when it sets
- * `maximumLossLimit`, else the engine's default (`trailingEndOfDay`). The floor the gateway reports is
+ * `maximumLossLimit`, else the gateway's template where the session can learn it (the local simulator's,
+ * `SessionOptions.maximumLossVariant`), else the engine's default (`trailingEndOfDay`). The floor the gateway reports is
  * reached through `RuleBook.restore`: the high-water mark it implies is `drawDownLimit + maximumLoss`.
  */
 import type * as S from '../../protocol/schemas.ts';
@@ -75,7 +76,11 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 }
 
 /** The limits in force: the config's where it gives them, the gateway's elsewhere (see the file comment). */
-export function resolveLimits(configured: ConfiguredLimits, gateway: GatewayLimits | undefined): ResolvedLimits {
+export function resolveLimits(
+  configured: ConfiguredLimits,
+  gateway: GatewayLimits | undefined,
+  variant: MllVariant = DEFAULT_MLL_VARIANT,
+): ResolvedLimits {
   const { startingBalance: _startingBalance, ...account } = configured;
   const resolved: Omit<ConfiguredLimits, 'startingBalance'> = { ...account };
   const sources: Partial<Record<LimitName, 'config' | 'gateway'>> = {};
@@ -90,7 +95,7 @@ export function resolveLimits(configured: ConfiguredLimits, gateway: GatewayLimi
   if (configured.maximumLossLimit !== undefined) {
     sources.maximumLossLimit = 'config';
   } else if (gateway?.maximumLossLimit !== undefined) {
-    resolved.maximumLossLimit = { amount: gateway.maximumLossLimit, variant: DEFAULT_MLL_VARIANT };
+    resolved.maximumLossLimit = { amount: gateway.maximumLossLimit, variant };
     sources.maximumLossLimit = 'gateway';
   }
   return { account: resolved, sources };

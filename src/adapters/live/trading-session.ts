@@ -24,7 +24,8 @@ import {
 } from '../../engine/runner.ts';
 import { Accounting } from '../../engine/accounting.ts';
 import { parseParams, warmupBars, type StrategyError, type StrategyModule } from '../../engine/strategy.ts';
-import type { AccountConfig } from '../../engine/account-rules.ts';
+import type { AccountConfig, MllVariant } from '../../engine/account-rules.ts';
+import { contractMarketHours } from '../../market/contract-hours.ts';
 import type { BarChunk, ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './live-config.ts';
 import { LiveExecutor, journaledUpdate } from './executor.ts';
@@ -71,6 +72,12 @@ export interface SessionOptions {
    * defaults to the account's balance less the journal's net PnL.
    */
   readonly account?: Partial<AccountConfig>;
+  /**
+   * The maximum loss limit variant of an account's template where the gateway can tell it (paper on the
+   * local simulator: its template's, rule-templates.ts); the administration record does not state it, and
+   * without it the guard assumes `trailingEndOfDay` for a limit the config does not set.
+   */
+  readonly maximumLossVariant?: (accountId: number) => MllVariant | undefined;
 }
 
 export class SessionError extends TicklineError {
@@ -90,6 +97,7 @@ export class LiveSession {
   private finish!: () => void;
   private readonly subscriptions: Subscription[] = [];
   private statusTimer: NodeJS.Timeout | undefined;
+  private clockTimer: NodeJS.Timeout | undefined;
   private closedBars = 0;
   private stopping: Promise<void> | undefined;
   private lastAccount: S.Account | undefined;
@@ -189,7 +197,8 @@ export class LiveSession {
         }
       }
       const fromGateway = adminAccount === undefined ? undefined : gatewayLimits(adminAccount);
-      const limits = resolveLimits(o.account ?? {}, fromGateway);
+      const variant = o.maximumLossVariant?.(account.id);
+      const limits = resolveLimits(o.account ?? {}, fromGateway, variant);
       logger.info({ limits: limits.account, sources: limits.sources }, 'account limits for the risk guard');
       const accountConfig: AccountConfig = {
         ...limits.account,
@@ -222,6 +231,8 @@ export class LiveSession {
         sequenceStart: report.sequenceStart,
         riskStrategyId,
         clock: now,
+        // The exchange's hours of each contract's root (today's week beyond the holiday data, as the simulator).
+        marketHours: contractMarketHours([...contracts.values()], { beyondCoverage: 'weeklyHours' }),
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
         ...(market === undefined
@@ -369,6 +380,19 @@ export class LiveSession {
         }),
       );
     }
+    // The clock turns the trading day (17:00 CT) and applies the calendar flat-by between bars (the market
+    // may close on a quiet minute, and no bar comes in the daily break): once a second of market time.
+    this.clockTimer = setInterval(
+      () => {
+        try {
+          engine.advance();
+        } catch (error) {
+          logger.error({ err: error }, 'engine clock step failed');
+        }
+      },
+      Math.max(50, Math.round(1_000 / (this.options.speed ?? 1))),
+    );
+    this.clockTimer.unref();
     const stream = this.options.statusStream;
     if (stream?.isTTY) {
       this.statusTimer = setInterval(() => stream.write(`\r\x1b[2K${renderStatus(this.statusInput())}`), 1_000);
@@ -481,6 +505,7 @@ export class LiveSession {
       const { personalLimitAction: _notALimit, ...resolved } = resolveLimits(
         this.options.account ?? {},
         limits,
+        this.options.maximumLossVariant?.(this.account.id),
       ).account;
       try {
         this.engine.setAccountLimits(resolved);
@@ -492,6 +517,8 @@ export class LiveSession {
         );
       }
     }
+    // The trading day turns at 17:00 CT by the clock, as the gateway's does, not with the next bar.
+    this.engine.advance();
     this.reportLimitDisagreements(limitDisagreements(this.engine.rules, limits));
   }
 
@@ -597,6 +624,7 @@ export class LiveSession {
   stop(options: { flatten?: boolean } = {}): Promise<void> {
     this.stopping ??= (async () => {
       if (this.statusTimer) clearInterval(this.statusTimer);
+      if (this.clockTimer) clearInterval(this.clockTimer);
       this.poller.stop();
       if (options.flatten ?? this.options.config.session.flattenOnExit) await this.killSwitch('session end');
       await this.finalPoll();

@@ -42,6 +42,7 @@ function guardState(
     tradingState: 'ACTIVE',
     lockedUntil: 0,
     session: 'open',
+    marketPhase: () => 'open',
     equity: 50_000,
     dayPnl: 0,
     dailyLossFloor: -Infinity,
