@@ -163,11 +163,12 @@ describe('tickline backtest prints why intents were refused', () => {
     await main(['backtest', '--config', file, '--out', outDir]);
     const text = out.join('');
     const n = bars.time.length;
-    expect(text).toContain(`\nRejected ${n - 1}: TICK_MISALIGNED 2, MAX_POSITION_SIZE ${n - 3}\n`);
+    // The last bar of each of the 3 sessions ends at the close (16:00 CT): what is decided there is refused.
+    expect(text).toContain(`\nRejected ${n - 1}: TICK_MISALIGNED 2, MAX_POSITION_SIZE ${n - 6}, MARKET_CLOSED 3\n`);
     expect(text).toMatch(/\nWarning: strategy guarded stopped trading on /);
     const csv = readFileSync(path.join(outDir, 'decisions.csv'), 'utf8').trimEnd().split('\n');
     expect(csv).toHaveLength(n + 1);
     const summary = JSON.parse(readFileSync(path.join(outDir, 'summary.json'), 'utf8'));
-    expect(summary.rejections).toEqual({ TICK_MISALIGNED: 2, MAX_POSITION_SIZE: n - 3 });
+    expect(summary.rejections).toEqual({ TICK_MISALIGNED: 2, MAX_POSITION_SIZE: n - 6, MARKET_CLOSED: 3 });
   });
 });
