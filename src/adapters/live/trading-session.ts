@@ -524,8 +524,8 @@ export class LiveSession {
   }
 
   /**
-   * The front month of a followed symbol moved: the old month's working orders are cancelled and its
-   * position closed (through the guard, as the engine's own orders), bars, quotes and subscriptions move
+   * The front month of a followed symbol moved: the old month's open orders are cancelled and its
+   * position closed at the gateway (the kill switch's way, for that month only), bars, quotes and subscriptions move
    * to the new month, the strategy is warmed up on its history, and in `roll` mode the same position is
    * opened in the new month. Journaled (`roll`) and told in one line.
    */
@@ -536,11 +536,25 @@ export class LiveSession {
     const mode = config.roll.mode;
     const position = this.engine.accounting.position(symbolId);
     const working = this.engine.openOrders().filter((o) => o.contractId === symbolId).length;
+    // The protective legs the position was opened with (the last filled entry with a bracket, on its side) go
+    // with it into the new month; other resting orders are cancelled, and the strategy places them again.
+    const side = position > 0 ? 'buy' : 'sell';
+    const bracket = this.journal
+      .orders({ states: ['filled'] })
+      .filter((o) => o.contractId === from && o.side === side && o.bracket !== undefined)
+      .at(-1)?.bracket;
     this.journal.record('roll', 'before', null, { symbolId, from, to, position, working, mode });
     let closed = true;
     if (position !== 0 || working > 0) {
-      this.engine.submit(this.riskStrategyId, { kind: 'flatten', contractId: symbolId });
-      closed = await this.settled(symbolId);
+      // The old month only, as the kill switch does (without halting): the bot's working orders cancelled
+      // through the state table, every other open order there (a bracket's legs) cancelled, the position
+      // closed at the gateway; the engine learns the cancels and the closing fill from the polls.
+      const result = await this.executor
+        .flatten(from)
+        .catch((error: unknown) => logger.error({ err: error, from }, 'roll: closing the old month failed'));
+      if (result !== undefined && !result.flat)
+        logger.error({ from, ...result }, 'roll: the old month is not flat at the gateway');
+      closed = (result?.flat ?? false) && (await this.settled(symbolId));
     }
     const spec = await this.client.contractById(to).catch((error: unknown) => {
       logger.error({ err: error, symbolId, to }, 'roll: the new month cannot be read; staying on the old one');
@@ -568,21 +582,31 @@ export class LiveSession {
       this.engine.submit(this.riskStrategyId, {
         kind: 'place',
         contractId: symbolId,
-        side: position > 0 ? 'buy' : 'sell',
+        side,
         size: Math.abs(position),
         order: { type: 'market' },
+        ...(bracket === undefined ? {} : { bracket }),
       });
       await this.executor.idle();
     }
     const action = position === 0 ? 'flat' : !closed ? 'not closed' : reopen ? 'rolled' : 'flattened';
-    const record = { symbolId, from, to, position, mode, action, time: new Date(now()).toISOString() };
+    const record = {
+      symbolId,
+      from,
+      to,
+      position,
+      mode,
+      action,
+      ...(reopen && bracket !== undefined ? { bracket } : {}),
+      time: new Date(now()).toISOString(),
+    };
     this.journal.record('roll', 'after', null, record);
     logger.info(record, 'contract roll');
     const name = (id: string): string => this.contracts.get(id)?.name ?? id;
     const held = position === 0 ? 'flat' : `position ${position > 0 ? '+' : ''}${position}`;
     const what =
       action === 'rolled'
-        ? `${held} closed in ${name(from)} and opened in ${name(to)}`
+        ? `${held} closed in ${name(from)} and opened in ${name(to)}${record.bracket ? ' with its protective legs' : ''}`
         : action === 'flattened'
           ? `${held} closed in ${name(from)} (roll.mode flatten)`
           : action === 'flat'

@@ -5,10 +5,10 @@
  * flattens before the month's final settlement and sends nothing after.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { map } from 'rxjs';
+import { filter, map, take } from 'rxjs';
 import { z } from 'zod';
 import { silentLogger } from '../../../src/engine/log.ts';
-import { target } from '../../../src/engine/intents.ts';
+import { marketOrder, target } from '../../../src/engine/intents.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { CALENDAR } from '../../../src/market/contract-months.ts';
 import { liveConfigSchema } from '../../../src/adapters/live/live-config.ts';
@@ -30,13 +30,31 @@ const hold = defineStrategy({
   run: ({ bars }) => bars().pipe(map(() => target(1))),
 });
 
+/** Buys one with protective legs on its first live bar, then holds. */
+const bracketed = defineStrategy({
+  name: 'bracketed',
+  description: 'one bracketed entry',
+  params: z.strictObject({}),
+  run: ({ bars }) =>
+    bars().pipe(
+      filter(() => true),
+      take(1),
+      map(() => marketOrder('buy', 1, { bracket: { stopLossTicks: 400, takeProfitTicks: 400 } })),
+    ),
+});
+
 let b: Bench | undefined;
 afterEach(async () => {
   await b?.close();
   b = undefined;
 });
 
-async function start(bench: Bench, contract: string, roll: Record<string, unknown> = {}): Promise<LiveSession> {
+async function start(
+  bench: Bench,
+  contract: string,
+  roll: Record<string, unknown> = {},
+  strategy = hold,
+): Promise<LiveSession> {
   return LiveSession.start({
     config: liveConfigSchema.parse({
       strategy: { name: 'hold', id: 'holder' },
@@ -51,7 +69,7 @@ async function start(bench: Bench, contract: string, roll: Record<string, unknow
     mode: 'paper',
     tradingUrl: bench.proxy.url,
     credentials: { userName: bench.sim.demo.userName, apiKey: bench.sim.demo.apiKey },
-    strategy: hold,
+    strategy,
     logger: silentLogger,
     now: bench.now,
     client: { timeoutMs: 400, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 50 } },
@@ -87,7 +105,13 @@ describe('front-month following', () => {
     expect(await gatewayPositions(b)).toEqual({ [H27]: 1 });
     expect(s.engine.accounting.position('F.US.EP')).toBe(1);
     const after = s.journal.orders().slice(before);
-    expect(after.map((o) => o.contractId)).toEqual([Z26, H27]);
+    // Z26 closed at the gateway (Position/closeContract, as the kill switch for that month), H27 opened by an order.
+    expect(after.map((o) => o.contractId)).toEqual([H27]);
+    expect(s.journal.fills().map((f) => [f.contractId, f.side])).toEqual([
+      [Z26, 'buy'],
+      [Z26, 'sell'],
+      [H27, 'buy'],
+    ]);
     const rolls = s.journal.entries({ kind: 'roll' }).filter((e) => e.phase === 'after');
     expect(rolls).toHaveLength(1);
     expect(rolls[0]!.payload).toMatchObject({ from: Z26, to: H27, position: 1, action: 'rolled' });
@@ -99,6 +123,20 @@ describe('front-month following', () => {
     expect(lines).toEqual([
       expect.stringMatching(/^roll F\.US\.EP: ESZ6 -> ESH7 at .*position \+1 closed in ESZ6 and opened in ESH7$/),
     ]);
+    await s.stop();
+  }, 60_000);
+
+  it('a bracketed position is rolled with its protective legs', async () => {
+    b = await startBench({ sim: { startTime: ROLL - 5 * 60_000 } });
+    const s = await start(b, 'ES', {}, bracketed);
+    await runUntil(b, s, ROLL + 2 * 60_000);
+    expect(await gatewayPositions(b)).toEqual({ [H27]: 1 });
+    const reopened = s.journal.orders().filter((o) => o.contractId === H27);
+    expect(reopened).toHaveLength(1);
+    expect(reopened[0]!.bracket).toEqual({ stopLossTicks: 400, takeProfitTicks: 400 });
+    // The old month's legs were cancelled; the open orders now are the new month's legs.
+    const open = await b.truth.searchOpenOrders(b.sim.demo.accountId);
+    expect(open.map((o) => o.contractId)).toEqual([H27, H27]);
     await s.stop();
   }, 60_000);
 
