@@ -47,6 +47,7 @@ import { MarketHubClient, UserHubClient } from '../gateway/realtime.ts';
 import { MarketFeed } from './market-feed.ts';
 import {
   ContractRoutes,
+  expiryInstant,
   followedSymbol,
   FrontMonthFollower,
   frontMonthOf,
@@ -152,6 +153,14 @@ export class LiveSession {
       const warmup = warmupBars(o.strategy, params);
       assertPlan(subscriptionsOf(config), pollIntervalsOf(config));
       journal = Journal.open(config.journal, { now });
+      // A position the journal holds in an earlier month of a followed symbol (the bot was down at a roll)
+      // starts the session on that month, so the first poll round rolls it like any other.
+      for (const [contractId, size] of journal.positionsFromFills()) {
+        const symbolId = routes.logical(contractId);
+        const expiresAt = expiryInstant(contractId);
+        if (size === 0 || symbolId === contractId || routes.route(symbolId) === contractId) continue;
+        if (expiresAt !== undefined && now() < expiresAt) routes.move(symbolId, contractId);
+      }
       await client.login();
       const account = await findAccount(client, config, o.mode);
       const contracts = await loadContracts(client, config.contracts, routes);

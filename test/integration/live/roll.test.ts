@@ -126,6 +126,21 @@ describe('front-month following', () => {
     await s.stop();
   }, 60_000);
 
+  it('a position left in Z26 by a bot that was down at the roll is rolled at the first round after a restart', async () => {
+    b = await startBench({ sim: { startTime: ROLL - 5 * 60_000 } });
+    const s1 = await start(b, 'ES');
+    await runUntil(b, s1, ROLL - 2 * 60_000);
+    await s1.stop();
+    expect(await gatewayPositions(b)).toEqual({ [Z26]: 1 });
+    b.sim.clock.advance(10 * 60_000);
+    const s2 = await start(b, 'ES');
+    expect(s2.routes.route('F.US.EP')).toBe(Z26);
+    await runUntil(b, s2, b.now() + 60_000);
+    expect(s2.routes.route('F.US.EP')).toBe(H27);
+    expect(await gatewayPositions(b)).toEqual({ [H27]: 1 });
+    await s2.stop();
+  }, 60_000);
+
   it('a bracketed position is rolled with its protective legs', async () => {
     b = await startBench({ sim: { startTime: ROLL - 5 * 60_000 } });
     const s = await start(b, 'ES', {}, bracketed);
