@@ -10,6 +10,8 @@ export const ExitCode = {
   Usage: 2,
   /** The run completed but the account broke a rule (a backtest that would have failed the evaluation). */
   RuleBreak: 3,
+  /** A paper or live session on a pinned contract month flattened and ended before the month expired. */
+  ContractExpired: 4,
   /** Interrupted by a signal. */
   Interrupted: 130,
 } as const;

@@ -172,7 +172,7 @@ strategy:
   name: ./strategies/example.ts
   id: example
   params: { fast: 5, slow: 20, size: 1 }
-contracts: [F.US.MES]   # the front month the gateway lists when the session starts
+contracts: [F.US.MES]   # the front month of each moment, rolled (roll:); a contract id pins one month
 timeframe: { unit: minute, unitNumber: 1 }
 simulator:
   speed: 60

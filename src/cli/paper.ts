@@ -129,6 +129,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
       `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
   );
   const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`));
+  printing.add(session.notices.subscribe((line) => process.stdout.write(`${line}\n`)));
 
   let interrupted = false;
   const onInt = (): void => {
@@ -186,6 +187,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
     );
     return EXIT_CODE_OF_KIND.runtime;
   }
+  if (session.expired !== undefined && !interrupted) return ExitCode.ContractExpired;
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
 }
 

@@ -34,6 +34,7 @@ import type {
   VenueTraits,
 } from '../../engine/types.ts';
 import type { Journal, JournaledFill, JournaledOrder } from './journal.ts';
+import { expiryInstant } from './month-follower.ts';
 import { describe, flattenAccount, type FlattenResult } from './kill-switch.ts';
 import { newOrder, transition, venueStatusOf, type LiveOrder, type OrderEvent } from './order-state.ts';
 
@@ -125,6 +126,15 @@ export class LiveExecutor implements Venue {
   place(command: OrderCommand): void {
     if (this.stopped) {
       this.emitOrder(command, 'rejected', 0, undefined, 'executor stopped');
+      return;
+    }
+    const expiresAt = expiryInstant(command.contractId);
+    if (expiresAt !== undefined && this.now() >= expiresAt) {
+      // The month stopped trading: the gateway would refuse the order (ContractNotActive), so it is never sent.
+      const reason = `contract ${command.contractId} expired at ${new Date(expiresAt).toISOString()}`;
+      this.journal.record('place-refused', 'event', command.id, { reason, command });
+      this.log.warn({ tag: command.id, contractId: command.contractId, reason }, 'place refused: the month expired');
+      this.emitOrder(command, 'rejected', 0, undefined, reason);
       return;
     }
     if (this.journal.order(command.id)) {

@@ -36,7 +36,10 @@ export const liveConfigSchema = z.strictObject({
     id: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'letters, digits, _ . and - only, starting with a letter'),
     params: z.record(z.string(), z.unknown()).default({}),
   }),
-  /** Contract ids (for example CON.F.US.EP.Z25); the first is the strategy's primary contract. */
+  /**
+   * Contract ids (for example CON.F.US.EP.Z25: a pinned month), or a root or symbol id (`ES`, `F.US.EP`:
+   * the front month of each moment, rolled by `roll`); the first is the strategy's primary contract.
+   */
   contracts: z.array(z.string().min(1)).min(1),
   timeframe: z.strictObject({ unit: barUnit, unitNumber: z.number().int().positive().default(1) }),
   /** Also emit the forming bar this often (gateway ms); absent: closed bars only. */
@@ -93,6 +96,21 @@ export const liveConfigSchema = z.strictObject({
   journal: z.string().min(1),
   poll: pollSchema.default(pollSchema.parse({})),
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),
+  /**
+   * A session on a root or a symbol id (`ES`, `F.US.EP`) follows the front month: the backtest's keys and
+   * meanings. A pinned month (`CON.F.US.EP.Z26`) is flattened `expiryMarginMinutes` before its final
+   * settlement, and the session then ends (docs/live.md, Rolls).
+   */
+  roll: z
+    .strictObject({
+      /** `roll`: close in the old month and reopen the same position in the new; `flatten`: only close. */
+      mode: z.enum(['roll', 'flatten']).default('roll'),
+      /** Business days before expiry the front month moves; the root's own rule (the gateway's) by default. */
+      daysBeforeExpiry: z.number().int().nonnegative().optional(),
+      /** Minutes before a pinned month's final settlement at which its position is flattened. */
+      expiryMarginMinutes: z.number().int().positive().default(30),
+    })
+    .default({ mode: 'roll', expiryMarginMinutes: 30 }),
   session: z
     .strictObject({
       /** Stop after this many closed bars (a paper session); absent: run until stopped. */

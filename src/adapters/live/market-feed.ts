@@ -21,6 +21,8 @@ export interface MarketFeedOptions {
   readonly logger: Logger;
   /** Wall ms between attempts when the first connection fails. */
   readonly retryStartMs?: number;
+  /** The month a contract of `contracts` stands for now (a followed symbol's); the hub subscribes months only. */
+  readonly route?: (contractId: string) => string;
 }
 
 /** A price on the contract's grid in ticks; an off-grid price (a bad record) is rounded and logged. */
@@ -36,7 +38,7 @@ export class MarketFeed {
   private readonly quoteStreams = new Map<string, Observable<Quote>>();
   private readonly tradeStreams = new Map<string, Observable<MarketTrade>>();
   private readonly last = new Map<string, number>();
-  private readonly subscriptions: Subscription[] = [];
+  private readonly subscriptions = new Map<string, Subscription>();
   private connection: BackgroundConnection | undefined;
 
   constructor(options: MarketFeedOptions) {
@@ -45,17 +47,7 @@ export class MarketFeed {
 
   /** Subscribe the contracts' quotes (the guard's last price) and connect, retrying in the background. */
   start(): void {
-    for (const contractId of this.o.contracts.keys()) {
-      this.subscriptions.push(
-        this.quotes(contractId).subscribe({
-          error: (error: unknown) =>
-            this.o.logger.warn(
-              { err: error, contractId },
-              'market hub quotes failed; the last price comes from the bars',
-            ),
-        }),
-      );
-    }
+    for (const contractId of new Set([...this.o.contracts.keys()].map((id) => this.route(id)))) this.watch(contractId);
     this.connection = connectInBackground(() => this.o.hub.start(), {
       logger: this.o.logger,
       what: 'market hub',
@@ -63,9 +55,34 @@ export class MarketFeed {
     });
   }
 
+  /** The guard's quotes of one month (its last price). */
+  private watch(contractId: string): void {
+    this.subscriptions.set(
+      contractId,
+      this.quotes(contractId).subscribe({
+        error: (error: unknown) =>
+          this.o.logger.warn(
+            { err: error, contractId },
+            'market hub quotes failed; the last price comes from the bars',
+          ),
+      }),
+    );
+  }
+
+  /** A followed symbol rolled: the guard's quotes move from the old month to the new. */
+  follow(from: string, to: string): void {
+    this.subscriptions.get(from)?.unsubscribe();
+    this.subscriptions.delete(from);
+    if (!this.subscriptions.has(to)) this.watch(to);
+  }
+
+  private route(id: string): string {
+    return this.o.route?.(id) ?? id;
+  }
+
   async stop(): Promise<void> {
     this.connection?.cancel();
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
     await this.o.hub
       .stop()
       .catch((error: unknown) => this.o.logger.warn({ err: error }, 'market hub did not close cleanly'));
@@ -73,7 +90,7 @@ export class MarketFeed {
 
   /** The last traded price from the hub (ticks) while connected, else undefined (the bars decide). */
   lastPrice(contractId: string): number | undefined {
-    return this.o.hub.state$.value === 'connected' ? this.last.get(contractId) : undefined;
+    return this.o.hub.state$.value === 'connected' ? this.last.get(this.route(contractId)) : undefined;
   }
 
   quotes(contractId: string): Observable<Quote> {

@@ -75,6 +75,10 @@ export interface PollerOptions {
   readonly onPositions?: (positions: readonly S.Position[]) => void;
   readonly onTradingAccount?: (account: S.TradingAccount) => void;
   readonly onAccount?: (account: S.Account) => void;
+  /** The gateway id a bar subscription's contract stands for now (a followed symbol's current month). */
+  readonly route?: (contractId: string) => string;
+  /** Called after every poll round (the session looks for a roll or an expiry there). */
+  readonly onRound?: () => Promise<void>;
 }
 
 interface Job {
@@ -245,6 +249,7 @@ export class Poller implements MarketData {
     this.ticking = true;
     try {
       await this.round();
+      await this.o.onRound?.();
     } finally {
       this.ticking = false;
     }
@@ -346,7 +351,8 @@ export class Poller implements MarketData {
     const barMs = nominalMs(timeframe);
     const from = feed.lastClosed === undefined ? bucketStart(now, timeframe) - 2 * barMs : feed.lastClosed + 1;
     const raw = await this.o.client.retrieveBars({
-      contractId,
+      // A followed symbol's bars are its current month's; the feed (and its chunks) keep the symbol's id.
+      contractId: this.o.route?.(contractId) ?? contractId,
       live: this.o.liveData ?? false,
       startTime: new Date(from).toISOString(),
       endTime: new Date(now).toISOString(),

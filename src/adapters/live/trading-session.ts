@@ -9,7 +9,7 @@
  *    into it so its positions and book match what was traded before a restart;
  * 4. poll; each closed bar goes to the engine, whose accepted intents reach the executor.
  */
-import type { Subscription } from 'rxjs';
+import { map, Subject, switchMap, type Subscription } from 'rxjs';
 import { AdminClient } from '../gateway/admin-client.ts';
 import { TradingClient, type TradingClientOptions } from '../gateway/trading.ts';
 import type * as S from '../../protocol/schemas.ts';
@@ -46,6 +46,15 @@ import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
 import { RealtimeFeed } from './realtime-feed.ts';
 import { MarketHubClient, UserHubClient } from '../gateway/realtime.ts';
 import { MarketFeed } from './market-feed.ts';
+import {
+  ContractRoutes,
+  expiryInstant,
+  followedSymbol,
+  FrontMonthFollower,
+  frontMonthOf,
+  routedVenue,
+  type MonthEvent,
+} from './month-follower.ts';
 import { renderStatus, type StatusInput } from './status.ts';
 import { TicklineError } from '../../engine/errors.ts';
 
@@ -120,9 +129,19 @@ export class LiveSession {
     this.finished = new Promise((resolve) => (this.finish = resolve));
   }
 
-  static async start(o: SessionOptions): Promise<LiveSession> {
+  static async start(options: SessionOptions): Promise<LiveSession> {
+    const now = options.now ?? Date.now;
+    // A root or symbol id (`ES`, `F.US.EP`) is followed: the engine trades the symbol, the gateway its month.
+    const o: SessionOptions = {
+      ...options,
+      config: { ...options.config, contracts: options.config.contracts.map((c) => followedSymbol(c) ?? c) },
+    };
     const { config, logger } = o;
-    const now = o.now ?? Date.now;
+    const routes = new ContractRoutes(
+      config.contracts
+        .filter((c) => followedSymbol(c) === c)
+        .map((c) => [c, frontMonthOf(c, now(), config.roll.daysBeforeExpiry).id] as const),
+    );
     const client = new TradingClient({
       baseUrl: o.tradingUrl,
       userName: o.credentials.userName,
@@ -142,9 +161,17 @@ export class LiveSession {
       const warmup = warmupBars(o.strategy, params);
       assertPlan(subscriptionsOf(config), pollIntervalsOf(config));
       journal = Journal.open(config.journal, { now });
+      // A position the journal holds in an earlier month of a followed symbol (the bot was down at a roll)
+      // starts the session on that month, so the first poll round rolls it like any other.
+      for (const [contractId, size] of journal.positionsFromFills()) {
+        const symbolId = routes.logical(contractId);
+        const expiresAt = expiryInstant(contractId);
+        if (size === 0 || symbolId === contractId || routes.route(symbolId) === contractId) continue;
+        if (expiresAt !== undefined && now() < expiresAt) routes.move(symbolId, contractId);
+      }
       await client.login();
       const account = await findAccount(client, config, o.mode);
-      const contracts = await loadContracts(client, config.contracts);
+      const contracts = await loadContracts(client, config.contracts, routes);
       const boundTo = journal.getMeta('accountId');
       if (boundTo !== undefined && Number(boundTo) !== account.id) {
         throw new SessionError(
@@ -204,7 +231,7 @@ export class LiveSession {
         ...limits.account,
         // The journal's fills are replayed into the engine below; starting from the balance before them
         // makes the engine's balance equal the gateway's after the replay (no PnL counted twice).
-        startingBalance: o.account?.startingBalance ?? account.balance - journalNet(journal, contracts),
+        startingBalance: o.account?.startingBalance ?? account.balance - journalNet(journal, contracts, routes),
       };
 
       const market =
@@ -217,14 +244,15 @@ export class LiveSession {
               }),
               contracts,
               logger: logger.child({ part: 'market-hub' }),
+              route: (id) => routes.route(id),
             })
           : undefined;
       const engine = createEngine({
         strategies: [
           { strategy: o.strategy, params: config.strategy.params, id: config.strategy.id, contracts: config.contracts },
         ],
-        contracts: [...contracts.values()],
-        venue: executor,
+        contracts: config.contracts.map((id) => contracts.get(id)!),
+        venue: routedVenue(executor, routes),
         risk: config.risk,
         account: accountConfig,
         logger: logger.child({ part: 'engine' }),
@@ -238,8 +266,17 @@ export class LiveSession {
         ...(market === undefined
           ? {}
           : {
-              quotes: (id: string) => market.quotes(id),
-              marketTrades: (id: string) => market.marketTrades(id),
+              // A followed symbol's streams move to the new month at a roll, under the symbol's id.
+              quotes: (id: string) =>
+                routes.changes(id).pipe(
+                  switchMap((month) => market.quotes(month)),
+                  map((q) => (q.contractId === id ? q : { ...q, contractId: id })),
+                ),
+              marketTrades: (id: string) =>
+                routes.changes(id).pipe(
+                  switchMap((month) => market.marketTrades(month)),
+                  map((t) => (t.contractId === id ? t : { ...t, contractId: id })),
+                ),
               lastPrice: (id: string) => market.lastPrice(id),
             }),
       });
@@ -271,6 +308,8 @@ export class LiveSession {
           if (hooks.session) hooks.session.lastAccount = a;
         },
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
+        route: (id) => routes.route(id),
+        onRound: async () => hooks.session?.onRound(),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
       session.market = market;
@@ -287,6 +326,16 @@ export class LiveSession {
       }
       session.admin = admin;
       session.contracts = contracts;
+      session.routes = routes;
+      session.riskStrategyId = riskStrategyId;
+      session.warmup = warmup;
+      session.follower = new FrontMonthFollower(
+        routes,
+        config.contracts.filter((c) => followedSymbol(c) === undefined),
+        config.roll,
+      );
+      for (const symbolId of routes.symbols())
+        logger.info({ symbolId, contractId: routes.route(symbolId) }, 'following the front month');
       hooks.session = session;
       session.wire(report);
       if (warmup > 0) await session.warmUp(warmup);
@@ -441,41 +490,200 @@ export class LiveSession {
    * through the strategy with orders suppressed: its first live decision is made with warm indicators.
    */
   private async warmUp(bars: number): Promise<void> {
+    for (const contractId of this.options.config.contracts)
+      await this.warmUpContract(contractId, bars, this.poller.startedAt);
+  }
+
+  /** One contract's warm-up (a followed symbol's from its current month's history, under the symbol's id). */
+  private async warmUpContract(contractId: string, bars: number, before: number): Promise<void> {
     const { config, logger } = this.options;
-    for (const contractId of config.contracts) {
-      const spec = this.contracts.get(contractId)!;
-      let chunk: BarChunk | undefined;
-      try {
-        chunk = await historyBefore(
-          this.client,
-          spec,
-          config.timeframe,
-          this.poller.startedAt,
-          bars,
-          config.gateway.liveData,
-        );
-      } catch (error) {
-        logger.warn(
-          { contractId, bars, err: error },
-          'warm-up history unavailable; the strategy starts cold (its warm-up bars are live ones)',
-        );
-        continue;
-      }
-      if (chunk === undefined) {
-        logger.warn({ contractId, bars }, 'warm-up: no history before the session; the strategy starts cold');
-        continue;
-      }
-      this.engine.warmUp(chunk);
-      const range = {
-        from: new Date(chunk.time[0]!).toISOString(),
-        to: new Date(chunk.time[chunk.length - 1]!).toISOString(),
-      };
-      this.journal.record('warm-up', 'event', null, { contractId, bars: chunk.length, wanted: bars, ...range });
-      logger.info(
-        { contractId, bars: chunk.length, wanted: bars, ...range },
-        'warm-up: history run through the strategy, orders suppressed',
+    const month = this.routes.route(contractId);
+    const spec = this.contracts.get(month)!;
+    let chunk: BarChunk | undefined;
+    try {
+      chunk = await historyBefore(this.client, spec, config.timeframe, before, bars, config.gateway.liveData);
+    } catch (error) {
+      logger.warn(
+        { contractId, bars, err: error },
+        'warm-up history unavailable; the strategy starts cold (its warm-up bars are live ones)',
       );
+      return;
     }
+    if (chunk === undefined) {
+      logger.warn({ contractId, bars }, 'warm-up: no history before the session; the strategy starts cold');
+      return;
+    }
+    if (month !== contractId) chunk = { ...chunk, contractId };
+    this.engine.warmUp(chunk);
+    const range = {
+      from: new Date(chunk.time[0]!).toISOString(),
+      to: new Date(chunk.time[chunk.length - 1]!).toISOString(),
+    };
+    const of = month === contractId ? {} : { month };
+    this.journal.record('warm-up', 'event', null, { contractId, ...of, bars: chunk.length, wanted: bars, ...range });
+    logger.info(
+      { contractId, ...of, bars: chunk.length, wanted: bars, ...range },
+      'warm-up: history run through the strategy, orders suppressed',
+    );
+  }
+
+  /** The month each followed symbol trades now. */
+  routes = new ContractRoutes([]);
+  private follower: FrontMonthFollower | undefined;
+  private riskStrategyId = RISK_STRATEGY_ID;
+  private warmup = 0;
+  private monthWork: Promise<void> | undefined;
+  /** Set when the session ended because a pinned month was about to expire (the command's exit code says so). */
+  expired: { readonly contractId: string; readonly expiresAt: number } | undefined;
+  /** One readable line per roll or expiry, for the operator (the CLI prints them). */
+  readonly notices = new Subject<string>();
+
+  /** After each poll round: a roll or a pinned month's expiry that became due is handled before the next round. */
+  private async onRound(): Promise<void> {
+    if (this.follower === undefined || this.stopping !== undefined || this.monthWork !== undefined) return;
+    if (this.expired !== undefined || this.failure !== undefined) return;
+    const now = this.options.now ?? Date.now;
+    const events = this.follower.due(now());
+    if (events.length === 0) return;
+    this.monthWork = (async () => {
+      for (const event of events) {
+        if (event.kind === 'roll') await this.roll(event);
+        else await this.expire(event);
+      }
+    })().finally(() => {
+      this.monthWork = undefined;
+    });
+    await this.monthWork;
+  }
+
+  /**
+   * The front month of a followed symbol moved: the old month's open orders are cancelled and its
+   * position closed at the gateway (the kill switch's way, for that month only), bars, quotes and subscriptions move
+   * to the new month, the strategy is warmed up on its history, and in `roll` mode the same position is
+   * opened in the new month. Journaled (`roll`) and told in one line.
+   */
+  private async roll(event: Extract<MonthEvent, { kind: 'roll' }>): Promise<void> {
+    const { config, logger } = this.options;
+    const now = this.options.now ?? Date.now;
+    const { symbolId, from, to } = event;
+    const mode = config.roll.mode;
+    const position = this.engine.accounting.position(symbolId);
+    const working = this.engine.openOrders().filter((o) => o.contractId === symbolId).length;
+    // The protective legs the position was opened with (the last filled entry with a bracket, on its side) go
+    // with it into the new month; other resting orders are cancelled, and the strategy places them again.
+    const side = position > 0 ? 'buy' : 'sell';
+    const bracket = this.journal
+      .orders({ states: ['filled'] })
+      .filter((o) => o.contractId === from && o.side === side && o.bracket !== undefined)
+      .at(-1)?.bracket;
+    this.journal.record('roll', 'before', null, { symbolId, from, to, position, working, mode });
+    let closed = true;
+    if (position !== 0 || working > 0) {
+      // The old month only, as the kill switch does (without halting): the bot's working orders cancelled
+      // through the state table, every other open order there (a bracket's legs) cancelled, the position
+      // closed at the gateway; the engine learns the cancels and the closing fill from the polls.
+      const result = await this.executor
+        .flatten(from)
+        .catch((error: unknown) => logger.error({ err: error, from }, 'roll: closing the old month failed'));
+      if (result !== undefined && !result.flat)
+        logger.error({ from, ...result }, 'roll: the old month is not flat at the gateway');
+      closed = (result?.flat ?? false) && (await this.settled(symbolId));
+    }
+    const spec = await this.client.contractById(to).catch((error: unknown) => {
+      logger.error({ err: error, symbolId, to }, 'roll: the new month cannot be read; staying on the old one');
+      return undefined;
+    });
+    if (spec === undefined) return;
+    (this.contracts as Map<string, ContractSpec>).set(to, {
+      id: spec.id,
+      name: spec.name,
+      symbolId: spec.symbolId,
+      description: spec.description,
+      grid: new PriceGrid(spec.tickSize, spec.tickValue),
+    });
+    this.routes.move(symbolId, to);
+    this.market?.follow(from, to);
+    if (this.warmup > 0) {
+      try {
+        await this.warmUpContract(symbolId, this.warmup, now());
+      } catch (error) {
+        logger.warn({ err: error, symbolId, to }, 'roll: warm-up on the new month failed; the strategy goes on');
+      }
+    }
+    const reopen = mode === 'roll' && position !== 0 && closed;
+    if (reopen) {
+      this.engine.submit(this.riskStrategyId, {
+        kind: 'place',
+        contractId: symbolId,
+        side,
+        size: Math.abs(position),
+        order: { type: 'market' },
+        ...(bracket === undefined ? {} : { bracket }),
+      });
+      await this.executor.idle();
+    }
+    const action = position === 0 ? 'flat' : !closed ? 'not closed' : reopen ? 'rolled' : 'flattened';
+    const record = {
+      symbolId,
+      from,
+      to,
+      position,
+      mode,
+      action,
+      ...(reopen && bracket !== undefined ? { bracket } : {}),
+      time: new Date(now()).toISOString(),
+    };
+    this.journal.record('roll', 'after', null, record);
+    logger.info(record, 'contract roll');
+    const name = (id: string): string => this.contracts.get(id)?.name ?? id;
+    const held = position === 0 ? 'flat' : `position ${position > 0 ? '+' : ''}${position}`;
+    const what =
+      action === 'rolled'
+        ? `${held} closed in ${name(from)} and opened in ${name(to)}${record.bracket ? ' with its protective legs' : ''}`
+        : action === 'flattened'
+          ? `${held} closed in ${name(from)} (roll.mode flatten)`
+          : action === 'flat'
+            ? 'no position to move'
+            : `${held} NOT closed in ${name(from)} in time; nothing opened in ${name(to)}: check the account`;
+    this.notices.next(`roll ${symbolId}: ${name(from)} -> ${name(to)} at ${record.time}: ${what}`);
+  }
+
+  /** Waits (poll rounds, bounded) until the engine holds nothing and works no order in `contractId`. */
+  private async settled(contractId: string): Promise<boolean> {
+    const flat = (): boolean =>
+      this.engine.accounting.position(contractId) === 0 &&
+      this.engine.openOrders().every((o) => o.contractId !== contractId);
+    for (let round = 0; round < 10 && !flat(); round++) {
+      await this.executor.idle();
+      if (flat()) break;
+      await this.poller
+        .refreshAccountState()
+        .catch((error: unknown) => this.options.logger.warn({ err: error }, 'roll: refresh failed'));
+      await this.executor.idle();
+      if (!flat()) await new Promise((resolve) => setTimeout(resolve, 50 * (round + 1)));
+    }
+    return flat();
+  }
+
+  /**
+   * A pinned month is about to expire: its position is flattened (the whole account, through the kill
+   * switch, which HALTS the engine: no order reaches the month afterwards), the session says so in one
+   * line and ends (the command exits with ExitCode.ContractExpired).
+   */
+  private async expire(event: Extract<MonthEvent, { kind: 'expiring' }>): Promise<void> {
+    const { contractId, expiresAt } = event;
+    const name = this.contracts.get(contractId)?.name ?? contractId;
+    const at = new Date(expiresAt).toISOString();
+    this.journal.record('expiry', 'event', null, { contractId, expiresAt: at });
+    this.options.logger.warn({ contractId, expiresAt: at }, 'pinned contract month expires: flattening and stopping');
+    this.expired = { contractId, expiresAt };
+    await this.killSwitch(`${name} expires at ${at}`).catch((error: unknown) =>
+      this.options.logger.error({ err: error }, 'flatten before the expiry failed'),
+    );
+    this.notices.next(
+      `${name} (${contractId}) expires at ${at}: flattened and stopped; configure the next month or a root (ES) to go on`,
+    );
+    this.finish();
   }
 
   /** Start polling (after `start`, so a caller can subscribe to the engine's streams first). */
@@ -665,9 +873,11 @@ function subscriptionsOf(config: LiveConfig): BarSubscription[] {
 }
 
 /** Realized PnL minus fees of every journaled fill (of the configured contracts). */
-function journalNet(journal: Journal, contracts: ReadonlyMap<string, ContractSpec>): number {
+function journalNet(journal: Journal, contracts: ReadonlyMap<string, ContractSpec>, routes: ContractRoutes): number {
   const scratch = new Accounting([...contracts.values()], 0, { pnlInCents: true });
-  for (const f of journal.fills()) {
+  for (const fill of journal.fills()) {
+    // A followed symbol's fills of every month count under the symbol (one position across its rolls).
+    const f = { ...fill, contractId: routes.logical(fill.contractId) };
     if (!contracts.has(f.contractId)) continue;
     scratch.applyFill(
       {
@@ -716,17 +926,28 @@ async function findAccount(client: TradingClient, config: LiveConfig, mode: 'pap
   return eligible[0]!;
 }
 
-async function loadContracts(client: TradingClient, ids: readonly string[]): Promise<Map<string, ContractSpec>> {
-  const map = new Map<string, ContractSpec>();
+/**
+ * The contracts as the gateway describes them: each configured id, and for a followed symbol its current
+ * month too (under the month's id; the symbol's own entry has the same grid, under the symbol's id).
+ */
+async function loadContracts(
+  client: TradingClient,
+  ids: readonly string[],
+  routes: ContractRoutes,
+): Promise<Map<string, ContractSpec>> {
+  const contracts = new Map<string, ContractSpec>();
   for (const id of ids) {
-    const c = await client.contractById(id);
-    map.set(id, {
+    const month = routes.route(id);
+    const c = await client.contractById(month);
+    const spec: ContractSpec = {
       id: c.id,
       name: c.name,
       symbolId: c.symbolId,
       description: c.description,
       grid: new PriceGrid(c.tickSize, c.tickValue),
-    });
+    };
+    contracts.set(month, spec);
+    if (month !== id) contracts.set(id, { ...spec, id, name: `${id} (front month)` });
   }
-  return map;
+  return contracts;
 }

@@ -44,3 +44,20 @@ describe('paper and live configuration', () => {
     expect(() => credentialsFromEnv({})).toThrow(/TICKLINE_USERNAME and TICKLINE_API_KEY/);
   });
 });
+
+describe('roll settings', () => {
+  const base =
+    'strategy: { name: sma-cross, id: bot }\ncontracts: [ES]\ntimeframe: { unit: minute }\njournal: j.sqlite\n';
+
+  it('default to the backtest’s: roll, the root’s own days, 30 minutes before a pinned month’s settlement', () => {
+    expect(parseConfig(base, 'ok.yaml', liveConfigSchema).roll).toEqual({ mode: 'roll', expiryMarginMinutes: 30 });
+    expect(
+      parseConfig(`${base}roll: { mode: flatten, daysBeforeExpiry: 8 }\n`, 'ok.yaml', liveConfigSchema).roll,
+    ).toEqual({ mode: 'flatten', daysBeforeExpiry: 8, expiryMarginMinutes: 30 });
+  });
+
+  it('are strict: an unknown key or a bad mode is an error', () => {
+    expect(() => parseConfig(`${base}roll: { mode: hold }\n`, 'bad.yaml', liveConfigSchema)).toThrow(ConfigError);
+    expect(() => parseConfig(`${base}roll: { by: volume }\n`, 'bad.yaml', liveConfigSchema)).toThrow(/by/);
+  });
+});
