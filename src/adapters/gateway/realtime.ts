@@ -68,6 +68,8 @@ class HubSession {
   private readonly connection: HubConnection;
   private readonly held = new Map<string, Held>();
   private readonly log: Logger;
+  /** Set by `stop()`: invocations the closing connection cancels are expected then, not failures. */
+  private stopping = false;
 
   constructor(path: string, options: HubClientOptions) {
     this.log = options.logger ?? silentLogger;
@@ -119,6 +121,7 @@ class HubSession {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.connection.stop();
   }
 
@@ -144,9 +147,16 @@ class HubSession {
       if (--entry.count > 0) return;
       this.held.delete(key);
       if (this.connected)
-        void this.invoke(entry.unsubscribe, entry.args).catch((error) =>
-          this.log.warn({ method: entry.unsubscribe, err: error }, 'realtime unsubscribe failed'),
-        );
+        void this.invoke(entry.unsubscribe, entry.args).catch((error: unknown) => {
+          // Releasing the last holds just before a stop: the closing connection cancels the call, and the
+          // hub forgets every subscription of a closed connection anyway. Expected, so not a warning.
+          if (this.stopping || !this.connected)
+            this.log.debug(
+              { method: entry.unsubscribe, reason: (error as Error).message },
+              'realtime unsubscribe ended by the closing connection',
+            );
+          else this.log.warn({ method: entry.unsubscribe, err: error }, 'realtime unsubscribe failed');
+        });
     };
   }
 
@@ -167,8 +177,16 @@ class HubSession {
     try {
       await this.invoke(entry.subscribe, entry.args);
     } catch (error) {
+      // A refusal by the hub is an answer; a connection lost mid-call is retried after the reconnect, and
+      // one closed by `stop()` is the end of it.
+      if (this.stopping) {
+        this.log.debug(
+          { method: entry.subscribe, reason: (error as Error).message },
+          'realtime subscription ended by stop',
+        );
+        return;
+      }
       this.log.warn({ method: entry.subscribe, err: error }, 'realtime subscription failed');
-      // A refusal by the hub is an answer; a connection lost mid-call is retried after the reconnect.
       if (!this.connected) return;
       const refusal = new RealtimeSubscriptionError(entry.subscribe, entry.args[0], (error as Error).message);
       for (const listener of [...entry.refused]) listener(refusal);

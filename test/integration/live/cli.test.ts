@@ -83,6 +83,18 @@ describe('tickline paper', () => {
     }
   }, 60_000);
 
+  it('a clean stop (session.maxBars reached) prints no warning or stack trace on standard error and exits 0', async () => {
+    const configFile = path.join(dir, 'clean.yaml');
+    writeFileSync(configFile, `${CONFIG}session: { maxBars: 3 }\n`);
+    const { code, out, err } = await runPaper(configFile);
+    expect(code, err).toBe(0);
+    expect(out).toMatch(/session ended: /);
+    // The hubs' unsubscriptions cancelled by the closing connection are expected at a stop, not warnings.
+    expect(err).not.toMatch(/Invocation canceled/);
+    expect(err).not.toMatch(/"level":(40|50|60)/);
+    expect(err).not.toMatch(/\n\s+at /);
+  }, 60_000);
+
   it('a strategy that throws: halted, the account flattened (onStrategyError: flatten), a final status line, exit 1', async () => {
     const configFile = path.join(dir, 'throws.yaml');
     const strategy = path.join(import.meta.dirname, 'fixtures/opens-then-throws.mjs');
@@ -120,3 +132,17 @@ describe('tickline paper', () => {
     }
   }, 60_000);
 });
+
+/** Runs `tickline paper` to its end and collects its exit code and outputs. */
+async function runPaper(configFile: string): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], {
+    cwd: path.dirname(configFile),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  return { code, out, err };
+}
