@@ -10,9 +10,37 @@ export interface EventLineContext {
   readonly contracts: ReadonlyMap<string, ContractSpec>;
   /** The gateway's clock, for the time printed on each line. */
   readonly now: () => number;
+  /** When set, the first line and every line after a change of UTC date carry the date (a multi-day log). */
+  readonly dates?: LineDates;
 }
 
-const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19);
+/**
+ * Remembers the UTC date last printed, so that a log spanning days is never ambiguous: the first line
+ * carries its date, and so does every line whose date differs from the previous line's.
+ */
+export class LineDates {
+  private last: string | undefined;
+
+  /** `HH:MM:SS`, prefixed with `YYYY-MM-DD ` when the date is new. */
+  stamp(ms: number): string {
+    const iso = new Date(ms).toISOString();
+    const date = iso.slice(0, 10);
+    const time = iso.slice(11, 19);
+    if (date === this.last) return time;
+    this.last = date;
+    return `${date} ${time}`;
+  }
+
+  /** A line that states the date by itself (the trading day's line): the next line needs none. */
+  note(ms: number): string {
+    const date = new Date(ms).toISOString().slice(0, 10);
+    this.last = date;
+    return date;
+  }
+}
+
+const timeOnly = (ms: number): string => new Date(ms).toISOString().slice(11, 19);
+const stamp = (ctx: EventLineContext, ms: number): string => ctx.dates?.stamp(ms) ?? timeOnly(ms);
 const money = (v: number): string => `${v < 0 ? '-' : ''}$${Math.abs(v).toFixed(2)}`;
 
 function name(ctx: EventLineContext, contractId: string): string {
@@ -49,7 +77,7 @@ export function orderLine(
   previous: OrderUpdate | undefined,
 ): string | undefined {
   const what = `${update.orderId} ${update.side} ${update.size} ${name(ctx, update.contractId)} ${orderText(ctx, update.contractId, update.order)}`;
-  const at = clock(update.time);
+  const at = stamp(ctx, update.time);
   switch (update.state) {
     case 'working':
       if (previous?.state === 'working') {
@@ -74,7 +102,7 @@ export function orderLine(
 
 export function fillLine(ctx: EventLineContext, fill: Fill, position: number, dayPnl: number): string {
   const pos = position === 0 ? 'flat' : `${position > 0 ? '+' : ''}${position}`;
-  return `${clock(fill.time)} filled    ${fill.orderId} ${fill.side} ${fill.size} ${name(ctx, fill.contractId)} @ ${price(ctx, fill.contractId, fill.price)} | position ${pos} | PnL today ${money(dayPnl)}`;
+  return `${stamp(ctx, fill.time)} filled    ${fill.orderId} ${fill.side} ${fill.size} ${name(ctx, fill.contractId)} @ ${price(ctx, fill.contractId, fill.price)} | position ${pos} | PnL today ${money(dayPnl)}`;
 }
 
 /** A line for a refused intent (the risk guard's reason code and message); accepted ones are silent. */
@@ -87,5 +115,53 @@ export function decisionLine(ctx: EventLineContext, decision: Decision): string 
       : intent.kind === 'target'
         ? `target ${intent.size} ${name(ctx, intent.contractId)}`
         : intent.kind;
-  return `${clock(decision.time === decision.time ? decision.time : ctx.now())} refused   ${decision.strategyId}: ${subject}: ${decision.result.code} ${decision.result.message}`;
+  return `${stamp(ctx, decision.time === decision.time ? decision.time : ctx.now())} refused   ${decision.strategyId}: ${subject}: ${decision.result.code} ${decision.result.message}`;
+}
+
+/** The guard's limits in force on a trading day (money; floors are equity levels, -Infinity when none). */
+export interface DayLimits {
+  readonly dailyLossLimit?: number | undefined;
+  readonly dailyLossFloor: number;
+  readonly maximumLossLimit?: { readonly amount: number; readonly variant: string } | undefined;
+  readonly maximumLossFloor: number;
+  readonly personalDailyLossLimit?: number | undefined;
+  readonly personalDailyProfitTarget?: number | undefined;
+}
+
+export interface DayStart {
+  /** When the day was seen to start (the gateway's clock). */
+  readonly time: number;
+  /** The engine's trading day, `YYYY-MM-DD` (the date it ends on). */
+  readonly tradingDay: string;
+  /** The previous trading day's net PnL (realized, after fees), when the session saw that day. */
+  readonly previousDayPnl: number | undefined;
+  readonly limits: DayLimits;
+}
+
+/** Text of the limits in force, for the trading day's line. */
+export function limitsText(l: DayLimits): string {
+  const parts: string[] = [];
+  const floor = (v: number): string => (Number.isFinite(v) ? ` (floor ${money(v)})` : '');
+  if (l.dailyLossLimit !== undefined) parts.push(`daily loss ${money(l.dailyLossLimit)}${floor(l.dailyLossFloor)}`);
+  if (l.maximumLossLimit !== undefined)
+    parts.push(
+      `maximum loss ${money(l.maximumLossLimit.amount)} ${l.maximumLossLimit.variant}${floor(l.maximumLossFloor)}`,
+    );
+  if (l.personalDailyLossLimit !== undefined) parts.push(`personal daily loss ${money(l.personalDailyLossLimit)}`);
+  if (l.personalDailyProfitTarget !== undefined)
+    parts.push(`personal profit target ${money(l.personalDailyProfitTarget)}`);
+  return parts.length === 0 ? 'none checked by the guard' : parts.join(', ');
+}
+
+/**
+ * The line that opens a trading day: its UTC date (which also dates the lines after it), the trading
+ * day, the previous day's PnL and the limits in force.
+ */
+export function dayLine(ctx: EventLineContext, day: DayStart): string {
+  const date = ctx.dates?.note(day.time) ?? new Date(day.time).toISOString().slice(0, 10);
+  const previous =
+    day.previousDayPnl === undefined
+      ? 'no previous day in this session'
+      : `previous day PnL ${money(day.previousDayPnl)}`;
+  return `--- ${date} (trading day ${day.tradingDay}) ${previous}, limits: ${limitsText(day.limits)}`;
 }
