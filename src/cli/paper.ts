@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { config as rxjsConfig, Subscription } from 'rxjs';
-import { dayLine, decisionLine, fillLine, LineDates, orderLine } from '../adapters/live/event-lines.ts';
+import { dayLine, decisionLine, fillLine, LineDates, orderLine, RejectionTally } from '../adapters/live/event-lines.ts';
 import { flattenText } from '../adapters/live/kill-switch.ts';
 import type { OrderUpdate } from '../engine/types.ts';
 import path from 'node:path';
@@ -124,7 +124,8 @@ export async function runTrading(o: RunOptions): Promise<number> {
     `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; log ${logFile}; ` +
       `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
   );
-  const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`));
+  const rejections = new RejectionTally();
+  const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`), rejections);
 
   let interrupted = false;
   const onInt = (): void => {
@@ -182,6 +183,13 @@ export async function runTrading(o: RunOptions): Promise<number> {
     );
     return EXIT_CODE_OF_KIND.runtime;
   }
+  const allRejected = rejections.summary();
+  if (allRejected !== undefined) {
+    // A session that traded nothing because the gateway refused every order did not succeed.
+    process.stdout.write(`${allRejected}\n`);
+    process.stderr.write(`${o.mode}: ${allRejected}\n`);
+    return EXIT_CODE_OF_KIND.runtime;
+  }
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
 }
 
@@ -196,7 +204,7 @@ function defaultLogFile(journal: string): string {
  * PnL, refusals; a line at each new trading day (its date, the previous day's PnL, the limits in force),
  * and the date on the first line and on every line after the date changed.
  */
-function printEvents(session: LiveSession, write: (line: string) => void): Subscription {
+function printEvents(session: LiveSession, write: (line: string) => void, rejections: RejectionTally): Subscription {
   const { engine } = session;
   const now = session.options.now ?? Date.now;
   const ctx = { contracts: session.contracts, now, dates: new LineDates() };
@@ -235,6 +243,7 @@ function printEvents(session: LiveSession, write: (line: string) => void): Subsc
     engine.orders$.subscribe((update) => {
       const line = orderLine(ctx, update, last.get(update.orderId));
       last.set(update.orderId, update);
+      rejections.note(update);
       emit(line);
     }),
   );

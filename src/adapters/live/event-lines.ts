@@ -165,3 +165,31 @@ export function dayLine(ctx: EventLineContext, day: DayStart): string {
       : `previous day PnL ${money(day.previousDayPnl)}`;
   return `--- ${date} (trading day ${day.tradingDay}) ${previous}, limits: ${limitsText(day.limits)}`;
 }
+
+/**
+ * Whether every order the session sent was rejected (a gateway that refuses them all: an account
+ * without permission, a contract it does not trade, margin): counted from the orders' updates, in
+ * bounded memory (the rejected ids are kept only while no order has been accepted).
+ */
+export class RejectionTally {
+  private readonly rejected = new Set<string>();
+  private accepted = false;
+  private firstReason: string | undefined;
+
+  note(update: OrderUpdate): void {
+    if (this.accepted || update.state === 'pending') return;
+    if (update.state !== 'rejected') {
+      this.accepted = true;
+      this.rejected.clear();
+      return;
+    }
+    if (this.rejected.size === 0) this.firstReason = update.reason ?? 'no reason given';
+    this.rejected.add(update.orderId);
+  }
+
+  /** The end-of-session line when at least one order was sent and every one was rejected, else undefined. */
+  summary(): string | undefined {
+    if (this.accepted || this.rejected.size === 0) return undefined;
+    return `every order of the session was rejected (${this.rejected.size}); the first: ${this.firstReason}`;
+  }
+}

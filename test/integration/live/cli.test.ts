@@ -95,6 +95,17 @@ describe('tickline paper', () => {
     expect(err).not.toMatch(/\n\s+at /);
   }, 60_000);
 
+  it('a session in which the gateway rejected every order says so at the end and exits 1', async () => {
+    const configFile = path.join(dir, 'rejected.yaml');
+    // 500 contracts need far more margin than the demo account has: the simulator rejects every place.
+    writeFileSync(configFile, `${CONFIG.replace('size: 1 }', 'size: 500 }')}session: { maxBars: 8 }\n`);
+    const { code, out, err } = await runPaper(configFile);
+    expect(code, err).toBe(1);
+    expect(out).toMatch(/ rejected {2}clibot-1 (buy|sell) 500 ESZ6 market: .*InsufficientFunds/);
+    expect(out).toMatch(/\nevery order of the session was rejected \(\d+\); the first: .*InsufficientFunds/);
+    expect(err).toMatch(/paper: every order of the session was rejected/);
+  }, 60_000);
+
   it('a strategy that throws: halted, the account flattened (onStrategyError: flatten), a final status line, exit 1', async () => {
     const configFile = path.join(dir, 'throws.yaml');
     const strategy = path.join(import.meta.dirname, 'fixtures/opens-then-throws.mjs');

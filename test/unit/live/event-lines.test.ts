@@ -6,6 +6,7 @@ import {
   LineDates,
   limitsText,
   orderLine,
+  RejectionTally,
 } from '../../../src/adapters/live/event-lines.ts';
 import { flattenText } from '../../../src/adapters/live/kill-switch.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
@@ -166,5 +167,19 @@ describe('readable event lines', () => {
     expect(limitsText({ dailyLossFloor: -Infinity, maximumLossFloor: -Infinity, personalDailyProfitTarget: 800 })).toBe(
       'personal profit target $800.00',
     );
+  });
+
+  it('a session whose every order was rejected is told at the end; one accepted order is enough to say nothing', () => {
+    const tally = new RejectionTally();
+    expect(tally.summary()).toBeUndefined();
+    tally.note(update({ state: 'pending' }));
+    tally.note(update({ state: 'rejected', reason: 'InsufficientFunds (3)' }));
+    tally.note(update({ orderId: 'bot-8', state: 'pending' }));
+    tally.note(update({ orderId: 'bot-8', state: 'rejected', reason: 'OutsideTradingHours (2)' }));
+    tally.note(update({ state: 'rejected', reason: 'again' }));
+    expect(tally.summary()).toBe('every order of the session was rejected (2); the first: InsufficientFunds (3)');
+    tally.note(update({ orderId: 'bot-9', state: 'working' }));
+    tally.note(update({ orderId: 'bot-10', state: 'rejected' }));
+    expect(tally.summary()).toBeUndefined();
   });
 });
