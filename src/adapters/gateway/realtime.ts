@@ -70,6 +70,8 @@ class HubSession {
   private readonly log: Logger;
   /** Set by `stop()`: invocations the closing connection cancels are expected then, not failures. */
   private stopping = false;
+  /** Set while `restart()` closes the connection: its cancelled invocations are expected too. */
+  private restarting = false;
 
   constructor(path: string, options: HubClientOptions) {
     this.log = options.logger ?? silentLogger;
@@ -125,6 +127,22 @@ class HubSession {
     await this.connection.stop();
   }
 
+  /**
+   * Close the connection and open a new one, every held subscription made again on it: for a hub that
+   * stays connected while its events stopped (the automatic reconnect only follows a lost connection).
+   */
+  async restart(): Promise<void> {
+    if (this.stopping) return;
+    this.restarting = true;
+    try {
+      await this.connection.stop();
+    } finally {
+      this.restarting = false;
+    }
+    if (this.stopping) return;
+    await this.start();
+  }
+
   /** Holds a subscription while the returned release is not called; `refused` hears a hub refusal. */
   hold(
     subscribe: string,
@@ -150,7 +168,7 @@ class HubSession {
         void this.invoke(entry.unsubscribe, entry.args).catch((error: unknown) => {
           // Releasing the last holds just before a stop: the closing connection cancels the call, and the
           // hub forgets every subscription of a closed connection anyway. Expected, so not a warning.
-          if (this.stopping || !this.connected)
+          if (this.stopping || this.restarting || !this.connected)
             this.log.debug(
               { method: entry.unsubscribe, reason: (error as Error).message },
               'realtime unsubscribe ended by the closing connection',
@@ -261,6 +279,11 @@ export class UserHubClient {
     return this.session.start();
   }
 
+  /** A new connection in place of this one, every subscription made again (a hub gone silent). */
+  restart(): Promise<void> {
+    return this.session.restart();
+  }
+
   /** Orders, trades and positions of one account, and the accounts (balance, canTrade) as they change. */
   userEvents(accountId: number): Observable<UserEvent> {
     const streams = ['Orders', 'Trades', 'Positions'].map((stream) =>
@@ -332,6 +355,11 @@ export class MarketHubClient {
 
   start(): Promise<void> {
     return this.session.start();
+  }
+
+  /** A new connection in place of this one, every subscription made again (quotes gone silent). */
+  restart(): Promise<void> {
+    return this.session.restart();
   }
 
   /** The contract's quote: the current one first, then every change (as often as the hub's throttle allows). */

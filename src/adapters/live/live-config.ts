@@ -58,6 +58,11 @@ export const liveConfigSchema = z.strictObject({
       realtimeUrl: z.url().optional(),
       /** Take orders, trades and positions from the user hub as they happen (polling stays as the safety net). */
       realtime: z.boolean().default(true),
+      /**
+       * Gateway ms without a quote from a connected market hub (market open, bars advancing) after which
+       * its quotes are taken as silent: logged, the guard prices from the bars, the hub is reconnected.
+       */
+      quoteSilenceMs: ms.default(60_000),
     })
     .default({
       adminAuthHeader: 'authorization',
@@ -65,6 +70,7 @@ export const liveConfigSchema = z.strictObject({
       timeoutMs: 10_000,
       liveData: false,
       realtime: true,
+      quoteSilenceMs: 60_000,
     }),
   simulator: z
     .strictObject({

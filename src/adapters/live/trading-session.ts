@@ -208,6 +208,10 @@ export class LiveSession {
               }),
               contracts,
               logger: logger.child({ part: 'market-hub' }),
+              now,
+              speed: o.speed ?? 1,
+              quoteSilenceMs: config.gateway.quoteSilenceMs,
+              onSilence: (event) => journal?.record('market-hub', 'event', null, event),
             })
           : undefined;
       const engine = createEngine({
@@ -359,6 +363,7 @@ export class LiveSession {
             return;
           }
           if (chunk.partial) return;
+          this.market?.noteBar(contractId);
           this.closedBars++;
           if (
             config.session.maxBars !== undefined &&
