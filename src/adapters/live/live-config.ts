@@ -63,6 +63,11 @@ export const liveConfigSchema = z.strictObject({
        * its quotes are taken as silent: logged, the guard prices from the bars, the hub is reconnected.
        */
       quoteSilenceMs: ms.default(60_000),
+      /**
+       * Gateway ms a trade the polls found may go undelivered by a connected user hub before the hub is
+       * taken as silent and reconnected.
+       */
+      userSilenceMs: ms.default(60_000),
     })
     .default({
       adminAuthHeader: 'authorization',
@@ -71,6 +76,7 @@ export const liveConfigSchema = z.strictObject({
       liveData: false,
       realtime: true,
       quoteSilenceMs: 60_000,
+      userSilenceMs: 60_000,
     }),
   simulator: z
     .strictObject({

@@ -75,6 +75,8 @@ export interface PollerOptions {
   readonly onPositions?: (positions: readonly S.Position[]) => void;
   readonly onTradingAccount?: (account: S.TradingAccount) => void;
   readonly onAccount?: (account: S.Account) => void;
+  /** Each trade poll's result, after it was applied (the realtime feed's watchdog compares it with the hub's). */
+  readonly onTrades?: (trades: readonly S.Trade[]) => void;
 }
 
 interface Job {
@@ -430,6 +432,7 @@ export class Poller implements MarketData {
       startTimestamp: new Date(from).toISOString(),
     });
     const { newest, heldBack } = this.o.executor.applyTrades(trades);
+    this.o.onTrades?.(trades);
     const next = heldBack !== undefined ? Math.min(heldBack, newest ?? heldBack) : newest;
     if (next !== undefined && next > this.tradeCursor) {
       this.tradeCursor = next;

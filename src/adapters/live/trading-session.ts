@@ -264,6 +264,7 @@ export class LiveSession {
           if (hooks.session) hooks.session.lastAccount = a;
         },
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
+        onTrades: (trades) => hooks.session?.realtime?.notePolledTrades(trades),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
       session.market = market;
@@ -276,6 +277,8 @@ export class LiveSession {
           journal,
           accountId: account.id,
           logger: hubLogger,
+          now,
+          silenceMs: config.gateway.userSilenceMs,
         });
       }
       session.admin = admin;
