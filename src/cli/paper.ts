@@ -6,9 +6,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { config as rxjsConfig, Subscription } from 'rxjs';
-import { dayLine, decisionLine, fillLine, LineDates, orderLine, RejectionTally } from '../adapters/live/event-lines.ts';
+import {
+  dayLine,
+  decisionLine,
+  fillLine,
+  LineDates,
+  OrderLines,
+  RejectionTally,
+} from '../adapters/live/event-lines.ts';
 import { flattenText } from '../adapters/live/kill-switch.ts';
-import type { OrderUpdate } from '../engine/types.ts';
 import path from 'node:path';
 import { ConfigError } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
@@ -208,7 +214,7 @@ function printEvents(session: LiveSession, write: (line: string) => void, reject
   const { engine } = session;
   const now = session.options.now ?? Date.now;
   const ctx = { contracts: session.contracts, now, dates: new LineDates() };
-  const last = new Map<string, OrderUpdate>();
+  const orderLines = new OrderLines();
   let day = '';
   const checkDay = (): void => {
     const tradingDay = engine.rules.tradingDay;
@@ -241,8 +247,7 @@ function printEvents(session: LiveSession, write: (line: string) => void, reject
   all.add(engine.account$.subscribe(() => checkDay()));
   all.add(
     engine.orders$.subscribe((update) => {
-      const line = orderLine(ctx, update, last.get(update.orderId));
-      last.set(update.orderId, update);
+      const line = orderLines.line(ctx, update);
       rejections.note(update);
       emit(line);
     }),

@@ -193,3 +193,42 @@ export class RejectionTally {
     return `every order of the session was rejected (${this.rejected.size}); the first: ${this.firstReason}`;
   }
 }
+
+/** Orders whose last update is kept (to tell a change of terms from a repeat); finished ones go first. */
+export const ORDER_LINE_MEMORY = 1_024;
+
+/**
+ * The readable line of each order update, given the order's previous update: memory stays bounded over
+ * a run of weeks (finished orders are forgotten first, oldest first, beyond ORDER_LINE_MEMORY).
+ */
+export class OrderLines {
+  private readonly last = new Map<string, OrderUpdate>();
+
+  constructor(private readonly limit = ORDER_LINE_MEMORY) {}
+
+  line(ctx: EventLineContext, update: OrderUpdate): string | undefined {
+    const text = orderLine(ctx, update, this.last.get(update.orderId));
+    this.last.delete(update.orderId);
+    this.last.set(update.orderId, update);
+    if (this.last.size > this.limit) this.trim();
+    return text;
+  }
+
+  /** Orders remembered now. */
+  get size(): number {
+    return this.last.size;
+  }
+
+  private trim(): void {
+    const finished = (u: OrderUpdate): boolean => u.state !== 'pending' && u.state !== 'working';
+    for (const [id, u] of this.last) {
+      if (this.last.size <= this.limit) return;
+      if (finished(u)) this.last.delete(id);
+    }
+    // Only live orders left and still too many (not a real account): the oldest go.
+    for (const id of this.last.keys()) {
+      if (this.last.size <= this.limit) return;
+      this.last.delete(id);
+    }
+  }
+}
