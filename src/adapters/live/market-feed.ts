@@ -25,6 +25,8 @@ export type MarketHub = Pick<MarketHubClient, 'quotes' | 'marketTrades' | 'start
 
 /** Default bound of quote silence (gateway ms) before the hub is taken as silent. */
 export const DEFAULT_QUOTE_SILENCE_MS = 60_000;
+/** The bound is never shorter than this much wall time. */
+const MIN_SILENCE_WALL_MS = 1_000;
 
 /** Whether the contract's market is open at `t` by the exchange calendar; open when its root is not known. */
 export function marketOpen(contractId: string, t: number): boolean {
@@ -86,7 +88,12 @@ export class MarketFeed {
   constructor(options: MarketFeedOptions) {
     this.o = options;
     this.now = options.now ?? Date.now;
-    this.silenceMs = options.quoteSilenceMs ?? DEFAULT_QUOTE_SILENCE_MS;
+    // At least a second of wall time: an accelerated simulator sends its quotes at wall-clock ticks, so
+    // at a high speed a minute of gateway time between two quotes is no silence.
+    this.silenceMs = Math.max(
+      options.quoteSilenceMs ?? DEFAULT_QUOTE_SILENCE_MS,
+      MIN_SILENCE_WALL_MS * (options.speed ?? 1),
+    );
   }
 
   /** A closed bar of the contract arrived: the market is moving, so quotes should be too. */
