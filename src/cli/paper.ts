@@ -6,9 +6,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { config as rxjsConfig, Subscription } from 'rxjs';
-import { decisionLine, fillLine, orderLine } from '../adapters/live/event-lines.ts';
+import {
+  dayLine,
+  decisionLine,
+  fillLine,
+  LineDates,
+  OrderLines,
+  RejectionTally,
+} from '../adapters/live/event-lines.ts';
 import { flattenText } from '../adapters/live/kill-switch.ts';
-import type { OrderUpdate } from '../engine/types.ts';
 import type { MllVariant } from '../engine/account-rules.ts';
 import path from 'node:path';
 import { ConfigError } from './config-loader.ts';
@@ -128,7 +134,8 @@ export async function runTrading(o: RunOptions): Promise<number> {
     `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; log ${logFile}; ` +
       `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
   );
-  const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`));
+  const rejections = new RejectionTally();
+  const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`), rejections);
   printing.add(session.notices.subscribe((line) => process.stdout.write(`${line}\n`)));
 
   let interrupted = false;
@@ -187,6 +194,13 @@ export async function runTrading(o: RunOptions): Promise<number> {
     );
     return EXIT_CODE_OF_KIND.runtime;
   }
+  const allRejected = rejections.summary();
+  if (allRejected !== undefined) {
+    // A session that traded nothing because the gateway refused every order did not succeed.
+    process.stdout.write(`${allRejected}\n`);
+    process.stderr.write(`${o.mode}: ${allRejected}\n`);
+    return EXIT_CODE_OF_KIND.runtime;
+  }
   if (session.expired !== undefined && !interrupted) return ExitCode.ContractExpired;
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
 }
@@ -197,30 +211,59 @@ function defaultLogFile(journal: string): string {
   return path.join(parsed.dir, `${parsed.name}.log`);
 }
 
-/** The operator's readable lines: orders placed, modified, cancelled and rejected, fills with position and PnL, refusals. */
-function printEvents(session: LiveSession, write: (line: string) => void): Subscription {
+/**
+ * The operator's readable lines: orders placed, modified, cancelled and rejected, fills with position and
+ * PnL, refusals; a line at each new trading day (its date, the previous day's PnL, the limits in force),
+ * and the date on the first line and on every line after the date changed.
+ */
+function printEvents(session: LiveSession, write: (line: string) => void, rejections: RejectionTally): Subscription {
   const { engine } = session;
-  const ctx = { contracts: session.contracts, now: session.options.now ?? Date.now };
-  const last = new Map<string, OrderUpdate>();
+  const now = session.options.now ?? Date.now;
+  const ctx = { contracts: session.contracts, now, dates: new LineDates() };
+  const orderLines = new OrderLines();
+  let day = '';
+  const checkDay = (): void => {
+    const tradingDay = engine.rules.tradingDay;
+    if (tradingDay === '' || tradingDay === day) return;
+    const ended = day === '' ? undefined : engine.accounting.days.findLast((d) => d.tradingDay === day);
+    day = tradingDay;
+    const rules = engine.rules;
+    write(
+      dayLine(ctx, {
+        time: now(),
+        tradingDay,
+        previousDayPnl: ended === undefined ? undefined : ended.endBalance - ended.startBalance,
+        limits: {
+          dailyLossLimit: rules.config.dailyLossLimit,
+          dailyLossFloor: rules.dailyLossFloor(),
+          maximumLossLimit: rules.config.maximumLossLimit,
+          maximumLossFloor: rules.maximumLossFloor(),
+          personalDailyLossLimit: rules.config.personalDailyLossLimit,
+          personalDailyProfitTarget: rules.config.personalDailyProfitTarget,
+        },
+      }),
+    );
+  };
+  const emit = (line: string | undefined): void => {
+    checkDay();
+    if (line !== undefined) write(line);
+  };
   const all = new Subscription();
+  checkDay();
+  all.add(engine.account$.subscribe(() => checkDay()));
   all.add(
     engine.orders$.subscribe((update) => {
-      const line = orderLine(ctx, update, last.get(update.orderId));
-      last.set(update.orderId, update);
-      if (line !== undefined) write(line);
+      const line = orderLines.line(ctx, update);
+      rejections.note(update);
+      emit(line);
     }),
   );
   all.add(
     engine.fills$.subscribe((fill) =>
-      write(fillLine(ctx, fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl)),
+      emit(fillLine(ctx, fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl)),
     ),
   );
-  all.add(
-    engine.decisions$.subscribe((decision) => {
-      const line = decisionLine(ctx, decision);
-      if (line !== undefined) write(line);
-    }),
-  );
+  all.add(engine.decisions$.subscribe((decision) => emit(decisionLine(ctx, decision))));
   return all;
 }
 

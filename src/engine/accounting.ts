@@ -97,8 +97,8 @@ interface BookState {
 }
 
 interface FillHistory {
-  /** The position before the first fill recorded (a restored one, or flat). */
-  readonly base: BookState;
+  /** The position before the first fill recorded (a restored one, or flat; moved on as old fills are folded in). */
+  base: BookState;
   readonly fills: Fill[];
   /** Realized PnL of these fills. */
   realized: number;
@@ -185,7 +185,18 @@ export interface AccountingOptions {
   readonly rememberFills?: boolean;
   /** Round each closed trade's PnL to cents as the gateway does (live and paper); exact by default (a backtest). */
   readonly pnlInCents?: boolean;
+  /**
+   * Closed trades kept in `trades` (the latest); all by default (a backtest reports them). A live session
+   * runs for weeks and its journal holds every fill, so it keeps a window.
+   */
+  readonly tradeMemory?: number;
 }
+
+/**
+ * Fills of each contract kept to book a late one in its place (live): between FILL_HISTORY and twice that;
+ * older ones are folded into the history's base position. A fill is late by a few fills, not thousands.
+ */
+export const FILL_HISTORY = 2_048;
 
 export class Accounting {
   readonly startingBalance: number;
@@ -208,10 +219,12 @@ export class Accounting {
 
   private readonly rememberFills: boolean;
   private readonly pnlInCents: boolean;
+  private readonly tradeMemory: number;
 
   constructor(contracts: readonly ContractSpec[], startingBalance: number, options: AccountingOptions = {}) {
     this.rememberFills = options.rememberFills ?? true;
     this.pnlInCents = options.pnlInCents ?? false;
+    this.tradeMemory = options.tradeMemory ?? Infinity;
     this.startingBalance = startingBalance;
     for (const contract of contracts) {
       const book = new PositionBook(contract.id, contract.grid.tickValue);
@@ -387,6 +400,7 @@ export class Accounting {
         tradingDay,
       };
       this.trades.push(closed);
+      if (this.trades.length > this.tradeMemory) this.trades.splice(0, this.trades.length - this.tradeMemory);
       if (day !== undefined) {
         day.realizedPnl += step.pnl;
         day.trades++;
@@ -394,8 +408,28 @@ export class Accounting {
         else if (step.pnl < 0) day.losingTrades++;
       }
     }
+    if (this.rememberFills) this.trimHistory(book);
     if (day !== undefined) day.endBalance = this.balance;
     return closed;
+  }
+
+  /** Fold a contract's oldest remembered fills into its history's base once there are too many. */
+  private trimHistory(book: PositionBook): void {
+    const history = this.histories.get(book.contractId);
+    if (history === undefined || history.fills.length <= 2 * FILL_HISTORY) return;
+    const folded = history.fills.splice(0, history.fills.length - FILL_HISTORY);
+    const state = { ...history.base };
+    let realized = 0;
+    for (const fill of folded)
+      realized +=
+        bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue, this.pnlInCents)?.pnl ?? 0;
+    history.base = state;
+    history.realized -= realized;
+  }
+
+  /** Fills of a contract remembered to book a late one in its place (bounded). */
+  rememberedFills(contractId: string): number {
+    return this.histories.get(contractId)?.fills.length ?? 0;
   }
 
   private historyOf(book: PositionBook): FillHistory {

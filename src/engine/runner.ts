@@ -185,6 +185,9 @@ export interface Engine {
   close(): void;
 }
 
+/** Closed trades a live engine keeps in `accounting.trades` (the latest; the journal holds every fill). */
+export const LIVE_TRADE_MEMORY = 4_096;
+
 export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? silentLogger;
   const venue = options.venue;
@@ -197,6 +200,8 @@ export function createEngine(options: EngineOptions): Engine {
   const accounting = new Accounting(options.contracts, rules.config.startingBalance, {
     rememberFills: traits.fillsCanRepeat,
     pnlInCents: traits.pnlRounding === 'cents',
+    // A live session runs for weeks and journals every fill: it keeps a window of closed trades.
+    ...(traits.kind === 'live' ? { tradeMemory: LIVE_TRADE_MEMORY } : {}),
   });
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions =

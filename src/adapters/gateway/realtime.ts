@@ -68,6 +68,10 @@ class HubSession {
   private readonly connection: HubConnection;
   private readonly held = new Map<string, Held>();
   private readonly log: Logger;
+  /** Set by `stop()`: invocations the closing connection cancels are expected then, not failures. */
+  private stopping = false;
+  /** Set while `restart()` closes the connection: its cancelled invocations are expected too. */
+  private restarting = false;
 
   constructor(path: string, options: HubClientOptions) {
     this.log = options.logger ?? silentLogger;
@@ -119,7 +123,24 @@ class HubSession {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.connection.stop();
+  }
+
+  /**
+   * Close the connection and open a new one, every held subscription made again on it: for a hub that
+   * stays connected while its events stopped (the automatic reconnect only follows a lost connection).
+   */
+  async restart(): Promise<void> {
+    if (this.stopping) return;
+    this.restarting = true;
+    try {
+      await this.connection.stop();
+    } finally {
+      this.restarting = false;
+    }
+    if (this.stopping) return;
+    await this.start();
   }
 
   /** Holds a subscription while the returned release is not called; `refused` hears a hub refusal. */
@@ -144,9 +165,16 @@ class HubSession {
       if (--entry.count > 0) return;
       this.held.delete(key);
       if (this.connected)
-        void this.invoke(entry.unsubscribe, entry.args).catch((error) =>
-          this.log.warn({ method: entry.unsubscribe, err: error }, 'realtime unsubscribe failed'),
-        );
+        void this.invoke(entry.unsubscribe, entry.args).catch((error: unknown) => {
+          // Releasing the last holds just before a stop: the closing connection cancels the call, and the
+          // hub forgets every subscription of a closed connection anyway. Expected, so not a warning.
+          if (this.stopping || this.restarting || !this.connected)
+            this.log.debug(
+              { method: entry.unsubscribe, reason: (error as Error).message },
+              'realtime unsubscribe ended by the closing connection',
+            );
+          else this.log.warn({ method: entry.unsubscribe, err: error }, 'realtime unsubscribe failed');
+        });
     };
   }
 
@@ -167,8 +195,16 @@ class HubSession {
     try {
       await this.invoke(entry.subscribe, entry.args);
     } catch (error) {
+      // A refusal by the hub is an answer; a connection lost mid-call is retried after the reconnect, and
+      // one closed by `stop()` is the end of it.
+      if (this.stopping) {
+        this.log.debug(
+          { method: entry.subscribe, reason: (error as Error).message },
+          'realtime subscription ended by stop',
+        );
+        return;
+      }
       this.log.warn({ method: entry.subscribe, err: error }, 'realtime subscription failed');
-      // A refusal by the hub is an answer; a connection lost mid-call is retried after the reconnect.
       if (!this.connected) return;
       const refusal = new RealtimeSubscriptionError(entry.subscribe, entry.args[0], (error as Error).message);
       for (const listener of [...entry.refused]) listener(refusal);
@@ -243,6 +279,11 @@ export class UserHubClient {
     return this.session.start();
   }
 
+  /** A new connection in place of this one, every subscription made again (a hub gone silent). */
+  restart(): Promise<void> {
+    return this.session.restart();
+  }
+
   /** Orders, trades and positions of one account, and the accounts (balance, canTrade) as they change. */
   userEvents(accountId: number): Observable<UserEvent> {
     const streams = ['Orders', 'Trades', 'Positions'].map((stream) =>
@@ -314,6 +355,11 @@ export class MarketHubClient {
 
   start(): Promise<void> {
     return this.session.start();
+  }
+
+  /** A new connection in place of this one, every subscription made again (quotes gone silent). */
+  restart(): Promise<void> {
+    return this.session.restart();
   }
 
   /** The contract's quote: the current one first, then every change (as often as the hub's throttle allows). */

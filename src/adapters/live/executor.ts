@@ -84,9 +84,13 @@ const ISO = (ms: number): string => new Date(ms).toISOString();
  */
 const GATEWAY: VenueTraits = Object.freeze({ kind: 'live', fillsCanRepeat: true, pnlRounding: 'cents' });
 
+/** Anomalies kept in memory (the latest); the journal holds every one. */
+export const ANOMALY_MEMORY = 256;
+
 export class LiveExecutor implements Venue {
   readonly traits: VenueTraits = GATEWAY;
   readonly events = new Subject<VenueEvent>();
+  /** The latest anomalies (at most ANOMALY_MEMORY); the journal holds every one (`anomaly` events). */
   readonly anomalies: Anomaly[] = [];
   private readonly client: ExecutionClient;
   private readonly journal: Journal;
@@ -394,7 +398,10 @@ export class LiveExecutor implements Venue {
     const known = this.foreign.get(o.id);
     if (known?.key === key) return;
     if (known === undefined && state !== 'working') return;
-    this.foreign.set(o.id, { key, working: state === 'working', createdAt: Date.parse(o.creationTimestamp) });
+    // A finished order is forgotten once told (a later search showing it finished again is ignored above):
+    // the map holds the working ones, not every order placed by hand or bracket leg of the run.
+    if (state === 'working') this.foreign.set(o.id, { key, working: true, createdAt: Date.parse(o.creationTimestamp) });
+    else this.foreign.delete(o.id);
     this.events.next({
       kind: 'order',
       orderId: `venue-${o.id}`,
@@ -672,6 +679,7 @@ export class LiveExecutor implements Venue {
   anomaly(tag: string | null, message: string, detail?: object): void {
     const entry = { time: this.now(), tag, message };
     this.anomalies.push(entry);
+    if (this.anomalies.length > ANOMALY_MEMORY) this.anomalies.splice(0, this.anomalies.length - ANOMALY_MEMORY);
     this.journal.record('anomaly', 'event', tag, { message, ...detail });
     this.log.warn({ tag, ...detail }, message);
   }

@@ -105,6 +105,7 @@ CREATE TABLE IF NOT EXISTS fills (
   fees REAL NOT NULL,
   time INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS fills_tag ON fills(tag);
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   time INTEGER NOT NULL,
@@ -145,7 +146,6 @@ export class Journal {
   readonly file: string;
   private readonly db: SqliteDatabase;
   private readonly now: () => number;
-  private readonly fillsByOrder = new Map<string, string[]>();
 
   private constructor(file: string, db: SqliteDatabase, now: () => number) {
     this.file = file;
@@ -189,14 +189,6 @@ export class Journal {
     }
     const journal = new Journal(file, db, options.now ?? Date.now);
     journal.lock = lock;
-    for (const row of db.prepare('SELECT fill_id, tag FROM fills WHERE tag IS NOT NULL ORDER BY rowid').all() as {
-      fill_id: string;
-      tag: string;
-    }[]) {
-      const list = journal.fillsByOrder.get(row.tag) ?? [];
-      list.push(row.fill_id);
-      journal.fillsByOrder.set(row.tag, list);
-    }
     return journal;
   }
 
@@ -361,9 +353,20 @@ export class Journal {
   }
 
   orders(filter: { states?: readonly LiveOrderState[] } = {}): JournaledOrder[] {
-    const rows = this.db.prepare('SELECT * FROM orders ORDER BY created_at, rowid').all() as OrderRow[];
-    const wanted = filter.states === undefined ? undefined : new Set<string>(filter.states);
-    return rows.filter((r) => wanted === undefined || wanted.has(r.state)).map((r) => this.fromRow(r));
+    // Filtered by SQLite (indexed by state): a weeks-long journal's finished orders are not read for the live ones.
+    const states = filter.states;
+    const rows = (
+      states === undefined
+        ? this.db.prepare('SELECT * FROM orders ORDER BY created_at, rowid').all()
+        : states.length === 0
+          ? []
+          : this.db
+              .prepare(
+                `SELECT * FROM orders WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, rowid`,
+              )
+              .all(...states)
+    ) as OrderRow[];
+    return rows.map((r) => this.fromRow(r));
   }
 
   private fromRow(row: OrderRow): JournaledOrder {
@@ -377,7 +380,10 @@ export class Journal {
       state: row.state as LiveOrderState,
       filledSize: row.filled_size,
       ...(row.venue_order_id === null ? {} : { venueOrderId: row.venue_order_id }),
-      fillIds: this.fillsByOrder.get(row.tag) ?? [],
+      // Read from the journal, not a map of every order's fills kept for the whole run (memory stays flat).
+      fillIds: (
+        this.db.prepare('SELECT fill_id FROM fills WHERE tag = ? ORDER BY rowid').all(row.tag) as { fill_id: string }[]
+      ).map((f) => f.fill_id),
       cancelWanted: row.cancel_wanted === 1,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
@@ -404,11 +410,6 @@ export class Journal {
       if (result.changes === 0) return false;
       this.record('fill', 'event', fill.tag, fill);
       if (order !== undefined) this.saveOrder(order.order, order.cause);
-      if (fill.tag !== null) {
-        const list = this.fillsByOrder.get(fill.tag) ?? [];
-        list.push(fill.fillId);
-        this.fillsByOrder.set(fill.tag, list);
-      }
       return true;
     })();
   }
@@ -437,9 +438,6 @@ export class Journal {
       this.record('fill-tagged', 'event', tag, { fillId });
       if (order !== undefined) this.saveOrder(order.order, order.cause);
     })();
-    const list = this.fillsByOrder.get(tag) ?? [];
-    list.push(fillId);
-    this.fillsByOrder.set(tag, list);
   }
 
   hasFill(fillId: string): boolean {

@@ -61,6 +61,16 @@ export const liveConfigSchema = z.strictObject({
       realtimeUrl: z.url().optional(),
       /** Take orders, trades and positions from the user hub as they happen (polling stays as the safety net). */
       realtime: z.boolean().default(true),
+      /**
+       * Gateway ms without a quote from a connected market hub (market open, bars advancing) after which
+       * its quotes are taken as silent: logged, the guard prices from the bars, the hub is reconnected.
+       */
+      quoteSilenceMs: ms.default(60_000),
+      /**
+       * Gateway ms a trade the polls found may go undelivered by a connected user hub before the hub is
+       * taken as silent and reconnected.
+       */
+      userSilenceMs: ms.default(60_000),
     })
     .default({
       adminAuthHeader: 'authorization',
@@ -68,6 +78,8 @@ export const liveConfigSchema = z.strictObject({
       timeoutMs: 10_000,
       liveData: false,
       realtime: true,
+      quoteSilenceMs: 60_000,
+      userSilenceMs: 60_000,
     }),
   simulator: z
     .strictObject({

@@ -3,6 +3,12 @@
  * each contract's grid at this edge. The session's contracts are subscribed from the start, so the guard
  * and trailing stops price against the last quote, not the last bar's close; a strategy's `ctx.quotes()`
  * shares that one subscription. Without a connection the last price falls back to the bars (the poller's).
+ *
+ * A watchdog catches a hub that stays connected while its quotes stop: no quote of a contract for
+ * `quoteSilenceMs` (gateway ms) while its market is open (the exchange calendar) and bars closed after
+ * the last quote. The contract is then *silent*: it is logged, the guard and trailing stops price from
+ * the last bar (as without a connection), and the hub is reconnected and subscribed again; the first
+ * quote after that ends the silence. A reconnect that brings no quote is tried again after the same bound.
  */
 import { map, share, tap, type Observable, type Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
@@ -12,8 +18,26 @@ import type { PriceGrid } from '../../engine/ticks.ts';
 import type { GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
 import type { MarketHubClient } from '../gateway/realtime.ts';
 import { parseDateTime } from '../../protocol/schemas.ts';
+import { CALENDAR } from '../../market/contract-months.ts';
+import { EXCHANGE_CALENDAR } from '../../market/exchange-hours.ts';
 
-export type MarketHub = Pick<MarketHubClient, 'quotes' | 'marketTrades' | 'start' | 'stop' | 'state$'>;
+export type MarketHub = Pick<MarketHubClient, 'quotes' | 'marketTrades' | 'start' | 'stop' | 'state$' | 'restart'>;
+
+/** Default bound of quote silence (gateway ms) before the hub is taken as silent. */
+export const DEFAULT_QUOTE_SILENCE_MS = 60_000;
+/** The bound is never shorter than this much wall time. */
+const MIN_SILENCE_WALL_MS = 1_000;
+
+/** Whether the contract's market is open at `t` by the exchange calendar; open when its root is not known. */
+export function marketOpen(contractId: string, t: number): boolean {
+  const root = CALENDAR.byId(contractId)?.spec.root;
+  if (root === undefined) return true;
+  try {
+    return EXCHANGE_CALENDAR.isOpen(root, t);
+  } catch {
+    return true;
+  }
+}
 
 export interface MarketFeedOptions {
   readonly hub: MarketHub;
@@ -21,6 +45,15 @@ export interface MarketFeedOptions {
   readonly logger: Logger;
   /** Wall ms between attempts when the first connection fails. */
   readonly retryStartMs?: number;
+  /** The gateway's clock and its speed (gateway ms per wall ms), for the silence bound. */
+  readonly now?: () => number;
+  readonly speed?: number;
+  /** Gateway ms without a quote (market open, bars advancing) after which the hub is silent. */
+  readonly quoteSilenceMs?: number;
+  /** Whether the contract's market is open (the exchange calendar by default). */
+  readonly isOpen?: (contractId: string, t: number) => boolean;
+  /** Hears each silence and its end (the session journals them). */
+  readonly onSilence?: (event: { contractId: string; state: 'silent' | 'back'; silentMs: number }) => void;
   /** The month a contract of `contracts` stands for now (a followed symbol's); the hub subscribes months only. */
   readonly route?: (contractId: string) => string;
 }
@@ -38,16 +71,60 @@ export class MarketFeed {
   private readonly quoteStreams = new Map<string, Observable<Quote>>();
   private readonly tradeStreams = new Map<string, Observable<MarketTrade>>();
   private readonly last = new Map<string, number>();
+  /** The guard's quote subscription of each month watched (a followed symbol's current month). */
   private readonly subscriptions = new Map<string, Subscription>();
+  private stateSubscription: Subscription | undefined;
   private connection: BackgroundConnection | undefined;
+  private readonly now: () => number;
+  private readonly silenceMs: number;
+  /** Gateway time of the last quote of each contract, of the last connection, of the last closed bar's arrival. */
+  private readonly lastQuoteAt = new Map<string, number>();
+  private connectedAt = Number.NaN;
+  private readonly lastBarAt = new Map<string, number>();
+  /** Contracts whose quotes are silent now (their last price comes from the bars), with when it began. */
+  private readonly silentSince = new Map<string, number>();
+  private watchdog: NodeJS.Timeout | undefined;
+  private restarting = false;
+  private stopped = false;
+  /** Reconnects made by the watchdog (for the status and tests). */
+  restarts = 0;
 
   constructor(options: MarketFeedOptions) {
     this.o = options;
+    this.now = options.now ?? Date.now;
+    // At least a second of wall time: an accelerated simulator sends its quotes at wall-clock ticks, so
+    // at a high speed a minute of gateway time between two quotes is no silence.
+    this.silenceMs = Math.max(
+      options.quoteSilenceMs ?? DEFAULT_QUOTE_SILENCE_MS,
+      MIN_SILENCE_WALL_MS * (options.speed ?? 1),
+    );
+  }
+
+  /** A closed bar of the contract arrived: the market is moving, so quotes should be too. */
+  noteBar(contractId: string): void {
+    this.lastBarAt.set(this.route(contractId), this.now());
+  }
+
+  /** Contracts whose quotes are silent now. */
+  get silent(): readonly string[] {
+    return [...this.silentSince.keys()];
   }
 
   /** Subscribe the contracts' quotes (the guard's last price) and connect, retrying in the background. */
   start(): void {
     for (const contractId of new Set([...this.o.contracts.keys()].map((id) => this.route(id)))) this.watch(contractId);
+    this.stateSubscription = this.o.hub.state$.subscribe((state) => {
+      if (state === 'connected') this.connectedAt = this.now();
+    });
+    this.connect();
+    // Checked a few times per bound of wall time (the gateway's clock may run faster than the wall's).
+    const everyWallMs = Math.min(5_000, Math.max(50, this.silenceMs / (this.o.speed ?? 1) / 4));
+    this.watchdog = setInterval(() => this.check(), everyWallMs);
+    this.watchdog.unref();
+  }
+
+  private connect(): void {
+    this.connection?.cancel();
     this.connection = connectInBackground(() => this.o.hub.start(), {
       logger: this.o.logger,
       what: 'market hub',
@@ -73,6 +150,8 @@ export class MarketFeed {
   follow(from: string, to: string): void {
     this.subscriptions.get(from)?.unsubscribe();
     this.subscriptions.delete(from);
+    this.silentSince.delete(from);
+    this.lastQuoteAt.delete(from);
     if (!this.subscriptions.has(to)) this.watch(to);
   }
 
@@ -80,17 +159,82 @@ export class MarketFeed {
     return this.o.route?.(id) ?? id;
   }
 
+  /** The watchdog: a connected hub whose quotes stopped while the market is open and bars advance. */
+  check(): void {
+    if (this.stopped || this.restarting || this.o.hub.state$.value !== 'connected') return;
+    const now = this.now();
+    const isOpen = this.o.isOpen ?? marketOpen;
+    const newly: Array<{ contractId: string; silentMs: number }> = [];
+    for (const contractId of this.subscriptions.keys()) {
+      const reference = Math.max(this.lastQuoteAt.get(contractId) ?? -Infinity, this.connectedAt);
+      if (!(now - reference >= this.silenceMs)) continue;
+      if (!((this.lastBarAt.get(contractId) ?? -Infinity) > reference)) continue;
+      if (!isOpen(contractId, now)) continue;
+      const since = this.silentSince.get(contractId);
+      if (since === undefined) {
+        const from = this.lastQuoteAt.get(contractId) ?? this.connectedAt;
+        this.silentSince.set(contractId, from);
+        newly.push({ contractId, silentMs: now - from });
+      }
+    }
+    const silent = this.silent;
+    if (silent.length === 0) return;
+    for (const { contractId, silentMs } of newly) {
+      this.o.logger.warn(
+        { contractId, silentMs, boundMs: this.silenceMs },
+        'market hub connected but its quotes stopped while the market is open; the guard and trailing stops price from the last bar; reconnecting',
+      );
+      this.o.onSilence?.({ contractId, state: 'silent', silentMs });
+    }
+    if (newly.length === 0)
+      this.o.logger.warn({ contracts: silent }, 'market hub quotes still silent after a reconnect; reconnecting again');
+    this.restart();
+  }
+
+  private restart(): void {
+    this.restarting = true;
+    this.restarts++;
+    void this.o.hub
+      .restart()
+      .catch((error: unknown) => {
+        if (this.stopped) return;
+        this.o.logger.warn({ err: error }, 'market hub reconnect failed; trying again in the background');
+        this.connect();
+      })
+      .finally(() => {
+        this.restarting = false;
+      });
+  }
+
+  private onQuote(contractId: string): void {
+    const now = this.now();
+    this.lastQuoteAt.set(contractId, now);
+    const since = this.silentSince.get(contractId);
+    if (since === undefined) return;
+    this.silentSince.delete(contractId);
+    this.o.logger.info(
+      { contractId, silentMs: now - since },
+      'market hub quotes back; the guard prices from the quotes again',
+    );
+    this.o.onSilence?.({ contractId, state: 'back', silentMs: now - since });
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.watchdog) clearInterval(this.watchdog);
     this.connection?.cancel();
     for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
+    this.stateSubscription?.unsubscribe();
     await this.o.hub
       .stop()
       .catch((error: unknown) => this.o.logger.warn({ err: error }, 'market hub did not close cleanly'));
   }
 
-  /** The last traded price from the hub (ticks) while connected, else undefined (the bars decide). */
+  /** The last traded price from the hub (ticks) while connected and not silent, else undefined (the bars decide). */
   lastPrice(contractId: string): number | undefined {
-    return this.o.hub.state$.value === 'connected' ? this.last.get(this.route(contractId)) : undefined;
+    const month = this.route(contractId);
+    if (this.o.hub.state$.value !== 'connected' || this.silentSince.has(month)) return undefined;
+    return this.last.get(month);
   }
 
   quotes(contractId: string): Observable<Quote> {
@@ -105,7 +249,10 @@ export class MarketFeed {
             last: ticks(q.lastPrice),
           }),
         ),
-        tap((quote) => this.last.set(contractId, quote.last)),
+        tap((quote) => {
+          this.last.set(contractId, quote.last);
+          this.onQuote(contractId);
+        }),
       ),
     );
   }

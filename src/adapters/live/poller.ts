@@ -79,6 +79,8 @@ export interface PollerOptions {
   readonly route?: (contractId: string) => string;
   /** Called after every poll round (the session looks for a roll or an expiry there). */
   readonly onRound?: () => Promise<void>;
+  /** Each trade poll's result, after it was applied (the realtime feed's watchdog compares it with the hub's). */
+  readonly onTrades?: (trades: readonly S.Trade[]) => void;
 }
 
 interface Job {
@@ -436,6 +438,7 @@ export class Poller implements MarketData {
       startTimestamp: new Date(from).toISOString(),
     });
     const { newest, heldBack } = this.o.executor.applyTrades(trades);
+    this.o.onTrades?.(trades);
     const next = heldBack !== undefined ? Math.min(heldBack, newest ?? heldBack) : newest;
     if (next !== undefined && next > this.tradeCursor) {
       this.tradeCursor = next;

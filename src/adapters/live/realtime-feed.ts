@@ -7,7 +7,11 @@
  * - after every (re)connect, a full REST reconciliation runs before the polls slow down to a safety net;
  * - while the hub is down or reconnecting, the polls run on their normal schedule;
  * - a trade of an order the journal cannot name yet (its place answer still in flight) is held and
- *   applied again after the next event, or by the trade poll at the latest.
+ *   applied again after the next event, or by the trade poll at the latest;
+ * - a watchdog: a hub that stays connected while its events stop shows up in the trade polls, which
+ *   confirm every fill anyway. A trade the poll found, made after the connection and older than
+ *   `silenceMs`, that the hub never delivered means the hub went silent: it is logged and journaled,
+ *   and the hub reconnected and subscribed again (the polls ran on their safety-net schedule meanwhile).
  */
 import type { Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
@@ -18,7 +22,10 @@ import type { LiveExecutor } from './executor.ts';
 import type { Journal } from './journal.ts';
 import type { Poller } from './poller.ts';
 
-export type UserHub = Pick<UserHubClient, 'userEvents' | 'state$' | 'start' | 'stop'>;
+export type UserHub = Pick<UserHubClient, 'userEvents' | 'state$' | 'start' | 'stop' | 'restart'>;
+
+/** Default bound (gateway ms) after which a trade the polls found and the hub did not deliver means a silent hub. */
+export const DEFAULT_USER_SILENCE_MS = 60_000;
 
 export interface RealtimeFeedOptions {
   readonly hub: UserHub;
@@ -29,12 +36,18 @@ export interface RealtimeFeedOptions {
   readonly logger: Logger;
   /** Wall ms between attempts when the first connection fails (the client reconnects by itself after that). */
   readonly retryStartMs?: number;
+  /** The gateway's clock (trade timestamps are on it). */
+  readonly now?: () => number;
+  /** Gateway ms a trade may go undelivered by a connected hub before the hub is taken as silent. */
+  readonly silenceMs?: number;
 }
 
 /** Held trades kept at most; older ones are left to the trade poll. */
 const MAX_HELD = 1_000;
 /** Wall ms between retries of held trades while no event comes. */
 const HELD_RETRY_MS = 250;
+/** Trade ids the hub delivered (or the watchdog accounted for) that are remembered: a window, not the whole run. */
+const SEEN_TRADES = 4_096;
 
 export class RealtimeFeed {
   private readonly o: RealtimeFeedOptions;
@@ -47,6 +60,12 @@ export class RealtimeFeed {
   private epoch = 0;
   /** Events applied, by kind (for the status line and tests). */
   readonly counts = { order: 0, trade: 0, position: 0, account: 0 };
+  /** Trade ids delivered by the hub, oldest first (bounded). */
+  private readonly seenTrades = new Set<number>();
+  private connectedAt = Number.NaN;
+  private restarting = false;
+  /** Reconnects made by the watchdog. */
+  restarts = 0;
 
   constructor(options: RealtimeFeedOptions) {
     this.o = options;
@@ -83,10 +102,12 @@ export class RealtimeFeed {
     if (this.stopped) return;
     this.o.journal.record('realtime', 'event', null, { state });
     if (state !== 'connected') {
+      this.connectedAt = Number.NaN;
       this.epoch++;
       this.o.poller.setRealtime(false);
       return;
     }
+    this.connectedAt = (this.o.now ?? Date.now)();
     const epoch = ++this.epoch;
     // Whatever happened while the hub was away is read in full before the polls slow down.
     void this.o.poller.refreshAccountState().then(
@@ -111,6 +132,7 @@ export class RealtimeFeed {
           break;
         case 'trade':
           if (event.trade.accountId !== this.o.accountId) return;
+          this.remember(event.trade.id);
           this.hold(event.trade);
           break;
         case 'position':
@@ -126,6 +148,53 @@ export class RealtimeFeed {
       // The same record reaches the executor again through the polls; losing the event loses nothing.
       this.o.logger.error({ err: error, kind: event.kind }, 'realtime event could not be applied; the next poll will');
     }
+  }
+
+  /**
+   * The trades a poll found: one the connected hub should have delivered long ago and did not means the
+   * hub is silent. Logged, journaled, and the hub is reconnected (its subscriptions made again).
+   */
+  notePolledTrades(trades: readonly S.Trade[]): void {
+    if (this.stopped || this.restarting || Number.isNaN(this.connectedAt)) return;
+    const now = (this.o.now ?? Date.now)();
+    const bound = this.o.silenceMs ?? DEFAULT_USER_SILENCE_MS;
+    const missed: number[] = [];
+    for (const trade of trades) {
+      if (trade.accountId !== this.o.accountId || this.seenTrades.has(trade.id)) continue;
+      const created = Date.parse(trade.creationTimestamp);
+      if (!(created >= this.connectedAt && now - created >= bound)) continue;
+      missed.push(trade.id);
+      this.remember(trade.id);
+    }
+    if (missed.length === 0) return;
+    this.o.logger.warn(
+      { trades: missed, boundMs: bound },
+      'user hub connected but it did not deliver trades the poll found; reconnecting (the polls confirmed them)',
+    );
+    this.o.journal.record('realtime', 'event', null, { state: 'silent', trades: missed });
+    this.restarting = true;
+    this.restarts++;
+    void this.o.hub
+      .restart()
+      .catch((error: unknown) => {
+        if (this.stopped) return;
+        this.o.logger.warn({ err: error }, 'user hub reconnect failed; trying again in the background');
+        this.connection?.cancel();
+        this.connection = connectInBackground(() => this.o.hub.start(), {
+          logger: this.o.logger,
+          what: 'realtime user hub',
+          retryMs: this.o.retryStartMs ?? 5_000,
+        });
+      })
+      .finally(() => {
+        this.restarting = false;
+      });
+  }
+
+  private remember(tradeId: number): void {
+    this.seenTrades.delete(tradeId);
+    this.seenTrades.add(tradeId);
+    if (this.seenTrades.size > SEEN_TRADES) this.seenTrades.delete(this.seenTrades.values().next().value!);
   }
 
   private hold(trade: S.Trade): void {

@@ -245,6 +245,10 @@ export class LiveSession {
               contracts,
               logger: logger.child({ part: 'market-hub' }),
               route: (id) => routes.route(id),
+              now,
+              speed: o.speed ?? 1,
+              quoteSilenceMs: config.gateway.quoteSilenceMs,
+              onSilence: (event) => journal?.record('market-hub', 'event', null, event),
             })
           : undefined;
       const engine = createEngine({
@@ -310,6 +314,7 @@ export class LiveSession {
         onTradingAccount: (t) => hooks.session?.onTradingAccount(t),
         route: (id) => routes.route(id),
         onRound: async () => hooks.session?.onRound(),
+        onTrades: (trades) => hooks.session?.realtime?.notePolledTrades(trades),
       });
       const session = new LiveSession(o, client, journal, executor, poller, engine, account, report);
       session.market = market;
@@ -322,6 +327,8 @@ export class LiveSession {
           journal,
           accountId: account.id,
           logger: hubLogger,
+          now,
+          silenceMs: config.gateway.userSilenceMs,
         });
       }
       session.admin = admin;
@@ -419,6 +426,7 @@ export class LiveSession {
             return;
           }
           if (chunk.partial) return;
+          this.market?.noteBar(contractId);
           this.closedBars++;
           if (
             config.session.maxBars !== undefined &&

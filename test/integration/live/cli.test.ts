@@ -83,6 +83,40 @@ describe('tickline paper', () => {
     }
   }, 60_000);
 
+  it('a clean stop (session.maxBars reached) prints no warning or stack trace on standard error and exits 0', async () => {
+    const configFile = path.join(dir, 'clean.yaml');
+    writeFileSync(configFile, `${CONFIG}session: { maxBars: 3 }\n`);
+    const { code, out, err } = await runPaper(configFile);
+    expect(code, err).toBe(0);
+    expect(out).toMatch(/session ended: /);
+    // The hubs' unsubscriptions cancelled by the closing connection are expected at a stop, not warnings.
+    // (A loaded machine may log a catch-up of bars while running; nothing about the stop is a warning.)
+    const warnings = err
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; part?: string })
+      .filter((line) => line.level >= 40);
+    expect(err).not.toMatch(/Invocation canceled/);
+    expect(err).not.toMatch(/"stack"|\n\s+at /);
+    expect(
+      warnings.filter(
+        (w) =>
+          w.part === 'realtime' || w.part === 'market-hub' || /hub|subscri|clos|stop|final poll|interrupt/i.test(w.msg),
+      ),
+    ).toEqual([]);
+  }, 60_000);
+
+  it('a session in which the gateway rejected every order says so at the end and exits 1', async () => {
+    const configFile = path.join(dir, 'rejected.yaml');
+    // 500 contracts need far more margin than the demo account has: the simulator rejects every place.
+    writeFileSync(configFile, `${CONFIG.replace('size: 1 }', 'size: 500 }')}session: { maxBars: 8 }\n`);
+    const { code, out, err } = await runPaper(configFile);
+    expect(code, err).toBe(1);
+    expect(out).toMatch(/ rejected {2}clibot-1 (buy|sell) 500 ESZ6 market: .*InsufficientFunds/);
+    expect(out).toMatch(/\nevery order of the session was rejected \(\d+\); the first: .*InsufficientFunds/);
+    expect(err).toMatch(/paper: every order of the session was rejected/);
+  }, 60_000);
+
   it('a strategy that throws: halted, the account flattened (onStrategyError: flatten), a final status line, exit 1', async () => {
     const configFile = path.join(dir, 'throws.yaml');
     const strategy = path.join(import.meta.dirname, 'fixtures/opens-then-throws.mjs');
@@ -120,3 +154,17 @@ describe('tickline paper', () => {
     }
   }, 60_000);
 });
+
+/** Runs `tickline paper` to its end and collects its exit code and outputs. */
+async function runPaper(configFile: string): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [path.join(REPO, 'bin/tickline.js'), 'paper', '--config', configFile], {
+    cwd: path.dirname(configFile),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  return { code, out, err };
+}

@@ -10,8 +10,13 @@ const RS = '\u001e';
 
 export interface HubProxy {
   readonly url: string;
-  /** Records from the hub that are discarded (the predicate sees one record's JSON text). */
-  discard(predicate: ((record: string) => boolean) | undefined): void;
+  /**
+   * Records from the hub that are discarded (the predicate sees one record's JSON text, the connection's
+   * number, counted from 1 in the order connections were accepted, and its path: `/hubs/market?...`).
+   */
+  discard(predicate: ((record: string, connection: number, path: string) => boolean) | undefined): void;
+  /** Connections accepted so far (the number of the last one). */
+  readonly accepted: number;
   /** Records discarded so far. */
   readonly discarded: string[];
   /** Close every connection and refuse new ones until `restore()`. */
@@ -27,14 +32,17 @@ export async function startHubProxy(target: string): Promise<HubProxy> {
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
   const discarded: string[] = [];
-  let predicate: ((record: string) => boolean) | undefined;
+  let predicate: ((record: string, connection: number, path: string) => boolean) | undefined;
   let refusing = false;
+  let accepted = 0;
 
   server.on('connection', (client, request) => {
     if (refusing) {
       client.terminate();
       return;
     }
+    const number = ++accepted;
+    const requestPath = request.url ?? '/';
     const headers: Record<string, string> = {};
     if (request.headers.authorization) headers.authorization = request.headers.authorization;
     const upstream = new WebSocket(`${target.replace(/^http/, 'ws')}${request.url ?? '/'}`, { headers });
@@ -52,7 +60,7 @@ export async function startHubProxy(target: string): Promise<HubProxy> {
       if (predicate === undefined) return client.send(text);
       const kept = text.split(RS).filter((record, i, all) => {
         if (i === all.length - 1 && record === '') return true;
-        if (!predicate!(record)) return true;
+        if (!predicate!(record, number, requestPath)) return true;
         discarded.push(record);
         return false;
       });
@@ -74,6 +82,9 @@ export async function startHubProxy(target: string): Promise<HubProxy> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     discard: (p) => (predicate = p),
     discarded,
+    get accepted() {
+      return accepted;
+    },
     cut: () => {
       refusing = true;
       for (const pair of [...pairs]) {

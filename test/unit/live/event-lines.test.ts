@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decisionLine, fillLine, orderLine } from '../../../src/adapters/live/event-lines.ts';
+import {
+  dayLine,
+  decisionLine,
+  fillLine,
+  LineDates,
+  limitsText,
+  orderLine,
+  RejectionTally,
+} from '../../../src/adapters/live/event-lines.ts';
 import { flattenText } from '../../../src/adapters/live/kill-switch.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, OrderUpdate } from '../../../src/engine/types.ts';
@@ -110,5 +118,68 @@ describe('readable event lines', () => {
     ).toBe(
       'account DEMO-1 is NOT flat: 1 open order(s), 1 position(s) remain (no open order to cancel, no position to close; 3 rounds); failures: Position/closeContract: OrderRejected',
     );
+  });
+
+  it('dates: the first line and every line after a change of UTC date carry the date; times only in between', () => {
+    const dated = { ...ctx, dates: new LineDates() };
+    const late = Date.UTC(2026, 10, 23, 23, 59, 58);
+    const afterMidnight = Date.UTC(2026, 10, 24, 0, 0, 3);
+    expect(orderLine(dated, update({}), undefined)).toBe(
+      '2026-11-23 14:30:05 placed    bot-7 buy 2 ESZ6 limit 6400.25',
+    );
+    expect(orderLine(dated, update({ state: 'cancelled', time: late }), update({}))).toBe(
+      '23:59:58 cancelled bot-7 buy 2 ESZ6 limit 6400.25',
+    );
+    expect(orderLine(dated, update({ orderId: 'bot-8', time: afterMidnight }), undefined)).toMatch(
+      /^2026-11-24 00:00:03 placed {4}bot-8 /,
+    );
+    expect(orderLine(dated, update({ orderId: 'bot-9', time: afterMidnight + 1_000 }), undefined)).toMatch(
+      /^00:00:04 placed {4}bot-9 /,
+    );
+  });
+
+  it('a trading day opens with its date, the previous day PnL and the limits in force; it dates the lines after it', () => {
+    const dated = { ...ctx, dates: new LineDates() };
+    // CME: the trading day of 2026-12-10 starts on 2026-12-09 at 17:00 CT (23:00 UTC).
+    const start = Date.UTC(2026, 11, 9, 23, 0, 0);
+    const limits = {
+      dailyLossLimit: 1_000,
+      dailyLossFloor: 49_120,
+      maximumLossLimit: { amount: 2_000, variant: 'trailingEndOfDay' },
+      maximumLossFloor: 48_120,
+      personalDailyLossLimit: 500,
+    };
+    expect(dayLine(dated, { time: start, tradingDay: '2026-12-10', previousDayPnl: -12.5, limits })).toBe(
+      '--- 2026-12-09 (trading day 2026-12-10) previous day PnL -$12.50, limits: daily loss $1000.00 (floor $49120.00), ' +
+        'maximum loss $2000.00 trailingEndOfDay (floor $48120.00), personal daily loss $500.00',
+    );
+    expect(orderLine(dated, update({ time: start + 5_000 }), undefined)).toMatch(/^23:00:05 placed/);
+    expect(
+      dayLine(ctx, {
+        time: start,
+        tradingDay: '2026-12-10',
+        previousDayPnl: undefined,
+        limits: { dailyLossFloor: -Infinity, maximumLossFloor: -Infinity },
+      }),
+    ).toBe(
+      '--- 2026-12-09 (trading day 2026-12-10) no previous day in this session, limits: none checked by the guard',
+    );
+    expect(limitsText({ dailyLossFloor: -Infinity, maximumLossFloor: -Infinity, personalDailyProfitTarget: 800 })).toBe(
+      'personal profit target $800.00',
+    );
+  });
+
+  it('a session whose every order was rejected is told at the end; one accepted order is enough to say nothing', () => {
+    const tally = new RejectionTally();
+    expect(tally.summary()).toBeUndefined();
+    tally.note(update({ state: 'pending' }));
+    tally.note(update({ state: 'rejected', reason: 'InsufficientFunds (3)' }));
+    tally.note(update({ orderId: 'bot-8', state: 'pending' }));
+    tally.note(update({ orderId: 'bot-8', state: 'rejected', reason: 'OutsideTradingHours (2)' }));
+    tally.note(update({ state: 'rejected', reason: 'again' }));
+    expect(tally.summary()).toBe('every order of the session was rejected (2); the first: InsufficientFunds (3)');
+    tally.note(update({ orderId: 'bot-9', state: 'working' }));
+    tally.note(update({ orderId: 'bot-10', state: 'rejected' }));
+    expect(tally.summary()).toBeUndefined();
   });
 });

@@ -46,6 +46,12 @@ class ScriptedHub {
   async stop(): Promise<void> {
     this.state$.next('disconnected');
   }
+  restarts = 0;
+  async restart(): Promise<void> {
+    this.restarts++;
+    this.state$.next('disconnected');
+    this.state$.next('connected');
+  }
 }
 
 interface Placed {
@@ -54,7 +60,7 @@ interface Placed {
   readonly size: number;
 }
 
-function setup(orders: readonly Placed[]) {
+function setup(orders: readonly Placed[], watch: Partial<RealtimeFeedOptions> = {}) {
   const journal = Journal.open(':memory:', { now: () => T });
   const executor = new LiveExecutor({
     client: noRequests,
@@ -80,7 +86,7 @@ function setup(orders: readonly Placed[]) {
     applyPosition: () => undefined,
     applyAccount: () => undefined,
   };
-  const feed = new RealtimeFeed({ hub, poller, executor, journal, accountId: ACCOUNT, logger: silentLogger });
+  const feed = new RealtimeFeed({ hub, poller, executor, journal, accountId: ACCOUNT, logger: silentLogger, ...watch });
   const record = (o: Placed, filled: number): S.Order => ({
     id: o.venueId,
     accountId: ACCOUNT,
@@ -115,6 +121,33 @@ const trade = (id: number, o: Placed): S.Trade => ({
 });
 
 describe('realtime events and polls', () => {
+  it('watchdog: a trade the poll found that the connected hub never delivered within the bound reconnects the hub, once', async () => {
+    const order: Placed = { tag: 'bot-1', venueId: 501, size: 2 };
+    let now = T;
+    const { hub, feed, journal } = setup([order], { now: () => now, silenceMs: 60_000 });
+    feed.start();
+    await new Promise((resolve) => setImmediate(resolve));
+    // Connected at T. Trade 1 came through the hub; trade 2 did not.
+    hub.events.next({ kind: 'trade', trade: trade(1, order) });
+    now = T + 30_000;
+    feed.notePolledTrades([trade(1, order), trade(2, order)]);
+    expect(hub.restarts).toBe(0); // not yet past the bound
+    now = T + 61_000;
+    feed.notePolledTrades([trade(1, order)]);
+    expect(hub.restarts).toBe(0); // delivered by the hub
+    feed.notePolledTrades([trade(1, order), trade(2, order)]);
+    expect(hub.restarts).toBe(1);
+    expect(feed.restarts).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The same trade in the next polls' overlap does not reconnect again; a trade from before the
+    // (new) connection is the polls' to confirm, not a sign of silence.
+    now = T + 200_000;
+    feed.notePolledTrades([trade(1, order), trade(2, order), trade(3, order)]);
+    expect(hub.restarts).toBe(1);
+    expect(journal.entries().some((e) => e.kind === 'realtime' && JSON.stringify(e).includes('silent'))).toBe(true);
+    await feed.stop();
+  });
+
   it('a trade that arrives before its order can be named is held, then applied when the order event names it', async () => {
     const order: Placed = { tag: 'bot-1', venueId: 501, size: 1 };
     const { journal, events, hub, feed, record } = setup([order]);
