@@ -264,7 +264,11 @@ export class LiveSession {
         riskStrategyId,
         clock: now,
         // The exchange's hours of each contract's root (today's week beyond the holiday data, as the simulator).
-        marketHours: contractMarketHours([...contracts.values()], { beyondCoverage: 'weeklyHours' }),
+        // The engine's contracts only: a followed symbol's months are the adapter's, not the engine's.
+        marketHours: contractMarketHours(
+          config.contracts.map((id) => contracts.get(id)!),
+          { beyondCoverage: 'weeklyHours' },
+        ),
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
         ...(market === undefined
