@@ -24,6 +24,7 @@ import {
   formatFraction,
   formatMoney,
   formatTime,
+  headlineVerdict,
   statisticRows,
 } from './format.ts';
 import { computeStatistics } from './statistics.ts';
@@ -452,7 +453,8 @@ const CHART_SCRIPT = `
     grid: { vertLines: { color: '#f3f4f6' }, horzLines: { color: '#f3f4f6' } },
     // The whole run fits the width at first, however many candles: zoom in from there.
     timeScale: { timeVisible: true, secondsVisible: false, borderColor: '#d1d5db', minBarSpacing: 0.001 },
-    rightPriceScale: { borderColor: '#d1d5db' },
+    // Each pane's scale fits what is in view (zoom to one era of a multi-year history and its candles fill the pane).
+    rightPriceScale: { borderColor: '#d1d5db', autoScale: true },
     localization: { dateFormat: 'yyyy-MM-dd' },
   });
   var price = chart.addSeries(LC.CandlestickSeries, {
@@ -469,7 +471,12 @@ const CHART_SCRIPT = `
   var ownPane = chartData.overlays.some(function (o) { return o.pane === 'own'; }) ? 1 : -1;
   chartData.overlays.forEach(function (overlay, k) {
     var options = { color: colours[k % colours.length], title: overlay.name };
-    if (overlay.pane === 'price') options.priceFormat = { type: 'price', precision: decimals, minMove: Math.pow(10, -decimals) };
+    if (overlay.pane === 'price') {
+      options.priceFormat = { type: 'price', precision: decimals, minMove: Math.pow(10, -decimals) };
+      // The price scale fits the candles in view only: an indicator warming up across a gap of years (a
+      // band mixing two eras' prices) must not stretch it until the candles are flat lines.
+      options.autoscaleInfoProvider = function () { return null; };
+    }
     report.overlays.push(line(overlay.values, options, overlay.pane === 'own' ? ownPane : 0));
   });
   var equityPane = ownPane === 1 ? 2 : 1;
@@ -502,10 +509,10 @@ const CHART_SCRIPT = `
 })();
 `;
 
-function verdictBadge(passed: boolean): string {
-  return passed
-    ? '<span class="badge pass" id="verdict">PASSED</span>'
-    : '<span class="badge fail" id="verdict">FAILED</span>';
+function verdictLine(input: ReportInput): string {
+  const verdict = headlineVerdict(input);
+  const cls = verdict.status === 'passed' ? 'pass' : verdict.status === 'failed' ? 'fail' : 'open';
+  return `<span class="badge ${cls}" id="verdict">${verdict.badge}</span> <span id="verdict-text">${escapeHtml(verdict.text)}</span>`;
 }
 
 /** The report as one HTML string. Computes the statistics when they are not given. */
@@ -539,7 +546,7 @@ export function renderReport(
 <main>
 <header>
 <h1>${title}</h1>
-<p>${verdictBadge(input.passed)} ${escapeHtml(input.verdict ?? '')}</p>
+<p>${verdictLine(input)}</p>
 <p class="muted">${escapeHtml(contract.name)} (<code>${escapeHtml(contract.id)}</code>), tick ${escapeHtml(String(contract.tickSize))} = ${escapeHtml(formatMoney(contract.tickValue))}; ${escapeHtml(period)}.<br>
 Order list hash <code id="order-list-hash">${escapeHtml(input.orderListHash)}</code>; ${escapeHtml(String(input.violations.length))} violation(s); net PnL ${escapeHtml(formatMoney(stats.netPnl))}, max drawdown ${escapeHtml(formatMoney(stats.maxDrawdown))}, longest drawdown ${escapeHtml(formatDuration(stats.maxDrawdownDurationMs))}.</p>
 ${warningsBlock(decisions, 'stopped')}${notesBlock(input)}
