@@ -30,6 +30,7 @@ interface ReportHandle {
     timeScale(): {
       timeToCoordinate(time: number): number | null;
       setVisibleLogicalRange(range: { from: number; to: number }): void;
+      getVisibleLogicalRange(): { from: number; to: number } | null;
     };
   };
   price: Series;
@@ -178,6 +179,23 @@ describe('HTML report in headless Chromium', () => {
     expect(await page.locator('#violations table').first().textContent()).toContain('Daily loss limit');
     expect(await page.locator('#daily tbody tr').count()).toBe(statistics.daily.length);
     expect(await page.locator('#trades tbody tr').count()).toBe(input.trades.length);
+    expect(await page.locator('#trade-analysis #by-hour tbody tr').count()).toBeGreaterThan(0);
+    // A click on a trade zooms the chart to its candles.
+    const pick = Math.floor(input.trades.length / 2);
+    await page.locator('#trade-list tbody tr').nth(pick).click();
+    const zoomed = await page.evaluate(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const report = (globalThis as unknown as PageWindow).ticklineReport as ReportHandle & {
+        zoomed: { from: number; to: number };
+      };
+      return { candles: report.zoomed, range: report.chart.timeScale().getVisibleLogicalRange() };
+    });
+    const picked = input.trades[pick]!;
+    const index = (t: number) => Array.from(input.bars.time).indexOf(t);
+    expect(zoomed.candles).toEqual({ from: index(picked.entryTime), to: index(picked.exitTime) });
+    expect(zoomed.range!.from).toBeLessThan(zoomed.candles.from);
+    expect(zoomed.range!.to).toBeGreaterThan(zoomed.candles.to);
+    expect(zoomed.range!.to - zoomed.range!.from).toBeLessThan(bars / 10);
     expect(errors).toEqual([]);
     expect(requests).toEqual([]);
     await page.close();
