@@ -37,6 +37,8 @@ export interface ClosedTrade {
   readonly fees: number;
   readonly exitFillId: string;
   readonly tradingDay: string;
+  /** The label of the intent that opened the position (`PlaceIntent.label`), when it had one. */
+  readonly label?: string | undefined;
 }
 
 export interface DayRecord {
@@ -76,6 +78,8 @@ export class PositionBook {
   entryTime = NaN;
   /** Entry fees per open contract not yet assigned to a closed trade. */
   entryFeePerContract = 0;
+  /** The label of the order that opened the position. */
+  entryLabel: string | undefined = undefined;
   lastPrice = NaN;
   realizedPnl = 0;
   fees = 0;
@@ -94,6 +98,7 @@ interface BookState {
   averagePrice: number;
   entryTime: number;
   entryFeePerContract: number;
+  entryLabel: string | undefined;
 }
 
 interface FillHistory {
@@ -117,6 +122,7 @@ interface ClosingStep {
   entryPrice: number;
   entryTime: number;
   entryFeePerContract: number;
+  entryLabel: string | undefined;
 }
 
 const closingStep: ClosingStep = {
@@ -126,6 +132,7 @@ const closingStep: ClosingStep = {
   entryPrice: NaN,
   entryTime: NaN,
   entryFeePerContract: 0,
+  entryLabel: undefined,
 };
 
 /**
@@ -138,6 +145,7 @@ function bookFill(
   feePerContract: number,
   tickValue: number,
   pnlInCents: boolean,
+  label: string | undefined,
 ): ClosingStep | undefined {
   const signed = fill.side === 'buy' ? fill.size : -fill.size;
   const before = state.size;
@@ -146,7 +154,10 @@ function bookFill(
     state.averagePrice = before === 0 ? fill.price : (state.averagePrice * before + fill.price * signed) / after;
     state.entryFeePerContract =
       before === 0 ? feePerContract : (state.entryFeePerContract * before + fill.fees * Math.sign(signed)) / after;
-    if (before === 0) state.entryTime = fill.time;
+    if (before === 0) {
+      state.entryTime = fill.time;
+      state.entryLabel = label;
+    }
     state.size = after;
     return undefined;
   }
@@ -162,17 +173,20 @@ function bookFill(
   step.entryPrice = state.averagePrice;
   step.entryTime = state.entryTime;
   step.entryFeePerContract = state.entryFeePerContract;
+  step.entryLabel = state.entryLabel;
   const after = before + signed;
   state.size = after;
   if (after === 0) {
     state.averagePrice = NaN;
     state.entryTime = NaN;
     state.entryFeePerContract = 0;
+    state.entryLabel = undefined;
   } else if (Math.sign(after) !== Math.sign(before)) {
     // Reversed through zero: the remainder opened a new position at the fill price.
     state.averagePrice = fill.price;
     state.entryTime = fill.time;
     state.entryFeePerContract = feePerContract;
+    state.entryLabel = label;
   }
   return step;
 }
@@ -311,6 +325,7 @@ export class Accounting {
       book.averagePrice = position.size === 0 ? NaN : position.averagePrice;
       book.entryTime = NaN;
       book.entryFeePerContract = 0;
+      book.entryLabel = undefined;
       if (!(book.lastPrice === book.lastPrice)) book.lastPrice = book.averagePrice;
     }
     if (this.today !== undefined) this.today.endBalance = this.balance;
@@ -351,7 +366,7 @@ export class Accounting {
    * Apply a fill; returns the closed trade when it reduced a position, undefined when it did not, and
    * null when this fill id was already applied (it is then ignored).
    */
-  applyFill(fill: Fill, tradingDay: string): ClosedTrade | undefined | null {
+  applyFill(fill: Fill, tradingDay: string, label?: string): ClosedTrade | undefined | null {
     if (this.rememberFills) {
       if (this.hasFill(fill.fillId)) return null;
       if (this.seenFills.size >= FILL_MEMORY) {
@@ -380,7 +395,7 @@ export class Accounting {
       return undefined;
     }
     if (this.rememberFills) this.historyOf(book).fills.push(fill);
-    const step = bookFill(book, fill, feePerContract, book.tickValue, this.pnlInCents);
+    const step = bookFill(book, fill, feePerContract, book.tickValue, this.pnlInCents, label);
     let closed: ClosedTrade | undefined;
     if (step !== undefined) {
       book.realizedPnl += step.pnl;
@@ -398,6 +413,7 @@ export class Accounting {
         fees: (step.entryFeePerContract + feePerContract) * step.closing,
         exitFillId: fill.fillId,
         tradingDay,
+        label: step.entryLabel,
       };
       this.trades.push(closed);
       if (this.trades.length > this.tradeMemory) this.trades.splice(0, this.trades.length - this.tradeMemory);
@@ -441,6 +457,7 @@ export class Accounting {
           averagePrice: book.averagePrice,
           entryTime: book.entryTime,
           entryFeePerContract: book.entryFeePerContract,
+          entryLabel: book.entryLabel,
         },
         fills: [],
         realized: 0,
@@ -464,13 +481,21 @@ export class Accounting {
     let realized = 0;
     for (const fill of history.fills)
       realized +=
-        bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue, this.pnlInCents)?.pnl ?? 0;
+        bookFill(
+          state,
+          fill,
+          fill.size === 0 ? 0 : fill.fees / fill.size,
+          book.tickValue,
+          this.pnlInCents,
+          fill === late ? undefined : book.entryLabel,
+        )?.pnl ?? 0;
     const delta = realized - history.realized;
     history.realized = realized;
     book.size = state.size;
     book.averagePrice = state.averagePrice;
     book.entryTime = state.entryTime;
     book.entryFeePerContract = state.entryFeePerContract;
+    book.entryLabel = state.entryLabel;
     book.realizedPnl += delta;
     this.realizedPnl += delta;
     if (this.today !== undefined) this.today.realizedPnl += delta;

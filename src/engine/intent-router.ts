@@ -145,13 +145,12 @@ export class IntentRouter {
     let intent: Intent = raw;
     if (raw.kind === 'target' && raw.id === undefined) {
       // The hot path of target-position strategies: one literal instead of two spreads.
-      const stamped: Intent = {
-        kind: 'target',
-        contractId:
-          raw.contractId === PRIMARY_CONTRACT ? this.resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId,
-        size: raw.size,
-        id: this.nextId(strategyId),
-      };
+      const contractId =
+        raw.contractId === PRIMARY_CONTRACT ? this.resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId;
+      const stamped: Intent =
+        raw.label === undefined
+          ? { kind: 'target', contractId, size: raw.size, id: this.nextId(strategyId) }
+          : { kind: 'target', contractId, size: raw.size, id: this.nextId(strategyId), label: raw.label };
       intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
     } else if (intent.id === undefined) intent = { ...intent, id: this.nextId(strategyId) };
     if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
@@ -222,6 +221,7 @@ export class IntentRouter {
           state: 'pending',
           trail,
           trailStop: trail === undefined ? NaN : trailStopPrice(trail),
+          label: intent.label,
         });
         this.rate.noteSent(time);
         this.venue.place(
@@ -298,14 +298,25 @@ export class IntentRouter {
       this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
       return;
     }
-    const order: PlaceIntent = {
-      kind: 'place',
-      id: intent.id!,
-      contractId: intent.contractId,
-      side: diff > 0 ? 'buy' : 'sell',
-      size: Math.abs(diff),
-      order: MARKET,
-    };
+    const order: PlaceIntent =
+      intent.label === undefined
+        ? {
+            kind: 'place',
+            id: intent.id!,
+            contractId: intent.contractId,
+            side: diff > 0 ? 'buy' : 'sell',
+            size: Math.abs(diff),
+            order: MARKET,
+          }
+        : {
+            kind: 'place',
+            id: intent.id!,
+            contractId: intent.contractId,
+            side: diff > 0 ? 'buy' : 'sell',
+            size: Math.abs(diff),
+            order: MARKET,
+            label: intent.label,
+          };
     const result = checkIntent(order, this.guard.refresh(time), this.limits);
     this.decisions.decide(strategyId, order, intent, result, time);
     if (result.accepted) this.execute(strategyId, order, result, decidedAt, time);

@@ -40,6 +40,8 @@ export function intentShapeProblem(raw: Intent): IntentShapeProblem | undefined 
     return { field: 'id', message: `id must be a string, got ${describe(intent.id)}` };
   if (intent.at !== undefined && !Number.isInteger(intent.at))
     return { field: 'at', message: `at must be a bar index, got ${describe(intent.at)}` };
+  if (intent.label !== undefined && typeof intent.label !== 'string')
+    return { field: 'label', message: `label must be a string, got ${describe(intent.label)}` };
   if (intent.unit !== undefined && intent.unit !== 'price' && intent.unit !== 'ticks')
     return { field: 'unit', message: `unit ${describe(intent.unit)} is not 'price' or 'ticks'` };
   switch (kind) {

@@ -25,6 +25,14 @@ export interface PlaceOptions {
   id?: string;
   /** What the price arguments are: `'price'` (default) or `'ticks'`. */
   unit?: PriceUnit;
+  /** Why the strategy enters: the label of the trade this order opens (trade analysis, trades.csv). */
+  label?: string;
+}
+
+export interface TargetOptions {
+  contractId?: string;
+  /** Why the strategy enters: the label of the trade the resulting order opens. */
+  label?: string;
 }
 
 function place(side: Side, size: number, order: PlaceIntent['order'], options: PlaceOptions): PlaceIntent {
@@ -39,12 +47,20 @@ function place(side: Side, size: number, order: PlaceIntent['order'], options: P
     ...(options.bracket === undefined ? {} : { bracket: options.bracket }),
     ...(options.id === undefined ? {} : { id: options.id }),
     ...(priced ? { unit: 'price' as const } : {}),
+    ...(options.label === undefined ? {} : { label: options.label }),
   };
 }
 
-/** Desired signed position: +2 long two, -1 short one, 0 flat. */
-export function target(size: number, contractId: string = PRIMARY_CONTRACT): TargetIntent {
-  return { kind: 'target', contractId, size };
+/**
+ * Desired signed position: +2 long two, -1 short one, 0 flat. The second argument is the contract id, or
+ * options with it and the entry's label: `target(1, { label: 'breakout' })`.
+ */
+export function target(size: number, where: string | TargetOptions = PRIMARY_CONTRACT): TargetIntent {
+  if (typeof where === 'string') return { kind: 'target', contractId: where, size };
+  const contractId = where.contractId ?? PRIMARY_CONTRACT;
+  return where.label === undefined
+    ? { kind: 'target', contractId, size }
+    : { kind: 'target', contractId, size, label: where.label };
 }
 
 export function marketOrder(side: Side, size: number, options: PlaceOptions = {}): PlaceIntent {

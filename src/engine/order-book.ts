@@ -29,6 +29,8 @@ export interface BookOrder extends WorkingOrder {
   state: OrderState;
   trailStop: number;
   trail: TrailState | undefined;
+  /** The intent's label (`PlaceIntent.label`): given to the trade its fills open. */
+  label?: string | undefined;
 }
 
 interface Provisional {
@@ -54,6 +56,8 @@ export function orderTowards(target: number, exposure: Exposure): number {
   return 0;
 }
 
+const LABEL_MEMORY = 1024;
+
 export class OrderBook {
   private readonly orders = new IdList<BookOrder>();
   /** Terminal orders whose reported fills have not all been delivered yet, by order id. */
@@ -61,6 +65,12 @@ export class OrderBook {
   private readonly provisionalNet = new Map<string, number>();
   /** Orders in the book with a trail to advance (read by the bar loop; kept by `add`, `remove` and `setTrail`). */
   trailingCount = 0;
+  /**
+   * Labels of orders that left the book: a venue may report an order filled before its fill (the simulated
+   * one does), and the fill still gives its label to the trade. Two generations keep memory bounded.
+   */
+  private goneLabels = new Map<string, string>();
+  private olderGoneLabels = new Map<string, string>();
 
   get size(): number {
     return this.orders.size;
@@ -72,6 +82,14 @@ export class OrderBook {
 
   get(id: string): BookOrder | undefined {
     return this.orders.get(id);
+  }
+
+  /** The label of an order in the book, or of one that left it lately (its last fill may come after). */
+  labelOf(id: string): string | undefined {
+    const order = this.orders.get(id);
+    if (order !== undefined) return order.label;
+    if (this.goneLabels.size === 0 && this.olderGoneLabels.size === 0) return undefined;
+    return this.goneLabels.get(id) ?? this.olderGoneLabels.get(id);
   }
 
   values(): BookOrder[] {
@@ -97,6 +115,13 @@ export class OrderBook {
    */
   remove(order: BookOrder): void {
     if (order.trail !== undefined) this.trailingCount--;
+    if (order.label !== undefined) {
+      if (this.goneLabels.size >= LABEL_MEMORY) {
+        this.olderGoneLabels = this.goneLabels;
+        this.goneLabels = new Map();
+      }
+      this.goneLabels.set(order.id, order.label);
+    }
     this.orders.delete(order.id);
     this.addProvisional(order.id, order.contractId, order.side, order.reportedFilled - order.filledSize);
   }

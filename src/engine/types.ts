@@ -116,6 +116,12 @@ export interface PlaceIntent extends IntentBase {
   readonly order: OrderSpec;
   readonly bracket?: BracketSpec;
   readonly unit?: PriceUnit;
+  /**
+   * Why the strategy enters (`'breakout'`, `'fade'`): carried to the trade this order opens (its entry's
+   * label in the report's trade analysis and in trades.csv). An order that only reduces a position leaves
+   * the trade's label as its entry set it.
+   */
+  readonly label?: string;
 }
 
 export interface ModifyIntent extends IntentBase {
@@ -145,6 +151,8 @@ export interface TargetIntent extends IntentBase {
   readonly kind: 'target';
   readonly contractId: string;
   readonly size: number;
+  /** Why: the label of the trade the order it becomes opens (see `PlaceIntent.label`). */
+  readonly label?: string;
 }
 
 export type Intent = PlaceIntent | ModifyIntent | CancelIntent | FlattenIntent | TargetIntent;

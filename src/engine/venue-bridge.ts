@@ -180,12 +180,13 @@ export class VenueBridge {
 
   private onFill(fill: Fill): void {
     if (fill.time >= this.enforcer.nextDayStart) this.enforcer.rollDay(fill.time);
-    const closed = this.accounting.applyFill(fill, this.rules.tradingDay);
+    const order = this.book.get(fill.orderId);
+    const label = order !== undefined ? order.label : this.book.labelOf(fill.orderId);
+    const closed = this.accounting.applyFill(fill, this.rules.tradingDay, label);
     if (closed === null) {
       this.logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
       return;
     }
-    const order = this.book.get(fill.orderId);
     if (order !== undefined) {
       order.filledSize += fill.size;
       if (order.reportedFilled < order.filledSize) order.reportedFilled = order.filledSize;

@@ -131,14 +131,33 @@ function equityColumns(
   return { equity, drawdown };
 }
 
+/**
+ * The candles where the data breaks: the first candle after each gap longer than the run's limit and the
+ * one holding each change of contract month. An overlay draws nothing there (a whitespace point), so its
+ * line is not drawn straight across years without data or a roll's jump in price.
+ */
+export function breakCandles(input: ReportInput, k: number): Set<number> {
+  const times = input.bars.time;
+  const breaks = new Set<number>();
+  if (times.length === 0) return breaks;
+  const first = times[0] as number;
+  const at = (t: number) => {
+    if (t > first) breaks.add(candleOf(input, k, t));
+  };
+  for (const gap of input.gaps ?? []) at(gap.to);
+  for (const roll of input.rolls ?? []) at(roll.time);
+  return breaks;
+}
+
 function overlays(input: ReportInput, grid: PriceGrid, k: number, candleCount: number): OverlayData[] {
   const n = input.bars.time.length;
+  const breaks = (input.overlays ?? []).length === 0 ? new Set<number>() : breakCandles(input, k);
   return (input.overlays ?? []).map((overlay) => {
     const pane = overlay.pane ?? 'price';
     const values: (number | null)[] = [];
     for (let candle = 0; candle < candleCount; candle++) {
       const value = overlay.values[Math.min(n, (candle + 1) * k) - 1] as number;
-      if (!Number.isFinite(value)) values.push(null);
+      if (!Number.isFinite(value) || breaks.has(candle)) values.push(null);
       else values.push(pane === 'price' ? priceOf(grid, value) : Number(value.toFixed(4)));
     }
     return { name: overlay.name, pane, values };

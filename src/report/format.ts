@@ -115,18 +115,45 @@ export function statisticRows(stats: Statistics): StatisticRow[] {
   ];
 }
 
+/** The one verdict a report leads with. */
+export interface HeadlineVerdict {
+  readonly status: 'passed' | 'failed' | 'open';
+  /** `PASSED`, `FAILED` or (an evaluation neither passed nor failed) `NOT PASSED`. */
+  readonly badge: string;
+  readonly text: string;
+}
+
+/**
+ * The verdict at the top of the report and in the terminal summary: the evaluation's when the run has one
+ * (its rules decide whether it passed: target, days, consistency), else the account's (no permanent
+ * violation, the target where one is set), so the page never shows two verdicts that disagree.
+ */
+export function headlineVerdict(run: Pick<ReportInput, 'passed' | 'verdict' | 'evaluation'>): HeadlineVerdict {
+  const evaluation = run.evaluation;
+  if (evaluation !== undefined) {
+    const status = evaluation.outcome.status;
+    return {
+      status,
+      badge: status === 'passed' ? 'PASSED' : status === 'failed' ? 'FAILED' : 'NOT PASSED',
+      text: `${evaluation.rules.name}: ${evaluation.outcome.summary}`,
+    };
+  }
+  return { status: run.passed ? 'passed' : 'failed', badge: run.passed ? 'PASSED' : 'FAILED', text: run.verdict ?? '' };
+}
+
 /**
  * A compact aligned table for the terminal: the verdict and hash when given, then every statistic.
  */
 export function renderSummary(
   stats: Statistics,
-  run?: Pick<ReportInput, 'title' | 'passed' | 'verdict' | 'orderListHash' | 'violations'>,
+  run?: Pick<ReportInput, 'title' | 'passed' | 'verdict' | 'orderListHash' | 'violations' | 'evaluation'>,
 ): string {
   const rows: StatisticRow[] = [];
   if (run) {
+    const verdict = headlineVerdict(run);
     rows.push({
-      label: 'Account',
-      value: `${run.passed ? 'PASSED' : 'FAILED'}${run.verdict ? ` (${run.verdict})` : ''}`,
+      label: run.evaluation === undefined ? 'Account' : 'Evaluation',
+      value: `${verdict.badge}${verdict.text ? ` (${verdict.text})` : ''}`,
     });
     rows.push({ label: 'Violations', value: String(run.violations.length) });
   }

@@ -24,10 +24,12 @@ import {
   formatFraction,
   formatMoney,
   formatTime,
+  headlineVerdict,
   statisticRows,
 } from './format.ts';
-import { computeStatistics } from './statistics.ts';
+import { cents, computeStatistics } from './statistics.ts';
 import { daysToPassHistogram, fanChart } from './svg.ts';
+import { analyseTrades, type TradeAnalysis, type TradeBreakdown } from './trade-analysis.ts';
 import type { ReportInput, Statistics } from './report-types.ts';
 import { validateReportInput } from './validate.ts';
 
@@ -78,12 +80,13 @@ export function table(
   rows: readonly (readonly string[])[],
   numeric: readonly boolean[],
   id?: string,
+  rowAttributes?: (index: number) => string,
 ): string {
   const head = headers.map((h, k) => `<th${numeric[k] ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
   const body = rows
     .map(
-      (row) =>
-        `<tr>${row.map((cell, k) => `<td${numeric[k] ? ' class="num"' : ''}>${escapeHtml(cell)}</td>`).join('')}</tr>`,
+      (row, index) =>
+        `<tr${rowAttributes === undefined ? '' : rowAttributes(index)}>${row.map((cell, k) => `<td${numeric[k] ? ' class="num"' : ''}>${escapeHtml(cell)}</td>`).join('')}</tr>`,
     )
     .join('\n');
   return `<table${id === undefined ? '' : ` id="${id}"`}><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
@@ -358,7 +361,53 @@ ${table(
 /** Most trades listed in the page; beyond it the first and last halves are shown (the CSV has them all). */
 const MAX_TRADE_ROWS = 1000;
 
-function tradesSection(input: ReportInput, grid: PriceGrid): string {
+function ticksText(ticks: number): string {
+  return Number.isInteger(ticks) ? String(ticks) : ticks.toFixed(2);
+}
+
+function breakdownTable(title: string, rows: readonly TradeBreakdown[], id: string): string {
+  return `<h3>${escapeHtml(title)}</h3>${table(
+    [
+      title
+        .split(' ')
+        .pop()!
+        .replace(/^./, (c) => c.toUpperCase()),
+      'Trades',
+      'Won',
+      'Win rate',
+      'Net PnL',
+      'Average net',
+    ],
+    rows.map((r) => [
+      r.key,
+      String(r.trades),
+      String(r.won),
+      formatFraction(r.winRate),
+      formatMoney(r.netPnl),
+      formatMoney(r.averageNet),
+    ]),
+    [false, true, true, true, true, true],
+    id,
+  )}`;
+}
+
+function tradeAnalysisSection(input: ReportInput, analysis: TradeAnalysis): string {
+  const facts = analysis.trades;
+  if (facts.length === 0)
+    return '<section id="trade-analysis"><h2>Trade analysis</h2><p class="muted">No trade.</p></section>';
+  const mean = (values: readonly number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  const maeTicks = mean(facts.map((f) => f.maeTicks));
+  const mfeTicks = mean(facts.map((f) => f.mfeTicks));
+  const duration = mean(facts.map((f) => f.durationMs));
+  return `<section id="trade-analysis"><h2>Trade analysis</h2>
+<p>Average MAE <b>${escapeHtml(maeTicks.toFixed(2))}</b> ticks (${escapeHtml(formatMoney(cents(mean(facts.map((f) => f.mae)))))}), average MFE <b>${escapeHtml(mfeTicks.toFixed(2))}</b> ticks (${escapeHtml(formatMoney(cents(mean(facts.map((f) => f.mfe)))))}), average duration <b>${escapeHtml(formatDuration(duration))}</b> over ${facts.length} trades.</p>
+<p class="muted">MAE and MFE: the worst and best open PnL per contract from the high and low of every bar the trade was open (its entry's and its exit's bars included), in ticks of ${escapeHtml(String(input.contract.tickSize))}. Hours and weekdays of the entry in ${escapeHtml(analysis.timeZone)}; a trade wins when its PnL after fees is above zero. Click a trade in the table below to zoom the chart to it.</p>
+${breakdownTable('By entry label', analysis.byLabel, 'by-label')}
+${breakdownTable('By entry hour', analysis.byHour, 'by-hour')}
+${breakdownTable('By entry weekday', analysis.byWeekday, 'by-weekday')}</section>`;
+}
+
+function tradesSection(input: ReportInput, grid: PriceGrid, analysis: TradeAnalysis): string {
   const count = input.trades.length;
   if (count === 0) return '<section id="trades"><h2>Trades</h2><p class="muted">No trade.</p></section>';
   const half = MAX_TRADE_ROWS / 2;
@@ -372,6 +421,7 @@ function tradesSection(input: ReportInput, grid: PriceGrid): string {
       : (ticks * grid.tickSize).toFixed(grid.decimals + 2);
   const rows = indices.map((i) => {
     const t = input.trades[i]!;
+    const f = analysis.trades[i]!;
     return [
       String(i + 1),
       t.side === 'buy' ? 'Long' : 'Short',
@@ -383,6 +433,10 @@ function tradesSection(input: ReportInput, grid: PriceGrid): string {
       formatMoney(t.pnl),
       formatMoney(t.fees),
       formatMoney(t.pnl - t.fees),
+      formatDuration(f.durationMs),
+      ticksText(f.maeTicks),
+      ticksText(f.mfeTicks),
+      f.label ?? '',
     ];
   });
   const note =
@@ -390,9 +444,29 @@ function tradesSection(input: ReportInput, grid: PriceGrid): string {
       ? ''
       : `<p class="muted">The first and last ${half} of ${count} trades; the trades CSV has every one.</p>\n`;
   return `<section id="trades"><h2>Trades</h2>\n${note}${table(
-    ['#', 'Side', 'Size', 'Entry (UTC)', 'Entry price', 'Exit (UTC)', 'Exit price', 'PnL', 'Fees', 'Net'],
+    [
+      '#',
+      'Side',
+      'Size',
+      'Entry (UTC)',
+      'Entry price',
+      'Exit (UTC)',
+      'Exit price',
+      'PnL',
+      'Fees',
+      'Net',
+      'Duration',
+      'MAE (ticks)',
+      'MFE (ticks)',
+      'Label',
+    ],
     rows,
-    [true, false, true, false, true, false, true, true, true, true],
+    [true, false, true, false, true, false, true, true, true, true, false, true, true, false],
+    'trade-list',
+    (row) => {
+      const t = input.trades[indices[row]!]!;
+      return ` class="zoom" data-from="${t.entryTime / 1000}" data-to="${t.exitTime / 1000}" title="Zoom the chart to this trade"`;
+    },
   )}</section>`;
 }
 
@@ -413,6 +487,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:24px 0 8px;border-bott
 .pass{background:#15803d}.fail{background:#b91c1c}.open{background:#92400e}code{font-family:ui-monospace,monospace}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:3px 10px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
 th{background:#f9fafb}.num{text-align:right}
+tr.zoom{cursor:zoom-in}tr.zoom:hover{background:#eff6ff}
 `;
 
 const STYLE = `${BASE_STYLE}
@@ -452,7 +527,8 @@ const CHART_SCRIPT = `
     grid: { vertLines: { color: '#f3f4f6' }, horzLines: { color: '#f3f4f6' } },
     // The whole run fits the width at first, however many candles: zoom in from there.
     timeScale: { timeVisible: true, secondsVisible: false, borderColor: '#d1d5db', minBarSpacing: 0.001 },
-    rightPriceScale: { borderColor: '#d1d5db' },
+    // Each pane's scale fits what is in view (zoom to one era of a multi-year history and its candles fill the pane).
+    rightPriceScale: { borderColor: '#d1d5db', autoScale: true },
     localization: { dateFormat: 'yyyy-MM-dd' },
   });
   var price = chart.addSeries(LC.CandlestickSeries, {
@@ -469,7 +545,12 @@ const CHART_SCRIPT = `
   var ownPane = chartData.overlays.some(function (o) { return o.pane === 'own'; }) ? 1 : -1;
   chartData.overlays.forEach(function (overlay, k) {
     var options = { color: colours[k % colours.length], title: overlay.name };
-    if (overlay.pane === 'price') options.priceFormat = { type: 'price', precision: decimals, minMove: Math.pow(10, -decimals) };
+    if (overlay.pane === 'price') {
+      options.priceFormat = { type: 'price', precision: decimals, minMove: Math.pow(10, -decimals) };
+      // The price scale fits the candles in view only: an indicator warming up across a gap of years (a
+      // band mixing two eras' prices) must not stretch it until the candles are flat lines.
+      options.autoscaleInfoProvider = function () { return null; };
+    }
     report.overlays.push(line(overlay.values, options, overlay.pane === 'own' ? ownPane : 0));
   });
   var equityPane = ownPane === 1 ? 2 : 1;
@@ -495,6 +576,24 @@ const CHART_SCRIPT = `
   var shares = ownPane === 1 ? [0.5, 0.16, 0.19, 0.15] : [0.6, 0.23, 0.17];
   panes.forEach(function (pane, k) { if (shares[k]) pane.setStretchFactor(shares[k]); });
   chart.timeScale().fitContent();
+  // A trade's zoom: its candles with as many again on each side (at least 20), the price scale fitting them.
+  function candleAt(t) {
+    var low = 0, high = candles.t.length - 1, found = 0;
+    while (low <= high) { var mid = (low + high) >> 1; if (candles.t[mid] <= t) { found = mid; low = mid + 1; } else high = mid - 1; }
+    return found;
+  }
+  report.zoomTo = function (from, to) {
+    var a = candleAt(from), b = candleAt(to), pad = Math.max(20, b - a);
+    chart.timeScale().setVisibleLogicalRange({ from: a - pad, to: b + pad });
+    return { from: a, to: b };
+  };
+  var list = document.getElementById('trade-list');
+  if (list) list.addEventListener('click', function (event) {
+    var row = event.target.closest('tr.zoom');
+    if (!row) return;
+    report.zoomed = report.zoomTo(Number(row.getAttribute('data-from')), Number(row.getAttribute('data-to')));
+    target.scrollIntoView({ block: 'start' });
+  });
   report.chart = chart;
   report.price = price;
   report.panes = panes.length;
@@ -502,10 +601,10 @@ const CHART_SCRIPT = `
 })();
 `;
 
-function verdictBadge(passed: boolean): string {
-  return passed
-    ? '<span class="badge pass" id="verdict">PASSED</span>'
-    : '<span class="badge fail" id="verdict">FAILED</span>';
+function verdictLine(input: ReportInput): string {
+  const verdict = headlineVerdict(input);
+  const cls = verdict.status === 'passed' ? 'pass' : verdict.status === 'failed' ? 'fail' : 'open';
+  return `<span class="badge ${cls}" id="verdict">${verdict.badge}</span> <span id="verdict-text">${escapeHtml(verdict.text)}</span>`;
 }
 
 /** The report as one HTML string. Computes the statistics when they are not given. */
@@ -522,6 +621,7 @@ export function renderReport(
     maxMarkers: options.maxMarkers ?? DEFAULT_MAX_POINTS,
     decisions: decisionMarks(decisions),
   });
+  const analysis = analyseTrades(input);
   const title = escapeHtml(input.title);
   const span = barSpan(input);
   const period =
@@ -539,7 +639,7 @@ export function renderReport(
 <main>
 <header>
 <h1>${title}</h1>
-<p>${verdictBadge(input.passed)} ${escapeHtml(input.verdict ?? '')}</p>
+<p>${verdictLine(input)}</p>
 <p class="muted">${escapeHtml(contract.name)} (<code>${escapeHtml(contract.id)}</code>), tick ${escapeHtml(String(contract.tickSize))} = ${escapeHtml(formatMoney(contract.tickValue))}; ${escapeHtml(period)}.<br>
 Order list hash <code id="order-list-hash">${escapeHtml(input.orderListHash)}</code>; ${escapeHtml(String(input.violations.length))} violation(s); net PnL ${escapeHtml(formatMoney(stats.netPnl))}, max drawdown ${escapeHtml(formatMoney(stats.maxDrawdown))}, longest drawdown ${escapeHtml(formatDuration(stats.maxDrawdownDurationMs))}.</p>
 ${warningsBlock(decisions, 'stopped')}${notesBlock(input)}
@@ -551,7 +651,8 @@ ${evaluationSection(input)}
 ${decisionsSection(input, decisions)}
 ${rulesSection(input)}
 ${dailySection(stats)}
-${tradesSection(input, grid)}
+${tradeAnalysisSection(input, analysis)}
+${tradesSection(input, grid, analysis)}
 ${configSection(input)}
 <footer><p class="muted">tickline backtest report. Times in UTC. Sharpe and Sortino from daily returns, annualised with sqrt(252), risk-free rate 0. Charts by TradingView Lightweight Charts&trade; (Apache License 2.0).${input.generatedAt ? ` Generated ${escapeHtml(input.generatedAt)}.` : ''}</p></footer>
 </main>

@@ -14,6 +14,7 @@ import type { GuardResult } from '../engine/risk.ts';
 import type { Intent } from '../engine/types.ts';
 import type { RunEvaluation } from './evaluation-report.ts';
 import type { PreparedChart } from './chart-data.ts';
+import type { TradeExcursion } from './trade-analysis.ts';
 
 export interface ReportContract {
   /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
@@ -46,7 +47,7 @@ export interface ReportBars {
  */
 export type ClosedTrade = Pick<
   EngineClosedTrade,
-  'contractId' | 'side' | 'size' | 'entryTime' | 'exitTime' | 'entryPrice' | 'exitPrice' | 'pnl' | 'fees'
+  'contractId' | 'side' | 'size' | 'entryTime' | 'exitTime' | 'entryPrice' | 'exitPrice' | 'pnl' | 'fees' | 'label'
 >;
 
 /**
@@ -124,6 +125,8 @@ export interface StreamedBars {
   readonly first: number;
   readonly last: number;
   readonly chart: PreparedChart;
+  /** Each trade's MAE and MFE, gathered while the bars passed (`ExcursionTracker`). */
+  readonly excursions?: readonly TradeExcursion[];
 }
 
 export interface ReportInput {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { writeReport } from '../../report/html.ts';
 import { evaluationJson } from '../../report/evaluation-report.ts';
 import { cents } from '../../report/statistics.ts';
+import { analyseTrades } from '../../report/trade-analysis.ts';
 import type { ClosedTrade } from '../../report/report-types.ts';
 import type { OrderRecord } from './venue-book.ts';
 import type { BacktestOutcome } from './definition-run.ts';
@@ -31,7 +32,13 @@ export interface WrittenFiles {
   readonly files: readonly string[];
 }
 
-const TRADES_CSV_HEADER = 'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net';
+const TRADES_CSV_HEADER =
+  'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net,durationSeconds,maeTicks,mfeTicks,mae,mfe,label';
+
+/** A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break. */
+function csvField(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
 
 /** A round turn as trades.json and trades.csv hold it: prices as decimals, times ISO, money in cents. */
 export const TradeRow = z.strictObject({
@@ -45,6 +52,15 @@ export const TradeRow = z.strictObject({
   pnl: z.number(),
   fees: z.number(),
   net: z.number(),
+  /** Exit time minus entry time, in seconds. */
+  durationSeconds: z.number(),
+  /** Maximum adverse and favourable excursion per contract, in ticks (<= 0, >= 0), and in money for the size. */
+  maeTicks: z.number(),
+  mfeTicks: z.number(),
+  mae: z.number(),
+  mfe: z.number(),
+  /** The entry's label (the intent's `label`), null without one. */
+  label: z.string().nullable(),
 });
 export type TradeRow = z.infer<typeof TradeRow>;
 
@@ -82,7 +98,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     Number.isInteger(ticks) ? grid.toPrice(ticks) : Number((ticks * grid.tickSize).toFixed(grid.decimals + 4));
   const iso = new IsoTimeFormatter();
   const at = (ms: number): string => iso.format(ms);
-  const tradeRow = (t: ClosedTrade): TradeRow => ({
+  const facts = analyseTrades(outcome.report).trades;
+  const tradeRow = (t: ClosedTrade, i: number): TradeRow => ({
     contractId: t.contractId,
     side: t.side === 'buy' ? 'long' : 'short',
     size: t.size,
@@ -93,6 +110,12 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     pnl: cents(t.pnl),
     fees: cents(t.fees),
     net: cents(t.pnl - t.fees),
+    durationSeconds: (t.exitTime - t.entryTime) / 1000,
+    maeTicks: facts[i]!.maeTicks,
+    mfeTicks: facts[i]!.mfeTicks,
+    mae: facts[i]!.mae,
+    mfe: facts[i]!.mfe,
+    label: t.label ?? null,
   });
   const orderRow = (o: OrderRecord): OrderRow => ({
     id: o.id,
@@ -146,10 +169,10 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     writeStreamed(file('trades.json'), (jsonFile) => {
       csvFile.write(`${TRADES_CSV_HEADER}\n`);
       const array = new JsonArrayText(jsonFile, layout, tradeJson);
-      for (const trade of result.trades) {
-        const t = tradeRow(trade);
+      for (let i = 0; i < result.trades.length; i++) {
+        const t = tradeRow(result.trades[i]!, i);
         csvFile.write(
-          `${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net}\n`,
+          `${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net},${t.durationSeconds},${t.maeTicks},${t.mfeTicks},${t.mae},${t.mfe},${t.label === null ? '' : csvField(t.label)}\n`,
         );
         array.add(t);
       }

@@ -28,6 +28,7 @@ import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import { CandleBuilder } from '../../report/chart-data.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
+import { ExcursionTracker } from '../../report/trade-analysis.ts';
 import type { ClosedTrade, EquityCurve, ReportInput } from '../../report/report-types.ts';
 import type { BacktestOutcome, ExecuteOptions } from './definition-run.ts';
 import {
@@ -198,6 +199,8 @@ class StreamedGathering {
   readonly dayEnds: { day: string; equity: number }[] = [];
   endingEquity: number | undefined;
   readonly spans = new TradeSpans();
+  /** Each trade's MAE and MFE, from the bars as they pass (the whole run reads them from its bars: the same). */
+  readonly excursions = new ExcursionTracker();
   readonly candles: CandleBuilder;
   readonly rows: EquityRowPicker | EquityCsvRows;
   first = Number.NaN;
@@ -233,6 +236,7 @@ class StreamedGathering {
       this.rows.addExit(trade.exitTime);
       this.spans.closed(trade);
     }
+    this.excursions.add(bars, records.trades, records.openSince);
     const n = bars.time.length;
     if (n === 0) return;
     if (Number.isNaN(this.first)) this.first = bars.time[0]!;
@@ -446,6 +450,8 @@ function streamedOutcome(
   for (const note of notes) options.logger?.info(note);
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
   const span = { first: gathering.first, last: gathering.last, count: total };
+  // Trades the run closed after its last bar (the position left open at the end) close on that bar.
+  gathering.excursions.add(EMPTY_BARS, result.trades, Number.NaN);
   const report: ReportInput = {
     title,
     ...runReportFields(result, contract),
@@ -456,7 +462,7 @@ function streamedOutcome(
     timeframe: timeframeLabel(config.timeframe),
     overlays: [],
     config: reportConfig(config, contract, strategy, params, description, span, run.fee),
-    streamed: { ...span, chart: gathering.candles.result(contract.grid) },
+    streamed: { ...span, chart: gathering.candles.result(contract.grid), excursions: gathering.excursions.result() },
     notes,
   };
   const figures = {

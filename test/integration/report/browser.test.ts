@@ -15,7 +15,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../../../src/report/html.ts';
 import { writeSweepReport } from '../../../src/report/sweep-page.ts';
-import { annotatedRun, GAP_MS, generatedRun } from '../../unit/report/fixture.ts';
+import { annotatedRun, GAP_MS, generatedRun, twoEraRun } from '../../unit/report/fixture.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -23,9 +23,16 @@ const CHROMIUM = '/usr/bin/chromium';
 interface Series {
   data(): readonly { time: number; value?: number }[];
   getPane(): { paneIndex(): number };
+  priceScale(): { getVisibleRange(): { from: number; to: number } | null };
 }
 interface ReportHandle {
-  chart: { timeScale(): { timeToCoordinate(time: number): number | null } };
+  chart: {
+    timeScale(): {
+      timeToCoordinate(time: number): number | null;
+      setVisibleLogicalRange(range: { from: number; to: number }): void;
+      getVisibleLogicalRange(): { from: number; to: number } | null;
+    };
+  };
   price: Series;
   overlays: Series[];
   equity: Series;
@@ -138,10 +145,10 @@ describe('HTML report in headless Chromium', () => {
     expect(drawn.rolls).toBe(1);
     expect(drawn.panes).toBe(4);
     expect(drawn.overlays).toEqual([
-      // One value per candle, none while the indicator warms up.
-      { pane: 0, values: bars - 9 },
-      { pane: 0, values: bars - 29 },
-      { pane: 1, values: bars - 5 },
+      // One value per candle, none while the indicator warms up nor where the contract month changes.
+      { pane: 0, values: bars - 10 },
+      { pane: 0, values: bars - 30 },
+      { pane: 1, values: bars - 6 },
     ]);
     expect(drawn.equity).toBe(bars);
     expect([drawn.equityPane, drawn.drawdownPane]).toEqual([2, 3]);
@@ -152,7 +159,10 @@ describe('HTML report in headless Chromium', () => {
     expect(drawn.acrossGap).toBeCloseTo(drawn.spacing, 5);
 
     // The sections a reader scans.
+    // One verdict: the evaluation's, at the top and in its section.
     expect(await page.textContent('#verdict')).toBe('FAILED');
+    expect(await page.textContent('#evaluation-verdict')).toBe('FAILED');
+    expect(await page.textContent('#verdict-text')).toContain(input.evaluation!.outcome.summary);
     expect(await page.textContent('h1')).toBe('Generated run <ES> & friends');
     expect(await page.locator('#parameters tbody tr').first().textContent()).toContain('generated');
     expect(await page.locator('#parameters').textContent()).toContain('fast');
@@ -169,8 +179,76 @@ describe('HTML report in headless Chromium', () => {
     expect(await page.locator('#violations table').first().textContent()).toContain('Daily loss limit');
     expect(await page.locator('#daily tbody tr').count()).toBe(statistics.daily.length);
     expect(await page.locator('#trades tbody tr').count()).toBe(input.trades.length);
+    expect(await page.locator('#trade-analysis #by-hour tbody tr').count()).toBeGreaterThan(0);
+    // A click on a trade zooms the chart to its candles.
+    const pick = Math.floor(input.trades.length / 2);
+    await page.locator('#trade-list tbody tr').nth(pick).click();
+    const zoomed = await page.evaluate(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const report = (globalThis as unknown as PageWindow).ticklineReport as ReportHandle & {
+        zoomed: { from: number; to: number };
+      };
+      return { candles: report.zoomed, range: report.chart.timeScale().getVisibleLogicalRange() };
+    });
+    const picked = input.trades[pick]!;
+    const index = (t: number) => Array.from(input.bars.time).indexOf(t);
+    expect(zoomed.candles).toEqual({ from: index(picked.entryTime), to: index(picked.exitTime) });
+    expect(zoomed.range!.from).toBeLessThan(zoomed.candles.from);
+    expect(zoomed.range!.to).toBeGreaterThan(zoomed.candles.to);
+    expect(zoomed.range!.to - zoomed.range!.from).toBeLessThan(bars / 10);
     expect(errors).toEqual([]);
     expect(requests).toEqual([]);
+    await page.close();
+  });
+
+  it('breaks overlays at a gap of years and scales the price to the era in view', async () => {
+    const bars = 3000;
+    const gapAfter = 1500;
+    const input = twoEraRun(bars, gapAfter);
+    const file = path.join(directory, 'eras.html');
+    await writeReport(file, input);
+    const { page, errors } = await open(browser, file);
+    const frame = () => new Promise((resolve) => setTimeout(resolve, 250));
+    const zoom = async (from: number, to: number) => {
+      await page.evaluate(
+        ({ from, to }) =>
+          (globalThis as unknown as PageWindow).ticklineReport.chart.timeScale().setVisibleLogicalRange({ from, to }),
+        { from, to },
+      );
+      await page.evaluate(frame);
+      return page.evaluate(() =>
+        (globalThis as unknown as PageWindow).ticklineReport.price.priceScale().getVisibleRange(),
+      );
+    };
+    const gapTime = input.bars.time[gapAfter]! / 1000;
+    const overlay = await page.evaluate(
+      (t) => (globalThis as unknown as PageWindow).ticklineReport.overlays[0]!.data().find((d) => d.time === t),
+      gapTime,
+    );
+    // The first candle after the gap is whitespace for the overlay: no line drawn across the years.
+    expect(overlay?.value).toBeUndefined();
+    const prices = (from: number, to: number) => {
+      let low = Number.POSITIVE_INFINITY;
+      let high = Number.NEGATIVE_INFINITY;
+      for (let i = from; i < to; i++) {
+        low = Math.min(low, input.bars.low[i]! * 0.25);
+        high = Math.max(high, input.bars.high[i]! * 0.25);
+      }
+      return { low, high };
+    };
+    // Zoomed to either side (the moving average mixing both eras right after the gap included), the
+    // price scale spans that side's prices, not the whole history's.
+    for (const [from, to] of [
+      [0, gapAfter - 1],
+      [gapAfter, bars - 1],
+    ] as const) {
+      const range = (await zoom(from, to))!;
+      const side = prices(from, to + 1);
+      expect(range.from).toBeGreaterThanOrEqual(side.low - 1);
+      expect(range.to).toBeLessThanOrEqual(side.high + 1);
+      expect(range.to - range.from).toBeLessThan(2 * (side.high - side.low));
+    }
+    expect(errors).toEqual([]);
     await page.close();
   });
 

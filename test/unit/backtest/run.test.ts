@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { map } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { AccountConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/simulated-venue.ts';
@@ -8,6 +10,9 @@ import { orderListHash } from '../../../src/adapters/backtest/order-list-hash.ts
 import { syntheticBars } from '../../../src/data/synthetic-bars.ts';
 import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
+import { crossover, sma } from '../../../src/engine/indicators.ts';
+import { target } from '../../../src/engine/intents.ts';
+import { defineStrategy } from '../../../src/engine/strategy.ts';
 
 const contract = resolveContract('MESZ5');
 const bars = syntheticBars({
@@ -129,5 +134,34 @@ describe('orderListHash', () => {
     }
     expect(orderListHash(orders)).toBe(byText(orders));
     expect(orderListHash([])).toBe(byText([]));
+  });
+});
+
+describe('the entry label of an intent', () => {
+  it('reaches the trade its order opens, and changes nothing else of the run', () => {
+    const crossing = (labels: boolean) =>
+      defineStrategy({
+        name: 'sma-cross-labelled',
+        params: z.strictObject({ fast: z.number(), slow: z.number() }),
+        warmup: (p) => p.slow,
+        run: ({ bars: stream, params }) =>
+          stream().pipe(
+            crossover(sma(params.fast), sma(params.slow)),
+            map((cross) => {
+              const size = cross.direction === 'up' ? 1 : -1;
+              return labels ? target(size, { label: size > 0 ? 'cross up' : 'cross down' }) : target(size);
+            }),
+          ),
+      });
+    const plain = runBacktest({ ...base, strategy: crossing(false) });
+    const result = runBacktest({ ...base, strategy: crossing(true) });
+    expect(result.trades.length).toBeGreaterThan(3);
+    expect(result.orderListHash).toBe(plain.orderListHash);
+    result.trades.forEach((trade, i) => {
+      // A reversal closes the long a cross up opened (its label) and opens a short labelled cross down.
+      expect(trade.label).toBe(trade.side === 'buy' ? 'cross up' : 'cross down');
+      expect({ ...trade, label: undefined }).toEqual({ ...plain.trades[i], label: undefined });
+    });
+    expect(plain.trades.every((t) => t.label === undefined)).toBe(true);
   });
 });

@@ -62,7 +62,9 @@ describe('tickline backtest', () => {
       ].sort(),
     );
     const trades = readFileSync(path.join(outDir, 'trades.csv'), 'utf8').split('\n');
-    expect(trades[0]).toBe('contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net');
+    expect(trades[0]).toBe(
+      'contractId,side,size,entryTime,exitTime,entryPrice,exitPrice,pnl,fees,net,durationSeconds,maeTicks,mfeTicks,mae,mfe,label',
+    );
     expect(trades.length).toBeGreaterThan(3);
   });
 

@@ -138,3 +138,19 @@ describe('accounting', () => {
     );
   });
 });
+
+describe('the entry label', () => {
+  it('goes to every trade of the position its order opened; a reversal opens one with its own label', () => {
+    const acc = new Accounting([ES], 50_000, { rememberFills: false });
+    acc.applyFill(fill('buy', 2, 100), 'd', 'breakout');
+    // Adding to the position and reducing it keep the entry's label.
+    acc.applyFill(fill('buy', 1, 104), 'd', 'add');
+    expect(acc.applyFill(fill('sell', 1, 106), 'd', 'exit')).toMatchObject({ size: 1, label: 'breakout' });
+    // Selling 4 of 2 closes them (breakout) and opens a short of 2 labelled by the reversing order.
+    expect(acc.applyFill(fill('sell', 4, 108), 'd', 'fade')).toMatchObject({ size: 2, label: 'breakout' });
+    expect(acc.applyFill(fill('buy', 2, 101), 'd')).toMatchObject({ side: 'sell', size: 2, label: 'fade' });
+    // Without a label the trade has none.
+    acc.applyFill(fill('buy', 1, 100), 'd');
+    expect(acc.applyFill(fill('sell', 1, 101), 'd', 'exit')!.label).toBeUndefined();
+  });
+});

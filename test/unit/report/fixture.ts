@@ -168,3 +168,43 @@ export function annotatedRun(barCount = 3000, gapAfter = Math.floor(barCount / 3
     ),
   };
 }
+
+/** Six years (in ms, about) between the two eras of `twoEraRun`. */
+export const ERA_GAP_MS = 6 * 365 * 86_400_000;
+
+/**
+ * Two eras of one contract's prices years apart, as spliced real data has (ES at 1,800 in 2013 and 3,200 in
+ * 2020): the bars after `gapAfter` start six years later and 9,000 ticks higher, the run records the gap,
+ * and a moving average over the whole history mixes both eras right after it.
+ */
+export function twoEraRun(barCount = 3000, gapAfter = Math.floor(barCount / 2)): ReportInput {
+  const base = generatedRun(barCount);
+  const shift = (column: ArrayLike<number>, by: number) =>
+    Float64Array.from(column, (v, i) => (i >= gapAfter ? v + by : v));
+  const time = shift(base.bars.time, ERA_GAP_MS);
+  const bars = {
+    time,
+    open: shift(base.bars.open, 9_000),
+    high: shift(base.bars.high, 9_000),
+    low: shift(base.bars.low, 9_000),
+    close: shift(base.bars.close, 9_000),
+  };
+  const close = bars.close;
+  const average = Float64Array.from(close, (_, i) => {
+    if (i < 19) return Number.NaN;
+    let sum = 0;
+    for (let k = i - 19; k <= i; k++) sum += close[k] as number;
+    return sum / 20;
+  });
+  const at = (t: number) => (t >= (base.bars.time[gapAfter] as number) ? t + ERA_GAP_MS : t);
+  return {
+    ...base,
+    bars,
+    trades: [],
+    equity: { time, equity: new Float64Array(barCount).fill(base.startingBalance) },
+    violations: base.violations.map((v) => ({ ...v, time: at(v.time) })),
+    closestApproach: base.closestApproach.map((a) => ({ ...a, time: a.time === null ? null : at(a.time) })),
+    gaps: [{ from: (time[gapAfter - 1] as number) + 60_000, to: time[gapAfter] as number, flattened: 0 }],
+    overlays: [{ name: 'SMA 20', values: average }],
+  };
+}

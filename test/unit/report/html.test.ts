@@ -5,7 +5,7 @@ import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { formatDuration, formatMoney, formatTime, renderSummary } from '../../../src/report/format.ts';
 import { renderReport } from '../../../src/report/html.ts';
 import { cents, computeStatistics } from '../../../src/report/statistics.ts';
-import { generatedRun } from './fixture.ts';
+import { annotatedRun, generatedRun } from './fixture.ts';
 
 interface Embedded {
   chart: {
@@ -44,6 +44,27 @@ describe('formatting', () => {
     const valueColumn = lines[1]!.indexOf('FAILED');
     for (const line of lines.slice(1)) expect(line.length).toBeGreaterThan(valueColumn);
     expect(summary).toContain('sha256:0123456789abcdef');
+  });
+
+  it("leads with the evaluation's verdict when the run has one, in the summary and at the top of the report", () => {
+    const input = annotatedRun(3000, 1000);
+    const evaluation = input.evaluation!;
+    const open = { ...input, passed: true, verdict: 'no permanent violation' };
+    const summary = renderSummary(computeStatistics(input), open);
+    expect(summary).toMatch(/^ {2}Evaluation +FAILED \(Generated 50K: failed on trading day/m);
+    expect(summary).toContain(evaluation.outcome.summary);
+    expect(summary).not.toContain('no permanent violation');
+    const html = renderReport(open);
+    expect(html).toContain('<span class="badge fail" id="verdict">FAILED</span>');
+    expect(html).not.toContain('no permanent violation');
+    const notPassed = {
+      ...open,
+      evaluation: {
+        ...evaluation,
+        outcome: { ...evaluation.outcome, status: 'open' as const, summary: 'did not pass' },
+      },
+    };
+    expect(renderReport(notPassed)).toContain('<span class="badge open" id="verdict">NOT PASSED</span>');
   });
 });
 
@@ -111,6 +132,20 @@ describe('chart data', () => {
     expect(entry.price).toBe(first.entryPrice * 0.25);
     for (let k = 1; k < data.markers.length; k++)
       expect(data.markers[k]!.t).toBeGreaterThanOrEqual(data.markers[k - 1]!.t);
+  });
+
+  it('breaks overlays (a null point) at the first candle after each gap and at each roll, like the candles', () => {
+    const input = generatedRun(300);
+    const values = Float64Array.from(input.bars.close);
+    const gaps = [{ from: input.bars.time[99]! + 60_000, to: input.bars.time[100]!, flattened: 0 }];
+    const rolls = [{ time: input.bars.time[201]!, contract: 'ESM4' }];
+    const grid = new PriceGrid(0.25, 12.5);
+    const options = { maxCandles: 100, maxMarkers: 1000, decisions: [] };
+    const data = chartData({ ...input, gaps, rolls, overlays: [{ name: 'close', values }] }, grid, options);
+    const nulls = data.overlays[0]!.values.flatMap((v, candle) => (v === null ? [candle] : []));
+    // Three bars a candle: bar 100 is in candle 33, bar 201 in candle 67.
+    expect(nulls).toEqual([33, 67]);
+    expect(data.overlays[0]!.values[34]).toBe(input.bars.close[104]! * 0.25);
   });
 
   it('marks each gap of the run at the first candle after it, saying how long and what it closed', () => {
