@@ -438,7 +438,15 @@ export class Accounting {
     let realized = 0;
     for (const fill of folded)
       realized +=
-        bookFill(state, fill, fill.size === 0 ? 0 : fill.fees / fill.size, book.tickValue, this.pnlInCents)?.pnl ?? 0;
+        // Only the sums and the base position matter here; labels live on the book, as in a re-booking.
+        bookFill(
+          state,
+          fill,
+          fill.size === 0 ? 0 : fill.fees / fill.size,
+          book.tickValue,
+          this.pnlInCents,
+          book.entryLabel,
+        )?.pnl ?? 0;
     history.base = state;
     history.realized -= realized;
   }
