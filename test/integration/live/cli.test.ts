@@ -101,7 +101,9 @@ describe('tickline paper', () => {
     expect(
       warnings.filter(
         (w) =>
-          w.part === 'realtime' || w.part === 'market-hub' || /hub|subscri|clos|stop|final poll|interrupt/i.test(w.msg),
+          w.part === 'realtime' ||
+          w.part === 'market-hub' ||
+          /hub|subscri|\bclos(e|ing)\b|\bstop|final poll|interrupt/i.test(w.msg),
       ),
     ).toEqual([]);
   }, 60_000);

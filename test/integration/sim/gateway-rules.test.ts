@@ -91,15 +91,19 @@ describe('contract months across a roll', () => {
     ]);
   });
 
-  it('resolves a symbol id in a paper or live config to the front month the gateway marks (March, since the roll)', async () => {
+  it('leaves a symbol id the session follows as it is, a month as it is, and refuses a symbol the gateway does not list', async () => {
     const credentials = { userName: TRADER.userName, apiKey: TRADER.apiKey };
+    // A symbol of the contract calendar is followed month by month (src/adapters/live/month-follower.ts).
     expect(
       await resolveFrontMonths(['F.US.EP', 'CON.F.US.ENQ.H27'], {
         tradingUrl: sim.tradingUrl,
         credentials,
         logger: silentLogger,
       }),
-    ).toEqual([H27, 'CON.F.US.ENQ.H27']);
+    ).toEqual(['F.US.EP', 'CON.F.US.ENQ.H27']);
+    // The month the follower trades now is the one the gateway marks active (March, since the roll).
+    const active = (await client.availableContracts(false)).find((c) => c.activeContract && c.symbolId === 'F.US.EP');
+    expect(active?.id).toBe(H27);
     await expect(
       resolveFrontMonths(['F.US.NOPE'], { tradingUrl: sim.tradingUrl, credentials, logger: silentLogger }),
     ).rejects.toThrow(/no front month of F.US.NOPE/);
