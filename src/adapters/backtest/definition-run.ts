@@ -88,12 +88,15 @@ export async function loadHistory(
           "roll.by volume reads a CSV file with every month's rows (data.source csv); the synthetic market rolls by the calendar",
         );
       const startPrice = data.startPrice ?? contract.startPrice ?? 1000;
+      // The market's sessions are the hours the guard reads (market.hours), so no bar falls in a closure.
+      const { marketHours } = configuredMarketHours(config, contract);
       const bars = syntheticBars({
         seed: data.seed,
         grid: contract.grid,
         startPrice,
         start: data.start,
         sessions: data.sessions,
+        ...(marketHours === undefined ? {} : { hours: marketHours }),
       });
       const sliced = sliceByTime(bars, from, to);
       const continuous = contract.continuous;
