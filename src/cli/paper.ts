@@ -6,14 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { config as rxjsConfig, Subscription } from 'rxjs';
-import {
-  dayLine,
-  decisionLine,
-  fillLine,
-  LineDates,
-  OrderLines,
-  RejectionTally,
-} from '../adapters/live/event-lines.ts';
+import { dayLine, decisionLine, EventLinePrinter, LineDates, RejectionTally } from '../adapters/live/event-lines.ts';
 import { flattenText } from '../adapters/live/kill-switch.ts';
 import type { MllVariant } from '../engine/account-rules.ts';
 import path from 'node:path';
@@ -220,7 +213,6 @@ function printEvents(session: LiveSession, write: (line: string) => void, reject
   const { engine } = session;
   const now = session.options.now ?? Date.now;
   const ctx = { contracts: session.contracts, now, dates: new LineDates() };
-  const orderLines = new OrderLines();
   let day = '';
   const checkDay = (): void => {
     const tradingDay = engine.rules.tradingDay;
@@ -248,19 +240,19 @@ function printEvents(session: LiveSession, write: (line: string) => void, reject
     checkDay();
     if (line !== undefined) write(line);
   };
+  const lines = new EventLinePrinter(ctx, emit);
   const all = new Subscription();
   checkDay();
   all.add(engine.account$.subscribe(() => checkDay()));
   all.add(
     engine.orders$.subscribe((update) => {
-      const line = orderLines.line(ctx, update);
       rejections.note(update);
-      emit(line);
+      lines.order(update);
     }),
   );
   all.add(
     engine.fills$.subscribe((fill) =>
-      emit(fillLine(ctx, fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl)),
+      lines.fill(fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl),
     ),
   );
   all.add(engine.decisions$.subscribe((decision) => emit(decisionLine(ctx, decision))));
