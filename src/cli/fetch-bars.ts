@@ -113,6 +113,10 @@ export async function run(args: string[]): Promise<number> {
   ].filter(Boolean);
   if (unset.length > 0)
     throw new UsageError(`set ${unset.join(', ')} in the environment (credentials are never read from files)`);
+  if (!/^https?:$/.test(URL.parse(baseUrl!)?.protocol ?? ''))
+    throw new UsageError(
+      `${values['base-url'] === undefined ? 'TICKLINE_BASE_URL' : '--base-url'}: "${baseUrl}" is not an http(s) URL (npm run sim prints its trading URL, e.g. http://127.0.0.1:5005)`,
+    );
 
   let contract: ReturnType<typeof resolveContract>;
   try {

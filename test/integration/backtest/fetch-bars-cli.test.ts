@@ -207,6 +207,10 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
       ExitCode.Usage,
     );
     expect(
+      await main(['fetch-bars', '--contract', 'ES', '--from', 'now-1d', '--to', 'now', '--base-url', 'localhost:5005']),
+    ).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain('--base-url: "localhost:5005" is not an http(s) URL');
+    expect(
       await main([
         'fetch-bars',
         '--contract',
