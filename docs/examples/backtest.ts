@@ -7,7 +7,7 @@ import rsiReversion from './strategy.ts';
 // The same keys as a backtest YAML file; parse() applies the defaults (50K account, one tick of slippage).
 const config = BacktestConfig.parse({
   strategy: { name: rsiReversion.name, params: { period: 10 } },
-  contract: 'MESZ5',
+  contract: 'MES', // a root: the front month at each date of the data
   timeframe: { unit: 'minute', unitNumber: 5 },
   data: { source: 'synthetic', seed: 42, sessions: 5 },
   account: { dailyLossLimit: 1000, maximumLossLimit: { amount: 2000, variant: 'trailingEndOfDay' } },

@@ -11,7 +11,7 @@ import {
 // A sweep re-runs one definition with other parameters; the history is loaded once and shared.
 const config = BacktestConfig.parse({
   strategy: { name: 'sma-cross' },
-  contract: 'MESZ5',
+  contract: 'MES', // a root: the front month at each date of the data
   data: { source: 'synthetic', seed: 7, sessions: 3 },
 });
 const history = await loadHistory(config, resolveContract(config.contract));

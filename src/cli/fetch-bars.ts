@@ -11,6 +11,9 @@ import { loadGatewayBars } from '../data/gateway-bars.ts';
 import { DEFAULT_BAR_CACHE } from '../adapters/backtest/backtest-config.ts';
 import { resolveContract, UnknownContractError } from '../adapters/backtest/contract.ts';
 import { frontMonthWindows } from '../data/continuous.ts';
+import { TicklineError } from '../engine/errors.ts';
+import { CALENDAR } from '../market/contract-months.ts';
+import { exchangeCalendarFor } from '../market/contract-hours.ts';
 import { createLogger } from '../engine/log.ts';
 import { timeframe as makeTimeframe } from '../engine/timeframe.ts';
 import type { BarUnit } from '../engine/types.ts';
@@ -23,13 +26,15 @@ const USAGE = `Usage: tickline fetch-bars --contract <root|id|name> --from <date
 
 Downloads bars into the SQLite cache used by backtests with \`data.source: gateway\`. A root fetches
 each front month over the part of the range it is in front (the calendar's roll dates), as a backtest
-of \`contract: ES\` reads them. An empty answer for a range that reaches into today is not recorded as
+of \`contract: ES\` reads them. A range with no bar at all is an error (exit 2) that says why it may be
+(the month was not traded then, the market was closed, the gateway's history starts later: the local
+simulator's is its last 30 days). An empty answer for a range that reaches into today is not recorded as
 fetched: the next run asks again.
 
 Options:
   --contract <c>      Root (ES: each front month), contract id (CON.F.US.EP.H26) or name (ESH6, ESH26)  (required)
-  --from <date>       Start, ISO date or time (UTC when no offset)                (required)
-  --to <date>         End (exclusive)                                              (required)
+  --from <date>       Start, ISO date or time (UTC when no offset), or now-7d, now-12h, now-30m (required)
+  --to <date>         End (exclusive), as --from; now is the moment the command runs     (required)
   --unit <u>          second|minute|hour|day|week|month (default minute)
   --unit-number <n>   Units per bar (default 1)
   --live              Use the live data subscription (default: the sim one)
@@ -41,18 +46,26 @@ Options:
   -h, --help          This help
 
 Environment: TICKLINE_USERNAME, TICKLINE_API_KEY (required), TICKLINE_BASE_URL.
-Exit codes: 0 done, 2 bad usage or missing credentials, 1 the gateway failed.`;
+Exit codes: 0 done, 2 bad usage, missing credentials or no bar in the whole range, 1 the gateway failed.`;
 
 const UNITS: readonly BarUnit[] = ['second', 'minute', 'hour', 'day', 'week', 'month'];
 
-export function parseTime(text: string, option: string): number {
+/** `now`, or `now-<n>d` / `now-<n>h` / `now-<n>m`: a range relative to the moment the command runs. */
+const RELATIVE = /^now(?:-(\d+)([dhm]))?$/;
+const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
+
+export function parseTime(text: string, option: string, now = Date.now()): number {
+  const relative = RELATIVE.exec(text);
+  if (relative !== null)
+    return relative[1] === undefined ? now : now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
   const iso = /^\d{4}-\d{2}-\d{2}$/.test(text)
     ? `${text}T00:00:00Z`
     : /[zZ]|[+-]\d{2}:\d{2}$/.test(text)
       ? text
       : `${text}Z`;
   const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) throw new UsageError(`${option}: "${text}" is not an ISO 8601 date or time`);
+  if (Number.isNaN(ms))
+    throw new UsageError(`${option}: "${text}" is not an ISO 8601 date or time (or now, now-7d, now-12h, now-30m)`);
   return ms;
 }
 
@@ -83,9 +96,13 @@ export async function run(args: string[]): Promise<number> {
   const unitNumber = Number(values['unit-number']);
   if (!Number.isInteger(unitNumber) || unitNumber < 1)
     throw new UsageError('--unit-number must be a positive whole number');
-  const from = parseTime(values.from!, '--from');
-  const to = parseTime(values.to!, '--to');
-  if (from >= to) throw new UsageError('--from must be before --to');
+  const now = Date.now();
+  const from = parseTime(values.from!, '--from', now);
+  const to = parseTime(values.to!, '--to', now);
+  if (from >= to)
+    throw new UsageError(
+      `the range ends before it starts: --to ${values.to} (${new Date(to).toISOString()}) must be after --from ${values.from} (${new Date(from).toISOString()})`,
+    );
   const baseUrl = values['base-url'] ?? process.env.TICKLINE_BASE_URL;
   const userName = process.env.TICKLINE_USERNAME;
   const apiKey = process.env.TICKLINE_API_KEY;
@@ -96,6 +113,10 @@ export async function run(args: string[]): Promise<number> {
   ].filter(Boolean);
   if (unset.length > 0)
     throw new UsageError(`set ${unset.join(', ')} in the environment (credentials are never read from files)`);
+  if (!/^https?:$/.test(URL.parse(baseUrl!)?.protocol ?? ''))
+    throw new UsageError(
+      `${values['base-url'] === undefined ? 'TICKLINE_BASE_URL' : '--base-url'}: "${baseUrl}" is not an http(s) URL (npm run sim prints its trading URL, e.g. http://127.0.0.1:5005)`,
+    );
 
   let contract: ReturnType<typeof resolveContract>;
   try {
@@ -123,6 +144,8 @@ export async function run(args: string[]): Promise<number> {
   progress?.start(1, 0, { bars: 0, pages: 0, range: '' });
   try {
     const lines: string[] = [];
+    const empty: string[] = [];
+    let total = 0;
     for (const window of windows) {
       const result = await loadGatewayBars(client, cache, {
         contractId: window.contractId,
@@ -143,15 +166,55 @@ export async function run(args: string[]): Promise<number> {
       lines.push(
         windowLine(window, result.bars.time.length, result.fetched.length, result.unrecorded.length, values.cache!),
       );
+      total += result.bars.time.length;
+      if (result.bars.time.length === 0) empty.push(`${window.contractId}: ${whyNoBars(window)}`);
     }
     progress?.stop();
     process.stdout.write(`${lines.join('\n')}\n`);
+    // Nothing at all is an error (exit 2, as for a bad range: fix the range or the contract and run again),
+    // not a success: a script's `fetch-bars && backtest` must stop here, and a quant reading "0 bars in
+    // cache" with exit 0 would take the fetch for done. A month empty among others that returned bars is
+    // a warning: a root's range may well start before the gateway's history does.
+    if (total === 0) throw new NoBarsError(`no bars for the whole range\n${empty.join('\n')}`);
+    for (const line of empty) process.stderr.write(`fetch-bars: warning: no bars for ${line}\n`);
     return ExitCode.Ok;
   } finally {
     progress?.stop();
     cache.close();
     await client.close();
   }
+}
+
+/** A fetch whose whole range returned no bar (exit 2: the range, the contract or the gateway's history). */
+export class NoBarsError extends TicklineError {
+  override readonly name = 'NoBarsError';
+  readonly kind = 'input';
+  readonly code = 'NO_BARS';
+}
+
+/**
+ * Why a month's window may have no bars, most telling first: the month was not traded then, the market
+ * was closed over the whole window, or the gateway's history does not reach back that far (the
+ * simulator's history is synthetic and starts `historyDays`, 30 by default, before the simulator did).
+ */
+export function whyNoBars(window: { contractId: string; from: number; to: number }): string {
+  const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+  const month = CALENDAR.byId(window.contractId);
+  if (month !== undefined) {
+    if (window.from > month.expiry)
+      return `${month.name} expired on ${day(month.expiry)}, before the range (name the root, ${month.spec.root}, for the front month of each date)`;
+    if (CALENDAR.status(month, window.to - 1) === 'unlisted')
+      return `${month.name} was not yet listed over the range (name the root, ${month.spec.root}, for the front month of each date)`;
+    const hours = exchangeCalendarFor('weeklyHours');
+    const root = month.spec.root.toUpperCase();
+    if (
+      hours.roots().includes(root) &&
+      !hours.isOpen(root, window.from) &&
+      hours.nextOpen(root, window.from) >= window.to
+    )
+      return `the market was closed over the whole range (${day(window.from)} .. ${day(window.to)}: a weekend, a holiday or the daily break)`;
+  }
+  return 'the gateway has no history there: the local simulator (npm run sim) has synthetic bars only from historyDays (30 by default) before it started, so ask for recent dates (--from now-7d --to now); a gateway keeps a limited history too';
 }
 
 /** What was fetched for one contract month. */

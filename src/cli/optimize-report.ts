@@ -5,7 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { METRICS, rank, type JobResult, type Metric } from '../optimize/grid-sweep.ts';
-import { writeSweepReport } from '../report/sweep-page.ts';
+import { showMetric, writeSweepReport } from '../report/sweep-page.ts';
 
 export interface SweepOutputs {
   readonly name: string;
@@ -43,6 +43,9 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
 
   const keys = Object.keys(input.grid);
   const show = (v: number | null | undefined, d = 2) => (v === null || v === undefined ? '-' : v.toFixed(d));
+  // The ranking metric as the sweep page and the backtest's summary show it (the win rate in percent).
+  const showRanked = (v: number | null | undefined) =>
+    metric === 'winRate' || metric === 'returnPct' ? showMetric(metric, v) : show(v);
   // netPnl is always shown; as the metric it is not shown twice.
   const extra = metric === 'netPnl' ? [] : ['netPnl'];
   const header = [
@@ -62,14 +65,14 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
     table.push([
       String(row.rank),
       ...keys.map((k) => String(row.params[k])),
-      show(s?.[metric]),
+      showRanked(s?.[metric]),
       ...extra.map(() => show(s?.netPnl)),
       s ? String(s.trades) : '-',
       show(s?.maxDrawdown),
       s ? (s.passed ? 'yes' : 'no') : '-',
       ...(fraction === undefined
         ? []
-        : [show(o?.[metric]), ...extra.map(() => show(o?.netPnl)), o ? (o.passed ? 'yes' : 'no') : '-']),
+        : [showRanked(o?.[metric]), ...extra.map(() => show(o?.netPnl)), o ? (o.passed ? 'yes' : 'no') : '-']),
     ]);
   }
   const refused = rows.filter((r) => r.result.error !== undefined);

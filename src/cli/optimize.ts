@@ -18,6 +18,7 @@ import { sweepHistory, sweepSamples } from '../optimize/queue-worker.ts';
 import { checkQueueUrl, DEFAULT_RETRIES } from '../optimize/queue.ts';
 import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config-loader.ts';
+import type { StrategyModule } from '../engine/strategy.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { writeSweepOutputs } from './optimize-report.ts';
@@ -119,6 +120,42 @@ function optimizeSettings(flags: OptimizeFlags, configured: OptimizeConfig) {
   return { grid, metric, fraction, workers, method, trials, seed, walkForward };
 }
 
+/**
+ * Every value of the grid checked against the strategy's own schema, with the definition's other
+ * parameters: a value that does not parse for its parameter (`stopLossTicks=8,12,x`) is a usage error
+ * naming it, before any run, instead of a sweep whose row for it says only "not run". A rule between two
+ * parameters (fast shorter than slow) is left to the runs: another combination may meet it, and the row of
+ * one that does not says why.
+ */
+export function checkGridValues(
+  grid: Readonly<Record<string, readonly unknown[]>>,
+  strategy: StrategyModule,
+  base: Readonly<Record<string, unknown>>,
+  fromFlags: boolean,
+): void {
+  const where = fromFlags ? '--grid' : 'optimize.grid';
+  const problems: string[] = [];
+  for (const [key, values] of Object.entries(grid)) {
+    for (const value of values) {
+      const parsed = strategy.params.safeParse({ ...base, [key]: value });
+      if (parsed.success) continue;
+      const issues = parsed.error.issues;
+      if (issues.some((issue) => issue.code === 'unrecognized_keys' && issue.keys.includes(key))) {
+        problems.push(`${where} ${key}: strategy '${strategy.name}' has no parameter ${key}`);
+        break;
+      }
+      // A refinement (`code: custom`) is a rule between parameters, which another combination may meet.
+      const own = issues.filter((issue) => issue.path[0] === key && issue.code !== 'custom');
+      if (own.length === 0) continue;
+      const why = own.map((issue) => issue.message).join('; ');
+      problems.push(
+        `${where} ${key}: ${JSON.stringify(value)} is not a valid ${key} for strategy '${strategy.name}' (${why})`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new UsageError(problems.join('\n'));
+}
+
 /** The heatmap's two parameters: `--heatmap x,y`, or the first two of the grid. */
 function heatmapAxes(
   option: string | undefined,
@@ -170,11 +207,12 @@ export async function run(args: string[]): Promise<number> {
 
   let pool: SweepPool | undefined;
   try {
-    const { config, name } = await loadBacktestConfig(backtest);
+    const { config, name, strategy } = await loadBacktestConfig(backtest);
     const { grid, metric, fraction, workers, method, trials, seed, walkForward } = optimizeSettings(
       values,
       config.optimize ?? {},
     );
+    checkGridValues(grid, strategy, config.strategy.params, (values.grid ?? []).length > 0);
     const axes = heatmapAxes(values.heatmap, Object.keys(grid));
     // A search chooses its next points from the last results, and folds chain searches: both run here.
     if (queue !== undefined && walkForward !== undefined)

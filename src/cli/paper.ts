@@ -4,16 +4,9 @@
  * bars passes quickly); with one, the account must be a simulated account of that gateway and the
  * credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.
  */
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { config as rxjsConfig, Subscription } from 'rxjs';
-import {
-  dayLine,
-  decisionLine,
-  fillLine,
-  LineDates,
-  OrderLines,
-  RejectionTally,
-} from '../adapters/live/event-lines.ts';
+import { dayLine, decisionLine, EventLinePrinter, LineDates, RejectionTally } from '../adapters/live/event-lines.ts';
 import { flattenText } from '../adapters/live/kill-switch.ts';
 import type { MllVariant } from '../engine/account-rules.ts';
 import path from 'node:path';
@@ -220,7 +213,6 @@ function printEvents(session: LiveSession, write: (line: string) => void, reject
   const { engine } = session;
   const now = session.options.now ?? Date.now;
   const ctx = { contracts: session.contracts, now, dates: new LineDates() };
-  const orderLines = new OrderLines();
   let day = '';
   const checkDay = (): void => {
     const tradingDay = engine.rules.tradingDay;
@@ -248,19 +240,19 @@ function printEvents(session: LiveSession, write: (line: string) => void, reject
     checkDay();
     if (line !== undefined) write(line);
   };
+  const lines = new EventLinePrinter(ctx, emit);
   const all = new Subscription();
   checkDay();
   all.add(engine.account$.subscribe(() => checkDay()));
   all.add(
     engine.orders$.subscribe((update) => {
-      const line = orderLines.line(ctx, update);
       rejections.note(update);
-      emit(line);
+      lines.order(update);
     }),
   );
   all.add(
     engine.fills$.subscribe((fill) =>
-      emit(fillLine(ctx, fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl)),
+      lines.fill(fill, engine.accounting.position(fill.contractId), engine.snapshot().dayPnl),
     ),
   );
   all.add(engine.decisions$.subscribe((decision) => emit(decisionLine(ctx, decision))));
@@ -278,8 +270,38 @@ Options:
   --config <file>   paper configuration (see config/paper.yaml and docs/live.md)
   --help            this text`;
 
+/**
+ * The local simulator's database of a paper config without `simulator.dbPath`: named after its journal
+ * and beside it (`var/paper.sqlite` -> `var/paper.sim.sqlite`), so each paper config of a folder has its
+ * own simulated account, and deleting one journal leaves the others' accounts alone.
+ */
+export function defaultSimulatorDb(journal: string): string {
+  const parsed = path.parse(path.resolve(journal));
+  return path.join(parsed.dir, `${parsed.name}.sim.sqlite`);
+}
+
+/** The one database every paper config of a folder shared before each had its own. */
+const SHARED_SIMULATOR_DB = 'paper-sim.sqlite';
+
+/**
+ * A session resumed from a journal written while the folder's paper configs shared `paper-sim.sqlite`
+ * continues on a copy of that database (its orders and account are the journal's), so a restart finds
+ * what it left; a new journal starts on a fresh one.
+ */
+function adoptSharedSimulatorDb(journal: string, dbPath: string, logger: Logger): void {
+  const shared = path.join(path.dirname(path.resolve(journal)), SHARED_SIMULATOR_DB);
+  if (existsSync(dbPath) || !existsSync(shared) || !existsSync(journal)) return;
+  for (const suffix of ['', '-wal', '-shm'])
+    if (existsSync(`${shared}${suffix}`)) copyFileSync(`${shared}${suffix}`, `${dbPath}${suffix}`);
+  logger.info(
+    { from: shared, to: dbPath },
+    'the simulator database of this journal starts as a copy of the shared one',
+  );
+}
+
 export async function startLocalSimulator(config: LiveConfig, logger: Logger): Promise<LocalGateway> {
-  const dbPath = config.simulator.dbPath ?? path.join(path.dirname(path.resolve(config.journal)), 'paper-sim.sqlite');
+  const dbPath = config.simulator.dbPath ?? defaultSimulatorDb(config.journal);
+  if (config.simulator.dbPath === undefined) adoptSharedSimulatorDb(config.journal, dbPath, logger);
   mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
   const sim = await startSimulator({
     clock: { speed: config.simulator.speed },

@@ -50,3 +50,38 @@ function formatSpacing(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
   return `${ms / 1000}s`;
 }
+
+/**
+ * How far the data's typical price may sit from the contract's usual level before it is named: ten times
+ * above or below. Markets move (ES from 1,700 in 2013 to 6,000 in 2025, gold from 1,200 to 4,000), but a
+ * file of another contract is off by far more (the ES file under `contract: CL`: 1,700 against 60).
+ */
+export const PRICE_LEVEL_FACTOR = 10;
+
+/**
+ * A warning when the data's median close (decimal, from a sample of its closes in ticks) is more than
+ * PRICE_LEVEL_FACTOR times above or below the contract's usual price level: a file of another contract,
+ * or prices in another unit (cents, or a multiplier applied twice).
+ */
+export function priceLevelWarning(
+  closeTicks: ArrayLike<number>,
+  tickSize: number,
+  contract: { readonly name: string; readonly startPrice: number | undefined },
+  source: string,
+): string | undefined {
+  const usual = contract.startPrice;
+  if (usual === undefined || !(usual > 0) || closeTicks.length === 0) return undefined;
+  const n = Math.min(closeTicks.length, SAMPLE_STEPS);
+  const step = closeTicks.length / n;
+  const sample: number[] = [];
+  for (let i = 0; i < n; i++) sample.push(closeTicks[Math.floor(i * step)]!);
+  sample.sort((a, b) => a - b);
+  const median = sample[Math.floor(sample.length / 2)]! * tickSize;
+  if (!(median > 0)) return undefined;
+  if (median <= usual * PRICE_LEVEL_FACTOR && median >= usual / PRICE_LEVEL_FACTOR) return undefined;
+  return `${source}: its prices are around ${formatLevel(median)}, but ${contract.name} usually trades around ${formatLevel(usual)}: is this the contract's data (check contract: and the file's price unit)?`;
+}
+
+function formatLevel(price: number): string {
+  return price.toLocaleString('en-US', { maximumSignificantDigits: 4 });
+}

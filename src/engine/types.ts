@@ -198,6 +198,12 @@ export interface OrderUpdate {
    */
   readonly reportedFilledSize?: number;
   readonly order: OrderSpec;
+  /**
+   * When the order was created (a live session: the journal's time of its place, or the gateway's creation
+   * timestamp of an order the bot did not place), where the venue knows it; `time` is when this update
+   * was seen. The readable `placed` line is dated by it, never after the order's fills.
+   */
+  readonly createdAt?: number;
   /** Venue's own id (the gateway's integer order id), where it has one. */
   readonly venueOrderId?: number;
   readonly reason?: string;

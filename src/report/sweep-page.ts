@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BASE_STYLE, escapeHtml, table } from './html.ts';
+import { formatNumber } from './format.ts';
 
 export interface SweepRow {
   /** 1-based position in the ranking (runs without a value last). */
@@ -49,6 +50,18 @@ function show(value: number | null | undefined): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(Math.abs(value) >= 100 ? 2 : 4);
 }
 
+/**
+ * A metric's value as the terminal shows it: the win rate (a fraction) and the return (a percentage) in
+ * percent, as the backtest's summary prints them; the others as numbers. The sweep page and the optimize
+ * table both use it, so 0.45 is never a fraction on one and 45% on the other.
+ */
+export function showMetric(metric: string, value: number | null | undefined): string {
+  if (value === null || value === undefined) return '-';
+  if (metric === 'winRate') return `${formatNumber(value * 100)}%`;
+  if (metric === 'returnPct') return `${formatNumber(value)}%`;
+  return show(value);
+}
+
 /** Red (worst) through pale yellow to green (best). */
 function colour(fraction: number): string {
   const hue = Math.round(fraction * 120);
@@ -80,7 +93,7 @@ function heatmap(report: SweepReport): string {
           const value = best.get(JSON.stringify([x, y]));
           if (value === undefined) return '<td class="cell empty">-</td>';
           const fraction = high === low ? 1 : better > 0 ? (value - low) / (high - low) : (high - value) / (high - low);
-          return `<td class="cell num" data-value="${value}" style="background:${colour(fraction)}" title="${escapeHtml(`${xKey}=${String(x)}, ${yKey}=${String(y)}: ${report.metric} ${show(value)}`)}">${show(value)}</td>`;
+          return `<td class="cell num" data-value="${value}" style="background:${colour(fraction)}" title="${escapeHtml(`${xKey}=${String(x)}, ${yKey}=${String(y)}: ${report.metric} ${showMetric(report.metric, value)}`)}">${showMetric(report.metric, value)}</td>`;
         })
         .join('');
       return `<tr><th class="num">${escapeHtml(String(y))}</th>${cells}</tr>`;
@@ -99,7 +112,7 @@ function runsTable(report: SweepReport): string {
   const rows = report.rows.map((row) => [
     String(row.rank),
     ...keys.map((k) => String(row.params[k])),
-    ...ordered.map((m) => show(row.metrics?.[m])),
+    ...ordered.map((m) => showMetric(m, row.metrics?.[m])),
     row.passed === null ? '-' : row.passed ? 'yes' : 'no',
     row.error ?? '',
   ]);

@@ -238,45 +238,55 @@ export const MarketConfig = z.strictObject({
 });
 export type MarketConfig = z.infer<typeof MarketConfig>;
 
-export const BacktestConfig = z.strictObject({
-  /** Names the output folder `out/<name>/`; the config file's name by default. */
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash and underscore only')
-    .optional(),
-  title: z.string().optional(),
-  strategy: z.strictObject({
-    /** A built-in strategy (`sma-cross`, `breakout`, `mean-reversion`) or a path to a module. */
-    name: z.string().min(1),
-    /** Validated by the strategy's own schema. */
-    params: z.record(z.string(), z.unknown()).default({}),
-  }),
-  contract: ContractConfig.default('ESZ5'),
-  /** Roots to add to the contract calendar (or to replace one of the same name), in its own schema (src/market/contract-months.ts). */
-  roots: z.array(rootSpecSchema).default([]),
-  roll: RollConfig.default(RollConfig.parse({})),
-  gaps: GapsConfig.default(GapsConfig.parse({})),
-  /** Timeframe the strategy trades (aggregated from the data when coarser). */
-  timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
-  data: DataConfig,
-  from: IsoTime.optional(),
-  to: IsoTime.optional(),
-  account: AccountConfig.default(AccountConfig.parse({})),
-  /**
-   * A prop-firm evaluation to judge the run by: a preset of config/evaluations (`topstep-50k`) or a YAML
-   * file, relative to this file. Its floors, contract cap and hours become the account's rules and the
-   * guard's (so account.startingBalance, dailyLossLimit, maximumLossLimit and profitTarget are left out).
-   */
-  evaluation: z.string().min(1).optional(),
-  fills: FillsConfig.default(FillsConfig.parse({})),
-  market: MarketConfig.default(MarketConfig.parse({})),
-  /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */
-  risk: riskConfigSchema.default(riskConfigSchema.parse({})),
-  /** Output folder; `out/<name>` by default. */
-  out: z.string().optional(),
-  outputs: OutputsConfig.default(OutputsConfig.parse({})),
-  optimize: OptimizeConfig.optional(),
-});
+export const BacktestConfig = z
+  .strictObject({
+    /** Names the output folder `out/<name>/`; the config file's name by default. */
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash and underscore only')
+      .optional(),
+    title: z.string().optional(),
+    strategy: z.strictObject({
+      /** A built-in strategy (`sma-cross`, `breakout`, `mean-reversion`) or a path to a module. */
+      name: z.string().min(1),
+      /** Validated by the strategy's own schema. */
+      params: z.record(z.string(), z.unknown()).default({}),
+    }),
+    contract: ContractConfig.default('ESZ5'),
+    /** Roots to add to the contract calendar (or to replace one of the same name), in its own schema (src/market/contract-months.ts). */
+    roots: z.array(rootSpecSchema).default([]),
+    roll: RollConfig.default(RollConfig.parse({})),
+    gaps: GapsConfig.default(GapsConfig.parse({})),
+    /** Timeframe the strategy trades (aggregated from the data when coarser). */
+    timeframe: TimeframeConfig.default({ unit: 'minute', unitNumber: 1 }),
+    data: DataConfig,
+    from: IsoTime.optional(),
+    to: IsoTime.optional(),
+    account: AccountConfig.default(AccountConfig.parse({})),
+    /**
+     * A prop-firm evaluation to judge the run by: a preset of config/evaluations (`topstep-50k`) or a YAML
+     * file, relative to this file. Its floors, contract cap and hours become the account's rules and the
+     * guard's (so account.startingBalance, dailyLossLimit, maximumLossLimit and profitTarget are left out).
+     */
+    evaluation: z.string().min(1).optional(),
+    fills: FillsConfig.default(FillsConfig.parse({})),
+    market: MarketConfig.default(MarketConfig.parse({})),
+    /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */
+    risk: riskConfigSchema.default(riskConfigSchema.parse({})),
+    /** Output folder; `out/<name>` by default. */
+    out: z.string().optional(),
+    outputs: OutputsConfig.default(OutputsConfig.parse({})),
+    optimize: OptimizeConfig.optional(),
+  })
+  // A reversed or empty range would only end in "no bars in the chosen range": name the range instead.
+  .superRefine((config, ctx) => {
+    if (config.from !== undefined && config.to !== undefined && config.from >= config.to)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['to'],
+        message: `the range ends before it starts: to (${new Date(config.to).toISOString()}) must be after from (${new Date(config.from).toISOString()})`,
+      });
+  });
 export type BacktestConfig = z.infer<typeof BacktestConfig>;
 
 /**

@@ -39,7 +39,7 @@ import { aggregate, concatColumns, sliceByTime } from '../../data/columns.ts';
 import { readCsvMonths, type CsvBars, type CsvOptions } from '../../data/csv.ts';
 import { loadCsvBars } from '../../data/csv-parallel.ts';
 import { isParquetFile, readParquetBars } from '../../data/parquet.ts';
-import { spacingWarning } from '../../data/data-checks.ts';
+import { priceLevelWarning, spacingWarning } from '../../data/data-checks.ts';
 import { loadGatewayBars } from '../../data/gateway-bars.ts';
 import { syntheticBars } from '../../data/synthetic-bars.ts';
 import { loadStrategy } from '../../strategies/index.ts';
@@ -457,6 +457,16 @@ export async function runDefinition(
     if (spacing !== undefined) {
       warnings.push(spacing);
       options.logger?.warn(spacing);
+    }
+    const level = priceLevelWarning(
+      history.bars.close,
+      contract.grid.tickSize,
+      contract,
+      history.description.split(',')[0]!,
+    );
+    if (level !== undefined) {
+      warnings.push(level);
+      options.logger?.warn(level);
     }
   }
   const same =

@@ -44,7 +44,7 @@ import {
 } from './definition-run.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
-import { SAMPLE_STEPS, spacingWarning } from '../../data/data-checks.ts';
+import { priceLevelWarning, SAMPLE_STEPS, spacingWarning } from '../../data/data-checks.ts';
 import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import { runStreamedBacktest, type BacktestRunResult, type RunRecordsSoFar } from './run.ts';
 import { BarCache, type ImportInfo } from '../../data/bar-cache.ts';
@@ -207,6 +207,8 @@ class StreamedGathering {
   last = Number.NaN;
   /** The first bar times, for the spacing check of the whole path (which samples them too). */
   readonly sample: number[] = [];
+  /** The first bars' closes (ticks), for the price level check. */
+  readonly closes: number[] = [];
   private fillsSeen = 0;
   private tradesSeen = 0;
 
@@ -225,7 +227,10 @@ class StreamedGathering {
 
   /** The data's own bars as they are read, before any aggregation. */
   sampleSpacing(bars: BarColumns): void {
-    for (let i = 0; i < bars.time.length && this.sample.length <= SAMPLE_STEPS; i++) this.sample.push(bars.time[i]!);
+    for (let i = 0; i < bars.time.length && this.sample.length <= SAMPLE_STEPS; i++) {
+      this.sample.push(bars.time[i]!);
+      this.closes.push(bars.close[i]!);
+    }
   }
 
   add(bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar): void {
@@ -444,6 +449,11 @@ function streamedOutcome(
   if (spacing !== undefined) {
     warnings.push(spacing);
     options.logger?.warn(spacing);
+  }
+  const level = priceLevelWarning(gathering.closes, contract.grid.tickSize, contract, description.split(',')[0]!);
+  if (level !== undefined) {
+    warnings.push(level);
+    options.logger?.warn(level);
   }
   const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
   const notes = leftOut(strategy, params, options.evaluation ?? accountEvaluation(config.account, name), total);

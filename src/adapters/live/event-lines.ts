@@ -77,24 +77,28 @@ export function orderLine(
   previous: OrderUpdate | undefined,
 ): string | undefined {
   const what = `${update.orderId} ${update.side} ${update.size} ${name(ctx, update.contractId)} ${orderText(ctx, update.contractId, update.order)}`;
-  const at = stamp(ctx, update.time);
+  // Stamped only for a line that is printed (a dated stamp moves the date last printed).
+  const at = (): string => stamp(ctx, update.time);
+  // An order is placed when it was created, not when its working (or filled) state was first seen: a fill
+  // is never printed with an earlier time than its placed line.
+  const placedAt = (): string => stamp(ctx, Math.min(update.createdAt ?? update.time, update.time));
   switch (update.state) {
     case 'working':
       if (previous?.state === 'working') {
         const changed =
           previous.size !== update.size || JSON.stringify(previous.order) !== JSON.stringify(update.order);
-        return changed ? `${at} modified  ${what}` : undefined;
+        return changed ? `${at()} modified  ${what}` : undefined;
       }
-      return `${at} placed    ${what}${update.adopted === true ? ' (adopted: it had been given up)' : ''}`;
+      return `${placedAt()} placed    ${what}${update.adopted === true ? ' (adopted: it had been given up)' : ''}`;
     case 'cancelled':
-      return `${at} cancelled ${what}${update.filledSize > 0 ? ` (${update.filledSize} filled before)` : ''}`;
+      return `${at()} cancelled ${what}${update.filledSize > 0 ? ` (${update.filledSize} filled before)` : ''}`;
     case 'rejected':
-      return `${at} rejected  ${what}${update.reason === undefined ? '' : `: ${update.reason}`}`;
+      return `${at()} rejected  ${what}${update.reason === undefined ? '' : `: ${update.reason}`}`;
     case 'expired':
-      return `${at} expired   ${what}`;
+      return `${at()} expired   ${what}`;
     case 'filled':
       // Through the realtime hub a market order is often filled before it was ever seen working.
-      return previous === undefined || previous.state === 'pending' ? `${at} placed    ${what}` : undefined;
+      return previous === undefined || previous.state === 'pending' ? `${placedAt()} placed    ${what}` : undefined;
     default:
       return undefined;
   }
@@ -214,6 +218,11 @@ export class OrderLines {
     return text;
   }
 
+  /** Whether the order was sent and no line has said it was placed yet (its last update is pending). */
+  awaitsPlaced(orderId: string): boolean {
+    return this.last.get(orderId)?.state === 'pending';
+  }
+
   /** Orders remembered now. */
   get size(): number {
     return this.last.size;
@@ -230,5 +239,45 @@ export class OrderLines {
       if (this.last.size <= this.limit) return;
       this.last.delete(id);
     }
+  }
+}
+
+/**
+ * The order and fill lines in the order things happened. A venue may report an order's fill before its
+ * new state (the executor emits the fill, then the order's update, and through the realtime hub a market
+ * order is filled before it was ever seen working): a fill of an order whose placed line has not been
+ * printed waits for that line, so `placed` is never printed below the `filled` it caused. The wait ends
+ * with the order's next update, or at the latest once the current event has been handled (a microtask).
+ */
+export class EventLinePrinter {
+  private readonly held = new Map<string, (() => string)[]>();
+
+  constructor(
+    private readonly ctx: EventLineContext,
+    private readonly write: (line: string | undefined) => void,
+    private readonly orders = new OrderLines(),
+  ) {}
+
+  order(update: OrderUpdate): void {
+    this.write(this.orders.line(this.ctx, update));
+    this.flush(update.orderId);
+  }
+
+  /** A fill, with the position and the day's PnL right after it (read now, printed maybe a little later). */
+  fill(fill: Fill, position: number, dayPnl: number): void {
+    const line = (): string => fillLine(this.ctx, fill, position, dayPnl);
+    const held = this.held.get(fill.orderId);
+    if (held !== undefined) held.push(line);
+    else if (this.orders.awaitsPlaced(fill.orderId)) {
+      this.held.set(fill.orderId, [line]);
+      queueMicrotask(() => this.flush(fill.orderId));
+    } else this.write(line());
+  }
+
+  private flush(orderId: string): void {
+    const held = this.held.get(orderId);
+    if (held === undefined) return;
+    this.held.delete(orderId);
+    for (const line of held) this.write(line());
   }
 }

@@ -412,6 +412,7 @@ export class LiveExecutor implements Venue {
       size: o.size,
       filledSize,
       order: spec,
+      ...(Number.isFinite(Date.parse(o.creationTimestamp)) ? { createdAt: Date.parse(o.creationTimestamp) } : {}),
       venueOrderId: o.id,
     });
   }
@@ -746,11 +747,13 @@ export class LiveExecutor implements Venue {
     venueOrderId?: number,
     reason?: string,
   ): void {
+    const createdAt = this.journal.order(command.id)?.createdAt;
     const update: OrderUpdate = {
       kind: 'order',
       orderId: command.id,
       state,
       time: this.now(),
+      ...(createdAt === undefined ? {} : { createdAt }),
       contractId: command.contractId,
       side: command.side,
       size: command.size,
@@ -799,6 +802,7 @@ export function journaledUpdate(
       ? { reportedFilledSize: reportedFilled }
       : {}),
     order: order.spec,
+    createdAt: order.createdAt,
     ...(order.venueOrderId === undefined ? {} : { venueOrderId: order.venueOrderId }),
     ...(reason === undefined ? {} : { reason }),
   };

@@ -130,7 +130,7 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
     expect(out.join('')).toContain('Rolls           CON.F.US.EP.H24 -> CON.F.US.EP.M24 2024-03-07');
   });
 
-  it('an empty answer for a range reaching into today is asked again; a past one is recorded; --force refetches', async () => {
+  it('an empty answer is an error that says why; reaching into today it is asked again; a past one is recorded; --force refetches', async () => {
     const cache = path.join(dir, 'bars.sqlite');
     gateway.answerEmpty(true);
     try {
@@ -147,9 +147,15 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
         cache,
       ];
       const first = gateway.barRequests();
-      expect(await main(open)).toBe(ExitCode.Ok);
+      // No bar at all: exit 2, with what may be the reason.
+      expect(await main(open)).toBe(ExitCode.Usage);
       expect(out.join('')).toContain('not recorded, asked again next time');
-      expect(await main(open)).toBe(ExitCode.Ok);
+      expect(err.join('')).toContain('no bars for the whole range');
+      // Why, read from the calendar: here that the month had expired (ESZ5 read at today's date).
+      expect(err.join('')).toMatch(
+        /CON\.F\.US\.EP\.Z\d{2}: (ESZ5 expired on|the market was closed|the gateway has no history)/,
+      );
+      expect(await main(open)).toBe(ExitCode.Usage);
       expect(gateway.barRequests()).toBe(first + 2);
 
       const past = [
@@ -163,12 +169,14 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
         '--cache',
         cache,
       ];
-      expect(await main(past)).toBe(ExitCode.Ok);
+      expect(await main(past)).toBe(ExitCode.Usage);
+      // ESZ5 read on 2024-01-06 is December 2025, not yet among the five months ES lists then.
+      expect(err.join('')).toContain('ESZ5 was not yet listed over the range');
       out.length = 0;
-      expect(await main(past)).toBe(ExitCode.Ok);
+      expect(await main(past)).toBe(ExitCode.Usage);
       expect(out.join('')).toContain('nothing to fetch');
       const requests = gateway.barRequests();
-      expect(await main([...past, '--force'])).toBe(ExitCode.Ok);
+      expect(await main([...past, '--force'])).toBe(ExitCode.Usage);
       expect(gateway.barRequests()).toBe(requests + 1);
     } finally {
       gateway.answerEmpty(false);
@@ -198,6 +206,10 @@ describe('tickline fetch-bars and a gateway-sourced backtest', () => {
     expect(await main(['fetch-bars', '--contract', 'NOPE', '--from', '2024-01-08', '--to', '2024-01-09'])).toBe(
       ExitCode.Usage,
     );
+    expect(
+      await main(['fetch-bars', '--contract', 'ES', '--from', 'now-1d', '--to', 'now', '--base-url', 'localhost:5005']),
+    ).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain('--base-url: "localhost:5005" is not an http(s) URL');
     expect(
       await main([
         'fetch-bars',

@@ -157,6 +157,37 @@ describe('tickline backtest', () => {
     expect(Date.parse(firstTrade[3]!)).toBeGreaterThanOrEqual(Date.parse('2013-10-07T13:30:00Z'));
   });
 
+  it('exits 2 on a reversed range, naming both ends', async () => {
+    const file = config('ok', BASE);
+    expect(await main(['backtest', '--config', file, '--from', '2014-01-01', '--to', '2013-01-01'])).toBe(
+      ExitCode.Usage,
+    );
+    const said = err.join('');
+    expect(said).toContain(
+      'the range ends before it starts: to (2013-01-01T00:00:00.000Z) must be after from (2014-01-01T00:00:00.000Z)',
+    );
+    expect(said).toContain('--to 2013-01-01');
+    expect(said).not.toContain('no bars in the chosen range');
+  });
+
+  it("warns when the data's prices are far from the contract's usual level (the ES file under contract: CL)", async () => {
+    const csv = path.resolve(import.meta.dirname, '../../../../shared/data/es-minute-lean.csv');
+    const args = ['--data', csv, '--from', '2013-10-07T13:30:00Z', '--to', '2013-10-07T20:00'];
+    const cl = config('cl', BASE.replace('contract: MESZ5', 'contract: CL'));
+    expect([ExitCode.Ok, ExitCode.RuleBreak]).toContain(
+      await main(['backtest', '--config', cl, ...args, '--out', path.join(dir, 'cl')]),
+    );
+    expect(out.join('')).toMatch(
+      /Warning: .*es-minute-lean\.csv: its prices are around 1,6\d\d, but CL usually trades around 60/,
+    );
+    out.length = 0;
+    const es = config('es', BASE.replace('contract: MESZ5', 'contract: ES'));
+    expect([ExitCode.Ok, ExitCode.RuleBreak]).toContain(
+      await main(['backtest', '--config', es, ...args, '--out', path.join(dir, 'es')]),
+    );
+    expect(out.join('')).not.toContain('usually trades around');
+  });
+
   it('prints its usage for --help', async () => {
     expect(await main(['backtest', '--help'])).toBe(ExitCode.Ok);
     expect(out.join('')).toContain('Usage: tickline backtest --config');

@@ -73,6 +73,31 @@ describe('tickline optimize', () => {
     expect(await main(['optimize', '--help'])).toBe(ExitCode.Ok);
   });
 
+  it('exits 2 on a grid value that does not parse for its parameter, naming it, before any run', async () => {
+    const file = path.join(dir, 'opt.yaml');
+    writeFileSync(file, 'strategy: { name: sma-cross }\ndata: { source: synthetic, sessions: 1 }\n');
+    err.length = 0;
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5,10,x', '--workers', '1'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain(`--grid fast: "x" is not a valid fast for strategy 'sma-cross'`);
+    expect(out.join('')).not.toContain('not run');
+    err.length = 0;
+    expect(await main(['optimize', '--config', file, '--grid', 'fast=5,2.5', '--workers', '1'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain('--grid fast: 2.5 is not a valid fast');
+    err.length = 0;
+    expect(await main(['optimize', '--config', file, '--grid', 'stopLossTicks=8,12', '--workers', '1'])).toBe(
+      ExitCode.Usage,
+    );
+    expect(err.join('')).toContain("--grid stopLossTicks: strategy 'sma-cross' has no parameter stopLossTicks");
+    // In the definition's optimize.grid, the same.
+    writeFileSync(
+      file,
+      'strategy: { name: sma-cross }\ndata: { source: synthetic, sessions: 1 }\noptimize: { grid: { fast: [5, x] } }\n',
+    );
+    err.length = 0;
+    expect(await main(['optimize', '--config', file, '--workers', '1'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toContain('optimize.grid fast: "x" is not a valid fast');
+  });
+
   it('searches part of the grid with tpe, the same rows for the same seed', async () => {
     const file = path.join(dir, 'opt.yaml');
     writeFileSync(

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { spacingWarning, usualSpacing } from '../../../src/data/data-checks.ts';
+import { priceLevelWarning, spacingWarning, usualSpacing } from '../../../src/data/data-checks.ts';
 import { allocateColumns } from '../../../src/data/columns.ts';
 
 const MINUTE = 60_000;
@@ -40,5 +40,24 @@ describe('the data spacing check', () => {
 
   it('says nothing of a single bar', () => {
     expect(spacingWarning(spaced(1, 1), { unit: 'minute', unitNumber: 5 }, 'x')).toBeUndefined();
+  });
+});
+
+describe('the price level check', () => {
+  const es = { name: 'ES', startPrice: 6000 };
+  const ticks = (prices: number[], tickSize: number) => prices.map((p) => Math.round(p / tickSize));
+
+  it("warns, naming both levels, when the data's median is ten times off the contract's usual level", () => {
+    expect(priceLevelWarning(ticks([1700, 1710, 1690], 0.01), 0.01, { name: 'CL', startPrice: 60 }, 'es.csv')).toBe(
+      "es.csv: its prices are around 1,700, but CL usually trades around 60: is this the contract's data (check contract: and the file's price unit)?",
+    );
+    expect(priceLevelWarning(ticks([59, 61], 0.25), 0.25, es, 'cl.csv')).toContain('usually trades around 6,000');
+  });
+
+  it('stays quiet within ten times of the usual level (ES in 2013 and today), or with no level or bars', () => {
+    expect(priceLevelWarning(ticks([1676.75, 1680], 0.25), 0.25, es, 'es.csv')).toBeUndefined();
+    expect(priceLevelWarning(ticks([6100], 0.25), 0.25, es, 'es.csv')).toBeUndefined();
+    expect(priceLevelWarning(ticks([1700], 0.25), 0.25, { name: 'X', startPrice: undefined }, 'x.csv')).toBeUndefined();
+    expect(priceLevelWarning([], 0.25, es, 'es.csv')).toBeUndefined();
   });
 });

@@ -30,6 +30,15 @@ describe('docs/api.md', () => {
     for (const [file, block] of blocks) expect(block, file).toBe(readFileSync(path.join(REPO, file), 'utf8'));
   });
 
+  it("docs/live.md's library example is docs/examples/paper.ts, as it is (imports from tickline/live)", () => {
+    const blocks = documentedExamples(readFileSync(path.join(REPO, 'docs', 'live.md'), 'utf8'));
+    expect([...blocks.keys()]).toEqual(['docs/examples/paper.ts']);
+    const block = blocks.get('docs/examples/paper.ts')!;
+    expect(block).toBe(readFileSync(path.join(EXAMPLES, 'paper.ts'), 'utf8'));
+    expect(block).toContain("from 'tickline/live'");
+    expect(block).not.toMatch(/from '\.\/src\//);
+  });
+
   it('resolves the entry points as package.json exports them (tsconfig paths to the sources)', () => {
     const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
       name: string;
@@ -84,6 +93,11 @@ describe('the examples run', () => {
     const sharpe = ranked.map((r) => r.summary?.sharpe ?? Number.NEGATIVE_INFINITY);
     expect(sharpe).toEqual([...sharpe].sort((a, b) => b - a));
   });
+
+  it('paper.ts runs a paper session of five bars on the local simulator', async () => {
+    await import('../../../docs/examples/paper.ts');
+    expect(log.at(-1)).toMatch(/^balance \d/);
+  }, 60_000);
 
   it('simulator.ts trades on the local simulator through the client', async () => {
     await import('../../../docs/examples/simulator.ts');

@@ -20,4 +20,11 @@ describe('README', () => {
     expect(pkg.scripts.start).toContain('backtest');
     expect(pkg.scripts.test).toBe('biome ci && tsc --noEmit && vitest run');
   });
+
+  it('leaves the benchmark figures to docs/bench.md (a copy here would age with every run)', () => {
+    const section = /^## Benchmarks\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+    expect(section).toContain('(docs/bench.md)');
+    expect(section).not.toMatch(/^\|/m);
+    expect(section).not.toMatch(/bars\/s|req\/s/);
+  });
 });

@@ -3,9 +3,10 @@
  * month: a month expires, and a new user's first paper run would send every order to a dead contract. A
  * month of the real ES file's years (before 2020) names history, which does not expire, and is allowed.
  * The check reads the files against the contract calendar, not today's date, so it gives the same answer
- * next month.
+ * next month. The code blocks of the README and of docs/ (and the examples docs/api.md shows) are held to
+ * the same rule: an example copied from them must still work after the month it would name expires.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CALENDAR } from '../../../src/market/contract-months.ts';
@@ -60,5 +61,35 @@ describe('trading configs name no month that time will expire', () => {
     const paper = /const PAPER_YAML = `([\s\S]*?)`;/.exec(template);
     expect(paper).not.toBeNull();
     expect(modernMonths(paper![1]!)).toEqual([]);
+  });
+});
+
+/** The fenced code blocks of a markdown text. */
+function codeBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+}
+
+describe('documentation code names no month that time will expire', () => {
+  it('finds the code blocks of a text (the check can fail)', () => {
+    const text = ['prose ESZ5 is not code', '```sh', 'tickline fetch-bars --contract ESZ5', '```', ''].join('\n');
+    expect(codeBlocks(text).flatMap(modernMonths)).toEqual(['ESZ5']);
+  });
+
+  it("in the README's and docs' code blocks and docs/examples", () => {
+    const docs = readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md'));
+    const examples = readdirSync(path.join(REPO, 'docs', 'examples')).filter((f) => f.endsWith('.ts'));
+    const offenders = [
+      ...['README.md', ...docs.map((f) => `docs/${f}`)].flatMap((file) =>
+        codeBlocks(readFileSync(path.join(REPO, file), 'utf8'))
+          .flatMap(modernMonths)
+          .map((month) => `${file}: ${month}`),
+      ),
+      ...examples.flatMap((f) =>
+        modernMonths(readFileSync(path.join(REPO, 'docs', 'examples', f), 'utf8')).map(
+          (month) => `docs/examples/${f}: ${month}`,
+        ),
+      ),
+    ];
+    expect(offenders).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   dayLine,
   decisionLine,
+  EventLinePrinter,
   fillLine,
   LineDates,
   limitsText,
@@ -181,5 +182,64 @@ describe('readable event lines', () => {
     tally.note(update({ orderId: 'bot-9', state: 'working' }));
     tally.note(update({ orderId: 'bot-10', state: 'rejected' }));
     expect(tally.summary()).toBeUndefined();
+  });
+});
+
+describe('the order of the readable lines', () => {
+  const fill = {
+    kind: 'fill' as const,
+    fillId: 'f1',
+    orderId: 'bot-7',
+    contractId: ES.id,
+    side: 'buy' as const,
+    size: 2,
+    price: 25_601,
+    fees: 2.8,
+    time: at + 1_000,
+  };
+
+  it("a placed line carries the order's creation time, never one later than its fill", () => {
+    // The working state first seen at 14:30:09, the order created at 14:30:05.
+    expect(orderLine(ctx, update({ time: at + 4_000, createdAt: at }), undefined)).toBe(
+      '14:30:05 placed    bot-7 buy 2 ESZ6 limit 6400.25',
+    );
+    // Filled before it was seen working: the update comes after the fill (14:30:06), the line does not.
+    const placed = orderLine(
+      ctx,
+      update({ state: 'filled', filledSize: 2, time: at + 9_000, createdAt: at }),
+      undefined,
+    );
+    expect(placed).toBe('14:30:05 placed    bot-7 buy 2 ESZ6 limit 6400.25');
+    expect(fillLine(ctx, fill, 2, -5.6).slice(0, 8) >= placed!.slice(0, 8)).toBe(true);
+    // Without a creation time, the update's.
+    expect(orderLine(ctx, update({ time: at + 4_000 }), undefined)).toMatch(/^14:30:09 placed/);
+  });
+
+  it("a fill reported before its order's placed line waits for it", async () => {
+    const printed: string[] = [];
+    const lines = new EventLinePrinter(ctx, (line) => line !== undefined && printed.push(line));
+    lines.order(update({ state: 'pending', createdAt: at }));
+    // The executor's order: the fill, then the order's filled state.
+    lines.fill(fill, 2, -5.6);
+    expect(printed).toEqual([]);
+    lines.order(update({ state: 'filled', filledSize: 2, time: at + 2_000, createdAt: at }));
+    expect(printed.map((l) => l.slice(9, 18).trim())).toEqual(['placed', 'filled']);
+    expect(printed[0]).toMatch(/^14:30:05 placed/);
+    expect(printed[1]).toMatch(/^14:30:06 filled {4}bot-7 buy 2 ESZ6 @ 6400.25 \| position \+2/);
+
+    // A fill whose order never says more is printed once the event is handled.
+    printed.length = 0;
+    lines.order(update({ orderId: 'bot-8', state: 'pending' }));
+    lines.fill({ ...fill, fillId: 'f2', orderId: 'bot-8' }, 4, -11.2);
+    expect(printed).toEqual([]);
+    await Promise.resolve();
+    expect(printed).toHaveLength(1);
+    expect(printed[0]).toContain('filled    bot-8');
+
+    // A fill of an order already placed is printed at once.
+    printed.length = 0;
+    lines.order(update({ orderId: 'bot-9', createdAt: at }));
+    lines.fill({ ...fill, fillId: 'f3', orderId: 'bot-9' }, 6, -16.8);
+    expect(printed.map((l) => l.slice(9, 18).trim())).toEqual(['placed', 'filled']);
   });
 });
