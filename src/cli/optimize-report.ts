@@ -135,7 +135,13 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
   return (
     `${name}: ${input.combinations} parameter sets${input.search.method === 'grid' ? '' : ` (${input.search.method} search of ${input.search.of}, seed ${input.search.seed})`}${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
     ` (${input.ranOn})\n${text}\n` +
-    refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
+    refused
+      .map((r) =>
+        r.result.failedAfter === undefined
+          ? `#${r.rank} not run: ${r.result.error}\n`
+          : `#${r.rank} failed after ${r.result.failedAfter} bars: ${r.result.error}\n`,
+      )
+      .join('') +
     `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}, ${sweepFile}\n`
   );
 }

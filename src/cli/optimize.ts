@@ -19,7 +19,7 @@ import { checkQueueUrl, DEFAULT_RETRIES } from '../optimize/queue.ts';
 import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
-import { ExitCode, UsageError } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { writeSweepOutputs } from './optimize-report.ts';
 import { sweepOnQueue, sweepSpecOf, tpeSearchOnQueue } from './sweep-queue.ts';
 
@@ -298,7 +298,8 @@ export async function run(args: string[]): Promise<number> {
         ranOn: `${results.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s`,
       }),
     );
-    return ExitCode.Ok;
+    // A run whose strategy failed is a row of its own (the others ran): the sweep still ends as a failure.
+    return results.some((r) => r.failedAfter !== undefined) ? EXIT_CODE_OF_KIND.runtime : ExitCode.Ok;
   } finally {
     await pool?.close();
   }
