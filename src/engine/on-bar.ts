@@ -39,8 +39,10 @@ export function onBar<P>(
   handler: (bar: BarRecord, ctx: StrategyContext<P>) => BarDecision,
   options: OnBarOptions = {},
 ): Observable<Intent> {
+  // Asked for now, not at subscription: streams of several timeframes are delivered in the order of the calls.
+  const records = ctx.barRecords(options.contractId, options.timeframe);
   return new Observable<Intent>((subscriber) =>
-    ctx.barRecords(options.contractId, options.timeframe).subscribe((bar) => {
+    records.subscribe((bar) => {
       const decision = handler(bar, ctx);
       if (decision === undefined || decision === null) return;
       if (isIntentList(decision)) {

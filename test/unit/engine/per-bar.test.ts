@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { combineLatest, config as rxjsConfig, filter, Observable, of } from 'rxjs';
+import { combineLatest, config as rxjsConfig, filter, merge, Observable, of } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { marketOrder, target } from '../../../src/engine/intents.ts';
@@ -177,6 +177,23 @@ describe('multi-timeframe ordering', () => {
     engineOf(strategyOf('mtf', (ctx) => record(ctx, ['1m', '15m'], seen, true))).engine.push(chunk(bars));
     at = seen.indexOf('15m 15:00 now 15:15');
     expect(seen.slice(at, at + 2)).toEqual(['15m 15:00 now 15:15', '1m 15:14 now 15:15']);
+  });
+});
+
+describe('multi-timeframe ordering with onBar', () => {
+  it('follows the order of the onBar calls, whatever the order of merge', () => {
+    const seen: string[] = [];
+    const { engine } = engineOf(
+      strategyOf('mtf', (ctx) => {
+        const one = onBar(ctx, (bar) => void seen.push(`1m ${new Date(bar.time).toISOString().slice(11, 16)}`));
+        const fifteen = onBar(ctx, (bar) => void seen.push(`15m ${new Date(bar.time).toISOString().slice(11, 16)}`), {
+          timeframe: timeframe('minute', 15),
+        });
+        return merge(fifteen, one);
+      }),
+    );
+    engine.push(chunk(Array.from({ length: 16 }, (_, i) => 100 + i)));
+    expect(seen.slice(13)).toEqual(['1m 15:13', '1m 15:14', '15m 15:00', '1m 15:15']);
   });
 });
 
