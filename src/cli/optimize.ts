@@ -19,8 +19,8 @@ import { checkQueueUrl, DEFAULT_RETRIES } from '../optimize/queue.ts';
 import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
 import { parseScalar } from './config-loader.ts';
 import { parseCommandArgs } from './args.ts';
-import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
-import { writeSweepOutputs } from './optimize-report.ts';
+import { ExitCode, UsageError } from './exit.ts';
+import { sweepExitCode, writeSweepOutputs } from './optimize-report.ts';
 import { sweepOnQueue, sweepSpecOf, tpeSearchOnQueue } from './sweep-queue.ts';
 
 export const summary =
@@ -299,7 +299,7 @@ export async function run(args: string[]): Promise<number> {
       }),
     );
     // A run whose strategy failed is a row of its own (the others ran): the sweep still ends as a failure.
-    return results.some((r) => r.failedAfter !== undefined) ? EXIT_CODE_OF_KIND.runtime : ExitCode.Ok;
+    return sweepExitCode(results);
   } finally {
     await pool?.close();
   }
