@@ -12,14 +12,19 @@ import { timeoutProvider } from 'rxjs/internal/scheduler/timeoutProvider';
 
 export const unhandled: { catcher: ((error: unknown) => void) | undefined } = { catcher: undefined };
 
-let installed = false;
+type Delegate = NonNullable<typeof timeoutProvider.delegate>;
 
-/** Routes RxJS's scheduled reports through `unhandled.catcher` while one is set (idempotent). */
+let ours: Delegate | undefined;
+
+/**
+ * Routes RxJS's scheduled reports through `unhandled.catcher` while one is set. Called at each engine's
+ * start: a no-op while ours is in place, and in place again (over whatever delegate is there then, which it
+ * defers to) when something replaced it (RxJS's TestScheduler sets its own and clears it after a run).
+ */
 export function installUnhandledCatcher(): void {
-  if (installed) return;
-  installed = true;
+  if (ours !== undefined && timeoutProvider.delegate === ours) return;
   const previous = timeoutProvider.delegate;
-  timeoutProvider.delegate = {
+  const delegate: Delegate = {
     setTimeout(handler, timeout, ...args) {
       const catcher = unhandled.catcher;
       if (catcher === undefined)
@@ -38,4 +43,6 @@ export function installUnhandledCatcher(): void {
       else clearTimeout(handle as Parameters<typeof clearTimeout>[0]);
     },
   };
+  ours = delegate;
+  timeoutProvider.delegate = delegate;
 }
