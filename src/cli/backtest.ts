@@ -28,7 +28,7 @@ import {
   type ConfigDocument,
 } from './config-loader.ts';
 import { parseCommandArgs, type FlagValues } from './args.ts';
-import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError, strategyFailureReport } from './exit.ts';
 
 export const summary = 'Run a backtest definition (backtest/<name>.yaml) and write its results and report';
 
@@ -246,8 +246,9 @@ export async function run(args: string[]): Promise<number> {
     );
     process.stdout.write(`${lines.join('\n')}\n`);
     if (result.failure !== undefined) {
+      const total = outcome.report.streamed?.count ?? outcome.history.bars.time.length;
       process.stderr.write(
-        `backtest: ${result.failure.message.split('\n')[0]} (stopped after ${result.bars} of ${outcome.report.streamed?.count ?? outcome.history.bars.time.length} bars; the outputs above cover what ran)\n`,
+        `${strategyFailureReport('backtest', result.failure, ` (stopped after ${result.bars} of ${total} bars; the outputs above cover what ran)`)}\n`,
       );
       return EXIT_CODE_OF_KIND.runtime;
     }

@@ -92,6 +92,21 @@ export function errorReport(command: string, error: unknown, verbose: boolean): 
 }
 
 /** `--verbose` anywhere on the command line, or a debug log level, asks for stack traces. */
+/** The command being run: whether --verbose was given (main strips it from the command's arguments). */
+export const cliRun: { verbose: boolean } = { verbose: false };
+
+/**
+ * The line a command ends with when a strategy failed (the run's outputs were still written): the
+ * failure's one line, and with --verbose the stack of what the strategy threw.
+ */
+export function strategyFailureReport(command: string, failure: Error, suffix: string): string {
+  const line = `${command}: ${failure.message.split('\n')[0]}${suffix}`;
+  if (!cliRun.verbose) return line;
+  const cause = (failure as { cause?: unknown }).cause;
+  const stack = cause instanceof Error ? cause.stack : failure.stack;
+  return stack === undefined ? line : `${line}\n${stack}`;
+}
+
 export function wantsVerbose(args: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
   return args.includes('--verbose') || env.TICKLINE_LOG_LEVEL === 'debug' || env.TICKLINE_LOG_LEVEL === 'trace';
 }

@@ -59,6 +59,8 @@ export function projectFiles(name: string): Record<string, string> {
     'tsconfig.json': TSCONFIG,
     'strategies/example.ts': EXAMPLE_STRATEGY,
     'strategies/example.test.ts': EXAMPLE_TEST,
+    'strategies/per-bar.ts': PER_BAR_STRATEGY,
+    'strategies/per-bar.test.ts': PER_BAR_TEST,
     'backtest.yaml': BACKTEST_YAML,
     'paper.yaml': PAPER_YAML,
     '.gitignore': GITIGNORE,
@@ -110,6 +112,81 @@ export default defineStrategy({
       crossover(ema(params.fast), ema(params.slow)),
       map((cross) => target(cross.direction === 'up' ? params.size : -params.size)),
     ),
+});
+`;
+
+const PER_BAR_STRATEGY = `/**
+ * A per-bar example: decides on each closed bar with \`onBar\`, where its position and working orders are
+ * current. Buys an RSI dip while the close is above its trend SMA (sells the mirror), each entry with a
+ * stop-loss / take-profit bracket, sized so a stop-out loses about \`riskPerTrade\` (and never more than the
+ * account's limits leave room for). Time of day from \`ctx.session\`: no entry in the last
+ * \`noEntryMinutes\` before the market closes, flat \`flatMinutes\` before it.
+ */
+import { z } from 'zod';
+import { defineStrategy, flatten, marketOrder, onBar, RsiKernel, SmaKernel } from 'tickline';
+
+export default defineStrategy({
+  name: 'per-bar-example',
+  description: 'RSI dips with the trend, bracketed, sized from the money risked; flat before the close.',
+  params: z
+    .strictObject({
+      trend: z.number().int().min(2).default(200),
+      rsiPeriod: z.number().int().min(2).default(14),
+      oversold: z.number().min(0).max(100).default(35),
+      overbought: z.number().min(0).max(100).default(65),
+      riskPerTrade: z.number().positive().default(60),
+      stopLossTicks: z.number().int().positive().default(12),
+      takeProfitTicks: z.number().int().positive().default(24),
+      noEntryMinutes: z.number().nonnegative().default(30),
+      flatMinutes: z.number().nonnegative().default(10),
+    })
+    .refine((p) => p.oversold < p.overbought, { message: 'oversold must be below overbought' })
+    .refine((p) => p.flatMinutes <= p.noEntryMinutes, { message: 'flatMinutes must not exceed noEntryMinutes' }),
+  // RSI needs one bar more than its period (it works on changes).
+  warmup: (p) => Math.max(p.trend, p.rsiPeriod + 1),
+  run: (ctx) => {
+    // State lives here, once per run; the handler below runs once per bar.
+    const p = ctx.params;
+    const trend = new SmaKernel(p.trend);
+    const strength = new RsiKernel(p.rsiPeriod);
+    const bracket = { stopLossTicks: p.stopLossTicks, takeProfitTicks: p.takeProfitTicks };
+    return onBar(ctx, (bar) => {
+      // Bar fields are ticks; the kernels give NaN while warming up, and NaN fails every comparison.
+      const mean = trend.next(bar.close);
+      const rsi = strength.next(bar.close);
+      const session = ctx.session; // the market at this bar's end: open, minutesToClose, tradingDay
+      const busy = ctx.position() !== 0 || ctx.openOrders().length > 0;
+      if (!session.open) return;
+      if (session.minutesToClose <= p.flatMinutes) return busy ? flatten() : undefined;
+      if (busy || session.minutesToClose <= p.noEntryMinutes) return;
+      // Contracts a stop-out of stopLossTicks costs riskPerTrade for, within the risk guard's room.
+      const size = ctx.sizing.fromRisk(p.riskPerTrade, p.stopLossTicks);
+      if (size === 0) return;
+      if (bar.close > mean && rsi <= p.oversold) return marketOrder('buy', size, { bracket, label: 'dip' });
+      if (bar.close < mean && rsi >= p.overbought) return marketOrder('sell', size, { bracket, label: 'rip' });
+    });
+  },
+});
+`;
+
+const PER_BAR_TEST = `import { describe, expect, it } from 'vitest';
+import { BacktestConfig, executeBacktest } from 'tickline/backtest';
+import perBar from './per-bar.ts';
+
+const config = BacktestConfig.parse({
+  strategy: { name: perBar.name, params: {} },
+  contract: 'MESZ5',
+  data: { source: 'synthetic', seed: 7, sessions: 3 },
+});
+
+describe('per-bar example', () => {
+  it('trades with brackets, never into the risk limits, and holds nothing over a close', async () => {
+    const { result } = await executeBacktest(config, 'per-bar', { strategy: perBar, recordEquity: false });
+    expect(result.trades.length).toBeGreaterThan(0);
+    expect(result.orders.some((o) => o.role !== 'entry')).toBe(true);
+    expect(result.rejections.RISK_EXCEEDS_ROOM ?? 0).toBe(0);
+    expect(result.openPosition).toBe(0);
+  });
 });
 `;
 
@@ -214,7 +291,10 @@ npm run paper      # paper trading on tickline's local gateway simulator
 \`\`\`
 
 - \`strategies/\`: one module per strategy (\`export default defineStrategy({ name, params, run })\`), with
-  its tests beside it.
+  its tests beside it. \`example.ts\` works on whole chunks of bars (the fast style for target positions);
+  \`per-bar.ts\` decides bar by bar with \`onBar\` (orders with brackets, sizing from the money risked, the
+  market's hours from \`ctx.session\`): \`npx tickline backtest --config backtest.yaml --strategy
+  ./strategies/per-bar.ts\`.
 - \`backtest.yaml\`, \`paper.yaml\`: what the scripts run. Paths written in a config file are relative to
   that file; paths given on the command line are relative to the working directory.
 - \`npx tickline --help\` lists every command; \`npx tickline backtest --help\` one command's options.

@@ -2,7 +2,7 @@
  * The `tickline` command: one file per subcommand in this folder, each exporting
  * `run(args: string[]): Promise<number>` and a one-line `summary`.
  */
-import { EXIT_CODE_OF_KIND, ExitCode, errorReport, exitCodeFor, wantsVerbose } from './exit.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, cliRun, errorReport, exitCodeFor, wantsVerbose } from './exit.ts';
 import { scrubSecrets } from '../engine/secrets.ts';
 import { ownPackage } from './own-package.ts';
 
@@ -59,10 +59,14 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT_CODE_OF_KIND.usage;
   }
   const verbose = wantsVerbose(rest);
+  const outerVerbose = cliRun.verbose;
+  cliRun.verbose = verbose;
   try {
     return await (await load()).run(rest.filter((arg) => arg !== '--verbose'));
   } catch (error) {
     process.stderr.write(`${scrubSecrets(errorReport(name, error, verbose))}\n`);
     return exitCodeFor(error);
+  } finally {
+    cliRun.verbose = outerVerbose;
   }
 }

@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { METRICS, rank, type JobResult, type Metric } from '../optimize/grid-sweep.ts';
 import { showMetric, writeSweepReport } from '../report/sweep-page.ts';
+import { EXIT_CODE_OF_KIND, ExitCode } from './exit.ts';
 
 export interface SweepOutputs {
   readonly name: string;
@@ -29,6 +30,11 @@ export interface SweepOutputs {
 }
 
 /** Write the files and return the text to print: heading, table, runs that did not happen, file names. */
+/** A sweep with a run whose strategy failed ends as a failure (exit 1), its other rows written as usual. */
+export function sweepExitCode(results: readonly JobResult[]): number {
+  return results.some((r) => r.failedAfter !== undefined) ? EXIT_CODE_OF_KIND.runtime : ExitCode.Ok;
+}
+
 export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
   const { metric, walkForward: fraction, results, top, name, outDir } = input;
   const primary = results.filter((r) => r.sample !== 'out');
@@ -138,7 +144,13 @@ export async function writeSweepOutputs(input: SweepOutputs): Promise<string> {
   return (
     `${name}: ${input.combinations} parameter sets${input.search.method === 'grid' ? '' : ` (${input.search.method} search of ${input.search.of}, seed ${input.search.seed})`}${fraction === undefined ? '' : `, walk-forward ${Math.round(fraction * 100)}% in-sample`}, sorted by ${metric}` +
     ` (${input.ranOn})\n${text}\n` +
-    refused.map((r) => `#${r.rank} not run: ${r.result.error}\n`).join('') +
+    refused
+      .map((r) =>
+        r.result.failedAfter === undefined
+          ? `#${r.rank} not run: ${r.result.error}\n`
+          : `#${r.rank} failed after ${r.result.failedAfter} bars: ${r.result.error}\n`,
+      )
+      .join('') +
     `results: ${path.join(outDir, 'optimize.csv')}, ${path.join(outDir, 'optimize.json')}, ${sweepFile}\n`
   );
 }

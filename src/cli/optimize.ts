@@ -21,7 +21,7 @@ import { parseScalar } from './config-loader.ts';
 import type { StrategyModule } from '../engine/strategy.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
-import { writeSweepOutputs } from './optimize-report.ts';
+import { sweepExitCode, writeSweepOutputs } from './optimize-report.ts';
 import { sweepOnQueue, sweepSpecOf, tpeSearchOnQueue } from './sweep-queue.ts';
 
 export const summary =
@@ -336,7 +336,8 @@ export async function run(args: string[]): Promise<number> {
         ranOn: `${results.length} runs on ${lanes} lane${lanes === 1 ? '' : 's'}, ${seconds.toFixed(1)} s`,
       }),
     );
-    return ExitCode.Ok;
+    // A run whose strategy failed is a row of its own (the others ran): the sweep still ends as a failure.
+    return sweepExitCode(results);
   } finally {
     await pool?.close();
   }

@@ -23,7 +23,7 @@ import {
 } from '../optimize/queue-spec.ts';
 import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../optimize/queue.ts';
 import { ExitCode } from './exit.ts';
-import { writeSweepOutputs, type SweepOutputs } from './optimize-report.ts';
+import { sweepExitCode, writeSweepOutputs, type SweepOutputs } from './optimize-report.ts';
 
 /** A sweep as the queue stores it, and the bundle of its strategy file (null for a built-in strategy). */
 export interface QueuedSweep {
@@ -107,7 +107,7 @@ export async function sweepOnQueue(sweep: QueueSweep): Promise<number> {
         ranOn: `${results.length} runs on the queue, sweep ${enqueued.id}, ${seconds.toFixed(1)} s`,
       }),
     );
-    return ExitCode.Ok;
+    return sweepExitCode(results);
   } finally {
     await close();
   }
@@ -174,7 +174,7 @@ export async function tpeSearchOnQueue(run: QueueTpeSearch): Promise<number> {
         ranOn: `${results.length} runs on the queue in ${sweeps} sweeps, ${seconds.toFixed(1)} s`,
       }),
     );
-    return ExitCode.Ok;
+    return sweepExitCode(results);
   } finally {
     await close();
   }

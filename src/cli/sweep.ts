@@ -6,7 +6,7 @@ import path from 'node:path';
 import { cancelSweep, QUEUE_URL_ENV, queueUrlFrom, readResults, readSweep, sweepStatus } from '../optimize/queue.ts';
 import { parseCommandLine } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
-import { writeSweepOutputs } from './optimize-report.ts';
+import { sweepExitCode, writeSweepOutputs } from './optimize-report.ts';
 import { followSweep, openQueue, storedOutputs } from './sweep-queue.ts';
 import { METRICS, type Metric } from '../optimize/grid-sweep.ts';
 
@@ -91,7 +91,7 @@ export async function run(args: string[]): Promise<number> {
         ranOn: `${results.length} of ${all.length} runs done on the queue, sweep ${id}`,
       }),
     );
-    return ExitCode.Ok;
+    return sweepExitCode(results);
   } finally {
     await close();
   }

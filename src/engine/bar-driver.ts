@@ -14,6 +14,7 @@ import type { RuleBook } from './account-rules.ts';
 import type { Instance, StrategyHost } from './strategy-host.ts';
 import { targetKey } from './target-keeper.ts';
 import { nominalMs } from './timeframe.ts';
+import { unhandled } from './unhandled.ts';
 import { advanceTrail, trailStopPrice } from './trailing.ts';
 import type { BarChunk, ContractSpec, Intent, Venue } from './types.ts';
 
@@ -187,8 +188,19 @@ export class BarDriver {
     const hasOnBar = venue.onBar !== undefined;
     const rulesActive = rules.active;
     barClock.chunk = chunk;
+    // A throw RxJS could only report asynchronously is the failure of the strategy being dispatched to
+    // (the host narrows it down), else of the run's strategy: at once, at this bar.
+    const outerCatcher = unhandled.catcher;
+    unhandled.catcher = host.failUnattributed;
+    const stopOnFailure = this.throwOnFailure;
+    let stopped = false;
     try {
       for (let i = 0; i < n; i++) {
+        // A synchronous run stops after the bar a strategy failed on: what ran is the bars up to it.
+        if (stopOnFailure && host.failures.length !== 0 && failedBefore(host.failures[0]!.barIndex, i)) {
+          stopped = true;
+          break;
+        }
         barClock.index = i;
         const barTime = time[i]!;
         if (this.history) {
@@ -237,12 +249,13 @@ export class BarDriver {
         if (recordEquity) equity.record(barTime, accounting.equity());
       }
     } finally {
+      unhandled.catcher = outerCatcher;
       barClock.index = -1;
       barClock.chunk = undefined;
       this.catchUp = false;
     }
     // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
-    while (this.pendingCursor < pending.length) {
+    while (!stopped && this.pendingCursor < pending.length) {
       const item = pending[this.pendingCursor++]!;
       this.logger.warn(
         { strategyId: item.strategyId, at: item.at, length: n },
@@ -343,4 +356,9 @@ export class BarDriver {
       order.trailStop = trailStopPrice(order.trail);
     }
   }
+}
+
+/** True when bar `i` comes after the bar a failure was recorded at (every bar for a failure outside one). */
+function failedBefore(barIndex: number | undefined, i: number): boolean {
+  return barIndex === undefined || barIndex < i;
 }

@@ -5,7 +5,7 @@
  * open. Here the strategy's own callbacks run inside a try/catch, so the engine learns at once which
  * strategy failed, on which bar, and can halt it and act (flatten or hold) instead.
  */
-import { Observable, Subscriber, type Observer, type Subscription } from 'rxjs';
+import { Observable, Subscriber, type Observer, type Operator, type Subscription } from 'rxjs';
 
 type Callback<T> = ((value: T) => void) | undefined;
 
@@ -21,13 +21,26 @@ export class ContainedObservable<T> extends Observable<T> {
     // Operators subscribe with their own Subscriber, which already routes a throw to the error channel.
     if (observerOrNext instanceof Subscriber || observerOrNext === null || observerOrNext === undefined)
       return super.subscribe(observerOrNext ?? undefined);
-    if (typeof observerOrNext === 'function') return super.subscribe(this.guard(observerOrNext));
+    if (typeof observerOrNext === 'function')
+      return super.subscribe({ next: this.guard(observerOrNext), error: this.onThrow } as Observer<T>);
     const observer = observerOrNext;
     return super.subscribe({
       next: this.guard(observer.next?.bind(observer)),
       error: this.guard(observer.error?.bind(observer)) ?? ((error: unknown) => this.onThrow(error)),
       complete: this.guard(observer.complete?.bind(observer)),
     } as Observer<T>);
+  }
+
+  /**
+   * Operators (`pipe`) lift: the stream they return is contained too, so `ctx.barRecords().pipe(filter(...))
+   * .subscribe(bar => ...)` has its callback guarded like `ctx.barRecords().subscribe(...)`, and an error
+   * raised along the chain reaches the engine instead of RxJS's unhandled path.
+   */
+  override lift<R>(operator?: Operator<T, R>): Observable<R> {
+    const lifted = new ContainedObservable<R>(this as unknown as Observable<R>, this.onThrow);
+    lifted.source = this;
+    lifted.operator = operator;
+    return lifted;
   }
 
   private guard<V>(callback: Callback<V>): Callback<V> {

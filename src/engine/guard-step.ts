@@ -3,7 +3,7 @@ import type { MarketPhase, MarketSession } from './market-hours.ts';
 import type { SessionClock, SessionPhase } from './trading-day.ts';
 import type { OrderBook } from './order-book.ts';
 import type { OrderRate } from './order-rate.ts';
-import type { GuardOrder, GuardState, TradingState } from './risk.ts';
+import { riskRoom, type GuardOrder, type GuardState, type TradingState } from './risk.ts';
 import type { RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 import type { ContractSpec, Side } from './types.ts';
@@ -60,6 +60,24 @@ export class GuardStep implements GuardState {
     this.personalDailyLossLimit = config.personalDailyLossLimit;
     this.personalDailyProfitTarget = config.personalDailyProfitTarget;
     return this;
+  }
+
+  /**
+   * The room `refresh` would give the guard now (riskRoom), read without touching the guard's state: a
+   * strategy may ask while the guard is in the middle of a check.
+   */
+  roomNow(safetyBuffer: number): number {
+    const equity = this.accounting.equity();
+    return riskRoom(
+      {
+        equity,
+        dayPnl: equity - this.rules.dayStartBalance,
+        dailyLossFloor: this.rules.dailyLossFloor(),
+        maximumLossFloor: this.rules.maximumLossFloor(),
+        personalDailyLossLimit: this.rules.config.personalDailyLossLimit,
+      },
+      { safetyBuffer },
+    );
   }
 
   contract(id: string): ContractSpec | undefined {

@@ -12,6 +12,7 @@ export * from './account-rules.ts';
 export * from './accounting.ts';
 export * from './risk.ts';
 export * from './strategy.ts';
+export * from './on-bar.ts';
 export * from './resample.ts';
 export * from './runner.ts';
 export * from './errors.ts';

@@ -361,11 +361,7 @@ function checkOpening(
     );
   }
   if (stopTicks !== undefined) {
-    const room = Math.min(
-      equity - (state.dailyLossFloor + buffer),
-      equity - (state.maximumLossFloor + buffer),
-      state.personalDailyLossLimit === undefined ? Infinity : state.personalDailyLossLimit + day,
-    );
+    const room = riskRoom(state, limits);
     const perContract = stopTicks * contract.grid.tickValue;
     const risk = perContract * opening;
     if (risk > room) {
@@ -383,6 +379,25 @@ function checkOpening(
     }
   }
   return ACCEPTED;
+}
+
+/**
+ * The money a new entry may put at risk (stop distance x tick value x contracts opened): what is left under
+ * the tightest of the daily loss floor, the maximum loss floor (each with the safety buffer) and the
+ * personal daily loss limit; Infinity without any. The guard refuses an entry whose risk exceeds it
+ * (RISK_EXCEEDS_ROOM); `ctx.sizing` reads the same figure.
+ */
+export function riskRoom(
+  state: Pick<GuardState, 'equity' | 'dayPnl' | 'dailyLossFloor' | 'maximumLossFloor' | 'personalDailyLossLimit'>,
+  limits: Pick<ResolvedRiskConfig, 'safetyBuffer'>,
+): number {
+  const buffer = limits.safetyBuffer;
+  const equity = state.equity;
+  return Math.min(
+    equity - (state.dailyLossFloor + buffer),
+    equity - (state.maximumLossFloor + buffer),
+    state.personalDailyLossLimit === undefined ? Infinity : state.personalDailyLossLimit + state.dayPnl,
+  );
 }
 
 function checkTrail(

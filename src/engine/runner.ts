@@ -287,6 +287,7 @@ export function createEngine(options: EngineOptions): Engine {
     contracts,
     calendar,
     riskStrategyId,
+    limits,
     accounting,
     book,
     guard,

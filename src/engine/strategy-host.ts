@@ -9,14 +9,17 @@ import { EngineError } from './errors.ts';
 import type { GuardStep } from './guard-step.ts';
 import { MarketSession, SessionView, sessionSnapshot, type MarketHours } from './market-hours.ts';
 import type { TradingCalendar } from './trading-day.ts';
+import type { ResolvedRiskConfig } from './risk.ts';
 import type { Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
+import { installUnhandledCatcher, unhandled } from './unhandled.ts';
 import {
   StrategyError,
   parseParams,
   warmupBars,
+  type PositionSizing,
   type StrategyContext,
   type StrategyModule,
   type WorkingOrder,
@@ -48,6 +51,8 @@ export interface StrategyFailure {
   readonly error: unknown;
   /** Start of the bar being processed when it failed (epoch ms); NaN outside a bar. */
   readonly barTime: number;
+  /** Index of that bar in the chunk being pushed; -1 (or absent) outside a bar. */
+  readonly barIndex?: number;
 }
 
 export interface Instance {
@@ -59,9 +64,12 @@ export interface Instance {
   failed: boolean;
   /** Bars of its primary contract it must see before its intents count (its declared warm-up). */
   readonly warmup: number;
+  /** Fails this instance (made once: handed to RxJS's unhandled-error path while it is being dispatched to). */
+  readonly fail: (error: unknown) => void;
 }
 
 interface BarListener {
+  readonly instance: Instance;
   readonly contractId: string;
   readonly subject: Multicast<BarRecord>;
   readonly resampler: Resampler | undefined;
@@ -85,6 +93,8 @@ export interface StrategyHostParts {
   /** The engine's trading day (ctx.session's day for a contract without market hours). */
   readonly calendar: TradingCalendar;
   readonly riskStrategyId: string;
+  /** The guard's limits (its safety buffer sizes `ctx.sizing`'s room). */
+  readonly limits: Pick<ResolvedRiskConfig, 'safetyBuffer'>;
   readonly accounting: Accounting;
   readonly book: OrderBook;
   readonly guard: GuardStep;
@@ -122,14 +132,33 @@ export class StrategyHost {
 
   /** Run the strategies: their intents go to `receive`. */
   start(receive: (instance: Instance, strategyId: string, intent: Intent) => void): void {
+    installUnhandledCatcher();
     for (const { instance, module, context } of this.runs) {
-      instance.subscription = module.run(context).subscribe({
-        next: (intent) => receive(instance, instance.id, intent),
-        error: (error: unknown) => this.failStrategy(instance, error),
-      });
+      const outer = unhandled.catcher;
+      unhandled.catcher = instance.fail;
+      try {
+        instance.subscription = module.run(context).subscribe({
+          next: (intent) => receive(instance, instance.id, intent),
+          error: instance.fail,
+        });
+      } catch (error) {
+        // `run` itself threw (or a subscription it made at once): the strategy never starts.
+        this.failStrategy(instance, error);
+      } finally {
+        unhandled.catcher = outer;
+      }
     }
     this.runs.length = 0;
   }
+
+  /**
+   * Who fails for an error RxJS reports while the engine is not dispatching to one strategy (an engine
+   * event, a stream combined by hand): the only strategy, else the first that has not failed.
+   */
+  readonly failUnattributed = (error: unknown): void => {
+    const instance = this.instances.find((i) => !i.failed) ?? this.instances[0];
+    if (instance !== undefined) this.failStrategy(instance, error);
+  };
 
   find(strategyId: string): Instance | undefined {
     return this.instances.find((i) => i.id === strategyId);
@@ -142,7 +171,13 @@ export class StrategyHost {
       const subject = instance.chunkSubjects.get(contractId);
       if (subject === undefined) continue;
       barCursor.at = -1;
-      subject.next(chunk);
+      const outer = unhandled.catcher;
+      unhandled.catcher = instance.fail;
+      try {
+        subject.next(chunk);
+      } finally {
+        unhandled.catcher = outer;
+      }
     }
   }
 
@@ -161,17 +196,25 @@ export class StrategyHost {
   }
 
   emitBarRecords(chunk: BarChunk, i: number): void {
-    for (const listener of this.barListeners) {
+    const listeners = this.barListeners;
+    for (let k = 0; k < listeners.length; k++) {
+      const listener = listeners[k]!;
       if (listener.contractId !== chunk.contractId || !listener.subject.observed) continue;
-      if (listener.resampler === undefined) {
-        listener.subject.next(barRecord(chunk, i));
-        continue;
-      }
-      const derived = listener.derived;
-      if (derived === undefined) continue;
-      while (listener.cursor < derived.length && derived.baseIndex![listener.cursor] === i) {
-        listener.subject.next(barRecord(derived, listener.cursor));
-        listener.cursor++;
+      const outer = unhandled.catcher;
+      unhandled.catcher = listener.instance.fail;
+      try {
+        if (listener.resampler === undefined) {
+          listener.subject.next(barRecord(chunk, i));
+          continue;
+        }
+        const derived = listener.derived;
+        if (derived === undefined) continue;
+        while (listener.cursor < derived.length && derived.baseIndex![listener.cursor] === i) {
+          listener.subject.next(barRecord(derived, listener.cursor));
+          listener.cursor++;
+        }
+      } finally {
+        unhandled.catcher = outer;
       }
     }
   }
@@ -230,6 +273,7 @@ export class StrategyHost {
       chunkSubjects: new Map(),
       failed: false,
       warmup: warmupBars(module, params),
+      fail: (error: unknown) => this.failStrategy(instance, error),
     };
     const contain = <T>(source: Observable<T>): Observable<T> =>
       new ContainedObservable(source, (error) => this.failStrategy(instance, error));
@@ -247,6 +291,22 @@ export class StrategyHost {
       return market;
     };
     const session = new SessionView(marketOf(own[0]!.id), () => barClock.current());
+    const safetyBuffer = parts.limits.safetyBuffer;
+    const room = () => guard.roomNow(safetyBuffer);
+    const maxSizeForStop = (stopTicks: number, contractId?: string): number => {
+      if (!(stopTicks > 0) || !Number.isFinite(stopTicks)) return 0;
+      const perContract = stopTicks * contractOf(resolve(contractId)).grid.tickValue;
+      return sizeWithin(room(), perContract);
+    };
+    const sizing: PositionSizing = {
+      room,
+      maxSizeForStop,
+      fromRisk: (money, stopTicks, contractId) => {
+        if (!(stopTicks > 0) || !Number.isFinite(stopTicks)) return 0;
+        const perContract = stopTicks * contractOf(resolve(contractId)).grid.tickValue;
+        return Math.min(sizeWithin(money, perContract), maxSizeForStop(stopTicks, contractId));
+      },
+    };
     const context: StrategyContext = {
       id,
       params,
@@ -266,6 +326,7 @@ export class StrategyHost {
       barRecords(contractId, timeframe) {
         const subject = new Multicast<BarRecord>();
         barListeners.push({
+          instance,
           contractId: resolve(contractId),
           subject,
           resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
@@ -307,6 +368,7 @@ export class StrategyHost {
       now: () => barClock.current(),
       session,
       sessionAt: (time, contractId) => sessionSnapshot(marketOf(resolve(contractId)), time),
+      sizing,
       logger: strategyLogger,
     };
     instances.push(instance);
@@ -320,8 +382,13 @@ export class StrategyHost {
     const index =
       this.barClock.index >= 0 ? this.barClock.index : this.barClock.pushing ? this.barClock.pipelineIndex() : -1;
     const barTime = this.barClock.chunk !== undefined && index >= 0 ? this.barClock.chunk.time[index]! : NaN;
-    const failure: StrategyFailure = { strategyId: instance.id, error, barTime };
-    this.logger.error(
+    const failure: StrategyFailure = {
+      strategyId: instance.id,
+      error,
+      barTime,
+      barIndex: barTime === barTime ? index : -1,
+    };
+    this.logger.warn(
       { err: error, strategy: instance.id, bar: barTime === barTime ? new Date(barTime).toISOString() : undefined },
       'strategy failed; its intents stop',
     );
@@ -341,4 +408,14 @@ export function failureError(failure: StrategyFailure): StrategyError {
     strategyId: failure.strategyId,
     ...(failure.barTime === failure.barTime ? { barTime: failure.barTime } : {}),
   });
+}
+
+/** Whole contracts of `perContract` risk each that fit in `money` (the guard's `risk > room` never holds for them). */
+function sizeWithin(money: number, perContract: number): number {
+  if (!(money > 0)) return 0;
+  if (money === Infinity) return Infinity;
+  let size = Math.floor(money / perContract);
+  // The guard compares perContract x size with the room: a quotient rounded up must not pass for one that fits.
+  while (size > 0 && perContract * size > money) size--;
+  return size;
 }

@@ -38,6 +38,32 @@ export interface WorkingOrder {
   readonly trailStop: number;
 }
 
+/**
+ * Position sizing from the money at risk, in whole contracts. Sizes count the contracts an entry opens
+ * (a reversal closes the opposite position first: add its size). Read at the bar you decide on (per-bar
+ * style): the figure is the risk guard's at that moment, the one it checks the entry against.
+ */
+export interface PositionSizing {
+  /**
+   * The money a new entry may risk now: what is left under the tightest of the daily loss floor, the
+   * maximum loss floor (each with `risk.safetyBuffer`) and the personal daily loss limit, exactly the
+   * guard's figure for RISK_EXCEEDS_ROOM; Infinity when none is set, 0 or less at a floor.
+   */
+  room(): number;
+  /**
+   * The most contracts an entry with a stop `stopTicks` away may open without being refused as
+   * RISK_EXCEEDS_ROOM: floor(room / (stopTicks x tick value)), 0 when not even one fits, Infinity without
+   * limits. 0 for a stop that is not a positive number of ticks.
+   */
+  maxSizeForStop(stopTicks: number, contractId?: string): number;
+  /**
+   * Contracts that risk at most `money` with a stop `stopTicks` away (floor(money / (stopTicks x tick
+   * value))), never more than `maxSizeForStop(stopTicks)`: an entry of this size with that stop as its
+   * bracket's `stopLossTicks` is never refused as RISK_EXCEEDS_ROOM. 0 when not even one contract fits.
+   */
+  fromRisk(money: number, stopTicks: number, contractId?: string): number;
+}
+
 export interface StrategyContext<P = unknown> {
   /** The strategy instance's id: prefix of its intents' client ids. */
   readonly id: string;
@@ -92,6 +118,8 @@ export interface StrategyContext<P = unknown> {
   readonly session: SessionInfo;
   /** The same at any instant, of any of the strategy's contracts (for chunk pipelines: a bar's end is `time[i]` + the bar's length). */
   sessionAt(time: number, contractId?: string): SessionInfo;
+  /** Sizes from the money risked and the stop's distance, within the risk guard's room (`PositionSizing`). */
+  readonly sizing: PositionSizing;
   readonly logger: Logger;
 }
 

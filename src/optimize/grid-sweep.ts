@@ -42,8 +42,13 @@ export interface JobResult {
   readonly params: Readonly<Record<string, unknown>>;
   readonly sample: 'all' | 'in' | 'out';
   readonly summary?: RunSummary;
-  /** Why the run did not happen (parameters the strategy's schema refused). */
+  /** Why the run did not happen (parameters the strategy's schema refused), or why it stopped (`failedAfter`). */
   readonly error?: string;
+  /**
+   * Set when the strategy failed during the run (a throw or an errored stream): the bars that ran before it
+   * stopped. The row has no summary (a partial run is not ranked); the other runs of the sweep go on.
+   */
+  readonly failedAfter?: number;
 }
 
 export interface Job {
@@ -146,8 +151,8 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
   try {
     // A sweep's run writes no report: no plots, no decision records, only the statistics it is ranked by.
     const run = await runDefinition(config, context.name, { history, overlays: false, decisions: false });
-    if (run.result.failure !== undefined) throw run.result.failure;
     const r = run.result;
+    if (r.failure !== undefined) return { ...job, error: r.failure.message.split('\n')[0]!, failedAfter: r.bars };
     return {
       ...job,
       summary: summarize(

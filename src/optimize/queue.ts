@@ -60,6 +60,8 @@ export const StoredResult = z.strictObject({
   sample: z.enum(['all', 'in', 'out']),
   summary: z.record(z.string(), z.unknown()).optional(),
   error: z.string().optional(),
+  /** Bars that ran before the strategy failed (a failed row; JobResult.failedAfter). */
+  failedAfter: z.number().int().nonnegative().optional(),
 });
 
 export const sweepKey = (id: string) => `tickline:sweep:${id}`;

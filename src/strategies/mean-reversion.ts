@@ -3,14 +3,13 @@
  * (`period`, `stdDev`) with RSI(`rsiPeriod`) at or below `oversold` buys `size` at market; a close above
  * the upper band with RSI at or above `overbought` sells. Every entry carries a bracket: a stop loss
  * `stopLossTicks` and a take profit `takeProfitTicks` from the fill, so the exit is the venue's job.
- * Bar by bar, with the incremental kernels (no signal during the indicators' warm-up).
+ * Bar by bar (`onBar`), with the incremental kernels (no signal during the indicators' warm-up).
  */
-import { Observable } from 'rxjs';
 import { z } from 'zod';
 import { bollinger, rsi, RsiKernel, StdDevKernel } from '../engine/indicators.ts';
 import { marketOrder } from '../engine/intents.ts';
+import { onBar } from '../engine/on-bar.ts';
 import { defineStrategy } from '../engine/strategy.ts';
-import type { Intent } from '../engine/types.ts';
 
 export default defineStrategy({
   name: 'mean-reversion',
@@ -29,24 +28,21 @@ export default defineStrategy({
     .refine((p) => p.oversold < p.overbought, { message: 'oversold must be below overbought' }),
   // RSI needs one bar more than its period (it works on changes).
   warmup: (p) => Math.max(p.period, p.rsiPeriod + 1),
-  run: (ctx) =>
-    new Observable<Intent>((subscriber) => {
-      const p = ctx.params;
-      const deviation = new StdDevKernel(p.period);
-      const strength = new RsiKernel(p.rsiPeriod);
-      const bracket = { stopLossTicks: p.stopLossTicks, takeProfitTicks: p.takeProfitTicks };
-      return ctx.barRecords().subscribe((bar) => {
-        const sd = deviation.next(bar.close);
-        const mean = deviation.lastMean;
-        const rsi = strength.next(bar.close);
-        // NaN (warm-up) fails every comparison below, so no entry before both are defined.
-        if (ctx.position() !== 0 || ctx.openOrders().length > 0) return;
-        if (bar.close < mean - p.stdDev * sd && rsi <= p.oversold)
-          subscriber.next(marketOrder('buy', p.size, { bracket }));
-        else if (bar.close > mean + p.stdDev * sd && rsi >= p.overbought)
-          subscriber.next(marketOrder('sell', p.size, { bracket }));
-      });
-    }),
+  run: (ctx) => {
+    const p = ctx.params;
+    const deviation = new StdDevKernel(p.period);
+    const strength = new RsiKernel(p.rsiPeriod);
+    const bracket = { stopLossTicks: p.stopLossTicks, takeProfitTicks: p.takeProfitTicks };
+    return onBar(ctx, (bar) => {
+      const sd = deviation.next(bar.close);
+      const mean = deviation.lastMean;
+      const rsi = strength.next(bar.close);
+      // NaN (warm-up) fails every comparison below, so no entry before both are defined.
+      if (ctx.position() !== 0 || ctx.openOrders().length > 0) return;
+      if (bar.close < mean - p.stdDev * sd && rsi <= p.oversold) return marketOrder('buy', p.size, { bracket });
+      if (bar.close > mean + p.stdDev * sd && rsi >= p.overbought) return marketOrder('sell', p.size, { bracket });
+    });
+  },
   plots: (p) => [
     {
       name: `Bollinger upper (${p.period}, ${p.stdDev})`,

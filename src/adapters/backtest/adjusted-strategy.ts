@@ -84,6 +84,7 @@ function adjustedContext<P>(context: StrategyContext<P>, adjustment: PriceAdjust
     positions: context.positions,
     account: context.account,
     now: () => context.now(),
+    sizing: context.sizing,
     logger: context.logger,
   };
 }

@@ -7,7 +7,7 @@ import { createEngine } from '../../engine/runner.ts';
 import type { MarketHours } from '../../engine/market-hours.ts';
 import type { Breach } from '../../engine/account-rules.ts';
 import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
-import type { StrategyModule } from '../../engine/strategy.ts';
+import { StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { BarColumns, Fill, Timeframe } from '../../engine/types.ts';
 import { silentLogger, type Logger } from '../../engine/log.ts';
 import type {
@@ -329,6 +329,9 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
           engine.push(chunk);
         } catch (error) {
           failure = { error };
+          // The engine stopped after the bar the strategy failed on: those bars ran.
+          done += barsThrough(chunk.time, error instanceof StrategyError ? error.barTime : undefined);
+          input.onProgress?.(done, total);
           return;
         }
         done += chunk.length;
@@ -638,4 +641,17 @@ function sharedTimes(
   if (times.length !== barTimes.length) return curve;
   for (let i = 0; i < times.length; i++) if (times[i] !== barTimes[i]) return curve;
   return { time: barTimes, equity: curve.equity };
+}
+
+/** Bars of a chunk up to and including the one starting at `barTime` (none without a bar). */
+function barsThrough(time: ArrayLike<number>, barTime: number | undefined): number {
+  if (barTime === undefined) return 0;
+  let lo = 0;
+  let hi = time.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (time[mid]! <= barTime) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -284,7 +284,7 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
     expect(done.stdout).toMatch(/32 of 32 runs done, 0 failed, 0 waiting, 0 running/);
   }, 180_000);
 
-  it('a strategy file travels as a bundle: it runs where the file is gone; a job that throws is retried, then reported; a bundle that does not match its hash is refused', async () => {
+  it('a strategy file travels as a bundle: it runs where the file is gone; a run whose strategy throws is a failed row at once (a backtest is deterministic: no retry); a bundle that does not match its hash is refused', async () => {
     const url = redis.url(6);
     const client = new Redis(url, { maxRetriesPerRequest: null });
     const queue = new Queue(QUEUE_NAME, { connection: client });
@@ -331,9 +331,11 @@ describe('distributed sweeps on BullMQ and redis-server', () => {
       const [passing, failing] = await readResults(client, sweepId(spec), spec);
       expect(passing!.error).toBeUndefined();
       expect(passing!.summary!.trades).toBeGreaterThanOrEqual(0);
-      expect(failing!.error).toMatch(/the strategy failed on purpose/);
-      const failed = await queue.getJob(jobId(sweepId(spec), jobs[1]!));
-      expect(failed!.attemptsMade).toBe(2);
+      expect(failing!.error).toMatch(/^strategy 'failing' failed at the bar of \S+: the strategy failed on purpose$/);
+      expect(failing!.failedAfter).toBeGreaterThan(0);
+      expect(failing!.summary).toBeUndefined();
+      // Completed (a failed row is a result), not failed and retried: a completed job leaves the queue.
+      expect(await queue.getJob(jobId(sweepId(spec), jobs[1]!))).toBeUndefined();
       for (const result of await readResults(client, sweepId(tampered), tampered))
         expect(result!.error).toMatch(
           /the strategy bundle of .*failing\.ts on the queue has sha256 [0-9a-f]{12}, the sweep was enqueued with ffffffffffff/,

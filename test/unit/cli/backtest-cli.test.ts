@@ -193,3 +193,60 @@ describe('tickline backtest', () => {
     expect(out.join('')).toContain('Usage: tickline backtest --config');
   });
 });
+
+describe('tickline backtest: a strategy that throws', () => {
+  const strategyFile = path.join(import.meta.dirname, 'fixtures', 'throwing-strategy.ts');
+  const failing = (style: string, throwAt = 300) =>
+    `strategy:\n  name: ${strategyFile}\n  params: { style: ${style}, throwAt: ${throwAt} }\ncontract: MESZ5\ndata:\n  source: synthetic\n  seed: 3\n  sessions: 2\n  start: 2025-03-02\n`;
+
+  it.each(['subscribe', 'piped', 'onBar'])(
+    'per-bar (%s): one line naming the strategy, the bar and the error, the outputs of what ran, exit 1',
+    async (style) => {
+      const outDir = path.join(dir, `out-${style}`);
+      expect(await main(['backtest', '--config', config(style, failing(style)), '--out', outDir])).toBe(
+        ExitCode.Failure,
+      );
+      const stderr = err.join('');
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^backtest: strategy 'throwing' failed at the bar of 2025-03-0\dT\d\d:\d\d:00\.000Z: boom at bar 300 \(stopped after 300 of (\d+) bars; the outputs above cover what ran\)$/,
+      );
+      const stdout = out.join('');
+      // The summary counts the bars that ran, as the last line does.
+      expect(stdout).toMatch(/Data {12}synthetic market.*, 300 bars\n/);
+      expect(stdout).toMatch(/orders sha256: [0-9a-f]{64}/);
+      // Trades every 50 bars until the throw: five orders (the fifth is placed at bar 250, filled at 251).
+      const orders = JSON.parse(readFileSync(path.join(outDir, 'orders.json'), 'utf8')) as unknown[];
+      expect(orders).toHaveLength(5);
+      expect(readdirSync(outDir)).toContain('report.html');
+    },
+  );
+
+  it('with --verbose the line is followed by the stack of what the strategy threw', async () => {
+    const file = config('verbose', failing('piped'));
+    expect(await main(['backtest', '--config', file, '--out', path.join(dir, 'o'), '--verbose'])).toBe(
+      ExitCode.Failure,
+    );
+    const stderr = err.join('');
+    expect(stderr).toMatch(/boom at bar 300 \(stopped after 300 of \d+ bars/);
+    expect(stderr).toContain('Error: boom at bar 300\n    at ');
+    expect(stderr).toContain('throwing-strategy.ts');
+  });
+
+  it('a chunk pipeline that throws: the same line, and the counts agree with the summary', async () => {
+    const outDir = path.join(dir, 'out-chunk');
+    expect(await main(['backtest', '--config', config('chunk', failing('chunk')), '--out', outDir])).toBe(
+      ExitCode.Failure,
+    );
+    const line = err.join('').trim();
+    expect(line.split('\n')).toHaveLength(1);
+    const stopped =
+      /^backtest: strategy 'throwing' failed at the bar of \S+: boom at bar 300 \(stopped after (\d+) of (\d+) bars;/.exec(
+        line,
+      );
+    expect(stopped).not.toBeNull();
+    expect(out.join('')).toContain(`, ${stopped![1]} bars\n`);
+    expect(Number(stopped![1])).toBeGreaterThan(0);
+  });
+});

@@ -32,6 +32,8 @@ const FILES = [
   'tsconfig.json',
   'strategies/example.ts',
   'strategies/example.test.ts',
+  'strategies/per-bar.ts',
+  'strategies/per-bar.test.ts',
   'backtest.yaml',
   'paper.yaml',
   '.gitignore',

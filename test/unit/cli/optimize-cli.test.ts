@@ -212,3 +212,44 @@ describe('tickline optimize', () => {
     expect(err.join('')).toMatch(/optimize/);
   });
 });
+
+describe('tickline optimize: a run whose strategy throws', () => {
+  it('is a failed row with the error; the other runs complete; exit 1', async () => {
+    const strategyFile = path.join(import.meta.dirname, 'fixtures', 'throwing-strategy.ts');
+    const file = path.join(dir, 'opt.yaml');
+    writeFileSync(
+      file,
+      `strategy: { name: ${strategyFile}, params: { style: piped } }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 2, start: 2025-03-02 }\n`,
+    );
+    const outDir = path.join(dir, 'out');
+    const code = await main([
+      'optimize',
+      '--config',
+      file,
+      '--grid',
+      'throwAt=0,300,0',
+      '--grid',
+      'every=50,70',
+      '--workers',
+      '1',
+      '--out',
+      outDir,
+    ]);
+    expect(code).toBe(ExitCode.Failure);
+    const text = out.join('');
+    expect(text).toMatch(/#\d+ failed after 300 bars: strategy 'throwing' failed at the bar of \S+: boom at bar 300/);
+    const json = JSON.parse(readFileSync(path.join(outDir, 'optimize.json'), 'utf8')) as {
+      rows: { params: { throwAt: number }; inSample: unknown; error: string | null }[];
+    };
+    expect(json.rows).toHaveLength(6);
+    for (const row of json.rows) {
+      if (row.params.throwAt === 300) {
+        expect(row.inSample).toBeNull();
+        expect(row.error).toContain('boom at bar 300');
+      } else {
+        expect(row.inSample).not.toBeNull();
+        expect(row.error).toBeNull();
+      }
+    }
+  });
+});
