@@ -187,15 +187,27 @@ function expectOpenWhenCreated(orders: readonly Order[]): void {
   ).toEqual([]);
 }
 
-/** No growth trend beyond a generous bound: the last days' heap within 1.5x and 40 MB of the first days'. */
+/**
+ * No growth trend beyond a generous bound: the last days' heap within 1.5x and 40 MB of the first days'
+ * (the first sample, with the start-up, left out), and a least-squares trend under 2 MB a day after a
+ * forced collection (about 0.3 measured: the in-memory windows filling, docs/live.md).
+ */
 function expectBoundedHeap(days: readonly Day[]): void {
   expect(days.length).toBeGreaterThanOrEqual(4);
-  const firstTwo = Math.min(...days.slice(1, 3).map((d) => d.heapMb));
-  const lastTwo = Math.min(...days.slice(-2).map((d) => d.heapMb));
+  const heaps = days.slice(1).map((d) => d.heapMb);
+  const text = `heap by day: ${days.map((d) => d.heapMb.toFixed(1)).join(', ')} MB`;
   const slack = gc === undefined ? 80 : 40;
-  expect(lastTwo, `heap by day: ${days.map((d) => d.heapMb.toFixed(1)).join(', ')} MB`).toBeLessThan(
-    firstTwo * 1.5 + slack,
-  );
+  expect(Math.min(...heaps.slice(-2)), text).toBeLessThan(Math.min(...heaps.slice(0, 2)) * 1.5 + slack);
+  const meanX = (heaps.length - 1) / 2;
+  const meanY = heaps.reduce((a, b) => a + b, 0) / heaps.length;
+  let num = 0;
+  let den = 0;
+  heaps.forEach((y, x) => {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  });
+  console.log(`weeks: heap trend ${(num / den).toFixed(2)} MB a day`);
+  if (gc !== undefined) expect(num / den, text).toBeLessThan(2);
 }
 
 function expectNoAnomaly(s: LiveSession): void {
@@ -208,7 +220,7 @@ function expectNoAnomaly(s: LiveSession): void {
  * and every place it refused was refused because the market was closed (an exit decided on the bar that
  * ends at a close): nothing else was refused.
  */
-function expectRefusedOnlyWhileClosed(s: LiveSession): void {
+function expectRefusedOnlyWhileClosed(s: LiveSession): number {
   const closed = s.journal.orders().filter((o) => !EXCHANGE_CALENDAR.isOpen('ES', o.createdAt));
   expect(closed.map((o) => `${o.tag} at ${new Date(o.createdAt).toISOString()}`)).toEqual([]);
   const refused = s.journal.entries({ kind: 'place-refused' });
@@ -217,6 +229,7 @@ function expectRefusedOnlyWhileClosed(s: LiveSession): void {
     expect(EXCHANGE_CALENDAR.isOpen('ES', e.time)).toBe(false);
   }
   console.log(`weeks: ${s.journal.orders().length} orders journaled, ${refused.length} refused while closed`);
+  return refused.length;
 }
 
 async function positions(accountId: number): Promise<Record<string, number>> {
@@ -248,7 +261,8 @@ describe('a paper session for weeks on the simulator clock', () => {
         true,
       );
     expectNoAnomaly(s);
-    expectRefusedOnlyWhileClosed(s);
+    // The exits decided on the bars that end at the halt and at a close were refused, not sent.
+    expect(expectRefusedOnlyWhileClosed(s)).toBeGreaterThan(0);
     expectBoundedHeap(days);
     await s.stop();
   }, 120_000);
