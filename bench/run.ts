@@ -3,7 +3,7 @@
  * PASS/MISS, and written as JSON to bench/results/latest.json. docs/bench.md says what each figure means.
  *
  * node --import tsx bench/run.ts [--bars 1000000] [--reps 7] [--requests 2000] [--e2e-bars 10000000] [--cache-bars
- * 50000000] [--out bench/results/latest.json]
+ * 50000000] [--paper-days 5] [--out bench/results/latest.json]
  *
  * Exits 1 when the full path and the plain loop (or the sequential and parallel grids, or the cached and
  * in-memory runs) disagree: a fast wrong answer is not a result. A MISS against a target does not fail it.
@@ -22,6 +22,7 @@ import { runFromCache } from './cache-run.ts';
 import { compareGrids, esBars, GRID, LANES, medianTiming, runGrid, warmPool, type GridTiming } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
 import { measureMarketHub } from './market-hub.ts';
+import { measurePaperDays } from './paper-days.ts';
 import { measureQueueSweep } from './queue.ts';
 import {
   CONTRACT,
@@ -42,13 +43,14 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '2000' },
     'e2e-bars': { type: 'string', default: '10000000' },
     'cache-bars': { type: 'string', default: '50000000' },
+    'paper-days': { type: 'string', default: '5' },
     out: { type: 'string', default: path.resolve(import.meta.dirname, 'results/latest.json') },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
   process.stdout.write(
-    'usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--e2e-bars N] [--cache-bars N (0: skip)] [--out file.json]\n',
+    'usage: npm run bench -- [--bars N] [--reps N] [--requests N] [--e2e-bars N] [--cache-bars N (0: skip)] [--paper-days N (0: skip)] [--out file.json]\n',
   );
   process.exit(0);
 }
@@ -58,6 +60,8 @@ const REQUESTS = positiveInt('requests', args.requests);
 const E2E_BARS = positiveInt('e2e-bars', args['e2e-bars']);
 // 0 leaves figure 14 out (it needs several GB of memory and a minute or two).
 const CACHE_BARS = args['cache-bars'] === '0' ? 0 : positiveInt('cache-bars', args['cache-bars']);
+// 0 leaves figure 15 out (about 2.5 s of CPU a market day).
+const PAPER_DAYS = args['paper-days'] === '0' ? 0 : positiveInt('paper-days', args['paper-days']);
 
 function positiveInt(name: string, text: string | undefined): number {
   const value = Number(text);
@@ -488,6 +492,26 @@ rows.push({
   verdict: '',
 });
 results.marketHub = marketHub;
+
+// ------------------------------------------------------------------ 15: a paper session, per market day
+if (PAPER_DAYS > 0) {
+  progress(`a paper session on the simulator clock at full speed, ${PAPER_DAYS} market days ...`);
+  const paper = await measurePaperDays({ days: PAPER_DAYS });
+  if (paper.anomalies > 0) fail(`the paper session recorded ${paper.anomalies} anomalies`);
+  rows.push({
+    figure: `15 paper session on the simulator (F.US.EP, 5m bars, sma-cross 3/8), ${PAPER_DAYS} market days at full speed`,
+    value: `CPU ${fmt(paper.cpuMsPerDay)} ms per market day (median; session and simulator), wall ${fmt(paper.wallMsPerDay)} ms, ${fmt(paper.ordersPerDay)} orders a day`,
+    target: '(no target)',
+    verdict: '',
+  });
+  rows.push({
+    figure: `15 same, heap${paper.forcedGc ? ' after a forced GC' : ''} by market day: first / last, trend`,
+    value: `${fmt(paper.heapFirstMb, 1)} / ${fmt(paper.heapLastMb, 1)} MB, ${paper.heapTrendMbPerDay >= 0 ? '+' : ''}${paper.heapTrendMbPerDay.toFixed(2)} MB per market day`,
+    target: '< 1 MB per market day',
+    verdict: verdict(paper.heapTrendMbPerDay < 1),
+  });
+  results.paperDays = paper;
+}
 
 // ------------------------------------------------------------------ 13: a sweep on the queue (BullMQ, redis-server)
 if (spawnSync('redis-server', ['--version']).status === 0) {

@@ -67,6 +67,12 @@ export interface LiveExecutorOptions {
   readonly unknownOutcomeMs?: number;
   /** Gateway milliseconds per wall millisecond (the simulator may run accelerated); 1 by default. */
   readonly speed?: number;
+  /**
+   * Whether a gateway month's market is open at an instant (the exchange calendar of its root); absent:
+   * every place is sent whatever the hour. The session sets it, so no order leaves while the market is
+   * closed (docs/live.md, Running for weeks).
+   */
+  readonly marketOpen?: (contractId: string, t: number) => boolean;
 }
 
 /** Default of `unknownOutcomeMs`. */
@@ -101,6 +107,7 @@ export class LiveExecutor implements Venue {
   private readonly lookupSlackMs: number;
   private readonly unknownOutcomeMs: number;
   private readonly speed: number;
+  private readonly marketOpen: ((contractId: string, t: number) => boolean) | undefined;
   /** The gateway's reported fill volume per tag, where it is ahead of the journaled fills. */
   private readonly reportedFills = new Map<string, number>();
   /** Tags whose place request is in flight in this process: a lookup must not call them missing. */
@@ -123,6 +130,7 @@ export class LiveExecutor implements Venue {
     this.lookupSlackMs = options.lookupSlackMs ?? 120_000;
     this.unknownOutcomeMs = options.unknownOutcomeMs ?? UNKNOWN_OUTCOME_MS;
     this.speed = options.speed ?? 1;
+    this.marketOpen = options.marketOpen;
   }
 
   // ------------------------------------------------------------------ Venue
@@ -138,6 +146,18 @@ export class LiveExecutor implements Venue {
       const reason = `contract ${command.contractId} expired at ${new Date(expiresAt).toISOString()}`;
       this.journal.record('place-refused', 'event', command.id, { reason, command });
       this.log.warn({ tag: command.id, contractId: command.contractId, reason }, 'place refused: the month expired');
+      this.emitOrder(command, 'rejected', 0, undefined, reason);
+      return;
+    }
+    if (this.marketOpen !== undefined && !this.marketOpen(command.contractId, this.now())) {
+      // Found by test/integration/live/weeks.test.ts: the guard refuses new risk while the market is closed but
+      // lets a reducing order through (a backtest fills it at the next open), so a strategy's exit decided on
+      // the bar that ends at the close (16:00 CT, a holiday halt, an early close) was sent to a closed market,
+      // where the gateway refuses it (OutsideTradingHours) or, on a real one, could queue it for the open. It is
+      // refused here instead, before anything is sent; the strategy decides again on the next bar.
+      const reason = `the market of ${command.contractId} is closed at ${new Date(this.now()).toISOString()}`;
+      this.journal.record('place-refused', 'event', command.id, { reason, command });
+      this.log.warn({ tag: command.id, contractId: command.contractId, reason }, 'place refused: the market is closed');
       this.emitOrder(command, 'rejected', 0, undefined, reason);
       return;
     }

@@ -77,7 +77,7 @@ export interface PollerOptions {
   readonly onAccount?: (account: S.Account) => void;
   /** The gateway id a bar subscription's contract stands for now (a followed symbol's current month). */
   readonly route?: (contractId: string) => string;
-  /** Called after every poll round (the session looks for a roll or an expiry there). */
+  /** Called before and after every poll round (the session looks for a roll or an expiry there). */
   readonly onRound?: () => Promise<void>;
   /** Each trade poll's result, after it was applied (the realtime feed's watchdog compares it with the hub's). */
   readonly onTrades?: (trades: readonly S.Trade[]) => void;
@@ -250,6 +250,11 @@ export class Poller implements MarketData {
   async tick(): Promise<void> {
     this.ticking = true;
     try {
+      // Before the round too (found by test/integration/live/weeks.test.ts): a roll due at this instant
+      // happens before the round's bar poll, so a decision on the bar that closes at the roll date goes to
+      // the new month; looking only after the round sent it to the old month, which the roll then closed
+      // in the same round (a wasted round trip at every roll).
+      await this.o.onRound?.();
       await this.round();
       await this.o.onRound?.();
     } finally {

@@ -25,7 +25,7 @@ import {
 import { Accounting } from '../../engine/accounting.ts';
 import { parseParams, warmupBars, type StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig, MllVariant } from '../../engine/account-rules.ts';
-import { contractMarketHours } from '../../market/contract-hours.ts';
+import { contractMarketHours, contractRoot, exchangeCalendarFor } from '../../market/contract-hours.ts';
 import type { BarChunk, ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './live-config.ts';
 import { LiveExecutor, journaledUpdate } from './executor.ts';
@@ -196,6 +196,7 @@ export class LiveSession {
         now,
         speed: o.speed ?? 1,
         unknownOutcomeMs: config.execution.unknownOutcomeMs,
+        marketOpen: gatewayMarketOpen(),
       });
       // The engine's own orders (kill switch, flat-by, breach flatten) carry this bot's id too, so two bots
       // on one account never reuse each other's customTags.
@@ -862,6 +863,24 @@ export class LiveSession {
     })();
     return this.stopping;
   }
+}
+
+/**
+ * Whether a gateway month's market is open, by the exchange calendar of its root (the engine's hours:
+ * today's week beyond the holiday data); a contract whose root has no hours counts as open.
+ */
+function gatewayMarketOpen(): (contractId: string, t: number) => boolean {
+  const calendar = exchangeCalendarFor('weeklyHours');
+  const known = new Set(calendar.roots());
+  const roots = new Map<string, string | undefined>();
+  return (contractId, t) => {
+    if (!roots.has(contractId)) {
+      const root = contractRoot({ id: contractId, symbolId: '' })?.toUpperCase();
+      roots.set(contractId, root !== undefined && known.has(root) ? root : undefined);
+    }
+    const root = roots.get(contractId);
+    return root === undefined || calendar.isOpen(root, t);
+  };
 }
 
 function pollIntervalsOf(config: LiveConfig): PollIntervals {
