@@ -307,6 +307,8 @@ export async function startLocalSimulator(config: LiveConfig, logger: Logger): P
     clock: { speed: config.simulator.speed },
     seed: config.simulator.seed,
     ...(config.simulator.startTime === undefined ? {} : { startTime: Date.parse(config.simulator.startTime) }),
+    // A session told the market never closes trades a simulator whose market never closes.
+    ...(config.market.hours === 'none' ? { marketHours: 'always' as const } : {}),
     dbPath,
     logger: logger.child({ part: 'sim' }),
     // The simulator counts its rate budgets on the wall clock; with the market running `speed` times

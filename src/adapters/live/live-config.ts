@@ -123,6 +123,12 @@ export const liveConfigSchema = z.strictObject({
       expiryMarginMinutes: z.number().int().positive().default(30),
     })
     .default({ mode: 'roll', expiryMarginMinutes: 30 }),
+  /**
+   * The market's hours the guard, the executor and `ctx.session` read: `exchange`, the exchange calendar of
+   * each contract's root (no order while closed); `none`, always open, for a gateway whose market never
+   * closes (the local simulator's `marketHours: always`, which `none` also starts in paper).
+   */
+  market: z.strictObject({ hours: z.enum(['exchange', 'none']).default('exchange') }).default({ hours: 'exchange' }),
   session: z
     .strictObject({
       /** Stop after this many closed bars (a paper session); absent: run until stopped. */

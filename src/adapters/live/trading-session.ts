@@ -196,7 +196,7 @@ export class LiveSession {
         now,
         speed: o.speed ?? 1,
         unknownOutcomeMs: config.execution.unknownOutcomeMs,
-        marketOpen: gatewayMarketOpen(),
+        ...(config.market.hours === 'exchange' ? { marketOpen: gatewayMarketOpen() } : {}),
       });
       // The engine's own orders (kill switch, flat-by, breach flatten) carry this bot's id too, so two bots
       // on one account never reuse each other's customTags.
@@ -266,10 +266,14 @@ export class LiveSession {
         clock: now,
         // The exchange's hours of each contract's root (today's week beyond the holiday data, as the simulator).
         // The engine's contracts only: a followed symbol's months are the adapter's, not the engine's.
-        marketHours: contractMarketHours(
-          config.contracts.map((id) => contracts.get(id)!),
-          { beyondCoverage: 'weeklyHours' },
-        ),
+        ...(config.market.hours === 'exchange'
+          ? {
+              marketHours: contractMarketHours(
+                config.contracts.map((id) => contracts.get(id)!),
+                { beyondCoverage: 'weeklyHours' },
+              ),
+            }
+          : {}),
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
         ...(market === undefined

@@ -386,6 +386,8 @@ export class FaultWorld {
       journal: this.journalFile,
       poll: POLL,
       session: { maxBars: c.bars },
+      // The simulator's market never closes (the bot runs on the wall clock): the session's hours agree.
+      market: { hours: 'none' },
       log: { level: 'info' },
       ...(c.execution === undefined ? {} : { execution: c.execution }),
     };
