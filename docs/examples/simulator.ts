@@ -1,8 +1,10 @@
 import { OrderSide, OrderType, TradingClient } from 'tickline/gateway';
 import { startSimulator } from 'tickline/sim';
 
-// The local gateway simulator on a free loopback port, in memory, with a demo user and account.
-const sim = await startSimulator();
+// The local gateway simulator on a free loopback port, in memory, with a demo user and account. It keeps
+// the exchange's hours (no trading on a weekend or in the daily break: docs/sim.md); this example's market
+// never closes, so it trades at whatever hour it is run.
+const sim = await startSimulator({ marketHours: 'always' });
 const client = new TradingClient({ baseUrl: sim.tradingUrl, userName: sim.demo.userName, apiKey: sim.demo.apiKey });
 try {
   const accounts = await client.searchAccounts(true); // logs in on first use

@@ -127,7 +127,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
     `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; log ${logFile}; ` +
       `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
   );
-  const rejections = new RejectionTally();
+  const rejections = new RejectionTally((session.options.now ?? Date.now)());
   const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`), rejections);
   printing.add(session.notices.subscribe((line) => process.stdout.write(`${line}\n`)));
 

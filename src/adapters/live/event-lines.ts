@@ -180,8 +180,15 @@ export class RejectionTally {
   private accepted = false;
   private firstReason: string | undefined;
 
+  /**
+   * `since`: the session's start on the gateway's clock. An order created before it is an earlier
+   * session's, resolved now (a lost place found rejected after a restart): it says nothing of this one.
+   */
+  constructor(private readonly since = Number.NEGATIVE_INFINITY) {}
+
   note(update: OrderUpdate): void {
     if (this.accepted || update.state === 'pending') return;
+    if (update.createdAt !== undefined && update.createdAt < this.since) return;
     if (update.state !== 'rejected') {
       this.accepted = true;
       this.rejected.clear();

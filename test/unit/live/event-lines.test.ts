@@ -183,6 +183,14 @@ describe('readable event lines', () => {
     tally.note(update({ orderId: 'bot-10', state: 'rejected' }));
     expect(tally.summary()).toBeUndefined();
   });
+
+  it("an earlier session's order resolved as rejected after a restart is not this session's", () => {
+    const tally = new RejectionTally(at);
+    tally.note(update({ orderId: 'bot-3', state: 'rejected', reason: 'not found', createdAt: at - 60_000 }));
+    expect(tally.summary()).toBeUndefined();
+    tally.note(update({ orderId: 'bot-4', state: 'rejected', reason: 'InsufficientFunds (3)', createdAt: at + 1 }));
+    expect(tally.summary()).toBe('every order of the session was rejected (1); the first: InsufficientFunds (3)');
+  });
 });
 
 describe('the order of the readable lines', () => {
