@@ -207,11 +207,7 @@ export function whyNoBars(window: { contractId: string; from: number; to: number
       return `${month.name} was not yet listed over the range (name the root, ${month.spec.root}, for the front month of each date)`;
     const hours = exchangeCalendarFor('weeklyHours');
     const root = month.spec.root.toUpperCase();
-    if (
-      hours.roots().includes(root) &&
-      !hours.isOpen(root, window.from) &&
-      hours.nextOpen(root, window.from) >= window.to
-    )
+    if (hours.knows(root) && !hours.isOpen(root, window.from) && hours.nextOpen(root, window.from) >= window.to)
       return `the market was closed over the whole range (${day(window.from)} .. ${day(window.to)}: a weekend, a holiday or the daily break)`;
   }
   return 'the gateway has no history there: the local simulator (npm run sim) has synthetic bars only from historyDays (30 by default) before it started, so ask for recent dates (--from now-7d --to now); a gateway keeps a limited history too';

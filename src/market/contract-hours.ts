@@ -44,10 +44,31 @@ export function contractRoot(
   if (byId !== undefined) return byId.spec.root;
   for (const text of [contract.symbolId, contract.id]) {
     if (text === undefined || text === '') continue;
-    const found = contracts.resolve(text, Date.UTC(2026, 0, 1));
+    // Only the root is read: any instant names the same root, so the epoch serves (no date to age).
+    const found = contracts.resolve(text, 0);
     if (found !== undefined) return found.spec.root;
   }
   return undefined;
+}
+
+/**
+ * Whether a gateway contract's market is open at an instant, by its root's hours (the root found once per
+ * contract id); a contract of no known root counts as open. What the live executor and the market feed's
+ * watchdog ask before sending an order or taking silence for a fault.
+ */
+export function contractMarketOpen(
+  beyondCoverage: BeyondCoverage = 'weeklyHours',
+): (contractId: string, time: number) => boolean {
+  const calendar = exchangeCalendarFor(beyondCoverage);
+  const roots = new Map<string, string | undefined>();
+  return (contractId, time) => {
+    if (!roots.has(contractId)) {
+      const root = contractRoot({ id: contractId, symbolId: '' });
+      roots.set(contractId, root !== undefined && calendar.knows(root) ? root : undefined);
+    }
+    const root = roots.get(contractId);
+    return root === undefined || calendar.isOpen(root, time);
+  };
 }
 
 /**
@@ -59,11 +80,10 @@ export function contractMarketHours(
   options: { beyondCoverage?: BeyondCoverage; roots?: ContractCalendar; calendar?: ExchangeCalendar } = {},
 ): Record<string, MarketHours> {
   const calendar = options.calendar ?? exchangeCalendarFor(options.beyondCoverage ?? 'weeklyHours');
-  const known = new Set(calendar.roots());
   const out: Record<string, MarketHours> = {};
   for (const contract of contracts) {
     const root = contractRoot(contract, options.roots);
-    if (root !== undefined && known.has(root.toUpperCase())) out[contract.id] = rootMarketHours(root, calendar);
+    if (root !== undefined && calendar.knows(root)) out[contract.id] = rootMarketHours(root, calendar);
   }
   return out;
 }

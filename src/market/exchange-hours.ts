@@ -19,7 +19,7 @@
  */
 import { TicklineError } from '../engine/errors.ts';
 import { parseClock, ZoneClock } from '../engine/trading-day.ts';
-import { UnknownRootError } from './contract-months.ts';
+import { UnknownRootError, type FuturesContract } from './contract-months.ts';
 import {
   EXCHANGE_HOLIDAYS,
   HOLIDAY_COVERAGE,
@@ -468,9 +468,19 @@ export class ExchangeCalendar {
     return wall - clock.offsetAt(wall - clock.offsetAt(wall));
   }
 
+  /** The instant a month stops trading and expires: `finalSettlement` on its last trading day. */
+  monthExpiry(contract: Pick<FuturesContract, 'spec' | 'expiry'>): number {
+    return this.finalSettlement(contract.spec.root, new Date(contract.expiry).toISOString().slice(0, 10));
+  }
+
   /** The roots this calendar knows. */
   roots(): string[] {
     return [...this.byRoot.keys()];
+  }
+
+  /** Whether the calendar has hours for `root` (any case). */
+  knows(root: string): boolean {
+    return this.byRoot.has(root.toUpperCase());
   }
 
   familyOf(root: string): HoursFamily {

@@ -68,7 +68,7 @@ export class SimContracts {
   expiresAt(contract: FuturesContract): number {
     let at = this.expiries.get(contract.id);
     if (at === undefined) {
-      at = this.exchange.finalSettlement(contract.spec.root, new Date(contract.expiry).toISOString().slice(0, 10));
+      at = this.exchange.monthExpiry(contract);
       this.expiries.set(contract.id, at);
     }
     return at;

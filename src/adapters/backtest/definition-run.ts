@@ -397,7 +397,7 @@ export function configuredMarketHours(
   if (config.market.hours === 'none') return {};
   const calendar = exchangeCalendarFor(config.market.beyondCoverage);
   const root = contract.continuous?.root.root ?? contractRoot(contract, CALENDAR.withRoots(config.roots));
-  if (root === undefined || !calendar.roots().includes(root.toUpperCase())) return {};
+  if (root === undefined || !calendar.knows(root)) return {};
   return { marketHours: rootMarketHours(root, calendar) };
 }
 

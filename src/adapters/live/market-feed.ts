@@ -18,8 +18,7 @@ import type { PriceGrid } from '../../engine/ticks.ts';
 import type { GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
 import type { MarketHubClient } from '../gateway/realtime.ts';
 import { parseDateTime } from '../../protocol/schemas.ts';
-import { CALENDAR } from '../../market/contract-months.ts';
-import { EXCHANGE_CALENDAR } from '../../market/exchange-hours.ts';
+import { contractMarketOpen } from '../../market/contract-hours.ts';
 
 export type MarketHub = Pick<MarketHubClient, 'quotes' | 'marketTrades' | 'start' | 'stop' | 'state$' | 'restart'>;
 
@@ -27,17 +26,6 @@ export type MarketHub = Pick<MarketHubClient, 'quotes' | 'marketTrades' | 'start
 export const DEFAULT_QUOTE_SILENCE_MS = 60_000;
 /** The bound is never shorter than this much wall time. */
 const MIN_SILENCE_WALL_MS = 1_000;
-
-/** Whether the contract's market is open at `t` by the exchange calendar; open when its root is not known. */
-export function marketOpen(contractId: string, t: number): boolean {
-  const root = CALENDAR.byId(contractId)?.spec.root;
-  if (root === undefined) return true;
-  try {
-    return EXCHANGE_CALENDAR.isOpen(root, t);
-  } catch {
-    return true;
-  }
-}
 
 export interface MarketFeedOptions {
   readonly hub: MarketHub;
@@ -89,8 +77,11 @@ export class MarketFeed {
   /** Reconnects made by the watchdog (for the status and tests). */
   restarts = 0;
 
+  private readonly isOpen: (contractId: string, t: number) => boolean;
+
   constructor(options: MarketFeedOptions) {
     this.o = options;
+    this.isOpen = options.isOpen ?? contractMarketOpen();
     this.now = options.now ?? Date.now;
     // At least a second of wall time: an accelerated simulator sends its quotes at wall-clock ticks, so
     // at a high speed a minute of gateway time between two quotes is no silence.
@@ -163,13 +154,12 @@ export class MarketFeed {
   check(): void {
     if (this.stopped || this.restarting || this.o.hub.state$.value !== 'connected') return;
     const now = this.now();
-    const isOpen = this.o.isOpen ?? marketOpen;
     const newly: Array<{ contractId: string; silentMs: number }> = [];
     for (const contractId of this.subscriptions.keys()) {
       const reference = Math.max(this.lastQuoteAt.get(contractId) ?? -Infinity, this.connectedAt);
       if (!(now - reference >= this.silenceMs)) continue;
       if (!((this.lastBarAt.get(contractId) ?? -Infinity) > reference)) continue;
-      if (!isOpen(contractId, now)) continue;
+      if (!this.isOpen(contractId, now)) continue;
       const since = this.silentSince.get(contractId);
       if (since === undefined) {
         const from = this.lastQuoteAt.get(contractId) ?? this.connectedAt;

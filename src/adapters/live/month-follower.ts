@@ -54,12 +54,9 @@ export function frontMonthOf(symbolId: string, t: number, daysBeforeExpiry?: num
 export function expiryInstant(contractId: string): number | undefined {
   const contract = CALENDAR.byId(contractId);
   if (contract === undefined) return undefined;
-  try {
-    return EXCHANGE_CALENDAR.finalSettlement(contract.spec.root, new Date(contract.expiry).toISOString().slice(0, 10));
-  } catch {
-    // A root without exchange hours: the end of its last trading day.
-    return contract.expiry + 86_400_000;
-  }
+  // A root without exchange hours: the end of its last trading day.
+  if (!EXCHANGE_CALENDAR.knows(contract.spec.root)) return contract.expiry + 86_400_000;
+  return EXCHANGE_CALENDAR.monthExpiry(contract);
 }
 
 /** The month each followed symbol trades now, and the way back from any month of its root to the symbol. */

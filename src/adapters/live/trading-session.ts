@@ -25,7 +25,7 @@ import {
 import { Accounting } from '../../engine/accounting.ts';
 import { parseParams, warmupBars, type StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { AccountConfig, MllVariant } from '../../engine/account-rules.ts';
-import { contractMarketHours, contractRoot, exchangeCalendarFor } from '../../market/contract-hours.ts';
+import { contractMarketHours, contractMarketOpen } from '../../market/contract-hours.ts';
 import type { BarChunk, ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './live-config.ts';
 import { LiveExecutor, journaledUpdate } from './executor.ts';
@@ -187,6 +187,9 @@ export class LiveSession {
         id: config.strategy.id,
       });
 
+      // One answer to "is this month's market open" for the executor and the quote watchdog: the exchange's
+      // hours, or always open for a gateway whose market never closes (`market.hours: none`).
+      const marketOpen = config.market.hours === 'exchange' ? contractMarketOpen() : () => true;
       const executor = new LiveExecutor({
         client,
         journal,
@@ -196,7 +199,7 @@ export class LiveSession {
         now,
         speed: o.speed ?? 1,
         unknownOutcomeMs: config.execution.unknownOutcomeMs,
-        ...(config.market.hours === 'exchange' ? { marketOpen: gatewayMarketOpen() } : {}),
+        ...(config.market.hours === 'exchange' ? { marketOpen } : {}),
       });
       // The engine's own orders (kill switch, flat-by, breach flatten) carry this bot's id too, so two bots
       // on one account never reuse each other's customTags.
@@ -249,6 +252,7 @@ export class LiveSession {
               now,
               speed: o.speed ?? 1,
               quoteSilenceMs: config.gateway.quoteSilenceMs,
+              isOpen: marketOpen,
               onSilence: (event) => journal?.record('market-hub', 'event', null, event),
             })
           : undefined;
@@ -867,24 +871,6 @@ export class LiveSession {
     })();
     return this.stopping;
   }
-}
-
-/**
- * Whether a gateway month's market is open, by the exchange calendar of its root (the engine's hours:
- * today's week beyond the holiday data); a contract whose root has no hours counts as open.
- */
-function gatewayMarketOpen(): (contractId: string, t: number) => boolean {
-  const calendar = exchangeCalendarFor('weeklyHours');
-  const known = new Set(calendar.roots());
-  const roots = new Map<string, string | undefined>();
-  return (contractId, t) => {
-    if (!roots.has(contractId)) {
-      const root = contractRoot({ id: contractId, symbolId: '' })?.toUpperCase();
-      roots.set(contractId, root !== undefined && known.has(root) ? root : undefined);
-    }
-    const root = roots.get(contractId);
-    return root === undefined || calendar.isOpen(root, t);
-  };
 }
 
 function pollIntervalsOf(config: LiveConfig): PollIntervals {
