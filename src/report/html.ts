@@ -38,6 +38,11 @@ export interface RenderOptions {
   readonly maxPoints?: number;
   /** Most trade markers drawn on the price chart; beyond it every n-th trade is drawn. Default 20,000. */
   readonly maxMarkers?: number;
+  /**
+   * The input's trade analysis when the caller has it already (the result files write the same facts to
+   * trades.csv): its excursions walk every bar a trade was open, which need not be done twice.
+   */
+  readonly analysis?: TradeAnalysis;
 }
 
 export const DEFAULT_MAX_POINTS = 20_000;
@@ -621,7 +626,7 @@ export function renderReport(
     maxMarkers: options.maxMarkers ?? DEFAULT_MAX_POINTS,
     decisions: decisionMarks(decisions),
   });
-  const analysis = analyseTrades(input);
+  const analysis = options.analysis ?? analyseTrades(input);
   const title = escapeHtml(input.title);
   const span = barSpan(input);
   const period =

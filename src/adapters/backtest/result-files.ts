@@ -98,7 +98,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     Number.isInteger(ticks) ? grid.toPrice(ticks) : Number((ticks * grid.tickSize).toFixed(grid.decimals + 4));
   const iso = new IsoTimeFormatter();
   const at = (ms: number): string => iso.format(ms);
-  const facts = analyseTrades(outcome.report).trades;
+  const analysis = analyseTrades(outcome.report);
+  const facts = analysis.trades;
   const tradeRow = (t: ClosedTrade, i: number): TradeRow => ({
     contractId: t.contractId,
     side: t.side === 'buy' ? 'long' : 'short',
@@ -223,6 +224,6 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   }
   written.push('equity.csv');
   const reportPath = file('report.html');
-  await writeReport(reportPath, outcome.report, statistics);
+  await writeReport(reportPath, outcome.report, statistics, { analysis });
   return { dir, report: reportPath, files: [...written, 'report.html'] };
 }
