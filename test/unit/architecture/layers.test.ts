@@ -11,7 +11,7 @@ import { importCycles, readImportGraph } from './import-graph.ts';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** Room -> layer. A room imports only rooms of a strictly lower layer (and itself). */
-export const LAYERS: Readonly<Record<string, number>> = {
+const LAYERS: Readonly<Record<string, number>> = {
   engine: 0,
   protocol: 1,
   market: 1,
@@ -26,7 +26,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   cli: 6,
 };
 
-export function roomOf(file: string): string {
+function roomOf(file: string): string {
   const parts = file.split('/');
   return parts[1] === 'adapters' ? `adapters/${parts[2]}` : parts[1]!;
 }
