@@ -1,7 +1,7 @@
 /**
- * The first connection to a realtime hub, made in the background: a hub that cannot be reached when the
- * session starts is tried again every `retryMs` while the session polls. Once connected, the SignalR
- * client reconnects by itself.
+ * Connections to a realtime hub made in the background, so the session polls meanwhile: the first one (a
+ * hub that cannot be reached when the session starts is tried again every `retryMs`; once connected, the
+ * SignalR client reconnects by itself), and a watchdog's restart of a hub that went silent.
  */
 import type { Logger } from '../../engine/log.ts';
 
@@ -36,4 +36,23 @@ export function connectInBackground(
       if (timer) clearTimeout(timer);
     },
   };
+}
+
+/**
+ * A watchdog's reconnect of a hub that is connected but silent: the hub is restarted (closed, connected,
+ * its subscriptions made again). A restart that fails is logged and, unless the feed stopped meanwhile,
+ * left to `reconnect` (a connection in the background); `settled` runs once either way.
+ */
+export function restartInBackground(
+  hub: { restart(): Promise<void> },
+  options: { logger: Logger; what: string; stopped: () => boolean; reconnect: () => void; settled: () => void },
+): void {
+  void hub
+    .restart()
+    .catch((error: unknown) => {
+      if (options.stopped()) return;
+      options.logger.warn({ err: error }, `${options.what} reconnect failed; trying again in the background`);
+      options.reconnect();
+    })
+    .finally(options.settled);
 }

@@ -12,7 +12,7 @@
  */
 import { map, share, tap, type Observable, type Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
-import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
+import { connectInBackground, restartInBackground, type BackgroundConnection } from './hub-connect.ts';
 import type { ContractSpec, MarketTrade, Quote } from '../../engine/types.ts';
 import type { PriceGrid } from '../../engine/ticks.ts';
 import type { GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
@@ -184,16 +184,15 @@ export class MarketFeed {
   private restart(): void {
     this.restarting = true;
     this.restarts++;
-    void this.o.hub
-      .restart()
-      .catch((error: unknown) => {
-        if (this.stopped) return;
-        this.o.logger.warn({ err: error }, 'market hub reconnect failed; trying again in the background');
-        this.connect();
-      })
-      .finally(() => {
+    restartInBackground(this.o.hub, {
+      logger: this.o.logger,
+      what: 'market hub',
+      stopped: () => this.stopped,
+      reconnect: () => this.connect(),
+      settled: () => {
         this.restarting = false;
-      });
+      },
+    });
   }
 
   private onQuote(contractId: string): void {

@@ -15,7 +15,7 @@
  */
 import type { Subscription } from 'rxjs';
 import type { Logger } from '../../engine/log.ts';
-import { connectInBackground, type BackgroundConnection } from './hub-connect.ts';
+import { connectInBackground, restartInBackground, type BackgroundConnection } from './hub-connect.ts';
 import type * as S from '../../protocol/schemas.ts';
 import type { RealtimeState, UserEvent, UserHubClient } from '../gateway/realtime.ts';
 import type { LiveExecutor } from './executor.ts';
@@ -174,21 +174,22 @@ export class RealtimeFeed {
     this.o.journal.record('realtime', 'event', null, { state: 'silent', trades: missed });
     this.restarting = true;
     this.restarts++;
-    void this.o.hub
-      .restart()
-      .catch((error: unknown) => {
-        if (this.stopped) return;
-        this.o.logger.warn({ err: error }, 'user hub reconnect failed; trying again in the background');
+    restartInBackground(this.o.hub, {
+      logger: this.o.logger,
+      what: 'user hub',
+      stopped: () => this.stopped,
+      reconnect: () => {
         this.connection?.cancel();
         this.connection = connectInBackground(() => this.o.hub.start(), {
           logger: this.o.logger,
           what: 'realtime user hub',
           retryMs: this.o.retryStartMs ?? 5_000,
         });
-      })
-      .finally(() => {
+      },
+      settled: () => {
         this.restarting = false;
-      });
+      },
+    });
   }
 
   private remember(tradeId: number): void {
