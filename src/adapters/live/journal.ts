@@ -16,6 +16,7 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { Subject, type Observable } from 'rxjs';
 import type { BracketSpec, OrderSpec, Side } from '../../engine/types.ts';
 import type { LiveOrder, LiveOrderState } from './order-state.ts';
 import { TicklineError, type ErrorKind } from '../../engine/errors.ts';
@@ -220,6 +221,7 @@ export class Journal {
   }
 
   close(): void {
+    this.recordedSubject.complete();
     if (this.db.open) this.db.close();
     if (this.lock?.open) this.lock.close();
   }
@@ -254,10 +256,30 @@ export class Journal {
 
   // ---------------------------------------------------------------- events
 
+  private readonly recordedSubject = new Subject<JournalEntry>();
+  /**
+   * Every event as it is written, in journal order: what watches a running bot (the dashboard, the
+   * notifications) follows the journal itself, so it never shows what the journal does not hold.
+   * Subscribers run synchronously after the insert; an error of theirs is RxJS's to report, never the writer's.
+   */
+  readonly recorded: Observable<JournalEntry> = this.recordedSubject.asObservable();
+
   record(kind: string, phase: JournalPhase, tag: string | null, payload: unknown): void {
-    this.db
+    const time = this.now();
+    const text = JSON.stringify(payload ?? null);
+    const info = this.db
       .prepare('INSERT INTO events (time, kind, phase, tag, payload) VALUES (?, ?, ?, ?, ?)')
-      .run(this.now(), kind, phase, tag, JSON.stringify(payload ?? null));
+      .run(time, kind, phase, tag, text);
+    // The payload as `entries` reads it back (JSON), not the writer's object, which it may still change.
+    if (this.recordedSubject.observed)
+      this.recordedSubject.next({
+        seq: Number(info.lastInsertRowid),
+        time,
+        kind,
+        phase,
+        tag,
+        payload: JSON.parse(text),
+      });
   }
 
   entries(options: { kind?: string; tag?: string; afterSeq?: number } = {}): JournalEntry[] {

@@ -24,6 +24,20 @@ describe('journal', () => {
     j.close();
   });
 
+  it('tells every event as it is written, exactly as entries() reads it back', () => {
+    const j = Journal.open(file);
+    const seen: unknown[] = [];
+    const subscription = j.recorded.subscribe((e) => seen.push(e));
+    const payload = { at: new Date(0), n: 1 };
+    j.record('note', 'event', null, payload);
+    payload.n = 2;
+    j.beginPlace({ ...newOrder('s-1', 1), ...base }, { customTag: 's-1' });
+    expect(seen).toEqual(j.entries());
+    expect(seen).toHaveLength(2);
+    subscription.unsubscribe();
+    j.close();
+  });
+
   it('refuses to journal a tag twice, across reopenings', () => {
     const j = Journal.open(file);
     j.beginPlace({ ...newOrder('s-1', 1), ...base }, { customTag: 's-1' });
