@@ -23,6 +23,8 @@ const LAYERS: Readonly<Record<string, number>> = {
   'adapters/live': 4,
   optimize: 5,
   sim: 5,
+  node: 5,
+  ops: 5,
   cli: 6,
 };
 
