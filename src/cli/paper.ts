@@ -209,7 +209,11 @@ function defaultLogFile(journal: string): string {
  * PnL, refusals; a line at each new trading day (its date, the previous day's PnL, the limits in force),
  * and the date on the first line and on every line after the date changed.
  */
-function printEvents(session: LiveSession, write: (line: string) => void, rejections: RejectionTally): Subscription {
+export function printEvents(
+  session: LiveSession,
+  write: (line: string) => void,
+  rejections: RejectionTally,
+): Subscription {
   const { engine } = session;
   const now = session.options.now ?? Date.now;
   const ctx = { contracts: session.contracts, now, dates: new LineDates() };
@@ -299,7 +303,15 @@ function adoptSharedSimulatorDb(journal: string, dbPath: string, logger: Logger)
   );
 }
 
-export async function startLocalSimulator(config: LiveConfig, logger: Logger): Promise<LocalGateway> {
+/**
+ * The local simulator of a paper config; `accounts` names simulated accounts of its demo user to make
+ * besides its own (a trading node's, on the 50K evaluation template), once, in its database.
+ */
+export async function startLocalSimulator(
+  config: LiveConfig,
+  logger: Logger,
+  accounts: readonly string[] = [],
+): Promise<LocalGateway> {
   const dbPath = config.simulator.dbPath ?? defaultSimulatorDb(config.journal);
   if (config.simulator.dbPath === undefined) adoptSharedSimulatorDb(config.journal, dbPath, logger);
   mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
@@ -310,6 +322,7 @@ export async function startLocalSimulator(config: LiveConfig, logger: Logger): P
     // A session told the market never closes trades a simulator whose market never closes.
     ...(config.market.hours === 'none' ? { marketHours: 'always' as const } : {}),
     dbPath,
+    ...(accounts.length === 0 ? {} : { demoAccounts: accounts.map((name) => ({ name, template: '50K' })) }),
     logger: logger.child({ part: 'sim' }),
     // The simulator counts its rate budgets on the wall clock; with the market running `speed` times
     // faster, the gateway's budgets (per 30 s and 60 s of market time) are `speed` times more requests

@@ -150,6 +150,8 @@ export interface SimulatorOptions {
   adminKey?: string;
   /** The demo user's API key; generated and kept in the database when absent. */
   demoApiKey?: string;
+  /** Accounts of the demo user besides its three (a trading node's paper accounts); made once, kept after. */
+  demoAccounts?: SimAccountOptions[];
   /** The exchange trading day (daily P&L, daily limits, lockouts, statistics). Default 17:00 America/Chicago. */
   tradingDay?: TradingDayConfig;
   /** How often a realtime or accelerated clock moves the market and matches orders. Default 250 ms. */
@@ -324,6 +326,7 @@ export function openSimulator(options: Omit<SimulatorOptions, 'port' | 'host' | 
           { name: DEMO_ACCOUNT, template: '50K', leader: true },
           { name: 'DEMO-FOLLOWER', template: '50K', follower: true },
           { name: 'DEMO-LIVE', template: 'PRACTICE', live: true },
+          ...(options.demoAccounts ?? []),
         ],
       },
       ...(options.users ?? []),

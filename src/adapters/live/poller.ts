@@ -64,6 +64,12 @@ export interface PollerOptions {
   /** Trade/search looks back this far before its cursor, to catch late-stamped trades (default 60 s). */
   readonly tradeOverlapMs?: number;
   readonly plan?: PlanOptions;
+  /**
+   * The run-time read budget, when several pollers share one user's (a trading node); its own otherwise.
+   * A shared one counts bar requests where they are sent (the shared bar requests answer several pollers
+   * with one), so this poller counts only its account-state reads against it.
+   */
+  readonly budget?: RateBudget;
   /** Interval of the account-state polls while a realtime hub is connected (default 30 s). */
   readonly realtimePollMs?: number;
   readonly admin?: {
@@ -127,7 +133,7 @@ export class Poller implements MarketData {
   constructor(options: PollerOptions) {
     this.o = options;
     assertPlan(options.subscriptions, options.intervals, options.plan);
-    this.budget = new RateBudget(undefined, options.now);
+    this.budget = options.budget ?? new RateBudget(undefined, options.now);
     this.startedAt = options.now();
     // The session reads positions and open orders while reconciling, just before the poller exists.
     this.okAt = { positions: this.startedAt, openOrders: this.startedAt };
@@ -273,7 +279,8 @@ export class Poller implements MarketData {
       if (job.due > now) continue;
       job.due = nextDue(this.realtime && job.realtime ? job.realtime : job.schedule, now);
       // Reads keep room for writes in the default bucket; a skipped read runs at its next due time.
-      if (!this.budget.tryTake(job.bucket, job.bucket === 'default' ? WRITE_ROOM : 0)) {
+      const counted = job.bucket === 'default' || this.o.budget === undefined;
+      if (counted && !this.budget.tryTake(job.bucket, job.bucket === 'default' ? WRITE_ROOM : 0)) {
         this.o.logger.warn({ job: job.name }, 'poll skipped: rate budget window full');
         this.noteFailure(job.name, 'rate budget window full');
         continue;

@@ -100,9 +100,19 @@ function barRequestsInWindow(sub: BarSubscription, windowMs: number): number {
   return sub.partialEveryMs === undefined ? closes : closes + worstCaseInWindow(sub.partialEveryMs, windowMs);
 }
 
+/** One account's polls in a plan of several (a trading node: one user's budget for every account). */
+export interface AccountPolls {
+  readonly account: string;
+  readonly intervals: PollIntervals;
+}
+
+/**
+ * The plan of one session (`intervals`), or of every account of a node: each account's polls count, and each
+ * bar subscription counts once however many accounts read it (they share the answer).
+ */
 export function planPolls(
   subs: readonly BarSubscription[],
-  intervals: PollIntervals,
+  intervals: PollIntervals | readonly AccountPolls[],
   options: PlanOptions = {},
 ): RatePlan {
   const budgets = options.budgets ?? Limits.rate;
@@ -113,10 +123,15 @@ export function planPolls(
     what: `retrieveBars ${s.contractId} ${s.timeframe.unitNumber}${s.timeframe.unit}${s.partialEveryMs === undefined ? '' : ` partial/${s.partialEveryMs}ms`}`,
     requests: barRequestsInWindow(s, budgets.bars.windowMs),
   }));
-  const defaultItems = (Object.entries(intervals) as [keyof PollIntervals, number][]).map(([name, ms]) => ({
-    what: name.replace(/Ms$/, ''),
-    requests: worstCaseInWindow(ms, budgets.default.windowMs),
-  }));
+  const accounts: readonly AccountPolls[] = Array.isArray(intervals)
+    ? intervals
+    : [{ account: '', intervals: intervals as PollIntervals }];
+  const defaultItems = accounts.flatMap(({ account, intervals: each }) =>
+    (Object.entries(each) as [keyof PollIntervals, number][]).map(([name, ms]) => ({
+      what: `${account === '' ? '' : `${account} `}${name.replace(/Ms$/, '')}`,
+      requests: worstCaseInWindow(ms, budgets.default.windowMs),
+    })),
+  );
 
   const bucket = (
     name: 'bars' | 'default',
@@ -147,7 +162,7 @@ export function planPolls(
 
 export function assertPlan(
   subs: readonly BarSubscription[],
-  intervals: PollIntervals,
+  intervals: PollIntervals | readonly AccountPolls[],
   options: PlanOptions = {},
 ): RatePlan {
   const plan = planPolls(subs, intervals, options);

@@ -40,7 +40,10 @@ import {
   type GatewayLimits,
   type LimitDisagreement,
 } from './limits.ts';
-import { historyBefore, Poller } from './poller.ts';
+import { historyBefore, Poller, type PollClient } from './poller.ts';
+import type { SharedConnections } from './shared-connections.ts';
+import { nominalMs } from '../../engine/timeframe.ts';
+import { sameTimeframe } from '../../engine/resample.ts';
 import { assertPlan, type BarSubscription, type PollIntervals } from './rate-plan.ts';
 import { reconcileOnStart, type ReconcileReport } from './reconcile.ts';
 import { RealtimeFeed } from './realtime-feed.ts';
@@ -87,6 +90,31 @@ export interface SessionOptions {
    * without it the guard assumes `trailingEndOfDay` for a limit the config does not set.
    */
   readonly maximumLossVariant?: (accountId: number) => MllVariant | undefined;
+  /**
+   * The bots this session's account runs (a trading node): each a strategy instance with its own id, contracts,
+   * timeframe and size multiplier, in one engine whose guard checks the account's netted exposure. One bot
+   * made of `config.strategy`, `strategy`, `config.contracts` and `config.timeframe` by default. The config's
+   * `contracts` must hold every bot's, and its `timeframe` is the engine's base (the finest of the bots').
+   */
+  readonly bots?: readonly SessionBot[];
+  /**
+   * The user's login, hubs, bar requests and read budget, shared with the other sessions of a trading node:
+   * the session neither logs in again nor closes them, and the node checks the whole poll plan.
+   */
+  readonly shared?: SharedConnections;
+}
+
+/** One strategy instance of a session (a bot of a trading node on this account). */
+export interface SessionBot {
+  readonly strategy: StrategyModule;
+  /** The customTag prefix of its orders. */
+  readonly id: string;
+  readonly params: Record<string, unknown>;
+  /** As configured: pinned months, or roots and symbol ids that follow the front month. */
+  readonly contracts: readonly string[];
+  readonly timeframe: Timeframe;
+  /** Every order and target of the bot is this many times its strategy's (a copy on a larger account). */
+  readonly size: number;
 }
 
 export class SessionError extends TicklineError {
@@ -137,29 +165,52 @@ export class LiveSession {
       config: { ...options.config, contracts: options.config.contracts.map((c) => followedSymbol(c) ?? c) },
     };
     const { config, logger } = o;
+    const bots: SessionBot[] = (
+      options.bots ?? [
+        {
+          strategy: options.strategy,
+          id: config.strategy.id,
+          params: config.strategy.params,
+          contracts: config.contracts,
+          timeframe: config.timeframe,
+          size: 1,
+        },
+      ]
+    ).map((bot) => ({ ...bot, contracts: bot.contracts.map((c) => followedSymbol(c) ?? c) }));
+    const shared = o.shared;
     const routes = new ContractRoutes(
       config.contracts
         .filter((c) => followedSymbol(c) === c)
         .map((c) => [c, frontMonthOf(c, now(), config.roll.daysBeforeExpiry).id] as const),
     );
-    const client = new TradingClient({
-      baseUrl: o.tradingUrl,
-      userName: o.credentials.userName,
-      apiKey: o.credentials.apiKey,
-      logger,
-      timeoutMs: config.gateway.timeoutMs,
-      now,
-      // A read waits out at most 10 s of Retry-After: the poller would rather skip a round than stall.
-      retry: { maxAttempts: 3, maxRetryAfterMs: 10_000 },
-      ...(o.client ?? {}),
-    });
+    const client =
+      shared?.client ??
+      new TradingClient({
+        baseUrl: o.tradingUrl,
+        userName: o.credentials.userName,
+        apiKey: o.credentials.apiKey,
+        logger,
+        timeoutMs: config.gateway.timeoutMs,
+        now,
+        // A read waits out at most 10 s of Retry-After: the poller would rather skip a round than stall.
+        retry: { maxAttempts: 3, maxRetryAfterMs: 10_000 },
+        ...(o.client ?? {}),
+      });
     let journal: Journal | undefined;
     let admin: AdminClient | undefined;
     try {
       // What the config alone decides is refused before anything is asked of the gateway.
-      const params = parseParams(o.strategy, config.strategy.params);
-      const warmup = warmupBars(o.strategy, params);
-      assertPlan(subscriptionsOf(config), pollIntervalsOf(config));
+      // Each bot's warm-up in bars of the session's base timeframe (a 5-minute bot's 20 bars are 100 1-minute ones).
+      const warmup = Math.max(
+        0,
+        ...bots.map(
+          (bot) =>
+            warmupBars(bot.strategy, parseParams(bot.strategy, bot.params)) *
+            Math.max(1, Math.round(nominalMs(bot.timeframe) / nominalMs(config.timeframe))),
+        ),
+      );
+      // A node checks the plan of all its sessions together before any starts.
+      if (shared === undefined) assertPlan(subscriptionsOf(config), pollIntervalsOf(config));
       journal = Journal.open(config.journal, { now });
       // A position the journal holds in an earlier month of a followed symbol (the bot was down at a roll)
       // starts the session on that month, so the first poll round rolls it like any other.
@@ -169,7 +220,8 @@ export class LiveSession {
         if (size === 0 || symbolId === contractId || routes.route(symbolId) === contractId) continue;
         if (expiresAt !== undefined && now() < expiresAt) routes.move(symbolId, contractId);
       }
-      await client.login();
+      // The node logged in once for all its sessions: its held token is reused.
+      await (shared === undefined ? client.login() : client.token());
       const account = await findAccount(client, config, o.mode);
       const contracts = await loadContracts(client, config.contracts, routes);
       const boundTo = journal.getMeta('accountId');
@@ -185,6 +237,7 @@ export class LiveSession {
         account: account.name,
         strategy: config.strategy.name,
         id: config.strategy.id,
+        ...(options.bots === undefined ? {} : { bots: bots.map((b) => ({ id: b.id, size: b.size })) }),
       });
 
       // One answer to "is this month's market open" for the executor and the quote watchdog: the exchange's
@@ -204,7 +257,7 @@ export class LiveSession {
       // The engine's own orders (kill switch, flat-by, breach flatten) carry this bot's id too, so two bots
       // on one account never reuse each other's customTags.
       const riskStrategyId = `${config.strategy.id}-${RISK_STRATEGY_ID}`;
-      const strategyIds = [config.strategy.id, riskStrategyId];
+      const strategyIds = [...bots.map((b) => b.id), riskStrategyId];
       const report = await reconcileOnStart({
         client,
         journal,
@@ -241,11 +294,13 @@ export class LiveSession {
       const market =
         o.realtimeUrl !== undefined && config.gateway.realtime
           ? new MarketFeed({
-              hub: new MarketHubClient({
-                url: o.realtimeUrl,
-                token: () => client.token(),
-                logger: logger.child({ part: 'market-hub' }),
-              }),
+              hub:
+                shared?.marketHub ??
+                new MarketHubClient({
+                  url: o.realtimeUrl,
+                  token: () => client.token(),
+                  logger: logger.child({ part: 'market-hub' }),
+                }),
               contracts,
               logger: logger.child({ part: 'market-hub' }),
               route: (id) => routes.route(id),
@@ -257,9 +312,14 @@ export class LiveSession {
             })
           : undefined;
       const engine = createEngine({
-        strategies: [
-          { strategy: o.strategy, params: config.strategy.params, id: config.strategy.id, contracts: config.contracts },
-        ],
+        strategies: bots.map((bot) => ({
+          strategy: bot.strategy,
+          params: bot.params,
+          id: bot.id,
+          contracts: bot.contracts,
+          ...(sameTimeframe(bot.timeframe, config.timeframe) ? {} : { timeframe: bot.timeframe }),
+          ...(bot.size === 1 ? {} : { size: bot.size }),
+        })),
         contracts: config.contracts.map((id) => contracts.get(id)!),
         venue: routedVenue(executor, routes),
         risk: config.risk,
@@ -301,7 +361,8 @@ export class LiveSession {
       // The poller reports to the session, which exists only once the poller does.
       const hooks: { session?: LiveSession } = {};
       const poller = new Poller({
-        client,
+        client: shared === undefined ? client : sharedPollClient(client, shared),
+        ...(shared === undefined ? {} : { budget: shared.budget }),
         executor,
         journal,
         venueEvents: executor.events,
@@ -334,7 +395,9 @@ export class LiveSession {
       if (o.realtimeUrl !== undefined && config.gateway.realtime) {
         const hubLogger = logger.child({ part: 'realtime' });
         session.realtime = new RealtimeFeed({
-          hub: new UserHubClient({ url: o.realtimeUrl, token: () => client.token(), logger: hubLogger }),
+          hub:
+            shared?.userHub ??
+            new UserHubClient({ url: o.realtimeUrl, token: () => client.token(), logger: hubLogger }),
           poller,
           executor,
           journal,
@@ -368,7 +431,7 @@ export class LiveSession {
       return session;
     } catch (error) {
       journal?.close();
-      await client.close();
+      if (shared === undefined) await client.close();
       await admin?.close();
       throw error;
     }
@@ -865,7 +928,7 @@ export class LiveSession {
       this.executor.complete();
       this.journal.record('session', 'after', null, { bars: this.closedBars, snapshot: this.engine.snapshot() });
       this.journal.close();
-      await this.client.close();
+      if (this.options.shared === undefined) await this.client.close();
       await this.admin?.close();
       this.finish();
     })();
@@ -873,7 +936,19 @@ export class LiveSession {
   }
 }
 
-function pollIntervalsOf(config: LiveConfig): PollIntervals {
+/** The poller's client: the shared bar requests, and the account-state reads of the shared client. */
+function sharedPollClient(client: TradingClient, shared: SharedConnections): PollClient {
+  return {
+    retrieveBars: (request) => shared.bars.retrieveBars(request),
+    searchOrders: (request) => client.searchOrders(request),
+    searchOpenOrders: (accountId) => client.searchOpenOrders(accountId),
+    searchTrades: (request) => client.searchTrades(request),
+    searchOpenPositions: (accountId) => client.searchOpenPositions(accountId),
+    searchAccounts: (onlyActive) => client.searchAccounts(onlyActive),
+  };
+}
+
+export function pollIntervalsOf(config: LiveConfig): PollIntervals {
   const p = config.poll;
   return {
     openOrdersMs: p.openOrdersMs,
@@ -884,7 +959,7 @@ function pollIntervalsOf(config: LiveConfig): PollIntervals {
   };
 }
 
-function subscriptionsOf(config: LiveConfig): BarSubscription[] {
+export function subscriptionsOf(config: LiveConfig): BarSubscription[] {
   const timeframe: Timeframe = config.timeframe;
   return config.contracts.map((contractId) => ({
     contractId,

@@ -1,0 +1,208 @@
+/**
+ * `tickline run --config node.yaml`: the trading node. Every bot of the config on every account it names,
+ * in one process over one login (docs/node.md). In paper mode without `gateway.url` the local simulator is
+ * started in-process, with the node's accounts made on it. SIGUSR2 flattens every account; Ctrl-C stops.
+ */
+import path from 'node:path';
+import { config as rxjsConfig, Subscription } from 'rxjs';
+import { RejectionTally } from '../adapters/live/event-lines.ts';
+import { flattenText } from '../adapters/live/kill-switch.ts';
+import { credentialsFromEnv } from '../adapters/live/live-config.ts';
+import { renderStatus } from '../adapters/live/status.ts';
+import { createLogger } from '../engine/log.ts';
+import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
+import { loadStrategy } from '../strategies/index.ts';
+import { accountBots, nodeLogFile } from '../node/node-config.ts';
+import { TradingNode, type NodeGateway } from '../node/trading-node.ts';
+import { parseCommandArgs } from './args.ts';
+import { ConfigError, type ConfigIssue } from './config-loader.ts';
+import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
+import { printEvents, startLocalSimulator, type LocalGateway } from './paper.ts';
+import { loadNodeConfig } from './trading-config.ts';
+
+export const summary = 'Run a trading node: several bots on several accounts in one process (docs/node.md)';
+
+const USAGE = `Usage: tickline run --config <node.yaml>
+
+Runs every bot of the node config on the accounts it names, each account with its own journal, guard and
+kill switch, over one login, one connection to each realtime hub and one request budget. Without
+gateway.url (paper) the local simulator runs in-process. SIGUSR2 flattens every account; Ctrl-C stops
+after requests in flight are journaled. \`tickline flatten --config <node.yaml> --account NAME\` flattens
+one account beside the running node.
+
+Options:
+  --config <file>   node configuration (see config/node.yaml and docs/node.md)
+  --help            this text`;
+
+export async function run(args: string[]): Promise<number> {
+  const values = parseCommandArgs(args, { config: { type: 'string' } }, USAGE);
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
+  return runNode(values.config);
+}
+
+export async function runNode(configFile: string, options: { signals?: boolean } = {}): Promise<number> {
+  const { config, sessions } = loadNodeConfig(configFile);
+  const logFile = nodeLogFile(config);
+  const logger = createLogger({
+    level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level,
+    name: 'tickline-node',
+    file: logFile,
+  });
+  const strategies = await loadStrategies(configFile, config.bots);
+  let local: LocalGateway | undefined;
+  if (config.gateway.url === undefined) {
+    if (config.mode === 'live') throw new UsageError('a live node needs gateway.url in the config');
+    const first = sessions.values().next().value!;
+    local = await startLocalSimulator(
+      { ...first, journal: path.join(config.journals, 'node.sqlite') },
+      logger,
+      config.accounts.map((a) => a.name),
+    );
+    logger.info({ tradingUrl: local.tradingUrl, speed: local.speed }, 'node on the local simulator');
+  }
+  let node: TradingNode;
+  try {
+    const adminAuth = process.env.TICKLINE_ADMIN_AUTH;
+    const admin =
+      local?.adminUrl !== undefined
+        ? { url: local.adminUrl, headers: local.adminHeaders ?? {} }
+        : config.gateway.adminUrl !== undefined && adminAuth
+          ? { url: config.gateway.adminUrl, headers: { [config.gateway.adminAuthHeader]: adminAuth } }
+          : undefined;
+    const realtimeUrl = local ? local.realtimeUrl : config.gateway.realtimeUrl;
+    const gateway: NodeGateway = {
+      tradingUrl: local?.tradingUrl ?? config.gateway.url!,
+      ...(realtimeUrl === undefined ? {} : { realtimeUrl }),
+      ...(admin ? { admin } : {}),
+      credentials: local?.credentials ?? credentialsFromEnv(),
+      ...(local ? { now: local.now, speed: local.speed } : {}),
+      ...(local?.maximumLossVariant ? { maximumLossVariant: local.maximumLossVariant } : {}),
+    };
+    node = await TradingNode.start({ config, sessionConfigs: sessions, strategies, gateway, logger });
+  } catch (error) {
+    await local?.close();
+    throw error;
+  }
+
+  const write = (line: string): void => void process.stdout.write(`${line}\n`);
+  write(
+    `${config.mode} node: ${node.sessions.size} accounts, ${config.bots.length} bots; journals ${config.journals}; log ${logFile}`,
+  );
+  const printing = new Subscription();
+  const tallies = new Map<string, RejectionTally>();
+  for (const [name, session] of node.sessions) {
+    const r = session.reconcile;
+    write(
+      `[${name}] ${session.account.name} (${session.account.id}): bots ${accountBots(config, name)
+        .map((b) => (b.size === 1 ? b.bot.id : `${b.bot.id} x${b.size}`))
+        .join(', ')}; ` +
+        `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}`,
+    );
+    const tally = new RejectionTally((session.options.now ?? Date.now)());
+    tallies.set(name, tally);
+    printing.add(printEvents(session, (line) => write(`[${name}] ${line}`), tally));
+    printing.add(session.notices.subscribe((line) => write(`[${name}] ${line}`)));
+  }
+  const statusTimer = startStatus(node);
+
+  let interrupted = false;
+  const onInt = (): void => {
+    if (interrupted) {
+      logger.warn('second interrupt: exiting now');
+      process.exit(ExitCode.Interrupted);
+    }
+    interrupted = true;
+    logger.warn(
+      'interrupt: stopping every account after requests in flight are journaled (Ctrl-C again to exit at once)',
+    );
+    void node.stop();
+  };
+  const onKill = (): void => {
+    logger.warn('SIGUSR2: kill switch on every account');
+    void node.killSwitch('SIGUSR2').then((results) => {
+      for (const [name, result] of results)
+        write(
+          `kill switch: ${result instanceof Error ? `${name}: failed: ${result.message}` : flattenText(name, result)}`,
+        );
+    });
+  };
+  const signals = options.signals ?? true;
+  if (signals) {
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onInt);
+    process.on('SIGUSR2', onKill);
+  }
+  const previousUnhandled = rxjsConfig.onUnhandledError;
+  // An error RxJS reports asynchronously cannot be told to one account: every session handles it as its own.
+  rxjsConfig.onUnhandledError = (error: unknown) => {
+    for (const session of node.sessions.values()) session.failUnattributed(error);
+  };
+  node.run();
+  try {
+    await node.finished;
+    await node.stop();
+    for (const [name, session] of node.sessions) {
+      const snapshot = session.engine.snapshot();
+      const positions = snapshot.positions
+        .filter((p) => p.size !== 0)
+        .map((p) => `${p.contractId} ${p.size > 0 ? '+' : ''}${p.size}`);
+      write(
+        `[${name}] ended: balance ${snapshot.balance.toFixed(2)}, day PnL ${snapshot.dayPnl.toFixed(2)}, ` +
+          `position ${positions.join(' ') || 'flat'}, state ${session.engine.tradingState().state}`,
+      );
+    }
+    const { sent, shared } = node.barRequests.counts;
+    write(`bar requests: ${sent} sent, ${shared} answered from another account's`);
+  } finally {
+    if (statusTimer) clearInterval(statusTimer);
+    rxjsConfig.onUnhandledError = previousUnhandled;
+    printing.unsubscribe();
+    if (signals) {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onInt);
+      process.off('SIGUSR2', onKill);
+    }
+    await local?.close();
+  }
+  const failed = [...node.sessions.entries()].filter(([, s]) => s.failure !== undefined);
+  for (const [name, session] of failed)
+    process.stderr.write(`run: [${name}] ${session.failure!.message.split('\n')[0]}\n`);
+  if (failed.length > 0) return EXIT_CODE_OF_KIND.runtime;
+  return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
+}
+
+/** Each bot's strategy module; every one that cannot be loaded is reported at once, at its `strategy` key. */
+async function loadStrategies(
+  configFile: string,
+  bots: readonly { id: string; strategy: string }[],
+): Promise<Map<string, StrategyModule>> {
+  const baseDir = path.dirname(path.resolve(configFile));
+  const modules = new Map<string, StrategyModule>();
+  const issues: ConfigIssue[] = [];
+  for (const [i, bot] of bots.entries()) {
+    try {
+      modules.set(bot.id, await loadStrategy(bot.strategy, baseDir));
+    } catch (error) {
+      if (!(error instanceof StrategyError)) throw error;
+      issues.push({ file: configFile, line: 0, path: `bots[${i}].strategy`, message: error.message });
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return modules;
+}
+
+/** A status line per account on a terminal, redrawn every second below the event lines. */
+function startStatus(node: TradingNode): NodeJS.Timeout | undefined {
+  const stream = process.stderr;
+  if (!stream.isTTY) return undefined;
+  const timer = setInterval(() => {
+    const lines = [...node.sessions.values()].map((s) => renderStatus(s.statusInput()));
+    stream.write(`\r\x1b[J${lines.join('\n')}\x1b[${lines.length - 1 > 0 ? `${lines.length - 1}A` : '0A'}\r`);
+  }, 1_000);
+  timer.unref();
+  return timer;
+}
