@@ -7,7 +7,8 @@
 import { existsSync } from 'node:fs';
 import { parseCommandArgs } from './args.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
-import { loadTradingConfig } from './trading-config.ts';
+import { isNodeConfig, loadNodeConfig, loadTradingConfig } from './trading-config.ts';
+import { accountJournal } from '../node/node-config.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { TradingClient } from '../adapters/gateway/trading.ts';
 import { credentialsFromEnv } from '../adapters/live/live-config.ts';
@@ -17,9 +18,13 @@ import { Journal, JournalError } from '../adapters/live/journal.ts';
 export const summary = 'Kill switch: cancel all working orders and flatten all positions of an account';
 
 const USAGE = `Usage: tickline flatten --config <file.yaml> [--contract <id>] [--url <trading url>]
+       tickline flatten --config <node.yaml> (--account <name> | --all) [--contract <id>] [--url <trading url>]
 
 Options:
-  --config <file>    the paper or live configuration of the account (gateway.url and account)
+  --config <file>    the paper or live configuration of the account (gateway.url and account), or a
+                     node's configuration (then --account or --all says which of its accounts)
+  --account <name>   a node's account to flatten
+  --all              every account of the node
   --contract <id>    only this contract
   --url <url>        trading URL, overriding gateway.url (for example a local simulator)
   --json             print the result as JSON instead of words
@@ -30,7 +35,14 @@ Credentials come from TICKLINE_USERNAME and TICKLINE_API_KEY.`;
 export async function run(args: string[]): Promise<number> {
   const values = parseCommandArgs(
     args,
-    { config: { type: 'string' }, contract: { type: 'string' }, url: { type: 'string' }, json: { type: 'boolean' } },
+    {
+      config: { type: 'string' },
+      contract: { type: 'string' },
+      url: { type: 'string' },
+      json: { type: 'boolean' },
+      account: { type: 'string' },
+      all: { type: 'boolean' },
+    },
     USAGE,
   );
   if (values.help) {
@@ -38,36 +50,79 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
-  const config = loadTradingConfig(values.config);
-  const baseUrl = values.url ?? config.gateway.url;
+  const targets = flattenTargets(values.config, values.account, values.all ?? false);
+  const baseUrl = values.url ?? targets.gateway.url;
   if (!baseUrl) throw new UsageError('no gateway: set gateway.url in the config or pass --url');
-  const logger = createLogger({ level: config.log.level, name: 'tickline-flatten' });
-  const client = new TradingClient({ baseUrl, ...credentialsFromEnv(), logger, timeoutMs: config.gateway.timeoutMs });
-  const journal = existsSync(config.journal) ? openUnlessHeld(config.journal, logger) : undefined;
+  const logger = createLogger({ level: targets.logLevel, name: 'tickline-flatten' });
+  const client = new TradingClient({ baseUrl, ...credentialsFromEnv(), logger, timeoutMs: targets.gateway.timeoutMs });
   try {
     const accounts = await client.searchAccounts(true);
-    const account = accounts.find(
-      (a) =>
-        (config.account.id === undefined || a.id === config.account.id) &&
-        (config.account.name === undefined || a.name === config.account.name),
-    );
-    if (!account) throw new UsageError(`no active account matches ${JSON.stringify(config.account)}`);
-    journal?.record('flatten-command', 'before', null, { account: account.name, contract: values.contract ?? null });
-    const result = await flattenAccount(
-      client,
-      account.id,
-      logger,
-      values.contract === undefined ? {} : { contractId: values.contract },
-    );
-    journal?.record('flatten-command', 'after', null, result);
-    process.stdout.write(
-      `${values.json ? JSON.stringify({ account: account.name, ...result }) : flattenText(account.name, result)}\n`,
-    );
-    return result.flat ? ExitCode.Ok : EXIT_CODE_OF_KIND.runtime;
+    let allFlat = true;
+    for (const target of targets.accounts) {
+      const account = accounts.find(
+        (a) => (target.id === undefined || a.id === target.id) && (target.name === undefined || a.name === target.name),
+      );
+      if (!account) throw new UsageError(`no active account matches ${JSON.stringify(target)}`);
+      const journal = existsSync(target.journal) ? openUnlessHeld(target.journal, logger) : undefined;
+      try {
+        journal?.record('flatten-command', 'before', null, {
+          account: account.name,
+          contract: values.contract ?? null,
+          source: 'command',
+        });
+        const result = await flattenAccount(
+          client,
+          account.id,
+          logger,
+          values.contract === undefined ? {} : { contractId: values.contract },
+        );
+        journal?.record('flatten-command', 'after', null, result);
+        allFlat &&= result.flat;
+        process.stdout.write(
+          `${values.json ? JSON.stringify({ account: account.name, ...result }) : flattenText(account.name, result)}\n`,
+        );
+      } finally {
+        journal?.close();
+      }
+    }
+    return allFlat ? ExitCode.Ok : EXIT_CODE_OF_KIND.runtime;
   } finally {
-    journal?.close();
     await client.close();
   }
+}
+
+interface FlattenTargets {
+  readonly gateway: { readonly url?: string; readonly timeoutMs: number };
+  readonly logLevel: string;
+  readonly accounts: readonly { readonly name?: string; readonly id?: number; readonly journal: string }[];
+}
+
+/** The accounts to flatten: the paper or live config's one, or the node's named one (or all of them). */
+function flattenTargets(file: string, account: string | undefined, all: boolean): FlattenTargets {
+  if (!isNodeConfig(file)) {
+    if (account !== undefined || all)
+      throw new UsageError(
+        '--account and --all name accounts of a node config (one with bots:); this one has one account',
+      );
+    const config = loadTradingConfig(file);
+    return {
+      gateway: config.gateway,
+      logLevel: config.log.level,
+      accounts: [{ ...config.account, journal: config.journal }],
+    };
+  }
+  const { config } = loadNodeConfig(file);
+  const names = config.accounts.map((a) => a.name);
+  if ((account === undefined) === !all)
+    throw new UsageError(`a node config needs --account <name> or --all (its accounts: ${names.join(', ')})`);
+  const chosen = all ? config.accounts : config.accounts.filter((a) => a.name === account);
+  if (chosen.length === 0)
+    throw new UsageError(`no account named ${account} in ${file} (its accounts: ${names.join(', ')})`);
+  return {
+    gateway: config.gateway,
+    logLevel: config.log.level,
+    accounts: chosen.map((a) => ({ name: a.name, journal: accountJournal(config, a) })),
+  };
 }
 
 /** The running bot holds its journal: the flatten then goes unjournaled here, and that bot's next poll sees it. */

@@ -77,7 +77,7 @@ export interface FaultProxy {
   /** Answer (or, with `drop`, destroy) every held request. */
   release(options?: { drop?: boolean }): void;
   /** Place requests that reached the server, per customTag. */
-  placesByTag(): Map<string, number>;
+  placesByTag(accountId?: number): Map<string, number>;
   /** Session tokens the server issued through this proxy (login and validate answers, also the ones a fault corrupted). */
   tokens(): string[];
   /** Every token issued so far is refused with 401 from now on (not forwarded), as after its expiry. */
@@ -304,11 +304,14 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         else answer(h.res, h.seen, h.status, h.headers, h.body);
       }
     },
-    placesByTag: () => {
+    // A customTag is unique per account: two accounts' bots may each use `fast-1`.
+    placesByTag: (accountId?: number) => {
       const counts = new Map<string, number>();
       for (const r of requests) {
         if (r.path !== '/api/Order/place' || !r.forwarded) continue;
-        const tag = (r.body as { customTag?: string } | null)?.customTag ?? '(none)';
+        const body = r.body as { customTag?: string; accountId?: number } | null;
+        if (accountId !== undefined && body?.accountId !== accountId) continue;
+        const tag = body?.customTag ?? '(none)';
         counts.set(tag, (counts.get(tag) ?? 0) + 1);
       }
       return counts;

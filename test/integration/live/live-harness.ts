@@ -179,18 +179,17 @@ export async function lastTicks(b: Bench): Promise<number> {
 }
 
 /** The journal, the simulator's orders and positions agree; nothing unresolved; no tag placed twice. */
-export async function agreement(b: Bench, bot: Bot): Promise<void> {
+export async function agreement(b: Bench, bot: Bot, accountId = b.sim.demo.accountId): Promise<void> {
   await bot.executor.idle();
   await bot.poller.refreshAccountState();
   await bot.executor.idle();
-  const accountId = b.sim.demo.accountId;
   const simOrders = await b.truth.searchOrders({
     accountId,
     startTimestamp: new Date(START - 3_600_000).toISOString(),
   });
   const tags = simOrders.map((o) => o.customTag).filter((t): t is string => !!t);
   expect(new Set(tags).size, 'a customTag appears on two orders at the simulator').toBe(tags.length);
-  for (const [tag, count] of b.proxy.placesByTag()) expect(count, `places forwarded for ${tag}`).toBe(1);
+  for (const [tag, count] of b.proxy.placesByTag(accountId)) expect(count, `places forwarded for ${tag}`).toBe(1);
 
   const journaled = bot.journal.orders();
   expect(journaled.filter((o) => o.state === 'submitting' || o.state === 'unknown').map((o) => o.tag)).toEqual([]);

@@ -1,0 +1,199 @@
+/**
+ * The trading node on the simulator (manual clock, a chosen Monday): three bots on two accounts, two of
+ * them on the same contract of one account, over one login. Each account's journal agrees with the
+ * simulator, every bar request is shared, and a daily loss breach on one account halts that account only.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import smaCross from '../../../src/strategies/sma-cross.ts';
+import meanReversion from '../../../src/strategies/mean-reversion.ts';
+import { silentLogger } from '../../../src/engine/log.ts';
+import type { StrategyModule } from '../../../src/engine/strategy.ts';
+import { signedSize } from '../../../src/adapters/live/reconcile.ts';
+import { nodeConfigSchema, type NodeConfig } from '../../../src/node/node-config.ts';
+import { TradingNode } from '../../../src/node/trading-node.ts';
+import type { LiveSession } from '../../../src/adapters/live/trading-session.ts';
+import { agreement, ES, startBench, type Bench, type Bot } from '../live/live-harness.ts';
+
+const ACCOUNTS = ['NODE-A', 'NODE-B'];
+let b: Bench;
+beforeEach(async () => {
+  // NODE-B on the template without rules: its own losses on the seeded market never stop it here.
+  b = await startBench({
+    sim: {
+      demoAccounts: [
+        { name: 'NODE-A', template: '50K' },
+        { name: 'NODE-B', template: 'PRACTICE' },
+      ],
+    },
+  });
+});
+afterEach(async () => {
+  await b.close();
+});
+
+function nodeConfig(overrides: Partial<Record<'limitsA', unknown>> = {}): NodeConfig {
+  return nodeConfigSchema.parse({
+    mode: 'paper',
+    journals: b.dir,
+    accounts: [
+      { name: 'NODE-A', ...(overrides.limitsA === undefined ? {} : { limits: overrides.limitsA }) },
+      { name: 'NODE-B' },
+    ],
+    bots: [
+      {
+        id: 'fast',
+        strategy: 'sma-cross',
+        params: { fast: 2, slow: 4, size: 1 },
+        contracts: [ES],
+        accounts: ['NODE-A', { name: 'NODE-B', size: 2 }],
+      },
+      {
+        id: 'slow',
+        strategy: 'sma-cross',
+        params: { fast: 3, slow: 7, size: 1 },
+        contracts: [ES],
+        accounts: ['NODE-A'],
+      },
+      { id: 'revert', strategy: 'mean-reversion', params: {}, contracts: [ES], accounts: ['NODE-B'] },
+    ],
+    poll: {
+      openOrdersMs: 5_000,
+      ordersMs: 10_000,
+      tradesMs: 5_000,
+      positionsMs: 5_000,
+      accountMs: 15_000,
+      closeDelayMs: 500,
+      staleAfterMs: 20_000,
+    },
+    gateway: { realtime: false },
+    market: { hours: 'none' },
+    risk: { maxPositionSize: 6 },
+  });
+}
+
+const strategies = new Map<string, StrategyModule>([
+  ['fast', smaCross],
+  ['slow', smaCross],
+  ['revert', meanReversion],
+]);
+
+async function startNode(config: NodeConfig): Promise<TradingNode> {
+  return TradingNode.start({
+    config,
+    strategies,
+    gateway: {
+      tradingUrl: b.proxy.url,
+      credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
+      now: b.now,
+    },
+    logger: silentLogger,
+  });
+}
+
+/** Move the simulator's clock bar by bar (two poll rounds per bar), every account reacting each time. */
+async function runBars(node: TradingNode, bars: number): Promise<void> {
+  for (let i = 0; i < bars * 2; i++) {
+    b.sim.clock.advance(30_000);
+    for (const s of node.sessions.values()) {
+      await s.poller.tick();
+      await s.executor.idle();
+    }
+  }
+}
+
+const asBot = (s: LiveSession): Bot => ({
+  journal: s.journal,
+  executor: s.executor,
+  poller: s.poller,
+  stop: () => s.stop(),
+});
+
+async function accountId(name: string): Promise<number> {
+  return (await b.truth.searchAccounts(true)).find((a) => a.name === name)!.id;
+}
+
+describe('trading node on the simulator', () => {
+  it('runs three bots on two accounts over one login: journals agree with the gateway, bars are fetched once', async () => {
+    const node = await startNode(nodeConfig());
+    expect([...node.sessions.keys()]).toEqual(ACCOUNTS);
+    await runBars(node, 40);
+    for (const [name, session] of node.sessions) {
+      await agreement(b, asBot(session), await accountId(name));
+      // The engine's netted position is the gateway's.
+      const positions = await b.truth.searchOpenPositions(await accountId(name));
+      const engine = session.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0;
+      expect(engine, name).toBe(positions.reduce((a, p) => a + signedSize(p), 0));
+      const balance = (await b.truth.searchAccounts(true)).find((a) => a.name === name)!.balance;
+      expect(session.engine.snapshot().balance, name).toBeCloseTo(balance, 6);
+    }
+    const tags = (name: string) =>
+      node
+        .session(name)
+        .journal.orders()
+        .map((o) => o.tag);
+    // Each account's orders carry its own bots' prefixes only.
+    expect(tags('NODE-A').every((t) => /^(fast|slow|node-risk)-\d+$/.test(t))).toBe(true);
+    expect(tags('NODE-B').every((t) => /^(fast|revert|node-risk)-\d+$/.test(t))).toBe(true);
+    expect(tags('NODE-A').some((t) => t.startsWith('fast-'))).toBe(true);
+    expect(tags('NODE-A').some((t) => t.startsWith('slow-'))).toBe(true);
+    // The copy on NODE-B trades twice the size of the same signal on NODE-A.
+    const sizes = (name: string) =>
+      node
+        .session(name)
+        .journal.orders()
+        .filter((o) => o.tag.startsWith('fast-'))
+        .map((o) => o.size);
+    expect(sizes('NODE-B').length).toBeGreaterThan(0);
+    // One bar request per bar for both accounts: the second account's is answered from the first's.
+    expect(node.barRequests.counts.shared).toBeGreaterThan(0);
+    expect(node.barRequests.counts.sent).toBeLessThanOrEqual(node.barRequests.counts.shared + 2);
+    // One login for the whole node (the harness's own client logged in once too).
+    expect(b.proxy.requests.filter((r) => r.path === '/api/Auth/loginKey').length).toBe(1);
+    const results = await node.killSwitch('test', 'NODE-A');
+    expect([...results.keys()]).toEqual(['NODE-A']);
+    expect(await b.truth.searchOpenPositions(await accountId('NODE-A'))).toEqual([]);
+    expect(node.session('NODE-A').engine.tradingState().state).toBe('HALTED');
+    expect(node.session('NODE-B').engine.tradingState().state).toBe('ACTIVE');
+    await node.stop();
+    void sizes;
+  }, 60_000);
+
+  it('a daily loss breach on one account halts that account only; the other trades on', async () => {
+    const node = await startNode(nodeConfig({ limitsA: { dailyLossLimit: 1 } }));
+    await runBars(node, 40);
+    const a = node.session('NODE-A');
+    const bSession = node.session('NODE-B');
+    expect(a.journal.entries({ kind: 'breach' }).length).toBeGreaterThan(0);
+    expect(a.engine.tradingState().state).not.toBe('ACTIVE');
+    expect(bSession.engine.tradingState().state).toBe('ACTIVE');
+    expect(bSession.journal.entries({ kind: 'breach' })).toEqual([]);
+    const before = bSession.journal.orders().length;
+    await runBars(node, 30);
+    expect(bSession.journal.orders().length).toBeGreaterThan(before);
+    await agreement(b, asBot(bSession), await accountId('NODE-B'));
+    await node.stop();
+  }, 60_000);
+
+  it('restarts on the same journals: nothing to reconcile, ids go on, positions known', async () => {
+    const first = await startNode(nodeConfig());
+    await runBars(first, 30);
+    const next = first.session('NODE-A').engine.nextSequence('fast');
+    const positions = new Map(
+      [...first.sessions].map(([n, s]) => [
+        n,
+        s.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0,
+      ]),
+    );
+    await first.stop();
+    const second = await startNode(nodeConfig());
+    for (const [name, session] of second.sessions) {
+      expect(session.reconcile.clean, name).toBe(true);
+      expect(session.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0).toBe(positions.get(name));
+    }
+    expect(second.session('NODE-A').reconcile.sequenceStart.fast).toBe(next);
+    await runBars(second, 10);
+    for (const name of ACCOUNTS)
+      for (const [tag, count] of b.proxy.placesByTag(await accountId(name))) expect(count, `${name} ${tag}`).toBe(1);
+    await second.stop();
+  }, 60_000);
+});
