@@ -35,6 +35,7 @@ import { riskConfigSchema, type ResolvedRiskConfig, type RiskConfig, type Tradin
 import { RuleEnforcer } from './rule-enforcer.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './account-rules.ts';
 import { StrategyHost, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
+import { StrategyLedger, type StrategyPosition, type StrategySnapshot } from './strategy-ledger.ts';
 import type { WorkingOrder } from './strategy.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import type {
@@ -59,6 +60,7 @@ export type { StampedIntent } from './intent-router.ts';
 export type { Decision } from './decision-log.ts';
 export type { TradingStateChange } from './trading-state.ts';
 export type { EquityCurve } from './equity-recorder.ts';
+export { UNATTRIBUTED, type StrategyPosition, type StrategySnapshot } from './strategy-ledger.ts';
 
 export interface EngineOptions {
   readonly strategies: readonly StrategyEntry[];
@@ -181,6 +183,21 @@ export interface Engine {
   restore(state: RestoreState): void;
   /** The next sequence number each strategy will use (journal it for restarts). */
   nextSequence(strategyId: string): number;
+  /**
+   * Each strategy's own line per contract (position, average price, PnL, fees, trades), attributed from
+   * fills by their order's owner, and the unattributed rest (`UNATTRIBUTED`): per contract they sum to the
+   * account's position.
+   */
+  strategyPositions(): StrategyPosition[];
+  /** One strategy's lines and totals (`UNATTRIBUTED` for the rest). */
+  strategySnapshot(strategyId: string): StrategySnapshot;
+  /** One strategy's closed trades, in the order they closed: the input of its statistics. */
+  strategyTrades(strategyId: string): ClosedTrade[];
+  /**
+   * After `restore`, hand `size` contracts (signed) of a restored position, which no strategy owns, to a
+   * strategy (at the restored average price; its journal says who held what).
+   */
+  assignPosition(strategyId: string, contractId: string, size: number): void;
   equityCurve(): EquityCurve;
   close(): void;
 }
@@ -203,6 +220,15 @@ export function createEngine(options: EngineOptions): Engine {
     // A live session runs for weeks and journals every fill: it keeps a window of closed trades.
     ...(traits.kind === 'live' ? { tradeMemory: LIVE_TRADE_MEMORY } : {}),
   });
+  const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
+  const ledger = new StrategyLedger({
+    contracts: options.contracts,
+    accounting,
+    riskStrategyId,
+    // A live account's fills are few and may be foreign (a manual trade): book them all from the start.
+    bookEverything: traits.kind === 'live',
+    ...(traits.kind === 'live' ? { tradeMemory: LIVE_TRADE_MEMORY } : {}),
+  });
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions =
     limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
@@ -220,7 +246,6 @@ export function createEngine(options: EngineOptions): Engine {
   const decisions = new DecisionLog(decisions$, logger);
 
   const book = new OrderBook();
-  const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const barClock = new BarClock(options.clock);
   const clock = barClock.time;
 
@@ -291,6 +316,7 @@ export function createEngine(options: EngineOptions): Engine {
     accounting,
     book,
     guard,
+    ledger,
     barClock,
     fills$,
     orders$,
@@ -310,6 +336,7 @@ export function createEngine(options: EngineOptions): Engine {
     trading,
     decisions,
     keeper,
+    ledger,
     barClock,
     fills$,
     orders$,
@@ -384,8 +411,13 @@ export function createEngine(options: EngineOptions): Engine {
       if (time === time) enforcer.rollDay(time);
       rules.restore(restored);
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
+      ledger.restore(restored.positions ?? []);
     },
     nextSequence: (strategyId) => router.nextSequence(strategyId),
+    strategyPositions: () => ledger.positions(),
+    strategySnapshot: (strategyId) => ledger.snapshot(strategyId),
+    strategyTrades: (strategyId) => ledger.trades(strategyId),
+    assignPosition: (strategyId, contractId, size) => ledger.assign(strategyId, contractId, size),
     equityCurve: () => equity.curve(),
     close() {
       host.close();

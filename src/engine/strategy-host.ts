@@ -14,6 +14,7 @@ import type { Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
+import type { StrategyLedger } from './strategy-ledger.ts';
 import { installUnhandledCatcher, unhandled } from './unhandled.ts';
 import {
   StrategyError,
@@ -98,6 +99,8 @@ export interface StrategyHostParts {
   readonly accounting: Accounting;
   readonly book: OrderBook;
   readonly guard: GuardStep;
+  /** Each strategy's own lines (the host registers every instance's contracts with it). */
+  readonly ledger: StrategyLedger;
   readonly barClock: BarClock;
   readonly fills$: Multicast<Fill>;
   readonly orders$: Multicast<OrderUpdate>;
@@ -372,6 +375,10 @@ export class StrategyHost {
       logger: strategyLogger,
     };
     instances.push(instance);
+    parts.ledger.register(
+      id,
+      own.map((c) => c.id),
+    );
     return { instance, context };
   }
 
