@@ -29,7 +29,8 @@ export type EngineErrorCode =
   | 'INVALID_TIME_OF_DAY'
   | 'UNKNOWN_TIME_ZONE'
   | 'INVALID_RESTORE'
-  | 'INVALID_VENUE';
+  | 'INVALID_VENUE'
+  | 'UNKNOWN_STRATEGY';
 
 export class EngineError extends TicklineError {
   override readonly name = 'EngineError';

@@ -36,6 +36,7 @@ import { RuleEnforcer } from './rule-enforcer.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './account-rules.ts';
 import { StrategyHost, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
 import { StrategyLedger, type StrategyPosition, type StrategySnapshot } from './strategy-ledger.ts';
+import { StrategyPauses, type StrategyStateChange } from './strategy-pause.ts';
 import type { WorkingOrder } from './strategy.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import type {
@@ -61,6 +62,7 @@ export type { Decision } from './decision-log.ts';
 export type { TradingStateChange } from './trading-state.ts';
 export type { EquityCurve } from './equity-recorder.ts';
 export { UNATTRIBUTED, type StrategyPosition, type StrategySnapshot } from './strategy-ledger.ts';
+export type { StrategyStateChange } from './strategy-pause.ts';
 
 export interface EngineOptions {
   readonly strategies: readonly StrategyEntry[];
@@ -148,6 +150,8 @@ export interface Engine {
   readonly account$: Observable<AccountSnapshot>;
   readonly breaches$: Observable<Breach>;
   readonly tradingState$: Observable<TradingStateChange>;
+  /** A strategy instance paused or resumed (`setStrategyPaused`), with who and why. */
+  readonly strategyStates$: Observable<StrategyStateChange>;
   /** Strategies that failed (their intents stop). */
   readonly errors$: Observable<StrategyFailure>;
   /** Decisions the guard rejected so far, by reason code in the order each code first occurred. */
@@ -159,6 +163,14 @@ export interface Engine {
   tradingState(): TradingStateChange;
   /** Operator control: ACTIVE, REDUCING or HALTED until changed again. */
   setTradingState(state: TradingState, reason: string): void;
+  /**
+   * Pause (or resume) one strategy instance: its stream keeps running, but the guard step refuses its
+   * intents that open or add risk (STRATEGY_PAUSED); what reduces its position, cancels and flattens pass.
+   * `reason` says who and why (`strategyStates$`). An unknown id throws (UNKNOWN_STRATEGY).
+   */
+  setStrategyPaused(strategyId: string, paused: boolean, reason: string): void;
+  /** The instances paused now. */
+  pausedStrategies(): StrategyStateChange[];
   /** Cancel every working order, close every position, HALT and lock out until `setTradingState('ACTIVE')`. */
   killSwitch(reason: string): void;
   /**
@@ -242,6 +254,7 @@ export function createEngine(options: EngineOptions): Engine {
   const account$ = new Multicast<AccountSnapshot>();
   const breaches$ = new Multicast<Breach>();
   const tradingState$ = new Multicast<TradingStateChange>();
+  const strategyStates$ = new Multicast<StrategyStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
   const decisions = new DecisionLog(decisions$, logger);
 
@@ -252,6 +265,7 @@ export function createEngine(options: EngineOptions): Engine {
   const equity =
     options.equityRecorder ?? new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
   const trading = new TradingStateMachine(tradingState$, logger);
+  const pauses = new StrategyPauses(strategyStates$, logger);
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
   const markets = new Map<string, MarketSession>();
   for (const [contractId, hours] of Object.entries(options.marketHours ?? {})) {
@@ -289,6 +303,8 @@ export function createEngine(options: EngineOptions): Engine {
     riskStrategyId,
     sequenceStart: options.sequenceStart,
     findInstance: (strategyId) => host.find(strategyId),
+    ledger,
+    pauses,
   });
   const keeper = router.keeper;
   const enforcer = new RuleEnforcer({
@@ -377,6 +393,7 @@ export function createEngine(options: EngineOptions): Engine {
     account$: account$.asObservable(),
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
+    strategyStates$: strategyStates$.asObservable(),
     errors$: errors$.asObservable(),
     rejections: () => decisions.rejectionCounts(),
     accounting,
@@ -385,6 +402,12 @@ export function createEngine(options: EngineOptions): Engine {
     snapshot: () => accounting.snapshot(),
     tradingState: () => trading.current,
     setTradingState: (next, reason) => trading.set(next, reason, clock()),
+    setStrategyPaused(strategyId, paused, reason) {
+      if (host.find(strategyId) === undefined)
+        throw new EngineError('UNKNOWN_STRATEGY', `setStrategyPaused: no strategy instance '${strategyId}'`);
+      pauses.set(strategyId, paused, reason, clock());
+    },
+    pausedStrategies: () => pauses.current(),
     killSwitch(reason) {
       trading.lockedUntil = Infinity;
       trading.change('HALTED', `kill switch: ${reason}`, Infinity, clock());
@@ -432,6 +455,7 @@ export function createEngine(options: EngineOptions): Engine {
         account$,
         breaches$,
         tradingState$,
+        strategyStates$,
         errors$,
       ]) {
         (subject as Multicast<unknown>).complete();

@@ -14,6 +14,7 @@ import type { Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
+import { ownPosition } from './strategy-exposure.ts';
 import type { StrategyLedger } from './strategy-ledger.ts';
 import { installUnhandledCatcher, unhandled } from './unhandled.ts';
 import {
@@ -252,6 +253,7 @@ export class StrategyHost {
       account$,
       barClock,
       logger,
+      ledger,
     } = parts;
     const { instances, barListeners } = this;
     const module = entry.strategy;
@@ -350,8 +352,19 @@ export class StrategyHost {
           ? contain(options.marketTrades(resolved))
           : context.barRecords(resolved).pipe(tradesFromBars());
       },
-      position: (contractId) => guard.position(resolve(contractId)),
-      averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
+      // On a contract strategies share, a strategy sees its own line, as its targets move it.
+      position: (contractId) => {
+        const resolved = resolve(contractId);
+        return ledger.anyShared && ledger.isShared(resolved)
+          ? ownPosition(book, ledger, id, resolved)
+          : guard.position(resolved);
+      },
+      averagePrice: (contractId) => {
+        const resolved = resolve(contractId);
+        return ledger.anyShared && ledger.isShared(resolved)
+          ? ledger.averagePrice(id, resolved)
+          : accounting.averagePrice(resolve(contractId));
+      },
       lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
       toPrice: (ticks, contractId) => contractOf(resolve(contractId)).grid.toPrice(ticks),
       toTicks: (price, contractId) => contractOf(resolve(contractId)).grid.toTicks(price),
