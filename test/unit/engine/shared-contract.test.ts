@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { filter, map } from 'rxjs';
 import { z } from 'zod';
-import { flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
-import { createEngine, type Decision, type EngineOptions } from '../../../src/engine/runner.ts';
+import { cancelOrder, flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
+import {
+  createEngine,
+  type Decision,
+  type EngineOptions,
+  type StrategyStateChange,
+} from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import type { Intent } from '../../../src/engine/types.ts';
 import { ES, TinyVenue, chunk } from './helpers.ts';
@@ -109,5 +114,60 @@ describe('targets of strategies sharing a contract', () => {
     });
     engine.push(chunk([100, 100, 100, 104, 104]));
     expect(venue.placed.map((o) => `${o.id} ${o.side} ${o.size}`)).toEqual(['a-1 buy 1', 'a-2 sell 2']);
+  });
+});
+
+describe('pausing one strategy instance', () => {
+  it('refuses what opens or adds to its risk, keeps its stream running, lets reductions and cancels through', () => {
+    const { engine, placed, decisions, seenA } = twoOnOne(
+      {
+        0: target(1),
+        2: target(2),
+        3: limitOrder('buy', 1, 95, { id: 'a-lim', unit: 'ticks' }),
+        4: cancelOrder('a-lim'),
+        5: target(-1),
+        8: target(1),
+      },
+      { 0: target(-1), 2: target(-2) },
+    );
+    const states: StrategyStateChange[] = [];
+    engine.strategyStates$.subscribe((s) => states.push(s));
+    engine.push(chunk([100, 100]));
+    engine.setStrategyPaused('a', true, 'operator: drawdown review');
+    expect(states).toMatchObject([{ strategyId: 'a', paused: true, reason: 'operator: drawdown review' }]);
+    expect(engine.pausedStrategies().map((s) => s.strategyId)).toEqual(['a']);
+    engine.push(chunk([100, 100, 100, 100, 100, 100], Date.UTC(2026, 10, 16, 15, 2)));
+    const of = (id: string) => decisions.find((d) => d.intent.id === id)!.result;
+    expect(of('a-2')).toEqual({
+      accepted: false,
+      code: 'STRATEGY_PAUSED',
+      message: "strategy 'a' is paused (operator: drawdown review): no new risk",
+    });
+    expect(of('a-lim')).toMatchObject({ accepted: false, code: 'STRATEGY_PAUSED' });
+    // b is not paused; a's flip to -1 keeps only the part that closes its own long
+    expect(of('b-2')).toEqual({ accepted: true });
+    expect(of('a-4')).toMatchObject({ accepted: true, size: 1, adjusted: 'STRATEGY_PAUSED' });
+    expect(placed()).toEqual(['a-1 buy 1', 'b-1 sell 1', 'b-2 sell 1', 'a-4 sell 1']);
+    // its stream kept running through the pause
+    expect(seenA).toHaveLength(8);
+    engine.setStrategyPaused('a', false, 'operator: resumed');
+    expect(states.at(-1)).toMatchObject({ strategyId: 'a', paused: false });
+    engine.push(chunk([100, 100], Date.UTC(2026, 10, 16, 15, 8)));
+    expect(placed().at(-1)).toBe('a-5 buy 1');
+  });
+
+  it('a cancel of a paused strategy passes; an unknown id throws', () => {
+    const { engine, venue, decisions } = twoOnOne(
+      { 0: limitOrder('buy', 1, 95, { id: 'a-lim', unit: 'ticks' }), 2: cancelOrder('a-lim') },
+      {},
+    );
+    engine.push(chunk([100, 100]));
+    engine.setStrategyPaused('a', true, 'test');
+    engine.push(chunk([100], Date.UTC(2026, 10, 16, 15, 2)));
+    expect(venue.cancelled).toEqual(['a-lim']);
+    expect(decisions.map((d) => d.result.accepted)).toEqual([true, true]);
+    expect(() => engine.setStrategyPaused('zz', true, 'x')).toThrow(
+      expect.objectContaining({ code: 'UNKNOWN_STRATEGY' }),
+    );
   });
 });
