@@ -30,7 +30,8 @@ export type EngineErrorCode =
   | 'UNKNOWN_TIME_ZONE'
   | 'INVALID_RESTORE'
   | 'INVALID_VENUE'
-  | 'UNKNOWN_STRATEGY';
+  | 'UNKNOWN_STRATEGY'
+  | 'INVALID_SIZE';
 
 export class EngineError extends TicklineError {
   override readonly name = 'EngineError';
