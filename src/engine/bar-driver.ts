@@ -13,7 +13,7 @@ import type { RuleEnforcer } from './rule-enforcer.ts';
 import type { RuleBook } from './account-rules.ts';
 import type { Instance, StrategyHost } from './strategy-host.ts';
 import { targetKey } from './target-keeper.ts';
-import { nominalMs } from './timeframe.ts';
+import { nominalMs, timeframeLabel } from './timeframe.ts';
 import { unhandled } from './unhandled.ts';
 import { advanceTrail, trailStopPrice } from './trailing.ts';
 import type { BarChunk, ContractSpec, Intent, Venue } from './types.ts';
@@ -310,7 +310,7 @@ export class BarDriver {
     const chunk = this.barClock.chunk;
     if (instance === undefined || instance.warmup === 0 || chunk === undefined) return false;
     if (instance.contracts[0]!.id !== chunk.contractId) return false;
-    return this.seenBefore + index + 1 <= instance.warmup;
+    return this.seenBefore + index + 1 <= baseWarmup(instance, chunk);
   }
 
   private refuseWarmUp(instance: Instance, strategyId: string, intent: Intent, index: number): void {
@@ -322,7 +322,10 @@ export class BarDriver {
       {
         accepted: false,
         code: 'WARM_UP',
-        message: `bar ${this.seenBefore + index + 1} of a ${instance.warmup}-bar warm-up`,
+        message:
+          instance.timeframe === undefined || this.barClock.chunk === undefined
+            ? `bar ${this.seenBefore + index + 1} of a ${instance.warmup}-bar warm-up`
+            : `bar ${this.seenBefore + index + 1} of a ${baseWarmup(instance, this.barClock.chunk)}-bar warm-up (${instance.warmup} bars of ${timeframeLabel(instance.timeframe)})`,
       },
       time,
     );
@@ -356,6 +359,12 @@ export class BarDriver {
       order.trailStop = trailStopPrice(order.trail);
     }
   }
+}
+
+/** A coarser instance declared its warm-up in its own bars: as many base bars as they span. */
+function baseWarmup(instance: Instance, chunk: BarChunk): number {
+  if (instance.timeframe === undefined) return instance.warmup;
+  return instance.warmup * Math.max(1, Math.ceil(nominalMs(instance.timeframe) / nominalMs(chunk.timeframe)));
 }
 
 /** True when bar `i` comes after the bar a failure was recorded at (every bar for a failure outside one). */

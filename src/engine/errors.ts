@@ -29,7 +29,9 @@ export type EngineErrorCode =
   | 'INVALID_TIME_OF_DAY'
   | 'UNKNOWN_TIME_ZONE'
   | 'INVALID_RESTORE'
-  | 'INVALID_VENUE';
+  | 'INVALID_VENUE'
+  | 'UNKNOWN_STRATEGY'
+  | 'INVALID_SIZE';
 
 export class EngineError extends TicklineError {
   override readonly name = 'EngineError';

@@ -6,10 +6,13 @@ import { intentShapeProblem } from './intent-shape.ts';
 import { PRIMARY_CONTRACT } from './intents.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
-import { modifiedSpec, orderTowards, trackTrail, type OrderBook } from './order-book.ts';
+import { modifiedSpec, orderTowards, trackTrail, type Exposure, type OrderBook } from './order-book.ts';
 import type { OrderRate } from './order-rate.ts';
 import { modifyInTicks, placeInTicks } from './price-units.ts';
 import { checkIntent, type GuardResult, type ResolvedRiskConfig } from './risk.ts';
+import { ownExposure, ownPosition } from './strategy-exposure.ts';
+import type { StrategyLedger } from './strategy-ledger.ts';
+import type { StrategyPauses } from './strategy-pause.ts';
 import { TargetKeeper, targetKey } from './target-keeper.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 import { trailStopPrice } from './trailing.ts';
@@ -48,6 +51,10 @@ export interface IntentRouterParts {
   readonly riskStrategyId: string;
   readonly sequenceStart: number | Readonly<Record<string, number>> | undefined;
   readonly findInstance: (strategyId: string) => IntentSource | undefined;
+  /** Each strategy's own lines: a target on a contract strategies share moves the strategy's own. */
+  readonly ledger: StrategyLedger;
+  /** Paused strategies: the guard step refuses what adds to their risk. */
+  readonly pauses: StrategyPauses;
 }
 
 /**
@@ -77,6 +84,8 @@ export class IntentRouter {
   private readonly riskStrategyId: string;
   private readonly sequenceStart: number | Readonly<Record<string, number>> | undefined;
   private readonly findInstance: (strategyId: string) => IntentSource | undefined;
+  private readonly ledger: StrategyLedger;
+  private readonly pauses: StrategyPauses;
 
   constructor(parts: IntentRouterParts) {
     this.contracts = parts.contracts;
@@ -96,6 +105,8 @@ export class IntentRouter {
     this.riskStrategyId = parts.riskStrategyId;
     this.sequenceStart = parts.sequenceStart;
     this.findInstance = parts.findInstance;
+    this.ledger = parts.ledger;
+    this.pauses = parts.pauses;
     this.keeper = new TargetKeeper((strategyId, contractId, size) => this.reassertTarget(strategyId, contractId, size));
   }
 
@@ -173,7 +184,8 @@ export class IntentRouter {
       case 'flatten':
         return this.expandFlatten(strategyId, intent, decidedAt, time);
       default: {
-        const result = checkIntent(intent, this.guard.refresh(time), this.limits);
+        let result = checkIntent(intent, this.guard.refresh(time), this.limits);
+        if (this.pauses.count > 0) result = this.pausedCheck(strategyId, intent, result);
         this.decisions.decide(strategyId, intent, undefined, result, time);
         if (result.accepted) this.execute(strategyId, intent, result, decidedAt, time);
       }
@@ -290,7 +302,7 @@ export class IntentRouter {
       return;
     }
     if (this.live) this.keeper.noteTarget(strategyId, intent.contractId, intent.size);
-    const exposure = this.book.exposure(intent.contractId, this.accounting.position(intent.contractId));
+    const exposure = this.exposureOf(strategyId, intent.contractId);
     if (this.live && exposure.pendingBuys + exposure.pendingSells > 0)
       this.notePendingCounted(strategyId, intent.contractId);
     const diff = orderTowards(intent.size, exposure);
@@ -317,23 +329,55 @@ export class IntentRouter {
             order: MARKET,
             label: intent.label,
           };
-    const result = checkIntent(order, this.guard.refresh(time), this.limits);
+    let result = checkIntent(order, this.guard.refresh(time), this.limits);
+    if (this.pauses.count > 0) result = this.pausedCheck(strategyId, order, result);
     this.decisions.decide(strategyId, order, intent, result, time);
     if (result.accepted) this.execute(strategyId, order, result, decidedAt, time);
+  }
+
+  /**
+   * What a target of this strategy moves: on a contract strategies share, its own position and orders;
+   * otherwise the account's, as with one strategy.
+   */
+  private exposureOf(strategyId: string, contractId: string): Exposure {
+    return this.ledger.anyShared && this.ledger.isShared(contractId) && strategyId !== this.riskStrategyId
+      ? ownExposure(this.book, this.ledger, strategyId, contractId)
+      : this.book.exposure(contractId, this.accounting.position(contractId));
+  }
+
+  /** The position a paused strategy may only reduce: its own on a shared contract, else the account's. */
+  private pausedCheck(strategyId: string, intent: Intent, result: GuardResult): GuardResult {
+    if (!result.accepted || (intent.kind !== 'place' && intent.kind !== 'modify')) return result;
+    const order = intent.kind === 'modify' ? this.book.get(intent.orderId) : undefined;
+    const contractId = intent.kind === 'place' ? intent.contractId : order?.contractId;
+    if (contractId === undefined) return result;
+    const position =
+      this.ledger.anyShared && this.ledger.isShared(contractId)
+        ? ownPosition(this.book, this.ledger, strategyId, contractId)
+        : this.guard.position(contractId);
+    return this.pauses.check(
+      strategyId,
+      intent,
+      result,
+      position,
+      order === undefined ? undefined : { side: order.side, remaining: order.size - order.filledSize },
+    );
   }
 
   /** The pending orders of a contract were counted conservatively: their outcome must re-assert this target. */
   private notePendingCounted(strategyId: string, contractId: string): void {
     const key = targetKey(strategyId, contractId);
+    const own = this.ledger.anyShared && this.ledger.isShared(contractId);
     for (let k = 0; k < this.book.size; k++) {
       const order = this.book.at(k);
-      if (order.contractId === contractId && order.state === 'pending') this.keeper.watch(order.id, key);
+      if (order.contractId === contractId && order.state === 'pending' && (!own || order.strategyId === strategyId))
+        this.keeper.watch(order.id, key);
     }
   }
 
   /** Bring a strategy's exposure back to its last target (at most one order); outside ACTIVE only a reduction. */
   private reassertTarget(strategyId: string, contractId: string, size: number): void {
-    const exposure = this.book.exposure(contractId, this.accounting.position(contractId));
+    const exposure = this.exposureOf(strategyId, contractId);
     const diff = orderTowards(size, exposure);
     if (diff === 0) return;
     const position = exposure.definite;
@@ -362,6 +406,10 @@ export class IntentRouter {
     const targets = intent.contractId === undefined ? [...this.contracts.keys()] : [intent.contractId];
     let any = false;
     for (const contractId of targets) {
+      if (this.ledger.anyShared && strategyId !== this.riskStrategyId && this.ledger.isShared(contractId)) {
+        if (this.flattenOwn(strategyId, contractId, intent, targets.length === 1, decidedAt, time)) any = true;
+        continue;
+      }
       for (const order of this.book.values()) {
         if (order.contractId !== contractId) continue;
         any = true;
@@ -387,6 +435,42 @@ export class IntentRouter {
     }
     if (!any)
       this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'nothing to flatten' }, time);
+  }
+
+  /**
+   * A strategy's flatten of a contract it shares: its own orders cancelled, its own position closed by an
+   * order the guard checks against the account (closing one strategy's line may open the account's).
+   */
+  private flattenOwn(
+    strategyId: string,
+    contractId: string,
+    intent: Intent & { kind: 'flatten' },
+    single: boolean,
+    decidedAt: number,
+    time: number,
+  ): boolean {
+    let any = false;
+    for (const order of this.book.values()) {
+      if (order.contractId !== contractId || order.strategyId !== strategyId) continue;
+      any = true;
+      const cancel: Intent = { kind: 'cancel', orderId: order.id, id: order.id };
+      this.decisions.decide(strategyId, cancel, intent, ACCEPTED_FLATTEN, time);
+      this.venue.cancel(order.id);
+    }
+    const position = ownPosition(this.book, this.ledger, strategyId, contractId);
+    if (position === 0) return any;
+    const close: PlaceIntent = {
+      kind: 'place',
+      id: single ? intent.id! : this.nextId(strategyId),
+      contractId,
+      side: position > 0 ? 'sell' : 'buy',
+      size: Math.abs(position),
+      order: MARKET,
+    };
+    const result = checkIntent(close, this.guard.refresh(time), this.limits);
+    this.decisions.decide(strategyId, close, intent, result, time);
+    if (result.accepted) this.execute(strategyId, close, result, decidedAt, time);
+    return true;
   }
 
   /** The engine's own flatten of one contract (the calendar flat-by before its market closes). */

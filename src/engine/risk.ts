@@ -49,6 +49,8 @@ export const REASON_CODES = {
     'The strategy is still in its declared warm-up (its first bars): its indicators are not ready, so nothing is sent.',
   SUPERSEDED:
     'Several bars were processed at once (after an outage): a later target of the same strategy and contract replaced this one.',
+  STRATEGY_PAUSED:
+    'The strategy instance is paused (engine.setStrategyPaused): only what reduces its position, cancels and flattens pass.',
 } as const;
 
 export type ReasonCode = keyof typeof REASON_CODES;

@@ -35,6 +35,8 @@ import { riskConfigSchema, type ResolvedRiskConfig, type RiskConfig, type Tradin
 import { RuleEnforcer } from './rule-enforcer.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './account-rules.ts';
 import { StrategyHost, type StrategyEntry, type StrategyFailure } from './strategy-host.ts';
+import { StrategyLedger, type StrategyPosition, type StrategySnapshot } from './strategy-ledger.ts';
+import { StrategyPauses, type StrategyStateChange } from './strategy-pause.ts';
 import type { WorkingOrder } from './strategy.ts';
 import { TradingStateMachine, type TradingStateChange } from './trading-state.ts';
 import type {
@@ -59,6 +61,8 @@ export type { StampedIntent } from './intent-router.ts';
 export type { Decision } from './decision-log.ts';
 export type { TradingStateChange } from './trading-state.ts';
 export type { EquityCurve } from './equity-recorder.ts';
+export { UNATTRIBUTED, type StrategyPosition, type StrategySnapshot } from './strategy-ledger.ts';
+export type { StrategyStateChange } from './strategy-pause.ts';
 
 export interface EngineOptions {
   readonly strategies: readonly StrategyEntry[];
@@ -146,6 +150,8 @@ export interface Engine {
   readonly account$: Observable<AccountSnapshot>;
   readonly breaches$: Observable<Breach>;
   readonly tradingState$: Observable<TradingStateChange>;
+  /** A strategy instance paused or resumed (`setStrategyPaused`), with who and why. */
+  readonly strategyStates$: Observable<StrategyStateChange>;
   /** Strategies that failed (their intents stop). */
   readonly errors$: Observable<StrategyFailure>;
   /** Decisions the guard rejected so far, by reason code in the order each code first occurred. */
@@ -157,6 +163,14 @@ export interface Engine {
   tradingState(): TradingStateChange;
   /** Operator control: ACTIVE, REDUCING or HALTED until changed again. */
   setTradingState(state: TradingState, reason: string): void;
+  /**
+   * Pause (or resume) one strategy instance: its stream keeps running, but the guard step refuses its
+   * intents that open or add risk (STRATEGY_PAUSED); what reduces its position, cancels and flattens pass.
+   * `reason` says who and why (`strategyStates$`). An unknown id throws (UNKNOWN_STRATEGY).
+   */
+  setStrategyPaused(strategyId: string, paused: boolean, reason: string): void;
+  /** The instances paused now. */
+  pausedStrategies(): StrategyStateChange[];
   /** Cancel every working order, close every position, HALT and lock out until `setTradingState('ACTIVE')`. */
   killSwitch(reason: string): void;
   /**
@@ -181,6 +195,21 @@ export interface Engine {
   restore(state: RestoreState): void;
   /** The next sequence number each strategy will use (journal it for restarts). */
   nextSequence(strategyId: string): number;
+  /**
+   * Each strategy's own line per contract (position, average price, PnL, fees, trades), attributed from
+   * fills by their order's owner, and the unattributed rest (`UNATTRIBUTED`): per contract they sum to the
+   * account's position.
+   */
+  strategyPositions(): StrategyPosition[];
+  /** One strategy's lines and totals (`UNATTRIBUTED` for the rest). */
+  strategySnapshot(strategyId: string): StrategySnapshot;
+  /** One strategy's closed trades, in the order they closed: the input of its statistics. */
+  strategyTrades(strategyId: string): ClosedTrade[];
+  /**
+   * After `restore`, hand `size` contracts (signed) of a restored position, which no strategy owns, to a
+   * strategy (at the restored average price; its journal says who held what).
+   */
+  assignPosition(strategyId: string, contractId: string, size: number): void;
   equityCurve(): EquityCurve;
   close(): void;
 }
@@ -203,6 +232,15 @@ export function createEngine(options: EngineOptions): Engine {
     // A live session runs for weeks and journals every fill: it keeps a window of closed trades.
     ...(traits.kind === 'live' ? { tradeMemory: LIVE_TRADE_MEMORY } : {}),
   });
+  const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
+  const ledger = new StrategyLedger({
+    contracts: options.contracts,
+    accounting,
+    riskStrategyId,
+    // A live account's fills are few and may be foreign (a manual trade): book them all from the start.
+    bookEverything: traits.kind === 'live',
+    ...(traits.kind === 'live' ? { tradeMemory: LIVE_TRADE_MEMORY } : {}),
+  });
   const calendar = new TradingCalendar(limits.tradingDay);
   const sessions =
     limits.sessions === undefined ? undefined : new SessionClock(limits.sessions, limits.tradingDay.timeZone);
@@ -216,17 +254,18 @@ export function createEngine(options: EngineOptions): Engine {
   const account$ = new Multicast<AccountSnapshot>();
   const breaches$ = new Multicast<Breach>();
   const tradingState$ = new Multicast<TradingStateChange>();
+  const strategyStates$ = new Multicast<StrategyStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
   const decisions = new DecisionLog(decisions$, logger);
 
   const book = new OrderBook();
-  const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const barClock = new BarClock(options.clock);
   const clock = barClock.time;
 
   const equity =
     options.equityRecorder ?? new EquityRecorder(options.recordEquity === true ? (options.expectedBars ?? 0) : 0);
   const trading = new TradingStateMachine(tradingState$, logger);
+  const pauses = new StrategyPauses(strategyStates$, logger);
   const rate = new OrderRate(limits.maxOrderRate?.orders ?? 0);
   const markets = new Map<string, MarketSession>();
   for (const [contractId, hours] of Object.entries(options.marketHours ?? {})) {
@@ -264,6 +303,8 @@ export function createEngine(options: EngineOptions): Engine {
     riskStrategyId,
     sequenceStart: options.sequenceStart,
     findInstance: (strategyId) => host.find(strategyId),
+    ledger,
+    pauses,
   });
   const keeper = router.keeper;
   const enforcer = new RuleEnforcer({
@@ -291,6 +332,7 @@ export function createEngine(options: EngineOptions): Engine {
     accounting,
     book,
     guard,
+    ledger,
     barClock,
     fills$,
     orders$,
@@ -310,6 +352,7 @@ export function createEngine(options: EngineOptions): Engine {
     trading,
     decisions,
     keeper,
+    ledger,
     barClock,
     fills$,
     orders$,
@@ -350,6 +393,7 @@ export function createEngine(options: EngineOptions): Engine {
     account$: account$.asObservable(),
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
+    strategyStates$: strategyStates$.asObservable(),
     errors$: errors$.asObservable(),
     rejections: () => decisions.rejectionCounts(),
     accounting,
@@ -358,6 +402,12 @@ export function createEngine(options: EngineOptions): Engine {
     snapshot: () => accounting.snapshot(),
     tradingState: () => trading.current,
     setTradingState: (next, reason) => trading.set(next, reason, clock()),
+    setStrategyPaused(strategyId, paused, reason) {
+      if (host.find(strategyId) === undefined)
+        throw new EngineError('UNKNOWN_STRATEGY', `setStrategyPaused: no strategy instance '${strategyId}'`);
+      pauses.set(strategyId, paused, reason, clock());
+    },
+    pausedStrategies: () => pauses.current(),
     killSwitch(reason) {
       trading.lockedUntil = Infinity;
       trading.change('HALTED', `kill switch: ${reason}`, Infinity, clock());
@@ -384,8 +434,13 @@ export function createEngine(options: EngineOptions): Engine {
       if (time === time) enforcer.rollDay(time);
       rules.restore(restored);
       if (restored.startOfDayBalance !== undefined) accounting.restoreDayStart(restored.startOfDayBalance);
+      ledger.restore(restored.positions ?? []);
     },
     nextSequence: (strategyId) => router.nextSequence(strategyId),
+    strategyPositions: () => ledger.positions(),
+    strategySnapshot: (strategyId) => ledger.snapshot(strategyId),
+    strategyTrades: (strategyId) => ledger.trades(strategyId),
+    assignPosition: (strategyId, contractId, size) => ledger.assign(strategyId, contractId, size),
     equityCurve: () => equity.curve(),
     close() {
       host.close();
@@ -400,6 +455,7 @@ export function createEngine(options: EngineOptions): Engine {
         account$,
         breaches$,
         tradingState$,
+        strategyStates$,
         errors$,
       ]) {
         (subject as Multicast<unknown>).complete();

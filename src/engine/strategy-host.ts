@@ -14,6 +14,9 @@ import type { Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
+import { nominalMs } from './timeframe.ts';
+import { ownPosition } from './strategy-exposure.ts';
+import type { StrategyLedger } from './strategy-ledger.ts';
 import { installUnhandledCatcher, unhandled } from './unhandled.ts';
 import {
   StrategyError,
@@ -34,6 +37,7 @@ import type {
   OrderUpdate,
   BarQuoteModel,
   Quote,
+  Timeframe,
 } from './types.ts';
 
 export interface StrategyEntry {
@@ -44,6 +48,18 @@ export interface StrategyEntry {
   readonly id?: string;
   /** Contract ids it trades, the first being its primary; all of the engine's by default. */
   readonly contracts?: readonly string[];
+  /**
+   * Size multiplier of this instance (a positive whole number, 1 by default): the size of every place and
+   * target it emits, and the new size of its modifies, is multiplied by it (a copy of a strategy at twice
+   * the size). It sees real contracts (`ctx.position()`); `ctx.sizing`'s sizes are divided by it.
+   */
+  readonly size?: number;
+  /**
+   * The instance's timeframe: its default `ctx.bars()` and `ctx.barRecords()` are resampled to it from the
+   * base stream the engine is pushed (a 5-minute bot on a 1-minute feed); its declared warm-up counts bars
+   * of it. The base stream's timeframe by default.
+   */
+  readonly timeframe?: Timeframe;
 }
 
 export interface StrategyFailure {
@@ -66,6 +82,10 @@ export interface Instance {
   readonly warmup: number;
   /** Fails this instance (made once: handed to RxJS's unhandled-error path while it is being dispatched to). */
   readonly fail: (error: unknown) => void;
+  /** Its size multiplier (1: its intents pass as they are). */
+  readonly size: number;
+  /** Its timeframe, when it is not the base stream's. */
+  readonly timeframe: Timeframe | undefined;
 }
 
 interface BarListener {
@@ -98,6 +118,8 @@ export interface StrategyHostParts {
   readonly accounting: Accounting;
   readonly book: OrderBook;
   readonly guard: GuardStep;
+  /** Each strategy's own lines (the host registers every instance's contracts with it). */
+  readonly ledger: StrategyLedger;
   readonly barClock: BarClock;
   readonly fills$: Multicast<Fill>;
   readonly orders$: Multicast<OrderUpdate>;
@@ -137,8 +159,12 @@ export class StrategyHost {
       const outer = unhandled.catcher;
       unhandled.catcher = instance.fail;
       try {
+        const size = instance.size;
         instance.subscription = module.run(context).subscribe({
-          next: (intent) => receive(instance, instance.id, intent),
+          next:
+            size === 1
+              ? (intent) => receive(instance, instance.id, intent)
+              : (intent) => receive(instance, instance.id, scaled(intent, size)),
           error: instance.fail,
         });
       } catch (error) {
@@ -249,6 +275,7 @@ export class StrategyHost {
       account$,
       barClock,
       logger,
+      ledger,
     } = parts;
     const { instances, barListeners } = this;
     const module = entry.strategy;
@@ -267,6 +294,15 @@ export class StrategyHost {
     };
     const own = (entry.contracts ?? options.contracts.map((c) => c.id)).map(contractOf);
     const params = parseParams(module, entry.params);
+    const multiplier = entry.size ?? 1;
+    if (!Number.isInteger(multiplier) || multiplier < 1)
+      throw new EngineError(
+        'INVALID_SIZE',
+        `strategy '${id}': size must be a positive whole number, got ${multiplier}`,
+      );
+    const ownTimeframe = entry.timeframe;
+    if (ownTimeframe !== undefined && !(nominalMs(ownTimeframe) > 0))
+      throw new EngineError('INVALID_TIMEFRAME', `strategy '${id}': timeframe ${JSON.stringify(ownTimeframe)}`);
     const instance: Instance = {
       id,
       contracts: own,
@@ -274,6 +310,8 @@ export class StrategyHost {
       failed: false,
       warmup: warmupBars(module, params),
       fail: (error: unknown) => this.failStrategy(instance, error),
+      size: multiplier,
+      timeframe: ownTimeframe,
     };
     const contain = <T>(source: Observable<T>): Observable<T> =>
       new ContainedObservable(source, (error) => this.failStrategy(instance, error));
@@ -293,9 +331,10 @@ export class StrategyHost {
     const session = new SessionView(marketOf(own[0]!.id), () => barClock.current());
     const safetyBuffer = parts.limits.safetyBuffer;
     const room = () => guard.roomNow(safetyBuffer);
+    // Sizes the engine will multiply by the instance's size: what it is told fits is what fits once multiplied.
     const maxSizeForStop = (stopTicks: number, contractId?: string): number => {
       if (!(stopTicks > 0) || !Number.isFinite(stopTicks)) return 0;
-      const perContract = stopTicks * contractOf(resolve(contractId)).grid.tickValue;
+      const perContract = stopTicks * contractOf(resolve(contractId)).grid.tickValue * multiplier;
       return sizeWithin(room(), perContract);
     };
     const sizing: PositionSizing = {
@@ -303,16 +342,29 @@ export class StrategyHost {
       maxSizeForStop,
       fromRisk: (money, stopTicks, contractId) => {
         if (!(stopTicks > 0) || !Number.isFinite(stopTicks)) return 0;
-        const perContract = stopTicks * contractOf(resolve(contractId)).grid.tickValue;
+        const perContract = stopTicks * contractOf(resolve(contractId)).grid.tickValue * multiplier;
         return Math.min(sizeWithin(money, perContract), maxSizeForStop(stopTicks, contractId));
       },
+    };
+    const barRecordsOf = (contractId: string, timeframe: Timeframe | undefined): Observable<BarRecord> => {
+      const subject = new Multicast<BarRecord>();
+      barListeners.push({
+        instance,
+        contractId,
+        subject,
+        resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
+        derived: undefined,
+        cursor: 0,
+      });
+      return contain(subject.asObservable());
     };
     const context: StrategyContext = {
       id,
       params,
       contracts: own,
       contract: own[0]!,
-      bars(contractId, timeframe) {
+      bars(contractId, requested) {
+        const timeframe = requested ?? ownTimeframe;
         const resolved = resolve(contractId);
         if (!contracts.has(resolved))
           throw new EngineError('UNKNOWN_CONTRACT', `strategy '${id}': bars of unknown contract '${resolved}'`);
@@ -323,32 +375,33 @@ export class StrategyHost {
         }
         return contain(timeframe === undefined ? subject.asObservable() : subject.pipe(resample(timeframe)));
       },
-      barRecords(contractId, timeframe) {
-        const subject = new Multicast<BarRecord>();
-        barListeners.push({
-          instance,
-          contractId: resolve(contractId),
-          subject,
-          resampler: timeframe === undefined ? undefined : new Resampler(timeframe),
-          derived: undefined,
-          cursor: 0,
-        });
-        return contain(subject.asObservable());
-      },
+      barRecords: (contractId, timeframe) => barRecordsOf(resolve(contractId), timeframe ?? ownTimeframe),
+      // Quotes and prints made from bars follow the base stream, whatever the instance's timeframe.
       quotes(contractId) {
         const resolved = resolve(contractId);
         return options.quotes !== undefined
           ? contain(options.quotes(resolved))
-          : context.barRecords(resolved).pipe(quotesFromBars(options.barQuote));
+          : barRecordsOf(resolved, undefined).pipe(quotesFromBars(options.barQuote));
       },
       trades(contractId) {
         const resolved = resolve(contractId);
         return options.marketTrades !== undefined
           ? contain(options.marketTrades(resolved))
-          : context.barRecords(resolved).pipe(tradesFromBars());
+          : barRecordsOf(resolved, undefined).pipe(tradesFromBars());
       },
-      position: (contractId) => guard.position(resolve(contractId)),
-      averagePrice: (contractId) => accounting.averagePrice(resolve(contractId)),
+      // On a contract strategies share, a strategy sees its own line, as its targets move it.
+      position: (contractId) => {
+        const resolved = resolve(contractId);
+        return ledger.anyShared && ledger.isShared(resolved)
+          ? ownPosition(book, ledger, id, resolved)
+          : guard.position(resolved);
+      },
+      averagePrice: (contractId) => {
+        const resolved = resolve(contractId);
+        return ledger.anyShared && ledger.isShared(resolved)
+          ? ledger.averagePrice(id, resolved)
+          : accounting.averagePrice(resolve(contractId));
+      },
       lastPrice: (contractId) => accounting.lastPrice(resolve(contractId)),
       toPrice: (ticks, contractId) => contractOf(resolve(contractId)).grid.toPrice(ticks),
       toTicks: (price, contractId) => contractOf(resolve(contractId)).grid.toTicks(price),
@@ -372,6 +425,10 @@ export class StrategyHost {
       logger: strategyLogger,
     };
     instances.push(instance);
+    parts.ledger.register(
+      id,
+      own.map((c) => c.id),
+    );
     return { instance, context };
   }
 
@@ -408,6 +465,21 @@ export function failureError(failure: StrategyFailure): StrategyError {
     strategyId: failure.strategyId,
     ...(failure.barTime === failure.barTime ? { barTime: failure.barTime } : {}),
   });
+}
+
+/** A strategy's intent at its instance's size: sizes that are not whole numbers stay as they are, for the guard to refuse. */
+function scaled(intent: Intent, size: number): Intent {
+  switch (intent.kind) {
+    case 'place':
+    case 'target':
+      return Number.isInteger(intent.size) ? { ...intent, size: intent.size * size } : intent;
+    case 'modify':
+      return intent.size !== undefined && Number.isInteger(intent.size)
+        ? { ...intent, size: intent.size * size }
+        : intent;
+    default:
+      return intent;
+  }
 }
 
 /** Whole contracts of `perContract` risk each that fit in `money` (the guard's `risk > room` never holds for them). */

@@ -7,6 +7,7 @@ import type { Multicast } from './multicast.ts';
 import { trackTrail, type OrderBook } from './order-book.ts';
 import type { RuleEnforcer } from './rule-enforcer.ts';
 import type { RuleBook } from './account-rules.ts';
+import type { StrategyLedger } from './strategy-ledger.ts';
 import { targetKey, type TargetKeeper } from './target-keeper.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 import { trailStopPrice } from './trailing.ts';
@@ -24,6 +25,7 @@ export interface VenueBridgeParts {
   readonly trading: TradingStateMachine;
   readonly decisions: DecisionLog;
   readonly keeper: TargetKeeper;
+  readonly ledger: StrategyLedger;
   readonly barClock: BarClock;
   readonly fills$: Multicast<Fill>;
   readonly orders$: Multicast<OrderUpdate>;
@@ -48,6 +50,7 @@ export class VenueBridge {
   private readonly trading: TradingStateMachine;
   private readonly decisions: DecisionLog;
   private readonly keeper: TargetKeeper;
+  private readonly ledger: StrategyLedger;
   private readonly barClock: BarClock;
   private readonly fills$: Multicast<Fill>;
   private readonly orders$: Multicast<OrderUpdate>;
@@ -69,6 +72,7 @@ export class VenueBridge {
     this.trading = parts.trading;
     this.decisions = parts.decisions;
     this.keeper = parts.keeper;
+    this.ledger = parts.ledger;
     this.barClock = parts.barClock;
     this.fills$ = parts.fills$;
     this.orders$ = parts.orders$;
@@ -182,11 +186,13 @@ export class VenueBridge {
     if (fill.time >= this.enforcer.nextDayStart) this.enforcer.rollDay(fill.time);
     const order = this.book.get(fill.orderId);
     const label = order !== undefined ? order.label : this.book.labelOf(fill.orderId);
+    this.ledger.beforeFill(fill);
     const closed = this.accounting.applyFill(fill, this.rules.tradingDay, label);
     if (closed === null) {
       this.logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
       return;
     }
+    this.ledger.afterFill(fill, this.rules.tradingDay, label);
     if (order !== undefined) {
       order.filledSize += fill.size;
       if (order.reportedFilled < order.filledSize) order.reportedFilled = order.filledSize;
