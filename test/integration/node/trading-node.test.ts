@@ -126,6 +126,24 @@ describe('trading node on the simulator', () => {
       const balance = (await b.truth.searchAccounts(true)).find((a) => a.name === name)!.balance;
       expect(session.engine.snapshot().balance, name).toBeCloseTo(balance, 6);
     }
+    // Two strategies on one contract of NODE-A: each keeps its own line, and the lines sum to the gateway's
+    // netted position; their PnL sums to the account's.
+    for (const [name, session] of node.sessions) {
+      const lines = session.engine.strategyPositions().filter((p) => p.contractId === ES);
+      const positions = await b.truth.searchOpenPositions(await accountId(name));
+      expect(
+        lines.reduce((a, p) => a + p.size, 0),
+        name,
+      ).toBe(positions.reduce((a, p) => a + signedSize(p), 0));
+      const ids = name === 'NODE-A' ? ['fast', 'slow'] : ['fast', 'revert'];
+      const net = ids.reduce((a, id) => a + session.engine.strategySnapshot(id).netPnl, 0);
+      const unattributed = lines.filter((p) => !ids.includes(p.strategyId));
+      const rest = unattributed.reduce((a, p) => a + p.realizedPnl + p.unrealizedPnl - p.fees, 0);
+      const account = session.engine.snapshot();
+      const start = name === 'NODE-A' ? 50_000 : 100_000;
+      expect(net + rest, name).toBeCloseTo(account.equity - start, 4);
+    }
+    expect(node.session('NODE-A').engine.strategySnapshot('slow').trades).toBeGreaterThan(0);
     const tags = (name: string) =>
       node
         .session(name)
@@ -144,6 +162,8 @@ describe('trading node on the simulator', () => {
         .filter((o) => o.tag.startsWith('fast-'))
         .map((o) => o.size);
     expect(sizes('NODE-B').length).toBeGreaterThan(0);
+    // Every order of the copy on NODE-B is an even size: its strategy's, times 2.
+    expect(sizes('NODE-B').every((size) => size % 2 === 0)).toBe(true);
     // One bar request per bar for both accounts: the second account's is answered from the first's.
     expect(node.barRequests.counts.shared).toBeGreaterThan(0);
     expect(node.barRequests.counts.sent).toBeLessThanOrEqual(node.barRequests.counts.shared + 2);
@@ -155,7 +175,6 @@ describe('trading node on the simulator', () => {
     expect(node.session('NODE-A').engine.tradingState().state).toBe('HALTED');
     expect(node.session('NODE-B').engine.tradingState().state).toBe('ACTIVE');
     await node.stop();
-    void sizes;
   }, 60_000);
 
   it('a daily loss breach on one account halts that account only; the other trades on', async () => {
@@ -190,7 +209,16 @@ describe('trading node on the simulator', () => {
       expect(session.reconcile.clean, name).toBe(true);
       expect(session.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0).toBe(positions.get(name));
     }
-    expect(second.session('NODE-A').reconcile.sequenceStart.fast).toBe(next);
+    // Ids go on past every tag the account's journal holds (an id decided but never sent may be used again).
+    const placed = second
+      .session('NODE-A')
+      .journal.orders()
+      .map((o) => /^fast-(\d+)$/.exec(o.tag)?.[1])
+      .filter((n) => n !== undefined)
+      .map(Number);
+    expect(placed.length).toBeGreaterThan(0);
+    expect(second.session('NODE-A').reconcile.sequenceStart.fast).toBe(Math.max(...placed) + 1);
+    expect(next).toBeGreaterThanOrEqual(Math.max(...placed) + 1);
     await runBars(second, 10);
     for (const name of ACCOUNTS)
       for (const [tag, count] of b.proxy.placesByTag(await accountId(name))) expect(count, `${name} ${tag}`).toBe(1);
