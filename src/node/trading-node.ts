@@ -231,6 +231,20 @@ export class TradingNode {
     );
   }
 
+  /**
+   * Pause or resume a bot on every account it trades: a paused bot opens no new risk (its reductions,
+   * cancels and flattens pass, its stream keeps running). Journaled on each account with its source.
+   */
+  setBotPaused(botId: string, paused: boolean, source: 'dashboard' | 'signal' | 'command'): string[] {
+    const accounts = this.botAccounts(botId);
+    for (const name of accounts) {
+      const session = this.session(name);
+      session.journal.record('control', 'event', null, { action: paused ? 'pause' : 'resume', bot: botId, source });
+      session.engine.setStrategyPaused(botId, paused, `${paused ? 'paused' : 'resumed'} by ${source}`);
+    }
+    return accounts;
+  }
+
   /** Stop every session (requests in flight journaled), then the shared hubs and the login. */
   stop(options: { flatten?: boolean } = {}): Promise<void> {
     this.stopping ??= (async () => {

@@ -451,6 +451,10 @@ export class LiveSession {
           );
       }),
       engine.breaches$.subscribe((b) => journal.record('breach', 'event', null, b)),
+      engine.strategyStates$.subscribe((change) => {
+        journal.record('strategy-state', 'event', null, change);
+        logger.info({ ...change }, change.paused ? 'strategy paused' : 'strategy resumed');
+      }),
       engine.errors$.subscribe((f) => void this.onStrategyFailure(f)),
       engine.tradingState$.subscribe((s) => {
         journal.record('trading-state', 'event', null, s);

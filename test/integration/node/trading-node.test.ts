@@ -193,6 +193,43 @@ describe('trading node on the simulator', () => {
     await node.stop();
   }, 60_000);
 
+  it('pausing a bot stops its new risk on every account it trades, the other bots go on; resuming lets it trade again', async () => {
+    const node = await startNode(nodeConfig());
+    await runBars(node, 10);
+    expect(node.setBotPaused('fast', true, 'command')).toEqual(['NODE-A', 'NODE-B']);
+    const placedBy = (name: string, id: string) =>
+      node
+        .session(name)
+        .journal.orders()
+        .filter((o) => o.tag.startsWith(`${id}-`)).length;
+    const fastBefore = ['NODE-A', 'NODE-B'].map((n) => placedBy(n, 'fast'));
+    const others = () => placedBy('NODE-A', 'slow') + placedBy('NODE-B', 'revert');
+    const othersBefore = others();
+    await runBars(node, 40);
+    // On NODE-B (no account rules on its template, so nothing else refuses there).
+    const refusals = node
+      .session('NODE-B')
+      .journal.entries({ kind: 'risk-rejected' })
+      .map((e) => e.payload as { strategyId: string; result: { code?: string } })
+      .filter((d) => d.strategyId === 'fast');
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals.map((d) => d.result.code)).toEqual(refusals.map(() => 'STRATEGY_PAUSED'));
+    expect(others()).toBeGreaterThan(othersBefore);
+    expect(
+      node
+        .session('NODE-A')
+        .journal.entries({ kind: 'control' })
+        .map((e) => e.payload),
+    ).toEqual([{ action: 'pause', bot: 'fast', source: 'command' }]);
+    node.setBotPaused('fast', false, 'command');
+    const fastPaused = ['NODE-A', 'NODE-B'].map((n) => placedBy(n, 'fast'));
+    await runBars(node, 40);
+    expect(['NODE-A', 'NODE-B'].map((n) => placedBy(n, 'fast')).some((count, i) => count > fastPaused[i]!)).toBe(true);
+    // While paused only a reduction of its own line may have gone out: one order at most on each account.
+    expect(fastPaused.every((count, i) => count - fastBefore[i]! <= 1)).toBe(true);
+    await node.stop();
+  }, 60_000);
+
   it('restarts on the same journals: nothing to reconcile, ids go on, positions known', async () => {
     const first = await startNode(nodeConfig());
     await runBars(first, 30);
