@@ -23,13 +23,21 @@ export const realClock: Clock = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
+/** What a request does: a write (place, modify, cancel, close) is served before any read that waits. */
+export type RequestEffect = 'read' | 'write';
+
 export class SlidingWindowLimiter {
   readonly budget: RateBudget;
   private readonly clock: Clock;
   /** Send times inside the current window, oldest first. */
   private readonly sent: number[] = [];
-  /** Callers are served in arrival order, so a burst cannot starve an earlier waiter. */
-  private queue: Promise<void> = Promise.resolve();
+  /**
+   * Callers waiting for a slot, in arrival order per effect: when the window is full, the next free slot
+   * goes to the oldest waiting write, then to the oldest waiting read, so a burst of polls of several
+   * accounts never holds an order back (the trading node's "writes first").
+   */
+  private readonly waiting: Record<RequestEffect, Array<() => void>> = { write: [], read: [] };
+  private sleeping = false;
 
   constructor(budget: RateBudget, clock: Clock) {
     if (!Number.isInteger(budget.requests) || budget.requests < 1) {
@@ -41,10 +49,11 @@ export class SlidingWindowLimiter {
   }
 
   /** Resolves when one more request may be sent now; records it as sent at that moment. */
-  acquire(): Promise<void> {
-    const turn = this.queue.then(() => this.waitForSlot());
-    this.queue = turn.catch(() => undefined);
-    return turn;
+  acquire(effect: RequestEffect = 'read'): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting[effect].push(resolve);
+      this.serve();
+    });
   }
 
   /** Send times still inside the window (for tests and diagnostics). */
@@ -57,17 +66,27 @@ export class SlidingWindowLimiter {
     while (this.sent.length > 0 && (this.sent[0] as number) <= now - this.budget.windowMs) this.sent.shift();
   }
 
-  private async waitForSlot(): Promise<void> {
-    for (;;) {
-      const now = this.clock.now();
-      this.expire(now);
-      if (this.sent.length < this.budget.requests) {
-        this.sent.push(now);
-        return;
-      }
-      const oldest = this.sent[0] as number;
-      await this.clock.sleep(Math.max(1, oldest + this.budget.windowMs - now));
+  /** Hand free slots to waiting callers, writes first; sleep until the oldest send leaves the window if any wait on. */
+  private serve(): void {
+    if (this.sleeping) return;
+    const now = this.clock.now();
+    this.expire(now);
+    while (this.sent.length < this.budget.requests) {
+      const next = this.waiting.write.shift() ?? this.waiting.read.shift();
+      if (next === undefined) return;
+      this.sent.push(now);
+      next();
     }
+    if (this.waiting.write.length + this.waiting.read.length === 0) return;
+    this.sleeping = true;
+    const wait = Math.max(1, (this.sent[0] as number) + this.budget.windowMs - now);
+    // After the callers just served have run (a microtask later), as a chained wait would.
+    queueMicrotask(() => {
+      void this.clock.sleep(wait).then(() => {
+        this.sleeping = false;
+        this.serve();
+      });
+    });
   }
 }
 
@@ -82,8 +101,8 @@ export class RateLimiter {
     };
   }
 
-  acquire(bucket: RateBucket): Promise<void> {
-    return this.buckets[bucket].acquire();
+  acquire(bucket: RateBucket, effect: RequestEffect = 'read'): Promise<void> {
+    return this.buckets[bucket].acquire(effect);
   }
 
   bucket(bucket: RateBucket): SlidingWindowLimiter {

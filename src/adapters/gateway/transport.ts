@@ -128,7 +128,7 @@ export class Transport {
     let lastStatus: number | undefined;
     for (;;) {
       attempts += 1;
-      await this.limiter.acquire(endpoint.bucket);
+      await this.limiter.acquire(endpoint.bucket, endpoint.effect);
       try {
         const { value, status } = await this.attempt(endpoint, request, options);
         lastStatus = status;

@@ -69,6 +69,24 @@ describe('sliding-window limiter', () => {
     expect(order.map(([, t]) => t)).toEqual([0, 0, 100, 100, 200]);
   });
 
+  it('serves a waiting write before every waiting read, each kind in arrival order', async () => {
+    const clock = fakeClock();
+    const limiter = new SlidingWindowLimiter({ requests: 2, windowMs: 100 }, clock);
+    const order: string[] = [];
+    const asks = [
+      limiter.acquire('read').then(() => order.push('r0')),
+      limiter.acquire('read').then(() => order.push('r1')),
+      limiter.acquire('read').then(() => order.push('r2')),
+      limiter.acquire('read').then(() => order.push('r3')),
+      limiter.acquire('write').then(() => order.push('w0')),
+      limiter.acquire('read').then(() => order.push('r4')),
+      limiter.acquire('write').then(() => order.push('w1')),
+    ];
+    await Promise.all(asks);
+    expect(order).toEqual(['r0', 'r1', 'w0', 'w1', 'r2', 'r3', 'r4']);
+    expect(clock.t).toBe(300);
+  });
+
   it('refuses a budget that is not positive', () => {
     expect(() => new SlidingWindowLimiter({ requests: 0, windowMs: 10 }, fakeClock())).toThrow(RangeError);
     expect(() => new SlidingWindowLimiter({ requests: 1, windowMs: 0 }, fakeClock())).toThrow(RangeError);
