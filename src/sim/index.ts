@@ -144,6 +144,11 @@ export interface SimulatorOptions {
   /** Days of synthetic history before the start time. Default 30. */
   historyDays?: number;
   rateLimits?: Partial<RateLimits>;
+  /**
+   * The clock the request budgets are counted on: `wall` (default: a real gateway's budgets are wall time)
+   * or `market`, the simulator's own clock, to rehearse a poll plan on a manual or accelerated clock.
+   */
+  rateClock?: 'wall' | 'market';
   templates?: SimTemplateOptions[];
   users?: SimUserOptions[];
   /** The administration credential; generated and kept in the database when absent. */
@@ -387,7 +392,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         }
       }
     };
-    const app = buildServer({ engine, admin, adminKey, rateLimits, logger, onChange: publish });
+    const app = buildServer({
+      engine,
+      admin,
+      adminKey,
+      rateLimits,
+      logger,
+      onChange: publish,
+      ...(options.rateClock === 'market' ? { wallClock: () => clock.now() } : {}),
+    });
     const hubs = new HubHost({
       server: app.server,
       hubs: [userHub.definition as HubDefinition<unknown>, marketHub.definition as HubDefinition<unknown>],

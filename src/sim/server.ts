@@ -27,7 +27,7 @@ export interface ServerDeps {
   adminKey: string;
   rateLimits: RateLimits;
   logger: Logger;
-  /** Wall clock of the rate windows (real time even when the market clock is manual). */
+  /** Clock of the rate windows: the wall clock by default (real time even when the market clock is manual). */
   wallClock?: () => number;
   /** Called after every handled request (the realtime hubs publish what it changed). */
   onChange?: () => void;
