@@ -4,6 +4,7 @@
  * started in-process, with the node's accounts made on it. SIGUSR2 flattens every account; Ctrl-C stops.
  */
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { config as rxjsConfig, Subscription } from 'rxjs';
 import { RejectionTally } from '../adapters/live/event-lines.ts';
 import { flattenText } from '../adapters/live/kill-switch.ts';
@@ -136,6 +137,7 @@ export async function runNode(configFile: string, options: { signals?: boolean }
     process.on('SIGTERM', onInt);
     process.on('SIGUSR2', onKill);
   }
+  const commands = readCommands(node, write);
   const previousUnhandled = rxjsConfig.onUnhandledError;
   // An error RxJS reports asynchronously cannot be told to one account: every session handles it as its own.
   rxjsConfig.onUnhandledError = (error: unknown) => {
@@ -159,6 +161,7 @@ export async function runNode(configFile: string, options: { signals?: boolean }
     write(`bar requests: ${sent} sent, ${shared} answered from another account's`);
   } finally {
     if (statusTimer) clearInterval(statusTimer);
+    commands.close();
     rxjsConfig.onUnhandledError = previousUnhandled;
     printing.unsubscribe();
     if (signals) {
@@ -193,6 +196,46 @@ async function loadStrategies(
   }
   if (issues.length > 0) throw new ConfigError(issues);
   return modules;
+}
+
+const COMMANDS_HELP =
+  'commands: pause <bot> | resume <bot> | flatten <account> | flatten all | status | help (one a line)';
+
+/**
+ * Commands typed on standard input while the node runs (a terminal, tmux, or a pipe): pause and resume a
+ * bot, flatten an account or all, print the status lines. Each is journaled with its source `command`.
+ */
+function readCommands(node: TradingNode, write: (line: string) => void): { close(): void } {
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  lines.on('line', (line) => {
+    const [verb, target] = line.trim().split(/\s+/);
+    if (verb === undefined || verb === '') return;
+    try {
+      if ((verb === 'pause' || verb === 'resume') && target !== undefined) {
+        const accounts = node.setBotPaused(target, verb === 'pause', 'command');
+        write(`${target} ${verb === 'pause' ? 'paused' : 'resumed'} on ${accounts.join(', ')}`);
+      } else if (verb === 'flatten' && target !== undefined) {
+        void node
+          .killSwitch('command', target === 'all' ? undefined : target)
+          .then((results) => {
+            for (const [name, result] of results)
+              write(
+                `kill switch: ${result instanceof Error ? `${name}: failed: ${result.message}` : flattenText(name, result)}`,
+              );
+          })
+          .catch((error: unknown) =>
+            write(`flatten ${target}: ${error instanceof Error ? error.message : String(error)}`),
+          );
+      } else if (verb === 'status') {
+        for (const session of node.sessions.values()) write(renderStatus(session.statusInput()));
+      } else {
+        write(COMMANDS_HELP);
+      }
+    } catch (error) {
+      write(`${line.trim()}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+  return { close: () => lines.close() };
 }
 
 /** A status line per account on a terminal, redrawn every second below the event lines. */
