@@ -40,9 +40,9 @@ function harness(owners: Record<string, string[]>, bookEverything: boolean) {
       fees,
       time: n,
     };
-    ledger.beforeFill(fill);
+    ledger.beforeFill(fill, undefined);
     accounting.applyFill(fill, 'd1');
-    ledger.afterFill(fill, 'd1', undefined);
+    ledger.afterFill(fill, undefined, 'd1', undefined);
   };
   const sizes = (contractId: string) =>
     Object.fromEntries(
@@ -220,6 +220,24 @@ describe('engine: per-strategy attribution', () => {
     expect(engine.strategySnapshot('a').fees + engine.strategySnapshot('b').fees).toBeCloseTo(8, 12);
     expect(engine.accounting.realizedPnl).toBe(50);
     expect(engine.strategyTrades('a')).toMatchObject([{ size: 2, entryPrice: 100, exitPrice: 104, pnl: 100 }]);
+  });
+
+  it("an order whose id does not carry its strategy's prefix is still its strategy's (the book knows it)", () => {
+    const venue = new TinyVenue();
+    const engine = createEngine({
+      strategies: [
+        { strategy: scripted('a', { 0: marketOrder('buy', 2, { id: 'entry' }) }) },
+        { strategy: scripted('b', { 0: marketOrder('sell', 1) }), contracts: [ES.id] },
+      ],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+    });
+    engine.push(chunk([100, 100]));
+    expect(engine.strategyPositions().map((p) => [p.strategyId, p.size])).toEqual([
+      ['a', 2],
+      ['b', -1],
+    ]);
   });
 
   it('one strategy: its line is the account, its trades are the account trades', () => {
