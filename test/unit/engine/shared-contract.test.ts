@@ -234,4 +234,26 @@ describe('shared contract, live venue', () => {
     expect(placed().at(-1)).toBe('a-3 sell 2');
     expect(engine.accounting.position(ES.id)).toBe(2);
   });
+
+  it('a restart: restored positions are unattributed until assigned, then targets move each line', () => {
+    const venue = new ManualVenue();
+    const a = new Subject<Intent>();
+    const manual = (name: string, subject: Subject<Intent>) =>
+      defineStrategy({ name, params: z.object({}), run: () => subject.asObservable() });
+    const engine = createEngine({
+      strategies: [{ strategy: manual('a', a) }, { strategy: manual('b', new Subject<Intent>()) }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+      clock: () => T0,
+    });
+    engine.restore({ balance: 50_000, positions: [{ contractId: ES.id, size: 3, averagePrice: 100 }] });
+    engine.assignPosition('a', ES.id, 2);
+    engine.assignPosition('b', ES.id, 1);
+    const sizes = () => Object.fromEntries(engine.strategyPositions().map((p) => [p.strategyId, p.size]));
+    expect(sizes()).toEqual({ a: 2, b: 1 });
+    a.next(target(-1));
+    expect(venue.placed.map((o) => `${o.id} ${o.side} ${o.size}`)).toEqual(['a-1 sell 3']);
+    expect(() => engine.assignPosition('a', ES.id, 1)).toThrow(expect.objectContaining({ code: 'INVALID_RESTORE' }));
+  });
 });
