@@ -13,8 +13,8 @@
  * `createEngine` only wires the parts, each with one job: the BarDriver (the loop above), the
  * StrategyHost (strategies and their streams), the IntentRouter (intent to guarded venue order), the
  * GuardStep (what the risk guard sees), the VenueBridge (venue reports into book and accounting), the
- * RuleEnforcer (breaches, day rolls, flat-by), the TradingStateMachine, the DecisionLog and the BarClock
- * they share.
+ * RuleEnforcer (breaches, day rolls, flat-by), the TradingStateMachine, the StrategyLedger (each
+ * strategy's own lines of the account), the StrategyPauses, the DecisionLog and the BarClock they share.
  */
 import { Subscription, type Observable } from 'rxjs';
 import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';

@@ -16,7 +16,7 @@ import { publicOrder, type OrderBook } from './order-book.ts';
 import { Resampler, resample } from './resample.ts';
 import { nominalMs } from './timeframe.ts';
 import { ownPosition } from './strategy-exposure.ts';
-import type { StrategyLedger } from './strategy-ledger.ts';
+import { UNATTRIBUTED, type StrategyLedger } from './strategy-ledger.ts';
 import { installUnhandledCatcher, unhandled } from './unhandled.ts';
 import {
   StrategyError,
@@ -280,10 +280,10 @@ export class StrategyHost {
     const { instances, barListeners } = this;
     const module = entry.strategy;
     const id = entry.id ?? module.name;
-    if (id === riskStrategyId || instances.some((other) => other.id === id)) {
+    if (id === riskStrategyId || id === UNATTRIBUTED || instances.some((other) => other.id === id)) {
       throw new EngineError(
         'DUPLICATE_STRATEGY_ID',
-        `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : 'used twice'}`,
+        `strategy id '${id}' is ${id === riskStrategyId ? "the engine's own (riskStrategyId)" : id === UNATTRIBUTED ? 'the ledger line of what no strategy owns' : 'used twice'}`,
       );
     }
     const contractOf = (contractId: string): ContractSpec => {

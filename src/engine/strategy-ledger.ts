@@ -71,6 +71,8 @@ interface ContractLedger {
   readonly owners: string[];
   /** While the contract's only owner's line is the account's book: its order id prefix; booked once undefined. */
   derivedPrefix: string | undefined;
+  /** That owner's id (while `derivedPrefix` is set). */
+  derivedOwner: string | undefined;
   readonly lines: Line[];
   readonly unattributed: Line;
 }
@@ -109,6 +111,7 @@ export class StrategyLedger {
   private readonly ledgers = new Map<string, ContractLedger>();
   private readonly strategies = new Set<string>();
   private readonly accounting: Accounting;
+  private readonly riskStrategyId: string;
   private readonly riskPrefix: string;
   private readonly bookEverything: boolean;
   private readonly tradeMemory: number;
@@ -117,6 +120,7 @@ export class StrategyLedger {
 
   constructor(options: StrategyLedgerOptions) {
     this.accounting = options.accounting;
+    this.riskStrategyId = options.riskStrategyId;
     this.riskPrefix = `${options.riskStrategyId}-`;
     this.bookEverything = options.bookEverything;
     this.tradeMemory = options.tradeMemory ?? Infinity;
@@ -126,6 +130,7 @@ export class StrategyLedger {
         tickValue: contract.grid.tickValue,
         owners: [],
         derivedPrefix: undefined,
+        derivedOwner: undefined,
         lines: [],
         unattributed: newLine(UNATTRIBUTED),
       });
@@ -141,7 +146,9 @@ export class StrategyLedger {
       ledger.owners.push(strategyId);
       ledger.lines.push(newLine(strategyId));
       if (ledger.owners.length > 1) this.anyShared = true;
-      ledger.derivedPrefix = ledger.owners.length === 1 && !this.bookEverything ? `${strategyId}-` : undefined;
+      const derived = ledger.owners.length === 1 && !this.bookEverything;
+      ledger.derivedPrefix = derived ? `${strategyId}-` : undefined;
+      ledger.derivedOwner = derived ? strategyId : undefined;
     }
   }
 
@@ -156,16 +163,26 @@ export class StrategyLedger {
 
   /**
    * Before accounting applies a fill: a contract whose line is still the account's book starts being
-   * booked here when its owner does not explain this fill.
+   * booked here when its owner does not explain this fill. `owner` is the strategy of the fill's order
+   * where the book still holds it (an order id need not carry its strategy's prefix); else the id's prefix.
    */
-  beforeFill(fill: Fill): void {
+  beforeFill(fill: Fill, owner: string | undefined): void {
     const ledger = this.ledgers.get(fill.contractId);
     if (ledger === undefined) return;
     const prefix = ledger.derivedPrefix;
     if (prefix === undefined) return;
     const id = fill.orderId;
-    if (id.startsWith(prefix) && id.indexOf('-', prefix.length) === -1) return;
-    if (id.startsWith(this.riskPrefix) && id.indexOf('-', this.riskPrefix.length) === -1) {
+    if (
+      owner !== undefined
+        ? owner === ledger.derivedOwner
+        : id.startsWith(prefix) && id.indexOf('-', prefix.length) === -1
+    )
+      return;
+    if (
+      owner !== undefined
+        ? owner === this.riskStrategyId
+        : id.startsWith(this.riskPrefix) && id.indexOf('-', this.riskPrefix.length) === -1
+    ) {
       const position = this.accounting.position(fill.contractId);
       const signed = fill.side === 'buy' ? fill.size : -fill.size;
       if (position !== 0 && Math.sign(signed) !== Math.sign(position) && fill.size <= Math.abs(position)) return;
@@ -174,13 +191,13 @@ export class StrategyLedger {
   }
 
   /** After accounting applied a fill (not a repeat): its owner's line, or its allocation. */
-  afterFill(fill: Fill, tradingDay: string, label: string | undefined): void {
+  afterFill(fill: Fill, owner: string | undefined, tradingDay: string, label: string | undefined): void {
     const ledger = this.ledgers.get(fill.contractId);
     if (ledger === undefined || ledger.derivedPrefix !== undefined) return;
     const signed = fill.side === 'buy' ? fill.size : -fill.size;
-    const owner = ownerOf(fill.orderId);
-    if (this.strategies.has(owner)) {
-      this.book(ledger, this.lineOf(ledger, owner), signed, fill.fees, fill, tradingDay, label);
+    const strategyId = owner ?? ownerOf(fill.orderId);
+    if (this.strategies.has(strategyId)) {
+      this.book(ledger, this.lineOf(ledger, strategyId), signed, fill.fees, fill, tradingDay, label);
       return;
     }
     this.allocate(ledger, signed, fill, tradingDay);
@@ -193,6 +210,7 @@ export class StrategyLedger {
       if (ledger === undefined) continue;
       // The account's book already holds the restored position: it is the unattributed line's, not the owner's.
       ledger.derivedPrefix = undefined;
+      ledger.derivedOwner = undefined;
       const line = ledger.unattributed;
       line.size = position.size;
       line.averagePrice = position.size === 0 ? NaN : position.averagePrice;
@@ -335,6 +353,7 @@ export class StrategyLedger {
     if (ledger.derivedPrefix === undefined) return;
     this.copyBook(ledger, ledger.lines[0]!);
     ledger.derivedPrefix = undefined;
+    ledger.derivedOwner = undefined;
   }
 
   private view(strategyId: string, contractId: string, line: Line, tickValue: number): StrategyPosition {

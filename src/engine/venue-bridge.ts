@@ -186,13 +186,15 @@ export class VenueBridge {
     if (fill.time >= this.enforcer.nextDayStart) this.enforcer.rollDay(fill.time);
     const order = this.book.get(fill.orderId);
     const label = order !== undefined ? order.label : this.book.labelOf(fill.orderId);
-    this.ledger.beforeFill(fill);
+    // The book knows the order's strategy, whatever its id; an order gone from it is named by its id's prefix.
+    const owner = order !== undefined ? order.strategyId : undefined;
+    this.ledger.beforeFill(fill, owner);
     const closed = this.accounting.applyFill(fill, this.rules.tradingDay, label);
     if (closed === null) {
       this.logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
       return;
     }
-    this.ledger.afterFill(fill, this.rules.tradingDay, label);
+    this.ledger.afterFill(fill, owner, this.rules.tradingDay, label);
     if (order !== undefined) {
       order.filledSize += fill.size;
       if (order.reportedFilled < order.filledSize) order.reportedFilled = order.filledSize;

@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { filter, map } from 'rxjs';
+import { Subject, filter, map } from 'rxjs';
 import { z } from 'zod';
 import { cancelOrder, flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
 import {
   createEngine,
+  UNATTRIBUTED,
   type Decision,
   type EngineOptions,
   type StrategyStateChange,
 } from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
-import type { Intent } from '../../../src/engine/types.ts';
-import { ES, TinyVenue, chunk } from './helpers.ts';
+import type { Intent, OrderCommand, OrderUpdate, Venue, VenueEvent } from '../../../src/engine/types.ts';
+import { ES, LIVE_VENUE, T0, TinyVenue, chunk } from './helpers.ts';
 
 /** A strategy that emits the intents planned for each bar index, from its per-bar records; it records what it saw. */
 function scripted(name: string, plan: Record<number, Intent>, seen: number[] = []) {
@@ -169,5 +170,90 @@ describe('pausing one strategy instance', () => {
     expect(() => engine.setStrategyPaused('zz', true, 'x')).toThrow(
       expect.objectContaining({ code: 'UNKNOWN_STRATEGY' }),
     );
+  });
+});
+
+/** A live venue that answers only when the test says so. */
+class ManualVenue implements Venue {
+  readonly traits = LIVE_VENUE;
+  readonly subject = new Subject<VenueEvent>();
+  readonly events = this.subject.asObservable();
+  readonly placed: OrderCommand[] = [];
+  place(command: OrderCommand): void {
+    this.placed.push(command);
+    this.order(command, 'pending');
+  }
+  modify(): void {}
+  cancel(): void {}
+  order(command: OrderCommand, state: OrderUpdate['state'], filledSize = 0): void {
+    this.subject.next({
+      kind: 'order',
+      orderId: command.id,
+      state,
+      time: T0,
+      contractId: command.contractId,
+      side: command.side,
+      size: command.size,
+      filledSize,
+      order: command.order,
+    });
+  }
+  fill(orderId: string, side: 'buy' | 'sell', size: number, price: number, fillId: string): void {
+    this.subject.next({ kind: 'fill', fillId, orderId, contractId: ES.id, side, size, price, fees: 0, time: T0 });
+  }
+}
+
+describe('shared contract, live venue', () => {
+  it("a target counts the strategy's own pending orders only; a manual trade stays unattributed", () => {
+    const venue = new ManualVenue();
+    const a = new Subject<Intent>();
+    const b = new Subject<Intent>();
+    const manual = (name: string, subject: Subject<Intent>) =>
+      defineStrategy({ name, params: z.object({}), run: () => subject.asObservable() });
+    const engine = createEngine({
+      strategies: [{ strategy: manual('a', a) }, { strategy: manual('b', b) }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+      clock: () => T0,
+    });
+    const placed = () => venue.placed.map((o) => `${o.id} ${o.side} ${o.size}`);
+    a.next(target(1));
+    b.next(target(-1));
+    a.next(target(1));
+    // a's pending buy counts for a; b does not see it
+    expect(placed()).toEqual(['a-1 buy 1', 'b-1 sell 1']);
+    venue.order(venue.placed[0]!, 'filled', 1);
+    venue.fill('a-1', 'buy', 1, 100, 'f1');
+    venue.order(venue.placed[1]!, 'filled', 1);
+    venue.fill('b-1', 'sell', 1, 100, 'f2');
+    venue.fill('venue-77', 'buy', 2, 101, 'f3');
+    const sizes = () => Object.fromEntries(engine.strategyPositions().map((p) => [p.strategyId, p.size]));
+    expect(sizes()).toEqual({ a: 1, b: -1, [UNATTRIBUTED]: 2 });
+    a.next(target(-1));
+    expect(placed().at(-1)).toBe('a-3 sell 2');
+    expect(engine.accounting.position(ES.id)).toBe(2);
+  });
+
+  it('a restart: restored positions are unattributed until assigned, then targets move each line', () => {
+    const venue = new ManualVenue();
+    const a = new Subject<Intent>();
+    const manual = (name: string, subject: Subject<Intent>) =>
+      defineStrategy({ name, params: z.object({}), run: () => subject.asObservable() });
+    const engine = createEngine({
+      strategies: [{ strategy: manual('a', a) }, { strategy: manual('b', new Subject<Intent>()) }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+      clock: () => T0,
+    });
+    engine.restore({ balance: 50_000, positions: [{ contractId: ES.id, size: 3, averagePrice: 100 }] });
+    engine.assignPosition('a', ES.id, 2);
+    engine.assignPosition('b', ES.id, 1);
+    const sizes = () => Object.fromEntries(engine.strategyPositions().map((p) => [p.strategyId, p.size]));
+    expect(sizes()).toEqual({ a: 2, b: 1 });
+    a.next(target(-1));
+    expect(venue.placed.map((o) => `${o.id} ${o.side} ${o.size}`)).toEqual(['a-1 sell 3']);
+    expect(() => engine.assignPosition('a', ES.id, 1)).toThrow(expect.objectContaining({ code: 'INVALID_RESTORE' }));
   });
 });

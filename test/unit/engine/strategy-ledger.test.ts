@@ -10,7 +10,7 @@ import { StrategyLedger } from '../../../src/engine/strategy-ledger.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, Fill, Intent, Side } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
-import { ES, TinyVenue, chunk } from './helpers.ts';
+import { ES, T0, TinyVenue, chunk } from './helpers.ts';
 
 const NQ: ContractSpec = {
   id: 'CON.F.US.ENQ.Z25',
@@ -40,9 +40,9 @@ function harness(owners: Record<string, string[]>, bookEverything: boolean) {
       fees,
       time: n,
     };
-    ledger.beforeFill(fill);
+    ledger.beforeFill(fill, undefined);
     accounting.applyFill(fill, 'd1');
-    ledger.afterFill(fill, 'd1', undefined);
+    ledger.afterFill(fill, undefined, 'd1', undefined);
   };
   const sizes = (contractId: string) =>
     Object.fromEntries(
@@ -222,6 +222,24 @@ describe('engine: per-strategy attribution', () => {
     expect(engine.strategyTrades('a')).toMatchObject([{ size: 2, entryPrice: 100, exitPrice: 104, pnl: 100 }]);
   });
 
+  it("an order whose id does not carry its strategy's prefix is still its strategy's (the book knows it)", () => {
+    const venue = new TinyVenue();
+    const engine = createEngine({
+      strategies: [
+        { strategy: scripted('a', { 0: marketOrder('buy', 2, { id: 'entry' }) }) },
+        { strategy: scripted('b', { 0: marketOrder('sell', 1) }), contracts: [ES.id] },
+      ],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 50_000 },
+    });
+    engine.push(chunk([100, 100]));
+    expect(engine.strategyPositions().map((p) => [p.strategyId, p.size])).toEqual([
+      ['a', 2],
+      ['b', -1],
+    ]);
+  });
+
   it('one strategy: its line is the account, its trades are the account trades', () => {
     const venue = new TinyVenue(1);
     const engine = createEngine({
@@ -245,5 +263,64 @@ describe('engine: per-strategy attribution', () => {
       })),
     );
     expect(engine.strategyTrades('sma-cross')).toEqual(engine.accounting.trades);
+  });
+});
+
+describe('engine: attribution property', () => {
+  const step = fc.record({
+    a: fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined }),
+    b: fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined }),
+    c: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
+    close: fc.integer({ min: 95, max: 105 }),
+    after: fc.constantFrom('none', 'none', 'flatten', 'foreign'),
+  });
+
+  it('whatever the strategies, the engine and a manual trader do, the lines sum to the account', () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 25 }), (steps) => {
+        const plans: Record<string, Record<number, Intent>> = { a: {}, b: {}, c: {} };
+        steps.forEach((s, i) => {
+          if (s.a !== undefined) plans.a![i] = { kind: 'target', contractId: ES.id, size: s.a };
+          if (s.b !== undefined) plans.b![i] = { kind: 'target', contractId: ES.id, size: s.b };
+          if (s.c !== undefined) plans.c![i] = marketOrder(i % 2 === 0 ? 'buy' : 'sell', s.c);
+        });
+        const venue = new TinyVenue(1.25);
+        const engine = createEngine({
+          strategies: [
+            { strategy: scripted('a', plans.a!) },
+            { strategy: scripted('b', plans.b!), size: 2 },
+            { strategy: scripted('c', plans.c!) },
+          ],
+          contracts: [ES],
+          venue,
+          account: { startingBalance: 50_000 },
+        });
+        let foreign = 0;
+        steps.forEach((s, i) => {
+          engine.push(chunk([s.close], T0 + i * 60_000));
+          if (s.after === 'flatten') engine.submit('risk', { kind: 'flatten' });
+          if (s.after === 'foreign')
+            venue.subject.next({
+              kind: 'fill',
+              fillId: `m${++foreign}`,
+              orderId: `venue-${foreign}`,
+              contractId: ES.id,
+              side: i % 2 === 0 ? 'sell' : 'buy',
+              size: 1 + (i % 3),
+              price: s.close,
+              fees: 0.5,
+              time: T0 + i * 60_000 + 1,
+            });
+          const lines = engine.strategyPositions();
+          expect(lines.reduce((sum, l) => sum + l.size, 0)).toBe(engine.accounting.position(ES.id));
+          expect(lines.reduce((sum, l) => sum + l.fees, 0)).toBeCloseTo(engine.accounting.fees, 6);
+          expect(lines.reduce((sum, l) => sum + l.realizedPnl + l.unrealizedPnl, 0)).toBeCloseTo(
+            engine.accounting.realizedPnl + engine.accounting.unrealizedPnl(),
+            6,
+          );
+        });
+      }),
+      { numRuns: 150 },
+    );
   });
 });
