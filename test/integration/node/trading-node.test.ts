@@ -240,8 +240,18 @@ describe('trading node on the simulator', () => {
         s.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0,
       ]),
     );
+    const lines = (node: TradingNode) =>
+      node
+        .session('NODE-B')
+        .engine.strategyPositions()
+        .filter((p) => p.size !== 0)
+        .map((p) => [p.strategyId, p.size]);
+    const linesBefore = lines(first);
     await first.stop();
     const second = await startNode(nodeConfig());
+    // Each strategy's own line comes back from the journal's fills (attributed by their tags).
+    expect(linesBefore.length).toBeGreaterThan(0);
+    expect(lines(second)).toEqual(linesBefore);
     for (const [name, session] of second.sessions) {
       expect(session.reconcile.clean, name).toBe(true);
       expect(session.engine.snapshot().positions.find((p) => p.contractId === ES)?.size ?? 0).toBe(positions.get(name));
