@@ -76,9 +76,9 @@ export class SessionAccount implements DashboardAccount {
     const { engine, journal, poller } = session;
     const config = session.options.config;
     this.subscriptions.push(
-      engine.account$.subscribe((a) =>
-        this.addPoint(Number.isFinite(a.time) ? a.time : this.now(), a.equity, a.tradingDay),
-      ),
+      // Stamped when seen (the gateway's clock), as the page stamps the snapshots it adds: the engine's own
+      // time is the bar's start, which would put a fill before the point the session began with.
+      engine.account$.subscribe((a) => this.addPoint(this.now(), a.equity, a.tradingDay)),
       journal.recorded
         .pipe(filter((e) => e.kind === 'risk-accepted' || e.kind === 'risk-rejected'))
         .subscribe((e) => this.addDecision(e)),
@@ -88,6 +88,10 @@ export class SessionAccount implements DashboardAccount {
         poller.bars(contractId, config.timeframe).subscribe((chunk) => {
           if (chunk.partial || chunk.length === 0) return;
           this.lastBarEnd.set(contractId, bucketEnd(chunk.time[chunk.length - 1]!, config.timeframe));
+          // The engine marks its positions at each bar without telling account$ (only fills and days do):
+          // the session subscribed first, so the bar is in the engine's figures by now.
+          const snap = engine.snapshot();
+          this.addPoint(this.now(), snap.equity, snap.tradingDay);
         }),
       );
     }
