@@ -22,7 +22,7 @@ header.top .spacer { flex:1; }
 main { padding:.75rem; max-width:1400px; margin:0 auto; }
 section.account { margin-bottom:1.5rem; }
 section.account > h2 { font-size:1.1rem; margin:.25rem 0 .5rem; display:flex; flex-wrap:wrap; gap:.5rem; align-items:center; }
-.grid { display:grid; gap:.75rem; grid-template-columns:repeat(auto-fit, minmax(300px, 1fr)); }
+.grid { display:grid; gap:.75rem; grid-template-columns:repeat(auto-fit, minmax(min(100%, 340px), 1fr)); }
 .card { background:var(--card); border:1px solid var(--line); border-radius:.5rem; padding:.6rem .75rem; min-width:0; }
 .card h3 { font-size:.8rem; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); margin:0 0 .4rem; }
 .figures { display:grid; grid-template-columns:repeat(auto-fit, minmax(120px, 1fr)); gap:.4rem; }
@@ -37,7 +37,8 @@ section.account > h2 { font-size:1.1rem; margin:.25rem 0 .5rem; display:flex; fl
 .limit-row { display:flex; justify-content:space-between; gap:.5rem; font-variant-numeric:tabular-nums; flex-wrap:wrap; }
 .table-wrap { overflow-x:auto; }
 table { width:100%; border-collapse:collapse; font-variant-numeric:tabular-nums; }
-th, td { text-align:left; padding:.25rem .4rem; border-bottom:1px solid var(--line); white-space:nowrap; }
+th, td { text-align:left; padding:.25rem .4rem; border-bottom:1px solid var(--line); }
+th, td.num { white-space:nowrap; }
 td.num, th.num { text-align:right; }
 .empty { color:var(--muted); font-style:italic; }
 ul.list { list-style:none; margin:0; padding:0; max-height:16rem; overflow-y:auto; }
@@ -276,11 +277,12 @@ const SCRIPT = `
       h.blindReason ? el('p', { cls: 'neg', text: h.blindReason }) : null,
       table(['Last bar', 'Bar end', 'Age'], h.bars.map(function (b) { return [b.contractId, clock(b.lastBarAt), { text: age(b.ageMs), field: 'bar-age', value: b.ageMs }]; }), [false, false, true]),
       table(['Poll', 'Last ok', 'Error'], h.polls.map(function (p) { return [p.name, p.lastOkAt == null ? '—' : age(snap.time - p.lastOkAt) + ' ago', p.error || '']; }), [false, true, false]));
-    fill(v.parts.calendar, table(['Contract', 'Month', 'Market', 'Next close', 'Next roll'],
+    function short(t) { return t == null ? '—' : clock(t).slice(0, 16) + 'Z'; }
+    fill(v.parts.calendar, table(['Month', 'Market', 'Next close', 'Next roll'],
       snap.calendar.map(function (c) {
-        return [c.contractId, c.month, c.open ? 'open' : 'closed' + (c.nextOpen ? ', opens ' + clock(c.nextOpen) : ''), clock(c.nextClose),
-          c.nextRoll ? (c.nextRoll.kind === 'roll' ? clock(c.nextRoll.at).slice(0, 10) + (c.nextRoll.to ? ' → ' + c.nextRoll.to : '') : 'flattened before expiry ' + clock(c.nextRoll.at)) : '—'];
-      }), [false, false, false, false, false]));
+        return [c.month, c.open ? 'open' : 'closed' + (c.nextOpen ? ', opens ' + short(c.nextOpen) : ''), short(c.nextClose),
+          c.nextRoll ? (c.nextRoll.kind === 'roll' ? clock(c.nextRoll.at).slice(0, 10) + (c.nextRoll.to ? ' to ' + c.nextRoll.to.replace(/^CON.F.US./, '') : '') : 'expires; flat by ' + short(c.nextRoll.at)) : '—'];
+      }), [false, false, false, false], function (i) { return { title: snap.calendar[i].contractId }; }));
     v.section.querySelector('[data-action=resume]').disabled = !snap.state.paused;
     v.section.querySelector('[data-action=pause]').disabled = snap.state.state !== 'ACTIVE';
     if (v.points) {
@@ -318,6 +320,7 @@ export function dashboardPage(nonce: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>tickline dashboard</title>
 <style>${STYLE}</style>
 </head>

@@ -72,6 +72,9 @@ export async function startDashboardSession(options: { realtime?: boolean } = {}
     logger: silentLogger,
     now: b.now,
   });
+  // The hubs only (session.run() would also start the poller's own loop, which the manual clock drives here).
+  session.realtime?.start();
+  session.market?.start();
   return {
     b,
     session,
