@@ -72,7 +72,7 @@ describe('dashboard access', () => {
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     const html = await page.text();
     expect(html).toContain('LightweightCharts');
-    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="(?!data:)/);
     const api = await fetch(`${dashboard.origin}/api/accounts`, {
       headers: { authorization: `Bearer ${dashboard.token}` },
     });
