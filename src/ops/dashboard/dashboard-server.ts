@@ -12,7 +12,7 @@ import type { ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Subscription } from 'rxjs';
 import type { z } from 'zod';
-import { TicklineError } from '../../engine/errors.ts';
+import { TicklineError, type ErrorKind } from '../../engine/errors.ts';
 import type { Logger } from '../../engine/log.ts';
 import { scrubSecrets } from '../../engine/secrets.ts';
 import { cookieFor, newAccessToken, presentedTokens, tokenMatches } from './access.ts';
@@ -32,14 +32,14 @@ import { SSE_KEEPALIVE, sseFrame } from './sse.ts';
 
 export class DashboardError extends TicklineError {
   override readonly name = 'DashboardError';
-  readonly kind;
+  readonly kind: ErrorKind;
   constructor(
     readonly code: 'DASHBOARD_ADDRESS' | 'DASHBOARD_LISTEN',
     message: string,
   ) {
     super(message);
     // A malformed --dashboard value is the user's to fix; a port that cannot be bound is the machine's.
-    this.kind = code === 'DASHBOARD_ADDRESS' ? ('usage' as const) : ('environment' as const);
+    this.kind = code === 'DASHBOARD_ADDRESS' ? 'usage' : 'environment';
   }
 }
 
@@ -89,6 +89,8 @@ function send<S extends z.ZodType>(reply: FastifyReply, schema: S, value: z.infe
     .type('application/json; charset=utf-8')
     .send(scrubSecrets(JSON.stringify(schema.parse(value))));
 }
+
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 /** Open pages and what they are sent. */
 class Broadcaster {
@@ -168,7 +170,15 @@ class Broadcaster {
       this.flushing = undefined;
       const text = this.queued.join('');
       this.queued = [];
-      for (const client of this.clients) client.write(text);
+      for (const client of this.clients) {
+        // A reader that stopped reading (a phone asleep on a stalled connection) is dropped rather than
+        // buffered without end: its browser reconnects and starts again from fresh snapshots.
+        if (client.writableLength > MAX_BUFFERED_BYTES) {
+          this.logger.warn({ buffered: client.writableLength }, 'dashboard: a page stopped reading; dropped');
+          this.clients.delete(client);
+          client.destroy();
+        } else client.write(text);
+      }
     });
   }
 

@@ -296,14 +296,9 @@ export class SessionAccount implements DashboardAccount {
     const dayProfits = days.map((d) => d.endBalance - d.startBalance);
     const bestDay = dayProfits.length === 0 ? null : Math.max(...dayProfits);
     const share = rules.consistency?.bestDayShare ?? null;
-    const consistent =
-      share === null
-        ? null
-        : profit > 0 && (bestDay === null || bestDay < share * profit)
-          ? true
-          : profit <= 0
-            ? null
-            : false;
+    // The consistency rule measures a profit: without one it neither holds nor fails yet.
+    let consistent: boolean | null = null;
+    if (share !== null && profit > 0) consistent = bestDay === null || bestDay < share * profit;
     const minimum = rules.minimumTradingDays ?? null;
     const targetsMet =
       profit >= rules.profitTarget && (minimum === null || tradingDays >= minimum) && consistent !== false;

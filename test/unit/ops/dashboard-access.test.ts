@@ -22,7 +22,7 @@ afterEach(async () => {
   await dashboard.close();
 });
 
-const PATHS = ['/', '/api/accounts', '/api/accounts/101/equity', '/api/events', '/?token=wrong'];
+const PATHS = ['/', '/api/accounts', '/api/accounts/101/equity', '/api/events', '/?token=wrong', '/no/such/page'];
 
 async function refused(response: Response): Promise<void> {
   expect(response.status).toBe(401);

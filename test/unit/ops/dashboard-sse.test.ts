@@ -64,10 +64,8 @@ function readEvents(
         }
       });
     });
-    req.on('error', (error) => {
-      if (!timer.hasRef()) return;
-      reject(error);
-    });
+    // After destroy() the request may report its own end as an error; the promise is settled by then.
+    req.on('error', reject);
     req.end();
   });
 }
