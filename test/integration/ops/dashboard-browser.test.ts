@@ -152,6 +152,26 @@ describe('the dashboard in a browser', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true });
     if (process.env.TICKLINE_DOCS_SCREENSHOT === '1') copyFileSync(path.join(ARTIFACTS, 'dashboard.png'), DOCS_PICTURE);
 
+    // Pause and resume from the page, each confirmed; cancelling the dialog does nothing.
+    const state = () => page.locator(`${section} [data-field=state]`).getAttribute('data-value');
+    await page.locator(`${section} button[data-action=pause]`).click();
+    await page.locator('#confirm-no').click();
+    expect(session.journal.entries({ kind: 'operator' })).toEqual([]);
+    for (const [action, expected] of [
+      ['pause', 'REDUCING'],
+      ['resume', 'ACTIVE'],
+    ] as const) {
+      await page.locator(`${section} button[data-action=${action}]`).click();
+      await page.locator('#confirm-yes').click();
+      await until(async () => (await state()) === expected, 5_000, `the page to show ${expected}`);
+      expect(session.engine.tradingState().state).toBe(expected);
+    }
+    expect(session.journal.entries({ kind: 'operator' }).map((e) => e.payload)).toEqual([
+      { action: 'pause', source: 'dashboard', from: 'ACTIVE' },
+      { action: 'resume', source: 'dashboard', from: 'REDUCING' },
+    ]);
+    await page.evaluate('document.body.removeAttribute("data-last-action")');
+
     // The kill switch: asked, confirmed, done at the simulator, journaled as the dashboard's.
     await page.locator(`${section} button[data-action=kill]`).click();
     await expect.poll(() => page.locator('#confirm').isVisible()).toBe(true);
