@@ -82,6 +82,17 @@ export function parseDashboardAddress(text: string): { host: string; port: numbe
   return { host: host === '' ? '127.0.0.1' : host, port };
 }
 
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  // An unreadable Origin is no origin of ours.
+  if (!URL.canParse(origin)) return false;
+  const host = new URL(origin).host;
+  const forwarded = request.headers['x-forwarded-host'];
+  const hosts = [request.headers.host, ...(typeof forwarded === 'string' ? forwarded.split(',') : [])];
+  return hosts.some((h) => h !== undefined && h.trim() === host);
+}
+
 function send<S extends z.ZodType>(reply: FastifyReply, schema: S, value: z.infer<S>, status = 200): FastifyReply {
   // What leaves is what the schema says: a feed that breaks the shape fails here, not on the page.
   return reply
@@ -264,10 +275,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   });
 
   app.post('/api/actions', async (request, reply) => {
-    // Same origin only (a cross-site page cannot send the cookie anyway: SameSite=Strict).
-    const origin = request.headers.origin;
-    if (origin !== undefined && origin !== `http://${request.headers.host}`)
-      return send(reply, errorResponseSchema, { error: 'cross-origin action refused' }, 403);
+    // Same origin only, besides the SameSite=Strict cookie and the JSON body (a cross-site form can send
+    // neither). The host is compared, not the scheme: behind an HTTPS tunnel the page's origin is https.
+    if (!sameOrigin(request)) return send(reply, errorResponseSchema, { error: 'cross-origin action refused' }, 403);
     const parsed = actionRequestSchema.safeParse(request.body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

@@ -93,14 +93,24 @@ describe('dashboard access', () => {
     expect(
       (await post({ action: 'kill', account: '101', confirm: true }, { origin: 'http://evil.example' })).status,
     ).toBe(403);
+    expect((await post({ action: 'kill', account: '101', confirm: true }, { origin: 'null' })).status).toBe(403);
     expect((await post({ action: 'kill', account: '999', confirm: true })).status).toBe(404);
     expect(feed.accountsById.get('101')!.asked).toEqual([]);
+    // Behind an HTTPS tunnel the page's origin is https on the tunnel's host, which the tunnel forwards.
+    const tunnelled = await post(
+      { action: 'resume', account: '101', confirm: true },
+      { origin: 'https://bot.example.ts.net', 'x-forwarded-host': 'bot.example.ts.net' },
+    );
+    expect(tunnelled.status).toBe(200);
     const ok = await post({ action: 'pause', account: 'all', confirm: true }, { origin: dashboard.origin });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({
       results: [{ account: '101', action: 'pause', ok: true, message: 'pause done' }],
     });
-    expect(feed.accountsById.get('101')!.asked).toEqual([{ action: 'pause', source: 'dashboard' }]);
+    expect(feed.accountsById.get('101')!.asked).toEqual([
+      { action: 'resume', source: 'dashboard' },
+      { action: 'pause', source: 'dashboard' },
+    ]);
   });
 });
 
