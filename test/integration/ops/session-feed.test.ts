@@ -68,6 +68,11 @@ describe('a paper session as a dashboard feed', () => {
     expect(snap.decisions.slice(1).every((x) => x.accepted)).toBe(true);
     expect(session.journal.entries({ kind: 'risk-rejected' })).toHaveLength(1);
     expect(snap.evaluation).toMatchObject({ name: evaluation.name, profitTarget: evaluation.profitTarget });
+    // Measured on the realized balance, as the evaluation replay measures it.
+    const realized = session.engine.snapshot().balance - evaluation.startingBalance;
+    expect(snap.evaluation!.profit).toBeCloseTo(realized, 9);
+    expect(snap.evaluation!.targetReached).toBeCloseTo(realized / evaluation.profitTarget, 9);
+    expect(snap.evaluation!.targetsMet).toBe(false);
     expect(snap.health.bars[0]!.contractId).toBe(ES);
     // Polled half a second after each close, on a clock moved 30 s at a time: the last bar is at most 1.5 bars old.
     expect(snap.health.bars[0]!.ageMs).toBeLessThanOrEqual(90_000);
