@@ -203,7 +203,7 @@ export interface DashboardAccount {
   snapshot(): AccountSnapshot;
   /** Every journal entry of the account as it is written (Journal.recorded). */
   readonly recorded: Observable<JournalEntryView>;
-  /** The session's equity, oldest first (the page cuts the day's from it by the trading day's start). */
+  /** The session's equity, oldest first (the page cuts today's curve from it by `tradingDay`). */
   equity(): readonly EquityPoint[];
   /** Kill switch (cancel, flatten, halt), pause (only reducing orders pass) or resume; journaled with `source`. */
   act(action: DashboardAction, source: ActionSource): Promise<ActionResult>;
