@@ -17,6 +17,7 @@ import { BarCache } from '../src/data/bar-cache.ts';
 import { measureFillLatency } from './realtime.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
+import { measureDashboard } from './dashboard.ts';
 import { measureFileReads } from './import.ts';
 import { runFromCache } from './cache-run.ts';
 import { compareGrids, esBars, GRID, LANES, medianTiming, runGrid, warmPool, type GridTiming } from './grid.ts';
@@ -539,6 +540,32 @@ if (spawnSync('redis-server', ['--version']).status === 0) {
     target: '(no target)',
     verdict: '',
   });
+}
+
+// ------------------------------------------------------------------ 16: the dashboard, journal to browser
+progress('the dashboard: journal entries to a page in headless Chromium ...');
+const dashboard = await measureDashboard({ events: 500 });
+if (dashboard === undefined) {
+  rows.push({
+    figure: '16 dashboard update latency',
+    value: 'skipped: /usr/bin/chromium is missing',
+    target: '(no target)',
+    verdict: '',
+  });
+} else {
+  rows.push({
+    figure: `16 dashboard: journal write -> page's SSE handler (${dashboard.events} entries, 10 ms apart)`,
+    value: `p50 ${fmt(dashboard.p50Ms)} ms, p99 ${fmt(dashboard.p99Ms)} ms, max ${fmt(dashboard.maxMs)} ms`,
+    target: 'p99 < 1,000 ms',
+    verdict: verdict(dashboard.p99Ms < 1_000),
+  });
+  rows.push({
+    figure: '16 dashboard CPU per journal entry, one reader (coalesced snapshots included)',
+    value: `${fmt(dashboard.cpuUsPerEvent)} us (one snapshot built, validated, framed: ${fmt(dashboard.snapshotUs)} us)`,
+    target: '(no target)',
+    verdict: '',
+  });
+  results.dashboard = dashboard;
 }
 
 // ------------------------------------------------------------------ output

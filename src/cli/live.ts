@@ -5,6 +5,7 @@
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { runTrading } from './paper.ts';
+import { DASHBOARD_USAGE, takeDashboardFlag } from './dashboard-option.ts';
 
 export const summary = 'Trade a strategy on a live account (needs --confirm-live)';
 
@@ -17,9 +18,11 @@ for the administration interface); never put them in the config file. SIGUSR2 tr
 Options:
   --config <file>    live configuration (see config/live.yaml and docs/live.md)
   --confirm-live     required: confirms that orders go to a live account
+${DASHBOARD_USAGE}
   --help             this text`;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
+  const { args, dashboard } = takeDashboardFlag(argv);
   const values = parseCommandArgs(args, { config: { type: 'string' }, 'confirm-live': { type: 'boolean' } }, USAGE);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
@@ -27,5 +30,5 @@ export async function run(args: string[]): Promise<number> {
   }
   if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
   if (!values['confirm-live']) throw new UsageError('live trading sends real orders: add --confirm-live to confirm');
-  return runTrading({ mode: 'live', configFile: values.config });
+  return runTrading({ mode: 'live', configFile: values.config, dashboard });
 }

@@ -22,6 +22,7 @@ import { LiveSession } from '../adapters/live/trading-session.ts';
 import { startSimulator } from '../sim/index.ts';
 import { Limits } from '../protocol/endpoints.ts';
 import { resolveFrontMonths } from './front-month.ts';
+import { DASHBOARD_USAGE, openDashboard, takeDashboardFlag } from './dashboard-option.ts';
 
 /**
  * What the `paper` and `live` commands share: load the strict config, find the gateway (a configured URL
@@ -51,6 +52,8 @@ export interface RunOptions {
   /** Starts the local simulator (paper without a URL). */
   readonly startLocal?: (config: LiveConfig, logger: Logger) => Promise<LocalGateway>;
   readonly signals?: boolean;
+  /** `--dashboard`'s address (`''`: 127.0.0.1, a free port); undefined: no dashboard. */
+  readonly dashboard?: string;
 }
 
 export async function runTrading(o: RunOptions): Promise<number> {
@@ -127,6 +130,14 @@ export async function runTrading(o: RunOptions): Promise<number> {
     `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; log ${logFile}; ` +
       `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
   );
+  const dashboard =
+    o.dashboard === undefined
+      ? undefined
+      : await openDashboard(session, config, o.configFile, o.dashboard, logger).catch(async (error: unknown) => {
+          await session.stop();
+          await local?.close();
+          throw error;
+        });
   const rejections = new RejectionTally((session.options.now ?? Date.now)());
   const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`), rejections);
   printing.add(session.notices.subscribe((line) => process.stdout.write(`${line}\n`)));
@@ -146,7 +157,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
   const onKill = (): void => {
     logger.warn('SIGUSR2: kill switch');
     void session
-      .killSwitch('SIGUSR2')
+      .killSwitch('SIGUSR2', 'signal')
       .then((report) => process.stdout.write(`kill switch: ${flattenText(session.account.name, report)}\n`));
   };
   if (o.signals ?? true) {
@@ -172,6 +183,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
   } finally {
     rxjsConfig.onUnhandledError = previousUnhandled;
     printing.unsubscribe();
+    await dashboard?.close();
     if (o.signals ?? true) {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onInt);
@@ -272,6 +284,7 @@ journal, until session.maxBars closed bars have passed or Ctrl-C. SIGUSR2 trigge
 
 Options:
   --config <file>   paper configuration (see config/paper.yaml and docs/live.md)
+${DASHBOARD_USAGE}
   --help            this text`;
 
 /**
@@ -353,12 +366,13 @@ export async function startLocalSimulator(
   };
 }
 
-export async function run(args: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
+  const { args, dashboard } = takeDashboardFlag(argv);
   const values = parseCommandArgs(args, { config: { type: 'string' } }, USAGE);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
   }
   if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
-  return runTrading({ mode: 'paper', configFile: values.config, startLocal: startLocalSimulator });
+  return runTrading({ mode: 'paper', configFile: values.config, startLocal: startLocalSimulator, dashboard });
 }

@@ -17,5 +17,5 @@ export {
   type JournaledFill,
   type JournaledOrder,
 } from './journal.ts';
-export { flattenAccount, flattenText, type FlattenResult } from './kill-switch.ts';
+export { flattenAccount, flattenText, type FlattenResult, type KillSource } from './kill-switch.ts';
 export { reconcileOnStart, type ReconcileReport } from './reconcile.ts';

@@ -14,6 +14,13 @@ export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Who pulled the kill switch, journaled with it: an operator's page (`dashboard`), a signal to the process
+ * (`signal`), a command (`command`), or the session itself (`session`: its end, a failed strategy, an
+ * expiring month). Records written before the source was kept have none.
+ */
+export type KillSource = 'dashboard' | 'signal' | 'command' | 'session';
+
 export interface FlattenResult {
   readonly rounds: number;
   readonly cancelled: number[];

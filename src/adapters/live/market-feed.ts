@@ -16,7 +16,7 @@ import { connectInBackground, restartInBackground, type BackgroundConnection } f
 import type { ContractSpec, MarketTrade, Quote } from '../../engine/types.ts';
 import type { PriceGrid } from '../../engine/ticks.ts';
 import type { GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
-import type { MarketHubClient } from '../gateway/realtime.ts';
+import type { MarketHubClient, RealtimeState } from '../gateway/realtime.ts';
 import { parseDateTime } from '../../protocol/schemas.ts';
 import { contractMarketOpen } from '../../market/contract-hours.ts';
 
@@ -94,6 +94,11 @@ export class MarketFeed {
   /** A closed bar of the contract arrived: the market is moving, so quotes should be too. */
   noteBar(contractId: string): void {
     this.lastBarAt.set(this.route(contractId), this.now());
+  }
+
+  /** The hub's connection state now. */
+  get state(): RealtimeState {
+    return this.o.hub.state$.value;
   }
 
   /** Contracts whose quotes are silent now. */

@@ -288,6 +288,7 @@ export class Poller implements MarketData {
       try {
         await job.run();
         this.failing.delete(job.name);
+        this.okTimes.set(job.name, this.o.now());
       } catch (error) {
         this.noteFailure(job.name, error instanceof Error ? error.message : String(error));
         const endpoint = error instanceof GatewayError ? error.endpoint : undefined;
@@ -341,6 +342,17 @@ export class Poller implements MarketData {
 
   get visibility(): string | undefined {
     return this.visibilityReason;
+  }
+
+  private readonly okTimes = new Map<string, number>();
+
+  /** Each poll job's last success (gateway ms) and its current failure, for what watches the bot. */
+  health(): { name: string; lastOkAt: number | undefined; error: string | undefined }[] {
+    return this.jobs.map((job) => ({
+      name: job.name,
+      lastOkAt: this.okTimes.get(job.name),
+      error: this.failing.get(job.name),
+    }));
   }
 
   // ------------------------------------------------------------------ jobs

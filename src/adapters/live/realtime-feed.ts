@@ -71,6 +71,11 @@ export class RealtimeFeed {
     this.o = options;
   }
 
+  /** The hub's connection state now. */
+  get state(): RealtimeState {
+    return this.o.hub.state$.value;
+  }
+
   /** Subscribe and connect. A connection that cannot be made now is retried in the background. */
   start(): void {
     this.subscriptions.push(

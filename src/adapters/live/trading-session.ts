@@ -29,7 +29,7 @@ import { contractMarketHours, contractMarketOpen } from '../../market/contract-h
 import type { BarChunk, ContractSpec, Timeframe } from '../../engine/types.ts';
 import type { LiveConfig, Credentials } from './live-config.ts';
 import { LiveExecutor, journaledUpdate } from './executor.ts';
-import type { FlattenResult } from './kill-switch.ts';
+import type { FlattenResult, KillSource } from './kill-switch.ts';
 import { Journal } from './journal.ts';
 import {
   disagreementText,
@@ -882,16 +882,16 @@ export class LiveSession {
    * Kill switch: halt the engine (nothing new passes the guard), then cancel every working order and
    * close every position at the gateway, and wait until Position/searchOpen shows flat (or the deadline).
    */
-  async killSwitch(reason: string): Promise<FlattenResult> {
-    this.journal.record('kill-switch', 'before', null, { reason });
+  async killSwitch(reason: string, source: KillSource = 'session'): Promise<FlattenResult> {
+    this.journal.record('kill-switch', 'before', null, { reason, source });
     this.engine.setTradingState('HALTED', `kill switch: ${reason}`);
     const result = await this.executor.flatten();
     await this.poller
       .refreshAccountState()
       .catch((error: unknown) => this.options.logger.warn({ err: error }, 'refresh after kill switch failed'));
     await this.executor.idle();
-    this.journal.record('kill-switch', 'after', null, result);
-    this.options.logger.warn({ ...result }, 'kill switch done');
+    this.journal.record('kill-switch', 'after', null, { ...result, source });
+    this.options.logger.warn({ ...result, source }, 'kill switch done');
     return result;
   }
 
