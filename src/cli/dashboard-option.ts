@@ -36,26 +36,26 @@ export function takeDashboardFlag(args: readonly string[]): { args: string[]; da
   return { args: rest, dashboard };
 }
 
-/** Starts the dashboard on a running session and prints its URL (with the token) on standard output. */
+/** Starts the dashboard on running sessions (one, or a node's every account) and prints its URL (with the token). */
 export async function openDashboard(
-  session: LiveSession,
-  config: LiveConfig,
+  sessions: readonly { readonly session: LiveSession; readonly config: LiveConfig }[],
   configFile: string,
   address: string,
   logger: Logger,
 ): Promise<{ close(): Promise<void> }> {
   const where = address === '' ? { host: '127.0.0.1', port: 0 } : parseDashboardAddress(address);
-  const evaluation =
-    config.evaluation === undefined
-      ? undefined
-      : loadEvaluationRules(config.evaluation, path.dirname(path.resolve(configFile)));
-  const feed = sessionFeed(session, { ...(evaluation === undefined ? {} : { evaluation }), logger });
+  const baseDir = path.dirname(path.resolve(configFile));
+  const feeds = sessions.map(({ session, config }) => {
+    const evaluation = config.evaluation === undefined ? undefined : loadEvaluationRules(config.evaluation, baseDir);
+    return sessionFeed(session, { ...(evaluation === undefined ? {} : { evaluation }), logger });
+  });
+  const feed = { accounts: () => feeds.flatMap((f) => f.accounts()) };
   const dashboard = await startDashboard({ feed, ...where, logger: logger.child({ part: 'dashboard' }) });
   process.stdout.write(`dashboard: ${dashboard.url}\n`);
   return {
     close: async () => {
       await dashboard.close();
-      feed.close();
+      for (const f of feeds) f.close();
     },
   };
 }

@@ -133,7 +133,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
   const dashboard =
     o.dashboard === undefined
       ? undefined
-      : await openDashboard(session, config, o.configFile, o.dashboard, logger).catch(async (error: unknown) => {
+      : await openDashboard([{ session, config }], o.configFile, o.dashboard, logger).catch(async (error: unknown) => {
           await session.stop();
           await local?.close();
           throw error;

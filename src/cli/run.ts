@@ -20,6 +20,7 @@ import { ConfigError, type ConfigIssue } from './config-loader.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { printEvents, startLocalSimulator, type LocalGateway } from './paper.ts';
 import { loadNodeConfig } from './trading-config.ts';
+import { DASHBOARD_USAGE, openDashboard, takeDashboardFlag } from './dashboard-option.ts';
 
 export const summary = 'Run a trading node: several bots on several accounts in one process (docs/node.md)';
 
@@ -33,19 +34,24 @@ one account beside the running node.
 
 Options:
   --config <file>   node configuration (see config/node.yaml and docs/node.md)
+${DASHBOARD_USAGE}
   --help            this text`;
 
-export async function run(args: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
+  const { args, dashboard } = takeDashboardFlag(argv);
   const values = parseCommandArgs(args, { config: { type: 'string' } }, USAGE);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.Ok;
   }
   if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
-  return runNode(values.config);
+  return runNode(values.config, dashboard === undefined ? {} : { dashboard });
 }
 
-export async function runNode(configFile: string, options: { signals?: boolean } = {}): Promise<number> {
+export async function runNode(
+  configFile: string,
+  options: { signals?: boolean; dashboard?: string } = {},
+): Promise<number> {
   const { config, sessions } = loadNodeConfig(configFile);
   const logFile = nodeLogFile(config);
   const logger = createLogger({
@@ -89,6 +95,19 @@ export async function runNode(configFile: string, options: { signals?: boolean }
     throw error;
   }
 
+  const dashboard =
+    options.dashboard === undefined
+      ? undefined
+      : await openDashboard(
+          [...node.sessions].map(([name, session]) => ({ session, config: sessions.get(name)! })),
+          configFile,
+          options.dashboard,
+          logger,
+        ).catch(async (error: unknown) => {
+          await node.stop();
+          await local?.close();
+          throw error;
+        });
   const write = (line: string): void => void process.stdout.write(`${line}\n`);
   write(
     `${config.mode} node: ${node.sessions.size} accounts, ${config.bots.length} bots; journals ${config.journals}; log ${logFile}`,
@@ -124,7 +143,7 @@ export async function runNode(configFile: string, options: { signals?: boolean }
   };
   const onKill = (): void => {
     logger.warn('SIGUSR2: kill switch on every account');
-    void node.killSwitch('SIGUSR2').then((results) => {
+    void node.killSwitch('SIGUSR2', 'signal').then((results) => {
       for (const [name, result] of results)
         write(
           `kill switch: ${result instanceof Error ? `${name}: failed: ${result.message}` : flattenText(name, result)}`,
@@ -162,6 +181,7 @@ export async function runNode(configFile: string, options: { signals?: boolean }
   } finally {
     if (statusTimer) clearInterval(statusTimer);
     commands.close();
+    await dashboard?.close();
     rxjsConfig.onUnhandledError = previousUnhandled;
     printing.unsubscribe();
     if (signals) {
@@ -216,7 +236,7 @@ function readCommands(node: TradingNode, write: (line: string) => void): { close
         write(`${target} ${verb === 'pause' ? 'paused' : 'resumed'} on ${accounts.join(', ')}`);
       } else if (verb === 'flatten' && target !== undefined) {
         void node
-          .killSwitch('command', target === 'all' ? undefined : target)
+          .killSwitch('command', 'command', target === 'all' ? undefined : target)
           .then((results) => {
             for (const [name, result] of results)
               write(

@@ -190,14 +190,15 @@ export function accountJournal(config: NodeConfig, account: NodeAccount): string
 /**
  * One account's session config, in the paper and live config's terms: the union of its bots' contracts (the
  * first bot's primary first), the finest of their timeframes, its journal, limits, evaluation and risk, and the
- * node's shared settings. Its `strategy` names the node (its id is the prefix of the node's own orders).
+ * node's shared settings. Its `strategy` names the node's bots (its id is the prefix of the node's own orders).
  */
 export function accountSessionConfig(config: NodeConfig, account: NodeAccount): LiveConfig {
   const bots = accountBots(config, account.name).map((b) => b.bot);
   const contracts = [...new Set(bots.flatMap((b) => b.contracts))];
   const timeframe = baseTimeframe(bots.map((b) => b.timeframe)) ?? { unit: 'minute' as const, unitNumber: 1 };
   return {
-    strategy: { name: bots[0]?.strategy ?? 'none', id: config.id, params: {} },
+    // What the journal and the dashboard name the session by: its bots (each has its own module and id).
+    strategy: { name: bots.map((b) => b.id).join(', ') || 'none', id: config.id, params: {} },
     contracts,
     timeframe,
     ...(config.partialEveryMs === undefined ? {} : { partialEveryMs: config.partialEveryMs }),

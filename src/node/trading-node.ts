@@ -12,7 +12,7 @@ import { TradingClient } from '../adapters/gateway/trading.ts';
 import type { Logger } from '../engine/log.ts';
 import type { StrategyModule } from '../engine/strategy.ts';
 import type { AccountConfig, MllVariant } from '../engine/account-rules.ts';
-import type { FlattenResult } from '../adapters/live/kill-switch.ts';
+import type { FlattenResult, KillSource } from '../adapters/live/kill-switch.ts';
 import type { Credentials, LiveConfig } from '../adapters/live/live-config.ts';
 import { assertPlan, type AccountPolls, type BarSubscription, type RatePlan } from '../adapters/live/rate-plan.ts';
 import { shareConnections, SharedHub, type SharedBarRequests } from '../adapters/live/shared-connections.ts';
@@ -203,13 +203,13 @@ export class TradingNode {
   }
 
   /** The kill switch of one account, or of every account (each flattened on its own; one failing stops none). */
-  async killSwitch(reason: string, account?: string): Promise<Map<string, FlattenResult | Error>> {
+  async killSwitch(reason: string, source: KillSource, account?: string): Promise<Map<string, FlattenResult | Error>> {
     const targets = account === undefined ? [...this.sessions.entries()] : [[account, this.session(account)] as const];
     const results = new Map<string, FlattenResult | Error>();
     await Promise.all(
       targets.map(async ([name, session]) => {
         try {
-          results.set(name, await session.killSwitch(reason));
+          results.set(name, await session.killSwitch(reason, source));
         } catch (error) {
           this.options.logger.error({ err: error, account: name }, 'kill switch failed');
           results.set(name, error instanceof Error ? error : new Error(String(error)));

@@ -169,7 +169,7 @@ describe('trading node on the simulator', () => {
     expect(node.barRequests.counts.sent).toBeLessThanOrEqual(node.barRequests.counts.shared + 2);
     // One login for the whole node (the harness's own client logged in once too).
     expect(b.proxy.requests.filter((r) => r.path === '/api/Auth/loginKey').length).toBe(1);
-    const results = await node.killSwitch('test', 'NODE-A');
+    const results = await node.killSwitch('test', 'command', 'NODE-A');
     expect([...results.keys()]).toEqual(['NODE-A']);
     expect(await b.truth.searchOpenPositions(await accountId('NODE-A'))).toEqual([]);
     expect(node.session('NODE-A').engine.tradingState().state).toBe('HALTED');
