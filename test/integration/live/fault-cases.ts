@@ -60,6 +60,8 @@ export interface CaseOutcome {
   readonly violations: string[];
   /** False when the case ends without a trading session (a bot that must refuse to start): no final snapshot to compare. */
   readonly sessionExpected: boolean;
+  /** A node's case: the account of the audited journal, whose line of the node's output is its final status line. */
+  readonly account?: string;
 }
 
 export interface FaultCase {
@@ -261,6 +263,38 @@ function killCase(point: KillPoint): FaultCase {
     },
   };
 }
+
+/**
+ * The trading node: the flip strategy on two accounts in one process, killed while its third place is
+ * applied at the gateway with the answer withheld, then started again. The first account is audited as
+ * every case is; the second here, with the same invariants (and its own line of the node's output).
+ */
+const nodeKillCase: FaultCase = {
+  name: 'trading node: kill -9 at a place in flight',
+  fault: 'two bots on two accounts; third place delivered, its answer withheld; kill -9; restart',
+  async run(world) {
+    const violations: string[] = [];
+    const execution = { unknownOutcomeMs: SHORT_WINDOW_MS };
+    const first = world.spawn(world.nodeConfig({ bars: 10_000, execution }));
+    await first.started(90_000, 2);
+    await KILL_POINTS[1]!.arm(world, first);
+    first.kill('SIGKILL');
+    const killed = await first.exited;
+    if (killed.signal !== 'SIGKILL') violations.push(`first node ended ${JSON.stringify(killed)} before the kill`);
+    world.proxy.release({ drop: true });
+    world.proxy.clear();
+    const second = world.spawn(world.nodeConfig({ bars: RESTART_BARS, execution }));
+    const exit = await second.finish(runDeadline(RESTART_BARS) + 30_000);
+    if (exit.code !== 0)
+      violations.push(`restarted node exited ${JSON.stringify(exit)}; stderr: ${lastLines(second.stderr)}`);
+    const outcome = { violations: [], sessionExpected: true };
+    const audit = await world.audit({ accountId: world.second.id, journalFile: world.secondJournalFile });
+    for (const v of invariantViolations(audit, nodeKillCase, outcome, second.stdout, world.second.name))
+      violations.push(`${world.second.name}: ${v}`);
+    if (audit.orders.length === 0) violations.push(`${world.second.name}: no order at all: the case proved nothing`);
+    return { violations, sessionExpected: true, account: world.account.paper.name };
+  },
+};
 
 // ------------------------------------------------------------------ the cases
 
@@ -619,6 +653,7 @@ export const CASES: readonly FaultCase[] = [
     },
   },
   ...KILL_POINTS.map(killCase),
+  nodeKillCase,
   {
     name: 'second bot on the same journal',
     fault: "a second paper bot started on the running bot's journal (through its own proxy)",
@@ -691,7 +726,14 @@ const STATE_OF_STATUS: Record<number, readonly LiveOrderState[]> = {
 
 const near = (a: number, b: number): boolean => Math.abs(a - b) < 0.005;
 
-export function invariantViolations(a: Audit, c: FaultCase, outcome: CaseOutcome, lastStdout: string): string[] {
+/** `account`: the node's account whose `[NAME] ended: balance` line is the final status line. */
+export function invariantViolations(
+  a: Audit,
+  c: FaultCase,
+  outcome: CaseOutcome,
+  lastStdout: string,
+  account?: string,
+): string[] {
   const v: string[] = [];
 
   // No two orders with one customTag.
@@ -785,7 +827,11 @@ export function invariantViolations(a: Audit, c: FaultCase, outcome: CaseOutcome
       if (!near(snapshot.balance, a.balance))
         v.push(`engine's final balance ${snapshot.balance}, gateway ${a.balance}`);
     }
-    const line = /session ended: balance (-?[\d.]+)/.exec(lastStdout);
+    const line = (
+      account === undefined
+        ? /session ended: balance (-?[\d.]+)/
+        : new RegExp(`\\[${account}\\] ended: balance (-?[\\d.]+)`)
+    ).exec(lastStdout);
     if (!line) v.push('no final status line on standard output');
     else if (!near(Number(line[1]), a.balance))
       v.push(`final status line says balance ${line[1]}, gateway ${a.balance}`);

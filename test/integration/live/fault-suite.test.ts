@@ -84,7 +84,7 @@ async function execute(c: FaultCase): Promise<CaseResult> {
     await Promise.all(world.bots.map((b) => b.exited));
     const audit = await world.audit();
     const lastStdout = world.bots.filter((b) => b.stdout !== '').at(-1)?.stdout ?? '';
-    const violations = [...outcome.violations, ...invariantViolations(audit, c, outcome, lastStdout)];
+    const violations = [...outcome.violations, ...invariantViolations(audit, c, outcome, lastStdout, outcome.account)];
     return {
       name: c.name,
       violations,

@@ -121,9 +121,13 @@ export class BotProcess {
     }
   }
 
-  /** The session has logged in, reconciled and printed its first line. */
-  started(ms = 90_000): Promise<void> {
-    return this.until(() => /session on account/.test(this.stdout), ms, 'the session to start');
+  /** The session has logged in, reconciled and printed its first line (a node: every account's). */
+  started(ms = 90_000, accounts = 1): Promise<void> {
+    return this.until(
+      () => (this.stdout.match(/session on account|reconciled: /g) ?? []).length >= accounts,
+      ms,
+      'the session to start',
+    );
   }
 
   /** Wait for the exit; past the deadline, interrupt it (and kill it if that does not help). */
@@ -314,8 +318,10 @@ export class FaultWorld {
     readonly credentials: { userName: string; apiKey: string; adminKey: string },
     readonly mode: Mode,
     readonly hubProxy: HubProxy,
+    /** The trading node's second account (paper). */
+    readonly second: { id: number; name: string },
   ) {
-    this.sampler = new PositionSampler(truth, [account[mode].id]);
+    this.sampler = new PositionSampler(truth, [account[mode].id, second.id]);
     this.sampler.start();
   }
 
@@ -337,6 +343,8 @@ export class FaultWorld {
           apiKey,
           accounts: [
             { name: 'FAULT-PAPER', template: 'PRACTICE' },
+            // The trading node's second account (its case runs a bot on each).
+            { name: 'FAULT-PAPER-2', template: 'PRACTICE' },
             { name: 'FAULT-LIVE', template: 'PRACTICE', live: true },
           ],
         },
@@ -357,7 +365,47 @@ export class FaultWorld {
       { userName, apiKey, adminKey },
       mode,
       hubProxy,
+      { id: id('FAULT-PAPER-2'), name: 'FAULT-PAPER-2' },
     );
+  }
+
+  /** The second account's journal in a node case. */
+  get secondJournalFile(): string {
+    return path.join(this.dir, 'journal-2.sqlite');
+  }
+
+  /**
+   * A trading node's config: the flip strategy on the paper account (this world's journal) and again, under
+   * its own bot id, on the second account; the polls slowed so both accounts fit the user's one budget.
+   */
+  nodeConfig(c: BotConfig): string {
+    const url = c.gatewayUrl ?? this.proxy.url;
+    const bot = (id: string, account: string) => ({
+      id,
+      strategy: STRATEGY,
+      params: { size: MAX_TARGET },
+      contracts: [CONTRACT],
+      timeframe: { unit: 'second', unitNumber: BAR_MS / 1000 },
+      accounts: [account],
+    });
+    const config = {
+      mode: 'paper',
+      journals: this.dir,
+      accounts: [
+        { name: this.account.paper.name, journal: this.journalFile },
+        { name: this.second.name, journal: this.secondJournalFile },
+      ],
+      bots: [bot('flip', this.account.paper.name), bot('flop', this.second.name)],
+      gateway: { url, adminUrl: `${url}${ADMIN_PREFIX}`, timeoutMs: REQUEST_TIMEOUT_MS },
+      poll: { ...POLL, openOrdersMs: 5_000, tradesMs: 5_000, positionsMs: 5_000, ordersMs: 6_000 },
+      session: { maxBars: c.bars },
+      market: { hours: 'none' },
+      log: { level: 'info' },
+      ...(c.execution === undefined ? {} : { execution: c.execution }),
+    };
+    const file = path.join(this.dir, `node-${this.bots.length + 1}.yaml`);
+    writeFileSync(file, stringify(config));
+    return file;
   }
 
   get journalFile(): string {
@@ -404,7 +452,10 @@ export class FaultWorld {
       TICKLINE_ADMIN_AUTH: `Bearer ${this.credentials.adminKey}`,
     };
     delete env.TICKLINE_LOG_LEVEL;
-    const args = [mode, '--config', configFile, ...(mode === 'live' ? ['--confirm-live'] : [])];
+    const node = path.basename(configFile).startsWith('node-');
+    const args = node
+      ? ['run', '--config', configFile]
+      : [mode, '--config', configFile, ...(mode === 'live' ? ['--confirm-live'] : [])];
     const bot = new BotProcess(`${this.name} bot ${this.bots.length + 1}`, args, this.dir, env);
     this.bots.push(bot);
     return bot;
@@ -422,24 +473,25 @@ export class FaultWorld {
   }
 
   /** The gateway, the journal and what was sampled, once every bot has ended. */
-  async audit(): Promise<Audit> {
+  async audit(of: { accountId: number; journalFile: string } = this): Promise<Audit> {
     this.sampler.stop();
+    const { accountId, journalFile } = of;
     const time = Date.now();
     const from = new Date(time - 3_600_000).toISOString();
-    const orders = await this.truth.searchOrders({ accountId: this.accountId, startTimestamp: from });
-    const trades = await this.truth.searchTrades({ accountId: this.accountId, startTimestamp: from });
-    const open = await this.truth.searchOpenPositions(this.accountId);
-    const account = (await this.truth.searchAccounts(true)).find((a) => a.id === this.accountId)!;
+    const orders = await this.truth.searchOrders({ accountId, startTimestamp: from });
+    const trades = await this.truth.searchTrades({ accountId, startTimestamp: from });
+    const open = await this.truth.searchOpenPositions(accountId);
+    const account = (await this.truth.searchAccounts(true)).find((a) => a.id === accountId)!;
     return {
       time,
       orders,
       trades,
       positions: Object.fromEntries(open.map((p) => [p.contractId, signedSize(p)] as const).filter(([, s]) => s !== 0)),
       balance: account.balance,
-      journal: readJournal(this.journalFile),
+      journal: readJournal(journalFile),
       path: positionPath(trades, MAX_TARGET, time),
       sampledMax: this.sampler.maxAbs,
-      placesForwarded: this.proxy.placesByTag(),
+      placesForwarded: this.proxy.placesByTag(accountId),
       faultsInjected: [this.proxy, ...this.extraProxies].flatMap((p) => p.requests).filter((r) => r.fault !== undefined)
         .length,
     };
