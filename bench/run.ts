@@ -18,6 +18,7 @@ import { measureFillLatency } from './realtime.ts';
 import { measureClient, RAISED_BUDGETS } from './client.ts';
 import { measureCsvParse, runCliBacktest, writeMinuteCsv } from './cli-e2e.ts';
 import { measureDashboard } from './dashboard.ts';
+import { measureNode } from './node-run.ts';
 import { measureFileReads } from './import.ts';
 import { runFromCache } from './cache-run.ts';
 import { compareGrids, esBars, GRID, LANES, medianTiming, runGrid, warmPool, type GridTiming } from './grid.ts';
@@ -567,6 +568,23 @@ if (dashboard === undefined) {
   });
   results.dashboard = dashboard;
 }
+
+// ------------------------------------------------------------------ 17: a trading node of ten bots
+progress('a trading node of ten bots on five accounts, two market hours on the simulator clock ...');
+const nodeRun = await measureNode({ minutes: 120 });
+rows.push({
+  figure: `17 node of ${nodeRun.bots} bots on ${nodeRun.accounts} accounts: requests a market minute (everything but bars)`,
+  value: `${fmt(nodeRun.defaultPerMinute, 1)} (plan ${fmt(nodeRun.planned)} with its reserves; bars ${fmt(nodeRun.barsPerMinute, 1)} a minute for every account; ${fmt(nodeRun.refused429)} refused)`,
+  target: `<= ${fmt(nodeRun.budget)} a minute, no 429`,
+  verdict: verdict(nodeRun.defaultPerMinute <= nodeRun.budget && nodeRun.refused429 === 0),
+});
+rows.push({
+  figure: '17 same, CPU per account bar (node, every poll and the simulator on one thread)',
+  value: `${fmt(nodeRun.cpuUsPerBar / 1000, 1)} ms (${fmt(nodeRun.bars)} account bars)`,
+  target: '(no target)',
+  verdict: '',
+});
+results.node = nodeRun;
 
 // ------------------------------------------------------------------ output
 const loadAfter = os.loadavg();
