@@ -175,6 +175,14 @@ export async function runNode(
         `[${name}] ended: balance ${snapshot.balance.toFixed(2)}, day PnL ${snapshot.dayPnl.toFixed(2)}, ` +
           `position ${positions.join(' ') || 'flat'}, state ${session.engine.tradingState().state}`,
       );
+      // Each bot's own share of the account: its line's PnL after fees and its closed trades.
+      for (const { bot } of accountBots(config, name)) {
+        const own = session.engine.strategySnapshot(bot.id);
+        const held = own.positions.filter((p) => p.size !== 0).map((p) => `${p.size > 0 ? '+' : ''}${p.size}`);
+        write(
+          `[${name}]   ${bot.id}: net PnL ${own.netPnl.toFixed(2)} (fees ${own.fees.toFixed(2)}), ${own.trades} trades, position ${held.join(' ') || 'flat'}`,
+        );
+      }
     }
     const { sent, shared } = node.barRequests.counts;
     write(`bar requests: ${sent} sent, ${shared} answered from another account's`);
