@@ -411,6 +411,7 @@ export class LiveSession {
       session.contracts = contracts;
       session.routes = routes;
       session.riskStrategyId = riskStrategyId;
+      session.botIds = bots.map((b) => b.id);
       session.warmup = warmup;
       session.follower = new FrontMonthFollower(
         routes,
@@ -614,6 +615,9 @@ export class LiveSession {
       'warm-up: history run through the strategy, orders suppressed',
     );
   }
+
+  /** The ids of the bots (strategy instances) this session runs, in the config's order. */
+  botIds: readonly string[] = [];
 
   /** The month each followed symbol trades now. */
   routes = new ContractRoutes([]);

@@ -135,6 +135,18 @@ export const tradingStateViewSchema = z.object({
  */
 export const passLockViewSchema = z.object({ locked: z.boolean(), mode: z.string(), reason: z.string() });
 
+/** One bot (strategy instance) of the account: its own line and whether an operator paused it. */
+export const botViewSchema = z.object({
+  id: z.string(),
+  paused: z.boolean(),
+  /** Who paused it and why, while paused. */
+  reason: z.string().nullable(),
+  netPnl: money,
+  trades: z.number(),
+  /** Its own signed position per contract (several bots of one account share the gateway's netted one). */
+  positions: z.array(z.object({ contractId: z.string(), size: z.number() })),
+});
+
 export const accountSnapshotSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -148,6 +160,7 @@ export const accountSnapshotSchema = z.object({
   openPnl: money,
   state: tradingStateViewSchema,
   passLock: passLockViewSchema.nullable(),
+  bots: z.array(botViewSchema),
   positions: z.array(positionViewSchema),
   orders: z.array(orderViewSchema),
   headroom: z.array(headroomSchema),
@@ -206,7 +219,7 @@ export interface DashboardAccount {
   /** The session's equity, oldest first (the page cuts today's curve from it by `tradingDay`). */
   equity(): readonly EquityPoint[];
   /** Kill switch (cancel, flatten, halt), pause (only reducing orders pass) or resume; journaled with `source`. */
-  act(action: DashboardAction, source: ActionSource): Promise<ActionResult>;
+  act(action: DashboardAction, source: ActionSource, bot?: string): Promise<ActionResult>;
 }
 
 export interface DashboardFeed {
@@ -223,6 +236,8 @@ export const actionsResponseSchema = z.object({ results: z.array(actionResultSch
 export const actionRequestSchema = z.strictObject({
   action: z.enum(DASHBOARD_ACTIONS),
   account: z.string().min(1),
+  /** Pause or resume this bot of the account only (a node's account runs several); the whole account without it. */
+  bot: z.string().min(1).optional(),
   confirm: z.literal(true),
 });
 export const errorResponseSchema = z.object({ error: z.string() });

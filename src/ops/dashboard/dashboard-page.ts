@@ -116,8 +116,8 @@ const SCRIPT = `
   }
 
   var pendingAction = null;
-  function ask(action, account, text) {
-    pendingAction = { action: action, account: account };
+  function ask(action, account, text, bot) {
+    pendingAction = { action: action, account: account, bot: bot };
     document.getElementById('confirm-text').textContent = text;
     document.getElementById('confirm').showModal();
   }
@@ -127,7 +127,7 @@ const SCRIPT = `
     if (!a) return;
     toast(a.action + ' sent ...');
     fetch('/api/actions', { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin',
-      body: JSON.stringify({ action: a.action, account: a.account, confirm: true }) })
+      body: JSON.stringify(a.bot ? { action: a.action, account: a.account, bot: a.bot, confirm: true } : { action: a.action, account: a.account, confirm: true }) })
       .then(function (r) { return r.json(); })
       .then(function (body) {
         if (body.results) toast(body.results.map(function (r) { return r.message; }).join(' | '));
@@ -178,7 +178,7 @@ const SCRIPT = `
     var s = el('section', { cls: 'account', 'data-account': snap.id });
     var title = el('h2');
     var parts = {};
-    ['summary', 'headroom', 'evaluation', 'positions', 'orders', 'decisions', 'anomalies', 'health', 'calendar'].forEach(function (k) { parts[k] = el('div'); });
+    ['summary', 'bots', 'headroom', 'evaluation', 'positions', 'orders', 'decisions', 'anomalies', 'health', 'calendar'].forEach(function (k) { parts[k] = el('div'); });
     var dayNode = el('div', { cls: 'chart', 'data-chart': 'day' });
     var sessionNode = el('div', { cls: 'chart', 'data-chart': 'session' });
     var pause = el('button', { 'data-action': 'pause', text: 'Pause' });
@@ -190,6 +190,7 @@ const SCRIPT = `
     s.appendChild(title);
     s.appendChild(el('div', { cls: 'grid' },
       el('div', { cls: 'card' }, el('h3', { text: 'Account' }), parts.summary, el('div', { cls: 'actions' }, pause, resume, kill)),
+      el('div', { cls: 'card' }, el('h3', { text: 'Bots' }), parts.bots),
       el('div', { cls: 'card' }, el('h3', { text: 'Room under each limit' }), parts.headroom, parts.evaluation),
       el('div', { cls: 'card' }, el('h3', { text: 'Equity today' }), dayNode),
       el('div', { cls: 'card' }, el('h3', { text: 'Equity this session' }), sessionNode),
@@ -228,6 +229,18 @@ const SCRIPT = `
         figure('equity', 'Equity', snap.equity, money(snap.equity)),
         figure('open-pnl', 'Open PnL', snap.openPnl, money(snap.openPnl), signCls(snap.openPnl))),
       el('p', { cls: 'time', text: snap.state.reason ? 'state: ' + snap.state.reason : '' }));
+    fill.apply(null, [v.parts.bots].concat(snap.bots.map(function (b) {
+      var button = el('button', { 'data-bot-action': b.paused ? 'resume' : 'pause', 'data-bot': b.id, text: b.paused ? 'Resume' : 'Pause' });
+      button.onclick = function () {
+        ask(b.paused ? 'resume' : 'pause', snap.id, b.paused
+          ? 'Resume ' + b.id + ' on ' + snap.name + '? It may open new positions again.'
+          : 'Pause ' + b.id + ' on ' + snap.name + '? It opens no new risk until you resume; its reductions, cancels and flattens pass.', b.id);
+      };
+      var held = b.positions.map(function (p) { return (p.size > 0 ? '+' : '') + p.size; }).join(' ') || 'flat';
+      return el('div', { cls: 'limit-row', 'data-bot': b.id, 'data-paused': String(b.paused) },
+        el('span', { text: b.id + (b.paused ? ' (paused)' : '') + ' · ' + held + ' · ' + money(b.netPnl) + ' · ' + b.trades + ' trades' }),
+        button);
+    })));
     var rooms = snap.headroom.map(function (h) {
       var used = Math.max(0, Math.min(1, h.used));
       var bar = el('div', { cls: 'bar' + (h.limit === 'personalDailyProfitTarget' ? '' : used > 0.8 ? ' bad' : used > 0.5 ? ' warn' : '') },

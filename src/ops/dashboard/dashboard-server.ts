@@ -288,14 +288,14 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         400,
       );
     }
-    const { action, account } = parsed.data;
+    const { action, account, bot } = parsed.data;
     const targets = account === 'all' ? feed.accounts() : feed.accounts().filter((a) => a.id === account);
     if (targets.length === 0) return send(reply, errorResponseSchema, { error: `no account ${account}` }, 404);
-    logger.warn({ action, account, source: 'dashboard' }, 'dashboard action');
+    logger.warn({ action, account, ...(bot === undefined ? {} : { bot }), source: 'dashboard' }, 'dashboard action');
     // Every account at once: a kill for all must not wait for one slow gateway to flatten the next.
     const results = await Promise.all(
       targets.map((target) =>
-        target.act(action, 'dashboard').catch((error: unknown): ActionResult => {
+        target.act(action, 'dashboard', bot).catch((error: unknown): ActionResult => {
           logger.error({ err: error, action, account: target.id }, 'dashboard action failed');
           return {
             account: target.id,

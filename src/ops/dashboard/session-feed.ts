@@ -234,6 +234,7 @@ export class SessionAccount implements DashboardAccount {
         paused: state.state === 'REDUCING' && state.reason === PAUSE_REASON,
       },
       passLock: null,
+      bots: this.bots(),
       positions,
       orders,
       headroom: this.headroom(snap.equity, snap.dayPnl),
@@ -372,10 +373,46 @@ export class SessionAccount implements DashboardAccount {
     });
   }
 
-  async act(action: DashboardAction, source: ActionSource): Promise<ActionResult> {
+  private bots(): AccountSnapshot['bots'] {
+    const engine = this.session.engine;
+    const paused = new Map(engine.pausedStrategies().map((p) => [p.strategyId, p.reason]));
+    return this.session.botIds.map((id) => {
+      const own = engine.strategySnapshot(id);
+      return {
+        id,
+        paused: paused.has(id),
+        reason: paused.get(id) ?? null,
+        netPnl: own.netPnl,
+        trades: own.trades,
+        positions: own.positions.filter((p) => p.size !== 0).map((p) => ({ contractId: p.contractId, size: p.size })),
+      };
+    });
+  }
+
+  async act(action: DashboardAction, source: ActionSource, bot?: string): Promise<ActionResult> {
     const session = this.session;
     const engine = session.engine;
     const name = session.account.name;
+    if (bot !== undefined && action !== 'kill') {
+      if (!session.botIds.includes(bot))
+        return {
+          account: this.id,
+          action,
+          ok: false,
+          message: `${name} runs no bot ${bot} (${session.botIds.join(', ')})`,
+        };
+      const paused = action === 'pause';
+      session.journal.record('control', 'event', null, { action, bot, source });
+      engine.setStrategyPaused(bot, paused, `${paused ? 'paused' : 'resumed'} by ${source}`);
+      return {
+        account: this.id,
+        action,
+        ok: true,
+        message: paused
+          ? `${bot} paused on ${name}: it opens no new risk (its reductions, cancels and flattens pass)`
+          : `${bot} resumed on ${name}`,
+      };
+    }
     switch (action) {
       case 'kill': {
         const result = await session.killSwitch(`kill switch from the ${source}`, source);

@@ -67,6 +67,22 @@ describe('tickline run (a trading node)', () => {
       await until(() => out.includes('fast resumed on NODE-A, NODE-B'), 10_000, 'the resume');
       await until(() => out.includes('commands: pause <bot>'), 10_000, 'the help line');
 
+      // One bot of one account from the page's API: the other account's copy of it trades on.
+      const b = (await accounts()).find((x) => x.name === 'NODE-B')!;
+      expect(b.bots.map((x) => x.id)).toEqual(['fast']);
+      const paused = await fetch(`${origin}/api/actions`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ action: 'pause', account: b.id, bot: 'fast', confirm: true }),
+      });
+      expect(paused.status).toBe(200);
+      const bots = new Map((await accounts()).map((x) => [x.name, x.bots]));
+      expect(bots.get('NODE-B')!.map((x) => [x.id, x.paused])).toEqual([['fast', true]]);
+      expect(bots.get('NODE-A')!.map((x) => [x.id, x.paused])).toEqual([
+        ['fast', false],
+        ['slow', false],
+      ]);
+
       const a = (await accounts()).find((x) => x.name === 'NODE-A')!;
       const killed = await fetch(`${origin}/api/actions`, {
         method: 'POST',
@@ -95,6 +111,7 @@ describe('tickline run (a trading node)', () => {
         expect(j.entries({ kind: 'control' }).map((e) => e.payload)).toEqual([
           { action: 'pause', bot: 'fast', source: 'command' },
           { action: 'resume', bot: 'fast', source: 'command' },
+          ...(name === 'NODE-B' ? [{ action: 'pause', bot: 'fast', source: 'dashboard' }] : []),
         ]);
       } finally {
         j.close();

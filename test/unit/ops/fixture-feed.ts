@@ -28,6 +28,7 @@ export function snapshotOf(id: string, over: Partial<AccountSnapshot> = {}): Acc
     openPnl: 0,
     state: { state: 'ACTIVE', reason: '', since: null, paused: false },
     passLock: null,
+    bots: [{ id: 'fixture', paused: false, reason: null, netPnl: 0, trades: 0, positions: [] }],
     positions: [],
     orders: [],
     headroom: [
