@@ -35,8 +35,8 @@ export interface LoadedNodeConfig {
 
 /** Whether a trading config file is a node's (it lists `bots`), read without validating it. */
 export function isNodeConfig(file: string): boolean {
-  const data = readConfigDocument(file).doc.toJS() as unknown;
-  return typeof data === 'object' && data !== null && 'bots' in data;
+  // The top-level key only: no alias is expanded here (the loader that follows refuses a bomb at its line).
+  return readConfigDocument(file).doc.has('bots');
 }
 
 export function loadNodeConfig(file: string): LoadedNodeConfig {
