@@ -176,7 +176,7 @@ export async function runNode(configFile: string, options: { signals?: boolean }
 }
 
 /** Each bot's strategy module; every one that cannot be loaded is reported at once, at its `strategy` key. */
-async function loadStrategies(
+export async function loadStrategies(
   configFile: string,
   bots: readonly { id: string; strategy: string }[],
 ): Promise<Map<string, StrategyModule>> {

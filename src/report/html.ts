@@ -133,7 +133,20 @@ function strategiesSection(input: ReportInput): string {
     s.profitFactor === null ? '-' : s.profitFactor.toFixed(2),
     String(s.position),
   ]);
-  const headers = ['Strategy', 'Module', 'Size', 'Timeframe', 'Net PnL', 'Realized', 'Open', 'Fees', 'Trades', 'Win rate', 'Profit factor', 'Position'];
+  const headers = [
+    'Strategy',
+    'Module',
+    'Size',
+    'Timeframe',
+    'Net PnL',
+    'Realized',
+    'Open',
+    'Fees',
+    'Trades',
+    'Win rate',
+    'Profit factor',
+    'Position',
+  ];
   const numeric = headers.map((_, k) => k >= 4);
   return `<section id="strategies"><h2>Strategies</h2>
 <p class="muted">Each strategy's own line of the account: its fills, attributed by order id, booked at average cost. The lines sum to the account's position and PnL.</p>

@@ -10,13 +10,7 @@ import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
-import type {
-  EquityCurve,
-  ReportInput,
-  ReportOverlay,
-  ReportStrategy,
-  Statistics,
-} from '../../report/report-types.ts';
+import type { EquityCurve, ReportInput, ReportOverlay, ReportStrategy, Statistics } from '../../report/report-types.ts';
 import { cents, tradeStatistics } from '../../report/statistics.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './backtest-config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';

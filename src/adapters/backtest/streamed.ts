@@ -73,7 +73,12 @@ export function streamChoice(
   options: ExecuteOptions,
 ): StreamChoice {
   const data = config.data;
-  if (data.source !== 'csv' || data.stream === false || options.history !== undefined || options.strategies !== undefined)
+  if (
+    data.source !== 'csv' ||
+    data.stream === false ||
+    options.history !== undefined ||
+    options.strategies !== undefined
+  )
     return { stream: false };
   const asked = data.stream === true;
   const cwd = options.cwd ?? process.cwd();
