@@ -23,7 +23,13 @@ import { SimulatedVenue, type FillModelOptions, type OrderRecord } from './simul
 import { ReplayMarketData } from './replay.ts';
 import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
-import { UNATTRIBUTED, type Engine, type StrategyPosition, type StrategySnapshot } from '../../engine/runner.ts';
+import {
+  RISK_STRATEGY_ID,
+  UNATTRIBUTED,
+  type Engine,
+  type StrategyPosition,
+  type StrategySnapshot,
+} from '../../engine/runner.ts';
 import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
 import {
   idleBetween,
@@ -703,7 +709,9 @@ class BreakHandler {
   /** Cancel the working orders and close the position at `price`, now. */
   private close(by: 'gap' | 'roll', time: number, price: number): void {
     if (this.engine.accounting.position(this.contractId) === 0 && this.engine.openOrders().length === 0) return;
-    this.engine.submit(by, { kind: 'flatten', contractId: this.contractId });
+    // On a contract several strategies share, a flatten under any id but the engine's own closes only that
+    // id's line (none): the account's is the engine's.
+    this.engine.submit(this.byLine ? RISK_STRATEGY_ID : by, { kind: 'flatten', contractId: this.contractId });
     this.venue.settleAt(this.contractId, time, price);
   }
 }

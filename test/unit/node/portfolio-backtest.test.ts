@@ -29,6 +29,20 @@ const runNode = (config: ReturnType<typeof node>, strategies: Record<string, Str
 const single = (definition: Record<string, unknown>, strategy: StrategyModule) =>
   runDefinition(BacktestConfig.parse({ contract: 'ES', data: synthetic, ...definition }), 'single', { strategy });
 
+/** Holds `side` from the close of bar `from` (counted from 0) to the close of bar `to`. */
+const scripted = defineStrategy({
+  name: 'scripted',
+  params: z.strictObject({ from: z.number(), to: z.number(), side: z.number() }),
+  run: (ctx) => {
+    let i = -1;
+    return ctx.barRecords().pipe(
+      mergeMap(() => {
+        i++;
+        return i === ctx.params.from ? of(target(ctx.params.side)) : i === ctx.params.to ? of(target(0)) : EMPTY;
+      }),
+    );
+  },
+});
 describe('a node backtest', () => {
   it('equals the sum of its parts where they do not interact: each account as its one strategy alone', async () => {
     const config = node({
@@ -91,19 +105,6 @@ describe('a node backtest', () => {
       rows.push(`${new Date(start + i * 60_000).toISOString()},${open},${open + 1},${open - 1},${open + 0.5},10`);
     }
     writeFileSync(file, `${rows.join('\n')}\n`);
-    const scripted = defineStrategy({
-      name: 'scripted',
-      params: z.strictObject({ from: z.number(), to: z.number(), side: z.number() }),
-      run: (ctx) => {
-        let i = -1;
-        return ctx.barRecords().pipe(
-          mergeMap(() => {
-            i++;
-            return i === ctx.params.from ? of(target(ctx.params.side)) : i === ctx.params.to ? of(target(0)) : EMPTY;
-          }),
-        );
-      },
-    });
     const backtest = {
       contract: { id: 'X', name: 'X', tickSize: 0.25, tickValue: 12.5 },
       data: { source: 'csv', file },
@@ -147,6 +148,77 @@ describe('a node backtest', () => {
     expect(both.report.strategies!.map((s) => [s.id, s.netPnl, s.trades, s.winRate])).toEqual([
       ['a', 248, 1, 1],
       ['b', -252, 1, 0],
+    ]);
+  });
+
+  it('closes every line before a gap in the data, at the last close (by hand)', async () => {
+    // Bar i opens at 100 + i and closes half a point up; five days pass between bars 12 and 13.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-nodebt-'));
+    const file = path.join(dir, 'bars.csv');
+    const rows = ['t,o,h,l,c,v'];
+    for (let i = 0; i < 16; i++) {
+      const t = Date.UTC(2025, 2, 4, 15, i) + (i > 12 ? 5 * 86_400_000 : 0);
+      rows.push(`${new Date(t).toISOString()},${100 + i},${101 + i},${99 + i},${100.5 + i},10`);
+    }
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const config = node({
+      accounts: [{ name: 'N' }],
+      bots: [
+        { id: 'a', strategy: 'scripted', params: { from: 3, to: 99, side: 1 }, contracts: ['X'], accounts: ['N'] },
+        { id: 'b', strategy: 'scripted', params: { from: 5, to: 99, side: -2 }, contracts: ['X'], accounts: ['N'] },
+      ],
+      backtest: {
+        contract: { id: 'X', name: 'X', tickSize: 0.25, tickValue: 12.5 },
+        data: { source: 'csv', file },
+        market: { hours: 'none' },
+        fills: { slippageTicks: 0, feePerContractPerSide: 0 },
+      },
+    });
+    const { result } = (await runNode(config, { a: scripted, b: scripted })).accounts[0]!.outcome;
+    expect(result.gaps.map((g) => g.flattened)).toEqual([-1]);
+    expect(result.fills.map((f) => [f.orderId, f.side, f.size, f.price / 4])).toEqual([
+      ['a-1', 'buy', 1, 104],
+      ['b-1', 'sell', 2, 106],
+      ['risk-1', 'buy', 1, 112.5],
+    ]);
+    // A: long 104 to 112.5 (+$425); B: short 2 from 106 to 112.5 (-$650); the account's -1 closed once.
+    expect(result.strategies!.map((s) => [s.id, s.snapshot.realizedPnl, s.snapshot.positions[0]!.size])).toEqual([
+      ['a', 425, 0],
+      ['b', -650, 0],
+    ]);
+    expect(result.realizedPnl).toBe(-225);
+  });
+
+  it("keeps each strategy's line across a roll: each reopens under its own id in the new month", async () => {
+    // ESH5 rolls to ESM5 on 2025-03-13; long 1 and short 2 are held across it.
+    const config = node({
+      accounts: [{ name: 'N' }],
+      bots: [
+        { id: 'up', strategy: 'scripted', params: { from: 10, to: 1e9, side: 1 }, contracts: ['ES'], accounts: ['N'] },
+        { id: 'dn', strategy: 'scripted', params: { from: 20, to: 1e9, side: -2 }, contracts: ['ES'], accounts: ['N'] },
+      ],
+      backtest: { data: { ...synthetic, start: '2025-03-09', sessions: 5 }, market: { hours: 'none' } },
+    });
+    const { result } = (await runNode(config, { up: scripted, dn: scripted })).accounts[0]!.outcome;
+    expect(result.rolls.map((r) => [r.from, r.to, r.position, r.action])).toEqual([
+      ['CON.F.US.EP.H25', 'CON.F.US.EP.M25', -1, 'rolled'],
+    ]);
+    const rollTime = result.rolls[0]!.time;
+    expect(result.fills.filter((f) => f.time >= rollTime).map((f) => [f.orderId, f.side, f.size])).toEqual([
+      // The account closed in the old month at its last close (the engine's own flatten), then each line reopened.
+      ['risk-1', 'buy', 1],
+      ['up-roll1', 'buy', 1],
+      ['dn-roll1', 'sell', 2],
+    ]);
+    expect(result.strategies!.map((s) => [s.id, s.snapshot.positions[0]!.size])).toEqual([
+      ['up', 1],
+      ['dn', -2],
+    ]);
+    expect(result.openPosition).toBe(-1);
+    // Each line closed in the old month at the roll, at the account's price: one trade each, labelled H25.
+    expect(result.strategies!.map((s) => s.trades.map((t) => [t.contractId, t.size]))).toEqual([
+      [['CON.F.US.EP.H25', 1]],
+      [['CON.F.US.EP.H25', 2]],
     ]);
   });
 
