@@ -12,7 +12,13 @@ import { loadEvaluationRules } from './evaluations.ts';
 import { executeBacktest } from '../adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../adapters/backtest/result-files.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
-import { renderNodeSummary, runNodeBacktest, writeNodeBacktest } from '../node/portfolio-backtest.ts';
+import { botAccounts } from '../node/node-config.ts';
+import {
+  botBacktestConfig,
+  renderNodeSummary,
+  runNodeBacktest,
+  writeNodeBacktest,
+} from '../node/portfolio-backtest.ts';
 import { loadStrategies } from './run.ts';
 import { checkBotParams, isNodeConfig, loadNodeBacktestConfig } from './trading-config.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
@@ -161,6 +167,55 @@ export async function loadBacktestConfig(
   validateAt(doc, ['strategy', 'params'], strategy.params, config.strategy.params);
   const name = config.name ?? path.basename(args.config).replace(/\.ya?ml$/i, '');
   return { config, name, strategy, ...(evaluation === undefined ? {} : { evaluation }) };
+}
+
+/**
+ * One bot of a node config as a single backtest definition, for `tickline optimize --config node.yaml --bot
+ * <id> [--account <name>]`: the bot alone on the account (its first by default) under that account's rules,
+ * on the node's backtest history; `--param` overrides its parameters as a definition's.
+ */
+export async function loadNodeBotConfig(
+  args: BacktestArgs,
+  botId: string | undefined,
+  account: string | undefined,
+): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule }> {
+  const refused = (['strategy', 'from', 'to', 'data', 'evaluation'] as const)
+    .filter((key) => args[key] !== undefined)
+    .map((key) => `--${key}`);
+  if (refused.length > 0)
+    throw new UsageError(`${refused.join(', ')}: not for a node config (set them in its backtest section and bots)`);
+  const loaded = loadNodeBacktestConfig(args.config);
+  const ids = loaded.config.bots.map((b) => b.id).join(', ');
+  if (botId === undefined)
+    throw new UsageError(`a node config: name the bot whose parameters to sweep with --bot (${ids})`);
+  const index = loaded.config.bots.findIndex((b) => b.id === botId);
+  if (index < 0) throw new UsageError(`--bot ${botId}: no such bot in ${args.config} (${ids})`);
+  const bot = loaded.config.bots[index]!;
+  const accounts = botAccounts(bot).map((a) => a.name);
+  const on = account ?? accounts[0]!;
+  if (!accounts.includes(on))
+    throw new UsageError(`--account ${on}: bot ${bot.id} does not trade it (${accounts.join(', ')})`);
+  const doc = readConfigDocument(args.config);
+  for (const pair of args.params) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--param ${pair}: expected key=value`);
+    setConfigValue(
+      doc,
+      ['bots', index, 'params', pair.slice(0, eq)],
+      parseScalar(pair.slice(eq + 1)),
+      `--param ${pair}`,
+    );
+  }
+  const params = (doc.doc.getIn(['bots', index, 'params'], false) as { toJSON(): unknown } | undefined)?.toJSON() ?? {};
+  const strategy = (await loadStrategies(args.config, [bot])).get(bot.id)!;
+  validateAt(doc, ['bots', index, 'params'], strategy.params, params);
+  const name = `${path.basename(args.config).replace(/\.ya?ml$/i, '')}-${bot.id}`;
+  const config = botBacktestConfig(
+    { config: loaded.config, name: path.basename(args.config).replace(/\.ya?ml$/i, ''), sessions: loaded.sessions },
+    { ...bot, params: params as Record<string, unknown> },
+    on,
+  );
+  return { config: args.out === undefined ? config : { ...config, out: path.resolve(args.out) }, name, strategy };
 }
 
 /** The account fields an evaluation sets; the definition may not set them too. */

@@ -31,7 +31,7 @@ import { timeframeLabel } from '../engine/timeframe.ts';
 import { CALENDAR } from '../market/contract-months.ts';
 import { headlineVerdict } from '../report/format.ts';
 import { computeStatistics } from '../report/statistics.ts';
-import { accountBots, baseTimeframe, type NodeConfig } from './node-config.ts';
+import { accountBots, baseTimeframe, type NodeBot, type NodeConfig } from './node-config.ts';
 
 export interface NodeBacktestInput {
   /** The node config, its paths resolved; it must have a `backtest` section (`nodeBacktestIssues`). */
@@ -168,6 +168,24 @@ export function accountBacktestConfig(
     market: backtest.market,
     risk: session?.risk ?? config.accounts.find((a) => a.name === account)!.risk ?? config.risk,
     outputs: backtest.outputs,
+  };
+}
+
+/**
+ * One bot alone on one of its accounts, as a single backtest definition (what `tickline optimize` sweeps):
+ * the account's rules and the node's history, the bot's strategy, parameters and timeframe, at size 1.
+ */
+export function botBacktestConfig(
+  input: Pick<NodeBacktestInput, 'config' | 'name' | 'sessions'>,
+  bot: NodeBot,
+  account: string,
+): BacktestConfig {
+  return {
+    ...accountBacktestConfig(input, account),
+    name: `${input.name}-${bot.id}`,
+    title: `${input.name} / ${account}: ${bot.id}`,
+    strategy: { name: bot.strategy, params: bot.params },
+    timeframe: bot.timeframe,
   };
 }
 

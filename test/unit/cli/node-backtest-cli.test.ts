@@ -45,6 +45,23 @@ describe('tickline backtest --config node.yaml', () => {
       expect(readFileSync(path.join(dir, 'b', file), 'utf8')).toBe(readFileSync(path.join(dir, 'a', file), 'utf8'));
   });
 
+  it("optimize sweeps one bot's parameters alone on one of its accounts (--bot, --account)", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-nodebt-cli-'));
+    const args = ['optimize', '--config', NODE_YAML, '--grid', 'fast=3,5', '--grid', 'slow=20', '--workers', '1'];
+    expect(await main([...args, '--bot', 'trend', '--account', 'EVAL-2', '--out', dir])).toBe(ExitCode.Ok);
+    expect(out.join('')).toMatch(/^node-trend: 2 parameter sets/m);
+    const rows = JSON.parse(readFileSync(path.join(dir, 'optimize.json'), 'utf8')) as unknown;
+    expect(JSON.stringify(rows)).toContain('"fast":5');
+    err.length = 0;
+    expect(await main(args)).toBe(ExitCode.Usage);
+    expect(err.join('')).toBe(
+      'optimize: a node config: name the bot whose parameters to sweep with --bot (trend, revert, breakout)\n',
+    );
+    err.length = 0;
+    expect(await main([...args, '--bot', 'revert', '--account', 'EVAL-2'])).toBe(ExitCode.Usage);
+    expect(err.join('')).toBe('optimize: --account EVAL-2: bot revert does not trade it (EVAL-1)\n');
+  });
+
   it('says in one line why a node config cannot be backtested (exit 2)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-nodebt-cli-'));
     const file = path.join(dir, 'node.yaml');
