@@ -19,7 +19,7 @@ import {
   runNodeBacktest,
   writeNodeBacktest,
 } from '../node/portfolio-backtest.ts';
-import { loadStrategies } from './run.ts';
+import { loadStrategies } from './run-node.ts';
 import { checkBotParams, isNodeConfig, loadNodeBacktestConfig } from './trading-config.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
 import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
