@@ -316,7 +316,9 @@ const rate = (value: number | null): string => (value === null ? '-' : `${(value
 
 /** The summary as a table: a row per account, under it a row per strategy of that account. */
 export function renderNodeSummary(summary: NodeSummary): string {
-  const rows: string[][] = [['account / strategy', 'verdict', 'net PnL', 'max DD', 'trades', 'win rate', 'breaches']];
+  const rows: string[][] = [
+    ['account / bot', 'verdict / strategy', 'net PnL', 'max DD', 'trades', 'win rate', 'breaches'],
+  ];
   for (const a of summary.accounts) {
     rows.push([
       a.account,
@@ -347,7 +349,7 @@ export function renderNodeSummary(summary: NodeSummary): string {
       .join('  ')
       .trimEnd();
   const out = [
-    `node ${summary.name}: ${summary.accounts.length} account(s) on ${summary.contract}, ${summary.data}, ${summary.bars} bars`,
+    `${summary.name}: node backtest of ${summary.accounts.length} account(s) on ${summary.contract}, ${summary.data}, ${summary.bars} bars`,
     ...rows.map(line),
   ];
   for (const a of summary.accounts) {
@@ -370,7 +372,7 @@ export async function writeNodeBacktest(
   const summary = nodeSummary(result);
   mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, 'node-summary.json');
-  writeJson(file, summary, result.accounts[0]?.outcome.outputs.json === 'pretty' ? 'pretty' : 'compact');
+  writeJson(file, summary, result.accounts[0]?.outcome.outputs.json ?? 'compact');
   return { summary, file, accounts };
 }
 
