@@ -30,6 +30,7 @@ import type { StrategyModule } from '../engine/strategy.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
 import { CALENDAR } from '../market/contract-months.ts';
 import { headlineVerdict } from '../report/format.ts';
+import type { DecisionRecord } from '../report/report-types.ts';
 import { computeStatistics } from '../report/statistics.ts';
 import { accountBots, baseTimeframe, type NodeBot, type NodeConfig } from './node-config.ts';
 
@@ -241,6 +242,8 @@ export interface NodeSummaryStrategy {
   readonly trades: number;
   readonly winRate: number | null;
   readonly position: number;
+  /** Its intents the account's guard refused, by reason code. */
+  readonly refused: Readonly<Record<string, number>>;
 }
 
 export interface NodeSummaryAccount {
@@ -254,6 +257,8 @@ export interface NodeSummaryAccount {
   readonly maxDrawdown: number;
   readonly trades: number;
   readonly winRate: number | null;
+  /** Intents the guard refused, by reason code (every bot's and the engine's own). */
+  readonly refused: Readonly<Record<string, number>>;
   /** Rule breaks, each `rule tradingDay`. */
   readonly breaches: readonly string[];
   readonly orderListHash: string;
@@ -285,6 +290,7 @@ export function nodeSummary(result: NodeBacktestResult): NodeSummary {
       maxDrawdown: statistics.maxDrawdown,
       trades: statistics.trades,
       winRate: statistics.winRate,
+      refused: run.rejections,
       breaches: run.violations.map((v) => `${v.rule} ${v.tradingDay}`),
       orderListHash: run.orderListHash,
       failure: run.failure === undefined ? null : run.failure.message.split('\n')[0]!,
@@ -296,6 +302,7 @@ export function nodeSummary(result: NodeBacktestResult): NodeSummary {
         trades: s.trades,
         winRate: s.winRate,
         position: s.position,
+        refused: refusedBy(run.decisions, s.id),
       })),
     };
   });
@@ -310,6 +317,19 @@ export function nodeSummary(result: NodeBacktestResult): NodeSummary {
     idle: result.idle,
   };
 }
+
+/** One bot's refused intents by reason code, in the order each code first occurred. */
+function refusedBy(decisions: readonly DecisionRecord[], strategyId: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const d of decisions)
+    if (d.strategyId === strategyId && !d.result.accepted) counts[d.result.code] = (counts[d.result.code] ?? 0) + 1;
+  return counts;
+}
+
+const refusedText = (counts: Readonly<Record<string, number>>): string =>
+  Object.entries(counts)
+    .map(([code, n]) => `${code} ${n}`)
+    .join(', ');
 
 const money = (value: number): string => value.toFixed(2);
 const rate = (value: number | null): string => (value === null ? '-' : `${(value * 100).toFixed(1)}%`);
@@ -354,6 +374,8 @@ export function renderNodeSummary(summary: NodeSummary): string {
   ];
   for (const a of summary.accounts) {
     if (a.why !== '') out.push(`  ${a.account}: ${a.why}`);
+    for (const s of a.strategies)
+      if (Object.keys(s.refused).length > 0) out.push(`  ${a.account}: ${s.id} refused ${refusedText(s.refused)}`);
     for (const b of a.breaches) out.push(`  ${a.account}: breach ${b}`);
     if (a.failure !== null) out.push(`  ${a.account}: stopped: ${a.failure}`);
   }

@@ -251,9 +251,11 @@ describe('a node backtest', () => {
       expect(tight!.fills.filter((f) => f.time > at && calendar.dayOf(f.time) === v.tradingDay).length).toBeLessThan(2);
     }
     const summary = nodeSummary(result);
-    expect(summary.accounts.map((a) => [a.account, a.breaches.length > 0])).toEqual([
-      ['TIGHT', true],
-      ['LOOSE', false],
+    expect(
+      summary.accounts.map((a) => [a.account, a.breaches.length > 0, 'STATE_HALTED' in a.strategies[0]!.refused]),
+    ).toEqual([
+      ['TIGHT', true, true],
+      ['LOOSE', false, false],
     ]);
   });
 });
