@@ -306,10 +306,9 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   const segments = continuity?.segments ?? [];
   const adjustment = new PriceAdjustment(continuity?.adjust ?? 'difference');
   // Only a history of several months needs the strategy's adjusted view.
-  const strategy =
-    segments.length > 1 && adjustment.mode !== 'none' ? adjustedStrategy(input.strategy, adjustment) : input.strategy;
   const adjusted = (module: StrategyModule): StrategyModule =>
     segments.length > 1 && adjustment.mode !== 'none' ? adjustedStrategy(module, adjustment) : module;
+  const strategy = adjusted(input.strategy);
   const engine = createEngine({
     strategies:
       input.strategies === undefined
