@@ -11,7 +11,16 @@ import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '..
 import { loadEvaluationRules } from './evaluations.ts';
 import { executeBacktest } from '../adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../adapters/backtest/result-files.ts';
-import { createLogger } from '../engine/log.ts';
+import { createLogger, type Logger } from '../engine/log.ts';
+import { botAccounts } from '../node/node-config.ts';
+import {
+  botBacktestConfig,
+  renderNodeSummary,
+  runNodeBacktest,
+  writeNodeBacktest,
+} from '../node/portfolio-backtest.ts';
+import { loadStrategies } from './run-node.ts';
+import { checkBotParams, isNodeConfig, loadNodeBacktestConfig } from './trading-config.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
 import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
@@ -49,6 +58,11 @@ Options:
                        (e.g. topstep-50k) or a YAML file; its floors, contract cap and hours
                        become the account's and the guard's (see tickline evaluate)
   -h, --help           This help
+
+A node config (one that lists bots:, see config/node.yaml) runs every account on its backtest
+section's history, each under its own rules with all its bots in one engine, writes each account's
+results to <out>/<account>/ and prints a table per account and strategy (docs/backtest.md, A node's
+portfolio); only --out applies to it.
 
 Paths in the config file are relative to that file; paths given here, and the default out/<name>, are
 relative to the working directory.
@@ -155,6 +169,55 @@ export async function loadBacktestConfig(
   return { config, name, strategy, ...(evaluation === undefined ? {} : { evaluation }) };
 }
 
+/**
+ * One bot of a node config as a single backtest definition, for `tickline optimize --config node.yaml --bot
+ * <id> [--account <name>]`: the bot alone on the account (its first by default) under that account's rules,
+ * on the node's backtest history; `--param` overrides its parameters as a definition's.
+ */
+export async function loadNodeBotConfig(
+  args: BacktestArgs,
+  botId: string | undefined,
+  account: string | undefined,
+): Promise<{ config: BacktestConfig; name: string; strategy: StrategyModule }> {
+  const refused = (['strategy', 'from', 'to', 'data', 'evaluation'] as const)
+    .filter((key) => args[key] !== undefined)
+    .map((key) => `--${key}`);
+  if (refused.length > 0)
+    throw new UsageError(`${refused.join(', ')}: not for a node config (set them in its backtest section and bots)`);
+  const loaded = loadNodeBacktestConfig(args.config);
+  const ids = loaded.config.bots.map((b) => b.id).join(', ');
+  if (botId === undefined)
+    throw new UsageError(`a node config: name the bot whose parameters to sweep with --bot (${ids})`);
+  const index = loaded.config.bots.findIndex((b) => b.id === botId);
+  if (index < 0) throw new UsageError(`--bot ${botId}: no such bot in ${args.config} (${ids})`);
+  const bot = loaded.config.bots[index]!;
+  const accounts = botAccounts(bot).map((a) => a.name);
+  const on = account ?? accounts[0]!;
+  if (!accounts.includes(on))
+    throw new UsageError(`--account ${on}: bot ${bot.id} does not trade it (${accounts.join(', ')})`);
+  const doc = readConfigDocument(args.config);
+  for (const pair of args.params) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--param ${pair}: expected key=value`);
+    setConfigValue(
+      doc,
+      ['bots', index, 'params', pair.slice(0, eq)],
+      parseScalar(pair.slice(eq + 1)),
+      `--param ${pair}`,
+    );
+  }
+  const params = (doc.doc.getIn(['bots', index, 'params'], false) as { toJSON(): unknown } | undefined)?.toJSON() ?? {};
+  const strategy = (await loadStrategies(args.config, [bot])).get(bot.id)!;
+  validateAt(doc, ['bots', index, 'params'], strategy.params, params);
+  const name = `${path.basename(args.config).replace(/\.ya?ml$/i, '')}-${bot.id}`;
+  const config = botBacktestConfig(
+    { config: loaded.config, name: path.basename(args.config).replace(/\.ya?ml$/i, ''), sessions: loaded.sessions },
+    { ...bot, params: params as Record<string, unknown> },
+    on,
+  );
+  return { config: args.out === undefined ? config : { ...config, out: path.resolve(args.out) }, name, strategy };
+}
+
 /** The account fields an evaluation sets; the definition may not set them too. */
 const EVALUATION_ACCOUNT_KEYS = ['startingBalance', 'dailyLossLimit', 'maximumLossLimit', 'profitTarget'] as const;
 
@@ -176,6 +239,47 @@ function withEvaluation(doc: ConfigDocument, config: BacktestConfig, rules: Eval
   return { ...config, account, risk: withEvaluationRisk(config.risk, rules) };
 }
 
+/**
+ * A node config (it lists `bots`): every account on the one history under its own rules, each account's
+ * results in `<out>/<account>/`, the node's table printed and in `<out>/node-summary.json`. Exit codes as
+ * a single backtest's, over every account: 1 when a strategy failed on one, else 3 when one broke a rule.
+ */
+async function backtestNode(args: BacktestArgs, logger: Logger): Promise<number> {
+  const refused = [
+    ...(args.params.length > 0 ? ['--param'] : []),
+    ...(['strategy', 'from', 'to', 'data', 'evaluation'] as const)
+      .filter((key) => args[key] !== undefined)
+      .map((key) => `--${key}`),
+  ];
+  if (refused.length > 0)
+    throw new UsageError(
+      `${refused.join(', ')}: not for a node config (set them in its backtest section and bots); only --out is`,
+    );
+  const { config, sessions, evaluations } = loadNodeBacktestConfig(args.config);
+  const strategies = await loadStrategies(args.config, config.bots);
+  checkBotParams(args.config, config.bots, strategies);
+  const name = path.basename(args.config).replace(/\.ya?ml$/i, '');
+  const outDir = args.out !== undefined ? path.resolve(args.out) : (config.backtest!.out ?? path.join('out', name));
+  const result = await runNodeBacktest({ config, name, sessions, evaluations, strategies, logger });
+  const written = await writeNodeBacktest(outDir, result);
+  const lines = [renderNodeSummary(written.summary).trimEnd()];
+  for (const { account, outcome } of result.accounts) {
+    for (const warning of outcome.warnings) lines.push(`Warning: ${account}: ${warning}`);
+    lines.push(
+      `${account}: orders sha256 ${outcome.result.orderListHash}; report ${written.accounts.get(account)!.report}`,
+    );
+  }
+  lines.push(`summary: ${written.file}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const failed = result.accounts.filter((a) => a.outcome.result.failure !== undefined);
+  for (const { account, outcome } of failed)
+    process.stderr.write(
+      `${strategyFailureReport(`backtest: ${account}`, outcome.result.failure!, ` (stopped after ${outcome.result.bars} of ${outcome.history.bars.time.length} bars; the outputs above cover what ran)`)}\n`,
+    );
+  if (failed.length > 0) return EXIT_CODE_OF_KIND.runtime;
+  return result.accounts.every((a) => a.outcome.result.passed) ? ExitCode.Ok : EXIT_CODE_OF_KIND.ruleBreak;
+}
+
 export async function run(args: string[]): Promise<number> {
   const parsed = parseBacktestArgs(args);
   if (parsed === 'help') {
@@ -183,6 +287,7 @@ export async function run(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const logger = createLogger({ name: 'backtest', level: process.env.TICKLINE_LOG_LEVEL ?? 'error' });
+  if (isNodeConfig(parsed.config)) return backtestNode(parsed, logger);
   const started = Date.now();
   let bar: SingleBar | null = null;
   // A progress bar only where someone watches, and only once the run has taken a second.

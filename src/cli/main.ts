@@ -22,7 +22,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   sim: () => import('./sim.ts'),
   paper: () => import('./paper.ts'),
   live: () => import('./live.ts'),
-  run: () => import('./run.ts'),
+  run: () => import('./run-node.ts'),
   flatten: () => import('./flatten.ts'),
   init: () => import('./init.ts'),
 };

@@ -16,7 +16,8 @@ import type { FoldPlan, WindowMode } from '../optimize/walk-forward.ts';
 import type { OptimizeConfig } from '../adapters/backtest/backtest-config.ts';
 import { sweepHistory, sweepSamples } from '../optimize/queue-worker.ts';
 import { checkQueueUrl, DEFAULT_RETRIES } from '../optimize/queue.ts';
-import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig } from './backtest.ts';
+import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig, loadNodeBotConfig } from './backtest.ts';
+import { isNodeConfig } from './trading-config.ts';
 import { parseScalar } from './config-loader.ts';
 import type { StrategyModule } from '../engine/strategy.ts';
 import { parseCommandArgs } from './args.ts';
@@ -60,6 +61,10 @@ Options:
                          reported (default ${DEFAULT_RETRIES})
   --param <key=value>    Fix a strategy parameter for every run (repeatable)
   --strategy, --from, --to, --data, --out   As for \`tickline backtest\`
+  --bot <id>             With a node config (config/node.yaml): the bot whose parameters to sweep,
+                         alone on one of its accounts, under that account's rules, on the node's
+                         backtest history, at size 1
+  --account <name>       With --bot: which of its accounts (default: its first)
   -h, --help             This help
 
 Writes out/<name>/optimize.csv, optimize.json and sweep.html (the runs and a heatmap of the metric). Exit codes: 0 done, 2 bad config or arguments, 1 failure.`;
@@ -188,6 +193,8 @@ export async function run(args: string[]): Promise<number> {
       queue: { type: 'string' },
       detach: { type: 'boolean' },
       retries: { type: 'string' },
+      bot: { type: 'string' },
+      account: { type: 'string' },
     },
     USAGE,
   );
@@ -207,7 +214,12 @@ export async function run(args: string[]): Promise<number> {
 
   let pool: SweepPool | undefined;
   try {
-    const { config, name, strategy } = await loadBacktestConfig(backtest);
+    const node = isNodeConfig(backtest.config);
+    if (!node && (values.bot !== undefined || values.account !== undefined))
+      throw new UsageError('--bot and --account go with a node config (one that lists bots:)');
+    const { config, name, strategy } = node
+      ? await loadNodeBotConfig(backtest, values.bot, values.account)
+      : await loadBacktestConfig(backtest);
     const { grid, metric, fraction, workers, method, trials, seed, walkForward } = optimizeSettings(
       values,
       config.optimize ?? {},

@@ -1,7 +1,9 @@
 /** The configs of `paper`, `live`, `flatten` and the node's `run`: strict, with their paths relative to the file. */
 import path from 'node:path';
 import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/live-config.ts';
-import { evaluationAccount, withEvaluationRisk } from '../engine/evaluation-rules.ts';
+import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '../engine/evaluation-rules.ts';
+import type { StrategyModule } from '../engine/strategy.ts';
+import { nodeBacktestIssues } from '../node/portfolio-backtest.ts';
 import { accountConfigSchema } from '../engine/account-rules.ts';
 import { accountSessionConfig, nodeConfigSchema, resolveNodePaths, type NodeConfig } from '../node/node-config.ts';
 import {
@@ -11,6 +13,7 @@ import {
   validateDocument,
   type ConfigDocument,
   type ConfigIssue,
+  validateAt,
 } from './config-loader.ts';
 import { loadEvaluationRules } from './evaluations.ts';
 
@@ -52,6 +55,47 @@ export function loadNodeConfig(file: string): LoadedNodeConfig {
   );
   if (issues.length > 0) throw new ConfigError(issues);
   return { config, sessions };
+}
+
+/** A node config to backtest: loaded as `loadNodeConfig`, with each account's evaluation rules to judge it by. */
+export interface LoadedNodeBacktest extends LoadedNodeConfig {
+  readonly evaluations: ReadonlyMap<string, EvaluationPreset>;
+}
+
+/**
+ * A node config for `tickline backtest`: everything `loadNodeConfig` checks, then what a node backtest needs
+ * (a `backtest` section, the bots on one contract: `nodeBacktestIssues`), each issue at its line.
+ */
+export function loadNodeBacktestConfig(file: string): LoadedNodeBacktest {
+  const loaded = loadNodeConfig(file);
+  const doc = readConfigDocument(file);
+  const issues = nodeBacktestIssues(loaded.config).map((issue) => configIssue(doc, issue.path, issue.message));
+  if (issues.length > 0) throw new ConfigError(issues);
+  const baseDir = path.dirname(path.resolve(file));
+  const evaluations = new Map<string, EvaluationPreset>();
+  for (const account of loaded.config.accounts)
+    if (account.evaluation !== undefined)
+      evaluations.set(account.name, loadEvaluationRules(account.evaluation, baseDir));
+  return { ...loaded, evaluations };
+}
+
+/** Every bot's parameters checked by its strategy's own schema, every issue at once at its line. */
+export function checkBotParams(
+  file: string,
+  bots: readonly { id: string; params: unknown }[],
+  strategies: ReadonlyMap<string, StrategyModule>,
+): void {
+  const doc = readConfigDocument(file);
+  const issues: ConfigIssue[] = [];
+  bots.forEach((bot, i) => {
+    try {
+      validateAt(doc, ['bots', i, 'params'], strategies.get(bot.id)!.params, bot.params);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      issues.push(...error.issues);
+    }
+  });
+  if (issues.length > 0) throw new ConfigError(issues);
 }
 
 /**

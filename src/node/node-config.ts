@@ -16,7 +16,9 @@ import { nominalMs } from '../engine/timeframe.ts';
 import type { Timeframe } from '../engine/types.ts';
 import { liveConfigSchema, type LiveConfig } from '../adapters/live/live-config.ts';
 import {
+  ContractConfig,
   DataConfig,
+  IsoTime,
   FillsConfig,
   GapsConfig,
   MarketConfig,
@@ -63,9 +65,15 @@ export const nodeBotSchema = z.strictObject({
 
 /** The node's history run (`tickline backtest --config node.yaml`). */
 export const nodeBacktestSchema = z.strictObject({
+  /**
+   * The contract whose history is replayed for every bot, in the backtest's terms (docs/backtest.md). By
+   * default the bots' own: a root or symbol id (`ES`, `F.US.EP`) the root's front month at each date,
+   * rolled as live follows it; a pinned month (`CON.F.US.EP.Z26`) that month.
+   */
+  contract: ContractConfig.optional(),
   data: DataConfig,
-  from: z.string().optional(),
-  to: z.string().optional(),
+  from: IsoTime.optional(),
+  to: IsoTime.optional(),
   fills: FillsConfig.default(FillsConfig.parse({})),
   gaps: GapsConfig.default(GapsConfig.parse({})),
   market: MarketConfig.default(MarketConfig.parse({})),

@@ -116,6 +116,44 @@ function runSection(input: ReportInput): string {
   return `<section id="run"><h2>Run</h2>\n<table id="parameters"><tbody>\n${rows.join('\n')}\n</tbody></table></section>`;
 }
 
+function strategiesSection(input: ReportInput): string {
+  const lines = input.strategies;
+  if (lines === undefined) return '';
+  const rows = lines.map((s) => [
+    s.id,
+    s.strategy,
+    s.size === 1 ? '1' : `x${s.size}`,
+    s.timeframe,
+    formatMoney(s.netPnl),
+    formatMoney(s.realizedPnl),
+    formatMoney(s.unrealizedPnl),
+    formatMoney(s.fees),
+    String(s.trades),
+    s.winRate === null ? '-' : `${(s.winRate * 100).toFixed(1)}%`,
+    s.profitFactor === null ? '-' : s.profitFactor.toFixed(2),
+    String(s.position),
+  ]);
+  const headers = [
+    'Strategy',
+    'Module',
+    'Size',
+    'Timeframe',
+    'Net PnL',
+    'Realized',
+    'Open',
+    'Fees',
+    'Trades',
+    'Win rate',
+    'Profit factor',
+    'Position',
+  ];
+  const numeric = headers.map((_, k) => k >= 4);
+  return `<section id="strategies"><h2>Strategies</h2>
+<p class="muted">Each strategy's own line of the account: its fills, attributed by order id, booked at average cost. The lines sum to the account's position and PnL.</p>
+${table(headers, rows, numeric, 'strategy-lines')}</section>
+`;
+}
+
 function statisticsSection(stats: Statistics): string {
   const cells = statisticRows(stats)
     .map((row) => `<div class="stat"><span>${escapeHtml(row.label)}</span><b>${escapeHtml(row.value)}</b></div>`)
@@ -652,7 +690,7 @@ ${warningsBlock(decisions, 'stopped')}${notesBlock(input)}
 ${chartSection(chart)}
 ${runSection(input)}
 ${statisticsSection(stats)}
-${evaluationSection(input)}
+${strategiesSection(input)}${evaluationSection(input)}
 ${decisionsSection(input, decisions)}
 ${rulesSection(input)}
 ${dailySection(stats)}

@@ -173,6 +173,29 @@ export interface ReportInput {
   readonly streamed?: StreamedBars;
   /** Lines shown under the verdict: what the report leaves out, and why. */
   readonly notes?: readonly string[];
+  /** Each strategy's own line of an account several trade (a node's account): the report's strategies section. */
+  readonly strategies?: readonly ReportStrategy[];
+}
+
+/** One strategy instance's figures in a run of several on one account (money in cents). */
+export interface ReportStrategy {
+  readonly id: string;
+  readonly strategy: string;
+  readonly params: Readonly<Record<string, unknown>>;
+  /** Its size multiplier on the account. */
+  readonly size: number;
+  readonly timeframe: string;
+  /** realized + unrealized - fees. */
+  readonly netPnl: number;
+  readonly realizedPnl: number;
+  readonly unrealizedPnl: number;
+  readonly fees: number;
+  readonly trades: number;
+  /** Trades won after fees over trades; null without trades. */
+  readonly winRate: number | null;
+  readonly profitFactor: number | null;
+  /** Its own position at the end (signed contracts). */
+  readonly position: number;
 }
 
 /**

@@ -13,7 +13,7 @@ import { riskConfigSchema } from '../../engine/risk.ts';
 import { rootSpecSchema } from '../../market/contract-months.ts';
 import { isTimeZone } from '../../data/csv.ts';
 
-const IsoTime = z.union([z.string(), z.date()]).transform((value, ctx) => {
+export const IsoTime = z.union([z.string(), z.date()]).transform((value, ctx) => {
   if (value instanceof Date) return value.getTime();
   // A bare date or a time without offset is UTC: the data's times are UTC.
   const text = /^\d{4}-\d{2}-\d{2}$/.test(value)

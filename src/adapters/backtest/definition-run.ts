@@ -10,10 +10,11 @@ import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
-import type { EquityCurve, ReportInput, ReportOverlay, Statistics } from '../../report/report-types.ts';
+import type { EquityCurve, ReportInput, ReportOverlay, ReportStrategy, Statistics } from '../../report/report-types.ts';
+import { cents, tradeStatistics } from '../../report/statistics.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './backtest-config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
-import { runBacktest, type BacktestRunResult, type ContinuityOptions } from './run.ts';
+import { runBacktest, type BacktestRunResult, type BacktestStrategy, type ContinuityOptions } from './run.ts';
 import {
   alignToBuckets,
   frontMonthSegments,
@@ -357,6 +358,11 @@ export interface ExecuteOptions extends HistoryOptions {
   /** Keep every risk-guard decision for decisions.csv and the report (default: as `recordEquity`); counts are always kept. */
   readonly decisions?: boolean;
   /**
+   * Several strategy instances traded in one engine on the config's contract (a node's account), in place
+   * of `config.strategy`: the report then shows each one's line, and leaves out the strategy's plots.
+   */
+  readonly strategies?: readonly BacktestStrategy[];
+  /**
    * The folder the result files will be written to: a streamed run asked for a per-bar equity.csv writes
    * it there row by row while it runs (without it, such a run loads the whole history).
    */
@@ -442,7 +448,9 @@ export async function runDefinition(
   options: ExecuteOptions = {},
 ): Promise<DefinitionRun> {
   const contract = configuredContract(config);
-  const strategy = options.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
+  const instances = options.strategies;
+  const strategy =
+    options.strategy ?? instances?.[0]?.strategy ?? (await loadStrategy(config.strategy.name, options.cwd));
   let history = options.history ?? (await loadHistory(config, contract, options));
   if (history.bars.time.length === 0)
     throw new BacktestDataError(`no bars in the chosen range (${history.description})`);
@@ -485,6 +493,7 @@ export async function runDefinition(
     timeframe: config.timeframe,
     strategy,
     params: config.strategy.params,
+    ...(instances === undefined ? {} : { strategies: instances }),
     account: config.account,
     risk: config.risk,
     ...configuredMarketHours(config, contract),
@@ -495,9 +504,12 @@ export async function runDefinition(
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
+  const title =
+    config.title ??
+    `${name}: ${instances === undefined ? strategy.name : instances.map((s) => s.id).join(', ')} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
   // The parameters the strategy ran with, defaults included (the definition may name none of them).
   const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
+  const lines = instances === undefined ? undefined : strategyLines(instances, result, config.timeframe);
   const rules = options.evaluation ?? accountEvaluation(config.account, name);
   const recordsReport = options.recordEquity ?? true;
   const evaluation =
@@ -517,7 +529,7 @@ export async function runDefinition(
           options.monteCarlo,
         );
   const overlays =
-    recordsReport && options.overlays !== false
+    recordsReport && options.overlays !== false && instances === undefined
       ? strategyOverlays(
           strategy,
           params,
@@ -529,7 +541,7 @@ export async function runDefinition(
     title,
     ...runReportFields(result, contract),
     bars,
-    strategy: { name: strategy.name, params },
+    ...(lines === undefined ? { strategy: { name: strategy.name, params } } : { strategies: lines }),
     data: history.description,
     rolls: contract.continuous
       ? result.rolls.map((r) => ({ time: r.time, contract: shortName(r.to, contract.continuous!.calendar) }))
@@ -537,17 +549,52 @@ export async function runDefinition(
     timeframe: timeframeLabel(config.timeframe),
     overlays,
     ...(evaluation === undefined ? {} : { evaluation }),
-    config: reportConfig(
-      config,
-      contract,
-      strategy,
-      params,
-      history.description,
-      { first: bars.time[0]!, last: bars.time[bars.time.length - 1]!, count: bars.time.length },
-      fee,
-    ),
+    config: {
+      ...reportConfig(
+        config,
+        contract,
+        strategy,
+        params,
+        history.description,
+        { first: bars.time[0]!, last: bars.time[bars.time.length - 1]!, count: bars.time.length },
+        fee,
+      ),
+      ...(lines === undefined
+        ? {}
+        : {
+            strategy: lines.map((l) => `${l.id} (${l.strategy}${l.size === 1 ? '' : ` x${l.size}`})`).join(', '),
+            params: JSON.stringify(Object.fromEntries(lines.map((l) => [l.id, l.params]))),
+          }),
+    },
   };
   return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
+}
+
+/** Each instance's own line for the report, its statistics from its own closed trades. */
+function strategyLines(
+  instances: readonly BacktestStrategy[],
+  result: BacktestRunResult,
+  base: Timeframe,
+): ReportStrategy[] {
+  return instances.map((instance, k) => {
+    const { snapshot, trades } = result.strategies![k]!;
+    const stats = tradeStatistics(trades);
+    return {
+      id: instance.id,
+      strategy: instance.strategy.name,
+      params: parseParams(instance.strategy, instance.params) as Record<string, unknown>,
+      size: instance.size ?? 1,
+      timeframe: timeframeLabel(instance.timeframe ?? base),
+      netPnl: cents(snapshot.netPnl),
+      realizedPnl: cents(snapshot.realizedPnl),
+      unrealizedPnl: cents(snapshot.unrealizedPnl),
+      fees: cents(snapshot.fees),
+      trades: snapshot.trades,
+      winRate: stats.winRate,
+      profitFactor: stats.profitFactor,
+      position: snapshot.positions.reduce((sum, p) => sum + p.size, 0),
+    };
+  });
 }
 
 /** What a report shows of a run's result, the same for a whole and a streamed history. */

@@ -205,6 +205,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     })),
   );
   if (outcome.report.evaluation !== undefined) json('evaluation.json', evaluationJson(outcome.report.evaluation));
+  if (outcome.report.strategies !== undefined) json('strategies.json', outcome.report.strategies);
   if (outcome.equityFile !== undefined) {
     // Written while the run streamed; elsewhere when the outputs go to another folder than it was told.
     if (path.resolve(outcome.equityFile) !== path.resolve(file('equity.csv')))

@@ -23,7 +23,13 @@ import { SimulatedVenue, type FillModelOptions, type OrderRecord } from './simul
 import { ReplayMarketData } from './replay.ts';
 import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
-import type { Engine } from '../../engine/runner.ts';
+import {
+  RISK_STRATEGY_ID,
+  UNATTRIBUTED,
+  type Engine,
+  type StrategyPosition,
+  type StrategySnapshot,
+} from '../../engine/runner.ts';
 import { adjustedStrategy, PriceAdjustment } from './adjusted-strategy.ts';
 import {
   idleBetween,
@@ -75,6 +81,28 @@ export interface GapRecord {
 /** The default gap limit: longer than a weekend, a long weekend included. */
 export const DEFAULT_GAP_LIMIT_MS = 96 * 3_600_000;
 
+/** One strategy instance of a run of several in one engine (a node's account). */
+export interface BacktestStrategy {
+  /** The instance's id: the prefix of its order ids, and the key of its figures. */
+  readonly id: string;
+  readonly strategy: StrategyModule;
+  readonly params: unknown;
+  /** Size multiplier (`StrategyEntry.size`); 1 by default. */
+  readonly size?: number;
+  /** Its own timeframe, resampled from the run's bars (`StrategyEntry.timeframe`); the run's by default. */
+  readonly timeframe?: Timeframe;
+}
+
+/** One instance's own line of the account, as the engine's strategy ledger attributes it. */
+export interface BacktestStrategyResult {
+  readonly id: string;
+  readonly strategy: string;
+  readonly size: number;
+  readonly snapshot: StrategySnapshot;
+  /** Its closed trades in closing order. */
+  readonly trades: readonly ClosedTrade[];
+}
+
 export interface BacktestRunInput {
   readonly contract: BacktestContract;
   /** History of `contract`, oldest first, in `dataTimeframe`. */
@@ -84,6 +112,11 @@ export interface BacktestRunInput {
   readonly timeframe: Timeframe;
   readonly strategy: StrategyModule;
   readonly params: unknown;
+  /**
+   * Several instances traded in the one engine on the one contract (a node's account), each with its own
+   * line, in place of `strategy` and `params`; the result then holds each one's figures.
+   */
+  readonly strategies?: readonly BacktestStrategy[];
   readonly account: AccountConfig;
   readonly risk: RiskConfig;
   /** The contract's market hours (the guard's MARKET_CLOSED and calendar flat-by, `ctx.session`); none: always open. */
@@ -157,6 +190,8 @@ export interface BacktestRunResult {
   readonly rolls: readonly RollRecord[];
   /** Every gap longer than the limit (runs with `continuity`). */
   readonly gaps: readonly GapRecord[];
+  /** Each instance's own figures, in the order given (runs of `strategies` only). */
+  readonly strategies?: readonly BacktestStrategyResult[];
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
@@ -271,10 +306,20 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   const segments = continuity?.segments ?? [];
   const adjustment = new PriceAdjustment(continuity?.adjust ?? 'difference');
   // Only a history of several months needs the strategy's adjusted view.
-  const strategy =
-    segments.length > 1 && adjustment.mode !== 'none' ? adjustedStrategy(input.strategy, adjustment) : input.strategy;
+  const adjusted = (module: StrategyModule): StrategyModule =>
+    segments.length > 1 && adjustment.mode !== 'none' ? adjustedStrategy(module, adjustment) : module;
+  const strategy = adjusted(input.strategy);
   const engine = createEngine({
-    strategies: [{ strategy, params: input.params }],
+    strategies:
+      input.strategies === undefined
+        ? [{ strategy, params: input.params }]
+        : input.strategies.map((s) => ({
+            strategy: adjusted(s.strategy),
+            params: s.params,
+            id: s.id,
+            ...(s.size === undefined ? {} : { size: s.size }),
+            ...(s.timeframe === undefined ? {} : { timeframe: s.timeframe }),
+          })),
     contracts: [contract],
     venue,
     risk: input.risk,
@@ -351,6 +396,7 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     rolls,
     gaps,
     input.logger ?? silentLogger,
+    input.strategies !== undefined,
   );
   const finish = (equityOf: (engine: Engine) => EquityCurve): BacktestRunResult => {
     // A failing strategy stops the run; what ran until then is still a result (written, then reported).
@@ -456,13 +502,7 @@ function runResult(records: RunRecords): BacktestRunResult {
     fills,
     orders,
     orderListHash: orderListHash(orders),
-    trades:
-      segments.length > 0
-        ? engine.accounting.trades.map((t) => ({
-            ...t,
-            contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId,
-          }))
-        : engine.accounting.trades,
+    trades: inMonths(engine.accounting.trades, segments),
     equity,
     violations,
     reportViolations,
@@ -482,10 +522,27 @@ function runResult(records: RunRecords): BacktestRunResult {
     decisions,
     rolls,
     gaps,
+    ...(input.strategies === undefined
+      ? {}
+      : {
+          strategies: input.strategies.map((s) => ({
+            id: s.id,
+            strategy: s.strategy.name,
+            size: s.size ?? 1,
+            snapshot: engine.strategySnapshot(s.id),
+            trades: inMonths(engine.strategyTrades(s.id), segments),
+          })),
+        }),
     ...(failure === undefined
       ? {}
       : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };
+}
+
+/** Trades labelled with the month they were made in (a continuous run's engine trades one id). */
+function inMonths(trades: readonly ClosedTrade[], segments: readonly HistorySegment[]): readonly ClosedTrade[] {
+  if (segments.length === 0) return trades;
+  return trades.map((t) => ({ ...t, contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId }));
 }
 
 function toViolation(b: Breach, account: AccountConfig): BacktestViolation {
@@ -588,12 +645,16 @@ class BreakHandler {
     private readonly rolls: RollRecord[],
     private readonly gaps: GapRecord[],
     private readonly logger: Logger,
+    /** Several strategies share the contract: each line is reopened by an order of its own. */
+    private readonly byLine: boolean,
   ) {}
 
   handle(at: HistoryBreak, edge: BreakEdge): void {
     const end = edge.lastTime + this.barMs;
     const position = this.engine.accounting.position(this.contractId);
     const flattenGap = at.gapMs !== undefined && (this.options.flattenGaps ?? true);
+    // Read before the close below takes every line flat.
+    const lines = this.byLine ? this.engine.strategyPositions().filter((p) => p.size !== 0) : [];
     if (flattenGap || at.roll !== undefined) this.close(flattenGap ? 'gap' : 'roll', end, edge.lastClose);
     if (at.gapMs !== undefined) {
       const flattened = flattenGap ? position : 0;
@@ -606,7 +667,9 @@ class BreakHandler {
     }
     if (at.roll !== undefined) {
       const reopen = !flattenGap && position !== 0 && (this.options.rollMode ?? 'roll') === 'roll';
-      if (reopen) {
+      if (reopen && this.byLine) {
+        this.reopenLines(lines);
+      } else if (reopen) {
         this.engine.submit('roll', {
           kind: 'place',
           contractId: this.contractId,
@@ -621,10 +684,33 @@ class BreakHandler {
     }
   }
 
+  /**
+   * The same lines in the new month, each under its owner's id (`<id>-roll<n>`), so every strategy's line
+   * and target carry on across the roll; a single order of the net would leave them to nobody.
+   */
+  private reopenLines(lines: readonly StrategyPosition[]): void {
+    this.reopened++;
+    for (const line of lines) {
+      const owner = line.strategyId === UNATTRIBUTED ? 'roll' : line.strategyId;
+      this.engine.submit(owner, {
+        kind: 'place',
+        id: `${owner}-roll${this.reopened}`,
+        contractId: this.contractId,
+        side: line.size > 0 ? 'buy' : 'sell',
+        size: Math.abs(line.size),
+        order: { type: 'market' },
+      });
+    }
+  }
+
+  private reopened = 0;
+
   /** Cancel the working orders and close the position at `price`, now. */
   private close(by: 'gap' | 'roll', time: number, price: number): void {
     if (this.engine.accounting.position(this.contractId) === 0 && this.engine.openOrders().length === 0) return;
-    this.engine.submit(by, { kind: 'flatten', contractId: this.contractId });
+    // On a contract several strategies share, a flatten under any id but the engine's own closes only that
+    // id's line (none): the account's is the engine's.
+    this.engine.submit(this.byLine ? RISK_STRATEGY_ID : by, { kind: 'flatten', contractId: this.contractId });
     this.venue.settleAt(this.contractId, time, price);
   }
 }

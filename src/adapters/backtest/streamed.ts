@@ -73,7 +73,13 @@ export function streamChoice(
   options: ExecuteOptions,
 ): StreamChoice {
   const data = config.data;
-  if (data.source !== 'csv' || data.stream === false || options.history !== undefined) return { stream: false };
+  if (
+    data.source !== 'csv' ||
+    data.stream === false ||
+    options.history !== undefined ||
+    options.strategies !== undefined
+  )
+    return { stream: false };
   const asked = data.stream === true;
   const cwd = options.cwd ?? process.cwd();
   const file = path.resolve(cwd, data.file);

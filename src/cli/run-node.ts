@@ -207,7 +207,7 @@ export async function runNode(
 }
 
 /** Each bot's strategy module; every one that cannot be loaded is reported at once, at its `strategy` key. */
-async function loadStrategies(
+export async function loadStrategies(
   configFile: string,
   bots: readonly { id: string; strategy: string }[],
 ): Promise<Map<string, StrategyModule>> {
