@@ -113,6 +113,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
       strategy,
       logger,
       account: config.limits,
+      ...(config.passLock === undefined ? {} : { passLock: config.passLock }),
       ...(local ? { now: local.now, speed: local.speed } : {}),
       ...(local?.maximumLossVariant ? { maximumLossVariant: local.maximumLossVariant } : {}),
       statusStream: process.stderr,

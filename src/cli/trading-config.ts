@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/live-config.ts';
 import { evaluationAccount, withEvaluationRisk } from '../engine/evaluation-rules.ts';
+import { evaluationPassLock, type PassLockOptions } from '../engine/pass-lock.ts';
 import { accountConfigSchema } from '../engine/account-rules.ts';
 import { ConfigError, configIssue, readConfigDocument, validateDocument } from './config-loader.ts';
 import { loadEvaluationRules } from './evaluations.ts';
@@ -9,18 +10,27 @@ import { loadEvaluationRules } from './evaluations.ts';
 /** The account limits an evaluation sets; the config's `limits` may not set them too. */
 const EVALUATION_LIMITS = ['startingBalance', 'dailyLossLimit', 'maximumLossLimit'] as const;
 
-export function loadTradingConfig(file: string): LiveConfig {
+/** The config with what its evaluation adds: the pass conditions of the pass-lock (absent: no lock). */
+export type TradingConfig = LiveConfig & { readonly passLock?: PassLockOptions };
+
+export function loadTradingConfig(file: string): TradingConfig {
   const doc = readConfigDocument(file);
   const baseDir = path.dirname(path.resolve(file));
   const config = resolveLivePaths(validateDocument(doc, liveConfigSchema), baseDir);
   if (config.evaluation === undefined) return config;
   // The evaluation a backtest was judged by drives the guard in paper and live: one source of the floors.
-  const rules = loadEvaluationRules(config.evaluation, baseDir);
+  const rules = loadEvaluationRules(config.evaluation.rules, baseDir);
   const clashes = EVALUATION_LIMITS.filter((key) => config.limits[key] !== undefined);
   if (clashes.length > 0)
     throw new ConfigError(
       clashes.map((key) => configIssue(doc, ['limits', key], `set by the evaluation "${rules.name}": leave it out`)),
     );
   const limits = accountConfigSchema.partial().parse({ ...config.limits, ...evaluationAccount(rules) });
-  return { ...config, limits, risk: withEvaluationRisk(config.risk, rules) };
+  const passLock = evaluationPassLock(rules, config.evaluation.passLock);
+  return {
+    ...config,
+    limits,
+    risk: withEvaluationRisk(config.risk, rules),
+    ...(passLock === undefined ? {} : { passLock }),
+  };
 }

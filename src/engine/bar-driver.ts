@@ -235,6 +235,8 @@ export class BarDriver {
             onBreach,
           );
         }
+        // After the venue's fills of this bar: a pass the fills made locks before this bar's intents.
+        if (enforcer.passLock?.dirty === true) enforcer.checkPassLock(barTime);
         positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) this.advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) enforcer.checkSession(barClock.now);

@@ -6,6 +6,7 @@ import type { IntentRouter } from './intent-router.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import type { OrderBook } from './order-book.ts';
+import type { PassLock } from './pass-lock.ts';
 import type { ResolvedRiskConfig } from './risk.ts';
 import type { Breach, RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
@@ -25,6 +26,8 @@ export interface RuleEnforcerParts {
   readonly breaches$: Multicast<Breach>;
   readonly account$: Multicast<AccountSnapshot>;
   readonly logger: Logger;
+  /** The evaluation's pass-lock, when one is configured. */
+  readonly passLock: PassLock | undefined;
 }
 
 /**
@@ -40,12 +43,14 @@ export class RuleEnforcer {
    */
   marketCheckAt = Infinity;
   private session: SessionPhase = 'open';
+  readonly passLock: PassLock | undefined;
   private readonly parts: RuleEnforcerParts;
   private readonly flatMs: number;
   private readonly marketPhases = new Map<string, MarketPhase>();
 
   constructor(parts: RuleEnforcerParts) {
     this.parts = parts;
+    this.passLock = parts.passLock;
     const minutes = parts.limits.flatBeforeClose?.minutes;
     this.flatMs = minutes === undefined ? 0 : minutes * 60_000;
     if (this.flatMs > 0 && parts.markets.size > 0) this.marketCheckAt = -Infinity;
@@ -117,8 +122,20 @@ export class RuleEnforcer {
     if (day === rules.tradingDay) return;
     accounting.startDay(day);
     rules.startDay(day, accounting.balance);
+    this.parts.passLock?.startDay(day, accounting.balance);
     if (trading.current.until <= time) trading.change('ACTIVE', `new trading day ${day}`, Infinity, time);
     if (account$.observed) account$.next(accounting.snapshot());
+  }
+
+  /**
+   * The evaluation's pass conditions, checked after fills: engaging the lock in `flatten` mode closes every
+   * position (stamped like a breach's flatten); in `hold` mode only the guard refuses new risk.
+   */
+  checkPassLock(time: number): void {
+    const { passLock, accounting, barClock, router } = this.parts;
+    const event = passLock?.check(time, accounting.balance);
+    if (event === undefined || event.mode !== 'flatten') return;
+    router.flattenAll('evaluation passed (pass-lock)', barClock.now === barClock.now ? barClock.now : time);
   }
 
   /** A position or a working order in the contract. */

@@ -31,6 +31,7 @@ import { silentLogger, type Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { OrderBook, publicOrder } from './order-book.ts';
 import { OrderRate } from './order-rate.ts';
+import { PassLock, type PassLockEvent, type PassLockOptions } from './pass-lock.ts';
 import { riskConfigSchema, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleEnforcer } from './rule-enforcer.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './account-rules.ts';
@@ -58,6 +59,7 @@ export { failureError } from './strategy-host.ts';
 export type { StampedIntent } from './intent-router.ts';
 export type { Decision } from './decision-log.ts';
 export type { TradingStateChange } from './trading-state.ts';
+export type { PassLockEvent, PassLockOptions } from './pass-lock.ts';
 export type { EquityCurve } from './equity-recorder.ts';
 
 export interface EngineOptions {
@@ -111,6 +113,12 @@ export interface EngineOptions {
    * applies `risk.flatBeforeClose`; `ctx.session` reads them. A contract without hours counts as always open.
    */
   readonly marketHours?: Readonly<Record<string, MarketHours>>;
+  /**
+   * The evaluation's pass-lock (`evaluationPassLock` builds it from the rules and the configured mode):
+   * once the pass conditions are met the guard refuses new risk (PASS_LOCKED), and `flatten` closes every
+   * position. Absent: no lock.
+   */
+  readonly passLock?: PassLockOptions;
 }
 
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
@@ -146,6 +154,10 @@ export interface Engine {
   readonly account$: Observable<AccountSnapshot>;
   readonly breaches$: Observable<Breach>;
   readonly tradingState$: Observable<TradingStateChange>;
+  /** The evaluation's pass-lock engaging (once). */
+  readonly passLock$: Observable<PassLockEvent>;
+  /** The pass-lock's event once engaged, else undefined. */
+  passLocked(): PassLockEvent | undefined;
   /** Strategies that failed (their intents stop). */
   readonly errors$: Observable<StrategyFailure>;
   /** Decisions the guard rejected so far, by reason code in the order each code first occurred. */
@@ -217,7 +229,12 @@ export function createEngine(options: EngineOptions): Engine {
   const breaches$ = new Multicast<Breach>();
   const tradingState$ = new Multicast<TradingStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
+  const passLock$ = new Multicast<PassLockEvent>();
   const decisions = new DecisionLog(decisions$, logger);
+  const passLock =
+    options.passLock === undefined
+      ? undefined
+      : new PassLock(options.passLock, rules.config.startingBalance, passLock$, logger);
 
   const book = new OrderBook();
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
@@ -246,6 +263,7 @@ export function createEngine(options: EngineOptions): Engine {
     options.lastPrice,
     markets,
     flatBeforeCloseMs,
+    passLock,
   );
   const router = new IntentRouter({
     contracts,
@@ -280,6 +298,7 @@ export function createEngine(options: EngineOptions): Engine {
     breaches$,
     account$,
     logger,
+    passLock,
   });
 
   const host = new StrategyHost({
@@ -350,6 +369,8 @@ export function createEngine(options: EngineOptions): Engine {
     account$: account$.asObservable(),
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
+    passLock$: passLock$.asObservable(),
+    passLocked: () => passLock?.engaged,
     errors$: errors$.asObservable(),
     rejections: () => decisions.rejectionCounts(),
     accounting,
@@ -400,6 +421,7 @@ export function createEngine(options: EngineOptions): Engine {
         account$,
         breaches$,
         tradingState$,
+        passLock$,
         errors$,
       ]) {
         (subject as Multicast<unknown>).complete();

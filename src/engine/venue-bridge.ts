@@ -194,6 +194,8 @@ export class VenueBridge {
     } else {
       this.book.confirmFill(fill.orderId, fill.size);
     }
+    const passLock = this.enforcer.passLock;
+    if (passLock !== undefined) passLock.noteFill();
     this.fills$.next(fill);
     if (closed !== undefined && this.trades$.observed) this.trades$.next(closed);
     if (this.positions$.observed) this.positions$.next(this.accounting.positionView(fill.contractId));
@@ -201,6 +203,7 @@ export class VenueBridge {
     if (this.barClock.index < 0) {
       const equity = this.accounting.equity();
       this.rules.evaluate(fill.time, this.accounting.balance, equity, equity, this.enforcer.onBreach);
+      if (passLock !== undefined) this.enforcer.checkPassLock(fill.time);
     }
     if (this.live) {
       const key = this.keeper.watching(fill.orderId);

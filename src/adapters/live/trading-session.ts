@@ -20,6 +20,7 @@ import {
   failureError,
   RISK_STRATEGY_ID,
   type Engine,
+  type PassLockOptions,
   type StrategyFailure,
 } from '../../engine/runner.ts';
 import { Accounting } from '../../engine/accounting.ts';
@@ -87,6 +88,8 @@ export interface SessionOptions {
    * without it the guard assumes `trailingEndOfDay` for a limit the config does not set.
    */
   readonly maximumLossVariant?: (accountId: number) => MllVariant | undefined;
+  /** The evaluation's pass-lock (the config's `evaluation.passLock` with the evaluation's pass conditions). */
+  readonly passLock?: PassLockOptions;
 }
 
 export class SessionError extends TicklineError {
@@ -280,6 +283,7 @@ export class LiveSession {
           : {}),
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
+        ...(o.passLock === undefined ? {} : { passLock: o.passLock }),
         ...(market === undefined
           ? {}
           : {
@@ -388,6 +392,13 @@ export class LiveSession {
           );
       }),
       engine.breaches$.subscribe((b) => journal.record('breach', 'event', null, b)),
+      engine.passLock$.subscribe((event) => {
+        // The journal's fills replayed at a restart engage the lock again: it is journaled (and notified) once.
+        if (journal.getMeta('passLock') !== undefined) return;
+        journal.setMeta('passLock', new Date(event.time).toISOString());
+        journal.record('pass-lock', 'event', null, event);
+        this.notices.next(`pass-lock: ${event.message}`);
+      }),
       engine.errors$.subscribe((f) => void this.onStrategyFailure(f)),
       engine.tradingState$.subscribe((s) => {
         journal.record('trading-state', 'event', null, s);
