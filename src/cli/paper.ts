@@ -22,6 +22,7 @@ import { LiveSession } from '../adapters/live/trading-session.ts';
 import { startSimulator } from '../sim/index.ts';
 import { Limits } from '../protocol/endpoints.ts';
 import { resolveFrontMonths } from './front-month.ts';
+import { startNotifications } from '../ops/notify/start-notifications.ts';
 
 /**
  * What the `paper` and `live` commands share: load the strict config, find the gateway (a configured URL
@@ -54,7 +55,7 @@ export interface RunOptions {
 }
 
 export async function runTrading(o: RunOptions): Promise<number> {
-  const config = loadTradingConfig(o.configFile);
+  const config = loadTradingConfig(o.configFile, { env: process.env });
   // TICKLINE_LOG_LEVEL wins over the config: it is how one looks closer at a run without editing files.
   const logFile = config.log.file ?? defaultLogFile(config.journal);
   const logger =
@@ -128,6 +129,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
     `${o.mode} session on account ${session.account.name} (${session.account.id}); journal ${config.journal}; log ${logFile}; ` +
       `reconciled: ${r.clean ? 'no differences' : `${r.unjournaledTags.length} unjournaled tags, ${r.foreignOpenOrders.length} foreign open orders, ${r.positionDifferences.length} position differences`}\n`,
   );
+  const stopNotifications = startNotifications(config.notify, session, logger);
   const rejections = new RejectionTally((session.options.now ?? Date.now)());
   const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`), rejections);
   printing.add(session.notices.subscribe((line) => process.stdout.write(`${line}\n`)));
@@ -178,6 +180,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
       process.off('SIGTERM', onInt);
       process.off('SIGUSR2', onKill);
     }
+    await stopNotifications();
     await local?.close();
   }
   if (session.failure !== undefined) {

@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { riskConfigSchema } from '../../engine/risk.ts';
 import { accountConfigSchema } from '../../engine/account-rules.ts';
 import { evaluationChoiceSchema } from '../../engine/evaluation-rules.ts';
+import { notifyConfigSchema } from './notify-config.ts';
+
+export { notifyConfigSchema, notifyTargetSchema, type NotifyConfig, type NotifyTarget } from './notify-config.ts';
 import { registerSecret } from '../../engine/secrets.ts';
 import { isStrategyFile } from '../../strategies/index.ts';
 import { TicklineError } from '../../engine/errors.ts';
@@ -109,6 +112,8 @@ export const liveConfigSchema = z.strictObject({
    */
   evaluation: evaluationChoiceSchema.optional(),
   journal: z.string().min(1),
+  /** Where to send notifications, each target with its events (docs/notifications.md); none by default. */
+  notify: notifyConfigSchema,
   poll: pollSchema.default(pollSchema.parse({})),
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),
   /**
