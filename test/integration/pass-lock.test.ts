@@ -7,6 +7,8 @@
  * position at once, `hold` keeps it until the strategy's own exit, `off` trades on.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -18,6 +20,7 @@ import { silentLogger } from '../../src/engine/log.ts';
 import type { PassLockEvent } from '../../src/engine/pass-lock.ts';
 import { LiveSession } from '../../src/adapters/live/trading-session.ts';
 import { loadStrategy } from '../../src/strategies/index.ts';
+import { notifySession } from '../../src/ops/notify/start-notifications.ts';
 import { ES, startBench, type Bench } from './live/live-harness.ts';
 
 const MINUTE = 60_000;
@@ -180,7 +183,19 @@ describe('pass-lock in a paper session on the simulator', () => {
     b = undefined;
   });
 
-  it('engages on day three: journaled once, the engine flattens, the strategy is refused, nothing opens after', async () => {
+  it('engages on day three: journaled once, notified, the engine flattens, the strategy is refused, nothing opens after', async () => {
+    // A local webhook that takes the pass-lock notification.
+    const got: Array<{ event: string; text: string }> = [];
+    const receiver = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      req.on('end', () => {
+        got.push(JSON.parse(text));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     b = await startBench({
       sim: { startTime: FROM, market: { source: 'csv', path: csv, contractId: ES }, marketHours: 'always' },
     });
@@ -197,6 +212,7 @@ describe('pass-lock in a paper session on the simulator', () => {
         'market: { hours: none }',
         'gateway: { realtime: false, adminEveryMs: 1800000 }',
         'poll: { openOrdersMs: 5000, tradesMs: 5000, positionsMs: 5000, closeDelayMs: 500, staleAfterMs: 1200000 }',
+        `notify: [{ type: webhook, url: '${hook}', events: [passLock] }]`,
       ].join('\n'),
     );
     const config = loadTradingConfig(file);
@@ -212,6 +228,7 @@ describe('pass-lock in a paper session on the simulator', () => {
       passLock: config.passLock!,
       now: b.now,
     });
+    const notifier = notifySession(config.notify, session, silentLogger)!;
     try {
       session.run();
       // Bar by bar on the manual clock: a second after each bar's end, the poller asks for it.
@@ -243,8 +260,13 @@ describe('pass-lock in a paper session on the simulator', () => {
         [expect.stringMatching(/^halflong-risk-\d+$/), 1],
       ]);
       expect(orders.length).toBeGreaterThan(100);
+      // The notification: the lock's message, once.
+      await notifier.queues.get('webhook-1')!.drain();
+      expect(got).toEqual([expect.objectContaining({ event: 'passLock', text: lock.message })]);
     } finally {
+      await notifier.stop(100);
       await session.stop();
+      await new Promise((resolve) => receiver.close(resolve));
     }
   }, 120_000);
 });

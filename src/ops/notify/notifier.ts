@@ -122,7 +122,7 @@ export function startNotifier(
 
   const handle = (entry: JournalEntry): void => {
     const dayOfEntry = calendar.dayOf(entry.time);
-    if (dayOfEntry !== day) endDay(dayOfEntry);
+    if (dayOfEntry > day) endDay(dayOfEntry);
     const content = noticeOf(entry, source);
     if (content !== undefined) {
       if (content.event === 'fills') counts.fills++;
@@ -194,7 +194,7 @@ export function startNotifier(
     flush();
     const now = source.now();
     const today = calendar.dayOf(now);
-    if (today !== day) endDay(today);
+    if (today > day) endDay(today);
     for (const [channel, { since, detail }] of down) {
       for (const state of states) {
         if (state.toldDown.has(channel) || now - since < state.target.downAfterMs) continue;
