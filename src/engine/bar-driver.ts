@@ -236,7 +236,11 @@ export class BarDriver {
           );
         }
         // After the venue's fills of this bar: a pass the fills made locks before this bar's intents.
-        if (enforcer.passLock?.dirty === true) enforcer.checkPassLock(barTime);
+        const passLock = enforcer.passLock;
+        if (passLock !== undefined) {
+          if (passLock.dirty) enforcer.checkPassLock(barTime);
+          if (passLock.flattenDue) enforcer.flushPassLock(barClock.now);
+        }
         positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) this.advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) enforcer.checkSession(barClock.now);

@@ -42,6 +42,8 @@ export class PassLock {
   engaged: PassLockEvent | undefined;
   /** A fill came since the last check: the bar loop checks after the venue's fills of a bar. */
   dirty = false;
+  /** Engaged outside a bar in `flatten` mode: the flatten waits for the next bar or clock step. */
+  flattenDue = false;
   /** Closed days with a fill, and the best closed day's realized PnL. */
   private tradingDays = 0;
   private bestDay = Number.NEGATIVE_INFINITY;

@@ -11,6 +11,8 @@ import type { ResolvedRiskConfig } from './risk.ts';
 import type { Breach, RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 
+const PASS_LOCK_FLATTEN = 'evaluation passed (pass-lock)';
+
 export interface RuleEnforcerParts {
   readonly rules: RuleBook;
   readonly accounting: Accounting;
@@ -129,13 +131,26 @@ export class RuleEnforcer {
 
   /**
    * The evaluation's pass conditions, checked after fills: engaging the lock in `flatten` mode closes every
-   * position (stamped like a breach's flatten); in `hold` mode only the guard refuses new risk.
+   * position; in `hold` mode only the guard refuses new risk. Within a bar the flatten is sent at once
+   * (stamped like a breach's). A fill outside a bar may be one of the journal's, replayed at a live
+   * restart before the fills that follow it: a flatten then would close a position that later fills already
+   * closed, so it waits for the next bar or the clock's next step (`flushPassLock`), when the position is
+   * the account's own.
    */
   checkPassLock(time: number): void {
     const { passLock, accounting, barClock, router } = this.parts;
     const event = passLock?.check(time, accounting.balance);
     if (event === undefined || event.mode !== 'flatten') return;
-    router.flattenAll('evaluation passed (pass-lock)', barClock.now === barClock.now ? barClock.now : time);
+    if (barClock.index >= 0) router.flattenAll(PASS_LOCK_FLATTEN, barClock.now);
+    else passLock!.flattenDue = true;
+  }
+
+  /** The flatten a pass-lock engaged outside a bar still owes. */
+  flushPassLock(time: number): void {
+    const passLock = this.parts.passLock;
+    if (passLock === undefined || !passLock.flattenDue) return;
+    passLock.flattenDue = false;
+    this.parts.router.flattenAll(PASS_LOCK_FLATTEN, time);
   }
 
   /** A position or a working order in the contract. */

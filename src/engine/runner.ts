@@ -393,6 +393,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (!(time === time)) return;
       if (time >= enforcer.nextDayStart) enforcer.rollDay(time);
       if (time >= enforcer.marketCheckAt) enforcer.checkMarkets(time);
+      enforcer.flushPassLock(time);
     },
     submit(strategyId, intent) {
       driver.receive(host.find(strategyId), strategyId, intent);

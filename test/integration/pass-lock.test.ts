@@ -217,27 +217,34 @@ describe('pass-lock in a paper session on the simulator', () => {
     );
     const config = loadTradingConfig(file);
     expect(config.passLock).toMatchObject({ mode: 'flatten', profitTarget: 12_000, minimumTradingDays: 3 });
-    const session = await LiveSession.start({
-      config,
-      mode: 'paper',
-      tradingUrl: b.sim.tradingUrl,
-      credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
-      strategy: await loadStrategy(STRATEGY),
-      logger: silentLogger,
-      account: config.limits,
-      passLock: config.passLock!,
-      now: b.now,
-    });
+    const bench = b;
+    let refusedBefore = 0;
+    const strategy = await loadStrategy(STRATEGY);
+    const start = () =>
+      LiveSession.start({
+        config,
+        mode: 'paper',
+        tradingUrl: bench.sim.tradingUrl,
+        credentials: { userName: bench.sim.demo.userName, apiKey: bench.sim.demo.apiKey },
+        strategy,
+        logger: silentLogger,
+        account: config.limits,
+        passLock: config.passLock!,
+        now: bench.now,
+      });
+    const drive = async (s: LiveSession, end: number) => {
+      // Bar by bar on the manual clock: a second after each bar's end, the poller asks for it.
+      while (bench.now() < end) {
+        bench.sim.clock.advance(Math.floor(bench.now() / BAR_MS) * BAR_MS + BAR_MS + 1_000 - bench.now());
+        await s.poller.tick();
+        await s.executor.idle();
+      }
+    };
+    const session = await start();
     const notifier = notifySession(config.notify, session, silentLogger)!;
     try {
       session.run();
-      // Bar by bar on the manual clock: a second after each bar's end, the poller asks for it.
-      const end = DAY_THREE + 12 * 3_600_000;
-      while (b.now() < end) {
-        b.sim.clock.advance(Math.floor(b.now() / BAR_MS) * BAR_MS + BAR_MS + 1_000 - b.now());
-        await session.poller.tick();
-        await session.executor.idle();
-      }
+      await drive(session, DAY_THREE + 12 * 3_600_000);
       const entries = session.journal.entries({ kind: 'pass-lock' });
       expect(entries).toHaveLength(1);
       const lock = entries[0]!.payload as PassLockEvent;
@@ -248,6 +255,7 @@ describe('pass-lock in a paper session on the simulator', () => {
         .entries({ kind: 'risk-rejected' })
         .map((e) => e.payload as { result: { code: string; message: string }; time: number });
       expect(refused.length).toBeGreaterThan(5);
+      refusedBefore = refused.length;
       expect(refused.every((d) => d.result.code === 'PASS_LOCKED' && d.result.message === lock.message)).toBe(true);
       // At the simulator: flat, and after the lock only the engine's flatten was placed.
       const accountId = b.sim.demo.accountId;
@@ -268,5 +276,24 @@ describe('pass-lock in a paper session on the simulator', () => {
       await session.stop();
       await new Promise((resolve) => receiver.close(resolve));
     }
-  }, 120_000);
+
+    // A restart replays the journal's fills: the lock is back before the first bar, journaled once, and the
+    // replay sends nothing (the fill that engaged it is followed by the flatten's own fill in the journal).
+    const stoppedAt = bench.now();
+    const again = await start();
+    try {
+      expect(again.engine.passLocked()).toMatchObject({ tradingDay: '2025-01-08', mode: 'flatten' });
+      again.run();
+      await drive(again, stoppedAt + 2 * 3_600_000);
+      expect(again.journal.entries({ kind: 'pass-lock' })).toHaveLength(1);
+      const accountId = bench.sim.demo.accountId;
+      const orders = await bench.truth.searchOrders({ accountId, startTimestamp: new Date(stoppedAt).toISOString() });
+      expect(orders.filter((o) => Date.parse(o.creationTimestamp) >= stoppedAt)).toEqual([]);
+      expect((await bench.truth.searchOpenPositions(accountId)).filter((p) => p.size !== 0)).toEqual([]);
+      expect(again.engine.accounting.position(ES)).toBe(0);
+      expect(again.journal.entries({ kind: 'risk-rejected' }).length).toBeGreaterThan(refusedBefore);
+    } finally {
+      await again.stop();
+    }
+  }, 180_000);
 });
