@@ -70,11 +70,14 @@ export const DEFAULT_PASS_LOCK: PassLockMode = 'flatten';
  */
 export const evaluationChoiceSchema = z.preprocess(
   (value) => (typeof value === 'string' ? { rules: value } : value),
-  z.strictObject({
-    /** A preset of config/evaluations (`topstep-50k`) or a YAML file of rules, relative to the config file. */
-    rules: z.string().min(1),
-    passLock: z.enum(PASS_LOCK_MODES).default(DEFAULT_PASS_LOCK),
-  }),
+  z.strictObject(
+    {
+      /** A preset of config/evaluations (`topstep-50k`) or a YAML file of rules, relative to the config file. */
+      rules: z.string({ error: 'a preset name (topstep-50k) or a YAML file of rules' }).min(1),
+      passLock: z.enum(PASS_LOCK_MODES).default(DEFAULT_PASS_LOCK),
+    },
+    { error: 'a preset name (topstep-50k), a YAML file of rules, or { rules, passLock: flatten | hold | off }' },
+  ),
 );
 export type EvaluationChoice = z.output<typeof evaluationChoiceSchema>;
 
