@@ -235,13 +235,13 @@ export class BarDriver {
             onBreach,
           );
         }
-        // After the venue's fills of this bar: a pass the fills made locks before this bar's intents.
+        positionBook.lastPrice = close[i]!;
+        // After the venue's fills of this bar, at its close: a pass locks before this bar's intents.
         const passLock = enforcer.passLock;
         if (passLock !== undefined) {
-          if (passLock.dirty) enforcer.checkPassLock(barTime);
+          if (passLock.due(accounting.balance)) enforcer.checkPassLock(barTime, accounting.equity());
           if (passLock.flattenDue) enforcer.flushPassLock(barClock.now);
         }
-        positionBook.lastPrice = close[i]!;
         if (book.trailingCount > 0) this.advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) enforcer.checkSession(barClock.now);
         if (barClock.now >= enforcer.marketCheckAt) enforcer.checkMarkets(barClock.now);

@@ -4,10 +4,13 @@
  * loss limit before the firm counts the pass. The guard refuses every opening order with PASS_LOCKED;
  * `flatten` also closes what is open, `hold` keeps it.
  *
- * The conditions are judged on the realized balance as if the trading day ended now: today counts as a
- * trading day once it has a fill, and today's realized PnL counts as a day for consistency. The firm judges
- * at the day's close; locking at the first moment the close would pass is what keeps that close passing
- * (with `flatten`; with `hold` an open position can still lose, and the lock stays).
+ * The conditions are judged as if the trading day ended now, on the realized balance or the equity,
+ * whichever is lower: today counts as a trading day once it has a fill, and today's PnL counts as a day for
+ * consistency. The realized balance, because the firm judges balances and a lock at an open position's
+ * paper gain would give it back in the flatten's slippage, right at the target; the equity when lower,
+ * because closing a losing position must not undo the pass the lock protects. Locking at the first moment
+ * the close would pass is what keeps that close passing (with `flatten`; with `hold` an open position can
+ * still lose, and the lock stays).
  *
  * One implementation for the backtest, `evaluate`, paper and live: the engine's, fed by the fills and the
  * day rolls it sees. A live restart replays the journal's fills, so the count of days and the lock come back.
@@ -76,13 +79,22 @@ export class PassLock {
     this.dirty = true;
   }
 
-  /** Checks the conditions at `balance` (realized); returns the event when the lock engages now. */
-  check(time: number, balance: number): PassLockEvent | undefined {
+  /**
+   * Worth a check: not engaged, and a fill came or the realized profit reaches the target (an open loser
+   * may have held the lock back; each bar looks again until it closes or recovers).
+   */
+  due(balance: number): boolean {
+    return this.engaged === undefined && (this.dirty || balance - this.startingBalance >= this.options.profitTarget);
+  }
+
+  /** Checks the conditions at `balance` (realized) and `equity`; returns the event when the lock engages now. */
+  check(time: number, balance: number, equity: number): PassLockEvent | undefined {
     this.dirty = false;
     if (this.engaged !== undefined) return undefined;
-    const today = balance - this.dayStart;
+    const value = Math.min(balance, equity);
+    const today = value - this.dayStart;
     const progress = {
-      profit: balance - this.startingBalance,
+      profit: value - this.startingBalance,
       tradingDays: this.tradingDays + (this.tradedToday ? 1 : 0),
       bestDay: Math.max(this.bestDay, today),
     };

@@ -137,9 +137,9 @@ export class RuleEnforcer {
    * closed, so it waits for the next bar or the clock's next step (`flushPassLock`), when the position is
    * the account's own.
    */
-  checkPassLock(time: number): void {
+  checkPassLock(time: number, equity: number): void {
     const { passLock, accounting, barClock, router } = this.parts;
-    const event = passLock?.check(time, accounting.balance);
+    const event = passLock?.check(time, accounting.balance, equity);
     if (event === undefined || event.mode !== 'flatten') return;
     if (barClock.index >= 0) router.flattenAll(PASS_LOCK_FLATTEN, barClock.now);
     else passLock!.flattenDue = true;

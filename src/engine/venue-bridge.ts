@@ -206,7 +206,7 @@ export class VenueBridge {
       // mark of every later one read a rising market as a loss and broke a floor that never broke.
       const equity = this.accounting.balance + this.accounting.unrealizedWith(fill.contractId, fill.price);
       this.rules.evaluate(fill.time, this.accounting.balance, equity, equity, this.enforcer.onBreach);
-      if (passLock !== undefined) this.enforcer.checkPassLock(fill.time);
+      if (passLock !== undefined) this.enforcer.checkPassLock(fill.time, equity);
     }
     if (this.live) {
       const key = this.keeper.watching(fill.orderId);
