@@ -153,6 +153,11 @@ describe('pass-lock in tickline evaluate', () => {
     const saved = JSON.parse(readFileSync(path.join(dir, 'out-off', 'evaluation.json'), 'utf8'));
     expect(saved.passLock).toMatchObject({ mode: 'hold', engaged: { tradingDay: '2025-01-08', tradingDays: 3 } });
     expect(Date.parse(saved.passLock.engaged.time)).toBeGreaterThanOrEqual(DAY_THREE);
+    // The report's evaluation section says it, and decisions.csv holds the refusals.
+    expect(readFileSync(path.join(dir, 'out-off', 'report.html'), 'utf8')).toMatch(
+      /<p id="evaluation-pass-lock">Pass-lock \(hold\): engaged at [^<]+the evaluation &quot;Pass-lock test&quot; met its pass conditions/,
+    );
+    expect(readFileSync(path.join(dir, 'out-off', 'decisions.csv'), 'utf8')).toContain('PASS_LOCKED');
   });
 
   it('refuses a bad mode with one line at the flag, and a lock without an evaluation', async () => {
