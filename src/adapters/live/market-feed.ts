@@ -16,7 +16,7 @@ import { connectInBackground, restartInBackground, type BackgroundConnection } f
 import type { ContractSpec, MarketTrade, Quote } from '../../engine/types.ts';
 import type { PriceGrid } from '../../engine/ticks.ts';
 import type { GatewayQuote, GatewayTrade } from '../../protocol/hub-schemas.ts';
-import type { MarketHubClient } from '../gateway/realtime.ts';
+import type { MarketHubClient, RealtimeState } from '../gateway/realtime.ts';
 import { parseDateTime } from '../../protocol/schemas.ts';
 import { contractMarketOpen } from '../../market/contract-hours.ts';
 
@@ -42,6 +42,8 @@ export interface MarketFeedOptions {
   readonly isOpen?: (contractId: string, t: number) => boolean;
   /** Hears each silence and its end (the session journals them). */
   readonly onSilence?: (event: { contractId: string; state: 'silent' | 'back'; silentMs: number }) => void;
+  /** Hears each change of the hub's connection (the session journals them, as the user hub's). */
+  readonly onState?: (state: RealtimeState) => void;
   /** The month a contract of `contracts` stands for now (a followed symbol's); the hub subscribes months only. */
   readonly route?: (contractId: string) => string;
 }
@@ -106,6 +108,7 @@ export class MarketFeed {
     for (const contractId of new Set([...this.o.contracts.keys()].map((id) => this.route(id)))) this.watch(contractId);
     this.stateSubscription = this.o.hub.state$.subscribe((state) => {
       if (state === 'connected') this.connectedAt = this.now();
+      this.o.onState?.(state);
     });
     this.connect();
     // Checked a few times per bound of wall time (the gateway's clock may run faster than the wall's).

@@ -257,6 +257,7 @@ export class LiveSession {
               quoteSilenceMs: config.gateway.quoteSilenceMs,
               isOpen: marketOpen,
               onSilence: (event) => journal?.record('market-hub', 'event', null, event),
+              onState: (state) => journal?.record('market-realtime', 'event', null, { state }),
             })
           : undefined;
       const engine = createEngine({

@@ -2,7 +2,7 @@
  * From the journal's entries to notifications: which kind of entry is which event, and the words for it.
  * The journal is the one source (what it does not hold is never notified), read as it is written
  * (`Journal.recorded`). Kinds that are not events of their own feed the connection watch (`realtime`,
- * `market-hub`, `visibility`) or the daily summary's counts.
+ * `market-realtime`, `market-hub`, `visibility`) or the daily summary's counts.
  */
 import type { JournalEntry } from '../../adapters/live/journal.ts';
 import type { NotifyEvent } from '../../adapters/live/notify-config.ts';
@@ -123,6 +123,10 @@ export function connectionOf(entry: JournalEntry): ConnectionChange | undefined 
     case 'realtime': {
       const state = String(p.state);
       return { channel: 'user hub', down: state !== 'connected', since: entry.time, detail: state };
+    }
+    case 'market-realtime': {
+      const state = String(p.state);
+      return { channel: 'market hub', down: state !== 'connected', since: entry.time, detail: state };
     }
     case 'market-hub': {
       const silentMs = Number(p.silentMs);

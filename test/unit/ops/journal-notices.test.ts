@@ -112,6 +112,10 @@ describe('journal entries as notifications', () => {
       since: T - 60_000,
       detail: 'no quotes',
     });
+    expect(connectionOf(entry('market-realtime', { state: 'disconnected' }))).toMatchObject({
+      channel: 'market hub',
+      down: true,
+    });
     expect(connectionOf(entry('visibility', { blind: null }))).toMatchObject({ channel: 'polls', down: false });
     expect(connectionOf(entry('fill', {}))).toBeUndefined();
     expect([45_000, 200_000, 7_500_000].map(durationText)).toEqual(['45s', '3m 20s', '2h 05m']);
