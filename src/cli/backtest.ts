@@ -57,6 +57,8 @@ Options:
   --evaluation <name>  Judge the run by a prop-firm evaluation: a preset of config/evaluations
                        (e.g. topstep-50k) or a YAML file; its floors, contract cap and hours
                        become the account's and the guard's (see tickline evaluate)
+  --pass-lock <mode>   What the evaluation's account does once it passes: flatten (default), hold
+                       or off (evaluation.passLock)
   -h, --help           This help
 
 A node config (one that lists bots:, see config/node.yaml) runs every account on its backtest
@@ -80,6 +82,8 @@ export interface BacktestArgs {
   readonly out?: string;
   /** An evaluation preset or file, instead of the definition's `evaluation`. */
   readonly evaluation?: string;
+  /** The evaluation's pass-lock, instead of the definition's `evaluation.passLock`. */
+  readonly passLock?: string;
 }
 
 /** The flags that choose and override a backtest definition; `optimize` takes them too. */
@@ -92,6 +96,7 @@ export const BACKTEST_FLAGS = {
   data: { type: 'string' },
   out: { type: 'string' },
   evaluation: { type: 'string' },
+  'pass-lock': { type: 'string' },
 } as const;
 
 export function parseBacktestArgs(args: string[], usage = USAGE): BacktestArgs | 'help' {
@@ -112,6 +117,7 @@ export function backtestArgs(values: FlagValues<typeof BACKTEST_FLAGS>, usage: s
     ...(values.data !== undefined ? { data: values.data } : {}),
     ...(values.out !== undefined ? { out: values.out } : {}),
     ...(values.evaluation !== undefined ? { evaluation: values.evaluation } : {}),
+    ...(values['pass-lock'] !== undefined ? { passLock: values['pass-lock'] } : {}),
   };
 }
 
@@ -146,14 +152,26 @@ export async function loadBacktestConfig(
   if (args.evaluation !== undefined) {
     // Asked for on the command line, the evaluation's rules replace the definition's own floors, and a
     // file named there is the working directory's.
-    setConfigValue(doc, ['evaluation'], args.evaluation, `--evaluation ${args.evaluation}`);
+    // A definition's `evaluation: { rules, passLock }` keeps its pass-lock: only the rules are replaced.
+    const where = doc.doc.hasIn(['evaluation', 'rules']) ? ['evaluation', 'rules'] : ['evaluation'];
+    setConfigValue(doc, where, args.evaluation, `--evaluation ${args.evaluation}`);
     evaluationBase = process.cwd();
     for (const key of EVALUATION_ACCOUNT_KEYS) if (doc.doc.hasIn(['account', key])) doc.doc.deleteIn(['account', key]);
+  }
+  if (args.passLock !== undefined) {
+    const named = doc.doc.getIn(['evaluation']);
+    if (named === undefined)
+      throw new UsageError(
+        `--pass-lock ${args.passLock}: no evaluation to lock (pass --evaluation or set evaluation:)`,
+      );
+    // `evaluation: topstep-50k` is the short form of `{ rules: topstep-50k }`: the long one holds the lock.
+    if (typeof named === 'string') doc.doc.setIn(['evaluation'], doc.doc.createNode({ rules: named }));
+    setConfigValue(doc, ['evaluation', 'passLock'], args.passLock, `--pass-lock ${args.passLock}`);
   }
   let config = resolveBacktestPaths(validateDocument(doc, BacktestConfig), path.dirname(path.resolve(args.config)));
   let evaluation: EvaluationPreset | undefined;
   if (config.evaluation !== undefined) {
-    evaluation = loadEvaluationRules(config.evaluation, evaluationBase);
+    evaluation = loadEvaluationRules(config.evaluation.rules, evaluationBase);
     config = withEvaluation(doc, config, evaluation);
   }
   let strategy: StrategyModule;

@@ -46,7 +46,8 @@ export async function openDashboard(
   const where = address === '' ? { host: '127.0.0.1', port: 0 } : parseDashboardAddress(address);
   const baseDir = path.dirname(path.resolve(configFile));
   const feeds = sessions.map(({ session, config }) => {
-    const evaluation = config.evaluation === undefined ? undefined : loadEvaluationRules(config.evaluation, baseDir);
+    const evaluation =
+      config.evaluation === undefined ? undefined : loadEvaluationRules(config.evaluation.rules, baseDir);
     return sessionFeed(session, { ...(evaluation === undefined ? {} : { evaluation }), logger });
   });
   const feed = { accounts: () => feeds.flatMap((f) => f.accounts()) };

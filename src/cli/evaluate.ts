@@ -35,6 +35,8 @@ Options:
   --seed <n>             Seed of the draws (default 1): the same seed gives the same result
   --days <n>             Trading days a path may last before it counts as still open (default 60)
   --block-days <n>       Consecutive days drawn together (default 1)
+  --pass-lock <mode>     Once the pass conditions are met: flatten (default) closes everything and takes
+                         no new risk, hold takes no new risk, off trades on (evaluation.passLock)
   --list                 List the shipped presets with their sources and reading dates
   --param, --strategy, --from, --to, --data, --out   As for \`tickline backtest\`
   -h, --help             This help

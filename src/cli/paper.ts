@@ -23,6 +23,7 @@ import { startSimulator } from '../sim/index.ts';
 import { Limits } from '../protocol/endpoints.ts';
 import { resolveFrontMonths } from './front-month.ts';
 import { DASHBOARD_USAGE, openDashboard, takeDashboardFlag } from './dashboard-option.ts';
+import { startNotifications } from '../ops/notify/start-notifications.ts';
 
 /**
  * What the `paper` and `live` commands share: load the strict config, find the gateway (a configured URL
@@ -57,7 +58,7 @@ export interface RunOptions {
 }
 
 export async function runTrading(o: RunOptions): Promise<number> {
-  const config = loadTradingConfig(o.configFile);
+  const config = loadTradingConfig(o.configFile, { env: process.env });
   // TICKLINE_LOG_LEVEL wins over the config: it is how one looks closer at a run without editing files.
   const logFile = config.log.file ?? defaultLogFile(config.journal);
   const logger =
@@ -116,6 +117,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
       strategy,
       logger,
       account: config.limits,
+      ...(config.passLock === undefined ? {} : { passLock: config.passLock }),
       ...(local ? { now: local.now, speed: local.speed } : {}),
       ...(local?.maximumLossVariant ? { maximumLossVariant: local.maximumLossVariant } : {}),
       statusStream: process.stderr,
@@ -138,6 +140,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
           await local?.close();
           throw error;
         });
+  const stopNotifications = startNotifications(config.notify, session, logger);
   const rejections = new RejectionTally((session.options.now ?? Date.now)());
   const printing = printEvents(session, (line) => process.stdout.write(`${line}\n`), rejections);
   printing.add(session.notices.subscribe((line) => process.stdout.write(`${line}\n`)));
@@ -189,6 +192,7 @@ export async function runTrading(o: RunOptions): Promise<number> {
       process.off('SIGTERM', onInt);
       process.off('SIGUSR2', onKill);
     }
+    await stopNotifications();
     await local?.close();
   }
   if (session.failure !== undefined) {

@@ -20,6 +20,7 @@ import { ConfigError, type ConfigIssue } from './config-loader.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { printEvents, startLocalSimulator, type LocalGateway } from './paper.ts';
 import { loadNodeConfig } from './trading-config.ts';
+import { startNotifications } from '../ops/notify/start-notifications.ts';
 import { DASHBOARD_USAGE, openDashboard, takeDashboardFlag } from './dashboard-option.ts';
 
 export const summary = 'Run a trading node: several bots on several accounts in one process (docs/node.md)';
@@ -52,7 +53,7 @@ export async function runNode(
   configFile: string,
   options: { signals?: boolean; dashboard?: string } = {},
 ): Promise<number> {
-  const { config, sessions } = loadNodeConfig(configFile);
+  const { config, sessions } = loadNodeConfig(configFile, { env: process.env });
   const logFile = nodeLogFile(config);
   const logger = createLogger({
     level: process.env.TICKLINE_LOG_LEVEL ?? config.log.level,
@@ -108,6 +109,10 @@ export async function runNode(
           await local?.close();
           throw error;
         });
+  // Each account's notifications, from its own journal (the targets are the node's).
+  const stopNotifications = [...node.sessions.values()].map((session) =>
+    startNotifications(config.notify, session, logger.child({ account: session.account.name })),
+  );
   const write = (line: string): void => void process.stdout.write(`${line}\n`);
   write(
     `${config.mode} node: ${node.sessions.size} accounts, ${config.bots.length} bots; journals ${config.journals}; log ${logFile}`,
@@ -190,6 +195,7 @@ export async function runNode(
     if (statusTimer) clearInterval(statusTimer);
     commands.close();
     await dashboard?.close();
+    await Promise.all(stopNotifications.map((stop) => stop()));
     rxjsConfig.onUnhandledError = previousUnhandled;
     printing.unsubscribe();
     if (signals) {

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/live-config.ts';
 import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '../engine/evaluation-rules.ts';
+import { evaluationPassLock, type PassLockOptions } from '../engine/pass-lock.ts';
 import type { StrategyModule } from '../engine/strategy.ts';
 import { nodeBacktestIssues } from '../node/portfolio-backtest.ts';
 import { accountConfigSchema } from '../engine/account-rules.ts';
@@ -16,15 +17,29 @@ import {
   validateAt,
 } from './config-loader.ts';
 import { loadEvaluationRules } from './evaluations.ts';
+import { missingSecrets } from '../ops/notify/senders.ts';
 
 /** The account limits an evaluation sets; the config's `limits` may not set them too. */
 const EVALUATION_LIMITS = ['startingBalance', 'dailyLossLimit', 'maximumLossLimit'] as const;
 
-export function loadTradingConfig(file: string): LiveConfig {
+/** The config with what its evaluation adds: the pass conditions of the pass-lock (absent: no lock). */
+export type TradingConfig = LiveConfig & { readonly passLock?: PassLockOptions };
+
+/**
+ * @param options.env the environment a trading command runs in: the notification targets' secrets
+ *   (`urlEnv`, `tokenEnv`) must be set in it, each missing one an issue at its line. `flatten` passes none:
+ *   a missing token must never stand between an operator and a flat account.
+ */
+export function loadTradingConfig(file: string, options: { readonly env?: NodeJS.ProcessEnv } = {}): TradingConfig {
   const doc = readConfigDocument(file);
   const baseDir = path.dirname(path.resolve(file));
   const config = resolveLivePaths(validateDocument(doc, liveConfigSchema), baseDir);
   const issues: ConfigIssue[] = [];
+  const env = options.env;
+  if (env !== undefined)
+    for (const [i, target] of config.notify.entries())
+      for (const [key, variable] of missingSecrets(target, env))
+        issues.push(configIssue(doc, ['notify', i, key], `${variable} is not set in the environment`));
   const out = withEvaluation(config, baseDir, doc, [], issues);
   if (issues.length > 0) throw new ConfigError(issues);
   return out;
@@ -33,7 +48,7 @@ export function loadTradingConfig(file: string): LiveConfig {
 /** A node config, and each account's session config with its evaluation applied (as `loadTradingConfig`'s). */
 export interface LoadedNodeConfig {
   readonly config: NodeConfig;
-  readonly sessions: ReadonlyMap<string, LiveConfig>;
+  readonly sessions: ReadonlyMap<string, TradingConfig>;
 }
 
 /** Whether a trading config file is a node's (it lists `bots`), read without validating it. */
@@ -42,11 +57,17 @@ export function isNodeConfig(file: string): boolean {
   return readConfigDocument(file).doc.has('bots');
 }
 
-export function loadNodeConfig(file: string): LoadedNodeConfig {
+/** `options.env` as `loadTradingConfig`'s: the notification targets' secrets must be set in it. */
+export function loadNodeConfig(file: string, options: { readonly env?: NodeJS.ProcessEnv } = {}): LoadedNodeConfig {
   const doc = readConfigDocument(file);
   const baseDir = path.dirname(path.resolve(file));
   const config = resolveNodePaths(validateDocument(doc, nodeConfigSchema), baseDir);
   const issues: ConfigIssue[] = [];
+  const env = options.env;
+  if (env !== undefined)
+    for (const [i, target] of config.notify.entries())
+      for (const [key, variable] of missingSecrets(target, env))
+        issues.push(configIssue(doc, ['notify', i, key], `${variable} is not set in the environment`));
   const sessions = new Map(
     config.accounts.map((account, i) => [
       account.name,
@@ -75,7 +96,7 @@ export function loadNodeBacktestConfig(file: string): LoadedNodeBacktest {
   const evaluations = new Map<string, EvaluationPreset>();
   for (const account of loaded.config.accounts)
     if (account.evaluation !== undefined)
-      evaluations.set(account.name, loadEvaluationRules(account.evaluation, baseDir));
+      evaluations.set(account.name, loadEvaluationRules(account.evaluation.rules, baseDir));
   return { ...loaded, evaluations };
 }
 
@@ -108,12 +129,18 @@ function withEvaluation(
   doc: ConfigDocument,
   at: readonly (string | number)[],
   issues: ConfigIssue[],
-): LiveConfig {
+): TradingConfig {
   if (config.evaluation === undefined) return config;
-  const rules = loadEvaluationRules(config.evaluation, baseDir);
+  const rules = loadEvaluationRules(config.evaluation.rules, baseDir);
   const clashes = EVALUATION_LIMITS.filter((key) => config.limits[key] !== undefined);
   for (const key of clashes)
     issues.push(configIssue(doc, [...at, 'limits', key], `set by the evaluation "${rules.name}": leave it out`));
   const limits = accountConfigSchema.partial().parse({ ...config.limits, ...evaluationAccount(rules) });
-  return { ...config, limits, risk: withEvaluationRisk(config.risk, rules) };
+  const passLock = evaluationPassLock(rules, config.evaluation.passLock);
+  return {
+    ...config,
+    limits,
+    risk: withEvaluationRisk(config.risk, rules),
+    ...(passLock === undefined ? {} : { passLock }),
+  };
 }

@@ -236,6 +236,12 @@ export class BarDriver {
           );
         }
         positionBook.lastPrice = close[i]!;
+        // After the venue's fills of this bar, at its close: a pass locks before this bar's intents.
+        const passLock = enforcer.passLock;
+        if (passLock !== undefined) {
+          if (passLock.due(accounting.balance)) enforcer.checkPassLock(barTime, accounting.equity());
+          if (passLock.flattenDue) enforcer.flushPassLock(barClock.now);
+        }
         if (book.trailingCount > 0) this.advanceTrails(contractId, high[i]!, low[i]!);
         if (sessions !== undefined) enforcer.checkSession(barClock.now);
         if (barClock.now >= enforcer.marketCheckAt) enforcer.checkMarkets(barClock.now);

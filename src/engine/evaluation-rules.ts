@@ -53,6 +53,59 @@ export const evaluationPresetSchema = evaluationRulesSchema.extend({
 
 export type EvaluationPreset = z.output<typeof evaluationPresetSchema>;
 
+/**
+ * What an evaluation account does once its pass conditions are met (docs/backtest.md, Pass-lock):
+ * `flatten` closes every position and refuses new risk, `hold` refuses new risk and keeps what is open,
+ * `off` trades on. Passing is measured at the day's close while a later loss can still break the maximum
+ * loss limit before the firm counts the pass, so the default protects the pass: `flatten`.
+ */
+export const PASS_LOCK_MODES = ['flatten', 'hold', 'off'] as const;
+export type PassLockMode = (typeof PASS_LOCK_MODES)[number];
+export const DEFAULT_PASS_LOCK: PassLockMode = 'flatten';
+
+/**
+ * The `evaluation:` key of a backtest definition and of a paper or live config: a preset name or file
+ * (`evaluation: topstep-50k`), or the rules with the pass-lock (`evaluation: { rules: topstep-50k,
+ * passLock: hold }`). A bare name is the short form of the second, so one strict schema reports errors.
+ */
+export const evaluationChoiceSchema = z.preprocess(
+  (value) => (typeof value === 'string' ? { rules: value } : value),
+  z.strictObject(
+    {
+      /** A preset of config/evaluations (`topstep-50k`) or a YAML file of rules, relative to the config file. */
+      rules: z.string({ error: 'a preset name (topstep-50k) or a YAML file of rules' }).min(1),
+      passLock: z.enum(PASS_LOCK_MODES).default(DEFAULT_PASS_LOCK),
+    },
+    { error: 'a preset name (topstep-50k), a YAML file of rules, or { rules, passLock: flatten | hold | off }' },
+  ),
+);
+export type EvaluationChoice = z.output<typeof evaluationChoiceSchema>;
+
+/** Where an account stands against the pass conditions: realized profit, days with a fill, best day. */
+export interface PassProgress {
+  /** Realized balance minus the starting balance. */
+  readonly profit: number;
+  readonly tradingDays: number;
+  /** The best day's realized PnL (-Infinity before any day). */
+  readonly bestDay: number;
+}
+
+/** The pass conditions of an evaluation: what the replay and the engine's pass-lock both judge by. */
+export type PassConditions = Pick<EvaluationRules, 'profitTarget' | 'minimumTradingDays' | 'consistency'>;
+
+/**
+ * Whether the pass conditions are met: the profit target, the minimum of trading days, and the best day
+ * below its share of the profit. The one test of passing: the evaluation's replay and the engine's
+ * pass-lock both call it.
+ */
+export function passConditionsMet(rules: PassConditions, progress: PassProgress): boolean {
+  const { profit } = progress;
+  if (profit < rules.profitTarget) return false;
+  if (rules.minimumTradingDays !== undefined && progress.tradingDays < rules.minimumTradingDays) return false;
+  if (rules.consistency !== undefined && progress.bestDay >= rules.consistency.bestDayShare * profit) return false;
+  return true;
+}
+
 /** The rules with their provenance, when they came from a preset. */
 export type EvaluationSource = EvaluationRules & Partial<Pick<EvaluationPreset, 'source' | 'readOn' | 'note'>>;
 

@@ -3,6 +3,7 @@ import type { MarketPhase, MarketSession } from './market-hours.ts';
 import type { SessionClock, SessionPhase } from './trading-day.ts';
 import type { OrderBook } from './order-book.ts';
 import type { OrderRate } from './order-rate.ts';
+import type { PassLock } from './pass-lock.ts';
 import { riskRoom, type GuardOrder, type GuardState, type TradingState } from './risk.ts';
 import type { RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
@@ -16,6 +17,7 @@ export class GuardStep implements GuardState {
   now = 0;
   tradingState: TradingState = 'ACTIVE';
   lockedUntil = 0;
+  passLock: string | undefined = undefined;
   session: SessionPhase = 'open';
   equity = 0;
   dayPnl = 0;
@@ -36,6 +38,7 @@ export class GuardStep implements GuardState {
     /** Each contract's market hours (only contracts whose hours are known), and the calendar flat-by in ms. */
     private readonly markets: ReadonlyMap<string, MarketSession>,
     private readonly flatBeforeCloseMs: number,
+    private readonly passLocker: PassLock | undefined,
   ) {}
 
   marketPhase(contractId: string): MarketPhase {
@@ -52,6 +55,7 @@ export class GuardStep implements GuardState {
     this.now = time;
     this.tradingState = this.trading.current.state;
     this.lockedUntil = this.trading.lockedUntil;
+    this.passLock = this.passLocker?.engaged?.message;
     this.session = this.sessions === undefined ? 'open' : this.sessions.phase(time);
     this.equity = equity;
     this.dayPnl = equity - this.rules.dayStartBalance;

@@ -16,3 +16,4 @@ export * from './on-bar.ts';
 export * from './resample.ts';
 export * from './runner.ts';
 export * from './errors.ts';
+export * from './pass-lock.ts';

@@ -29,6 +29,8 @@ export const REASON_CODES = {
   STATE_HALTED: 'Trading is HALTED: only cancels and flattens pass.',
   STATE_REDUCING: 'Trading is REDUCING: only orders that reduce exposure pass.',
   LOCKED_OUT: 'The account is locked out after a violation or the kill switch.',
+  PASS_LOCKED:
+    'The evaluation met its pass conditions (profit target, trading days, consistency) and evaluation.passLock locks it: no new risk, reducing orders pass.',
   PERSONAL_DAILY_LOSS: "The day's realized + unrealized PnL reached the personal daily loss limit: no new risk.",
   PERSONAL_DAILY_PROFIT_TARGET:
     "The day's realized + unrealized PnL reached the personal daily profit target: no new risk.",
@@ -112,6 +114,8 @@ export interface GuardState {
   readonly tradingState: TradingState;
   /** Epoch ms until which new risk is locked out (0: none; Infinity: for good). */
   readonly lockedUntil: number;
+  /** Why the evaluation's pass-lock refuses new risk; undefined while it is not engaged. */
+  readonly passLock?: string | undefined;
   readonly session: SessionPhase;
   /** The contract's market at `now`: open, within the calendar flat-by, or closed ('open' without hours). */
   marketPhase(contractId: string): MarketPhase;
@@ -292,6 +296,7 @@ function checkOpening(
 
   if (state.lockedUntil > state.now)
     return refuseOpening(closable, 'LOCKED_OUT', `locked out until ${lockText(state.lockedUntil)}`);
+  if (state.passLock !== undefined) return refuseOpening(closable, 'PASS_LOCKED', state.passLock);
   if (state.tradingState === 'REDUCING')
     return refuseOpening(closable, 'STATE_REDUCING', 'trading is REDUCING: only reducing orders pass');
   if (state.session === 'flatBy') return refuseOpening(closable, 'FLAT_BY', 'past the flat-by time');

@@ -6,9 +6,12 @@ import type { IntentRouter } from './intent-router.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import type { OrderBook } from './order-book.ts';
+import type { PassLock } from './pass-lock.ts';
 import type { ResolvedRiskConfig } from './risk.ts';
 import type { Breach, RuleBook } from './account-rules.ts';
 import type { TradingStateMachine } from './trading-state.ts';
+
+const PASS_LOCK_FLATTEN = 'evaluation passed (pass-lock)';
 
 export interface RuleEnforcerParts {
   readonly rules: RuleBook;
@@ -25,6 +28,8 @@ export interface RuleEnforcerParts {
   readonly breaches$: Multicast<Breach>;
   readonly account$: Multicast<AccountSnapshot>;
   readonly logger: Logger;
+  /** The evaluation's pass-lock, when one is configured. */
+  readonly passLock: PassLock | undefined;
 }
 
 /**
@@ -40,12 +45,14 @@ export class RuleEnforcer {
    */
   marketCheckAt = Infinity;
   private session: SessionPhase = 'open';
+  readonly passLock: PassLock | undefined;
   private readonly parts: RuleEnforcerParts;
   private readonly flatMs: number;
   private readonly marketPhases = new Map<string, MarketPhase>();
 
   constructor(parts: RuleEnforcerParts) {
     this.parts = parts;
+    this.passLock = parts.passLock;
     const minutes = parts.limits.flatBeforeClose?.minutes;
     this.flatMs = minutes === undefined ? 0 : minutes * 60_000;
     if (this.flatMs > 0 && parts.markets.size > 0) this.marketCheckAt = -Infinity;
@@ -117,8 +124,33 @@ export class RuleEnforcer {
     if (day === rules.tradingDay) return;
     accounting.startDay(day);
     rules.startDay(day, accounting.balance);
+    this.parts.passLock?.startDay(day, accounting.balance);
     if (trading.current.until <= time) trading.change('ACTIVE', `new trading day ${day}`, Infinity, time);
     if (account$.observed) account$.next(accounting.snapshot());
+  }
+
+  /**
+   * The evaluation's pass conditions, checked after fills: engaging the lock in `flatten` mode closes every
+   * position; in `hold` mode only the guard refuses new risk. Within a bar the flatten is sent at once
+   * (stamped like a breach's). A fill outside a bar may be one of the journal's, replayed at a live
+   * restart before the fills that follow it: a flatten then would close a position that later fills already
+   * closed, so it waits for the next bar or the clock's next step (`flushPassLock`), when the position is
+   * the account's own.
+   */
+  checkPassLock(time: number, equity: number): void {
+    const { passLock, accounting, barClock, router } = this.parts;
+    const event = passLock?.check(time, accounting.balance, equity);
+    if (event === undefined || event.mode !== 'flatten') return;
+    if (barClock.index >= 0) router.flattenAll(PASS_LOCK_FLATTEN, barClock.now);
+    else passLock!.flattenDue = true;
+  }
+
+  /** The flatten a pass-lock engaged outside a bar still owes. */
+  flushPassLock(time: number): void {
+    const passLock = this.parts.passLock;
+    if (passLock === undefined || !passLock.flattenDue) return;
+    passLock.flattenDue = false;
+    this.parts.router.flattenAll(PASS_LOCK_FLATTEN, time);
   }
 
   /** A position or a working order in the contract. */

@@ -31,6 +31,7 @@ import { silentLogger, type Logger } from './log.ts';
 import { Multicast } from './multicast.ts';
 import { OrderBook, publicOrder } from './order-book.ts';
 import { OrderRate } from './order-rate.ts';
+import { PassLock, type PassLockEvent, type PassLockOptions } from './pass-lock.ts';
 import { riskConfigSchema, type ResolvedRiskConfig, type RiskConfig, type TradingState } from './risk.ts';
 import { RuleEnforcer } from './rule-enforcer.ts';
 import { RuleBook, type AccountConfig, type AccountLimits, type Breach } from './account-rules.ts';
@@ -60,6 +61,7 @@ export { failureError } from './strategy-host.ts';
 export type { StampedIntent } from './intent-router.ts';
 export type { Decision } from './decision-log.ts';
 export type { TradingStateChange } from './trading-state.ts';
+export type { PassLockEvent, PassLockOptions } from './pass-lock.ts';
 export type { EquityCurve } from './equity-recorder.ts';
 export { UNATTRIBUTED, type StrategyPosition, type StrategySnapshot } from './strategy-ledger.ts';
 export type { StrategyStateChange } from './strategy-pause.ts';
@@ -115,6 +117,12 @@ export interface EngineOptions {
    * applies `risk.flatBeforeClose`; `ctx.session` reads them. A contract without hours counts as always open.
    */
   readonly marketHours?: Readonly<Record<string, MarketHours>>;
+  /**
+   * The evaluation's pass-lock (`evaluationPassLock` builds it from the rules and the configured mode):
+   * once the pass conditions are met the guard refuses new risk (PASS_LOCKED), and `flatten` closes every
+   * position. Absent: no lock.
+   */
+  readonly passLock?: PassLockOptions;
 }
 
 /** Default id of the engine's own intents (flatten on a rule breach, flat-by, kill switch). */
@@ -152,6 +160,10 @@ export interface Engine {
   readonly tradingState$: Observable<TradingStateChange>;
   /** A strategy instance paused or resumed (`setStrategyPaused`), with who and why. */
   readonly strategyStates$: Observable<StrategyStateChange>;
+  /** The evaluation's pass-lock engaging (once). */
+  readonly passLock$: Observable<PassLockEvent>;
+  /** The pass-lock's event once engaged, else undefined. */
+  passLocked(): PassLockEvent | undefined;
   /** Strategies that failed (their intents stop). */
   readonly errors$: Observable<StrategyFailure>;
   /** Decisions the guard rejected so far, by reason code in the order each code first occurred. */
@@ -256,7 +268,12 @@ export function createEngine(options: EngineOptions): Engine {
   const tradingState$ = new Multicast<TradingStateChange>();
   const strategyStates$ = new Multicast<StrategyStateChange>();
   const errors$ = new Multicast<StrategyFailure>();
+  const passLock$ = new Multicast<PassLockEvent>();
   const decisions = new DecisionLog(decisions$, logger);
+  const passLock =
+    options.passLock === undefined
+      ? undefined
+      : new PassLock(options.passLock, rules.config.startingBalance, passLock$, logger);
 
   const book = new OrderBook();
   const barClock = new BarClock(options.clock);
@@ -285,6 +302,7 @@ export function createEngine(options: EngineOptions): Engine {
     options.lastPrice,
     markets,
     flatBeforeCloseMs,
+    passLock,
   );
   const router = new IntentRouter({
     contracts,
@@ -321,6 +339,7 @@ export function createEngine(options: EngineOptions): Engine {
     breaches$,
     account$,
     logger,
+    passLock,
   });
 
   const host = new StrategyHost({
@@ -394,6 +413,8 @@ export function createEngine(options: EngineOptions): Engine {
     breaches$: breaches$.asObservable(),
     tradingState$: tradingState$.asObservable(),
     strategyStates$: strategyStates$.asObservable(),
+    passLock$: passLock$.asObservable(),
+    passLocked: () => passLock?.engaged,
     errors$: errors$.asObservable(),
     rejections: () => decisions.rejectionCounts(),
     accounting,
@@ -422,6 +443,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (!(time === time)) return;
       if (time >= enforcer.nextDayStart) enforcer.rollDay(time);
       if (time >= enforcer.marketCheckAt) enforcer.checkMarkets(time);
+      enforcer.flushPassLock(time);
     },
     submit(strategyId, intent) {
       driver.receive(host.find(strategyId), strategyId, intent);
@@ -456,6 +478,7 @@ export function createEngine(options: EngineOptions): Engine {
         breaches$,
         tradingState$,
         strategyStates$,
+        passLock$,
         errors$,
       ]) {
         (subject as Multicast<unknown>).complete();

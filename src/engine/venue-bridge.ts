@@ -202,13 +202,19 @@ export class VenueBridge {
     } else {
       this.book.confirmFill(fill.orderId, fill.size);
     }
+    const passLock = this.enforcer.passLock;
+    if (passLock !== undefined) passLock.noteFill();
     this.fills$.next(fill);
     if (closed !== undefined && this.trades$.observed) this.trades$.next(closed);
     if (this.positions$.observed) this.positions$.next(this.accounting.positionView(fill.contractId));
     if (this.account$.observed) this.account$.next(this.accounting.snapshot());
     if (this.barClock.index < 0) {
-      const equity = this.accounting.equity();
+      // The fill's price is its contract's latest trade: the mark, rather than the last bar's close. A live
+      // restart replays the journal's fills with no bar between them, and the first fill's price as the
+      // mark of every later one read a rising market as a loss and broke a floor that never broke.
+      const equity = this.accounting.balance + this.accounting.unrealizedWith(fill.contractId, fill.price);
       this.rules.evaluate(fill.time, this.accounting.balance, equity, equity, this.enforcer.onBreach);
+      if (passLock !== undefined) this.enforcer.checkPassLock(fill.time, equity);
     }
     if (this.live) {
       const key = this.keeper.watching(fill.orderId);

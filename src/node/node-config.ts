@@ -39,8 +39,11 @@ export const nodeAccountSchema = z.strictObject({
   journal: z.string().min(1).optional(),
   /** Rule limits for the account's guard, as the paper and live config's `limits`. */
   limits: accountConfigSchema.partial().default({}),
-  /** A prop-firm evaluation (preset or file) whose floors, contract cap and hours the account's guard applies. */
-  evaluation: z.string().min(1).optional(),
+  /**
+   * A prop-firm evaluation (preset or file) whose floors, contract cap and hours the account's guard applies,
+   * or `{ rules, passLock: flatten | hold | off }` for what the account does once it passed (docs/live.md).
+   */
+  evaluation: live.evaluation,
   /** The account's guard settings; the node's `risk` by default. */
   risk: riskConfigSchema.optional(),
 });
@@ -104,6 +107,8 @@ export const nodeConfigSchema = z
     session: live.session,
     log: live.log,
     execution: live.execution,
+    /** Notification targets (docs/notifications.md): each account's events, named by its account. */
+    notify: live.notify,
     backtest: nodeBacktestSchema.optional(),
   })
   .superRefine((config, ctx) => {
@@ -223,6 +228,7 @@ export function accountSessionConfig(config: NodeConfig, account: NodeAccount): 
     session: config.session,
     log: config.log,
     execution: config.execution,
+    notify: config.notify,
   };
 }
 

@@ -14,6 +14,7 @@ import type { StrategyModule } from '../engine/strategy.ts';
 import type { AccountConfig, MllVariant } from '../engine/account-rules.ts';
 import type { FlattenResult, KillSource } from '../adapters/live/kill-switch.ts';
 import type { Credentials, LiveConfig } from '../adapters/live/live-config.ts';
+import type { PassLockOptions } from '../engine/pass-lock.ts';
 import { assertPlan, type AccountPolls, type BarSubscription, type RatePlan } from '../adapters/live/rate-plan.ts';
 import { shareConnections, SharedHub, type SharedBarRequests } from '../adapters/live/shared-connections.ts';
 import { LiveSession, pollIntervalsOf, subscriptionsOf, type SessionBot } from '../adapters/live/trading-session.ts';
@@ -37,7 +38,7 @@ export interface NodeOptions {
    * Each account's session config as loaded (its evaluation applied to limits and risk); by default derived
    * from the node config without evaluations.
    */
-  readonly sessionConfigs?: ReadonlyMap<string, LiveConfig>;
+  readonly sessionConfigs?: ReadonlyMap<string, LiveConfig & { readonly passLock?: PassLockOptions }>;
   /** The loaded strategy module of each bot, by bot id. */
   readonly strategies: ReadonlyMap<string, StrategyModule>;
   readonly gateway: NodeGateway;
@@ -90,7 +91,7 @@ export class TradingNode {
   static async start(options: NodeOptions): Promise<TradingNode> {
     const { config, gateway, logger } = options;
     const now = gateway.now ?? Date.now;
-    const sessionConfigs = new Map(
+    const sessionConfigs = new Map<string, LiveConfig & { readonly passLock?: PassLockOptions }>(
       config.accounts.map((a) => [a.name, options.sessionConfigs?.get(a.name) ?? accountSessionConfig(config, a)]),
     );
     // Refused before anything is asked of the gateway: the budget is the user's, whatever the accounts.
@@ -160,6 +161,7 @@ export class TradingNode {
           bots,
           logger: logger.child({ account: account.name }),
           account: sessionConfig.limits as Partial<AccountConfig>,
+          ...(sessionConfig.passLock === undefined ? {} : { passLock: sessionConfig.passLock }),
           ...(gateway.now ? { now: gateway.now } : {}),
           ...(gateway.speed === undefined ? {} : { speed: gateway.speed }),
           ...(gateway.maximumLossVariant ? { maximumLossVariant: gateway.maximumLossVariant } : {}),

@@ -17,11 +17,14 @@ import {
   EVALUATION_FAILURE_LABELS,
   EVALUATION_FAILURES,
   evaluationAccount,
+  passConditionsMet,
   type EvaluationFailure,
   type EvaluationRules,
+  type PassLockMode,
   type EvaluationSource,
 } from '../engine/evaluation-rules.ts';
 import { RuleBook, type Breach } from '../engine/account-rules.ts';
+import type { PassLockEvent } from '../engine/pass-lock.ts';
 import type { Side } from '../engine/types.ts';
 import { cents, ratio } from './statistics.ts';
 import type { EquityCurve, ReportBars } from './report-types.ts';
@@ -283,12 +286,7 @@ export class EvaluationAccount {
 
   /** Whether the targets are met now: profit, trading days and consistency. */
   targetsMet(): boolean {
-    const rules = this.rules;
-    const profit = this.profit;
-    if (profit < rules.profitTarget) return false;
-    if (rules.minimumTradingDays !== undefined && this.tradingDays < rules.minimumTradingDays) return false;
-    if (rules.consistency !== undefined && this.bestDay >= rules.consistency.bestDayShare * profit) return false;
-    return true;
+    return passConditionsMet(this.rules, this);
   }
 
   /**
@@ -678,6 +676,21 @@ export interface RunEvaluation {
   readonly outcome: EvaluationOutcome;
   /** Null when the run has no trading day to draw from. */
   readonly monteCarlo: MonteCarloResult | null;
+  /** The pass-lock the run traded under (evaluation.passLock) and when it engaged; absent: none asked. */
+  readonly passLock?: RunPassLock;
+}
+
+export interface RunPassLock {
+  readonly mode: PassLockMode;
+  /** The engine's event when the lock engaged; null when the run never met the pass conditions. */
+  readonly engaged: PassLockEvent | null;
+}
+
+/** The pass-lock in one line: engaged when and why, or not. */
+export function passLockLine(lock: RunPassLock): string {
+  if (lock.mode === 'off') return 'Pass-lock: off (the account trades on after passing)';
+  if (lock.engaged === null) return `Pass-lock (${lock.mode}): not engaged, the pass conditions were never met`;
+  return `Pass-lock (${lock.mode}): engaged at ${new Date(lock.engaged.time).toISOString()} (trading day ${lock.engaged.tradingDay}): ${lock.engaged.message}`;
 }
 
 /** The run's own evaluation and its Monte Carlo pass probability. */
@@ -685,6 +698,7 @@ export function evaluateRun(
   rules: EvaluationSource,
   run: EvaluationRunInput,
   options: MonteCarloOptions = {},
+  passLock?: RunPassLock,
 ): RunEvaluation {
   const days = evaluationDays(run, rules);
   const outcome = replayEvaluation(rules, days);
@@ -694,6 +708,7 @@ export function evaluateRun(
     rules,
     outcome,
     monteCarlo: trading.length === 0 ? null : monteCarloEvaluation(rules, trading, options),
+    ...(passLock === undefined ? {} : { passLock }),
   };
 }
 
@@ -727,6 +742,7 @@ export function monteCarloLine(mc: MonteCarloResult): string {
 export function evaluationLines(evaluation: RunEvaluation): string[] {
   const lines = [`Evaluation: ${evaluation.rules.name}: ${evaluation.outcome.summary}`];
   if (evaluation.monteCarlo !== null) lines.push(`  Monte Carlo: ${monteCarloLine(evaluation.monteCarlo)}`);
+  if (evaluation.passLock !== undefined) lines.push(`  ${passLockLine(evaluation.passLock)}`);
   if (evaluation.rules.readOn !== undefined) {
     lines.push(
       `  Rules as read on ${evaluation.rules.readOn} (the preset names its sources): check the firm's current rules.`,
@@ -747,5 +763,16 @@ export function evaluationJson(evaluation: RunEvaluation): unknown {
       closest: outcome.closest.map((a) => ({ ...a, time: iso(a.time) })),
     },
     monteCarlo: evaluation.monteCarlo,
+    ...(evaluation.passLock === undefined
+      ? {}
+      : {
+          passLock: {
+            mode: evaluation.passLock.mode,
+            engaged:
+              evaluation.passLock.engaged === null
+                ? null
+                : { ...evaluation.passLock.engaged, time: iso(evaluation.passLock.engaged.time) },
+          },
+        }),
   };
 }

@@ -15,7 +15,7 @@ import { REASON_CODES } from '../engine/risk.ts';
 import { PriceGrid } from '../engine/ticks.ts';
 import { chartData, type ChartData, type DecisionMark } from './chart-data.ts';
 import { stoppedWarning, summarizeRunDecisions, type DecisionSummary } from './decisions.ts';
-import { monteCarloLine, type RunEvaluation } from './evaluation-report.ts';
+import { monteCarloLine, passLockLine, type RunEvaluation } from './evaluation-report.ts';
 import {
   DURATION_LABELS,
   RULE_LABELS,
@@ -346,6 +346,7 @@ function evaluationSection(input: ReportInput): string {
   return `<section id="evaluation"><h2>Evaluation: ${escapeHtml(rules.name)}</h2>
 ${rules.note === undefined ? '' : `<p class="note">${escapeHtml(rules.note)}</p>`}
 <p>${outcomeBadge(outcome.status)} This run ${escapeHtml(outcome.summary)}.</p>
+${evaluation.passLock === undefined ? '' : `<p id="evaluation-pass-lock">${escapeHtml(passLockLine(evaluation.passLock))}</p>`}
 ${rulesTable(rules)}
 <h3>Closest approach</h3>${closest}
 ${monteCarloBlock(evaluation)}</section>`;

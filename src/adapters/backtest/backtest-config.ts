@@ -10,6 +10,7 @@ import { isStrategyFile } from '../../strategies/index.ts';
 import { accountConfigSchema } from '../../engine/account-rules.ts';
 import { bookModelSchema, spreadModelSchema } from '../../market/quotes.ts';
 import { riskConfigSchema } from '../../engine/risk.ts';
+import { evaluationChoiceSchema } from '../../engine/evaluation-rules.ts';
 import { rootSpecSchema } from '../../market/contract-months.ts';
 import { isTimeZone } from '../../data/csv.ts';
 
@@ -265,10 +266,12 @@ export const BacktestConfig = z
     account: AccountConfig.default(AccountConfig.parse({})),
     /**
      * A prop-firm evaluation to judge the run by: a preset of config/evaluations (`topstep-50k`) or a YAML
-     * file, relative to this file. Its floors, contract cap and hours become the account's rules and the
-     * guard's (so account.startingBalance, dailyLossLimit, maximumLossLimit and profitTarget are left out).
+     * file, relative to this file, or `{ rules: <preset|file>, passLock: flatten | hold | off }`. Its floors,
+     * contract cap and hours become the account's rules and the guard's (so account.startingBalance,
+     * dailyLossLimit, maximumLossLimit and profitTarget are left out); passLock says what the account does
+     * once it meets the pass conditions (default flatten: docs/backtest.md, Pass-lock).
      */
-    evaluation: z.string().min(1).optional(),
+    evaluation: evaluationChoiceSchema.optional(),
     fills: FillsConfig.default(FillsConfig.parse({})),
     market: MarketConfig.default(MarketConfig.parse({})),
     /** The engine's risk-guard settings (src/engine/risk.ts), including the trading day's boundary. */

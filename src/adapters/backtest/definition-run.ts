@@ -31,7 +31,8 @@ import { contractRoot, exchangeCalendarFor, rootMarketHours } from '../../market
 import type { MarketHours } from '../../engine/market-hours.ts';
 import type { FillModelOptions } from './simulated-venue.ts';
 import { DEFAULT_BOOK } from '../../market/quotes.ts';
-import type { EvaluationRules, EvaluationSource } from '../../engine/evaluation-rules.ts';
+import { DEFAULT_PASS_LOCK, type EvaluationRules, type EvaluationSource } from '../../engine/evaluation-rules.ts';
+import { evaluationPassLock } from '../../engine/pass-lock.ts';
 import { evaluateRun, type MonteCarloOptions } from '../../report/evaluation-report.ts';
 import { BarCache, type ImportedBars } from '../../data/bar-cache.ts';
 import { existsSync, statSync } from 'node:fs';
@@ -486,6 +487,9 @@ export async function runDefinition(
   }
   const bars = same ? history.bars : aggregate(history.bars, config.timeframe);
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
+  // An evaluation (the definition's or one given) locks the account once it passes, as paper and live do.
+  const passLockMode = options.evaluation === undefined ? 'off' : (config.evaluation?.passLock ?? DEFAULT_PASS_LOCK);
+  const passLock = options.evaluation === undefined ? undefined : evaluationPassLock(options.evaluation, passLockMode);
   const result = runBacktest({
     contract,
     bars,
@@ -501,6 +505,7 @@ export async function runDefinition(
     recordEquity: options.recordEquity ?? true,
     ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
     continuity: continuityOptions(config, history),
+    ...(passLock === undefined ? {} : { passLock }),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
@@ -527,6 +532,7 @@ export async function runDefinition(
             tradingDay: result.riskConfig.tradingDay,
           },
           options.monteCarlo,
+          options.evaluation === undefined ? undefined : { mode: passLockMode, engaged: result.passLock ?? null },
         );
   const overlays =
     recordsReport && options.overlays !== false && instances === undefined

@@ -7,6 +7,7 @@ import { createEngine } from '../../engine/runner.ts';
 import type { MarketHours } from '../../engine/market-hours.ts';
 import type { Breach } from '../../engine/account-rules.ts';
 import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
+import type { PassLockEvent, PassLockOptions } from '../../engine/pass-lock.ts';
 import { StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { BarColumns, Fill, Timeframe } from '../../engine/types.ts';
 import { silentLogger, type Logger } from '../../engine/log.ts';
@@ -131,6 +132,8 @@ export interface BacktestRunInput {
   readonly onProgress?: (done: number, total: number) => void;
   /** Rolls and gaps; absent: the history is replayed as one stretch, as it is. */
   readonly continuity?: ContinuityOptions;
+  /** The evaluation's pass-lock (the engine's; paper and live use the same). */
+  readonly passLock?: PassLockOptions;
 }
 
 /** A violation that would have happened, in the vocabulary of spec 2.10. */
@@ -192,6 +195,8 @@ export interface BacktestRunResult {
   readonly gaps: readonly GapRecord[];
   /** Each instance's own figures, in the order given (runs of `strategies` only). */
   readonly strategies?: readonly BacktestStrategyResult[];
+  /** When the evaluation's pass-lock engaged (runs with `passLock`); absent otherwise or when it never did. */
+  readonly passLock?: PassLockEvent;
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
@@ -325,6 +330,7 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     risk: input.risk,
     account: rules,
     ...(input.marketHours === undefined ? {} : { marketHours: { [contract.id]: input.marketHours } }),
+    ...(input.passLock === undefined ? {} : { passLock: input.passLock }),
     logger: input.logger ?? silentLogger,
     recordEquity: input.recordEquity ?? true,
     expectedBars: total,
@@ -401,6 +407,7 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   const finish = (equityOf: (engine: Engine) => EquityCurve): BacktestRunResult => {
     // A failing strategy stops the run; what ran until then is still a result (written, then reported).
     const snapshot = engine.snapshot();
+    const passLock = engine.passLocked();
     const equity = equityOf(engine);
     engine.close();
     return runResult({
@@ -419,6 +426,7 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
       done,
       failure,
       profitTarget,
+      passLock,
     });
   };
   const book = engine.accounting.bookOf(contract.id);
@@ -446,6 +454,7 @@ interface RunRecords {
   readonly done: number;
   readonly failure: { error: unknown } | undefined;
   readonly profitTarget: number | undefined;
+  readonly passLock: PassLockEvent | undefined;
 }
 
 function runResult(records: RunRecords): BacktestRunResult {
@@ -465,6 +474,7 @@ function runResult(records: RunRecords): BacktestRunResult {
     done,
     failure,
     profitTarget,
+    passLock,
   } = records;
   const { contract, account } = input;
   const violations = breaches.map((b) => toViolation(b, account));
@@ -509,6 +519,7 @@ function runResult(records: RunRecords): BacktestRunResult {
     closestApproach,
     passed,
     verdict,
+    ...(passLock === undefined ? {} : { passLock }),
     startingBalance: account.startingBalance,
     endingBalance: snapshot.balance,
     endingEquity: snapshot.equity,

@@ -7,6 +7,14 @@ export {
   type Credentials,
   type LiveConfig,
 } from './live-config.ts';
+export {
+  notifyConfigSchema,
+  notifyTargetSchema,
+  NOTIFY_EVENTS,
+  type NotifyConfig,
+  type NotifyEvent,
+  type NotifyTarget,
+} from './notify-config.ts';
 export { LiveSession, SessionError, type SessionOptions } from './trading-session.ts';
 export {
   Journal,

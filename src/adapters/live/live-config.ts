@@ -7,6 +7,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { riskConfigSchema } from '../../engine/risk.ts';
 import { accountConfigSchema } from '../../engine/account-rules.ts';
+import { evaluationChoiceSchema } from '../../engine/evaluation-rules.ts';
+import { notifyConfigSchema } from './notify-config.ts';
+
+export { notifyConfigSchema, notifyTargetSchema, type NotifyConfig, type NotifyTarget } from './notify-config.ts';
 import { registerSecret } from '../../engine/secrets.ts';
 import { isStrategyFile } from '../../strategies/index.ts';
 import { TicklineError } from '../../engine/errors.ts';
@@ -101,11 +105,15 @@ export const liveConfigSchema = z.strictObject({
    */
   limits: accountConfigSchema.partial().default({}),
   /**
-   * A prop-firm evaluation (a preset of config/evaluations, or a YAML file relative to this one): its
-   * floors become the guard's account limits and its contract cap and hours the guard's, as in a backtest.
+   * A prop-firm evaluation (a preset of config/evaluations, or a YAML file relative to this one), or
+   * `{ rules: <preset|file>, passLock: flatten | hold | off }`: its floors become the guard's account limits
+   * and its contract cap and hours the guard's, as in a backtest; once the account meets the pass
+   * conditions the pass-lock (default flatten) stops new risk.
    */
-  evaluation: z.string().min(1).optional(),
+  evaluation: evaluationChoiceSchema.optional(),
   journal: z.string().min(1),
+  /** Where to send notifications, each target with its events (docs/notifications.md); none by default. */
+  notify: notifyConfigSchema,
   poll: pollSchema.default(pollSchema.parse({})),
   risk: riskConfigSchema.default(riskConfigSchema.parse({})),
   /**

@@ -42,6 +42,8 @@ export interface MarketFeedOptions {
   readonly isOpen?: (contractId: string, t: number) => boolean;
   /** Hears each silence and its end (the session journals them). */
   readonly onSilence?: (event: { contractId: string; state: 'silent' | 'back'; silentMs: number }) => void;
+  /** Hears each change of the hub's connection (the session journals them, as the user hub's). */
+  readonly onState?: (state: RealtimeState) => void;
   /** The month a contract of `contracts` stands for now (a followed symbol's); the hub subscribes months only. */
   readonly route?: (contractId: string) => string;
 }
@@ -111,6 +113,7 @@ export class MarketFeed {
     for (const contractId of new Set([...this.o.contracts.keys()].map((id) => this.route(id)))) this.watch(contractId);
     this.stateSubscription = this.o.hub.state$.subscribe((state) => {
       if (state === 'connected') this.connectedAt = this.now();
+      this.o.onState?.(state);
     });
     this.connect();
     // Checked a few times per bound of wall time (the gateway's clock may run faster than the wall's).

@@ -20,6 +20,7 @@ import {
   failureError,
   RISK_STRATEGY_ID,
   type Engine,
+  type PassLockOptions,
   type StrategyFailure,
 } from '../../engine/runner.ts';
 import { Accounting } from '../../engine/accounting.ts';
@@ -90,6 +91,8 @@ export interface SessionOptions {
    * without it the guard assumes `trailingEndOfDay` for a limit the config does not set.
    */
   readonly maximumLossVariant?: (accountId: number) => MllVariant | undefined;
+  /** The evaluation's pass-lock (the config's `evaluation.passLock` with the evaluation's pass conditions). */
+  readonly passLock?: PassLockOptions;
   /**
    * The bots this session's account runs (a trading node): each a strategy instance with its own id, contracts,
    * timeframe and size multiplier, in one engine whose guard checks the account's netted exposure. One bot
@@ -309,6 +312,7 @@ export class LiveSession {
               quoteSilenceMs: config.gateway.quoteSilenceMs,
               isOpen: marketOpen,
               onSilence: (event) => journal?.record('market-hub', 'event', null, event),
+              onState: (state) => journal?.record('market-realtime', 'event', null, { state }),
             })
           : undefined;
       const engine = createEngine({
@@ -340,6 +344,7 @@ export class LiveSession {
           : {}),
         // A failing strategy is the session's to handle (flatten or hold, then stop), never a crash.
         onStrategyError: 'log',
+        ...(o.passLock === undefined ? {} : { passLock: o.passLock }),
         ...(market === undefined
           ? {}
           : {
@@ -455,6 +460,13 @@ export class LiveSession {
       engine.strategyStates$.subscribe((change) => {
         journal.record('strategy-state', 'event', null, change);
         logger.info({ ...change }, change.paused ? 'strategy paused' : 'strategy resumed');
+      }),
+      engine.passLock$.subscribe((event) => {
+        // The journal's fills replayed at a restart engage the lock again: it is journaled (and notified) once.
+        if (journal.getMeta('passLock') !== undefined) return;
+        journal.setMeta('passLock', new Date(event.time).toISOString());
+        journal.record('pass-lock', 'event', null, event);
+        this.notices.next(`pass-lock: ${event.message}`);
       }),
       engine.errors$.subscribe((f) => void this.onStrategyFailure(f)),
       engine.tradingState$.subscribe((s) => {

@@ -90,6 +90,19 @@ describe('risk guard checks', () => {
     expect(reasonCodeTable().every((r) => r.description.length > 10)).toBe(true);
   });
 
+  it("a passed evaluation's pass-lock refuses new risk with its reason and lets reducing orders through", () => {
+    const locked = guardState({ passLock: 'the evaluation met its pass conditions', positions: { [C]: 2 } });
+    expect(check(buy(), locked)).toEqual({
+      accepted: false,
+      code: 'PASS_LOCKED',
+      message: 'the evaluation met its pass conditions',
+    });
+    expect(check(sell(2), locked)).toEqual({ accepted: true });
+    // A reversal keeps only its closing part.
+    expect(check(sell(3), locked)).toMatchObject({ accepted: true, size: 2, adjusted: 'PASS_LOCKED' });
+    expect(code(check(buy(), guardState({ passLock: undefined })))).toBe('ok');
+  });
+
   it('sizes, contracts and orders must exist and make sense', () => {
     expect(code(check(buy(0)))).toBe('INVALID_SIZE');
     expect(code(check(buy(1.5)))).toBe('INVALID_SIZE');
