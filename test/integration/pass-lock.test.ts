@@ -18,6 +18,7 @@ import { main } from '../../src/cli/main.ts';
 import { loadTradingConfig } from '../../src/cli/trading-config.ts';
 import { silentLogger } from '../../src/engine/log.ts';
 import type { PassLockEvent } from '../../src/engine/pass-lock.ts';
+import { sessionFeed } from '../../src/ops/dashboard/session-feed.ts';
 import { LiveSession } from '../../src/adapters/live/trading-session.ts';
 import { loadStrategy } from '../../src/strategies/index.ts';
 import { notifySession } from '../../src/ops/notify/start-notifications.ts';
@@ -256,6 +257,10 @@ describe('pass-lock in a paper session on the simulator', () => {
       expect(lock).toMatchObject({ mode: 'flatten', tradingDay: '2025-01-08', tradingDays: 3 });
       expect(lock.profit).toBeGreaterThanOrEqual(12_000);
       expect(session.engine.passLocked()).toEqual(lock);
+      // The dashboard says so on the account.
+      const feed = sessionFeed(session);
+      expect(feed.accounts()[0]!.snapshot().passLock).toEqual({ locked: true, mode: 'flatten', reason: lock.message });
+      feed.close();
       const refused = session.journal
         .entries({ kind: 'risk-rejected' })
         .map((e) => e.payload as { result: { code: string; message: string }; time: number });

@@ -129,10 +129,7 @@ export const tradingStateViewSchema = z.object({
   paused: z.boolean(),
 });
 
-/**
- * The evaluation's pass-lock (issue 29), when the engine exposes one: not built here. A feed leaves it
- * null; the page shows it when it is set.
- */
+/** The evaluation's pass-lock once it engaged (null before): the page shows it as a badge on the account. */
 export const passLockViewSchema = z.object({ locked: z.boolean(), mode: z.string(), reason: z.string() });
 
 /** One bot (strategy instance) of the account: its own line and whether an operator paused it. */

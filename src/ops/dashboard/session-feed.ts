@@ -233,7 +233,7 @@ export class SessionAccount implements DashboardAccount {
         since: Number.isFinite(state.time) ? state.time : null,
         paused: state.state === 'REDUCING' && state.reason === PAUSE_REASON,
       },
-      passLock: null,
+      passLock: this.passLock(),
       bots: this.bots(),
       positions,
       orders,
@@ -371,6 +371,12 @@ export class SessionAccount implements DashboardAccount {
         nextRoll,
       };
     });
+  }
+
+  /** The evaluation's pass-lock once it engaged: the account opens no new risk (docs/live.md, Pass-lock). */
+  private passLock(): AccountSnapshot['passLock'] {
+    const engaged = this.session.engine.passLocked();
+    return engaged === undefined ? null : { locked: true, mode: engaged.mode, reason: engaged.message };
   }
 
   private bots(): AccountSnapshot['bots'] {
