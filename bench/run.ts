@@ -32,6 +32,7 @@ import {
   fullPathBacktest,
   fullPathResult,
   plainLoop,
+  withOrderListHash,
   referenceBars,
   REFERENCE_PARAMS,
 } from './reference.ts';
@@ -162,7 +163,7 @@ for (let r = 0; r < Math.max(21, REPS); r++) {
 }
 const loopMs = median(loopTimes);
 const loopRate = (BARS / loopMs) * 1000;
-const disagreement = compareRuns(fullPathResult(lastRun), loop);
+const disagreement = compareRuns(fullPathResult(lastRun), withOrderListHash(loop));
 if (disagreement !== undefined) fail(`full path and plain loop disagree: ${disagreement}`);
 rows.push({
   figure: '1 full path (engine + sma-cross + guard + fill model + accounting)',

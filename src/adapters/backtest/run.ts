@@ -35,7 +35,6 @@ import {
   type HistorySegment,
 } from '../../data/continuous.ts';
 import { sliceByIndex } from '../../data/columns.ts';
-import { orderListHash } from './order-list-hash.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
 
 /** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
@@ -455,7 +454,7 @@ function runResult(records: RunRecords): BacktestRunResult {
     bars: done,
     fills,
     orders,
-    orderListHash: orderListHash(orders),
+    orderListHash: venue.orderListHash(),
     trades:
       segments.length > 0
         ? engine.accounting.trades.map((t) => ({

@@ -104,6 +104,11 @@ export class SimulatedVenue implements Venue {
     return this.book.records;
   }
 
+  /** sha256 of `orders()` (src/adapters/backtest/order-list-hash.ts), hashed as the orders became final. */
+  orderListHash(): string {
+    return this.book.orderListHash();
+  }
+
   /** Last close seen for a contract (ticks), the "last traded price" of the backtest. */
   lastPrice(contractId: string): number | undefined {
     const chunk = this.lastChunk;

@@ -8,6 +8,7 @@
 import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
+import { OrderListHasher } from './order-list-hash.ts';
 import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
@@ -83,6 +84,13 @@ export class VenueBook {
   /** Every order of the run in placement order (bracket legs right after their entry's fill). */
   readonly records: OrderRecord[] = [];
   private fillSequence = 0;
+  /**
+   * The order list hash of the records before `hashed`, each added once it is final (no longer pending or
+   * working, so it never changes again): hashed while its record is still in the cache, and a streamed
+   * run's list need not be read again at the end.
+   */
+  private readonly hasher = new OrderListHasher();
+  private hashed = 0;
 
   /** `fee`: money per contract per side, on every fill. */
   constructor(private readonly fee: number) {}
@@ -202,6 +210,25 @@ export class VenueBook {
       order: record.spec,
     };
     if (reason !== undefined) update.reason = reason;
+    // Every change of a record's state is reported here, so this is where a record can become final.
+    const records = this.records;
+    while (this.hashed < records.length && isFinal(records[this.hashed]!.state)) {
+      this.hasher.add(records[this.hashed]!);
+      this.hashed++;
+    }
     this.events.next(update);
   }
+
+  /** sha256 of the order list so far (orders still working as they stand now); the run goes on unchanged. */
+  orderListHash(): string {
+    const records = this.records;
+    if (this.hashed === records.length) return this.hasher.digest();
+    const tail = this.hasher.copy();
+    for (let k = this.hashed; k < records.length; k++) tail.add(records[k]!);
+    return tail.digest();
+  }
+}
+
+function isFinal(state: OrderState): boolean {
+  return state !== 'working' && state !== 'pending';
 }
