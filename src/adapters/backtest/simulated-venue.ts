@@ -101,7 +101,7 @@ export class SimulatedVenue implements Venue {
 
   /** Every order of the run in placement order (bracket legs right after their entry's fill). */
   orders(): readonly OrderRecord[] {
-    return this.book.records;
+    return this.book.orders();
   }
 
   /** sha256 of `orders()` (src/adapters/backtest/order-list-hash.ts), hashed as the orders became final. */
@@ -158,7 +158,7 @@ export class SimulatedVenue implements Venue {
       modifies: 0,
       spec: o,
     };
-    this.book.records.push(record);
+    this.book.record(record);
     if (problem !== undefined || this.working.has(command.id)) {
       // Only a duplicate of a working order is caught here; the engine's ids are unique by construction.
       record.state = 'rejected';
@@ -238,13 +238,10 @@ export class SimulatedVenue implements Venue {
   /** A modify or cancel of an order that is no longer working is refused with its state; an id never seen is a caller's bug. */
   private refuseFinished(orderId: string, action: 'modify' | 'cancel', time: number): void {
     // Rare, so a scan from the newest order back is cheaper than keeping every finished order indexed.
-    const records = this.book.records;
-    for (let k = records.length - 1; k >= 0; k--) {
-      const record = records[k]!;
-      if (record.id === orderId) {
-        this.book.emitOrder(record, time, `${action} refused: order is ${record.state}`);
-        return;
-      }
+    const record = this.book.findOrder(orderId);
+    if (record !== undefined) {
+      this.book.emitOrder(record, time, `${action} refused: order is ${record.state}`);
+      return;
     }
     throw new UnknownOrderError(orderId, action);
   }

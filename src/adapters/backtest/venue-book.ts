@@ -8,6 +8,7 @@
 import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
+import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
 import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
 
@@ -81,19 +82,51 @@ export class VenueBook {
   readonly events = new Multicast<VenueEvent>();
   /** Working orders in placement order, by id (finished ones leave, so the list stays small over a long run). */
   readonly working = new IdList<Working>();
-  /** Every order of the run in placement order (bracket legs right after their entry's fill). */
-  readonly records: OrderRecord[] = [];
-  private fillSequence = 0;
   /**
-   * The order list hash of the records before `hashed`, each added once it is final (no longer pending or
-   * working, so it never changes again): hashed while its record is still in the cache, and a streamed
-   * run's list need not be read again at the end.
+   * Every order of the run in placement order (bracket legs right after their entry's fill): the first
+   * `settled` as columns, the rest as records. An order moves to the columns, and into the order list hash,
+   * once it and every order before it are final (no longer pending or working, so they change no more):
+   * the run then keeps no object per order, and a streamed run's list is never read again for the hash.
    */
+  private readonly settledOrders = new OrderColumns();
+  /** Records in placement order; null once settled into the columns. */
+  private readonly records: (OrderRecord | null)[] = [];
+  private settled = 0;
   private readonly hasher = new OrderListHasher();
-  private hashed = 0;
+  private fillSequence = 0;
 
   /** `fee`: money per contract per side, on every fill. */
   constructor(private readonly fee: number) {}
+
+  /** Orders placed so far (rejected ones and bracket legs included). */
+  get orderCount(): number {
+    return this.records.length;
+  }
+
+  /** A new order joins the order list (placement order), working or already rejected. */
+  record(record: OrderRecord): void {
+    this.records.push(record);
+  }
+
+  /** Every order of the run in placement order, as records (new objects for the settled ones). */
+  orders(): OrderRecord[] {
+    const records = this.records;
+    const out = new Array<OrderRecord>(records.length);
+    for (let k = 0; k < records.length; k++) out[k] = records[k] ?? this.settledOrders.record(k);
+    return out;
+  }
+
+  /** The newest order with this id, or undefined. */
+  findOrder(id: string): OrderRecord | undefined {
+    const records = this.records;
+    for (let k = records.length - 1; k >= 0; k--) {
+      const record = records[k];
+      if (record === null) {
+        if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
+      } else if (record!.id === id) return record;
+    }
+    return undefined;
+  }
 
   /** A new order joins the book and is reported working. */
   add(order: Working, time: number): void {
@@ -162,7 +195,7 @@ export class VenueBook {
     const record: OrderRecord = {
       // `<entry id>:sl`: the engine files venue-created orders under the id's prefix before its last '-', so a
       // leg of `<strategy>-<n>` belongs to that strategy (its openOrders() lists it).
-      id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.records.length}`}`,
+      id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.orderCount}`}`,
       contractId: entry.record.contractId,
       side: s === 1 ? 'sell' : 'buy',
       size,
@@ -180,7 +213,7 @@ export class VenueBook {
       modifies: 0,
       spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
     };
-    this.records.push(record);
+    this.record(record);
     const order = workingOrder(record, null, undefined, false);
     this.add(order, time);
     return order;
@@ -212,19 +245,24 @@ export class VenueBook {
     if (reason !== undefined) update.reason = reason;
     // Every change of a record's state is reported here, so this is where a record can become final.
     const records = this.records;
-    while (this.hashed < records.length && isFinal(records[this.hashed]!.state)) {
-      this.hasher.add(records[this.hashed]!);
-      this.hashed++;
+    let k = this.settled;
+    while (k < records.length && isFinal(records[k]!.state)) {
+      const settling = records[k]!;
+      this.hasher.add(settling);
+      this.settledOrders.push(settling);
+      records[k] = null;
+      k++;
     }
+    this.settled = k;
     this.events.next(update);
   }
 
   /** sha256 of the order list so far (orders still working as they stand now); the run goes on unchanged. */
   orderListHash(): string {
     const records = this.records;
-    if (this.hashed === records.length) return this.hasher.digest();
+    if (this.settled === records.length) return this.hasher.digest();
     const tail = this.hasher.copy();
-    for (let k = this.hashed; k < records.length; k++) tail.add(records[k]!);
+    for (let k = this.settled; k < records.length; k++) tail.add(records[k]!);
     return tail.digest();
   }
 }

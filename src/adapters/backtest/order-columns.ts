@@ -1,0 +1,204 @@
+/**
+ * A run's orders and fills kept as columns (one typed array per number, grown by doubling) instead of one
+ * object each. A backtest of a million bars keeps tens of thousands of them to its end; as objects they
+ * survive the young generation, so the collector copied and then marked every one (about a tenth of a
+ * run's CPU). Columns are a few arrays the collector does not look into; the objects the result files and
+ * the API need are made from them when asked for, and equal the ones the run saw, field for field.
+ */
+import { TicklineError } from '../../engine/errors.ts';
+import type { Fill, OrderSpec, OrderState, Side } from '../../engine/types.ts';
+import type { OrderRecord } from './venue-book.ts';
+
+const FIRST_CAPACITY = 64;
+
+const SIDES: readonly Side[] = ['buy', 'sell'];
+const TYPES: readonly OrderSpec['type'][] = ['market', 'limit', 'stop', 'stopLimit', 'trailingStop'];
+const ROLES: readonly OrderRecord['role'][] = ['entry', 'stopLoss', 'takeProfit'];
+const STATES: readonly OrderState[] = ['pending', 'working', 'filled', 'cancelled', 'rejected', 'expired'];
+const HAS_LIMIT = 1;
+const HAS_STOP = 2;
+const HAS_TRAIL = 4;
+const HAS_FILL_PRICE = 8;
+const HAS_FILL_TIME = 16;
+
+/** Final orders (they change no more) in placement order; `record(k)` makes the k-th as an `OrderRecord`. */
+export class OrderColumns {
+  length = 0;
+  private capacity: number;
+  /** id, contractId, parentId and spec of each order, 4 slots an order: one array to grow, not four. */
+  private readonly refs: (string | OrderSpec | null)[] = [];
+  private codes: Uint8Array;
+  /** size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies: 9 per order. */
+  private numbers: Float64Array;
+
+  constructor(capacity: number = FIRST_CAPACITY) {
+    this.capacity = Math.max(1, capacity);
+    this.codes = new Uint8Array(this.capacity * 5);
+    this.numbers = new Float64Array(this.capacity * 9);
+  }
+
+  push(r: OrderRecord): void {
+    const k = this.length;
+    if (k === this.capacity) {
+      this.capacity *= 2;
+      const codes = new Uint8Array(this.capacity * 5);
+      codes.set(this.codes);
+      this.codes = codes;
+      const numbers = new Float64Array(this.capacity * 9);
+      numbers.set(this.numbers);
+      this.numbers = numbers;
+    }
+    this.refs.push(r.id, r.contractId, r.parentId, r.spec);
+    const c = this.codes;
+    const at = k * 5;
+    c[at] = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
+    c[at + 1] = r.type === 'market' ? 0 : codeOf(TYPES, r.type);
+    c[at + 2] = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);
+    c[at + 3] = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
+    let flags = 0;
+    const n = this.numbers;
+    const slot = k * 9;
+    n[slot] = r.size;
+    if (r.limitPrice !== null) {
+      flags |= HAS_LIMIT;
+      n[slot + 1] = r.limitPrice;
+    }
+    if (r.stopPrice !== null) {
+      flags |= HAS_STOP;
+      n[slot + 2] = r.stopPrice;
+    }
+    if (r.trailPrice !== null) {
+      flags |= HAS_TRAIL;
+      n[slot + 3] = r.trailPrice;
+    }
+    n[slot + 4] = r.placedAt;
+    if (r.fillPrice !== null) {
+      flags |= HAS_FILL_PRICE;
+      n[slot + 5] = r.fillPrice;
+    }
+    if (r.fillTime !== null) {
+      flags |= HAS_FILL_TIME;
+      n[slot + 6] = r.fillTime;
+    }
+    n[slot + 7] = r.filledSize;
+    n[slot + 8] = r.modifies;
+    c[at + 4] = flags;
+    this.length = k + 1;
+  }
+
+  idAt(k: number): string {
+    return this.refs[k * 4] as string;
+  }
+
+  /** The k-th order as the run's record of it (a new object each call, equal to the one that was pushed). */
+  record(k: number): OrderRecord {
+    const c = this.codes;
+    const at = k * 5;
+    const flags = c[at + 4]!;
+    const n = this.numbers;
+    const slot = k * 9;
+    const refs = this.refs;
+    return {
+      id: refs[k * 4] as string,
+      contractId: refs[k * 4 + 1] as string,
+      side: SIDES[c[at]!]!,
+      size: n[slot]!,
+      type: TYPES[c[at + 1]!]!,
+      limitPrice: (flags & HAS_LIMIT) === 0 ? null : n[slot + 1]!,
+      stopPrice: (flags & HAS_STOP) === 0 ? null : n[slot + 2]!,
+      trailPrice: (flags & HAS_TRAIL) === 0 ? null : n[slot + 3]!,
+      role: ROLES[c[at + 2]!]!,
+      parentId: refs[k * 4 + 2] as string | null,
+      placedAt: n[slot + 4]!,
+      state: STATES[c[at + 3]!]!,
+      fillPrice: (flags & HAS_FILL_PRICE) === 0 ? null : n[slot + 5]!,
+      fillTime: (flags & HAS_FILL_TIME) === 0 ? null : n[slot + 6]!,
+      filledSize: n[slot + 7]!,
+      modifies: n[slot + 8]!,
+      spec: refs[k * 4 + 3] as OrderSpec,
+    };
+  }
+}
+
+/** Every fill of a run in order, with the balance after it; `fill(k)` makes the k-th as a `Fill`. */
+export class FillColumns {
+  length = 0;
+  private capacity = FIRST_CAPACITY;
+  /** time, size, price, fees, balance after it, and 1 for a sell: 6 per fill. */
+  private numbers = new Float64Array(FIRST_CAPACITY * FILL_NUMBERS);
+  /** fillId, orderId and contractId of each fill, 3 slots a fill. */
+  private readonly refs: string[] = [];
+
+  push(fill: Fill, balance: number): void {
+    const k = this.length;
+    if (k === this.capacity) {
+      this.capacity *= 2;
+      const numbers = new Float64Array(this.capacity * FILL_NUMBERS);
+      numbers.set(this.numbers);
+      this.numbers = numbers;
+    }
+    const n = this.numbers;
+    const slot = k * FILL_NUMBERS;
+    n[slot] = fill.time;
+    n[slot + 1] = fill.size;
+    n[slot + 2] = fill.price;
+    n[slot + 3] = fill.fees;
+    n[slot + 4] = balance;
+    n[slot + 5] = fill.side === 'sell' ? 1 : 0;
+    this.refs.push(fill.fillId, fill.orderId, fill.contractId);
+    this.length = k + 1;
+  }
+
+  timeAt(k: number): number {
+    return this.numbers[k * FILL_NUMBERS]!;
+  }
+
+  fill(k: number): Fill {
+    const n = this.numbers;
+    const slot = k * FILL_NUMBERS;
+    const refs = this.refs;
+    return {
+      kind: 'fill',
+      fillId: refs[k * 3]!,
+      orderId: refs[k * 3 + 1]!,
+      contractId: refs[k * 3 + 2]!,
+      side: n[slot + 5] === 1 ? 'sell' : 'buy',
+      size: n[slot + 1]!,
+      price: n[slot + 2]!,
+      fees: n[slot + 3]!,
+      time: n[slot]!,
+    };
+  }
+
+  toFills(): Fill[] {
+    const out = new Array<Fill>(this.length);
+    for (let k = 0; k < out.length; k++) out[k] = this.fill(k);
+    return out;
+  }
+
+  /** Times and balances after each fill, as the run result's `balance` gives them. */
+  balances(): { time: number[]; balance: number[] } {
+    const time = new Array<number>(this.length);
+    const balance = new Array<number>(this.length);
+    for (let k = 0; k < this.length; k++) {
+      time[k] = this.numbers[k * FILL_NUMBERS]!;
+      balance[k] = this.numbers[k * FILL_NUMBERS + 4]!;
+    }
+    return { time, balance };
+  }
+}
+
+const FILL_NUMBERS = 6;
+
+function codeOf<T>(values: readonly T[], value: T): number {
+  const code = values.indexOf(value);
+  if (code < 0) throw new OrderColumnsError(`an order's ${JSON.stringify(value)} has no column code`);
+  return code;
+}
+
+/** A record built by hand outside the types (a side, type, role or state the columns have no code for). */
+export class OrderColumnsError extends TicklineError {
+  override readonly name = 'OrderColumnsError';
+  readonly kind = 'runtime';
+  readonly code = 'ORDER_COLUMNS_UNKNOWN_CODE';
+}
