@@ -5,12 +5,14 @@ import { z } from 'zod';
 import { AccountConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/simulated-venue.ts';
-import { runBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
+import { runBacktest, runStreamedBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
+import { sliceByIndex } from '../../../src/data/columns.ts';
 import fc from 'fast-check';
 import { OrderListHasher, OrderListHashError, orderListHash } from '../../../src/adapters/backtest/order-list-hash.ts';
 import { syntheticBars } from '../../../src/data/synthetic-bars.ts';
 import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
+import meanReversion from '../../../src/strategies/mean-reversion.ts';
 import { crossover, sma } from '../../../src/engine/indicators.ts';
 import { target } from '../../../src/engine/intents.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
@@ -204,6 +206,29 @@ describe('orderListHash', () => {
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('hashed order by order as they settle equals the hash of the whole list: brackets settling out of order, any chunk size', () => {
+    for (const strategy of [meanReversion, smaCross]) {
+      const input = { ...base, strategy, params: {} };
+      const pieces = (size: number) =>
+        Array.from({ length: Math.ceil(bars.time.length / size) }, (_, k) =>
+          sliceByIndex(bars, k * size, Math.min(bars.time.length, (k + 1) * size)),
+        );
+      const runs = [
+        runBacktest(input),
+        ...[1, 37, 5000].map((size) =>
+          runStreamedBacktest({ ...input, chunks: pieces(size), total: bars.time.length }),
+        ),
+      ];
+      const [first] = runs;
+      expect(first!.orders.some((o) => o.role !== 'entry') || strategy === smaCross).toBe(true);
+      for (const run of runs) {
+        expect(run.orderListHash).toBe(orderListHash(run.orders));
+        expect(run.orderListHash).toBe(first!.orderListHash);
+        expect(run.orders).toEqual(first!.orders);
+      }
+    }
   });
 
   it('refuses an order the layout has no code for', () => {
