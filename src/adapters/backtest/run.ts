@@ -127,6 +127,11 @@ export interface BacktestRunResult {
   readonly bars: number;
   readonly fills: readonly Fill[];
   readonly orders: readonly OrderRecord[];
+  /**
+   * The orders one at a time, each made from the run's columns as it is reached, not kept: what writes
+   * orders.json reads, so a long run's list is never all objects at once. The same records as `orders`.
+   */
+  readonly eachOrder?: () => Iterable<OrderRecord>;
   readonly orderListHash: string;
   readonly trades: readonly ClosedTrade[];
   readonly equity: { readonly time: Float64Array; readonly equity: Float64Array };
@@ -458,6 +463,7 @@ function runResult(records: RunRecords): BacktestRunResult {
       orderObjects ??= venue.orders();
       return orderObjects;
     },
+    eachOrder: () => orderObjects ?? venue.eachOrder(),
     orderListHash: venue.orderListHash(),
     trades:
       segments.length > 0

@@ -104,6 +104,11 @@ export class SimulatedVenue implements Venue {
     return this.book.orders();
   }
 
+  /** `orders()` one at a time, each record made as it is reached (for writing a long run's list). */
+  eachOrder(): Iterable<OrderRecord> {
+    return this.book.eachOrder();
+  }
+
   /** sha256 of `orders()` (src/adapters/backtest/order-list-hash.ts), hashed as the orders became final. */
   orderListHash(): string {
     return this.book.orderListHash();

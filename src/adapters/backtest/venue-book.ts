@@ -116,6 +116,12 @@ export class VenueBook {
     return out;
   }
 
+  /** The same orders one at a time, each made as it is reached (a long run's list is never all objects at once). */
+  *eachOrder(): Generator<OrderRecord, void, undefined> {
+    const records = this.records;
+    for (let k = 0; k < records.length; k++) yield records[k] ?? this.settledOrders.record(k);
+  }
+
   /** The newest order with this id, or undefined. */
   findOrder(id: string): OrderRecord | undefined {
     const records = this.records;
