@@ -25,16 +25,18 @@ const HAS_FILL_TIME = 16;
 export class OrderColumns {
   length = 0;
   private capacity: number;
-  /** id, contractId, parentId and spec of each order, 4 slots an order: one array to grow, not four. */
-  private readonly refs: (string | OrderSpec | null)[] = [];
+  /** id, parentId and spec of each order, 3 slots an order, grown with the typed columns (doubling). */
+  private refs: (string | OrderSpec | null)[];
   private codes: Uint8Array;
-  /** size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies: 9 per order. */
+  /** size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies, contract: 10 per order. */
   private numbers: Float64Array;
+  private readonly contracts = new Interned();
 
   constructor(capacity: number = FIRST_CAPACITY) {
     this.capacity = Math.max(1, capacity);
     this.codes = new Uint8Array(this.capacity * 5);
-    this.numbers = new Float64Array(this.capacity * 9);
+    this.numbers = new Float64Array(this.capacity * ORDER_NUMBERS);
+    this.refs = new Array(this.capacity * 3);
   }
 
   push(r: OrderRecord): void {
@@ -44,11 +46,15 @@ export class OrderColumns {
       const codes = new Uint8Array(this.capacity * 5);
       codes.set(this.codes);
       this.codes = codes;
-      const numbers = new Float64Array(this.capacity * 9);
+      const numbers = new Float64Array(this.capacity * ORDER_NUMBERS);
       numbers.set(this.numbers);
       this.numbers = numbers;
+      this.refs = grownRefs(this.refs, k * 3, this.capacity * 3);
     }
-    this.refs.push(r.id, r.contractId, r.parentId, r.spec);
+    const refs = this.refs;
+    refs[k * 3] = r.id;
+    refs[k * 3 + 1] = r.parentId;
+    refs[k * 3 + 2] = r.spec;
     const c = this.codes;
     const at = k * 5;
     c[at] = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
@@ -57,7 +63,7 @@ export class OrderColumns {
     c[at + 3] = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
     let flags = 0;
     const n = this.numbers;
-    const slot = k * 9;
+    const slot = k * ORDER_NUMBERS;
     n[slot] = r.size;
     if (r.limitPrice !== null) {
       flags |= HAS_LIMIT;
@@ -82,12 +88,13 @@ export class OrderColumns {
     }
     n[slot + 7] = r.filledSize;
     n[slot + 8] = r.modifies;
+    n[slot + 9] = this.contracts.code(r.contractId);
     c[at + 4] = flags;
     this.length = k + 1;
   }
 
   idAt(k: number): string {
-    return this.refs[k * 4] as string;
+    return this.refs[k * 3] as string;
   }
 
   /** The k-th order as the run's record of it (a new object each call, equal to the one that was pushed). */
@@ -96,11 +103,11 @@ export class OrderColumns {
     const at = k * 5;
     const flags = c[at + 4]!;
     const n = this.numbers;
-    const slot = k * 9;
+    const slot = k * ORDER_NUMBERS;
     const refs = this.refs;
     return {
-      id: refs[k * 4] as string,
-      contractId: refs[k * 4 + 1] as string,
+      id: refs[k * 3] as string,
+      contractId: this.contracts.value(n[slot + 9]!),
       side: SIDES[c[at]!]!,
       size: n[slot]!,
       type: TYPES[c[at + 1]!]!,
@@ -108,14 +115,14 @@ export class OrderColumns {
       stopPrice: (flags & HAS_STOP) === 0 ? null : n[slot + 2]!,
       trailPrice: (flags & HAS_TRAIL) === 0 ? null : n[slot + 3]!,
       role: ROLES[c[at + 2]!]!,
-      parentId: refs[k * 4 + 2] as string | null,
+      parentId: refs[k * 3 + 1] as string | null,
       placedAt: n[slot + 4]!,
       state: STATES[c[at + 3]!]!,
       fillPrice: (flags & HAS_FILL_PRICE) === 0 ? null : n[slot + 5]!,
       fillTime: (flags & HAS_FILL_TIME) === 0 ? null : n[slot + 6]!,
       filledSize: n[slot + 7]!,
       modifies: n[slot + 8]!,
-      spec: refs[k * 4 + 3] as OrderSpec,
+      spec: refs[k * 3 + 2] as OrderSpec,
     };
   }
 }
@@ -124,10 +131,11 @@ export class OrderColumns {
 export class FillColumns {
   length = 0;
   private capacity = FIRST_CAPACITY;
-  /** time, size, price, fees, balance after it, and 1 for a sell: 6 per fill. */
+  /** time, size, price, fees, balance after it, 1 for a sell, contract: 7 per fill. */
   private numbers = new Float64Array(FIRST_CAPACITY * FILL_NUMBERS);
-  /** fillId, orderId and contractId of each fill, 3 slots a fill. */
-  private readonly refs: string[] = [];
+  /** orderId and fillId of each fill, 2 slots a fill; the fillId null when it is the venue's `F<n>` for fill n. */
+  private refs: (string | null)[] = new Array(FIRST_CAPACITY * 2);
+  private readonly contracts = new Interned();
 
   push(fill: Fill, balance: number): void {
     const k = this.length;
@@ -136,6 +144,7 @@ export class FillColumns {
       const numbers = new Float64Array(this.capacity * FILL_NUMBERS);
       numbers.set(this.numbers);
       this.numbers = numbers;
+      this.refs = grownRefs(this.refs, k * 2, this.capacity * 2);
     }
     const n = this.numbers;
     const slot = k * FILL_NUMBERS;
@@ -145,7 +154,11 @@ export class FillColumns {
     n[slot + 3] = fill.fees;
     n[slot + 4] = balance;
     n[slot + 5] = fill.side === 'sell' ? 1 : 0;
-    this.refs.push(fill.fillId, fill.orderId, fill.contractId);
+    n[slot + 6] = this.contracts.code(fill.contractId);
+    const refs = this.refs;
+    refs[k * 2] = fill.orderId;
+    // The simulated venue numbers its fills F1, F2, ...: such an id is made again when asked for, not kept.
+    refs[k * 2 + 1] = isSequenceId(fill.fillId, k + 1) ? null : fill.fillId;
     this.length = k + 1;
   }
 
@@ -159,9 +172,9 @@ export class FillColumns {
     const refs = this.refs;
     return {
       kind: 'fill',
-      fillId: refs[k * 3]!,
-      orderId: refs[k * 3 + 1]!,
-      contractId: refs[k * 3 + 2]!,
+      fillId: refs[k * 2 + 1] ?? `F${k + 1}`,
+      orderId: refs[k * 2]!,
+      contractId: this.contracts.value(n[slot + 6]!),
       side: n[slot + 5] === 1 ? 'sell' : 'buy',
       size: n[slot + 1]!,
       price: n[slot + 2]!,
@@ -188,7 +201,52 @@ export class FillColumns {
   }
 }
 
-const FILL_NUMBERS = 6;
+const FILL_NUMBERS = 7;
+const ORDER_NUMBERS = 10;
+
+/** `refs` with room for `capacity`, its first `used` slots copied. */
+function grownRefs<T>(refs: T[], used: number, capacity: number): T[] {
+  const next = new Array<T>(capacity);
+  for (let k = 0; k < used; k++) next[k] = refs[k]!;
+  return next;
+}
+
+/** Whether `id` is `F<n>` (checked without making the string). */
+function isSequenceId(id: string, n: number): boolean {
+  if (id.length < 2 || id.length > 17 || id.charCodeAt(0) !== 0x46 || id.charCodeAt(1) === 0x30) return false;
+  let value = 0;
+  for (let k = 1; k < id.length; k++) {
+    const digit = id.charCodeAt(k) - 0x30;
+    if (digit < 0 || digit > 9) return false;
+    value = value * 10 + digit;
+  }
+  return value === n;
+}
+
+/** A few strings (contract ids) that repeat: each kept once, a column holds its number. */
+class Interned {
+  private readonly values: string[] = [];
+  private readonly codes = new Map<string, number>();
+  private last: string | undefined;
+  private lastCode = -1;
+
+  code(value: string): number {
+    if (value === this.last) return this.lastCode;
+    let code = this.codes.get(value);
+    if (code === undefined) {
+      code = this.values.length;
+      this.values.push(value);
+      this.codes.set(value, code);
+    }
+    this.last = value;
+    this.lastCode = code;
+    return code;
+  }
+
+  value(code: number): string {
+    return this.values[code]!;
+  }
+}
 
 function codeOf<T>(values: readonly T[], value: T): number {
   const code = values.indexOf(value);

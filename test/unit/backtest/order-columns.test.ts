@@ -67,7 +67,11 @@ describe('order and fill columns', () => {
 
   it('keep every fill and the balance after it through any number of growths', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fill, fc.double({ noNaN: true })), { maxLength: 300 }), (fills) => {
+      fc.property(fc.array(fc.tuple(fill, fc.double({ noNaN: true }), fc.boolean()), { maxLength: 300 }), (drawn) => {
+        // Half the fills numbered as the simulated venue numbers them (F1, F2, ...), made again, not kept.
+        const fills = drawn.map(([f, balance, numbered], k) =>
+          numbered ? ([{ ...f, fillId: `F${k + 1}` }, balance] as const) : ([f, balance] as const),
+        );
         const columns = new FillColumns();
         for (const [f, balance] of fills) columns.push(f, balance);
         expect(columns.length).toBe(fills.length);
