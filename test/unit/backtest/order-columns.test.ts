@@ -88,6 +88,19 @@ describe('order and fill columns', () => {
     );
   });
 
+  it('keep every value across their blocks of references (more than 1,024 orders and fills)', () => {
+    const orders = fc.sample(record, { numRuns: 2_500, seed: 7 });
+    const fills = fc
+      .sample(fill, { numRuns: 2_500, seed: 8 })
+      .map((f, k) => (k % 3 === 0 ? { ...f, fillId: `F${k + 1}` } : f));
+    const orderColumns = new OrderColumns(1);
+    const fillColumns = new FillColumns();
+    for (const o of orders) orderColumns.push(o);
+    fills.forEach((f, k) => fillColumns.push(f, k));
+    expect(orders.map((_, k) => orderColumns.record(k))).toEqual(orders);
+    expect(fillColumns.toFills()).toEqual(fills);
+  });
+
   it('refuse an order with a state they have no code for', () => {
     const columns = new OrderColumns();
     const o = fc.sample(record, { numRuns: 1, seed: 1 })[0]!;
