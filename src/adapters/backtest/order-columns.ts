@@ -1,15 +1,14 @@
 /**
- * A run's orders and fills kept as columns (one typed array per number, grown by doubling) instead of one
- * object each. A backtest of a million bars keeps tens of thousands of them to its end; as objects they
- * survive the young generation, so the collector copied and then marked every one (about a tenth of a
- * run's CPU). Columns are a few arrays the collector does not look into; the objects the result files and
- * the API need are made from them when asked for, and equal the ones the run saw, field for field.
+ * A run's orders and fills kept as columns (numbers in typed arrays, strings and specs in plain arrays, in
+ * blocks of 1,024 items) instead of one object each. A backtest of a million bars keeps tens of thousands
+ * of them to its end; as objects they survive the young generation, so the collector copied and then
+ * marked every one, and a streamed run's memory grew by their size. Typed columns are memory the collector
+ * does not look into; the objects the result files and the API need are made from them when asked for,
+ * and equal the ones the run saw, field for field.
  */
 import { TicklineError } from '../../engine/errors.ts';
 import type { Fill, OrderSpec, OrderState, Side } from '../../engine/types.ts';
 import type { OrderRecord } from './venue-book.ts';
-
-const FIRST_CAPACITY = 64;
 
 const SIDES: readonly Side[] = ['buy', 'sell'];
 const TYPES: readonly OrderSpec['type'][] = ['market', 'limit', 'stop', 'stopLimit', 'trailingStop'];
@@ -24,45 +23,25 @@ const HAS_FILL_TIME = 16;
 /** Final orders (they change no more) in placement order; `record(k)` makes the k-th as an `OrderRecord`. */
 export class OrderColumns {
   length = 0;
-  private capacity: number;
-  /** id, parentId and spec of each order, 3 slots an order, in blocks of 1,024 orders (never copied). */
+  /** id, parentId and spec of each order, 3 slots an order. */
   private readonly refs: (string | OrderSpec | null)[][] = [];
-  private codes: Uint8Array;
-  /** size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies, contract: 10 per order. */
-  private numbers: Float64Array;
+  /**
+   * size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies, contract,
+   * and the codes (side, type, role, state, which prices are present) packed in one: 11 numbers an order.
+   */
+  private readonly numbers: Float64Array[] = [];
   private readonly contracts = new Interned();
-
-  constructor(capacity: number = FIRST_CAPACITY) {
-    this.capacity = Math.max(1, capacity);
-    this.codes = new Uint8Array(this.capacity * 5);
-    this.numbers = new Float64Array(this.capacity * ORDER_NUMBERS);
-  }
 
   push(r: OrderRecord): void {
     const k = this.length;
-    if (k === this.capacity) {
-      this.capacity *= 2;
-      const codes = new Uint8Array(this.capacity * 5);
-      codes.set(this.codes);
-      this.codes = codes;
-      const numbers = new Float64Array(this.capacity * ORDER_NUMBERS);
-      numbers.set(this.numbers);
-      this.numbers = numbers;
-    }
     const refs = refBlock(this.refs, k, 3);
     const ref = (k & BLOCK_MASK) * 3;
     refs[ref] = r.id;
     refs[ref + 1] = r.parentId;
     refs[ref + 2] = r.spec;
-    const c = this.codes;
-    const at = k * 5;
-    c[at] = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
-    c[at + 1] = r.type === 'market' ? 0 : codeOf(TYPES, r.type);
-    c[at + 2] = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);
-    c[at + 3] = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
     let flags = 0;
-    const n = this.numbers;
-    const slot = k * ORDER_NUMBERS;
+    const n = numberBlock(this.numbers, k, ORDER_NUMBERS);
+    const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
     n[slot] = r.size;
     if (r.limitPrice !== null) {
       flags |= HAS_LIMIT;
@@ -88,7 +67,11 @@ export class OrderColumns {
     n[slot + 7] = r.filledSize;
     n[slot + 8] = r.modifies;
     n[slot + 9] = this.contracts.code(r.contractId);
-    c[at + 4] = flags;
+    const side = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
+    const type = r.type === 'market' ? 0 : codeOf(TYPES, r.type);
+    const role = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);
+    const state = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
+    n[slot + 10] = side | (type << 1) | (role << 4) | (state << 6) | (flags << 9);
     this.length = k + 1;
   }
 
@@ -98,26 +81,25 @@ export class OrderColumns {
 
   /** The k-th order as the run's record of it (a new object each call, equal to the one that was pushed). */
   record(k: number): OrderRecord {
-    const c = this.codes;
-    const at = k * 5;
-    const flags = c[at + 4]!;
-    const n = this.numbers;
-    const slot = k * ORDER_NUMBERS;
+    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
+    const codes = n[slot + 10]!;
+    const flags = codes >> 9;
     const refs = this.refs[k >> BLOCK_SHIFT]!;
     const ref = (k & BLOCK_MASK) * 3;
     return {
       id: refs[ref] as string,
       contractId: this.contracts.value(n[slot + 9]!),
-      side: SIDES[c[at]!]!,
+      side: SIDES[codes & 1]!,
       size: n[slot]!,
-      type: TYPES[c[at + 1]!]!,
+      type: TYPES[(codes >> 1) & 7]!,
       limitPrice: (flags & HAS_LIMIT) === 0 ? null : n[slot + 1]!,
       stopPrice: (flags & HAS_STOP) === 0 ? null : n[slot + 2]!,
       trailPrice: (flags & HAS_TRAIL) === 0 ? null : n[slot + 3]!,
-      role: ROLES[c[at + 2]!]!,
+      role: ROLES[(codes >> 4) & 3]!,
       parentId: refs[ref + 1] as string | null,
       placedAt: n[slot + 4]!,
-      state: STATES[c[at + 3]!]!,
+      state: STATES[(codes >> 6) & 7]!,
       fillPrice: (flags & HAS_FILL_PRICE) === 0 ? null : n[slot + 5]!,
       fillTime: (flags & HAS_FILL_TIME) === 0 ? null : n[slot + 6]!,
       filledSize: n[slot + 7]!,
@@ -130,23 +112,16 @@ export class OrderColumns {
 /** Every fill of a run in order, with the balance after it; `fill(k)` makes the k-th as a `Fill`. */
 export class FillColumns {
   length = 0;
-  private capacity = FIRST_CAPACITY;
   /** time, size, price, fees, balance after it, 1 for a sell, contract: 7 per fill. */
-  private numbers = new Float64Array(FIRST_CAPACITY * FILL_NUMBERS);
+  private readonly numbers: Float64Array[] = [];
   /** orderId and fillId of each fill, 2 slots a fill; the fillId null when it is the venue's `F<n>` for fill n. */
   private readonly refs: (string | null)[][] = [];
   private readonly contracts = new Interned();
 
   push(fill: Fill, balance: number): void {
     const k = this.length;
-    if (k === this.capacity) {
-      this.capacity *= 2;
-      const numbers = new Float64Array(this.capacity * FILL_NUMBERS);
-      numbers.set(this.numbers);
-      this.numbers = numbers;
-    }
-    const n = this.numbers;
-    const slot = k * FILL_NUMBERS;
+    const n = numberBlock(this.numbers, k, FILL_NUMBERS);
+    const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
     n[slot] = fill.time;
     n[slot + 1] = fill.size;
     n[slot + 2] = fill.price;
@@ -163,12 +138,12 @@ export class FillColumns {
   }
 
   timeAt(k: number): number {
-    return this.numbers[k * FILL_NUMBERS]!;
+    return this.numbers[k >> BLOCK_SHIFT]![(k & BLOCK_MASK) * FILL_NUMBERS]!;
   }
 
   fill(k: number): Fill {
-    const n = this.numbers;
-    const slot = k * FILL_NUMBERS;
+    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
     const refs = this.refs[k >> BLOCK_SHIFT]!;
     const ref = (k & BLOCK_MASK) * 2;
     return {
@@ -195,22 +170,32 @@ export class FillColumns {
     const time = new Array<number>(this.length);
     const balance = new Array<number>(this.length);
     for (let k = 0; k < this.length; k++) {
-      time[k] = this.numbers[k * FILL_NUMBERS]!;
-      balance[k] = this.numbers[k * FILL_NUMBERS + 4]!;
+      const n = this.numbers[k >> BLOCK_SHIFT]!;
+      const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
+      time[k] = n[slot]!;
+      balance[k] = n[slot + 4]!;
     }
     return { time, balance };
   }
 }
 
 const FILL_NUMBERS = 7;
-const ORDER_NUMBERS = 10;
+const ORDER_NUMBERS = 11;
 
 /**
- * Strings and objects of the columns go in blocks of 1,024 items: a block is added, never copied (copying
- * grown arrays of references element by element was 2% of a run's CPU).
+ * The columns go in blocks of 1,024 items, added and never copied: copying grown arrays of references
+ * element by element was 2% of a run's CPU, and typed arrays grown by doubling allocated (and zeroed) twice
+ * what they held, outside the heap, where V8 counts it towards its next full collection.
  */
 const BLOCK_SHIFT = 10;
 const BLOCK_MASK = (1 << BLOCK_SHIFT) - 1;
+
+/** The block of numbers that item `k` goes in, added when `k` starts one. */
+function numberBlock(blocks: Float64Array[], k: number, width: number): Float64Array {
+  const b = k >> BLOCK_SHIFT;
+  if (b === blocks.length) blocks.push(new Float64Array((BLOCK_MASK + 1) * width));
+  return blocks[b]!;
+}
 
 /** The block of `blocks` that item `k` goes in, added when `k` starts one. */
 function refBlock<T>(blocks: T[][], k: number, width: number): T[] {
