@@ -7,6 +7,7 @@
  */
 import { AccountConfig } from '../src/adapters/backtest/backtest-config.ts';
 import { resolveContract, type BacktestContract } from '../src/adapters/backtest/contract.ts';
+import { OrderListHasher } from '../src/adapters/backtest/order-list-hash.ts';
 import { runBacktest, type BacktestRunResult } from '../src/adapters/backtest/run.ts';
 import { timeframe } from '../src/engine/timeframe.ts';
 import type { BarColumns, Fill } from '../src/engine/types.ts';
@@ -50,6 +51,12 @@ export interface FillList {
 
 export interface PathResult {
   readonly fills: FillList;
+  /** Start of the bar each order was decided at, in placement order (the loop's orders are its fills, and one more when an order waits at the end). */
+  readonly decidedAt: number[];
+  /** Signed size of an order decided at the last bar and not yet filled (0: none). */
+  readonly workingAtEnd: number;
+  /** The order list hash: the engine's, or the loop's own orders hashed (`withOrderListHash`). */
+  readonly orderListHash?: string;
   /** Money, realized over the run (no fees in the reference). */
   readonly realizedPnl: number;
   /** Balance plus the open position marked at the last close. */
@@ -75,7 +82,49 @@ export function fullPathBacktest(bars: BarColumns, params: ReferenceParams = REF
 }
 
 export function fullPathResult(run: BacktestRunResult): PathResult {
-  return { fills: fillList(run.fills), realizedPnl: run.realizedPnl, endingEquity: run.endingEquity };
+  const last = run.orders.at(-1);
+  return {
+    fills: fillList(run.fills),
+    realizedPnl: run.realizedPnl,
+    endingEquity: run.endingEquity,
+    decidedAt: run.orders.map((o) => o.placedAt),
+    workingAtEnd: last === undefined || last.state !== 'working' ? 0 : last.side === 'buy' ? last.size : -last.size,
+    orderListHash: run.orderListHash,
+  };
+}
+
+/**
+ * The loop's orders as the engine's venue would list them (`sma-cross-<n>` market orders, each filled whole
+ * at the next open), hashed: the order list hash computed without the engine. Untimed: for the checks.
+ */
+export function withOrderListHash(path: PathResult, contractId: string = CONTRACT.id): PathResult {
+  const hasher = new OrderListHasher();
+  const { fills, decidedAt } = path;
+  for (let k = 0; k < decidedAt.length; k++) {
+    const filled = k < fills.time.length;
+    const signed = filled ? fills.size[k]! : path.workingAtEnd;
+    const spec = { type: 'market' } as const;
+    hasher.add({
+      id: `sma-cross-${k + 1}`,
+      contractId,
+      side: signed > 0 ? 'buy' : 'sell',
+      size: Math.abs(signed),
+      type: 'market',
+      limitPrice: null,
+      stopPrice: null,
+      trailPrice: null,
+      role: 'entry',
+      parentId: null,
+      placedAt: decidedAt[k]!,
+      state: filled ? 'filled' : 'working',
+      fillPrice: filled ? fills.price[k]! : null,
+      fillTime: filled ? fills.time[k]! : null,
+      filledSize: filled ? Math.abs(signed) : 0,
+      modifies: 0,
+      spec,
+    });
+  }
+  return { ...path, orderListHash: hasher.digest() };
 }
 
 function fillList(fills: readonly Fill[]): FillList {
@@ -114,6 +163,7 @@ export function plainLoop(
   /** Signed size to buy at the next bar's open (0: nothing working). */
   let pending = 0;
   const fills: FillList = { time: [], size: [], price: [] };
+  const decidedAt: number[] = [];
   for (let i = 0; i < n; i++) {
     if (pending !== 0) {
       const price = open[i]!;
@@ -145,13 +195,22 @@ export function plainLoop(
     const b = slowSum / slow;
     const now = a > b ? 1 : a < b ? -1 : side;
     if (now !== side) {
-      if (side !== 0) pending = now - position;
+      if (side !== 0) {
+        pending = now - position;
+        decidedAt.push(time[i]!);
+      }
       side = now;
     }
   }
   const last = n === 0 ? NaN : close[n - 1]!;
   const unrealized = position === 0 ? 0 : (last - average) * position * tickValue;
-  return { fills, realizedPnl: realized, endingEquity: STARTING_BALANCE + realized + unrealized };
+  return {
+    fills,
+    realizedPnl: realized,
+    endingEquity: STARTING_BALANCE + realized + unrealized,
+    decidedAt,
+    workingAtEnd: pending,
+  };
 }
 
 /** The first difference between two runs, or undefined when they agree exactly. */
@@ -171,6 +230,12 @@ export function compareRuns(engine: PathResult, loop: PathResult): string | unde
     return `realized PnL differs: engine ${engine.realizedPnl}, loop ${loop.realizedPnl}`;
   if (engine.endingEquity !== loop.endingEquity)
     return `ending equity differs: engine ${engine.endingEquity}, loop ${loop.endingEquity}`;
+  if (
+    engine.orderListHash !== undefined &&
+    loop.orderListHash !== undefined &&
+    engine.orderListHash !== loop.orderListHash
+  )
+    return `order list hash differs: engine ${engine.orderListHash}, loop ${loop.orderListHash}`;
   return undefined;
 }
 

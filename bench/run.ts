@@ -23,6 +23,7 @@ import { measureFileReads } from './import.ts';
 import { runFromCache } from './cache-run.ts';
 import { compareGrids, esBars, GRID, LANES, medianTiming, runGrid, warmPool, type GridTiming } from './grid.ts';
 import { guardBench, runGuardChecks } from './guard.ts';
+import { measurePerOrder } from './per-order.ts';
 import { measureMarketHub } from './market-hub.ts';
 import { measurePaperDays } from './paper-days.ts';
 import { measureQueueSweep } from './queue.ts';
@@ -34,6 +35,7 @@ import {
   fullPathBacktest,
   fullPathResult,
   plainLoop,
+  withOrderListHash,
   referenceBars,
   REFERENCE_PARAMS,
 } from './reference.ts';
@@ -164,7 +166,7 @@ for (let r = 0; r < Math.max(21, REPS); r++) {
 }
 const loopMs = median(loopTimes);
 const loopRate = (BARS / loopMs) * 1000;
-const disagreement = compareRuns(fullPathResult(lastRun), loop);
+const disagreement = compareRuns(fullPathResult(lastRun), withOrderListHash(loop));
 if (disagreement !== undefined) fail(`full path and plain loop disagree: ${disagreement}`);
 rows.push({
   figure: '1 full path (engine + sma-cross + guard + fill model + accounting)',
@@ -202,6 +204,17 @@ results.plainLoop = {
   agreesWithFullPath: true,
 };
 results.ratioFullToLoop = fullRate / loopRate;
+
+// ------------------------------------------------------------------ 18: per order
+progress('per order: bytes allocated and kept, time ...');
+const perOrder = await measurePerOrder(() => fullPathBacktest(bars), lastRun.orders.length, REPS);
+rows.push({
+  figure: '18 per order: bytes allocated, kept by the result (heap + typed arrays), time',
+  value: `${fmt(perOrder.allocatedBytesPerOrder)} B allocated, ${fmt(perOrder.keptHeapBytesPerOrder)} + ${fmt(perOrder.keptArrayBytesPerOrder)} B kept, ${fmt(perOrder.microsecondsPerOrder, 2)} us (${fmt(perOrder.orders)} orders, median ${fmt(perOrder.medianMs, 1)} ms)`,
+  target: '(info)',
+  verdict: '',
+});
+results.perOrder = perOrder;
 
 // ------------------------------------------------------------------ 3: end to end from the SQLite bar cache
 progress('end to end from the bar cache ...');

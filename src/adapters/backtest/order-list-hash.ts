@@ -1,109 +1,161 @@
 /**
  * The order list hash: one sha256 over every order of a run (its prices in ticks, final state and fill) in
  * placement order. Two runs with the same hash placed, modified and filled the same orders.
+ *
+ * What is hashed is a binary record of each order (layout version 1, docs/backtest.md, "The order list
+ * hash"), after a header naming the version, so a hash of another layout can never be mistaken for one of
+ * this. Up to version 0 it was text lines; the text's number formatting was most of the hash's time.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
+import { TicklineError } from '../../engine/errors.ts';
 import type { OrderRecord } from './venue-book.ts';
+
+/** The layout's version, also the first bytes hashed: `tickline order list v1\n` and a zero to 24 bytes. */
+export const ORDER_LIST_LAYOUT = 1;
+const HEADER = Buffer.alloc(24);
+HEADER.write(`tickline order list v${ORDER_LIST_LAYOUT}\n`, 'ascii');
+
+/** Bytes of a record before its strings: 8 of codes and flags, 8 numbers of 8, 3 string lengths of 4, 4 zero. */
+export const RECORD_FIXED_BYTES = 88;
+
+/** An order the layout has no code for: a caller built a record by hand outside the types. */
+export class OrderListHashError extends TicklineError {
+  override readonly name = 'OrderListHashError';
+  readonly kind = 'runtime';
+  readonly code = 'ORDER_LIST_UNHASHABLE';
+}
 
 /** sha256 of the order list (every order, its prices in ticks, final state and fill), in placement order. */
 export function orderListHash(orders: readonly OrderRecord[]): string {
-  // The lines are written as UTF-8 straight into one reused buffer and hashed a buffer at a time. Building
-  // them as strings (a template per order, then hashing the text in ~64 KB pieces) allocated ~1 KB per order
-  // (number-to-string conversions, concatenations, the flattened piece): a fifth of all the garbage of the
-  // bench's 1M-bar run. The bytes hashed are the same: `${o.id},${o.contractId},...,${o.modifies}\n`.
-  // A line is written by module functions into local positions (one room check a line, integers two
-  // digits an int32 division): 40% less time than a method call and a room check per field, and
-  // floating-point divisions for the 13-digit timestamps.
-  const out = new LineHasher();
-  for (let k = 0; k < orders.length; k++) out.line(orders[k]!);
-  return out.digest();
+  const hasher = new OrderListHasher();
+  for (let k = 0; k < orders.length; k++) hasher.add(orders[k]!);
+  return hasher.digest();
 }
 
 const HASH_BUFFER_BYTES = 65_536;
-/** Room kept for one line of short fields; a line with a longer string is written field by field. */
-const LINE_ROOM = 1_024;
+/** A record whose strings take more UTF-16 units than this (3 bytes each at most) is hashed in parts. */
+const SHORT_TEXT = 1_024;
+/** The fixed part, the strings at 3 bytes a unit, and 7 bytes of padding. */
+const RECORD_ROOM = RECORD_FIXED_BYTES + 3 * SHORT_TEXT + 8;
+
+const ZEROS = Buffer.alloc(8);
+const HAS_LIMIT = 1;
+const HAS_STOP = 2;
+const HAS_TRAIL = 4;
+const HAS_FILL_PRICE = 8;
+const HAS_FILL_TIME = 16;
+const HAS_PARENT = 32;
+
 /**
- * Strings of a line up to this many UTF-16 units in all (3 bytes each at most) fit its room with the rest:
- * 8 numbers of at most 25 characters (String(-1.2345678901234567e-300)) and 15 separators.
+ * The order list hashed order by order, as the orders become final (the venue feeds it) or all at the end:
+ * the digest depends only on the records' bytes in order, never on how the adds were spread out.
+ * Every record starts and ends on 8 bytes, so its numbers are written straight into the buffer as doubles.
  */
-const SHORT_TEXT = 256;
-const COMMA = 0x2c;
-const NEWLINE = 0x0a;
-const ZERO = 0x30;
-/** Numbers below 10^8 fit an int32, where a division by 100 is a multiply (a timestamp is written as two of them). */
-const LOW_DIGITS = 100_000_000;
+export class OrderListHasher {
+  private hash: Hash;
+  private readonly buffer = Buffer.from(new ArrayBuffer(HASH_BUFFER_BYTES));
+  private readonly doubles = new Float64Array(this.buffer.buffer, this.buffer.byteOffset, HASH_BUFFER_BYTES / 8);
+  private readonly words = new Uint32Array(this.buffer.buffer, this.buffer.byteOffset, HASH_BUFFER_BYTES / 4);
+  private used: number;
+  /** Orders added so far. */
+  count = 0;
 
-/** Bytes of the order list's lines, hashed as they fill a buffer; numbers and strings written as `${}` would print them. */
-class LineHasher {
-  private readonly hash = createHash('sha256');
-  private readonly buffer = Buffer.allocUnsafe(HASH_BUFFER_BYTES);
-  private used = 0;
-
-  line(o: OrderRecord): void {
-    const parentId = o.parentId ?? '';
-    const texts =
-      o.id.length +
-      o.contractId.length +
-      o.side.length +
-      o.type.length +
-      o.role.length +
-      parentId.length +
-      o.state.length;
-    if (texts > SHORT_TEXT) return this.longLine(o);
-    if (this.used + LINE_ROOM > HASH_BUFFER_BYTES) this.flush();
-    const b = this.buffer;
-    let at = this.used;
-    at = writeText(b, at, o.id);
-    b[at++] = COMMA;
-    at = writeText(b, at, o.contractId);
-    b[at++] = COMMA;
-    at = writeText(b, at, o.side);
-    b[at++] = COMMA;
-    at = writeNumber(b, at, o.size);
-    b[at++] = COMMA;
-    at = writeText(b, at, o.type);
-    b[at++] = COMMA;
-    if (o.limitPrice !== null) at = writeNumber(b, at, o.limitPrice);
-    b[at++] = COMMA;
-    if (o.stopPrice !== null) at = writeNumber(b, at, o.stopPrice);
-    b[at++] = COMMA;
-    if (o.trailPrice !== null) at = writeNumber(b, at, o.trailPrice);
-    b[at++] = COMMA;
-    at = writeText(b, at, o.role);
-    b[at++] = COMMA;
-    at = writeText(b, at, parentId);
-    b[at++] = COMMA;
-    at = writeNumber(b, at, o.placedAt);
-    b[at++] = COMMA;
-    at = writeText(b, at, o.state);
-    b[at++] = COMMA;
-    if (o.fillPrice !== null) at = writeNumber(b, at, o.fillPrice);
-    b[at++] = COMMA;
-    if (o.fillTime !== null) at = writeNumber(b, at, o.fillTime);
-    b[at++] = COMMA;
-    at = writeNumber(b, at, o.modifies);
-    b[at++] = NEWLINE;
-    this.used = at;
-  }
-
-  /** A line with long strings (ids): the same bytes, its parts hashed one by one. */
-  private longLine(o: OrderRecord): void {
-    this.field(o.id);
-    this.field(
-      `,${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},`,
-    );
-    this.field(o.parentId ?? '');
-    this.field(`,${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`);
-  }
-
-  private field(value: string): void {
-    if (value.length > SHORT_TEXT) {
-      this.flush();
-      this.hash.update(value, 'utf8');
+  constructor(from?: OrderListHasher) {
+    if (from === undefined) {
+      this.hash = createHash('sha256');
+      HEADER.copy(this.buffer, 0);
+      this.used = HEADER.length;
       return;
     }
-    if (this.used + LINE_ROOM > HASH_BUFFER_BYTES) this.flush();
-    this.used = writeText(this.buffer, this.used, value);
+    this.hash = from.hash.copy();
+    from.buffer.copy(this.buffer, 0, 0, from.used);
+    this.used = from.used;
+    this.count = from.count;
+  }
+
+  /** A hasher that goes on from where this one is, leaving this one as it is. */
+  copy(): OrderListHasher {
+    return new OrderListHasher(this);
+  }
+
+  add(o: OrderRecord): void {
+    this.count++;
+    const parentId = o.parentId;
+    const texts = o.id.length + o.contractId.length + (parentId === null ? 0 : parentId.length);
+    if (this.used + RECORD_ROOM > HASH_BUFFER_BYTES) this.flush();
+    const b = this.buffer;
+    const at = this.used;
+    const d = this.doubles;
+    const slot = at >> 3;
+    let present = 0;
+    d[slot + 1] = number(o.size);
+    if (o.limitPrice !== null) {
+      present |= HAS_LIMIT;
+      d[slot + 2] = number(o.limitPrice);
+    } else d[slot + 2] = 0;
+    if (o.stopPrice !== null) {
+      present |= HAS_STOP;
+      d[slot + 3] = number(o.stopPrice);
+    } else d[slot + 3] = 0;
+    if (o.trailPrice !== null) {
+      present |= HAS_TRAIL;
+      d[slot + 4] = number(o.trailPrice);
+    } else d[slot + 4] = 0;
+    d[slot + 5] = number(o.placedAt);
+    if (o.fillPrice !== null) {
+      present |= HAS_FILL_PRICE;
+      d[slot + 6] = number(o.fillPrice);
+    } else d[slot + 6] = 0;
+    if (o.fillTime !== null) {
+      present |= HAS_FILL_TIME;
+      d[slot + 7] = number(o.fillTime);
+    } else d[slot + 7] = 0;
+    d[slot + 8] = number(o.modifies);
+    if (parentId !== null) present |= HAS_PARENT;
+    // The first 8 bytes after the doubles: a double written over them would have left other bytes there.
+    b[at] = sideCode(o.side);
+    b[at + 1] = typeCode(o.type);
+    b[at + 2] = roleCode(o.role);
+    b[at + 3] = stateCode(o.state);
+    b[at + 4] = present;
+    b[at + 5] = 0;
+    b[at + 6] = 0;
+    b[at + 7] = 0;
+    const w = (at + 72) >> 2;
+    if (texts > SHORT_TEXT) {
+      this.longStrings(w, o.id, o.contractId, parentId ?? '');
+      return;
+    }
+    const start = at + RECORD_FIXED_BYTES;
+    const idEnd = writeText(b, start, o.id);
+    const contractEnd = writeText(b, idEnd, o.contractId);
+    const end = parentId === null ? contractEnd : writeText(b, contractEnd, parentId);
+    const words = this.words;
+    words[w] = idEnd - start;
+    words[w + 1] = contractEnd - idEnd;
+    words[w + 2] = end - contractEnd;
+    words[w + 3] = 0;
+    this.used = pad(b, end);
+  }
+
+  /** Strings too long for the record's room: their lengths, then each string, hashed as they are, then padding. */
+  private longStrings(w: number, id: string, contractId: string, parentId: string): void {
+    const parts = [Buffer.from(id, 'utf8'), Buffer.from(contractId, 'utf8'), Buffer.from(parentId, 'utf8')];
+    const words = this.words;
+    words[w] = parts[0]!.length;
+    words[w + 1] = parts[1]!.length;
+    words[w + 2] = parts[2]!.length;
+    words[w + 3] = 0;
+    this.used = (w + 4) * 4;
+    let total = 0;
+    for (const part of parts) {
+      this.flush();
+      this.hash.update(part);
+      total += part.length;
+    }
+    // Hashed at once, so the buffer starts the next record on 8 bytes again.
+    const zeros = (8 - (total & 7)) & 7;
+    if (zeros > 0) this.hash.update(ZEROS.subarray(0, zeros));
   }
 
   private flush(): void {
@@ -111,73 +163,94 @@ class LineHasher {
     this.used = 0;
   }
 
+  /** The digest of the orders added so far; adding may go on after it. */
   digest(): string {
-    this.flush();
-    return this.hash.digest('hex');
+    const copy = this.hash.copy();
+    if (this.used > 0) copy.update(this.buffer.subarray(0, this.used));
+    return copy.digest('hex');
   }
+}
+
+if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) {
+  // The layout is little-endian and the record is written through typed arrays, which use the machine's order.
+  throw new Error('the order list hash needs a little-endian machine');
+}
+
+/** -0 as 0 and every NaN as one NaN, as the text lines of layout 0 printed them: the same order, the same bytes. */
+function number(v: number): number {
+  return v === v ? v + 0 : Number.NaN;
+}
+
+/** Zero bytes from `at` to the next multiple of 8; returns it. */
+function pad(b: Buffer, at: number): number {
+  while ((at & 7) !== 0) b[at++] = 0;
+  return at;
+}
+
+function sideCode(side: string): number {
+  if (side === 'buy') return 0;
+  if (side === 'sell') return 1;
+  return unknown('side', side);
+}
+
+function typeCode(type: string): number {
+  switch (type) {
+    case 'market':
+      return 0;
+    case 'limit':
+      return 1;
+    case 'stop':
+      return 2;
+    case 'stopLimit':
+      return 3;
+    case 'trailingStop':
+      return 4;
+  }
+  return unknown('type', type);
+}
+
+function roleCode(role: string): number {
+  switch (role) {
+    case 'entry':
+      return 0;
+    case 'stopLoss':
+      return 1;
+    case 'takeProfit':
+      return 2;
+  }
+  return unknown('role', role);
+}
+
+function stateCode(state: string): number {
+  switch (state) {
+    case 'pending':
+      return 0;
+    case 'working':
+      return 1;
+    case 'filled':
+      return 2;
+    case 'cancelled':
+      return 3;
+    case 'rejected':
+      return 4;
+    case 'expired':
+      return 5;
+  }
+  return unknown('state', state);
+}
+
+function unknown(field: string, value: string): never {
+  throw new OrderListHashError(`order ${field} ${JSON.stringify(value)} has no code in layout ${ORDER_LIST_LAYOUT}`);
 }
 
 /** `value` as UTF-8 at `at` (room for 3 bytes per unit assumed); returns the end. */
 function writeText(b: Buffer, at: number, value: string): number {
   const n = value.length;
   for (let k = 0; k < n; k++) {
-    const code = value.charCodeAt(k);
+    const c = value.charCodeAt(k);
     // Not ASCII: let the buffer encode the whole string.
-    if (code >= 0x80) return at + b.write(value, at, 'utf8');
-    b[at + k] = code;
+    if (c >= 0x80) return at + b.write(value, at, 'utf8');
+    b[at + k] = c;
   }
   return at + n;
-}
-
-/** `${value}` at `at`: safe integers digit by digit (no string), anything else through String(). */
-function writeNumber(b: Buffer, at: number, value: number): number {
-  if (!Number.isSafeInteger(value)) return writeText(b, at, String(value));
-  let n = value;
-  if (n < 0) {
-    b[at++] = 0x2d;
-    n = -n;
-  }
-  if (n < LOW_DIGITS) return writeDigits(b, at, n, 0);
-  const high = Math.floor(n / LOW_DIGITS);
-  at = writeDigits(b, at, high, 0);
-  return writeDigits(b, at, n - high * LOW_DIGITS, 8);
-}
-
-/** Two ASCII digits for every 0 <= n < 100, so a number is written two digits a division. */
-const PAIRS = (() => {
-  const pairs = new Uint8Array(200);
-  for (let n = 0; n < 100; n++) {
-    pairs[2 * n] = ZERO + Math.floor(n / 10);
-    pairs[2 * n + 1] = ZERO + (n % 10);
-  }
-  return pairs;
-})();
-
-/** How many decimal digits 0 <= n < 10^8 has. */
-function digitCount(n: number): number {
-  if (n < 10_000) return n < 100 ? (n < 10 ? 1 : 2) : n < 1_000 ? 3 : 4;
-  return n < 1_000_000 ? (n < 100_000 ? 5 : 6) : n < 10_000_000 ? 7 : 8;
-}
-
-/** The decimal digits of 0 <= n < 10^8, at least `width` of them (leading zeros). */
-function writeDigits(b: Buffer, at: number, n: number, width: number): number {
-  let v = n | 0;
-  const digits = digitCount(v);
-  for (let k = digits; k < width; k++) b[at++] = ZERO;
-  const stop = at + digits;
-  let end = stop;
-  while (v >= 100) {
-    const next = (v / 100) | 0;
-    const pair = (v - next * 100) * 2;
-    b[--end] = PAIRS[pair + 1]!;
-    b[--end] = PAIRS[pair]!;
-    v = next;
-  }
-  if (v >= 10) {
-    b[--end] = PAIRS[v * 2 + 1]!;
-    b[--end] = PAIRS[v * 2]!;
-  } else {
-    b[--end] = ZERO + v;
-  }
-  return stop;
 }

@@ -180,7 +180,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
       array.end();
     }),
   );
-  writeJsonArray(file('orders.json'), result.orders, orderRow, layout, orderJson);
+  writeJsonArray(file('orders.json'), result.eachOrder?.() ?? result.orders, orderRow, layout, orderJson);
   written.push('trades.csv', 'trades.json', 'orders.json');
   json('violations.json', result.violations);
   json('statistics.json', statistics);

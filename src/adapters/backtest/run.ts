@@ -42,8 +42,8 @@ import {
   type HistorySegment,
 } from '../../data/continuous.ts';
 import { sliceByIndex } from '../../data/columns.ts';
-import { orderListHash } from './order-list-hash.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
+import { FillColumns } from './order-columns.ts';
 
 /** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
 export interface ContinuityOptions {
@@ -163,6 +163,11 @@ export interface BacktestRunResult {
   readonly bars: number;
   readonly fills: readonly Fill[];
   readonly orders: readonly OrderRecord[];
+  /**
+   * The orders one at a time, each made from the run's columns as it is reached, not kept: what writes
+   * orders.json reads, so a long run's list is never all objects at once. The same records as `orders`.
+   */
+  readonly eachOrder?: () => Iterable<OrderRecord>;
   readonly orderListHash: string;
   readonly trades: readonly ClosedTrade[];
   readonly equity: { readonly time: Float64Array; readonly equity: Float64Array };
@@ -235,7 +240,8 @@ export interface StreamedRunInput extends Omit<BacktestRunInput, 'bars' | 'conti
 
 /** What a run has recorded so far, for a streamed run's consumers to read as the bars pass. */
 export interface RunRecordsSoFar {
-  readonly fills: readonly Fill[];
+  /** The fills so far as columns (`timeAt(k)`; `fill(k)` makes one as an object). */
+  readonly fills: FillColumns;
   /** Closed trades in closing order (the engine's own list: read, never changed). */
   readonly trades: readonly ClosedTrade[];
   /** When the open position opened (every later trade's entry time), NaN when flat. */
@@ -340,16 +346,11 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
       ? {}
       : { barQuote: (bar, _previous, direction) => quoteOf(touch, bar.close, direction, bar) }),
   });
-  const fills: Fill[] = [];
+  const fills = new FillColumns();
   const breaches: Breach[] = [];
   const decisions: DecisionRecord[] = [];
   const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;
-  const balance = { time: [] as number[], balance: [] as number[] };
-  engine.fills$.subscribe((fill) => {
-    fills.push(fill);
-    balance.time.push(fill.time);
-    balance.balance.push(engine.accounting.balance);
-  });
+  engine.fills$.subscribe((fill) => fills.push(fill, engine.accounting.balance));
   engine.breaches$.subscribe((breach) => breaches.push(breach));
   // Observed only to record them: the rejection counts come from the engine, and an observed decisions$
   // makes an object for every order.
@@ -419,7 +420,6 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
       fills,
       breaches,
       decisions,
-      balance,
       rolls,
       gaps,
       segments,
@@ -444,10 +444,9 @@ interface RunRecords {
   readonly venue: SimulatedVenue;
   readonly snapshot: ReturnType<Engine['snapshot']>;
   readonly equity: EquityCurve;
-  readonly fills: Fill[];
+  readonly fills: FillColumns;
   readonly breaches: Breach[];
   readonly decisions: DecisionRecord[];
-  readonly balance: BacktestRunResult['balance'];
   readonly rolls: RollRecord[];
   readonly gaps: GapRecord[];
   readonly segments: readonly HistorySegment[];
@@ -467,7 +466,6 @@ function runResult(records: RunRecords): BacktestRunResult {
     fills,
     breaches,
     decisions,
-    balance,
     rolls,
     gaps,
     segments,
@@ -503,15 +501,26 @@ function runResult(records: RunRecords): BacktestRunResult {
     verdict = target !== undefined ? 'profit target reached without a permanent violation' : 'no permanent violation';
     if (daily > 0) verdict += ` (${daily} daily loss limit break${daily > 1 ? 's' : ''}, trading paused those days)`;
   }
-  const orders = venue.orders();
   const rejections = engine.rejections();
   let rejectedIntents = 0;
   for (const code in rejections) rejectedIntents += rejections[code]!;
+  // The fills, orders and balances are kept as columns and made objects only when a caller reads them: a
+  // sweep's runs never do, so their objects are never made.
+  let fillObjects: Fill[] | undefined;
+  let orderObjects: readonly OrderRecord[] | undefined;
+  let balanceColumns: BacktestRunResult['balance'] | undefined;
   return {
     bars: done,
-    fills,
-    orders,
-    orderListHash: orderListHash(orders),
+    get fills() {
+      fillObjects ??= fills.toFills();
+      return fillObjects;
+    },
+    get orders() {
+      orderObjects ??= venue.orders();
+      return orderObjects;
+    },
+    eachOrder: () => orderObjects ?? venue.eachOrder(),
+    orderListHash: venue.orderListHash(),
     trades: inMonths(engine.accounting.trades, segments),
     equity,
     violations,
@@ -529,7 +538,10 @@ function runResult(records: RunRecords): BacktestRunResult {
     riskConfig: engine.riskConfig,
     rejectedIntents,
     rejections,
-    balance,
+    get balance() {
+      balanceColumns ??= fills.balances();
+      return balanceColumns;
+    },
     decisions,
     rolls,
     gaps,

@@ -101,7 +101,17 @@ export class SimulatedVenue implements Venue {
 
   /** Every order of the run in placement order (bracket legs right after their entry's fill). */
   orders(): readonly OrderRecord[] {
-    return this.book.records;
+    return this.book.orders();
+  }
+
+  /** `orders()` one at a time, each record made as it is reached (for writing a long run's list). */
+  eachOrder(): Iterable<OrderRecord> {
+    return this.book.eachOrder();
+  }
+
+  /** sha256 of `orders()` (src/adapters/backtest/order-list-hash.ts), hashed as the orders became final. */
+  orderListHash(): string {
+    return this.book.orderListHash();
   }
 
   /** Last close seen for a contract (ticks), the "last traded price" of the backtest. */
@@ -153,7 +163,7 @@ export class SimulatedVenue implements Venue {
       modifies: 0,
       spec: o,
     };
-    this.book.records.push(record);
+    this.book.record(record);
     if (problem !== undefined || this.working.has(command.id)) {
       // Only a duplicate of a working order is caught here; the engine's ids are unique by construction.
       record.state = 'rejected';
@@ -233,13 +243,10 @@ export class SimulatedVenue implements Venue {
   /** A modify or cancel of an order that is no longer working is refused with its state; an id never seen is a caller's bug. */
   private refuseFinished(orderId: string, action: 'modify' | 'cancel', time: number): void {
     // Rare, so a scan from the newest order back is cheaper than keeping every finished order indexed.
-    const records = this.book.records;
-    for (let k = records.length - 1; k >= 0; k--) {
-      const record = records[k]!;
-      if (record.id === orderId) {
-        this.book.emitOrder(record, time, `${action} refused: order is ${record.state}`);
-        return;
-      }
+    const record = this.book.findOrder(orderId);
+    if (record !== undefined) {
+      this.book.emitOrder(record, time, `${action} refused: order is ${record.state}`);
+      return;
     }
     throw new UnknownOrderError(orderId, action);
   }

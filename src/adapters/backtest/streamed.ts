@@ -241,7 +241,7 @@ class StreamedGathering {
 
   add(bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar): void {
     for (; this.fillsSeen < records.fills.length; this.fillsSeen++)
-      this.spans.fillAt(records.fills[this.fillsSeen]!.time);
+      this.spans.fillAt(records.fills.timeAt(this.fillsSeen));
     for (; this.tradesSeen < records.trades.length; this.tradesSeen++) {
       const trade = records.trades[this.tradesSeen]!;
       this.rows.addExit(trade.exitTime);

@@ -8,6 +8,8 @@
 import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
+import { OrderColumns } from './order-columns.ts';
+import { OrderListHasher } from './order-list-hash.ts';
 import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
@@ -80,12 +82,57 @@ export class VenueBook {
   readonly events = new Multicast<VenueEvent>();
   /** Working orders in placement order, by id (finished ones leave, so the list stays small over a long run). */
   readonly working = new IdList<Working>();
-  /** Every order of the run in placement order (bracket legs right after their entry's fill). */
-  readonly records: OrderRecord[] = [];
+  /**
+   * Every order of the run in placement order (bracket legs right after their entry's fill): the first
+   * `settled` as columns, the rest as records. An order moves to the columns, and into the order list hash,
+   * once it and every order before it are final (no longer pending or working, so they change no more):
+   * the run then keeps no object per order, and a streamed run's list is never read again for the hash.
+   */
+  private readonly settledOrders = new OrderColumns();
+  /** Records in placement order; null once settled into the columns. */
+  private readonly records: (OrderRecord | null)[] = [];
+  private settled = 0;
+  private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
 
   /** `fee`: money per contract per side, on every fill. */
   constructor(private readonly fee: number) {}
+
+  /** Orders placed so far (rejected ones and bracket legs included). */
+  get orderCount(): number {
+    return this.records.length;
+  }
+
+  /** A new order joins the order list (placement order), working or already rejected. */
+  record(record: OrderRecord): void {
+    this.records.push(record);
+  }
+
+  /** Every order of the run in placement order, as records (new objects for the settled ones). */
+  orders(): OrderRecord[] {
+    const records = this.records;
+    const out = new Array<OrderRecord>(records.length);
+    for (let k = 0; k < records.length; k++) out[k] = records[k] ?? this.settledOrders.record(k);
+    return out;
+  }
+
+  /** The same orders one at a time, each made as it is reached (a long run's list is never all objects at once). */
+  *eachOrder(): Generator<OrderRecord, void, undefined> {
+    const records = this.records;
+    for (let k = 0; k < records.length; k++) yield records[k] ?? this.settledOrders.record(k);
+  }
+
+  /** The newest order with this id, or undefined. */
+  findOrder(id: string): OrderRecord | undefined {
+    const records = this.records;
+    for (let k = records.length - 1; k >= 0; k--) {
+      const record = records[k];
+      if (record === null) {
+        if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
+      } else if (record!.id === id) return record;
+    }
+    return undefined;
+  }
 
   /** A new order joins the book and is reported working. */
   add(order: Working, time: number): void {
@@ -154,7 +201,7 @@ export class VenueBook {
     const record: OrderRecord = {
       // `<entry id>:sl`: the engine files venue-created orders under the id's prefix before its last '-', so a
       // leg of `<strategy>-<n>` belongs to that strategy (its openOrders() lists it).
-      id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.records.length}`}`,
+      id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.orderCount}`}`,
       contractId: entry.record.contractId,
       side: s === 1 ? 'sell' : 'buy',
       size,
@@ -172,7 +219,7 @@ export class VenueBook {
       modifies: 0,
       spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
     };
-    this.records.push(record);
+    this.record(record);
     const order = workingOrder(record, null, undefined, false);
     this.add(order, time);
     return order;
@@ -202,6 +249,30 @@ export class VenueBook {
       order: record.spec,
     };
     if (reason !== undefined) update.reason = reason;
+    // Every change of a record's state is reported here, so this is where a record can become final.
+    const records = this.records;
+    let k = this.settled;
+    while (k < records.length && isFinal(records[k]!.state)) {
+      const settling = records[k]!;
+      this.hasher.add(settling);
+      this.settledOrders.push(settling);
+      records[k] = null;
+      k++;
+    }
+    this.settled = k;
     this.events.next(update);
   }
+
+  /** sha256 of the order list so far (orders still working as they stand now); the run goes on unchanged. */
+  orderListHash(): string {
+    const records = this.records;
+    if (this.settled === records.length) return this.hasher.digest();
+    const tail = this.hasher.copy();
+    for (let k = this.settled; k < records.length; k++) tail.add(records[k]!);
+    return tail.digest();
+  }
+}
+
+function isFinal(state: OrderState): boolean {
+  return state !== 'working' && state !== 'pending';
 }

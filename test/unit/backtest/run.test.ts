@@ -5,11 +5,14 @@ import { z } from 'zod';
 import { AccountConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/simulated-venue.ts';
-import { runBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
-import { orderListHash } from '../../../src/adapters/backtest/order-list-hash.ts';
+import { runBacktest, runStreamedBacktest, type BacktestRunInput } from '../../../src/adapters/backtest/run.ts';
+import { sliceByIndex } from '../../../src/data/columns.ts';
+import fc from 'fast-check';
+import { OrderListHasher, OrderListHashError, orderListHash } from '../../../src/adapters/backtest/order-list-hash.ts';
 import { syntheticBars } from '../../../src/data/synthetic-bars.ts';
 import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
+import meanReversion from '../../../src/strategies/mean-reversion.ts';
 import { crossover, sma } from '../../../src/engine/indicators.ts';
 import { target } from '../../../src/engine/intents.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
@@ -34,6 +37,9 @@ const base: BacktestRunInput = {
   fills: { slippageTicks: 1, feePerContractPerSide: 0.37 },
 };
 const calendar = new TradingCalendar();
+/** Order list hashes of layout 1, recorded: an empty list, and the run of `base` (27 orders). */
+const EMPTY_LIST_HASH = 'fe37db9442e05a2b9b001a98b6bf23ff9d20e0eca33beafeb1bed4624f4e72c5';
+const BASE_RUN_HASH = 'fffdea5f49d8918087e67c9b5d5aad908c6796ccff64c2927b0e19ca1794fb49';
 
 describe('account rules in the backtest', () => {
   it('a daily loss limit break flattens and pauses trading until the next trading day, once per day', () => {
@@ -98,23 +104,55 @@ describe('account rules in the backtest', () => {
 });
 
 describe('orderListHash', () => {
-  /** The definition: sha256 of one text line per order, the fields as a template literal prints them. */
-  const byText = (orders: readonly OrderRecord[]): string =>
-    createHash('sha256')
-      .update(
-        orders
-          .map(
-            (o) =>
-              `${o.id},${o.contractId},${o.side},${o.size},${o.type},${o.limitPrice ?? ''},${o.stopPrice ?? ''},${o.trailPrice ?? ''},${o.role},${o.parentId ?? ''},${o.placedAt},${o.state},${o.fillPrice ?? ''},${o.fillTime ?? ''},${o.modifies}\n`,
-          )
-          .join(''),
-      )
-      .digest('hex');
+  /**
+   * The definition, layout 1 of docs/backtest.md written out plainly: sha256 of a 24-byte header, then per
+   * order 8 bytes of codes, 8 little-endian doubles, 3 string lengths and a zero word, the UTF-8 strings,
+   * zeros to a multiple of 8.
+   */
+  const codes = {
+    side: ['buy', 'sell'],
+    type: ['market', 'limit', 'stop', 'stopLimit', 'trailingStop'],
+    role: ['entry', 'stopLoss', 'takeProfit'],
+    state: ['pending', 'working', 'filled', 'cancelled', 'rejected', 'expired'],
+  };
+  const byLayout = (orders: readonly OrderRecord[]): string => {
+    const hash = createHash('sha256');
+    const header = Buffer.alloc(24);
+    header.write('tickline order list v1\n', 'ascii');
+    hash.update(header);
+    for (const o of orders) {
+      const fixed = Buffer.alloc(88);
+      fixed[0] = codes.side.indexOf(o.side);
+      fixed[1] = codes.type.indexOf(o.type);
+      fixed[2] = codes.role.indexOf(o.role);
+      fixed[3] = codes.state.indexOf(o.state);
+      const optional = [o.limitPrice, o.stopPrice, o.trailPrice, o.fillPrice, o.fillTime, o.parentId];
+      fixed[4] = optional.reduce<number>((bits, v, k) => (v === null ? bits : bits | (1 << k)), 0);
+      const numbers = [
+        o.size,
+        o.limitPrice,
+        o.stopPrice,
+        o.trailPrice,
+        o.placedAt,
+        o.fillPrice,
+        o.fillTime,
+        o.modifies,
+      ];
+      numbers.forEach((v, k) => {
+        const value = v ?? 0;
+        fixed.writeDoubleLE(Object.is(value, -0) ? 0 : Number.isNaN(value) ? Number.NaN : value, 8 + 8 * k);
+      });
+      const strings = [o.id, o.contractId, o.parentId ?? ''].map((t) => Buffer.from(t, 'utf8'));
+      strings.forEach((t, k) => fixed.writeUInt32LE(t.length, 72 + 4 * k));
+      const text = Buffer.concat(strings);
+      hash.update(fixed);
+      hash.update(Buffer.concat([text, Buffer.alloc((8 - (text.length % 8)) % 8)]));
+    }
+    return hash.digest('hex');
+  };
 
-  it('hashes the same bytes as the text lines: a backtest, odd numbers, non-ASCII and long ids, more than one buffer', () => {
-    const run = runBacktest(base);
-    expect(run.orders.length).toBeGreaterThan(10);
-    expect(run.orderListHash).toBe(byText(run.orders));
+  /** Orders of a run made odd: numbers of every kind, non-ASCII and long ids, more than one buffer. */
+  const oddOrders = (run: { orders: readonly OrderRecord[] }): OrderRecord[] => {
     const odd = [0, -0, 7, -12, 2 ** 53 - 1, -(2 ** 53), 1e21, 0.25, -1.5e-7, NaN, Infinity, 1_741_000_000_000];
     const ids = ['s-1', '', 'é€😀-2', 'x'.repeat(5000), 'ü'.repeat(600)];
     const orders: OrderRecord[] = [];
@@ -132,8 +170,70 @@ describe('orderListHash', () => {
         modifies: k % 11,
       });
     }
-    expect(orderListHash(orders)).toBe(byText(orders));
-    expect(orderListHash([])).toBe(byText([]));
+    return orders;
+  };
+
+  it('hashes the bytes of layout 1: a backtest, odd numbers, non-ASCII and long ids, more than one buffer', () => {
+    const run = runBacktest(base);
+    expect(run.orders.length).toBeGreaterThan(10);
+    expect(run.orderListHash).toBe(byLayout(run.orders));
+    expect(run.orderListHash).toBe(orderListHash(run.orders));
+    const orders = oddOrders(run);
+    expect(orderListHash(orders)).toBe(byLayout(orders));
+    expect(orderListHash([])).toBe(byLayout([]));
+    // Recorded so a change of layout is seen (docs/backtest.md lists these values).
+    expect(orderListHash([])).toBe(EMPTY_LIST_HASH);
+    expect(run.orderListHash).toBe(BASE_RUN_HASH);
+  });
+
+  it('is the same however the list is added: any chunking, a digest taken midway, a copy going on', () => {
+    const orders = oddOrders(runBacktest(base));
+    const whole = orderListHash(orders);
+    fc.assert(
+      fc.property(fc.array(fc.nat(orders.length), { maxLength: 12 }), (cuts) => {
+        const points = [...new Set(cuts)].sort((a, b) => a - b);
+        const hasher = new OrderListHasher();
+        let from = 0;
+        for (const to of [...points, orders.length]) {
+          for (let k = from; k < to; k++) hasher.add(orders[k]!);
+          // A digest or a copy midway changes nothing of what follows.
+          expect(hasher.digest()).toBe(orderListHash(orders.slice(0, to)));
+          hasher.copy().add(orders[0]!);
+          from = to;
+        }
+        expect(hasher.digest()).toBe(whole);
+        expect(hasher.count).toBe(orders.length);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('hashed order by order as they settle equals the hash of the whole list: brackets settling out of order, any chunk size', () => {
+    for (const strategy of [meanReversion, smaCross]) {
+      const input = { ...base, strategy, params: {} };
+      const pieces = (size: number) =>
+        Array.from({ length: Math.ceil(bars.time.length / size) }, (_, k) =>
+          sliceByIndex(bars, k * size, Math.min(bars.time.length, (k + 1) * size)),
+        );
+      const runs = [
+        runBacktest(input),
+        ...[1, 37, 5000].map((size) =>
+          runStreamedBacktest({ ...input, chunks: pieces(size), total: bars.time.length }),
+        ),
+      ];
+      const [first] = runs;
+      expect(first!.orders.some((o) => o.role !== 'entry') || strategy === smaCross).toBe(true);
+      for (const run of runs) {
+        expect(run.orderListHash).toBe(orderListHash(run.orders));
+        expect(run.orderListHash).toBe(first!.orderListHash);
+        expect(run.orders).toEqual(first!.orders);
+      }
+    }
+  });
+
+  it('refuses an order the layout has no code for', () => {
+    const order = { ...runBacktest(base).orders[0]!, state: 'lost' } as unknown as OrderRecord;
+    expect(() => orderListHash([order])).toThrow(OrderListHashError);
   });
 });
 

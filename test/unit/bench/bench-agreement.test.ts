@@ -22,6 +22,7 @@ import {
   plainLoop,
   referenceBars,
   type PathResult,
+  withOrderListHash,
 } from '../../../bench/reference.ts';
 
 const BARS = 50_000;
@@ -53,7 +54,12 @@ function engineWithChunks(columns: BarColumns, sizes: readonly number[], fast: n
   for (const chunk of chunks(columns, sizes)) engine.push(chunk);
   const snapshot = engine.snapshot();
   engine.close();
+  const orders = venue.orders();
+  const last = orders.at(-1);
   return {
+    decidedAt: orders.map((o) => o.placedAt),
+    workingAtEnd: last === undefined || last.state !== 'working' ? 0 : last.side === 'buy' ? last.size : -last.size,
+    orderListHash: venue.orderListHash(),
     fills: {
       time: fills.map((f) => f.time),
       size: fills.map((f) => (f.side === 'buy' ? f.size : -f.size)),
@@ -66,10 +72,14 @@ function engineWithChunks(columns: BarColumns, sizes: readonly number[], fast: n
 
 describe('bench: full path and plain loop', () => {
   it(`produce the identical fills and PnL on ${BARS.toLocaleString('en-US')} synthetic bars`, () => {
-    const engine = fullPathResult(fullPathBacktest(bars));
-    const loop = plainLoop(bars);
+    const run = fullPathBacktest(bars);
+    const engine = fullPathResult(run);
+    const loop = withOrderListHash(plainLoop(bars));
     expect(loop.fills.time.length).toBeGreaterThan(1000);
     expect(compareRuns(engine, loop)).toBeUndefined();
+    // The loop's own orders hash to the engine's value, and both to the one recorded (docs/backtest.md).
+    expect(loop.orderListHash).toBe(run.orderListHash);
+    expect(run.orderListHash).toBe('1befdaa4169f7700e9ca259364760a0fbd7be21aea3a860154df88dc89695207');
   });
 
   it('agree whatever the chunking and for other parameters', () => {
@@ -79,7 +89,7 @@ describe('bench: full path and plain loop', () => {
       [3, 7],
       [20, 60],
     ] as const) {
-      const loop = plainLoop(part, { fast, slow });
+      const loop = withOrderListHash(plainLoop(part, { fast, slow }));
       for (const sizes of [[1], [7, 1, 29, 2], [4096]]) {
         expect(
           compareRuns(engineWithChunks(part, sizes, fast, slow), loop),
@@ -99,6 +109,9 @@ describe('bench: full path and plain loop', () => {
     };
     expect(compareRuns(loop, shorter)).toBeDefined();
     expect(compareRuns(loop, { ...loop, realizedPnl: loop.realizedPnl + 12.5 })).toMatch(/realized PnL/);
+    const hashed = withOrderListHash(loop);
+    const later = withOrderListHash({ ...loop, decidedAt: loop.decidedAt.map((t, k) => (k === 2 ? t + 60_000 : t)) });
+    expect(compareRuns(hashed, later)).toMatch(/order list hash differs/);
   });
 });
 

@@ -1,0 +1,255 @@
+/**
+ * A run's orders and fills kept as columns (numbers in typed arrays, strings and specs in plain arrays, in
+ * blocks of 1,024 items) instead of one object each. A backtest of a million bars keeps tens of thousands
+ * of them to its end; as objects they survive the young generation, so the collector copied and then
+ * marked every one, and a streamed run's memory grew by their size. Typed columns are memory the collector
+ * does not look into; the objects the result files and the API need are made from them when asked for,
+ * and equal the ones the run saw, field for field.
+ */
+import { TicklineError } from '../../engine/errors.ts';
+import type { Fill, OrderSpec, OrderState, Side } from '../../engine/types.ts';
+import type { OrderRecord } from './venue-book.ts';
+
+const SIDES: readonly Side[] = ['buy', 'sell'];
+const TYPES: readonly OrderSpec['type'][] = ['market', 'limit', 'stop', 'stopLimit', 'trailingStop'];
+const ROLES: readonly OrderRecord['role'][] = ['entry', 'stopLoss', 'takeProfit'];
+const STATES: readonly OrderState[] = ['pending', 'working', 'filled', 'cancelled', 'rejected', 'expired'];
+const HAS_LIMIT = 1;
+const HAS_STOP = 2;
+const HAS_TRAIL = 4;
+const HAS_FILL_PRICE = 8;
+const HAS_FILL_TIME = 16;
+
+/** Final orders (they change no more) in placement order; `record(k)` makes the k-th as an `OrderRecord`. */
+export class OrderColumns {
+  length = 0;
+  /** id, parentId and spec of each order, 3 slots an order. */
+  private readonly refs: (string | OrderSpec | null)[][] = [];
+  /**
+   * size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies, contract,
+   * and the codes (side, type, role, state, which prices are present) packed in one: 11 numbers an order.
+   */
+  private readonly numbers: Float64Array[] = [];
+  private readonly contracts = new Interned();
+
+  push(r: OrderRecord): void {
+    const k = this.length;
+    const refs = refBlock(this.refs, k, 3);
+    const ref = (k & BLOCK_MASK) * 3;
+    refs[ref] = r.id;
+    refs[ref + 1] = r.parentId;
+    refs[ref + 2] = r.spec;
+    let flags = 0;
+    const n = numberBlock(this.numbers, k, ORDER_NUMBERS);
+    const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
+    n[slot] = r.size;
+    if (r.limitPrice !== null) {
+      flags |= HAS_LIMIT;
+      n[slot + 1] = r.limitPrice;
+    }
+    if (r.stopPrice !== null) {
+      flags |= HAS_STOP;
+      n[slot + 2] = r.stopPrice;
+    }
+    if (r.trailPrice !== null) {
+      flags |= HAS_TRAIL;
+      n[slot + 3] = r.trailPrice;
+    }
+    n[slot + 4] = r.placedAt;
+    if (r.fillPrice !== null) {
+      flags |= HAS_FILL_PRICE;
+      n[slot + 5] = r.fillPrice;
+    }
+    if (r.fillTime !== null) {
+      flags |= HAS_FILL_TIME;
+      n[slot + 6] = r.fillTime;
+    }
+    n[slot + 7] = r.filledSize;
+    n[slot + 8] = r.modifies;
+    n[slot + 9] = this.contracts.code(r.contractId);
+    const side = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
+    const type = r.type === 'market' ? 0 : codeOf(TYPES, r.type);
+    const role = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);
+    const state = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
+    n[slot + 10] = side | (type << 1) | (role << 4) | (state << 6) | (flags << 9);
+    this.length = k + 1;
+  }
+
+  idAt(k: number): string {
+    return this.refs[k >> BLOCK_SHIFT]![(k & BLOCK_MASK) * 3] as string;
+  }
+
+  /** The k-th order as the run's record of it (a new object each call, equal to the one that was pushed). */
+  record(k: number): OrderRecord {
+    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
+    const codes = n[slot + 10]!;
+    const flags = codes >> 9;
+    const refs = this.refs[k >> BLOCK_SHIFT]!;
+    const ref = (k & BLOCK_MASK) * 3;
+    return {
+      id: refs[ref] as string,
+      contractId: this.contracts.value(n[slot + 9]!),
+      side: SIDES[codes & 1]!,
+      size: n[slot]!,
+      type: TYPES[(codes >> 1) & 7]!,
+      limitPrice: (flags & HAS_LIMIT) === 0 ? null : n[slot + 1]!,
+      stopPrice: (flags & HAS_STOP) === 0 ? null : n[slot + 2]!,
+      trailPrice: (flags & HAS_TRAIL) === 0 ? null : n[slot + 3]!,
+      role: ROLES[(codes >> 4) & 3]!,
+      parentId: refs[ref + 1] as string | null,
+      placedAt: n[slot + 4]!,
+      state: STATES[(codes >> 6) & 7]!,
+      fillPrice: (flags & HAS_FILL_PRICE) === 0 ? null : n[slot + 5]!,
+      fillTime: (flags & HAS_FILL_TIME) === 0 ? null : n[slot + 6]!,
+      filledSize: n[slot + 7]!,
+      modifies: n[slot + 8]!,
+      spec: refs[ref + 2] as OrderSpec,
+    };
+  }
+}
+
+/** Every fill of a run in order, with the balance after it; `fill(k)` makes the k-th as a `Fill`. */
+export class FillColumns {
+  length = 0;
+  /** time, size, price, fees, balance after it, 1 for a sell, contract: 7 per fill. */
+  private readonly numbers: Float64Array[] = [];
+  /** orderId and fillId of each fill, 2 slots a fill; the fillId null when it is the venue's `F<n>` for fill n. */
+  private readonly refs: (string | null)[][] = [];
+  private readonly contracts = new Interned();
+
+  push(fill: Fill, balance: number): void {
+    const k = this.length;
+    const n = numberBlock(this.numbers, k, FILL_NUMBERS);
+    const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
+    n[slot] = fill.time;
+    n[slot + 1] = fill.size;
+    n[slot + 2] = fill.price;
+    n[slot + 3] = fill.fees;
+    n[slot + 4] = balance;
+    n[slot + 5] = fill.side === 'sell' ? 1 : 0;
+    n[slot + 6] = this.contracts.code(fill.contractId);
+    const refs = refBlock(this.refs, k, 2);
+    const ref = (k & BLOCK_MASK) * 2;
+    refs[ref] = fill.orderId;
+    // The simulated venue numbers its fills F1, F2, ...: such an id is made again when asked for, not kept.
+    refs[ref + 1] = isSequenceId(fill.fillId, k + 1) ? null : fill.fillId;
+    this.length = k + 1;
+  }
+
+  timeAt(k: number): number {
+    return this.numbers[k >> BLOCK_SHIFT]![(k & BLOCK_MASK) * FILL_NUMBERS]!;
+  }
+
+  fill(k: number): Fill {
+    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
+    const refs = this.refs[k >> BLOCK_SHIFT]!;
+    const ref = (k & BLOCK_MASK) * 2;
+    return {
+      kind: 'fill',
+      fillId: refs[ref + 1] ?? `F${k + 1}`,
+      orderId: refs[ref]!,
+      contractId: this.contracts.value(n[slot + 6]!),
+      side: n[slot + 5] === 1 ? 'sell' : 'buy',
+      size: n[slot + 1]!,
+      price: n[slot + 2]!,
+      fees: n[slot + 3]!,
+      time: n[slot]!,
+    };
+  }
+
+  toFills(): Fill[] {
+    const out = new Array<Fill>(this.length);
+    for (let k = 0; k < out.length; k++) out[k] = this.fill(k);
+    return out;
+  }
+
+  /** Times and balances after each fill, as the run result's `balance` gives them. */
+  balances(): { time: number[]; balance: number[] } {
+    const time = new Array<number>(this.length);
+    const balance = new Array<number>(this.length);
+    for (let k = 0; k < this.length; k++) {
+      const n = this.numbers[k >> BLOCK_SHIFT]!;
+      const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
+      time[k] = n[slot]!;
+      balance[k] = n[slot + 4]!;
+    }
+    return { time, balance };
+  }
+}
+
+const FILL_NUMBERS = 7;
+const ORDER_NUMBERS = 11;
+
+/**
+ * The columns go in blocks of 1,024 items, added and never copied: copying grown arrays of references
+ * element by element was 2% of a run's CPU, and typed arrays grown by doubling allocated (and zeroed) twice
+ * what they held, outside the heap, where V8 counts it towards its next full collection.
+ */
+const BLOCK_SHIFT = 10;
+const BLOCK_MASK = (1 << BLOCK_SHIFT) - 1;
+
+/** The block of numbers that item `k` goes in, added when `k` starts one. */
+function numberBlock(blocks: Float64Array[], k: number, width: number): Float64Array {
+  const b = k >> BLOCK_SHIFT;
+  if (b === blocks.length) blocks.push(new Float64Array((BLOCK_MASK + 1) * width));
+  return blocks[b]!;
+}
+
+/** The block of `blocks` that item `k` goes in, added when `k` starts one. */
+function refBlock<T>(blocks: T[][], k: number, width: number): T[] {
+  const b = k >> BLOCK_SHIFT;
+  if (b === blocks.length) blocks.push(new Array<T>((BLOCK_MASK + 1) * width));
+  return blocks[b]!;
+}
+
+/** Whether `id` is `F<n>` (checked without making the string). */
+function isSequenceId(id: string, n: number): boolean {
+  if (id.length < 2 || id.length > 17 || id.charCodeAt(0) !== 0x46 || id.charCodeAt(1) === 0x30) return false;
+  let value = 0;
+  for (let k = 1; k < id.length; k++) {
+    const digit = id.charCodeAt(k) - 0x30;
+    if (digit < 0 || digit > 9) return false;
+    value = value * 10 + digit;
+  }
+  return value === n;
+}
+
+/** A few strings (contract ids) that repeat: each kept once, a column holds its number. */
+class Interned {
+  private readonly values: string[] = [];
+  private readonly codes = new Map<string, number>();
+  private last: string | undefined;
+  private lastCode = -1;
+
+  code(value: string): number {
+    if (value === this.last) return this.lastCode;
+    let code = this.codes.get(value);
+    if (code === undefined) {
+      code = this.values.length;
+      this.values.push(value);
+      this.codes.set(value, code);
+    }
+    this.last = value;
+    this.lastCode = code;
+    return code;
+  }
+
+  value(code: number): string {
+    return this.values[code]!;
+  }
+}
+
+function codeOf<T>(values: readonly T[], value: T): number {
+  const code = values.indexOf(value);
+  if (code < 0) throw new OrderColumnsError(`an order's ${JSON.stringify(value)} has no column code`);
+  return code;
+}
+
+/** A record built by hand outside the types (a side, type, role or state the columns have no code for). */
+export class OrderColumnsError extends TicklineError {
+  override readonly name = 'OrderColumnsError';
+  readonly kind = 'runtime';
+  readonly code = 'ORDER_COLUMNS_UNKNOWN_CODE';
+}

@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FillColumns, OrderColumns, OrderColumnsError } from '../../../src/adapters/backtest/order-columns.ts';
+import type { OrderRecord } from '../../../src/adapters/backtest/venue-book.ts';
+import type { Fill, OrderSpec } from '../../../src/engine/types.ts';
+
+const price = fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.double({ noNaN: true }));
+const optional = <T>(value: fc.Arbitrary<T>) => fc.option(value, { nil: null });
+
+const spec: fc.Arbitrary<OrderSpec> = fc.oneof(
+  fc.constant({ type: 'market' } as const),
+  price.map((limitPrice) => ({ type: 'limit', limitPrice }) as const),
+  price.map((stopPrice) => ({ type: 'stop', stopPrice }) as const),
+);
+
+const record: fc.Arbitrary<OrderRecord> = fc.record({
+  id: fc.string(),
+  contractId: fc.string(),
+  side: fc.constantFrom('buy', 'sell'),
+  size: fc.integer({ min: 0, max: 1_000 }),
+  type: fc.constantFrom('market', 'limit', 'stop', 'stopLimit', 'trailingStop'),
+  limitPrice: optional(price),
+  stopPrice: optional(price),
+  trailPrice: optional(price),
+  role: fc.constantFrom('entry', 'stopLoss', 'takeProfit'),
+  parentId: optional(fc.string()),
+  placedAt: fc.integer({ min: 0, max: 2 ** 45 }),
+  state: fc.constantFrom('pending', 'working', 'filled', 'cancelled', 'rejected', 'expired'),
+  fillPrice: optional(price),
+  fillTime: optional(fc.integer({ min: 0, max: 2 ** 45 })),
+  filledSize: fc.integer({ min: 0, max: 1_000 }),
+  modifies: fc.nat(20),
+  spec,
+});
+
+const fill: fc.Arbitrary<Fill> = fc.record({
+  kind: fc.constant('fill' as const),
+  fillId: fc.string(),
+  orderId: fc.string(),
+  contractId: fc.string(),
+  side: fc.constantFrom('buy', 'sell'),
+  size: fc.integer({ min: 1, max: 1_000 }),
+  price,
+  fees: fc.double({ min: 0, max: 100, noNaN: true }),
+  time: fc.integer({ min: 0, max: 2 ** 45 }),
+});
+
+describe('order and fill columns', () => {
+  it('keep every order: each made again equals the one pushed, key for key', () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 300 }), (orders) => {
+        const columns = new OrderColumns();
+        for (const o of orders) columns.push(o);
+        expect(columns.length).toBe(orders.length);
+        orders.forEach((o, k) => {
+          const made = columns.record(k);
+          expect(made).toEqual(o);
+          // The same keys in the same order: orders.json and the API read them as objects.
+          expect(Object.keys(made)).toEqual(Object.keys(o));
+          expect(made.spec).toBe(o.spec);
+          expect(columns.idAt(k)).toBe(o.id);
+        });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keep every fill and the balance after it', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fill, fc.double({ noNaN: true }), fc.boolean()), { maxLength: 300 }), (drawn) => {
+        // Half the fills numbered as the simulated venue numbers them (F1, F2, ...), made again, not kept.
+        const fills = drawn.map(([f, balance, numbered], k) =>
+          numbered ? ([{ ...f, fillId: `F${k + 1}` }, balance] as const) : ([f, balance] as const),
+        );
+        const columns = new FillColumns();
+        for (const [f, balance] of fills) columns.push(f, balance);
+        expect(columns.length).toBe(fills.length);
+        const made = columns.toFills();
+        expect(made).toEqual(fills.map(([f]) => f));
+        expect(JSON.stringify(made)).toBe(JSON.stringify(fills.map(([f]) => f)));
+        fills.forEach(([f], k) => expect(columns.timeAt(k)).toBe(f.time));
+        expect(columns.balances()).toEqual({
+          time: fills.map(([f]) => f.time),
+          balance: fills.map(([, b]) => b),
+        });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keep every value across their blocks of references (more than 1,024 orders and fills)', () => {
+    const orders = fc.sample(record, { numRuns: 2_500, seed: 7 });
+    const fills = fc
+      .sample(fill, { numRuns: 2_500, seed: 8 })
+      .map((f, k) => (k % 3 === 0 ? { ...f, fillId: `F${k + 1}` } : f));
+    const orderColumns = new OrderColumns();
+    const fillColumns = new FillColumns();
+    for (const o of orders) orderColumns.push(o);
+    fills.forEach((f, k) => fillColumns.push(f, k));
+    expect(orders.map((_, k) => orderColumns.record(k))).toEqual(orders);
+    expect(fillColumns.toFills()).toEqual(fills);
+  });
+
+  it('refuse an order with a state they have no code for', () => {
+    const columns = new OrderColumns();
+    const o = fc.sample(record, { numRuns: 1, seed: 1 })[0]!;
+    expect(() => columns.push({ ...o, state: 'lost' } as unknown as OrderRecord)).toThrow(OrderColumnsError);
+  });
+});
