@@ -35,11 +35,7 @@ export function loadTradingConfig(file: string, options: { readonly env?: NodeJS
   const baseDir = path.dirname(path.resolve(file));
   const config = resolveLivePaths(validateDocument(doc, liveConfigSchema), baseDir);
   const issues: ConfigIssue[] = [];
-  const env = options.env;
-  if (env !== undefined)
-    for (const [i, target] of config.notify.entries())
-      for (const [key, variable] of missingSecrets(target, env))
-        issues.push(configIssue(doc, ['notify', i, key], `${variable} is not set in the environment`));
+  issues.push(...notifySecretIssues(doc, config.notify, options.env));
   const out = withEvaluation(config, baseDir, doc, [], issues);
   if (issues.length > 0) throw new ConfigError(issues);
   return out;
@@ -63,11 +59,7 @@ export function loadNodeConfig(file: string, options: { readonly env?: NodeJS.Pr
   const baseDir = path.dirname(path.resolve(file));
   const config = resolveNodePaths(validateDocument(doc, nodeConfigSchema), baseDir);
   const issues: ConfigIssue[] = [];
-  const env = options.env;
-  if (env !== undefined)
-    for (const [i, target] of config.notify.entries())
-      for (const [key, variable] of missingSecrets(target, env))
-        issues.push(configIssue(doc, ['notify', i, key], `${variable} is not set in the environment`));
+  issues.push(...notifySecretIssues(doc, config.notify, options.env));
   const sessions = new Map(
     config.accounts.map((account, i) => [
       account.name,
@@ -117,6 +109,20 @@ export function checkBotParams(
     }
   });
   if (issues.length > 0) throw new ConfigError(issues);
+}
+
+/** Each notification target's secret the environment lacks, at its line (none without an environment). */
+function notifySecretIssues(
+  doc: ConfigDocument,
+  targets: LiveConfig['notify'],
+  env: NodeJS.ProcessEnv | undefined,
+): ConfigIssue[] {
+  if (env === undefined) return [];
+  return targets.flatMap((target, i) =>
+    missingSecrets(target, env).map(([key, variable]) =>
+      configIssue(doc, ['notify', i, key], `${variable} is not set in the environment`),
+    ),
+  );
 }
 
 /**
