@@ -205,10 +205,12 @@ export async function runNode(
     }
     await local?.close();
   }
-  const failed = [...node.sessions.entries()].filter(([, s]) => s.failure !== undefined);
-  for (const [name, session] of failed)
-    process.stderr.write(`run: [${name}] ${session.failure!.message.split('\n')[0]}\n`);
-  if (failed.length > 0) return EXIT_CODE_OF_KIND.runtime;
+  const failures = [...node.sessions.entries()].flatMap(([name, session]) => [
+    ...(session.failure === undefined ? [] : [`[${name}] ${session.failure.message.split('\n')[0]}`]),
+    ...[...session.botFailures].map(([bot, error]) => `[${name}] bot ${bot}: ${error.message.split('\n')[0]}`),
+  ]);
+  for (const line of failures) process.stderr.write(`run: ${line}\n`);
+  if (failures.length > 0) return EXIT_CODE_OF_KIND.runtime;
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
 }
 

@@ -115,7 +115,9 @@ export class BarDriver {
   /** An intent from a strategy (or the operator): held for its bar during a push, else decided at once. */
   receive(instance: Instance | undefined, strategyId: string, intent: Intent): void {
     const barClock = this.barClock;
-    if (instance?.failed === true) {
+    // A failed strategy decides nothing more; what an operator sends on its behalf to close what it left
+    // (its own line's flatten, a cancel of its orders) still goes through the guard.
+    if (instance?.failed === true && intent.kind !== 'flatten' && intent.kind !== 'cancel') {
       this.logger.debug({ strategyId }, 'intent of a failed strategy ignored');
       return;
     }

@@ -416,7 +416,7 @@ export class LiveSession {
       session.contracts = contracts;
       session.routes = routes;
       session.riskStrategyId = riskStrategyId;
-      session.botIds = bots.map((b) => b.id);
+      session.bots = bots;
       session.warmup = warmup;
       session.follower = new FrontMonthFollower(
         routes,
@@ -560,6 +560,10 @@ export class LiveSession {
    */
   private async onStrategyFailure(failure: StrategyFailure): Promise<void> {
     if (this.failure !== undefined) return;
+    // One of several bots of the account: it stops alone, and the others trade on.
+    const bot = this.bots.find((b) => b.id === failure.strategyId);
+    const others = this.bots.filter((b) => b.id !== failure.strategyId && !this.botFailures.has(b.id));
+    if (bot !== undefined && others.length > 0) return this.onBotFailure(bot, failure);
     const error = failureError(failure);
     this.failure = error;
     const action = this.options.config.execution.onStrategyError;
@@ -579,6 +583,39 @@ export class LiveSession {
       );
     }
     this.finish();
+  }
+
+  /** Bots of a several-bot session that failed and stopped, the others trading on (the command exits non-zero). */
+  readonly botFailures = new Map<string, StrategyError>();
+
+  /**
+   * A bot of a session that runs several failed: the engine ignores its decisions from now on, the failure is
+   * journaled, and the configured action closes its own line only (`flatten`: a flatten of each of its
+   * contracts on its behalf, through the guard, which on a shared contract closes its line and cancels its
+   * orders alone) or leaves it (`hold`). The account and its other bots go on.
+   */
+  private async onBotFailure(bot: SessionBot, failure: StrategyFailure): Promise<void> {
+    if (this.botFailures.has(bot.id)) return;
+    const error = failureError(failure);
+    this.botFailures.set(bot.id, error);
+    const action = this.options.config.execution.onStrategyError;
+    this.journal.record('strategy-error', 'event', null, {
+      strategyId: bot.id,
+      message: error.message,
+      action,
+      scope: 'bot',
+    });
+    this.options.logger.error(
+      { strategy: bot.id, action },
+      `${error.message}; ${action === 'flatten' ? "closing this bot's own positions" : "holding this bot's positions"}; the account's other bots go on`,
+    );
+    if (action === 'flatten') {
+      for (const contractId of bot.contracts) this.engine.submit(bot.id, { kind: 'flatten', contractId });
+      await this.executor.idle();
+    }
+    this.notices.next(
+      `bot ${bot.id} failed (${error.message.split('\n')[0]}): stopped${action === 'flatten' ? ', its own positions closed' : ''}; the other bots go on`,
+    );
   }
 
   /** A failure no strategy could be named for (an error RxJS reports asynchronously) is handled the same way. */
@@ -628,8 +665,13 @@ export class LiveSession {
     );
   }
 
-  /** The ids of the bots (strategy instances) this session runs, in the config's order. */
-  botIds: readonly string[] = [];
+  /** The bots (strategy instances) this session runs, in the config's order, their contracts as the engine's. */
+  bots: readonly SessionBot[] = [];
+
+  /** The ids of the bots this session runs. */
+  get botIds(): readonly string[] {
+    return this.bots.map((b) => b.id);
+  }
 
   /** The month each followed symbol trades now. */
   routes = new ContractRoutes([]);

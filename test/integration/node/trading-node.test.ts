@@ -4,7 +4,11 @@
  * simulator, every bar request is shared, and a daily loss breach on one account halts that account only.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { map } from 'rxjs';
+import { z } from 'zod';
 import smaCross from '../../../src/strategies/sma-cross.ts';
+import { target } from '../../../src/engine/intents.ts';
+import { defineStrategy } from '../../../src/engine/strategy.ts';
 import meanReversion from '../../../src/strategies/mean-reversion.ts';
 import { silentLogger } from '../../../src/engine/log.ts';
 import type { StrategyModule } from '../../../src/engine/strategy.ts';
@@ -227,6 +231,53 @@ describe('trading node on the simulator', () => {
     expect(['NODE-A', 'NODE-B'].map((n) => placedBy(n, 'fast')).some((count, i) => count > fastPaused[i]!)).toBe(true);
     // While paused only a reduction of its own line may have gone out: one order at most on each account.
     expect(fastPaused.every((count, i) => count - fastBefore[i]! <= 1)).toBe(true);
+    await node.stop();
+  }, 60_000);
+
+  it('a bot that fails stops alone: its own line is closed, the account and its other bot trade on', async () => {
+    // Holds +1 from its first bar, then throws at its twelfth.
+    let seen = 0;
+    const failing = defineStrategy({
+      name: 'fails-later',
+      params: z.strictObject({}),
+      run: ({ bars }) =>
+        bars().pipe(
+          map(() => {
+            seen++;
+            if (seen === 12) throw new Error('fails-later: broken on purpose');
+            return target(1);
+          }),
+        ),
+    });
+    const config = nodeConfig();
+    const node = await TradingNode.start({
+      config: { ...config, bots: [...config.bots.slice(0, 2), { ...config.bots[2]!, id: 'fragile' }] },
+      strategies: new Map([...strategies, ['fragile', failing]]),
+      gateway: {
+        tradingUrl: b.proxy.url,
+        credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
+        now: b.now,
+      },
+      logger: silentLogger,
+    });
+    const session = node.session('NODE-B');
+    await runBars(node, 10);
+    expect(session.engine.strategySnapshot('fragile').positions.find((p) => p.contractId === ES)?.size).toBe(1);
+    const before = session.journal.orders().filter((o) => o.tag.startsWith('fast-')).length;
+    await runBars(node, 30);
+    expect(session.failure).toBeUndefined();
+    expect([...session.botFailures.keys()]).toEqual(['fragile']);
+    expect(session.journal.entries({ kind: 'strategy-error' }).map((e) => e.payload)).toEqual([
+      expect.objectContaining({ strategyId: 'fragile', action: 'flatten', scope: 'bot' }),
+    ]);
+    // Its own line is flat; the account and its other bot were not stopped.
+    expect(session.engine.strategySnapshot('fragile').positions.every((p) => p.size === 0)).toBe(true);
+    expect(session.engine.tradingState().state).toBe('ACTIVE');
+    expect(session.journal.orders().filter((o) => o.tag.startsWith('fast-')).length).toBeGreaterThan(before);
+    await agreement(b, asBot(session), await accountId('NODE-B'));
+    const lines = session.engine.strategyPositions().filter((p) => p.contractId === ES);
+    const gateway = await b.truth.searchOpenPositions(await accountId('NODE-B'));
+    expect(lines.reduce((a, p) => a + p.size, 0)).toBe(gateway.reduce((a, p) => a + signedSize(p), 0));
     await node.stop();
   }, 60_000);
 
