@@ -16,7 +16,7 @@ import { signedSize } from '../../../src/adapters/live/reconcile.ts';
 import { nodeConfigSchema, type NodeConfig } from '../../../src/node/node-config.ts';
 import { TradingNode } from '../../../src/node/trading-node.ts';
 import type { LiveSession } from '../../../src/adapters/live/trading-session.ts';
-import { agreement, ES, startBench, type Bench, type Bot } from '../live/live-harness.ts';
+import { agreement, ES, startBench, until, type Bench, type Bot } from '../live/live-harness.ts';
 
 const ACCOUNTS = ['NODE-A', 'NODE-B'];
 let b: Bench;
@@ -279,6 +279,28 @@ describe('trading node on the simulator', () => {
     const gateway = await b.truth.searchOpenPositions(await accountId('NODE-B'));
     expect(lines.reduce((a, p) => a + p.size, 0)).toBe(gateway.reduce((a, p) => a + signedSize(p), 0));
     await node.stop();
+  }, 60_000);
+
+  it('holds one connection to each realtime hub for both accounts, each feed on it', async () => {
+    const config = nodeConfigSchema.parse({ ...nodeConfig(), gateway: { realtime: true } });
+    const node = await TradingNode.start({
+      config,
+      strategies,
+      gateway: {
+        tradingUrl: b.proxy.url,
+        realtimeUrl: b.sim.realtimeUrl,
+        credentials: { userName: b.sim.demo.userName, apiKey: b.sim.demo.apiKey },
+        now: b.now,
+      },
+      logger: silentLogger,
+    });
+    node.run();
+    await until(() => [...node.sessions.values()].every((s) => s.realtime?.state === 'connected'), 10_000, 'the hubs');
+    expect(b.sim.hubConnections()).toEqual({ user: 1, market: 1 });
+    await runBars(node, 6);
+    expect(b.sim.hubConnections()).toEqual({ user: 1, market: 1 });
+    await node.stop();
+    await until(() => b.sim.hubConnections().user === 0 && b.sim.hubConnections().market === 0, 10_000, 'closed hubs');
   }, 60_000);
 
   it('restarts on the same journals: nothing to reconcile, ids go on, positions known', async () => {
