@@ -93,7 +93,12 @@ export class PositionBook {
   }
 }
 
-interface BookState {
+/** A fill's size signed by its side: positive bought, negative sold. */
+function signedSize(fill: Fill): number {
+  return fill.side === 'buy' ? fill.size : -fill.size;
+}
+
+export interface BookState {
   size: number;
   averagePrice: number;
   entryTime: number;
@@ -136,24 +141,26 @@ const closingStep: ClosingStep = {
 };
 
 /**
- * One fill on a position (average cost): the new size, average and entry; when it reduced the position,
- * returns what it closed and its PnL (in `closingStep`, valid until the next call), else undefined.
+ * One fill, or a signed share of one, on a position (average cost): the new size, average and entry; when it
+ * reduced the position, returns what it closed and its PnL (in `closingStep`, valid until the next call),
+ * else undefined. The account's books and each strategy's line (strategy-ledger.ts) move by it.
  */
-function bookFill(
+export function bookFill(
   state: BookState,
-  fill: Fill,
+  signed: number,
+  fill: Pick<Fill, 'price' | 'time'>,
+  fees: number,
   feePerContract: number,
   tickValue: number,
   pnlInCents: boolean,
   label: string | undefined,
 ): ClosingStep | undefined {
-  const signed = fill.side === 'buy' ? fill.size : -fill.size;
   const before = state.size;
   if (before === 0 || Math.sign(before) === Math.sign(signed)) {
     const after = before + signed;
     state.averagePrice = before === 0 ? fill.price : (state.averagePrice * before + fill.price * signed) / after;
     state.entryFeePerContract =
-      before === 0 ? feePerContract : (state.entryFeePerContract * before + fill.fees * Math.sign(signed)) / after;
+      before === 0 ? feePerContract : (state.entryFeePerContract * before + fees * Math.sign(signed)) / after;
     if (before === 0) {
       state.entryTime = fill.time;
       state.entryLabel = label;
@@ -161,7 +168,7 @@ function bookFill(
     state.size = after;
     return undefined;
   }
-  const closing = Math.min(Math.abs(before), fill.size);
+  const closing = Math.min(Math.abs(before), Math.abs(signed));
   const direction = Math.sign(before);
   const step = closingStep;
   const pnl = (fill.price - state.averagePrice) * closing * direction * tickValue;
@@ -395,7 +402,16 @@ export class Accounting {
       return undefined;
     }
     if (this.rememberFills) this.historyOf(book).fills.push(fill);
-    const step = bookFill(book, fill, feePerContract, book.tickValue, this.pnlInCents, label);
+    const step = bookFill(
+      book,
+      signedSize(fill),
+      fill,
+      fill.fees,
+      feePerContract,
+      book.tickValue,
+      this.pnlInCents,
+      label,
+    );
     let closed: ClosedTrade | undefined;
     if (step !== undefined) {
       book.realizedPnl += step.pnl;
@@ -441,7 +457,9 @@ export class Accounting {
         // Only the sums and the base position matter here; labels live on the book, as in a re-booking.
         bookFill(
           state,
+          signedSize(fill),
           fill,
+          fill.fees,
           fill.size === 0 ? 0 : fill.fees / fill.size,
           book.tickValue,
           this.pnlInCents,
@@ -491,7 +509,9 @@ export class Accounting {
       realized +=
         bookFill(
           state,
+          signedSize(fill),
           fill,
+          fill.fees,
           fill.size === 0 ? 0 : fill.fees / fill.size,
           book.tickValue,
           this.pnlInCents,

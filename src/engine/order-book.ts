@@ -167,12 +167,20 @@ export class OrderBook {
 
   /** Exposure of a contract beyond `position` (the confirmed one), for target expansion. */
   exposure(contractId: string, position: number): Exposure {
-    let definite = position + this.provisionalPosition(contractId);
+    return this.exposureOf(contractId, position + this.provisionalPosition(contractId));
+  }
+
+  /**
+   * `definite` plus the contract's market and limit orders (of one strategy's only, when given): working ones
+   * count as definite, pending ones on their side.
+   */
+  exposureOf(contractId: string, definite: number, strategyId?: string): Exposure {
     let pendingBuys = 0;
     let pendingSells = 0;
     for (let k = 0; k < this.orders.size; k++) {
       const order = this.orders.at(k);
       if (order.contractId !== contractId) continue;
+      if (strategyId !== undefined && order.strategyId !== strategyId) continue;
       const type = order.order.type;
       // Protective stops are not exposure a target should offset: they trade only against the position.
       if (type !== 'market' && type !== 'limit') continue;

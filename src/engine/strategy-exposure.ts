@@ -20,22 +20,5 @@ export function ownPosition(book: OrderBook, ledger: StrategyLedger, strategyId:
 
 /** `OrderBook.exposure` of one strategy: its own position and its own market and limit orders. */
 export function ownExposure(book: OrderBook, ledger: StrategyLedger, strategyId: string, contractId: string): Exposure {
-  let definite = ownPosition(book, ledger, strategyId, contractId);
-  let pendingBuys = 0;
-  let pendingSells = 0;
-  for (let k = 0; k < book.size; k++) {
-    const order = book.at(k);
-    if (order.contractId !== contractId || order.strategyId !== strategyId) continue;
-    const type = order.order.type;
-    // Protective stops are not exposure a target should offset, as for the account.
-    if (type !== 'market' && type !== 'limit') continue;
-    const remaining = order.size - order.filledSize;
-    if (order.state === 'pending') {
-      if (order.side === 'buy') pendingBuys += remaining;
-      else pendingSells += remaining;
-    } else {
-      definite += order.side === 'buy' ? remaining : -remaining;
-    }
-  }
-  return { definite, pendingBuys, pendingSells };
+  return book.exposureOf(contractId, ownPosition(book, ledger, strategyId, contractId), strategyId);
 }

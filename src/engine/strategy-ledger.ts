@@ -15,7 +15,7 @@
  * strategy's, a foreign one, a risk fill that does not only reduce), from the account's book at that moment:
  * the common backtest pays one prefix test per fill.
  */
-import type { Accounting, ClosedTrade } from './accounting.ts';
+import { bookFill, type Accounting, type ClosedTrade } from './accounting.ts';
 import { EngineError } from './errors.ts';
 import type { ContractSpec, Fill } from './types.ts';
 
@@ -457,51 +457,25 @@ export class StrategyLedger {
     line.fees += fees;
     const size = Math.abs(signed);
     const feePerContract = size === 0 ? 0 : fees / size;
-    const before = line.size;
-    if (before === 0 || Math.sign(before) === Math.sign(signed)) {
-      const after = before + signed;
-      line.averagePrice = before === 0 ? fill.price : (line.averagePrice * before + fill.price * signed) / after;
-      line.entryFeePerContract =
-        before === 0 ? feePerContract : (line.entryFeePerContract * before + fees * Math.sign(signed)) / after;
-      if (before === 0) {
-        line.entryTime = fill.time;
-        line.entryLabel = label;
-      }
-      line.size = after;
-      return;
-    }
-    const closing = Math.min(Math.abs(before), size);
-    const direction = Math.sign(before);
-    const pnl = (fill.price - line.averagePrice) * closing * direction * ledger.tickValue;
+    const step = bookFill(line, signed, fill, fees, feePerContract, ledger.tickValue, false, label);
+    if (step === undefined) return;
+    const { closing, direction, pnl } = step;
     line.realizedPnl += pnl;
     line.trades++;
     line.closed.push({
       contractId: ledger.contractId,
       side: direction > 0 ? 'buy' : 'sell',
       size: closing,
-      entryPrice: line.averagePrice,
+      entryPrice: step.entryPrice,
       exitPrice: fill.price,
-      entryTime: line.entryTime,
+      entryTime: step.entryTime,
       exitTime: fill.time,
       pnl,
-      fees: (line.entryFeePerContract + feePerContract) * closing,
+      fees: (step.entryFeePerContract + feePerContract) * closing,
       exitFillId: fill.fillId,
       tradingDay,
-      label: line.entryLabel,
+      label: step.entryLabel,
     });
     if (line.closed.length > this.tradeMemory) line.closed.splice(0, line.closed.length - this.tradeMemory);
-    const after = before + signed;
-    line.size = after;
-    if (after === 0) {
-      line.averagePrice = NaN;
-      line.entryTime = NaN;
-      line.entryFeePerContract = 0;
-      line.entryLabel = undefined;
-    } else if (Math.sign(after) !== Math.sign(before)) {
-      line.averagePrice = fill.price;
-      line.entryTime = fill.time;
-      line.entryFeePerContract = feePerContract;
-      line.entryLabel = label;
-    }
   }
 }
