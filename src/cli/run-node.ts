@@ -280,7 +280,9 @@ function startStatus(node: TradingNode): NodeJS.Timeout | undefined {
   if (!stream.isTTY) return undefined;
   const timer = setInterval(() => {
     const lines = [...node.sessions.values()].map((s) => renderStatus(s.statusInput()));
-    stream.write(`\r\x1b[J${lines.join('\n')}\x1b[${lines.length - 1 > 0 ? `${lines.length - 1}A` : '0A'}\r`);
+    // Back up to the block's first line (a cursor-up of 0 moves one line on most terminals: none then).
+    const up = lines.length > 1 ? `\x1b[${lines.length - 1}A` : '';
+    stream.write(`\r\x1b[J${lines.join('\n')}${up}\r`);
   }, 1_000);
   timer.unref();
   return timer;

@@ -82,6 +82,7 @@ export class TradingNode {
     /** The sessions by account name, in the config's order. */
     readonly sessions: ReadonlyMap<string, LiveSession>,
     readonly plan: RatePlan,
+    /** The accounts' bar requests (`counts`: sent to the gateway, answered from another's). */
     readonly barRequests: SharedBarRequests,
     private readonly hubs: { stop(): Promise<void> },
   ) {
@@ -186,7 +187,7 @@ export class TradingNode {
       { accounts: [...sessions.keys()], bots: config.bots.map((b) => b.id), plan: plan.buckets },
       'trading node started',
     );
-    return new TradingNode(options, client, sessions, plan, shared.barRequests, hubs);
+    return new TradingNode(options, client, sessions, plan, shared.bars, hubs);
   }
 
   /** Start polling and the hubs of every session. */
@@ -239,11 +240,7 @@ export class TradingNode {
    */
   setBotPaused(botId: string, paused: boolean, source: 'dashboard' | 'signal' | 'command'): string[] {
     const accounts = this.botAccounts(botId);
-    for (const name of accounts) {
-      const session = this.session(name);
-      session.journal.record('control', 'event', null, { action: paused ? 'pause' : 'resume', bot: botId, source });
-      session.engine.setStrategyPaused(botId, paused, `${paused ? 'paused' : 'resumed'} by ${source}`);
-    }
+    for (const name of accounts) this.session(name).setBotPaused(botId, paused, source);
     return accounts;
   }
 

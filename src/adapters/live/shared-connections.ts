@@ -19,8 +19,8 @@ import { TicklineError } from '../../engine/errors.ts';
 export interface SharedConnections {
   /** Logged in by the node before any session starts. */
   readonly client: TradingClient;
-  /** The bar requests of every session's poller. */
-  readonly bars: Pick<TradingClient, 'retrieveBars'>;
+  /** The bar requests of every session's poller, answered once per contract and timeframe. */
+  readonly bars: SharedBarRequests;
   /** The run-time read budget of every session's poller together. */
   readonly budget: RateBudget;
   readonly marketHub?: MarketHub;
@@ -166,13 +166,12 @@ export function shareConnections(
     readonly userHub?: UserHub;
     readonly logger?: Logger;
   },
-): SharedConnections & { readonly barRequests: SharedBarRequests } {
+): SharedConnections {
   const budget = new RateBudget(undefined, options.now);
   const barRequests = new SharedBarRequests(client, options.now, budget, 1_000, options.logger);
   return {
     client,
     bars: barRequests,
-    barRequests,
     budget,
     ...(options.marketHub === undefined ? {} : { marketHub: options.marketHub }),
     ...(options.userHub === undefined ? {} : { userHub: options.userHub }),

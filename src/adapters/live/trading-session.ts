@@ -585,6 +585,15 @@ export class LiveSession {
     this.finish();
   }
 
+  /**
+   * Pause or resume one bot: paused, it opens no new risk (its reductions, cancels and flattens pass, its stream
+   * keeps running). Journaled (`control`) with who asked.
+   */
+  setBotPaused(botId: string, paused: boolean, source: Exclude<KillSource, 'session'>): void {
+    this.journal.record('control', 'event', null, { action: paused ? 'pause' : 'resume', bot: botId, source });
+    this.engine.setStrategyPaused(botId, paused, `${paused ? 'paused' : 'resumed'} by ${source}`);
+  }
+
   /** Bots of a several-bot session that failed and stopped, the others trading on (the command exits non-zero). */
   readonly botFailures = new Map<string, StrategyError>();
 

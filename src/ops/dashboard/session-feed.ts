@@ -408,8 +408,7 @@ export class SessionAccount implements DashboardAccount {
           message: `${name} runs no bot ${bot} (${session.botIds.join(', ')})`,
         };
       const paused = action === 'pause';
-      session.journal.record('control', 'event', null, { action, bot, source });
-      engine.setStrategyPaused(bot, paused, `${paused ? 'paused' : 'resumed'} by ${source}`);
+      session.setBotPaused(bot, paused, source);
       return {
         account: this.id,
         action,
