@@ -19,8 +19,7 @@ import {
   runNodeBacktest,
   writeNodeBacktest,
 } from '../node/portfolio-backtest.ts';
-import { loadStrategies } from './run-node.ts';
-import { checkBotParams, isNodeConfig, loadNodeBacktestConfig } from './trading-config.ts';
+import { checkBotParams, isNodeConfig, loadBotStrategies, loadNodeBacktestConfig } from './trading-config.ts';
 import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
 import { isStrategyFile, loadStrategy } from '../strategies/index.ts';
 import { renderSummary } from '../report/format.ts';
@@ -225,7 +224,7 @@ export async function loadNodeBotConfig(
     );
   }
   const params = (doc.doc.getIn(['bots', index, 'params'], false) as { toJSON(): unknown } | undefined)?.toJSON() ?? {};
-  const strategy = (await loadStrategies(args.config, [bot])).get(bot.id)!;
+  const strategy = (await loadBotStrategies(args.config, [bot])).get(bot.id)!;
   validateAt(doc, ['bots', index, 'params'], strategy.params, params);
   const name = `${path.basename(args.config).replace(/\.ya?ml$/i, '')}-${bot.id}`;
   const config = botBacktestConfig(
@@ -274,7 +273,7 @@ async function backtestNode(args: BacktestArgs, logger: Logger): Promise<number>
       `${refused.join(', ')}: not for a node config (set them in its backtest section and bots); only --out is`,
     );
   const { config, sessions, evaluations } = loadNodeBacktestConfig(args.config);
-  const strategies = await loadStrategies(args.config, config.bots);
+  const strategies = await loadBotStrategies(args.config, config.bots);
   checkBotParams(args.config, config.bots, strategies);
   const name = path.basename(args.config).replace(/\.ya?ml$/i, '');
   const outDir = args.out !== undefined ? path.resolve(args.out) : (config.backtest!.out ?? path.join('out', name));

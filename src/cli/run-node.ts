@@ -11,15 +11,12 @@ import { flattenText } from '../adapters/live/kill-switch.ts';
 import { credentialsFromEnv } from '../adapters/live/live-config.ts';
 import { renderStatus } from '../adapters/live/status.ts';
 import { createLogger } from '../engine/log.ts';
-import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
-import { loadStrategy } from '../strategies/index.ts';
 import { accountBots, nodeLogFile } from '../node/node-config.ts';
 import { TradingNode, type NodeGateway } from '../node/trading-node.ts';
 import { parseCommandArgs } from './args.ts';
-import { ConfigError, type ConfigIssue } from './config-loader.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { printEvents, startLocalSimulator, type LocalGateway } from './paper.ts';
-import { loadNodeConfig } from './trading-config.ts';
+import { checkBotParams, loadBotStrategies, loadNodeConfig } from './trading-config.ts';
 import { startNotifications } from '../ops/notify/start-notifications.ts';
 import { DASHBOARD_USAGE, openDashboard, takeDashboardFlag } from './dashboard-option.ts';
 
@@ -60,7 +57,8 @@ export async function runNode(
     name: 'tickline-node',
     file: logFile,
   });
-  const strategies = await loadStrategies(configFile, config.bots);
+  const strategies = await loadBotStrategies(configFile, config.bots);
+  checkBotParams(configFile, config.bots, strategies);
   let local: LocalGateway | undefined;
   if (config.gateway.url === undefined) {
     if (config.mode === 'live') throw new UsageError('a live node needs gateway.url in the config');
@@ -212,26 +210,6 @@ export async function runNode(
   for (const line of failures) process.stderr.write(`run: ${line}\n`);
   if (failures.length > 0) return EXIT_CODE_OF_KIND.runtime;
   return interrupted ? ExitCode.Interrupted : ExitCode.Ok;
-}
-
-/** Each bot's strategy module; every one that cannot be loaded is reported at once, at its `strategy` key. */
-export async function loadStrategies(
-  configFile: string,
-  bots: readonly { id: string; strategy: string }[],
-): Promise<Map<string, StrategyModule>> {
-  const baseDir = path.dirname(path.resolve(configFile));
-  const modules = new Map<string, StrategyModule>();
-  const issues: ConfigIssue[] = [];
-  for (const [i, bot] of bots.entries()) {
-    try {
-      modules.set(bot.id, await loadStrategy(bot.strategy, baseDir));
-    } catch (error) {
-      if (!(error instanceof StrategyError)) throw error;
-      issues.push({ file: configFile, line: 0, path: `bots[${i}].strategy`, message: error.message });
-    }
-  }
-  if (issues.length > 0) throw new ConfigError(issues);
-  return modules;
 }
 
 const COMMANDS_HELP =

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { liveConfigSchema, resolveLivePaths, type LiveConfig } from '../adapters/live/live-config.ts';
 import { evaluationAccount, withEvaluationRisk, type EvaluationPreset } from '../engine/evaluation-rules.ts';
 import { evaluationPassLock, type PassLockOptions } from '../engine/pass-lock.ts';
-import type { StrategyModule } from '../engine/strategy.ts';
+import { StrategyError, type StrategyModule } from '../engine/strategy.ts';
+import { loadStrategy } from '../strategies/index.ts';
 import { nodeBacktestIssues } from '../node/portfolio-backtest.ts';
 import { accountConfigSchema } from '../engine/account-rules.ts';
 import { accountSessionConfig, nodeConfigSchema, resolveNodePaths, type NodeConfig } from '../node/node-config.ts';
@@ -90,6 +91,27 @@ export function loadNodeBacktestConfig(file: string): LoadedNodeBacktest {
     if (account.evaluation !== undefined)
       evaluations.set(account.name, loadEvaluationRules(account.evaluation.rules, baseDir));
   return { ...loaded, evaluations };
+}
+
+/** Each bot's strategy module; every one that cannot be loaded is reported at once, at its `strategy` line. */
+export async function loadBotStrategies(
+  file: string,
+  bots: readonly { id: string; strategy: string }[],
+): Promise<Map<string, StrategyModule>> {
+  const doc = readConfigDocument(file);
+  const baseDir = path.dirname(path.resolve(file));
+  const modules = new Map<string, StrategyModule>();
+  const issues: ConfigIssue[] = [];
+  for (const [i, bot] of bots.entries()) {
+    try {
+      modules.set(bot.id, await loadStrategy(bot.strategy, baseDir));
+    } catch (error) {
+      if (!(error instanceof StrategyError)) throw error;
+      issues.push(configIssue(doc, ['bots', i, 'strategy'], error.message));
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return modules;
 }
 
 /** Every bot's parameters checked by its strategy's own schema, every issue at once at its line. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { accountSessionConfig, nodeConfigSchema } from '../../../src/node/node-config.ts';
 import { planNode } from '../../../src/node/trading-node.ts';
 import { RatePlanError } from '../../../src/adapters/live/rate-plan.ts';
-import { loadNodeConfig } from '../../../src/cli/trading-config.ts';
+import { checkBotParams, loadBotStrategies, loadNodeConfig } from '../../../src/cli/trading-config.ts';
 import { ConfigError } from '../../../src/cli/config-loader.ts';
 
 const bot = (id: string, accounts: unknown[], extra: Record<string, unknown> = {}) => ({
@@ -119,5 +119,33 @@ describe('node config', () => {
     const plan = planNode(fits, new Map());
     expect(plan.ok).toBe(true);
     expect(plan.buckets[1].scheduled).toBe(4 * 5 * 2);
+  });
+
+  it("reports a bot's unknown strategy and its bad parameters at their lines", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tickline-node-'));
+    const file = path.join(dir, 'node.yaml');
+    writeFileSync(
+      file,
+      [
+        'mode: paper',
+        'journals: var',
+        'accounts: [{ name: A }]',
+        'bots:',
+        '  - id: two',
+        '    strategy: sma-cross',
+        '    params: { fast: -3 }',
+        '    contracts: [ES]',
+        '    accounts: [A]',
+        '  - id: one',
+        '    strategy: no-such-strategy',
+        '    contracts: [ES]',
+        '    accounts: [A]',
+      ].join('\n'),
+    );
+    const { config } = loadNodeConfig(file);
+    await expect(loadBotStrategies(file, config.bots)).rejects.toThrow(/node\.yaml:11: bots\[1\]\.strategy: /);
+    const first = config.bots.slice(0, 1);
+    const strategies = await loadBotStrategies(file, first);
+    expect(() => checkBotParams(file, first, strategies)).toThrow(/node\.yaml:7: bots\[0\]\.params\.fast/);
   });
 });
