@@ -3,7 +3,7 @@
  * source is newer than the last build (after an edit, a checkout or a merge), one build at a time across
  * the test workers, so no test runs stale JavaScript and none reads a half-written dist/.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -69,5 +69,36 @@ function lockTime(): number {
     return statSync(LOCK).mtimeMs;
   } catch {
     return Date.now();
+  }
+}
+
+/** The built CLI started as a child process, its output kept whole as it comes. */
+export interface CliChild {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly out: () => string;
+  readonly err: () => string;
+  /** The exit code (null when a signal ended it). */
+  readonly exited: Promise<number | null>;
+}
+
+export function startCli(args: readonly string[], cwd: string): CliChild {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, out: () => out, err: () => err, exited };
+}
+
+/** The dashboard a CLI child printed (`dashboard: <url>`): its origin and access token, once it is there. */
+export async function printedDashboard(cli: CliChild, ms: number): Promise<{ origin: string; token: string }> {
+  const pattern = /dashboard: (http:\/\/127\.0\.0\.1:\d+)\/\?token=(\S+)/;
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = pattern.exec(cli.out());
+    if (found !== null) return { origin: found[1]!, token: found[2]! };
+    if (Date.now() > deadline) throw new Error(`no dashboard URL after ${ms} ms; stderr: ${cli.err().slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

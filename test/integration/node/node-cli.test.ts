@@ -1,17 +1,10 @@
-/**
- * `tickline run --config node.yaml --dashboard` as a user runs it (the built CLI, a child process on the
- * in-process simulator): both accounts on the dashboard behind its token, a bot paused and resumed from
- * standard input, one account flattened from the page while the other stays active, SIGUSR2 flattening
- * every account, Ctrl-C ending it with 130.
- */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/adapters/live/journal.ts';
 import { accountsResponseSchema } from '../../../src/ops/dashboard/dashboard-feed.ts';
-import { CLI, ensureDist } from '../built-cli.ts';
+import { ensureDist, printedDashboard, startCli } from '../built-cli.ts';
 import { until } from '../live/live-harness.ts';
 
 let dir: string;
@@ -38,23 +31,13 @@ describe('tickline run (a trading node)', () => {
   it('serves both accounts on the dashboard, takes commands on standard input, flattens one account or all', async () => {
     const configFile = path.join(dir, 'node.yaml');
     writeFileSync(configFile, CONFIG);
-    const child = spawn(process.execPath, [CLI, 'run', '--config', configFile, '--dashboard'], {
-      cwd: dir,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const cli = startCli(['run', '--config', configFile, '--dashboard'], dir);
+    const { child, out, err, exited } = cli;
     try {
-      await until(() => /dashboard: http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.test(out), 30_000, `the URL (${err})`);
-      await until(() => /\[NODE-B\] NODE-B/.test(out), 10_000, 'the accounts lines');
-      expect(out).toMatch(/\[NODE-A\] NODE-A \(\d+\): bots fast, slow; reconciled: no differences/);
-      expect(out).toMatch(/\[NODE-B\] NODE-B \(\d+\): bots fast x2; reconciled: no differences/);
-      const url = /dashboard: (\S+)/.exec(out)![1]!;
-      const origin = url.slice(0, url.indexOf('/?token='));
-      const token = url.slice(url.indexOf('token=') + 'token='.length);
+      const { origin, token } = await printedDashboard(cli, 30_000);
+      await until(() => /\[NODE-B\] NODE-B/.test(out()), 10_000, 'the accounts lines');
+      expect(out()).toMatch(/\[NODE-A\] NODE-A \(\d+\): bots fast, slow; reconciled: no differences/);
+      expect(out()).toMatch(/\[NODE-B\] NODE-B \(\d+\): bots fast x2; reconciled: no differences/);
       expect((await fetch(`${origin}/api/accounts`)).status).toBe(401);
       const auth = { authorization: `Bearer ${token}` };
       const accounts = async () =>
@@ -62,10 +45,10 @@ describe('tickline run (a trading node)', () => {
       expect((await accounts()).map((a) => a.name)).toEqual(['NODE-A', 'NODE-B']);
 
       child.stdin.write('pause fast\n');
-      await until(() => out.includes('fast paused on NODE-A, NODE-B'), 10_000, 'the pause');
+      await until(() => out().includes('fast paused on NODE-A, NODE-B'), 10_000, 'the pause');
       child.stdin.write('resume fast\nfrobnicate\n');
-      await until(() => out.includes('fast resumed on NODE-A, NODE-B'), 10_000, 'the resume');
-      await until(() => out.includes('commands: pause <bot>'), 10_000, 'the help line');
+      await until(() => out().includes('fast resumed on NODE-A, NODE-B'), 10_000, 'the resume');
+      await until(() => out().includes('commands: pause <bot>'), 10_000, 'the help line');
 
       // One bot of one account from the page's API: the other account's copy of it trades on.
       const b = (await accounts()).find((x) => x.name === 'NODE-B')!;
@@ -95,11 +78,11 @@ describe('tickline run (a trading node)', () => {
       expect(states.get('NODE-B')).toBe('ACTIVE');
 
       child.kill('SIGUSR2');
-      await until(() => (out.match(/kill switch: /g) ?? []).length >= 2, 20_000, 'SIGUSR2 on every account');
+      await until(() => (out().match(/kill switch: /g) ?? []).length >= 2, 20_000, 'SIGUSR2 on every account');
       child.kill('SIGINT');
       expect(await exited).toBe(130);
-      expect(out).toMatch(/\[NODE-B\] ended: .* state HALTED/);
-      expect(err).not.toContain(token);
+      expect(out()).toMatch(/\[NODE-B\] ended: .* state HALTED/);
+      expect(err()).not.toContain(token);
     } finally {
       child.kill('SIGKILL');
     }

@@ -1,18 +1,10 @@
-/**
- * `tickline paper --dashboard` as a user runs it (the built CLI, a child process on the in-process
- * simulator): the URL with its token is printed, the token never reaches the log, a request without it
- * gets 401, one with it gets the account, and the kill switch through the API is journaled as the
- * dashboard's.
- */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/adapters/live/journal.ts';
 import { accountsResponseSchema } from '../../../src/ops/dashboard/dashboard-feed.ts';
-import { CLI, ensureDist } from '../built-cli.ts';
-import { until } from '../live/live-harness.ts';
+import { ensureDist, printedDashboard, startCli } from '../built-cli.ts';
 
 let dir: string;
 beforeAll(ensureDist, 240_000);
@@ -36,20 +28,10 @@ describe('tickline paper --dashboard', () => {
   it('prints the URL with its token, guards it, and journals a kill from the page as the dashboard’s', async () => {
     const configFile = path.join(dir, 'paper.yaml');
     writeFileSync(configFile, CONFIG);
-    const child = spawn(process.execPath, [CLI, 'paper', '--config', configFile, '--dashboard'], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const cli = startCli(['paper', '--config', configFile, '--dashboard'], dir);
+    const { child, err, exited } = cli;
     try {
-      await until(() => /dashboard: http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.test(out), 25_000, `the URL (${err})`);
-      const url = /dashboard: (\S+)/.exec(out)![1]!;
-      const origin = url.slice(0, url.indexOf('/?token='));
-      const token = url.slice(url.indexOf('token=') + 'token='.length);
+      const { origin, token } = await printedDashboard(cli, 25_000);
       const refused = await fetch(`${origin}/api/accounts`);
       expect(refused.status).toBe(401);
       expect(await refused.text()).toBe('{"error":"unauthorized"}');
@@ -73,7 +55,7 @@ describe('tickline paper --dashboard', () => {
       const logged = readFileSync(log, 'utf8');
       expect(logged).toContain('dashboard listening');
       expect(logged).not.toContain(token);
-      expect(err).not.toContain(token);
+      expect(err()).not.toContain(token);
     } finally {
       child.kill('SIGKILL');
     }
