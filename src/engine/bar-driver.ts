@@ -196,12 +196,43 @@ export class BarDriver {
     unhandled.catcher = host.failUnattributed;
     const stopOnFailure = this.throwOnFailure;
     let stopped = false;
+    // Whether a bar can be passed over when nothing works at the venue: nothing below reads such a bar
+    // unless it is a day's first, a market check's, or one an intent waits for (most bars of a backtest);
+    // only its equity is recorded.
+    const mayPassOver =
+      !this.history &&
+      !rulesActive &&
+      !listening &&
+      !this.catchUp &&
+      sessions === undefined &&
+      enforcer.passLock === undefined;
+    const venueMatches = hasOnBar ? venue.matchesBars : undefined;
     try {
       for (let i = 0; i < n; i++) {
         // A synchronous run stops after the bar a strategy failed on: what ran is the bars up to it.
         if (stopOnFailure && host.failures.length !== 0 && failedBefore(host.failures[0]!.barIndex, i)) {
           stopped = true;
           break;
+        }
+        if (
+          mayPassOver &&
+          host.failures.length === 0 &&
+          book.trailingCount === 0 &&
+          (venueMatches === undefined ? !hasOnBar : !venueMatches.call(venue))
+        ) {
+          // Bars i .. k-2 would each be overwritten by the next one's marks: only bar k-1 is run whole.
+          const end = this.pendingCursor < pending.length ? Math.min(n, pending[this.pendingCursor]!.at) : n;
+          const limit = Math.min(enforcer.nextDayStart, enforcer.marketCheckAt - barMs);
+          let k = i;
+          while (k < end && time[k]! < limit) k++;
+          if (k - 1 > i) {
+            if (recordEquity)
+              for (let q = i; q < k - 1; q++) {
+                positionBook.lastPrice = close[q]!;
+                equity.record(time[q]!, accounting.equity());
+              }
+            i = k - 1;
+          }
         }
         barClock.index = i;
         const barTime = time[i]!;

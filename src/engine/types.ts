@@ -289,6 +289,11 @@ export interface Venue {
    * its working orders against the bar and emits fills synchronously; a live venue ignores it.
    */
   onBar?(chunk: BarChunk, index: number): void;
+  /**
+   * False while `onBar` would only note the bar (nothing works that a bar could fill). The runner then
+   * passes over the bars nothing else needs either and calls `onBar` for the last of them alone.
+   */
+  matchesBars?(): boolean;
   place(command: OrderCommand): void;
   modify(command: ModifyCommand): void;
   cancel(orderId: string): void;

@@ -132,6 +132,10 @@ export class SimulatedVenue implements Venue {
     this.rules.onBar(chunk, index);
   }
 
+  matchesBars(): boolean {
+    return !this.skipIdleBars || this.working.size !== 0;
+  }
+
   /**
    * Matches the working orders of `contractId` against one price, now: the last close before a roll or a
    * gap, where the runner closes a position in the month (or the session) it was opened in. A market

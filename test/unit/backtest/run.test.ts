@@ -13,6 +13,7 @@ import { syntheticBars } from '../../../src/data/synthetic-bars.ts';
 import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 import meanReversion from '../../../src/strategies/mean-reversion.ts';
+import breakout from '../../../src/strategies/breakout.ts';
 import { crossover, sma } from '../../../src/engine/indicators.ts';
 import { target } from '../../../src/engine/intents.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
@@ -263,5 +264,44 @@ describe('the entry label of an intent', () => {
       expect({ ...trade, label: undefined }).toEqual({ ...plain.trades[i], label: undefined });
     });
     expect(plain.trades.every((t) => t.label === undefined)).toBe(true);
+  });
+});
+
+describe('bars the runner passes over', () => {
+  it('change nothing: the same orders, fills, trades, equity and hash as a run that looks at every bar, whole and in any chunks', () => {
+    // An account limit no run comes near keeps the runner on every bar (it checks the limit at each one).
+    const everyBar = AccountConfig.parse({ dailyLossLimit: 1_000_000_000 });
+    const pieces = (size: number) =>
+      Array.from({ length: Math.ceil(bars.time.length / size) }, (_, k) =>
+        sliceByIndex(bars, k * size, Math.min(bars.time.length, (k + 1) * size)),
+      );
+    const outputs = (run: ReturnType<typeof runBacktest>) => ({
+      orders: run.orders,
+      fills: run.fills,
+      trades: run.trades,
+      equityTime: [...run.equity.time],
+      equity: [...run.equity.equity],
+      hash: run.orderListHash,
+      endingEquity: run.endingEquity,
+    });
+    for (const [strategy, params] of [
+      [smaCross, { fast: 3, slow: 8 }],
+      [meanReversion, {}],
+      [breakout, {}],
+    ] as const) {
+      for (const recordEquity of [true, false]) {
+        const input = { ...base, strategy, params, recordEquity };
+        const looked = outputs(runBacktest({ ...input, account: everyBar }));
+        expect(looked.fills.length).toBeGreaterThan(4);
+        expect(outputs(runBacktest(input))).toEqual(looked);
+        for (const size of [1, 37, 5000]) {
+          const streamed = runStreamedBacktest({ ...input, chunks: pieces(size), total: bars.time.length });
+          const whole = outputs(
+            runStreamedBacktest({ ...input, account: everyBar, chunks: pieces(size), total: bars.time.length }),
+          );
+          expect(outputs(streamed)).toEqual(whole);
+        }
+      }
+    }
   });
 });
