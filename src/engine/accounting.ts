@@ -3,6 +3,7 @@
  * in total. The runner feeds it fills and marks; the risk guard, the rule floors and the reports all read
  * these numbers, so they cannot disagree.
  */
+import { TradeColumns } from './trade-columns.ts';
 import { gatewayCents } from './money.ts';
 import type { ContractSpec, Fill, Side } from './types.ts';
 import { EngineError } from './errors.ts';
@@ -219,6 +220,11 @@ export interface AccountingOptions {
  */
 export const FILL_HISTORY = 2_048;
 
+/** `bookFillAt`: the fill closed no trade. */
+export const NO_TRADE = -1;
+/** `bookFillAt`: the fill was applied before (a venue that repeats fills) and is ignored. */
+export const FILL_REPEATED = -2;
+
 export class Accounting {
   readonly startingBalance: number;
   private readonly books = new Map<string, PositionBook>();
@@ -231,8 +237,11 @@ export class Accounting {
   private readonly histories = new Map<string, FillHistory>();
   realizedPnl = 0;
   fees = 0;
-  /** Closed trades in order. */
-  readonly trades: ClosedTrade[] = [];
+  /** Closed trades in order, as columns (`trades` makes the objects). */
+  readonly closedTrades = new TradeColumns();
+  /** Objects of the kept trades made so far, from index `tradeObjectsFrom` on. */
+  private tradeObjects: ClosedTrade[] = [];
+  private tradeObjectsFrom = 0;
   /** One record per trading day that had a bar or a fill. */
   readonly days: DayRecord[] = [];
   private today: DayRecord | undefined;
@@ -252,6 +261,18 @@ export class Accounting {
       this.books.set(contract.id, book);
       this.bookList.push(book);
     }
+  }
+
+  /** Closed trades in order (the latest `tradeMemory`), made from the columns as far as they are read. */
+  get trades(): readonly ClosedTrade[] {
+    const columns = this.closedTrades;
+    if (columns.first > this.tradeObjectsFrom) {
+      this.tradeObjects = this.tradeObjects.slice(columns.first - this.tradeObjectsFrom);
+      this.tradeObjectsFrom = columns.first;
+    }
+    const objects = this.tradeObjects;
+    for (let k = this.tradeObjectsFrom + objects.length; k < columns.length; k++) objects.push(columns.trade(k));
+    return objects;
   }
 
   get balance(): number {
@@ -373,9 +394,19 @@ export class Accounting {
    * Apply a fill; returns the closed trade when it reduced a position, undefined when it did not, and
    * null when this fill id was already applied (it is then ignored).
    */
+  /**
+   * Books a fill: the closed trade it made, undefined when it closed none, null for a fill already applied.
+   * The engine's own path calls `bookFillAt`, which makes no object.
+   */
   applyFill(fill: Fill, tradingDay: string, label?: string): ClosedTrade | undefined | null {
+    const k = this.bookFillAt(fill, tradingDay, label);
+    return k === FILL_REPEATED ? null : k === NO_TRADE ? undefined : this.closedTrades.trade(k);
+  }
+
+  /** Books a fill: the index of the trade it closed in `closedTrades`, `NO_TRADE`, or `FILL_REPEATED`. */
+  bookFillAt(fill: Fill, tradingDay: string, label?: string): number {
     if (this.rememberFills) {
-      if (this.hasFill(fill.fillId)) return null;
+      if (this.hasFill(fill.fillId)) return FILL_REPEATED;
       if (this.seenFills.size >= FILL_MEMORY) {
         this.olderFills = this.seenFills;
         this.seenFills = new Set();
@@ -399,7 +430,7 @@ export class Accounting {
       // depends on the order, so the contract is booked again in time order, as the gateway did.
       this.rebook(book, fill);
       if (day !== undefined) day.endBalance = this.balance;
-      return undefined;
+      return NO_TRADE;
     }
     if (this.rememberFills) this.historyOf(book).fills.push(fill);
     const step = bookFill(
@@ -412,27 +443,27 @@ export class Accounting {
       this.pnlInCents,
       label,
     );
-    let closed: ClosedTrade | undefined;
+    let closed = NO_TRADE;
     if (step !== undefined) {
       book.realizedPnl += step.pnl;
       this.realizedPnl += step.pnl;
       if (this.rememberFills) this.historyOf(book).realized += step.pnl;
-      closed = {
-        contractId: fill.contractId,
-        side: step.direction > 0 ? 'buy' : 'sell',
-        size: step.closing,
-        entryPrice: step.entryPrice,
-        exitPrice: fill.price,
-        entryTime: step.entryTime,
-        exitTime: fill.time,
-        pnl: step.pnl,
-        fees: (step.entryFeePerContract + feePerContract) * step.closing,
-        exitFillId: fill.fillId,
+      const trades = this.closedTrades;
+      closed = trades.push(
+        fill.contractId,
+        step.direction,
+        step.closing,
+        step.entryPrice,
+        fill.price,
+        step.entryTime,
+        fill.time,
+        step.pnl,
+        (step.entryFeePerContract + feePerContract) * step.closing,
+        fill.fillId,
         tradingDay,
-        label: step.entryLabel,
-      };
-      this.trades.push(closed);
-      if (this.trades.length > this.tradeMemory) this.trades.splice(0, this.trades.length - this.tradeMemory);
+        step.entryLabel,
+      );
+      if (trades.length - trades.first > this.tradeMemory) trades.dropBefore(trades.length - this.tradeMemory);
       if (day !== undefined) {
         day.realizedPnl += step.pnl;
         day.trades++;

@@ -1,4 +1,11 @@
-import type { AccountSnapshot, Accounting, ClosedTrade, PositionView } from './accounting.ts';
+import {
+  FILL_REPEATED,
+  NO_TRADE,
+  type AccountSnapshot,
+  type Accounting,
+  type ClosedTrade,
+  type PositionView,
+} from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
 import type { DecisionLog } from './decision-log.ts';
 import type { GuardStep } from './guard-step.ts';
@@ -189,8 +196,8 @@ export class VenueBridge {
     // The book knows the order's strategy, whatever its id; an order gone from it is named by its id's prefix.
     const owner = order !== undefined ? order.strategyId : undefined;
     this.ledger.beforeFill(fill, owner);
-    const closed = this.accounting.applyFill(fill, this.rules.tradingDay, label);
-    if (closed === null) {
+    const closed = this.accounting.bookFillAt(fill, this.rules.tradingDay, label);
+    if (closed === FILL_REPEATED) {
       this.logger.debug({ fillId: fill.fillId }, 'fill seen twice, ignored');
       return;
     }
@@ -205,7 +212,7 @@ export class VenueBridge {
     const passLock = this.enforcer.passLock;
     if (passLock !== undefined) passLock.noteFill();
     this.fills$.next(fill);
-    if (closed !== undefined && this.trades$.observed) this.trades$.next(closed);
+    if (closed !== NO_TRADE && this.trades$.observed) this.trades$.next(this.accounting.closedTrades.trade(closed));
     if (this.positions$.observed) this.positions$.next(this.accounting.positionView(fill.contractId));
     if (this.account$.observed) this.account$.next(this.accounting.snapshot());
     if (this.barClock.index < 0) {

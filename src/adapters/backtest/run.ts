@@ -509,6 +509,7 @@ function runResult(records: RunRecords): BacktestRunResult {
   let fillObjects: Fill[] | undefined;
   let orderObjects: readonly OrderRecord[] | undefined;
   let balanceColumns: BacktestRunResult['balance'] | undefined;
+  let tradeObjects: readonly ClosedTrade[] | undefined;
   return {
     bars: done,
     get fills() {
@@ -521,7 +522,10 @@ function runResult(records: RunRecords): BacktestRunResult {
     },
     eachOrder: () => orderObjects ?? venue.eachOrder(),
     orderListHash: venue.orderListHash(),
-    trades: inMonths(engine.accounting.trades, segments),
+    get trades() {
+      tradeObjects ??= inMonths(engine.accounting.trades, segments);
+      return tradeObjects;
+    },
     equity,
     violations,
     reportViolations,

@@ -1,0 +1,94 @@
+/**
+ * The account's closed trades as columns. A backtest closes a trade on most fills and keeps every one to
+ * its end: as objects each was allocated straight into the old generation (V8 pretenures a site whose
+ * objects all survive), the slowest allocation of the run, then marked by every full collection. The
+ * objects the report and the API read are made from the columns when asked for, equal field for field.
+ */
+import type { ClosedTrade } from './accounting.ts';
+import { BLOCK_MASK, BLOCK_SHIFT, Interned, numberBlock, refBlock } from './column-blocks.ts';
+
+/** contract, 1 for a short, size, entry price, exit price, entry time, exit time, pnl, fees. */
+const TRADE_NUMBERS = 9;
+/** exitFillId, tradingDay, label. */
+const TRADE_REFS = 3;
+const NO_NUMBERS = new Float64Array(0);
+const NO_REFS: (string | undefined)[] = [];
+
+export class TradeColumns {
+  /** Trades closed so far, dropped ones included: the next trade's index. */
+  length = 0;
+  /** Index of the oldest trade still kept (`dropBefore`). */
+  first = 0;
+  private readonly numbers: Float64Array[] = [];
+  private readonly refs: (string | undefined)[][] = [];
+  private readonly contracts = new Interned();
+
+  /** Adds a closed trade; returns its index. `direction` is the closed position's sign. */
+  push(
+    contractId: string,
+    direction: number,
+    size: number,
+    entryPrice: number,
+    exitPrice: number,
+    entryTime: number,
+    exitTime: number,
+    pnl: number,
+    fees: number,
+    exitFillId: string,
+    tradingDay: string,
+    label: string | undefined,
+  ): number {
+    const k = this.length;
+    const n = numberBlock(this.numbers, k, TRADE_NUMBERS);
+    const slot = (k & BLOCK_MASK) * TRADE_NUMBERS;
+    n[slot] = this.contracts.code(contractId);
+    n[slot + 1] = direction > 0 ? 0 : 1;
+    n[slot + 2] = size;
+    n[slot + 3] = entryPrice;
+    n[slot + 4] = exitPrice;
+    n[slot + 5] = entryTime;
+    n[slot + 6] = exitTime;
+    n[slot + 7] = pnl;
+    n[slot + 8] = fees;
+    const refs = refBlock(this.refs, k, TRADE_REFS);
+    const ref = (k & BLOCK_MASK) * TRADE_REFS;
+    refs[ref] = exitFillId;
+    refs[ref + 1] = tradingDay;
+    refs[ref + 2] = label;
+    this.length = k + 1;
+    return k;
+  }
+
+  /** The k-th trade (`first <= k < length`) as an object, made now. */
+  trade(k: number): ClosedTrade {
+    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const slot = (k & BLOCK_MASK) * TRADE_NUMBERS;
+    const refs = this.refs[k >> BLOCK_SHIFT]!;
+    const ref = (k & BLOCK_MASK) * TRADE_REFS;
+    return {
+      contractId: this.contracts.value(n[slot]!),
+      side: n[slot + 1] === 0 ? 'buy' : 'sell',
+      size: n[slot + 2]!,
+      entryPrice: n[slot + 3]!,
+      exitPrice: n[slot + 4]!,
+      entryTime: n[slot + 5]!,
+      exitTime: n[slot + 6]!,
+      pnl: n[slot + 7]!,
+      fees: n[slot + 8]!,
+      exitFillId: refs[ref]!,
+      tradingDay: refs[ref + 1]!,
+      label: refs[ref + 2],
+    };
+  }
+
+  /** Forgets the trades before index `k` (a live session keeps a window); whole blocks are let go. */
+  dropBefore(k: number): void {
+    if (k <= this.first) return;
+    this.first = Math.min(k, this.length);
+    const whole = this.first >> BLOCK_SHIFT;
+    for (let b = 0; b < whole; b++) {
+      this.numbers[b] = NO_NUMBERS;
+      this.refs[b] = NO_REFS;
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Accounting } from '../../../src/engine/accounting.ts';
+import type { ClosedTrade } from '../../../src/engine/accounting.ts';
+import { TradeColumns } from '../../../src/engine/trade-columns.ts';
+import { PriceGrid } from '../../../src/engine/ticks.ts';
+import type { Fill } from '../../../src/engine/types.ts';
+
+const price = fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.double({ noNaN: true }));
+
+const trade: fc.Arbitrary<ClosedTrade> = fc.record({
+  contractId: fc.constantFrom('CON.F.US.EP.Z25', 'CON.F.US.MES.H26', ''),
+  side: fc.constantFrom('buy', 'sell'),
+  size: fc.integer({ min: 1, max: 1_000 }),
+  entryPrice: price,
+  exitPrice: price,
+  entryTime: fc.integer({ min: 0, max: 2 ** 45 }),
+  exitTime: fc.integer({ min: 0, max: 2 ** 45 }),
+  pnl: price,
+  fees: fc.double({ min: 0, max: 100, noNaN: true }),
+  exitFillId: fc.string(),
+  tradingDay: fc.constantFrom('2026-11-23', '2026-11-24'),
+  label: fc.option(fc.string(), { nil: undefined }),
+});
+
+function push(columns: TradeColumns, t: ClosedTrade): number {
+  return columns.push(
+    t.contractId,
+    t.side === 'buy' ? 1 : -1,
+    t.size,
+    t.entryPrice,
+    t.exitPrice,
+    t.entryTime,
+    t.exitTime,
+    t.pnl,
+    t.fees,
+    t.exitFillId,
+    t.tradingDay,
+    t.label,
+  );
+}
+
+describe('trade columns', () => {
+  it('keep every trade: each made again equals the one pushed, key for key', () => {
+    fc.assert(
+      fc.property(fc.array(trade, { maxLength: 2_500 }), (trades) => {
+        const columns = new TradeColumns();
+        trades.forEach((t, k) => expect(push(columns, t)).toBe(k));
+        expect(columns.length).toBe(trades.length);
+        trades.forEach((t, k) => {
+          const made = columns.trade(k);
+          expect(made).toEqual(t);
+          expect(Object.keys(made)).toEqual(Object.keys(t));
+        });
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('keep a window when told to forget the oldest: the kept ones unchanged, whole blocks let go', () => {
+    fc.assert(
+      fc.property(fc.array(trade, { minLength: 1_000, maxLength: 3_000 }), fc.nat(3_000), (trades, cut) => {
+        const columns = new TradeColumns();
+        for (const t of trades) push(columns, t);
+        columns.dropBefore(cut);
+        expect(columns.first).toBe(Math.min(cut, trades.length));
+        for (let k = columns.first; k < trades.length; k++) expect(columns.trade(k)).toEqual(trades[k]);
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
+
+describe("the account's trades", () => {
+  const grid = new PriceGrid(0.25, 12.5);
+  const contract = { id: 'ES', grid } as unknown as ConstructorParameters<typeof Accounting>[0][number];
+  const fill = (n: number, side: 'buy' | 'sell', price: number): Fill => ({
+    kind: 'fill',
+    fillId: `F${n}`,
+    orderId: `o-${n}`,
+    contractId: 'ES',
+    side,
+    size: 1,
+    price,
+    fees: 0.5,
+    time: n * 60_000,
+  });
+
+  it('as objects equal what applyFill returned, the latest `tradeMemory` of them when a window is kept', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 400 }),
+        fc.integer({ min: 1, max: 50 }),
+        (prices, memory) => {
+          const all = new Accounting([contract], 50_000, { rememberFills: false });
+          const window = new Accounting([contract], 50_000, { rememberFills: false, tradeMemory: memory });
+          const returned: ClosedTrade[] = [];
+          prices.forEach((p, n) => {
+            const f = fill(n + 1, n % 2 === 0 ? 'buy' : 'sell', p);
+            const closed = all.applyFill(f, 'd');
+            window.applyFill(f, 'd');
+            if (closed !== undefined && closed !== null) returned.push(closed);
+            // Read midway too: the objects made so far stay, later ones are added.
+            if (n % 7 === 0) expect(window.trades).toEqual(returned.slice(-memory));
+          });
+          expect(all.trades).toEqual(returned);
+          expect(window.trades).toEqual(returned.slice(-memory));
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+});
