@@ -71,6 +71,11 @@ export class OrderBook {
    */
   private goneLabels = new Map<string, string>();
   private olderGoneLabels = new Map<string, string>();
+  /**
+   * The order that left the book last: a venue that reports an order filled before its fill (the
+   * simulated one always) is asked about it next, for its strategy and label.
+   */
+  lastRemoved: BookOrder | undefined;
 
   get size(): number {
     return this.orders.size;
@@ -123,6 +128,7 @@ export class OrderBook {
       this.goneLabels.set(order.id, order.label);
     }
     this.orders.delete(order.id);
+    this.lastRemoved = order;
     this.addProvisional(order.id, order.contractId, order.side, order.reportedFilled - order.filledSize);
   }
 

@@ -20,7 +20,10 @@ import type { TradingStateMachine } from './trading-state.ts';
 import { trailStopPrice } from './trailing.ts';
 import type { Fill, Intent, OrderState, OrderUpdate, Venue, VenueEvent } from './types.ts';
 
-const TERMINAL: ReadonlySet<OrderState> = new Set(['filled', 'cancelled', 'rejected', 'expired']);
+/** An order in this state changes no more (compared, not looked up in a set: once or twice a fill). */
+function isTerminal(state: OrderState): boolean {
+  return state === 'filled' || state === 'cancelled' || state === 'rejected' || state === 'expired';
+}
 
 export interface VenueBridgeParts {
   readonly venue: Venue;
@@ -125,7 +128,7 @@ export class VenueBridge {
   private onOrder(update: OrderUpdate): void {
     const existing = this.book.get(update.orderId);
     const reported = Math.max(update.filledSize, update.reportedFilledSize ?? 0);
-    if (TERMINAL.has(update.state)) {
+    if (isTerminal(update.state)) {
       if (existing !== undefined) {
         existing.reportedFilled = Math.max(existing.reportedFilled, reported);
         existing.filledSize = Math.max(existing.filledSize, update.filledSize);
@@ -167,7 +170,7 @@ export class VenueBridge {
   private afterOrderOutcome(update: OrderUpdate, reported: number): void {
     if (update.adopted === true) {
       const key = targetKey(strategyOf(update.orderId), update.contractId);
-      if (!TERMINAL.has(update.state)) {
+      if (!isTerminal(update.state)) {
         // Given up once, the strategy has decided without it since: it must not execute now.
         const cancel: Intent = { kind: 'cancel', orderId: update.orderId, id: update.orderId };
         this.decisions.decide(
@@ -186,15 +189,18 @@ export class VenueBridge {
     const key = this.keeper.watching(update.orderId);
     if (key === undefined || update.state === 'pending') return;
     if (update.state === 'working' || reported > 0) this.keeper.schedule(key);
-    if (TERMINAL.has(update.state)) this.keeper.unwatch(update.orderId);
+    if (isTerminal(update.state)) this.keeper.unwatch(update.orderId);
   }
 
   private onFill(fill: Fill): void {
     if (fill.time >= this.enforcer.nextDayStart) this.enforcer.rollDay(fill.time);
     const order = this.book.get(fill.orderId);
-    const label = order !== undefined ? order.label : this.book.labelOf(fill.orderId);
-    // The book knows the order's strategy, whatever its id; an order gone from it is named by its id's prefix.
-    const owner = order !== undefined ? order.strategyId : undefined;
+    // The book knows the order's strategy, whatever its id, also of the order it let go last (filled just
+    // before its fill came); an order gone before that is named by its id's prefix.
+    const gone = order === undefined ? this.book.lastRemoved : undefined;
+    const known = order ?? (gone !== undefined && gone.id === fill.orderId ? gone : undefined);
+    const label = known !== undefined ? known.label : this.book.labelOf(fill.orderId);
+    const owner = known !== undefined ? known.strategyId : undefined;
     this.ledger.beforeFill(fill, owner);
     const closed = this.accounting.bookFillAt(fill, this.rules.tradingDay, label);
     if (closed === FILL_REPEATED) {
