@@ -28,25 +28,31 @@ export type SeriesSpec<T = Float64Array> = () => Series<T>;
 /** Simple moving average, as technicalindicators' SMA: a running sum, first value at bar `period - 1`. */
 export class SmaKernel {
   private readonly window: Float64Array;
-  private head = 0;
-  private count = 0;
-  private sum = 0;
+  /**
+   * The running sum, the window's head and count. In a typed array rather than fields: V8 compiles the
+   * loop of `fill` on the stack during a long first chunk, and a field store after the loop that changed
+   * representation (a whole number, then a fraction) made that code deoptimize at the end of every chunk.
+   */
+  private readonly state = new Float64Array(3);
   constructor(readonly period: number) {
     assertPeriod(period);
     this.window = new Float64Array(period);
   }
   next(value: number): number {
     const period = this.period;
-    if (this.count < period) {
-      this.sum = this.sum + value;
-      this.window[this.count] = value;
-      this.count++;
-      return this.count === period ? this.sum / period : NaN;
+    const state = this.state;
+    const count = state[COUNT]!;
+    if (count < period) {
+      state[SUM] = state[SUM]! + value;
+      this.window[count] = value;
+      state[COUNT] = count + 1;
+      return count + 1 === period ? state[SUM]! / period : NaN;
     }
-    this.sum = this.sum - this.window[this.head]! + value;
-    this.window[this.head] = value;
-    this.head = this.head + 1 === period ? 0 : this.head + 1;
-    return this.sum / period;
+    const head = state[HEAD]!;
+    state[SUM] = state[SUM]! - this.window[head]! + value;
+    this.window[head] = value;
+    state[HEAD] = head + 1 === period ? 0 : head + 1;
+    return state[SUM]! / period;
   }
   /**
    * `next` over the first `n` values of `input`, into `out`: the same arithmetic in the same order, with
@@ -56,9 +62,10 @@ export class SmaKernel {
   fill(input: Float64Array, out: Float64Array, n: number): void {
     const period = this.period;
     const window = this.window;
-    let sum = this.sum;
-    let head = this.head;
-    let count = this.count;
+    const state = this.state;
+    let sum = state[SUM]!;
+    let head = state[HEAD]!;
+    let count = state[COUNT]!;
     let i = 0;
     for (; i < n && count < period; i++) {
       const value = input[i]!;
@@ -74,15 +81,21 @@ export class SmaKernel {
       head = head + 1 === period ? 0 : head + 1;
       out[i] = sum / period;
     }
-    this.sum = sum;
-    this.head = head;
-    this.count = count;
+    state[SUM] = sum;
+    state[HEAD] = head;
+    state[COUNT] = count;
   }
   /** The values now in the window, oldest first (for the standard deviation). */
   forEachInWindow(visit: (value: number) => void): void {
-    for (let k = 0; k < this.count; k++) visit(this.window[(this.head + k) % this.period]!);
+    const head = this.state[HEAD]!;
+    const count = this.state[COUNT]!;
+    for (let k = 0; k < count; k++) visit(this.window[(head + k) % this.period]!);
   }
 }
+
+const SUM = 0;
+const HEAD = 1;
+const COUNT = 2;
 
 /**
  * Exponential average seeded with the SMA of the first `period` values (technicalindicators' EMA with
