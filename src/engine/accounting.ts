@@ -237,6 +237,8 @@ export class Accounting {
   private readonly histories = new Map<string, FillHistory>();
   realizedPnl = 0;
   fees = 0;
+  /** Fills booked so far (a repeat ignored is not counted). */
+  fillsBooked = 0;
   /** Closed trades in order, as columns (`trades` makes the objects). */
   readonly closedTrades = new TradeColumns();
   /** Objects of the kept trades made so far, from index `tradeObjectsFrom` on. */
@@ -413,6 +415,7 @@ export class Accounting {
       }
       this.seenFills.add(fill.fillId);
     }
+    this.fillsBooked++;
     const book = this.book(fill.contractId);
     book.fees += fill.fees;
     this.fees += fill.fees;
@@ -460,6 +463,7 @@ export class Accounting {
         step.pnl,
         (step.entryFeePerContract + feePerContract) * step.closing,
         fill.fillId,
+        this.fillsBooked,
         tradingDay,
         step.entryLabel,
       );

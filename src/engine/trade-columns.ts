@@ -5,11 +5,14 @@
  * objects the report and the API read are made from the columns when asked for, equal field for field.
  */
 import type { ClosedTrade } from './accounting.ts';
-import { BLOCK_MASK, BLOCK_SHIFT, Interned, numberBlock, refBlock } from './column-blocks.ts';
+import { BLOCK_MASK, BLOCK_SHIFT, Interned, isSequenceId, numberBlock, refBlock } from './column-blocks.ts';
 
-/** contract, 1 for a short, size, entry price, exit price, entry time, exit time, pnl, fees. */
-const TRADE_NUMBERS = 9;
-/** exitFillId, tradingDay, label. */
+/**
+ * contract, 1 for a short, size, entry price, exit price, entry time, exit time, pnl, fees, and n when the
+ * exit fill's id is `F<n>` (0: the id is in the refs).
+ */
+const TRADE_NUMBERS = 10;
+/** exitFillId (unless it is `F<n>`), tradingDay, label. */
 const TRADE_REFS = 3;
 const NO_NUMBERS = new Float64Array(0);
 const NO_REFS: (string | undefined)[] = [];
@@ -23,7 +26,11 @@ export class TradeColumns {
   private readonly refs: (string | undefined)[][] = [];
   private readonly contracts = new Interned();
 
-  /** Adds a closed trade; returns its index. `direction` is the closed position's sign. */
+  /**
+   * Adds a closed trade; returns its index. `direction` is the closed position's sign; `fillNumber` the
+   * exit fill's number in the account's fills (the simulated venue names fill n `F<n>`: such an id is
+   * made again when asked for, not kept, a string a trade fewer for the collector to copy).
+   */
   push(
     contractId: string,
     direction: number,
@@ -35,6 +42,7 @@ export class TradeColumns {
     pnl: number,
     fees: number,
     exitFillId: string,
+    fillNumber: number,
     tradingDay: string,
     label: string | undefined,
   ): number {
@@ -50,9 +58,11 @@ export class TradeColumns {
     n[slot + 6] = exitTime;
     n[slot + 7] = pnl;
     n[slot + 8] = fees;
+    const numbered = isSequenceId(exitFillId, fillNumber);
+    n[slot + 9] = numbered ? fillNumber : 0;
     const refs = refBlock(this.refs, k, TRADE_REFS);
     const ref = (k & BLOCK_MASK) * TRADE_REFS;
-    refs[ref] = exitFillId;
+    refs[ref] = numbered ? undefined : exitFillId;
     refs[ref + 1] = tradingDay;
     refs[ref + 2] = label;
     this.length = k + 1;
@@ -75,7 +85,7 @@ export class TradeColumns {
       exitTime: n[slot + 6]!,
       pnl: n[slot + 7]!,
       fees: n[slot + 8]!,
-      exitFillId: refs[ref]!,
+      exitFillId: n[slot + 9] === 0 ? refs[ref]! : `F${n[slot + 9]}`,
       tradingDay: refs[ref + 1]!,
       label: refs[ref + 2],
     };

@@ -23,7 +23,7 @@ const trade: fc.Arbitrary<ClosedTrade> = fc.record({
   label: fc.option(fc.string(), { nil: undefined }),
 });
 
-function push(columns: TradeColumns, t: ClosedTrade): number {
+function push(columns: TradeColumns, t: ClosedTrade, number = 0): number {
   return columns.push(
     t.contractId,
     t.side === 'buy' ? 1 : -1,
@@ -35,6 +35,7 @@ function push(columns: TradeColumns, t: ClosedTrade): number {
     t.pnl,
     t.fees,
     t.exitFillId,
+    number,
     t.tradingDay,
     t.label,
   );
