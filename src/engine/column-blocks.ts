@@ -61,3 +61,88 @@ export class Interned {
     return this.values[code]!;
   }
 }
+
+/**
+ * Ids of the form `<prefix><n>` (the engine's client ids, `sma-cross-12`) kept as the prefix's code and the
+ * number, so the order and fill columns hold no string made per order: kept to a run's end, each was
+ * copied by the collector out of the young generation. Any other id (no number at its end, a leading zero,
+ * more than 15 digits, a prefix beyond the first MAX_PREFIXES) is not encoded. One table for the process:
+ * a fill's order id is the id its order was encoded with just before, found again without parsing.
+ */
+export const sequenceIds = {
+  /** The number of the id `encode` last returned a code for. */
+  number: 0,
+
+  /** The id's prefix code (its number in `number`), or -1 when the id is not of that form. */
+  encode(id: string): number {
+    if (id === lastId) {
+      this.number = lastNumber;
+      return lastCode;
+    }
+    const code = encodeId(id);
+    if (code < 0) return -1;
+    lastId = id;
+    lastCode = code;
+    lastNumber = this.number = parsedNumber;
+    return code;
+  },
+
+  decode(code: number, n: number): string {
+    return prefixes[code]! + n;
+  },
+};
+
+const MAX_PREFIXES = 4_096;
+const prefixes: string[] = [];
+const prefixCodes = new Map<string, number>();
+let lastId = '';
+let lastCode = -1;
+let lastNumber = 0;
+let lastPrefix = '';
+let lastPrefixCode = -1;
+let parsedNumber = 0;
+
+function encodeId(id: string): number {
+  // The usual case, the prefix of the last id: no string is made to look it up.
+  if (lastPrefixCode >= 0 && id.length > lastPrefix.length && id.startsWith(lastPrefix)) {
+    const n = digitsFrom(id, lastPrefix.length);
+    if (n >= 0) {
+      parsedNumber = n;
+      return lastPrefixCode;
+    }
+  }
+  let start = id.length;
+  while (start > 0 && isDigit(id.charCodeAt(start - 1))) start--;
+  const n = digitsFrom(id, start);
+  if (n < 0) return -1;
+  const prefix = id.slice(0, start);
+  let code = prefixCodes.get(prefix);
+  if (code === undefined) {
+    if (prefixes.length >= MAX_PREFIXES) return -1;
+    code = prefixes.length;
+    prefixes.push(prefix);
+    prefixCodes.set(prefix, code);
+  }
+  lastPrefix = prefix;
+  lastPrefixCode = code;
+  parsedNumber = n;
+  return code;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/** The number written from `start` to the end of `id` exactly as `String(n)` writes it, or -1. */
+function digitsFrom(id: string, start: number): number {
+  const length = id.length - start;
+  if (length < 1 || length > 15) return -1;
+  if (id.charCodeAt(start) === 0x30 && length > 1) return -1;
+  let n = 0;
+  for (let k = start; k < id.length; k++) {
+    const c = id.charCodeAt(k);
+    if (!isDigit(c)) return -1;
+    n = n * 10 + (c - 0x30);
+  }
+  return n;
+}

@@ -6,7 +6,15 @@
  * does not look into; the objects the result files and the API need are made from them when asked for,
  * and equal the ones the run saw, field for field.
  */
-import { BLOCK_MASK, BLOCK_SHIFT, Interned, isSequenceId, numberBlock, refBlock } from '../../engine/column-blocks.ts';
+import {
+  BLOCK_MASK,
+  BLOCK_SHIFT,
+  Interned,
+  isSequenceId,
+  numberBlock,
+  refBlock,
+  sequenceIds,
+} from '../../engine/column-blocks.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import type { Fill, OrderSpec, OrderState, Side } from '../../engine/types.ts';
 import type { OrderRecord } from './venue-book.ts';
@@ -24,11 +32,12 @@ const HAS_FILL_TIME = 16;
 /** Final orders (they change no more) in placement order; `record(k)` makes the k-th as an `OrderRecord`. */
 export class OrderColumns {
   length = 0;
-  /** id, parentId and spec of each order, 3 slots an order. */
+  /** id (unless encoded), parentId and spec of each order, 3 slots an order. */
   private readonly refs: (string | OrderSpec | null)[][] = [];
   /**
    * size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies, contract,
-   * and the codes (side, type, role, state, which prices are present) packed in one: 11 numbers an order.
+   * the codes (side, type, role, state, which prices are present) packed in one, and the id's prefix code
+   * and number (`sequenceIds`; code -1: the id is in `refs`): 13 numbers an order.
    */
   private readonly numbers: Float64Array[] = [];
   private readonly contracts = new Interned();
@@ -37,7 +46,8 @@ export class OrderColumns {
     const k = this.length;
     const refs = refBlock(this.refs, k, 3);
     const ref = (k & BLOCK_MASK) * 3;
-    refs[ref] = r.id;
+    const idCode = sequenceIds.encode(r.id);
+    refs[ref] = idCode < 0 ? r.id : null;
     refs[ref + 1] = r.parentId;
     refs[ref + 2] = r.spec;
     let flags = 0;
@@ -73,11 +83,18 @@ export class OrderColumns {
     const role = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);
     const state = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
     n[slot + 10] = side | (type << 1) | (role << 4) | (state << 6) | (flags << 9);
+    n[slot + 11] = idCode;
+    n[slot + 12] = sequenceIds.number;
     this.length = k + 1;
   }
 
   idAt(k: number): string {
-    return this.refs[k >> BLOCK_SHIFT]![(k & BLOCK_MASK) * 3] as string;
+    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
+    const code = n[slot + 11]!;
+    return code < 0
+      ? (this.refs[k >> BLOCK_SHIFT]![(k & BLOCK_MASK) * 3] as string)
+      : sequenceIds.decode(code, n[slot + 12]!);
   }
 
   /** The k-th order as the run's record of it (a new object each call, equal to the one that was pushed). */
@@ -88,8 +105,9 @@ export class OrderColumns {
     const flags = codes >> 9;
     const refs = this.refs[k >> BLOCK_SHIFT]!;
     const ref = (k & BLOCK_MASK) * 3;
+    const idCode = n[slot + 11]!;
     return {
-      id: refs[ref] as string,
+      id: idCode < 0 ? (refs[ref] as string) : sequenceIds.decode(idCode, n[slot + 12]!),
       contractId: this.contracts.value(n[slot + 9]!),
       side: SIDES[codes & 1]!,
       size: n[slot]!,
@@ -113,9 +131,15 @@ export class OrderColumns {
 /** Every fill of a run in order, with the balance after it; `fill(k)` makes the k-th as a `Fill`. */
 export class FillColumns {
   length = 0;
-  /** time, size, price, fees, balance after it, 1 for a sell, contract: 7 per fill. */
+  /**
+   * time, size, price, fees, balance after it, 1 for a sell, contract, the orderId's prefix code and number
+   * (`sequenceIds`; code -1: the id is in `refs`): 9 per fill.
+   */
   private readonly numbers: Float64Array[] = [];
-  /** orderId and fillId of each fill, 2 slots a fill; the fillId null when it is the venue's `F<n>` for fill n. */
+  /**
+   * orderId (unless encoded) and fillId of each fill, 2 slots a fill; the fillId null when it is the
+   * venue's `F<n>` for fill n.
+   */
   private readonly refs: (string | null)[][] = [];
   private readonly contracts = new Interned();
 
@@ -130,9 +154,12 @@ export class FillColumns {
     n[slot + 4] = balance;
     n[slot + 5] = fill.side === 'sell' ? 1 : 0;
     n[slot + 6] = this.contracts.code(fill.contractId);
+    const orderCode = sequenceIds.encode(fill.orderId);
+    n[slot + 7] = orderCode;
+    n[slot + 8] = sequenceIds.number;
     const refs = refBlock(this.refs, k, 2);
     const ref = (k & BLOCK_MASK) * 2;
-    refs[ref] = fill.orderId;
+    refs[ref] = orderCode < 0 ? fill.orderId : null;
     // The simulated venue numbers its fills F1, F2, ...: such an id is made again when asked for, not kept.
     refs[ref + 1] = isSequenceId(fill.fillId, k + 1) ? null : fill.fillId;
     this.length = k + 1;
@@ -147,10 +174,11 @@ export class FillColumns {
     const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
     const refs = this.refs[k >> BLOCK_SHIFT]!;
     const ref = (k & BLOCK_MASK) * 2;
+    const orderCode = n[slot + 7]!;
     return {
       kind: 'fill',
       fillId: refs[ref + 1] ?? `F${k + 1}`,
-      orderId: refs[ref]!,
+      orderId: orderCode < 0 ? refs[ref]! : sequenceIds.decode(orderCode, n[slot + 8]!),
       contractId: this.contracts.value(n[slot + 6]!),
       side: n[slot + 5] === 1 ? 'sell' : 'buy',
       size: n[slot + 1]!,
@@ -180,8 +208,8 @@ export class FillColumns {
   }
 }
 
-const FILL_NUMBERS = 7;
-const ORDER_NUMBERS = 11;
+const FILL_NUMBERS = 9;
+const ORDER_NUMBERS = 13;
 
 function codeOf<T>(values: readonly T[], value: T): number {
   const code = values.indexOf(value);

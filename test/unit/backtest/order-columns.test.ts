@@ -13,8 +13,19 @@ const spec: fc.Arbitrary<OrderSpec> = fc.oneof(
   price.map((stopPrice) => ({ type: 'stop', stopPrice }) as const),
 );
 
+/**
+ * Ids the columns keep as a prefix and a number (`sma-cross-12`) and ids they must keep as strings: a
+ * leading zero, more digits than a double holds exactly, no digits, anything.
+ */
+const orderId: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(fc.constantFrom('sma-cross-', 'bot-a-', 'F', ''), fc.nat()).map(([prefix, n]) => `${prefix}${n}`),
+  fc.tuple(fc.string(), fc.stringMatching(/^0[0-9]{1,3}$/)).map(([prefix, digits]) => prefix + digits),
+  fc.tuple(fc.string(), fc.stringMatching(/^[1-9][0-9]{15,18}$/)).map(([prefix, digits]) => prefix + digits),
+  fc.string(),
+);
+
 const record: fc.Arbitrary<OrderRecord> = fc.record({
-  id: fc.string(),
+  id: orderId,
   contractId: fc.string(),
   side: fc.constantFrom('buy', 'sell'),
   size: fc.integer({ min: 0, max: 1_000 }),
@@ -36,7 +47,7 @@ const record: fc.Arbitrary<OrderRecord> = fc.record({
 const fill: fc.Arbitrary<Fill> = fc.record({
   kind: fc.constant('fill' as const),
   fillId: fc.string(),
-  orderId: fc.string(),
+  orderId,
   contractId: fc.string(),
   side: fc.constantFrom('buy', 'sell'),
   size: fc.integer({ min: 1, max: 1_000 }),
