@@ -187,6 +187,23 @@ describe('orderListHash', () => {
     expect(run.orderListHash).toBe(BASE_RUN_HASH);
   });
 
+  it("hashes an id's bytes whatever its form: <prefix><n> (kept as a prefix and a number), a leading zero, many digits, any string", () => {
+    const orders = runBacktest(base).orders;
+    const id = fc.oneof(
+      fc.tuple(fc.string({ unit: 'binary' }), fc.nat()).map(([prefix, n]) => `${prefix}${n}`),
+      fc.tuple(fc.string(), fc.stringMatching(/^0[0-9]{1,3}$/)).map(([prefix, digits]) => prefix + digits),
+      fc.tuple(fc.string(), fc.stringMatching(/^[1-9][0-9]{15,18}$/)).map(([prefix, digits]) => prefix + digits),
+      fc.string({ unit: 'binary' }),
+    );
+    fc.assert(
+      fc.property(fc.array(id, { minLength: 1, maxLength: 40 }), (ids) => {
+        const list = ids.map((x, k) => ({ ...orders[k % orders.length]!, id: x }));
+        expect(orderListHash(list)).toBe(byLayout(list));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('is the same however the list is added: any chunking, a digest taken midway, a copy going on', () => {
     const orders = oddOrders(runBacktest(base));
     const whole = orderListHash(orders);
