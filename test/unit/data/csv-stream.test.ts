@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import path from 'node:path';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { loadCsvBars } from '../../../src/data/csv-parallel.ts';
+import { loadCsvBars, type CsvSplit } from '../../../src/data/csv-parallel.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { CsvBarsError, CsvBarsReader, parseCsvBars, readCsvBars, type CsvBars } from '../../../src/data/csv.ts';
 import * as reference from './csv-reference.ts';
@@ -434,17 +434,23 @@ describe('a large file read on two cores', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tickline-csv-parallel-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;
-  /** The file read by one thread and by two (every file counts as large here); both outcomes and the threads used. */
+  /** The middle of the file, as the worker would pick it had it started before the reading thread. */
+  const MIDDLE: CsvSplit = { stepBytes: 1, firstSteps: 0 };
+  /**
+   * The file read by one thread and by two (every file counts as large here, split as `split` says); both
+   * outcomes and the threads used.
+   */
   async function bothWays(
     text: string,
     grid: PriceGrid,
+    split: CsvSplit = MIDDLE,
   ): Promise<{ one: Outcome; two: Outcome; threads: number | undefined }> {
     const file = path.join(dir, `f${n++}.csv`);
     writeFileSync(file, text);
     let threads: number | undefined;
     const two = await (async (): Promise<Outcome> => {
       try {
-        const read = await loadCsvBars(file, grid, 'x.csv', {}, 1);
+        const read = await loadCsvBars(file, grid, 'x.csv', {}, 1, split);
         threads = read.threads;
         return outcomeOf(() => read);
       } catch (error) {
@@ -456,17 +462,38 @@ describe('a large file read on two cores', () => {
     return { one: outcomeOf(() => readCsvBars(file, grid, 'x.csv')), two, threads };
   }
 
-  it('gives the columns and contract changes of one thread, and splits every plain file between the two', async () => {
+  it('gives the columns and contract changes of one thread wherever the worker splits the file, and the worker reads every line from its split', async () => {
     await fc.assert(
-      fc.asyncProperty(plainFile, async ({ grid, text }) => {
-        const { one, two, threads } = await bothWays(text, grid);
+      fc.asyncProperty(plainFile, fc.double({ min: 0, max: 1, noNaN: true }), async ({ grid, text }, where) => {
+        // This thread claims `firstSteps` bytes, then the worker takes the second half of the rest.
+        const size = Buffer.byteLength(text);
+        const firstSteps = Math.floor(where * size);
+        const { one, two, threads } = await bothWays(text, grid, { stepBytes: 1, firstSteps });
         expect(two).toEqual(one);
-        // A file of one data line has no second half to give the worker.
-        if (text.split('\n').filter((l) => l.trim() !== '').length > 2) expect(threads).toBe(2);
+        const bytes = Buffer.from(text);
+        const dataStart = bytes.indexOf(10) + 1;
+        const split = Math.max(dataStart, firstSteps + Math.ceil((size - firstSteps) / 2));
+        let workerLines = 0;
+        for (let p = dataStart; p < size; p = bytes.indexOf(10, p) < 0 ? size : bytes.indexOf(10, p) + 1) {
+          const end = bytes.indexOf(10, p) < 0 ? size : bytes.indexOf(10, p);
+          if (p >= split && bytes.toString('utf8', p, end).trim() !== '') workerLines++;
+        }
+        expect(threads).toBe(workerLines > 0 ? 2 : 1);
       }),
       { numRuns: 25 },
     );
     // A worker per read: a fraction of a second each when it runs the sources through tsx.
+  }, 60_000);
+
+  it('reads the whole file in this thread, as one, when it has claimed every step before the worker runs', async () => {
+    await fc.assert(
+      fc.asyncProperty(plainFile, async ({ grid, text }) => {
+        const { one, two, threads } = await bothWays(text, grid, {});
+        expect(two).toEqual(one);
+        expect(threads).toBe(1);
+      }),
+      { numRuns: 5 },
+    );
   }, 60_000);
 
   it('words problems anywhere, rows out of order across the middle and contract months exactly as one thread', async () => {
@@ -493,7 +520,7 @@ describe('a large file read on two cores', () => {
   }, 60_000);
 
   it('reads the real ES file on two threads as one does', async () => {
-    const read = await loadCsvBars(ES_CSV, ES, ES_CSV, {}, 1);
+    const read = await loadCsvBars(ES_CSV, ES, ES_CSV, {}, 1, { stepBytes: 1 << 16, firstSteps: 2 });
     expect(read.threads).toBe(2);
     expect(outcomeOf(() => read)).toEqual(outcomeOf(() => readCsvBars(ES_CSV, ES)));
   });
