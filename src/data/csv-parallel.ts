@@ -1,20 +1,21 @@
 /**
- * A large CSV file read on two cores: this thread reads from the start while a worker thread reads the rest
- * (from a line start the worker picks once it runs), both into one block of shared memory sized from the
- * file (the worker's rows are then moved down behind this thread's: no second copy of the bars). Both parts
- * run the same reader; anything unusual (a problem in either part, a part with more rows than its room, a
- * worker's first bar not after this thread's last, a worker that cannot start) reads the whole file again in
- * this thread, which words every problem with its line exactly as a single read does.
+ * A large CSV file read on two cores: this thread and a worker thread read parts of it into one block of
+ * shared memory sized from the file, each part's rows at a row estimated from where the part starts (then
+ * moved down behind the previous part's: no second copy of the bars). Every part runs the same reader;
+ * anything unusual (a problem in any part, a part with more rows than its room, a part whose first bar is
+ * not after the previous part's last, a worker that cannot start) reads the whole file again in this
+ * thread, which words every problem with its line exactly as a single read does.
  *
- * Where the file is split is decided when the worker starts, not before: a worker takes 50 ms to start on
- * an idle machine and several times that on a busy one, all of it time this thread spends reading. This
- * thread takes the file a step (1 MB) at a time, each step claimed in a shared word before it is read; the
- * worker, once running, halves what is left after the steps claimed so far and sets the split there (one
- * compare-and-swap on the same word), so both finish about together however late the worker started.
+ * The file is taken a step (1 MB) at a time, each step claimed in shared words before it is read, and a
+ * thread with nothing left takes the second half of what the other has not yet claimed: the worker, once
+ * it runs (50 ms after it is started on an idle machine, several times that on a busy one), takes half of
+ * this thread's rest, and whichever thread a busy host slows down later has its rest shared again. Both
+ * then finish about together however the host shares its cores, at the cost of a part (its room and its
+ * move) per hand-over.
  */
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { PriceGrid } from '../engine/ticks.ts';
+import { PriceGrid } from '../engine/ticks.ts';
 import type { BarColumns } from '../engine/types.ts';
 import { workerEntry } from './worker-entry.ts';
 import { CsvBarsReader, openCsv, readCsvBars, type ContractSegment, type CsvBars, type CsvOptions } from './csv.ts';
@@ -22,12 +23,13 @@ import { CsvBarsReader, openCsv, readCsvBars, type ContractSegment, type CsvBars
 /** Below this size one thread is as fast: a worker takes about 0.1 s to start and load its code. */
 export const PARALLEL_CSV_BYTES = 64 << 20;
 
-/** What this thread claims at a time, and reads in one call. */
+/** What a thread claims at a time, and reads in one call. */
 const STEP_BYTES = 1 << 20;
 
 /**
- * How a parallel read splits the file: the step, and, for tests, how many steps this thread claims before
- * it leaves the split to the worker (which then halves the rest), so that a test can place the split.
+ * How a parallel read splits the file: the step, and, for tests, a split set before either thread starts:
+ * this thread keeps `firstSteps` steps and half of the rest and takes nothing of the worker's (which may
+ * still take some of this thread's), so that a test knows what the worker reads first.
  */
 export interface CsvSplit {
   readonly stepBytes?: number;
@@ -36,38 +38,44 @@ export interface CsvSplit {
 
 const COLUMNS = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
 
-/** What the worker reads, and where its rows go. */
-export interface CsvRangeTask {
+/** What the worker needs to read parts of the file, and where their rows go. */
+export interface CsvRangeTask extends PartContext {
   readonly file: string;
+}
+
+/** What either thread needs to read a part. */
+export interface PartContext {
   readonly displayName: string;
   readonly tickSize: number;
   readonly tickValue: number;
   readonly options: CsvOptions;
   /** The file's first line, without its line break. */
   readonly header: string;
-  /** The file's size, and where the line after the header starts. */
+  /** The file's size, where the line after the header starts, and its bytes per line (of its first 64 KB). */
   readonly size: number;
   readonly dataStart: number;
   readonly bytesPerLine: number;
   readonly stepBytes: number;
-  /** Steps claimed by this thread (>= 0), or the split's step once decided (-step - 1): see `takeSplit`. */
+  /** The claims of both threads (`takeWork`). */
   readonly claims: SharedArrayBuffer;
-  /** Six columns of `capacity` rows each; the worker's rows start at the row it picks (`rowsBefore`). */
+  /** Six columns of `capacity` rows each. */
   readonly memory: SharedArrayBuffer;
   readonly capacity: number;
 }
 
+/** One part as read: bytes from `start`, rows from row `from` of the shared columns. */
+export interface PartRead {
+  readonly start: number;
+  readonly from: number;
+  readonly count: number;
+  readonly segments: readonly ContractSegment[];
+  readonly problems: number;
+  /** False when the part had more rows than its room and its reader moved them to memory of its own. */
+  readonly inPlace: boolean;
+}
+
 export type CsvRangeAnswer =
-  | {
-      readonly ok: true;
-      /** The worker's first row in the columns, and how many it read (from the byte `split` to the end). */
-      readonly from: number;
-      readonly split: number;
-      readonly count: number;
-      readonly segments: readonly ContractSegment[];
-      readonly problems: number;
-      readonly inPlace: boolean;
-    }
+  | { readonly ok: true; readonly parts: readonly PartRead[] }
   | { readonly ok: false; readonly error: string };
 
 /** The bars of a file and how many threads read them (1 for a small file, or after anything unusual). */
@@ -101,9 +109,8 @@ export async function loadCsvBars(
   if (plan === undefined) return sequential();
   const stepBytes = Math.max(1, Math.floor(split.stepBytes ?? STEP_BYTES));
   const memory = new SharedArrayBuffer(plan.capacity * COLUMNS.length * 8);
-  const claims = new Int32Array(new SharedArrayBuffer(4));
-  const second = readInWorker({
-    file,
+  const claims = newClaims(Math.ceil(plan.size / stepBytes), split.firstSteps);
+  const context: PartContext = {
     displayName,
     tickSize: grid.tickSize,
     tickValue: grid.tickValue,
@@ -116,8 +123,10 @@ export async function loadCsvBars(
     claims: claims.buffer as SharedArrayBuffer,
     memory,
     capacity: plan.capacity,
-  });
-  // The whole room: whether this thread's rows stayed below the worker's is checked once both are done.
+  };
+  const second = readInWorker({ ...context, file });
+  // This thread's first part reads the header from the file and has the whole room: whether its rows
+  // stayed below the next part's is checked once every part is read.
   const reader = new CsvBarsReader(
     grid,
     displayName,
@@ -125,138 +134,205 @@ export async function loadCsvBars(
     options,
     sharedColumns(memory, plan.capacity, 0, plan.capacity),
   );
-  let problems: number;
-  let alone: boolean;
+  let own: readonly PartRead[];
   try {
-    const own = openCsv(file, displayName);
+    const fd = openCsv(file, displayName);
     try {
-      alone = await readClaimedSteps(own, reader, claims, plan, stepBytes, split.firstSteps, second.answer);
-      problems = reader.finish().problems.length;
+      own = readParts(fd, 0, context, reader, split.firstSteps === undefined);
     } finally {
-      closeSync(own);
+      closeSync(fd);
     }
   } catch (error) {
-    // A header that names no usable columns fails here: the worker's part is not needed.
+    // A header that names no usable columns fails here: the worker's parts are not needed.
     void second.stop();
     throw error;
   }
-  const first = reader.part();
-  const inPlace = first.bars.time.buffer === memory;
-  if (alone || problems > 0 || !inPlace) {
-    // The worker's part is not needed: this thread claimed every step (the worker, whenever it runs, finds
-    // nothing left and writes nothing), or the whole file is read again anyway.
+  const failed = own.some((part) => part.problems > 0 || !part.inPlace);
+  // This thread has taken every step: a worker that never took a part never will, and is not waited for.
+  if (failed || Atomics.load(claims, limitAt(1)) === 0) {
     void second.stop();
-    if (!alone || problems > 0 || !inPlace || first.count === 0) return sequential();
-    return { bars: sharedColumns(memory, plan.capacity, 0, first.count), segments: first.segments, threads: 1 };
+    return failed ? sequential() : joinParts(memory, plan.capacity, own, 1, sequential);
   }
   const other = await second.answer;
-  // This thread's rows ran into the worker's room: both may have written over the other's.
-  if (!other.ok || !other.inPlace || other.problems > 0 || first.count > other.from) return sequential();
-  if (first.count + other.count === 0) return sequential();
-  const all = sharedColumns(memory, plan.capacity, 0, plan.capacity);
-  if (other.count > 0 && all.time[other.from]! <= reader.lastBarTime) return sequential();
-  for (const key of COLUMNS) all[key].copyWithin(first.count, other.from, other.from + other.count);
-  const count = first.count + other.count;
-  return {
-    bars: sharedColumns(memory, plan.capacity, 0, count),
-    segments: joinSegments(first.segments, other.segments, first.count),
-    threads: other.count > 0 ? 2 : 1,
-  };
+  if (!other.ok) return sequential();
+  const threads = other.parts.some((part) => part.count > 0) ? 2 : 1;
+  return joinParts(memory, plan.capacity, [...own, ...other.parts], threads, sequential);
 }
 
 /**
- * This thread's part: the file from its start, a step at a time, each step claimed before it is read, up to
- * the split once the worker has set it (or to the end). True when it read the whole file itself. With
- * `firstSteps` it stops claiming after that many steps and waits for the worker's split.
+ * The parts' rows moved down into one run of rows, in the file's order, with their contract changes; the
+ * whole file read again (`sequential`) when a part had problems or more rows than its room, or when a
+ * part's first bar is not after the previous part's last.
  */
-async function readClaimedSteps(
+export function joinParts(
+  memory: SharedArrayBuffer,
+  capacity: number,
+  read: readonly PartRead[],
+  threads: 1 | 2,
+  sequential: () => LoadedCsvBars,
+): LoadedCsvBars {
+  if (read.some((part) => part.problems > 0 || !part.inPlace)) return sequential();
+  // An empty part may start where the next one does, with the same room.
+  const parts = read.filter((part) => part.count > 0).sort((a, b) => a.start - b.start);
+  for (let k = 0; k + 1 < parts.length; k++)
+    if (parts[k]!.from + parts[k]!.count > parts[k + 1]!.from) return sequential();
+  const all = sharedColumns(memory, capacity, 0, capacity);
+  let count = 0;
+  let lastTime = Number.NEGATIVE_INFINITY;
+  let segments: ContractSegment[] = [];
+  for (const part of parts) {
+    if (all.time[part.from]! <= lastTime) return sequential();
+    lastTime = all.time[part.from + part.count - 1]!;
+    // The rows below are read: the move goes down (count <= from) and ends below the next part's room.
+    if (part.from !== count) for (const key of COLUMNS) all[key].copyWithin(count, part.from, part.from + part.count);
+    segments = joinSegments(segments, part.segments, count);
+    count += part.count;
+  }
+  if (count === 0) return sequential();
+  return { bars: sharedColumns(memory, capacity, 0, count), segments, threads };
+}
+
+/*
+ * The claims: a lock word, then for each thread (0 this one, 1 the worker) the next step it will read and
+ * the step where its part ends (it reads its part's last line on past that step's start). A part is a run
+ * of steps [next, end); taking over a thread's rest lowers its end.
+ */
+const LOCK = 0;
+const nextAt = (thread: 0 | 1) => 1 + 2 * thread;
+const limitAt = (thread: 0 | 1) => 2 + 2 * thread;
+
+/** Claims for a file of `steps` steps: all of them this thread's, or split as a test's `firstSteps` says. */
+export function newClaims(steps: number, firstSteps?: number): Int32Array {
+  const claims = new Int32Array(new SharedArrayBuffer(5 * 4));
+  if (firstSteps === undefined) {
+    claims[limitAt(0)] = steps;
+    return claims;
+  }
+  const split = Math.min(steps, firstSteps + Math.ceil((steps - Math.min(steps, firstSteps)) / 2));
+  claims[limitAt(0)] = split;
+  claims[nextAt(1)] = split;
+  claims[limitAt(1)] = steps;
+  return claims;
+}
+
+/** What a thread reads next: a step of its part; or, its part read up to `end`, a new part from `from`; or nothing more. */
+export type Take =
+  | { readonly kind: 'step'; readonly step: number }
+  | { readonly kind: 'part'; readonly end: number; readonly from: number }
+  | { readonly kind: 'done'; readonly end: number };
+
+/**
+ * The next step of `thread`'s part, or, when its part is all claimed, the second half of the other's rest
+ * (unless `takeOver` is false), of which it claims the first step at once.
+ */
+export function takeWork(claims: Int32Array, thread: 0 | 1, takeOver = true): Take {
+  lock(claims);
+  try {
+    const next = claims[nextAt(thread)]!;
+    const end = claims[limitAt(thread)]!;
+    if (next < end) {
+      claims[nextAt(thread)] = next + 1;
+      return { kind: 'step', step: next };
+    }
+    const other = thread === 0 ? 1 : 0;
+    const otherNext = claims[nextAt(other)]!;
+    const otherEnd = claims[limitAt(other)]!;
+    // The other keeps at least the step after its last claimed one: a part of one step is not worth a move.
+    const from = otherNext + Math.ceil((otherEnd - otherNext) / 2);
+    if (!takeOver || from >= otherEnd) return { kind: 'done', end };
+    claims[limitAt(other)] = from;
+    claims[nextAt(thread)] = from + 1;
+    claims[limitAt(thread)] = otherEnd;
+    return { kind: 'part', end, from };
+  } finally {
+    Atomics.store(claims, LOCK, 0);
+    Atomics.notify(claims, LOCK, 1);
+  }
+}
+
+function lock(claims: Int32Array): void {
+  // Held for a few instructions: spin, and only sleep (1 ms at most) when the holder is not running.
+  for (let spins = 0; Atomics.compareExchange(claims, LOCK, 0, 1) !== 0; spins++)
+    if (spins > 100) Atomics.wait(claims, LOCK, 1, 1);
+}
+
+/**
+ * One thread's reading: step after step of its part, then of each part it takes over, until nothing is
+ * left to take. `first`, this thread's reader of the file from its start (rows from row 0); the worker
+ * starts with no part.
+ */
+export function readParts(
   fd: number,
-  reader: CsvBarsReader,
-  claims: Int32Array,
-  plan: SplitPlan,
-  stepBytes: number,
-  firstSteps: number | undefined,
-  workerAnswer: Promise<CsvRangeAnswer>,
-): Promise<boolean> {
-  const chunk = Buffer.allocUnsafe(Math.min(stepBytes, plan.size));
+  thread: 0 | 1,
+  context: PartContext,
+  first: CsvBarsReader | undefined,
+  takeOver: boolean,
+): PartRead[] {
+  const claims = new Int32Array(context.claims);
+  const grid = new PriceGrid(context.tickSize, context.tickValue);
+  const headerLine = Buffer.from(`${context.header}\n`, 'utf8');
+  const chunk = Buffer.allocUnsafe(Math.min(context.stepBytes, context.size));
+  const parts: PartRead[] = [];
+  let reader = first;
+  let start = 0;
+  let from = 0;
   let position = 0;
-  let end: number | undefined;
-  for (let step = 0; position < plan.size; step++) {
-    if (end === undefined && firstSteps !== undefined && step >= firstSteps) {
-      // Tests only: the worker sets the split; a worker that never does answers, and this thread reads on.
-      const waiting = (Atomics as unknown as AtomicsWaitAsync).waitAsync(claims, 0, step);
-      if (waiting.async) {
-        await Promise.race([waiting.value, workerAnswer]);
-        Atomics.notify(claims, 0);
-      }
-    }
-    if (end === undefined) {
-      const seen = Atomics.compareExchange(claims, 0, step, step + 1);
-      if (seen !== step) end = splitAt(fd, -seen - 1, stepBytes, plan);
-    }
-    const to = Math.min(plan.size, end ?? (step + 1) * stepBytes);
-    if (position >= to) break;
-    // The split may lie several steps past the last claimed one: read on up to it.
+  const readTo = (to: number) => {
     while (position < to) {
       const read = readSync(fd, chunk, 0, Math.min(chunk.length, to - position), position);
       if (read === 0) break;
       position += read;
-      reader.push(chunk.subarray(0, read));
-      if (reader.full) return false;
+      reader!.push(chunk.subarray(0, read));
     }
-  }
-  return end === undefined;
-}
-
-/** `Atomics.waitAsync` (Node 16 and later), which this TypeScript's library does not declare. */
-interface AtomicsWaitAsync {
-  waitAsync(
-    array: Int32Array,
-    index: number,
-    value: number,
-  ): { readonly async: false; readonly value: string } | { readonly async: true; readonly value: Promise<string> };
-}
-
-/**
- * The worker's side of the split: claims the second half of what this thread has not claimed (or nothing,
- * when this thread has claimed every step), and returns the byte where its part starts (the file's size for
- * nothing). Wakes a waiting test.
- */
-export function takeSplit(fd: number, task: CsvRangeTask): number {
-  const claims = new Int32Array(task.claims);
-  const steps = Math.ceil(task.size / task.stepBytes);
-  let seen = Atomics.load(claims, 0);
+  };
+  const begin = (step: number) => {
+    start = lineStartFrom(fd, step * context.stepBytes, context);
+    from = Math.min(context.capacity, rowsBefore(start, context));
+    const room = sharedColumns(context.memory, context.capacity, from, context.capacity);
+    reader = new CsvBarsReader(grid, context.displayName, undefined, context.options, room);
+    reader.push(headerLine);
+    position = start;
+  };
+  const finish = (end: number) => {
+    readTo(lineStartFrom(fd, end * context.stepBytes, context));
+    const { problems } = reader!.finish();
+    const part = reader!.part();
+    const inPlace = part.bars.time.buffer === context.memory;
+    parts.push({ start, from, count: part.count, segments: part.segments, problems: problems.length, inPlace });
+    reader = undefined;
+  };
   for (;;) {
-    if (seen < 0) return task.size;
-    const step = seen + Math.ceil((steps - seen) / 2);
-    const before = Atomics.compareExchange(claims, 0, seen, -step - 1);
-    if (before === seen) {
-      Atomics.notify(claims, 0);
-      return splitAt(fd, step, task.stepBytes, task);
+    const take = takeWork(claims, thread, takeOver);
+    if (take.kind === 'step') {
+      if (reader === undefined) begin(take.step);
+      readTo(Math.min(context.size, (take.step + 1) * context.stepBytes));
+      // The whole file is read again anyway: the rest of the steps are left unclaimed.
+      if (reader!.full) {
+        finish(take.step + 1);
+        return parts;
+      }
+      continue;
     }
-    seen = before;
+    if (reader !== undefined) finish(take.end);
+    if (take.kind === 'done') return parts;
+    begin(take.from);
+    readTo(Math.min(context.size, (take.from + 1) * context.stepBytes));
   }
 }
 
-/** The first line start at or after step `step` (never inside the header), or the file's size. */
-function splitAt(
-  fd: number,
-  step: number,
-  stepBytes: number,
-  plan: { readonly size: number; readonly dataStart: number },
-): number {
-  const at = step * stepBytes;
+/** The first line start at or after byte `at` (never inside the header), or the file's size. */
+function lineStartFrom(fd: number, at: number, plan: { readonly size: number; readonly dataStart: number }): number {
   if (at <= plan.dataStart) return plan.dataStart;
   if (at >= plan.size) return plan.size;
   return lineStartAfter(fd, at - 1, plan.size) ?? plan.size;
 }
 
-/** The row where the worker's rows start when its part starts at byte `split`: room for this thread's, with a tenth to spare. */
-export function rowsBefore(split: number, plan: { readonly dataStart: number; readonly bytesPerLine: number }): number {
-  return Math.ceil(((split - plan.dataStart) / plan.bytesPerLine) * 1.1) + 1024;
+/** The row where a part's rows start when it starts at byte `start`: room for the rows before, with a tenth to spare. */
+export function rowsBefore(start: number, plan: { readonly dataStart: number; readonly bytesPerLine: number }): number {
+  return Math.ceil(((start - plan.dataStart) / plan.bytesPerLine) * 1.1) + 1024;
 }
 
-/** The second half's contract changes after the first's, its first one dropped when it only continues the month. */
+/** A part's contract changes after the previous parts', its first one dropped when it only continues the month. */
 function joinSegments(
   first: readonly ContractSegment[],
   second: readonly ContractSegment[],
@@ -275,7 +351,7 @@ interface SplitPlan {
   readonly size: number;
   /** Where the line after the header starts. */
   readonly dataStart: number;
-  /** Of the file's first 64 KB, the basis of the room: the worker's rows start at `rowsBefore(split)`. */
+  /** Of the file's first 64 KB, the basis of the room: a part's rows start at `rowsBefore(start)`. */
   readonly bytesPerLine: number;
   /** Rows of room for the whole file. */
   readonly capacity: number;
@@ -293,7 +369,7 @@ function splitPlan(fd: number, size: number, parallelFrom: number): SplitPlan | 
   for (let p = headerEnd + 1; p <= lastInHead; p++) if (head[p] === 10) lines++;
   const bytesPerLine = (lastInHead - headerEnd) / lines;
   const dataStart = headerEnd + 1;
-  // Wherever the split falls, the worker's rows start at rowsBefore(split) and need a tenth more than theirs.
+  // Wherever a part starts, its rows start at rowsBefore(start) and need a tenth more than theirs.
   const capacity = rowsBefore(size, { dataStart, bytesPerLine }) + 1024;
   return { header: head.toString('utf8', 0, headerEnd).replace(/\r$/, ''), size, dataStart, bytesPerLine, capacity };
 }
