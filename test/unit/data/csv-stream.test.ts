@@ -11,6 +11,7 @@ import {
   sharedColumns,
   takeWork,
   type CsvSplit,
+  type LoadedCsvBars,
   type PartContext,
 } from '../../../src/data/csv-parallel.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
@@ -504,6 +505,56 @@ describe('a large file read on two cores', () => {
     );
   }, 60_000);
 
+  /** A new file of this text. */
+  function fileOf(text: string): string {
+    const file = path.join(dir, `f${n++}.csv`);
+    writeFileSync(file, text);
+    return file;
+  }
+
+  /**
+   * The file read in parts in this thread: this thread's part first (it then takes over halves of the
+   * worker's until one step is left), then the worker's; the parts joined, or `fallback` when the join
+   * reads the file again.
+   */
+  function readInParts(
+    file: string,
+    grid: PriceGrid,
+    stepBytes: number,
+    where: number,
+    fallback: () => CsvBars,
+  ): LoadedCsvBars {
+    const bytes = readFileSync(file);
+    const text = bytes.toString('utf8');
+    const steps = Math.ceil(bytes.length / stepBytes);
+    const claims = newClaims(steps, Math.floor(where * steps));
+    // A byte a line: rooms far larger than the parts, so no part runs into the next.
+    const capacity = Math.ceil(bytes.length * 1.1) + 4096;
+    const memory = new SharedArrayBuffer(capacity * 6 * 8);
+    const context: PartContext = {
+      displayName: 'x.csv',
+      tickSize: grid.tickSize,
+      tickValue: grid.tickValue,
+      options: {},
+      header: text.slice(0, text.indexOf('\n')).replace(/\r$/, ''),
+      size: bytes.length,
+      dataStart: bytes.indexOf(10) + 1,
+      bytesPerLine: 1,
+      stepBytes,
+      claims: claims.buffer as SharedArrayBuffer,
+      memory,
+      capacity,
+    };
+    const fd = openSync(file, 'r');
+    try {
+      const first = new CsvBarsReader(grid, 'x.csv', undefined, {}, sharedColumns(memory, capacity, 0, capacity));
+      const parts = [...readParts(fd, 0, context, first, true), ...readParts(fd, 1, context, undefined, true)];
+      return joinParts(memory, capacity, parts, 2, () => ({ ...fallback(), threads: 1 }));
+    } finally {
+      closeSync(fd);
+    }
+  }
+
   it('joins parts handed over at any step into the columns of one thread', () => {
     fc.assert(
       fc.property(
@@ -511,41 +562,29 @@ describe('a large file read on two cores', () => {
         fc.integer({ min: 1, max: 50 }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         ({ grid, text }, stepBytes, where) => {
-          const file = path.join(dir, `f${n++}.csv`);
-          writeFileSync(file, text);
-          const bytes = Buffer.from(text);
-          const steps = Math.ceil(bytes.length / stepBytes);
-          const claims = newClaims(steps, Math.floor(where * steps));
-          // A byte a line: rooms far larger than the parts, so no part runs into the next.
-          const capacity = Math.ceil(bytes.length * 1.1) + 4096;
-          const memory = new SharedArrayBuffer(capacity * 6 * 8);
-          const context: PartContext = {
-            displayName: 'x.csv',
-            tickSize: grid.tickSize,
-            tickValue: grid.tickValue,
-            options: {},
-            header: text.slice(0, text.indexOf('\n')).replace(/\r$/, ''),
-            size: bytes.length,
-            dataStart: bytes.indexOf(10) + 1,
-            bytesPerLine: 1,
-            stepBytes,
-            claims: claims.buffer as SharedArrayBuffer,
-            memory,
-            capacity,
-          };
-          const fd = openSync(file, 'r');
-          try {
-            // This thread reads its part and then takes over halves of the worker's until one step is left;
-            // the worker then reads that step.
-            const first = new CsvBarsReader(grid, 'x.csv', undefined, {}, sharedColumns(memory, capacity, 0, capacity));
-            const parts = [...readParts(fd, 0, context, first, true), ...readParts(fd, 1, context, undefined, true)];
-            const joined = joinParts(memory, capacity, parts, 2, () => {
+          const file = fileOf(text);
+          const joined = outcomeOf(() =>
+            readInParts(file, grid, stepBytes, where, () => {
               throw new Error('read again in one thread');
-            });
-            expect(outcomeOf(() => joined)).toEqual(outcomeOf(() => readCsvBars(file, grid, 'x.csv')));
-          } finally {
-            closeSync(fd);
-          }
+            }),
+          );
+          expect(joined).toEqual(outcomeOf(() => readCsvBars(file, grid, 'x.csv')));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('joins the contract months of parts handed over at any step, and reads a file with problems again, as one thread', () => {
+    fc.assert(
+      fc.property(
+        document.filter((text) => text.includes('\n')),
+        fc.integer({ min: 1, max: 50 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (text, stepBytes, where) => {
+          const file = fileOf(text);
+          const one = () => readCsvBars(file, ES, 'x.csv');
+          expect(outcomeOf(() => readInParts(file, ES, stepBytes, where, one))).toEqual(outcomeOf(one));
         },
       ),
       { numRuns: 200 },
