@@ -1,9 +1,19 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import path from 'node:path';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { loadCsvBars } from '../../../src/data/csv-parallel.ts';
+import {
+  joinParts,
+  loadCsvBars,
+  newClaims,
+  readParts,
+  sharedColumns,
+  takeWork,
+  type CsvSplit,
+  type LoadedCsvBars,
+  type PartContext,
+} from '../../../src/data/csv-parallel.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { CsvBarsError, CsvBarsReader, parseCsvBars, readCsvBars, type CsvBars } from '../../../src/data/csv.ts';
 import * as reference from './csv-reference.ts';
@@ -434,17 +444,23 @@ describe('a large file read on two cores', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tickline-csv-parallel-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;
-  /** The file read by one thread and by two (every file counts as large here); both outcomes and the threads used. */
+  /** The middle of the file, as the worker would pick it had it started before the reading thread. */
+  const MIDDLE: CsvSplit = { stepBytes: 1, firstSteps: 0 };
+  /**
+   * The file read by one thread and by two (every file counts as large here, split as `split` says); both
+   * outcomes and the threads used.
+   */
   async function bothWays(
     text: string,
     grid: PriceGrid,
+    split: CsvSplit = MIDDLE,
   ): Promise<{ one: Outcome; two: Outcome; threads: number | undefined }> {
     const file = path.join(dir, `f${n++}.csv`);
     writeFileSync(file, text);
     let threads: number | undefined;
     const two = await (async (): Promise<Outcome> => {
       try {
-        const read = await loadCsvBars(file, grid, 'x.csv', {}, 1);
+        const read = await loadCsvBars(file, grid, 'x.csv', {}, 1, split);
         threads = read.threads;
         return outcomeOf(() => read);
       } catch (error) {
@@ -456,17 +472,184 @@ describe('a large file read on two cores', () => {
     return { one: outcomeOf(() => readCsvBars(file, grid, 'x.csv')), two, threads };
   }
 
-  it('gives the columns and contract changes of one thread, and splits every plain file between the two', async () => {
+  it('gives the columns and contract changes of one thread wherever the file is split, and the worker reads every line of its first part', async () => {
     await fc.assert(
-      fc.asyncProperty(plainFile, async ({ grid, text }) => {
-        const { one, two, threads } = await bothWays(text, grid);
+      fc.asyncProperty(plainFile, fc.double({ min: 0, max: 1, noNaN: true }), async ({ grid, text }, where) => {
+        // This thread keeps `firstSteps` bytes and half of the rest; the worker starts with the other half.
+        const size = Buffer.byteLength(text);
+        const firstSteps = Math.floor(where * size);
+        const { one, two, threads } = await bothWays(text, grid, { stepBytes: 1, firstSteps });
         expect(two).toEqual(one);
-        // A file of one data line has no second half to give the worker.
-        if (text.split('\n').filter((l) => l.trim() !== '').length > 2) expect(threads).toBe(2);
+        const bytes = Buffer.from(text);
+        const dataStart = bytes.indexOf(10) + 1;
+        const split = Math.max(dataStart, firstSteps + Math.ceil((size - firstSteps) / 2));
+        let workerLines = 0;
+        for (let p = dataStart; p < size; p = bytes.indexOf(10, p) < 0 ? size : bytes.indexOf(10, p) + 1) {
+          const end = bytes.indexOf(10, p) < 0 ? size : bytes.indexOf(10, p);
+          if (p >= split && bytes.toString('utf8', p, end).trim() !== '') workerLines++;
+        }
+        expect(threads).toBe(workerLines > 0 ? 2 : 1);
       }),
       { numRuns: 25 },
     );
     // A worker per read: a fraction of a second each when it runs the sources through tsx.
+  }, 60_000);
+
+  it('gives the columns of one thread when the threads hand their rests over in small steps', async () => {
+    await fc.assert(
+      fc.asyncProperty(plainFile, fc.integer({ min: 1, max: 64 }), async ({ grid, text }, stepBytes) => {
+        const { one, two } = await bothWays(text, grid, { stepBytes });
+        expect(two).toEqual(one);
+      }),
+      { numRuns: 10 },
+    );
+  }, 60_000);
+
+  /** A new file of this text. */
+  function fileOf(text: string): string {
+    const file = path.join(dir, `f${n++}.csv`);
+    writeFileSync(file, text);
+    return file;
+  }
+
+  /**
+   * The file read in parts in this thread: this thread's part first (it then takes over halves of the
+   * worker's until one step is left), then the worker's; the parts joined, or `fallback` when the join
+   * reads the file again.
+   */
+  function readInParts(
+    file: string,
+    grid: PriceGrid,
+    stepBytes: number,
+    where: number,
+    fallback: () => CsvBars,
+  ): LoadedCsvBars {
+    const bytes = readFileSync(file);
+    const text = bytes.toString('utf8');
+    const steps = Math.ceil(bytes.length / stepBytes);
+    const claims = newClaims(steps, Math.floor(where * steps));
+    // A byte a line: rooms far larger than the parts, so no part runs into the next.
+    const capacity = Math.ceil(bytes.length * 1.1) + 4096;
+    const memory = new SharedArrayBuffer(capacity * 6 * 8);
+    const context: PartContext = {
+      displayName: 'x.csv',
+      tickSize: grid.tickSize,
+      tickValue: grid.tickValue,
+      options: {},
+      header: text.slice(0, text.indexOf('\n')).replace(/\r$/, ''),
+      size: bytes.length,
+      dataStart: bytes.indexOf(10) + 1,
+      bytesPerLine: 1,
+      stepBytes,
+      claims: claims.buffer as SharedArrayBuffer,
+      memory,
+      capacity,
+    };
+    const fd = openSync(file, 'r');
+    try {
+      const first = new CsvBarsReader(grid, 'x.csv', undefined, {}, sharedColumns(memory, capacity, 0, capacity));
+      const parts = [...readParts(fd, 0, context, first, true), ...readParts(fd, 1, context, undefined, true)];
+      return joinParts(memory, capacity, parts, 2, () => ({ ...fallback(), threads: 1 }));
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  it('joins parts handed over at any step into the columns of one thread', () => {
+    fc.assert(
+      fc.property(
+        plainFile,
+        fc.integer({ min: 1, max: 50 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        ({ grid, text }, stepBytes, where) => {
+          const file = fileOf(text);
+          const joined = outcomeOf(() =>
+            readInParts(file, grid, stepBytes, where, () => {
+              throw new Error('read again in one thread');
+            }),
+          );
+          expect(joined).toEqual(outcomeOf(() => readCsvBars(file, grid, 'x.csv')));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('joins the contract months of parts handed over at any step, and reads a file with problems again, as one thread', () => {
+    fc.assert(
+      fc.property(
+        document.filter((text) => text.includes('\n')),
+        fc.integer({ min: 1, max: 50 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (text, stepBytes, where) => {
+          const file = fileOf(text);
+          const one = () => readCsvBars(file, ES, 'x.csv');
+          expect(outcomeOf(() => readInParts(file, ES, stepBytes, where, one))).toEqual(outcomeOf(one));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('hands out every step once, each part a run of steps, however the two threads interleave', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.option(fc.nat({ max: 70 }), { nil: undefined }),
+        fc.array(fc.boolean(), { maxLength: 400 }),
+        (steps, firstSteps, schedule) => {
+          const claims = newClaims(steps, firstSteps);
+          const takeOver = [firstSteps === undefined, true];
+          const read = new Array<number>(steps).fill(0);
+          // Per thread: the steps of its current part, and its finished parts as [first, last] steps.
+          // This thread starts with its part from step 0; the worker with none (or a test's).
+          const current: (number[] | undefined)[] = [[], undefined];
+          const parts: [number, number][] = [];
+          const done = [false, false];
+          const close = (thread: 0 | 1) => {
+            const part = current[thread];
+            if (part !== undefined && part.length > 0) {
+              for (let k = 1; k < part.length; k++) expect(part[k]).toBe(part[k - 1]! + 1);
+              parts.push([part[0]!, part.at(-1)!]);
+            }
+            current[thread] = undefined;
+          };
+          let turn = 0;
+          while (!done[0] || !done[1]) {
+            const thread: 0 | 1 = done[0] ? 1 : done[1] ? 0 : schedule[turn++ % Math.max(1, schedule.length)] ? 1 : 0;
+            const take = takeWork(claims, thread, takeOver[thread]);
+            if (take.kind === 'step') {
+              read[take.step]!++;
+              (current[thread] ??= []).push(take.step);
+            } else {
+              close(thread);
+              if (take.kind === 'done') done[thread] = true;
+              else {
+                expect(thread === 0 && firstSteps !== undefined).toBe(false);
+                read[take.from]!++;
+                current[thread] = [take.from];
+              }
+            }
+          }
+          expect(read).toEqual(new Array(steps).fill(1));
+          // The parts tile the steps.
+          parts.sort((a, b) => a[0] - b[0]);
+          parts.forEach((part, k) => expect(part[0]).toBe(k === 0 ? 0 : parts[k - 1]![1] + 1));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads the whole file in this thread, as one, when it has claimed every step before the worker runs', async () => {
+    await fc.assert(
+      fc.asyncProperty(plainFile, async ({ grid, text }) => {
+        const { one, two, threads } = await bothWays(text, grid, {});
+        expect(two).toEqual(one);
+        expect(threads).toBe(1);
+      }),
+      { numRuns: 5 },
+    );
   }, 60_000);
 
   it('words problems anywhere, rows out of order across the middle and contract months exactly as one thread', async () => {
@@ -493,7 +676,7 @@ describe('a large file read on two cores', () => {
   }, 60_000);
 
   it('reads the real ES file on two threads as one does', async () => {
-    const read = await loadCsvBars(ES_CSV, ES, ES_CSV, {}, 1);
+    const read = await loadCsvBars(ES_CSV, ES, ES_CSV, {}, 1, { stepBytes: 1 << 16, firstSteps: 2 });
     expect(read.threads).toBe(2);
     expect(outcomeOf(() => read)).toEqual(outcomeOf(() => readCsvBars(ES_CSV, ES)));
   });
