@@ -171,8 +171,8 @@ if (disagreement !== undefined) fail(`full path and plain loop disagree: ${disag
 rows.push({
   figure: '1 full path (engine + sma-cross + guard + fill model + accounting)',
   value: `${fmt(fullRate)} bars/s (median ${fmt(fullMs, 1)} ms)`,
-  target: '>= 3,000,000 bars/s',
-  verdict: verdict(fullRate >= 3_000_000),
+  target: '>= 12,000,000 bars/s (issue 30)',
+  verdict: verdict(fullRate >= 12_000_000),
 });
 rows.push({
   figure: '2 plain loop over typed arrays',
@@ -183,8 +183,8 @@ rows.push({
 rows.push({
   figure: '2 ratio full path / plain loop',
   value: `${(fullRate / loopRate).toFixed(4)} (loop ${(loopRate / fullRate).toFixed(1)}x faster)`,
-  target: '',
-  verdict: '',
+  target: '>= 0.2 (issue 30)',
+  verdict: verdict(fullRate / loopRate >= 0.2),
 });
 results.fullPath = {
   barsPerSecond: fullRate,
@@ -410,8 +410,8 @@ try {
       cliRuns.map((r) => r.wallMs / 1000),
       2,
     )})`,
-    target: '< 15 s',
-    verdict: verdict(cli.wallMs < 15_000),
+    target: '< 10 s (issue 30)',
+    verdict: verdict(cli.wallMs < 10_000),
   });
   rows.push({
     figure: '8 same, peak RSS',
@@ -419,16 +419,16 @@ try {
       cliRuns.map((r) => (r.maxRssKiB * 1024) / 1e6),
       0,
     )})`,
-    target: '< 1,500 MB',
-    verdict: verdict(cliRssMb < 1500),
+    target: '< 1,000 MB (issue 30)',
+    verdict: verdict(cliRssMb < 1000),
   });
   progress('CSV reader alone (median of 3) ...');
   const parse = await measureCsvParse(e2eCsv);
   rows.push({
     figure: '9 CSV reader (streamed into columns, two threads)',
     value: `${fmt(parse.barsPerSecond)} bars/s (median ${fmt(parse.ms)} ms)`,
-    target: '>= 5,000,000 bars/s',
-    verdict: verdict(parse.barsPerSecond >= 5_000_000),
+    target: '>= 8,000,000 bars/s (issue 30)',
+    verdict: verdict(parse.barsPerSecond >= 8_000_000),
   });
   results.cliEndToEnd = {
     bars: E2E_BARS,
