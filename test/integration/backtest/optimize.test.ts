@@ -78,6 +78,26 @@ describe('parameter sweeps', () => {
     expect(sequential[2]!.error).toMatch(/fast must be shorter than slow/);
   });
 
+  it('give the same results on pool threads that warm up on the first bars before their first job', async () => {
+    // Long enough for the warm-up (sweep-worker.ts: a history of at least 80,000 bars).
+    const long = BacktestConfig.parse({
+      ...config,
+      data: { source: 'synthetic', seed: 7, sessions: 64, start: '2025-03-02' },
+    });
+    const history = await loadHistory(long, resolveContract(long.contract));
+    expect(history.bars.time.length).toBeGreaterThan(80_000);
+    const context = { config: long, name: 't', samples: { all: history, in: undefined, out: undefined } };
+    const jobs: Job[] = gridCombinations({ fast: [5, 30], slow: [20, 40] }).map((params, index) => ({
+      index,
+      params,
+      sample: 'all' as const,
+    }));
+    const sequential = await runSweep(context, jobs, { workers: 1 });
+    const parallel = await runSweep(context, jobs, { workers: 2, forcePool: true });
+    expect(parallel).toEqual(sequential);
+    expect(sequential.filter((r) => r.error !== undefined)).toHaveLength(1);
+  });
+
   it("rank a run by the same figures as its full backtest, computed without the report's tables", async () => {
     const history = await loadHistory(config, resolveContract(config.contract));
     for (const params of [
