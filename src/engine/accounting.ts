@@ -3,6 +3,7 @@
  * in total. The runner feeds it fills and marks; the risk guard, the rule floors and the reports all read
  * these numbers, so they cannot disagree.
  */
+import { objectArray } from './object-array.ts';
 import { TradeColumns } from './trade-columns.ts';
 import { gatewayCents } from './money.ts';
 import type { ContractSpec, Fill, Side } from './types.ts';
@@ -245,7 +246,7 @@ export class Accounting {
   private tradeObjects: ClosedTrade[] = [];
   private tradeObjectsFrom = 0;
   /** One record per trading day that had a bar or a fill. */
-  readonly days: DayRecord[] = [];
+  readonly days: DayRecord[] = objectArray();
   private today: DayRecord | undefined;
   time = NaN;
 

@@ -1,3 +1,4 @@
+import { objectArray } from './object-array.ts';
 import type { Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
 import type { SessionClock } from './trading-day.ts';
@@ -61,7 +62,7 @@ export class BarDriver {
   private readonly barsSeen = new Map<string, number>();
   private seenBefore = 0;
   // Intents decided during a push wait here for their bar.
-  private readonly pending: PendingIntent[] = [];
+  private readonly pending: PendingIntent[] = objectArray();
   private pendingCursor = 0;
   private readonly contracts: ReadonlyMap<string, ContractSpec>;
   private readonly venue: Venue;

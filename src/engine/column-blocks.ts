@@ -3,6 +3,7 @@
  * arrays and strings in plain arrays, instead of one object each (see order-columns.ts and
  * trade-columns.ts for why).
  */
+import { objectArray } from './object-array.ts';
 /**
  * The columns go in blocks of 1,024 items, added and never copied: copying grown arrays of references
  * element by element was 2% of a run's CPU, and typed arrays grown by doubling allocated (and zeroed) twice
@@ -39,7 +40,7 @@ export function isSequenceId(id: string, n: number): boolean {
 
 /** A few strings (contract ids) that repeat: each kept once, a column holds its number. */
 export class Interned {
-  private readonly values: string[] = [];
+  private readonly values: string[] = objectArray();
   private readonly codes = new Map<string, number>();
   private last: string | undefined;
   private lastCode = -1;

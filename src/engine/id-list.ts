@@ -9,11 +9,12 @@
  * its backing store) and ids are found by a linear scan; only past `INDEX_FROM` items, where a scan would
  * cost more than the garbage, is a `Map` kept beside the array.
  */
+import { objectArray } from './object-array.ts';
 const INDEX_FROM = 32;
 
 export class IdList<T> {
-  private readonly ids: string[] = [];
-  private readonly items: Array<T | undefined> = [];
+  private readonly ids: string[] = objectArray();
+  private readonly items: Array<T | undefined> = objectArray();
   private count = 0;
   private index: Map<string, T> | undefined;
 

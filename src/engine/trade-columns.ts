@@ -4,6 +4,7 @@
  * objects all survive), the slowest allocation of the run, then marked by every full collection. The
  * objects the report and the API read are made from the columns when asked for, equal field for field.
  */
+import { objectArray } from './object-array.ts';
 import type { ClosedTrade } from './accounting.ts';
 import { BLOCK_MASK, BLOCK_SHIFT, Interned, isSequenceId, numberBlock, refBlock } from './column-blocks.ts';
 
@@ -22,8 +23,8 @@ export class TradeColumns {
   length = 0;
   /** Index of the oldest trade still kept (`dropBefore`). */
   first = 0;
-  private readonly numbers: Float64Array[] = [];
-  private readonly refs: (string | undefined)[][] = [];
+  private readonly numbers: Float64Array[] = objectArray();
+  private readonly refs: (string | undefined)[][] = objectArray();
   private readonly contracts = new Interned();
 
   /**

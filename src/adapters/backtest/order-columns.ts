@@ -6,6 +6,7 @@
  * does not look into; the objects the result files and the API need are made from them when asked for,
  * and equal the ones the run saw, field for field.
  */
+import { objectArray } from '../../engine/object-array.ts';
 import {
   BLOCK_MASK,
   BLOCK_SHIFT,
@@ -33,13 +34,13 @@ const HAS_FILL_TIME = 16;
 export class OrderColumns {
   length = 0;
   /** id (unless encoded), parentId and spec of each order, 3 slots an order. */
-  private readonly refs: (string | OrderSpec | null)[][] = [];
+  private readonly refs: (string | OrderSpec | null)[][] = objectArray();
   /**
    * size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies, contract,
    * the codes (side, type, role, state, which prices are present) packed in one, and the id's prefix code
    * and number (`sequenceIds`; code -1: the id is in `refs`): 13 numbers an order.
    */
-  private readonly numbers: Float64Array[] = [];
+  private readonly numbers: Float64Array[] = objectArray();
   private readonly contracts = new Interned();
 
   push(r: OrderRecord): void {
@@ -135,12 +136,12 @@ export class FillColumns {
    * time, size, price, fees, balance after it, 1 for a sell, contract, the orderId's prefix code and number
    * (`sequenceIds`; code -1: the id is in `refs`): 9 per fill.
    */
-  private readonly numbers: Float64Array[] = [];
+  private readonly numbers: Float64Array[] = objectArray();
   /**
    * orderId (unless encoded) and fillId of each fill, 2 slots a fill; the fillId null when it is the
    * venue's `F<n>` for fill n.
    */
-  private readonly refs: (string | null)[][] = [];
+  private readonly refs: (string | null)[][] = objectArray();
   private readonly contracts = new Interned();
 
   push(fill: Fill, balance: number): void {

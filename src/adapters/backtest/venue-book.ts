@@ -5,6 +5,7 @@
  * touch-fill-rules.ts) decide what fills at which price and tell the book, which keeps the records and
  * reports. Nothing here decides a price.
  */
+import { objectArray } from '../../engine/object-array.ts';
 import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
@@ -90,7 +91,7 @@ export class VenueBook {
    */
   private readonly settledOrders = new OrderColumns();
   /** Records in placement order; null once settled into the columns. */
-  private readonly records: (OrderRecord | null)[] = [];
+  private readonly records: (OrderRecord | null)[] = objectArray();
   private settled = 0;
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
