@@ -1,10 +1,13 @@
-import { Subject } from 'rxjs';
+import { Subject, filter, map } from 'rxjs';
+import { z } from 'zod';
+import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { timeframe } from '../../../src/engine/timeframe.ts';
 import type {
   BarChunk,
   ContractSpec,
   Fill,
+  Intent,
   ModifyCommand,
   OrderCommand,
   OrderUpdate,
@@ -180,4 +183,25 @@ export class TinyVenue implements Venue {
       order: order.order,
     };
   }
+}
+
+/**
+ * A strategy that emits the intents planned for each bar index, from its per-bar records; `seen` gets the
+ * position it saw at each bar.
+ */
+export function scripted(name: string, plan: Record<number, Intent>, seen: number[] = []) {
+  return defineStrategy({
+    name,
+    params: z.object({}),
+    run: ({ barRecords, position }) => {
+      let index = 0;
+      return barRecords().pipe(
+        map(() => {
+          seen.push(position());
+          return plan[index++];
+        }),
+        filter((intent): intent is Intent => intent !== undefined),
+      );
+    },
+  });
 }

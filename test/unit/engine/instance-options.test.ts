@@ -7,24 +7,7 @@ import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { timeframe } from '../../../src/engine/timeframe.ts';
 import type { BarChunk, Intent, Timeframe } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
-import { ES, T0, TinyVenue, chunk } from './helpers.ts';
-
-function scripted(name: string, plan: Record<number, Intent>, seen: number[] = []) {
-  return defineStrategy({
-    name,
-    params: z.object({}),
-    run: ({ barRecords, position }) => {
-      let index = 0;
-      return barRecords().pipe(
-        map(() => {
-          seen.push(position());
-          return plan[index++];
-        }),
-        filter((intent): intent is Intent => intent !== undefined),
-      );
-    },
-  });
-}
+import { ES, T0, TinyVenue, chunk, scripted } from './helpers.ts';
 
 const FIVE = timeframe('minute', 5);
 

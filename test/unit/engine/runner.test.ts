@@ -1,28 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY, filter, map, of } from 'rxjs';
-import type { Intent } from '../../../src/engine/types.ts';
+import { EMPTY, map, of } from 'rxjs';
 import { z } from 'zod';
 import { connectMarketData, createEngine, type Decision } from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 import type { Breach } from '../../../src/engine/account-rules.ts';
-import { ES, TinyVenue, chunk, split } from './helpers.ts';
-
-/** A strategy that emits the intent planned for each bar index, from its per-bar records. */
-function scripted(plan: Record<number, Intent>) {
-  return defineStrategy({
-    name: 'scripted',
-    params: z.object({}),
-    run: ({ barRecords }) => {
-      let index = 0;
-      return barRecords().pipe(
-        map(() => plan[index++]),
-        filter((intent): intent is Intent => intent !== undefined),
-      );
-    },
-  });
-}
+import { ES, TinyVenue, chunk, split, scripted } from './helpers.ts';
 
 describe('runner', () => {
   it('usage example: sma-cross in a synchronous backtest replay', () => {
@@ -71,7 +55,7 @@ describe('runner', () => {
 
   it('a target sent twice orders only once; a flatten closes', () => {
     const venue = new TinyVenue();
-    const strategy = scripted({ 0: target(2), 1: target(2), 3: target(2), 4: flatten() });
+    const strategy = scripted('scripted', { 0: target(2), 1: target(2), 3: target(2), 4: flatten() });
     const engine = createEngine({
       strategies: [{ strategy }],
       contracts: [ES],
@@ -87,7 +71,10 @@ describe('runner', () => {
 
   it('stamps ids from a restorable sequence and rejects through the guard with a code', () => {
     const venue = new TinyVenue();
-    const strategy = scripted({ 0: limitOrder('buy', 1, 100.5, { unit: 'ticks' }), 1: marketOrder('buy', 1) });
+    const strategy = scripted('scripted', {
+      0: limitOrder('buy', 1, 100.5, { unit: 'ticks' }),
+      1: marketOrder('buy', 1),
+    });
     const engine = createEngine({
       strategies: [{ strategy, id: 'q' }],
       contracts: [ES],
@@ -108,7 +95,7 @@ describe('runner', () => {
 
   it('checks the daily loss limit at the worst price inside the bar and halts until the next day', () => {
     const venue = new TinyVenue();
-    const strategy = scripted({ 0: target(1), 3: target(2) });
+    const strategy = scripted('scripted', { 0: target(1), 3: target(2) });
     const engine = createEngine({
       strategies: [{ strategy }],
       contracts: [ES],

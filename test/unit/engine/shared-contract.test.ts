@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Subject, filter, map } from 'rxjs';
+import { Subject } from 'rxjs';
 import { z } from 'zod';
 import { cancelOrder, flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
 import {
@@ -11,25 +11,7 @@ import {
 } from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import type { Intent, OrderCommand, OrderUpdate, Venue, VenueEvent } from '../../../src/engine/types.ts';
-import { ES, LIVE_VENUE, T0, TinyVenue, chunk } from './helpers.ts';
-
-/** A strategy that emits the intents planned for each bar index, from its per-bar records; it records what it saw. */
-function scripted(name: string, plan: Record<number, Intent>, seen: number[] = []) {
-  return defineStrategy({
-    name,
-    params: z.object({}),
-    run: ({ barRecords, position }) => {
-      let index = 0;
-      return barRecords().pipe(
-        map(() => {
-          seen.push(position());
-          return plan[index++];
-        }),
-        filter((intent): intent is Intent => intent !== undefined),
-      );
-    },
-  });
-}
+import { ES, LIVE_VENUE, T0, TinyVenue, chunk, scripted } from './helpers.ts';
 
 function twoOnOne(a: Record<number, Intent>, b: Record<number, Intent>, extra: Partial<EngineOptions> = {}) {
   const venue = new TinyVenue();

@@ -1,16 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { filter, map } from 'rxjs';
-import { z } from 'zod';
 import { Accounting } from '../../../src/engine/accounting.ts';
 import { marketOrder } from '../../../src/engine/intents.ts';
 import { createEngine, UNATTRIBUTED } from '../../../src/engine/runner.ts';
-import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { StrategyLedger } from '../../../src/engine/strategy-ledger.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { ContractSpec, Fill, Intent, Side } from '../../../src/engine/types.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
-import { ES, T0, TinyVenue, chunk } from './helpers.ts';
+import { ES, T0, TinyVenue, chunk, scripted } from './helpers.ts';
 
 const NQ: ContractSpec = {
   id: 'CON.F.US.ENQ.Z25',
@@ -175,21 +172,6 @@ describe('strategy ledger', () => {
     });
   }
 });
-
-/** A strategy that emits the intents planned for each bar index, from its per-bar records. */
-function scripted(name: string, plan: Record<number, Intent>) {
-  return defineStrategy({
-    name,
-    params: z.object({}),
-    run: ({ barRecords }) => {
-      let index = 0;
-      return barRecords().pipe(
-        map(() => plan[index++]),
-        filter((intent): intent is Intent => intent !== undefined),
-      );
-    },
-  });
-}
 
 describe('engine: per-strategy attribution', () => {
   it('two strategies on one contract, then the kill switch: each line and the account agree', () => {
