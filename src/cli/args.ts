@@ -5,7 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './exit.ts';
 
-type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
+export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 /** What `parseArgs` returns for the flags `O`. */
 export type FlagValues<O extends ParseArgsOptionsConfig> = ReturnType<

@@ -2,10 +2,9 @@
  * `tickline live --config config/live.yaml --confirm-live`: the same as paper, on a real (non-simulated)
  * account of a configured gateway. Refuses to start without the explicit confirmation flag.
  */
-import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { runTrading } from './paper.ts';
-import { DASHBOARD_USAGE, takeDashboardFlag } from './dashboard-option.ts';
+import { DASHBOARD_USAGE, tradingCommandArgs } from './dashboard-option.ts';
 
 export const summary = 'Trade a strategy on a live account (needs --confirm-live)';
 
@@ -22,13 +21,9 @@ ${DASHBOARD_USAGE}
   --help             this text`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { args, dashboard } = takeDashboardFlag(argv);
-  const values = parseCommandArgs(args, { config: { type: 'string' }, 'confirm-live': { type: 'boolean' } }, USAGE);
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return ExitCode.Ok;
-  }
-  if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
-  if (!values['confirm-live']) throw new UsageError('live trading sends real orders: add --confirm-live to confirm');
-  return runTrading({ mode: 'live', configFile: values.config, dashboard });
+  const parsed = tradingCommandArgs(argv, { 'confirm-live': { type: 'boolean' } }, USAGE);
+  if (parsed === undefined) return ExitCode.Ok;
+  if (!parsed.values['confirm-live'])
+    throw new UsageError('live trading sends real orders: add --confirm-live to confirm');
+  return runTrading({ mode: 'live', configFile: parsed.config, dashboard: parsed.dashboard });
 }

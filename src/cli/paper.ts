@@ -11,7 +11,6 @@ import { flattenText } from '../adapters/live/kill-switch.ts';
 import type { MllVariant } from '../engine/account-rules.ts';
 import path from 'node:path';
 import { ConfigError } from './config-loader.ts';
-import { parseCommandArgs } from './args.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
 import { StrategyError } from '../engine/strategy.ts';
@@ -22,7 +21,7 @@ import { LiveSession } from '../adapters/live/trading-session.ts';
 import { startSimulator } from '../sim/index.ts';
 import { Limits } from '../protocol/endpoints.ts';
 import { resolveFrontMonths } from './front-month.ts';
-import { DASHBOARD_USAGE, openDashboard, takeDashboardFlag } from './dashboard-option.ts';
+import { DASHBOARD_USAGE, openDashboard, tradingCommandArgs } from './dashboard-option.ts';
 import { startNotifications } from '../ops/notify/start-notifications.ts';
 
 /**
@@ -371,12 +370,12 @@ export async function startLocalSimulator(
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { args, dashboard } = takeDashboardFlag(argv);
-  const values = parseCommandArgs(args, { config: { type: 'string' } }, USAGE);
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return ExitCode.Ok;
-  }
-  if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
-  return runTrading({ mode: 'paper', configFile: values.config, startLocal: startLocalSimulator, dashboard });
+  const parsed = tradingCommandArgs(argv, {}, USAGE);
+  if (parsed === undefined) return ExitCode.Ok;
+  return runTrading({
+    mode: 'paper',
+    configFile: parsed.config,
+    startLocal: startLocalSimulator,
+    dashboard: parsed.dashboard,
+  });
 }

@@ -13,12 +13,11 @@ import { renderStatus } from '../adapters/live/status.ts';
 import { createLogger } from '../engine/log.ts';
 import { accountBots, nodeLogFile } from '../node/node-config.ts';
 import { TradingNode, type NodeGateway } from '../node/trading-node.ts';
-import { parseCommandArgs } from './args.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';
 import { printEvents, startLocalSimulator, type LocalGateway } from './paper.ts';
 import { checkBotParams, loadBotStrategies, loadNodeConfig } from './trading-config.ts';
 import { startNotifications } from '../ops/notify/start-notifications.ts';
-import { DASHBOARD_USAGE, openDashboard, takeDashboardFlag } from './dashboard-option.ts';
+import { DASHBOARD_USAGE, openDashboard, tradingCommandArgs } from './dashboard-option.ts';
 
 export const summary = 'Run a trading node: several bots on several accounts in one process (docs/node.md)';
 
@@ -36,14 +35,10 @@ ${DASHBOARD_USAGE}
   --help            this text`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { args, dashboard } = takeDashboardFlag(argv);
-  const values = parseCommandArgs(args, { config: { type: 'string' } }, USAGE);
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return ExitCode.Ok;
-  }
-  if (!values.config) throw new UsageError(`--config is required\n\n${USAGE}`);
-  return runNode(values.config, dashboard === undefined ? {} : { dashboard });
+  const parsed = tradingCommandArgs(argv, {}, USAGE);
+  if (parsed === undefined) return ExitCode.Ok;
+  const { config, dashboard } = parsed;
+  return runNode(config, dashboard === undefined ? {} : { dashboard });
 }
 
 export async function runNode(
