@@ -206,8 +206,9 @@ export class BarDriver {
       !listening &&
       !this.catchUp &&
       sessions === undefined &&
-      enforcer.passLock === undefined;
-    const venueMatches = hasOnBar ? venue.matchesBars : undefined;
+      enforcer.passLock === undefined &&
+      // A venue that matches bars and cannot say when it has nothing to match needs every bar.
+      (!hasOnBar || venue.matchesBars !== undefined);
     try {
       for (let i = 0; i < n; i++) {
         // A synchronous run stops after the bar a strategy failed on: what ran is the bars up to it.
@@ -219,7 +220,7 @@ export class BarDriver {
           mayPassOver &&
           host.failures.length === 0 &&
           book.trailingCount === 0 &&
-          (venueMatches === undefined ? !hasOnBar : !venueMatches.call(venue))
+          (!hasOnBar || !venue.matchesBars!())
         ) {
           // Bars i .. k-2 would each be overwritten by the next one's marks: only bar k-1 is run whole.
           const end = this.pendingCursor < pending.length ? Math.min(n, pending[this.pendingCursor]!.at) : n;

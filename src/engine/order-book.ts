@@ -71,11 +71,8 @@ export class OrderBook {
    */
   private goneLabels = new Map<string, string>();
   private olderGoneLabels = new Map<string, string>();
-  /**
-   * The order that left the book last: a venue that reports an order filled before its fill (the
-   * simulated one always) is asked about it next, for its strategy and label.
-   */
-  lastRemoved: BookOrder | undefined;
+  /** The order that left the book last (`recent`). */
+  private lastRemoved: BookOrder | undefined;
 
   get size(): number {
     return this.orders.size;
@@ -90,6 +87,17 @@ export class OrderBook {
   }
 
   /** The label of an order in the book, or of one that left it lately (its last fill may come after). */
+  /**
+   * The book's order of this id, or the one it let go last: a venue that reports an order filled before
+   * its fill (the simulated one always) is asked about it next, for its strategy and label.
+   */
+  recent(id: string): BookOrder | undefined {
+    const order = this.orders.get(id);
+    if (order !== undefined) return order;
+    const gone = this.lastRemoved;
+    return gone !== undefined && gone.id === id ? gone : undefined;
+  }
+
   labelOf(id: string): string | undefined {
     const order = this.orders.get(id);
     if (order !== undefined) return order.label;

@@ -197,8 +197,7 @@ export class VenueBridge {
     const order = this.book.get(fill.orderId);
     // The book knows the order's strategy, whatever its id, also of the order it let go last (filled just
     // before its fill came); an order gone before that is named by its id's prefix.
-    const gone = order === undefined ? this.book.lastRemoved : undefined;
-    const known = order ?? (gone !== undefined && gone.id === fill.orderId ? gone : undefined);
+    const known = order ?? this.book.recent(fill.orderId);
     const label = known !== undefined ? known.label : this.book.labelOf(fill.orderId);
     const owner = known !== undefined ? known.strategyId : undefined;
     this.ledger.beforeFill(fill, owner);
