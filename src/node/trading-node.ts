@@ -107,26 +107,15 @@ export class TradingNode {
       retry: { maxAttempts: 3, maxRetryAfterMs: 10_000 },
     });
     const realtime = gateway.realtimeUrl !== undefined && config.gateway.realtime ? gateway.realtimeUrl : undefined;
+    const hubOptions = (url: string, part: string) => ({
+      url,
+      token: () => client.token(),
+      logger: logger.child({ part }),
+    });
     const market =
-      realtime === undefined
-        ? undefined
-        : new SharedHub(
-            new MarketHubClient({
-              url: realtime,
-              token: () => client.token(),
-              logger: logger.child({ part: 'market-hub' }),
-            }),
-          );
+      realtime === undefined ? undefined : new SharedHub(new MarketHubClient(hubOptions(realtime, 'market-hub')));
     const user =
-      realtime === undefined
-        ? undefined
-        : new SharedHub(
-            new UserHubClient({
-              url: realtime,
-              token: () => client.token(),
-              logger: logger.child({ part: 'user-hub' }),
-            }),
-          );
+      realtime === undefined ? undefined : new SharedHub(new UserHubClient(hubOptions(realtime, 'user-hub')));
     const shared = shareConnections(client, { now, logger });
     const hubs = {
       stop: async (): Promise<void> => {
