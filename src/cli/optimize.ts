@@ -8,7 +8,15 @@
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SingleBar } from 'cli-progress';
-import { gridCombinations, METRICS, runSweep, type Job, type JobResult, type Metric } from '../optimize/grid-sweep.ts';
+import {
+  gridCombinations,
+  METRICS,
+  runSweep,
+  type Job,
+  type JobResult,
+  type Metric,
+  type WarmUpReport,
+} from '../optimize/grid-sweep.ts';
 import { randomSearchParams, runSearch, SEARCHES, spaceSize, type SearchMethod } from '../optimize/search.ts';
 import { SweepPool } from '../optimize/sweep-pool.ts';
 import { runWalkForwardCommand } from './optimize-walk-forward.ts';
@@ -318,13 +326,19 @@ export async function run(args: string[]): Promise<number> {
     let results: JobResult[];
     let done = 0;
     const onResult = () => progress?.update(++done);
+    const onWarmUp = (warmUp: WarmUpReport) => {
+      if (warmUp.failure !== undefined)
+        process.stderr.write(
+          `optimize: a pool thread's warm-up stopped after ${warmUp.runs} runs on the first ${warmUp.bars} bars: ${warmUp.failure}\n`,
+        );
+    };
     const context = { config, name, samples };
     try {
       const primary = await runSearch(
         context,
         grid,
         { method, trials, seed, metric, sample: fraction === undefined ? 'all' : 'in' },
-        { workers, ...(pool ? { pool } : {}), onResult },
+        { workers, ...(pool ? { pool } : {}), onResult, onWarmUp },
       );
       const outJobs: Job[] =
         fraction === undefined
@@ -334,7 +348,7 @@ export async function run(args: string[]): Promise<number> {
         ...primary,
         ...(outJobs.length === 0
           ? []
-          : await runSweep(context, outJobs, { workers, ...(pool ? { pool } : {}), onResult })),
+          : await runSweep(context, outJobs, { workers, ...(pool ? { pool } : {}), onResult, onWarmUp })),
       ];
     } finally {
       progress?.stop();

@@ -183,12 +183,28 @@ export interface SweepOptions {
   /** Use the pool whatever the size of the sweep (tests); by default small sweeps run in this thread. */
   readonly forcePool?: boolean;
   readonly onResult?: (result: JobResult, done: number, total: number) => void;
+  /** A pool thread's warm-up before its first job (sweep-worker.ts), once per thread. */
+  readonly onWarmUp?: (warmUp: WarmUpReport) => void;
 }
 
 /** One job as a pool worker receives it: the context (its bars in shared memory) travels with it. */
 export interface SweepTask {
   readonly context: SweepContext;
   readonly job: Job;
+}
+
+/** What a pool thread did before its first job: runs on the first bars of that job's history. */
+export interface WarmUpReport {
+  readonly runs: number;
+  readonly bars: number;
+  /** The warm-up's run that threw or failed, and why (the job's own run goes over the same bars). */
+  readonly failure?: string;
+}
+
+/** A pool worker's answer to a task: the job's result, and on a thread's first task its warm-up. */
+export interface SweepAnswer {
+  readonly result: JobResult;
+  readonly warmUp?: WarmUpReport;
 }
 
 /**
@@ -263,7 +279,9 @@ export async function runSweep(
   const poolLane = async () => {
     for (let k = claim(); k !== undefined; k = claim()) {
       try {
-        finish(k, await pool.run<JobResult>({ context: shared, job: jobs[k]! } satisfies SweepTask));
+        const answer = await pool.run<SweepAnswer>({ context: shared, job: jobs[k]! } satisfies SweepTask);
+        if (answer.warmUp !== undefined) options.onWarmUp?.(answer.warmUp);
+        finish(k, answer.result);
       } catch (error) {
         throw new SweepError(error instanceof Error ? (error.stack ?? error.message) : String(error));
       }

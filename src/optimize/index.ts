@@ -20,6 +20,7 @@ export {
   type RunSummary,
   type SweepContext,
   type SweepOptions,
+  type WarmUpReport,
 } from './grid-sweep.ts';
 export { SweepPool } from './sweep-pool.ts';
 export { SEARCHES, runSearch, search, type SearchMethod, type SweepSearchOptions } from './search.ts';

@@ -4,8 +4,7 @@
  * parameters rejects the task, and with it the sweep.
  */
 import { sliceByIndex } from '../data/columns.ts';
-import { runJob, type SweepTask } from './grid-sweep.ts';
-import type { JobResult } from './grid-sweep.ts';
+import { runJob, type SweepAnswer, type SweepTask, type WarmUpReport } from './grid-sweep.ts';
 
 /**
  * Before its first job a thread runs it a few times on the first bars of its history: V8 compiles the
@@ -18,23 +17,34 @@ const WARM_UP_BARS = 20_000;
 
 let warmedUp = false;
 
-export default async function runTask(task: SweepTask): Promise<JobResult> {
-  if (!warmedUp) {
-    warmedUp = true;
-    await warmUp(task);
-  }
-  return runJob(task.context, task.job);
+export default async function runTask(task: SweepTask): Promise<SweepAnswer> {
+  if (warmedUp) return { result: await runJob(task.context, task.job) };
+  const warmUp = await warmUpOn(task);
+  const result = await runJob(task.context, task.job);
+  // A job whose parameters the strategy refuses runs nothing to warm up on: the next job does it.
+  if (warmUp === undefined) return { result };
+  warmedUp = true;
+  return { result, warmUp };
 }
 
-async function warmUp(task: SweepTask): Promise<void> {
+/** The warm-up's runs, or undefined when the job's parameters are refused (nothing runs). */
+async function warmUpOn(task: SweepTask): Promise<WarmUpReport | undefined> {
   const history = task.context.samples[task.job.sample];
-  if (history === undefined || history.bars.time.length < 4 * WARM_UP_BARS) return;
+  if (history === undefined || history.bars.time.length < 4 * WARM_UP_BARS) return { runs: 0, bars: 0 };
   const head = { ...history, bars: sliceByIndex(history.bars, 0, WARM_UP_BARS) };
   const context = { ...task.context, samples: { ...task.context.samples, [task.job.sample]: head } };
   for (let k = 0; k < WARM_UP_RUNS; k++) {
-    // A warm-up run that throws is left: the first bars of the job's own run do the same, and that run
-    // reports it.
-    const result = await runJob(context, task.job).catch(() => undefined);
-    if (result === undefined || result.error !== undefined) return;
+    // A warm-up run that fails stops the warm-up and is reported with the answer (this thread has no
+    // logger); the job's own run goes over the same first bars and fails there as it would cold.
+    let failure: string | undefined;
+    try {
+      const result = await runJob(context, task.job);
+      if (result.error !== undefined && result.failedAfter === undefined) return undefined;
+      failure = result.error;
+    } catch (error) {
+      failure = error instanceof Error ? error.message : String(error);
+    }
+    if (failure !== undefined) return { runs: k, bars: WARM_UP_BARS, failure };
   }
+  return { runs: WARM_UP_RUNS, bars: WARM_UP_BARS };
 }

@@ -13,6 +13,7 @@ import {
   splitHistory,
   summarize,
   type Job,
+  type WarmUpReport,
   type JobResult,
 } from '../../../src/optimize/grid-sweep.ts';
 import { SweepPool } from '../../../src/optimize/sweep-pool.ts';
@@ -93,9 +94,18 @@ describe('parameter sweeps', () => {
       sample: 'all' as const,
     }));
     const sequential = await runSweep(context, jobs, { workers: 1 });
-    const parallel = await runSweep(context, jobs, { workers: 2, forcePool: true });
+    const warmUps: WarmUpReport[] = [];
+    const parallel = await runSweep(context, jobs, {
+      workers: 2,
+      forcePool: true,
+      onWarmUp: (w) => warmUps.push(w),
+    });
     expect(parallel).toEqual(sequential);
     expect(sequential.filter((r) => r.error !== undefined)).toHaveLength(1);
+    // Each thread that ran a job warmed up once, before its first job whose parameters were accepted.
+    expect(warmUps.length).toBeGreaterThanOrEqual(1);
+    expect(warmUps.length).toBeLessThanOrEqual(2);
+    for (const w of warmUps) expect(w).toEqual({ runs: 8, bars: 20_000 });
   });
 
   it("rank a run by the same figures as its full backtest, computed without the report's tables", async () => {
