@@ -17,6 +17,9 @@ import {
   type JobResult,
 } from '../../../src/optimize/grid-sweep.ts';
 import { SweepPool } from '../../../src/optimize/sweep-pool.ts';
+import runTask from '../../../src/optimize/sweep-worker.ts';
+
+const FAILING_STRATEGY = fileURLToPath(new URL('../distributed/fixtures/failing-strategy.ts', import.meta.url));
 
 const config = BacktestConfig.parse({
   strategy: { name: 'sma-cross', params: { fast: 5, slow: 20 } },
@@ -106,6 +109,22 @@ describe('parameter sweeps', () => {
     expect(warmUps.length).toBeGreaterThanOrEqual(1);
     expect(warmUps.length).toBeLessThanOrEqual(2);
     for (const w of warmUps) expect(w).toEqual({ runs: 8, bars: 20_000 });
+  });
+
+  it("report a pool thread's warm-up that failed with the thread's first answer, and warm up once", async () => {
+    const failing = BacktestConfig.parse({
+      ...config,
+      strategy: { name: FAILING_STRATEGY, params: {} },
+      data: { source: 'synthetic', seed: 7, sessions: 64, start: '2025-03-02' },
+    });
+    const history = await loadHistory(failing, resolveContract(failing.contract));
+    const context = { config: failing, name: 't', samples: { all: history, in: undefined, out: undefined } };
+    const first = await runTask({ context, job: { index: 0, params: { fail: true }, sample: 'all' } });
+    expect(first.warmUp).toEqual({ runs: 0, bars: 20_000, failure: expect.stringMatching(/failed on purpose/) });
+    expect(first.result.failedAfter).toBeGreaterThan(0);
+    const second = await runTask({ context, job: { index: 1, params: { fail: false }, sample: 'all' } });
+    expect(second.warmUp).toBeUndefined();
+    expect(second.result.summary!.trades).toBeGreaterThanOrEqual(0);
   });
 
   it("rank a run by the same figures as its full backtest, computed without the report's tables", async () => {
