@@ -30,7 +30,7 @@ import type { StrategyModule } from '../engine/strategy.ts';
 import { timeframeLabel } from '../engine/timeframe.ts';
 import { CALENDAR } from '../market/contract-months.ts';
 import { headlineVerdict } from '../report/format.ts';
-import type { DecisionRecord } from '../report/report-types.ts';
+import type { DecisionSequence } from '../report/report-types.ts';
 import { computeStatistics } from '../report/statistics.ts';
 import { accountBots, baseTimeframe, type NodeBot, type NodeConfig } from './node-config.ts';
 
@@ -319,7 +319,7 @@ export function nodeSummary(result: NodeBacktestResult): NodeSummary {
 }
 
 /** One bot's refused intents by reason code, in the order each code first occurred. */
-function refusedBy(decisions: readonly DecisionRecord[], strategyId: string): Record<string, number> {
+function refusedBy(decisions: DecisionSequence, strategyId: string): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const d of decisions)
     if (d.strategyId === strategyId && !d.result.accepted) counts[d.result.code] = (counts[d.result.code] ?? 0) + 1;

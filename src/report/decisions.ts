@@ -9,7 +9,7 @@ import type { ReasonCode } from '../engine/risk.ts';
 import { PriceGrid } from '../engine/ticks.ts';
 import type { Intent } from '../engine/types.ts';
 import { tradingDayConfig } from './statistics.ts';
-import type { DecisionRecord, ReportInput, Statistics } from './report-types.ts';
+import type { DecisionRecord, DecisionSequence, ReportInput, Statistics } from './report-types.ts';
 
 export type DecisionOutcome = 'accepted' | 'adjusted' | 'rejected';
 
@@ -142,7 +142,7 @@ interface StrategyTrack {
 }
 
 /** Counts, first occurrences and stop warnings of a run's decisions (in the order they were made). */
-export function summarizeDecisions(records: readonly DecisionRecord[], options: SummaryOptions = {}): DecisionSummary {
+export function summarizeDecisions(records: DecisionSequence, options: SummaryOptions = {}): DecisionSummary {
   const adjusted = new Map<ReasonCode, number>();
   const rejected = new Map<ReasonCode, number>();
   const firstIndex = new Map<string, number>();
@@ -151,7 +151,9 @@ export function summarizeDecisions(records: readonly DecisionRecord[], options: 
   let accepted = 0;
   let adjustedTotal = 0;
   let rejectedTotal = 0;
-  records.forEach((record, index) => {
+  let index = -1;
+  for (const record of records) {
+    index++;
     const outcome = outcomeOf(record);
     let track = tracks.get(record.strategyId);
     if (track === undefined) {
@@ -195,12 +197,12 @@ export function summarizeDecisions(records: readonly DecisionRecord[], options: 
         track.tailCount = 0;
       }
     }
-  });
+  }
 
   const firsts: FirstDecision[] = [...firstIndex]
     .sort((a, b) => a[1] - b[1])
     .map(([key, index]) => {
-      const record = records[index]!;
+      const record = records.at(index)!;
       const outcome = key.startsWith('adjusted:') ? 'adjusted' : 'rejected';
       const code = codeOf(record)!;
       return {

@@ -107,6 +107,15 @@ export interface DecisionRecord {
   readonly equity?: number;
 }
 
+/**
+ * Decisions in the order they were made, read one at a time: an array is one, and a backtest keeps its
+ * decisions as columns (src/adapters/backtest/decision-columns.ts), each made as an object when read.
+ */
+export interface DecisionSequence extends Iterable<DecisionRecord> {
+  readonly length: number;
+  at(index: number): DecisionRecord | undefined;
+}
+
 /** A series drawn with the run: a strategy's indicator, one value per bar (NaN where undefined). */
 export interface ReportOverlay {
   readonly name: string;
@@ -168,7 +177,7 @@ export interface ReportInput {
   /** The run against a prop-firm evaluation's rules and its Monte Carlo pass probability (src/report/evaluation-report.ts). */
   readonly evaluation?: RunEvaluation;
   /** Every risk-guard decision of the run, in the order made: the report's decisions section and chart markers. */
-  readonly decisions?: readonly DecisionRecord[];
+  readonly decisions?: DecisionSequence;
   /** A streamed run's bars, summarised while they passed; `bars` and `equity` are then empty. */
   readonly streamed?: StreamedBars;
   /** Lines shown under the verdict: what the report leaves out, and why. */

@@ -105,7 +105,7 @@ describe('pass-lock in a backtest', () => {
     expect(after[1]!.orderId).toMatch(/^risk-/);
     expect(result.openPosition).toBe(0);
     // The strategy went on asking: every later entry was refused with the reason.
-    const refused = result.decisions.filter((d) => !d.result.accepted && d.result.code === 'PASS_LOCKED');
+    const refused = [...result.decisions].filter((d) => !d.result.accepted && d.result.code === 'PASS_LOCKED');
     expect(refused.length).toBeGreaterThan(20);
     expect(refused[0]!.time).toBeGreaterThanOrEqual(lock.time);
     expect(result.rejections.PASS_LOCKED).toBe(refused.length);

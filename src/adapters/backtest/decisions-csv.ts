@@ -7,7 +7,7 @@ import type { PriceGrid } from '../../engine/ticks.ts';
 import type { Intent } from '../../engine/types.ts';
 import { codeOf, describeIntent, intentPrice, outcomeOf } from '../../report/decisions.ts';
 import { cents } from '../../report/statistics.ts';
-import type { DecisionRecord } from '../../report/report-types.ts';
+import type { DecisionRecord, DecisionSequence } from '../../report/report-types.ts';
 import { IsoTimeFormatter } from './outputs.ts';
 
 export const DECISIONS_CSV_HEADER =
@@ -76,7 +76,7 @@ export class DecisionRowFormatter {
 }
 
 /** The rows of decisions.csv, header first, each with its line break. */
-export function* decisionsCsvLines(records: readonly DecisionRecord[], grid: PriceGrid): Generator<string> {
+export function* decisionsCsvLines(records: DecisionSequence, grid: PriceGrid): Generator<string> {
   yield `${DECISIONS_CSV_HEADER}\n`;
   const rows = new DecisionRowFormatter(grid);
   for (const record of records) yield `${rows.row(record)}\n`;

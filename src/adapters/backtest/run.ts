@@ -14,13 +14,14 @@ import { silentLogger, type Logger } from '../../engine/log.ts';
 import type {
   ClosedTrade,
   ClosestApproach,
-  DecisionRecord,
+  DecisionSequence,
   ReportViolation,
   RuleName,
 } from '../../report/report-types.ts';
 import type { AccountConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
 import { SimulatedVenue, type FillModelOptions, type OrderRecord } from './simulated-venue.ts';
+import { DecisionColumns } from './decision-columns.ts';
 import { ReplayMarketData } from './replay.ts';
 import { quoteOf } from '../../market/quotes.ts';
 import { nominalMs } from '../../engine/timeframe.ts';
@@ -191,7 +192,7 @@ export interface BacktestRunResult {
   /** The balance (realized, after fees) after each fill, for the evaluation's end-of-day floors. */
   readonly balance: { readonly time: readonly number[]; readonly balance: readonly number[] };
   /** Every decision of the guard with the position and equity it saw; empty when not recorded. */
-  readonly decisions: readonly DecisionRecord[];
+  readonly decisions: DecisionSequence;
   /** Why the run stopped before the end of the history (a failing strategy); `bars` says how far it got. */
   readonly failure?: Error;
   /** Every change of contract month (continuous runs), with what was done with the position. */
@@ -348,24 +349,24 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   });
   const fills = new FillColumns();
   const breaches: Breach[] = [];
-  const decisions: DecisionRecord[] = [];
+  const decisions = new DecisionColumns();
   const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;
   engine.fills$.subscribe((fill) => fills.push(fill, engine.accounting.balance));
   engine.breaches$.subscribe((breach) => breaches.push(breach));
   // Observed only to record them: the rejection counts come from the engine, and an observed decisions$
   // makes an object for every order.
   if (recordDecisions) {
-    engine.decisions$.subscribe((decision) => {
-      // Field by field: a spread copy of each of a long run's decisions was a second of a 10 M-bar run.
-      const { strategyId, intent, origin, result, time } = decision;
-      const position = engine.accounting.position(contract.id);
-      const equity = engine.accounting.equity();
+    engine.decisions$.subscribe((d) =>
       decisions.push(
-        origin === undefined
-          ? { strategyId, intent, result, time, position, equity }
-          : { strategyId, intent, origin, result, time, position, equity },
-      );
-    });
+        d.strategyId,
+        d.intent,
+        d.origin,
+        d.result,
+        d.time,
+        engine.accounting.position(contract.id),
+        engine.accounting.equity(),
+      ),
+    );
   }
 
   let done = 0;
@@ -446,7 +447,7 @@ interface RunRecords {
   readonly equity: EquityCurve;
   readonly fills: FillColumns;
   readonly breaches: Breach[];
-  readonly decisions: DecisionRecord[];
+  readonly decisions: DecisionColumns;
   readonly rolls: RollRecord[];
   readonly gaps: GapRecord[];
   readonly segments: readonly HistorySegment[];

@@ -62,7 +62,7 @@ describe('decisions of a strategy with known refusals', () => {
     expect(cell(csv[5]!, 'code')).toBe('MAX_POSITION_SIZE');
     expect(cell(csv[5]!, 'message')).toBe('position 1 with working 0 and this buy 1 exceeds 1');
     expect(cell(csv[5]!, 'position')).toBe('1');
-    expect(Number(cell(csv[5]!, 'equity'))).toBeCloseTo(result.decisions[4]!.equity!, 2);
+    expect(Number(cell(csv[5]!, 'equity'))).toBeCloseTo(result.decisions.at(4)!.equity!, 2);
   });
 
   it('tallies refusals by code in order of first occurrence and warns that the strategy stopped trading', () => {
