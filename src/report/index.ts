@@ -12,4 +12,5 @@ export {
   type TradeBreakdown,
   type TradeExcursion,
   type TradeFacts,
+  type TradeFactsList,
 } from './trade-analysis.ts';
