@@ -5,7 +5,7 @@
  * under the engine's own id (`sma-cross-12`), is kept as numbers and made again, equal key for key and in
  * the same key order, when read; any other keeps its objects as they are.
  */
-import { Interned, numberBlock, refBlock, sequenceIds, BLOCK_MASK } from '../../engine/column-blocks.ts';
+import { BLOCK_MASK, BLOCK_SHIFT, Interned, numberBlock, refBlock, sequenceIds } from '../../engine/column-blocks.ts';
 import { objectArray } from '../../engine/object-array.ts';
 import type { GuardResult } from '../../engine/risk.ts';
 import type { Intent, OrderSpec, Side } from '../../engine/types.ts';
@@ -67,9 +67,9 @@ export class DecisionColumns implements DecisionSequence {
   at(k: number): DecisionRecord | undefined {
     if (k < 0) k += this.length;
     if (!(k >= 0 && k < this.length)) return undefined;
-    const n = this.numbers[k >> 10]!;
+    const n = this.numbers[k >> BLOCK_SHIFT]!;
     const slot = (k & BLOCK_MASK) * NUMBERS;
-    const refs = this.refs[k >> 10]!;
+    const refs = this.refs[k >> BLOCK_SHIFT]!;
     const ref = (k & BLOCK_MASK) * REFS;
     const strategyId = refs[ref] as string;
     const result = refs[ref + 3] as GuardResult;
