@@ -11,6 +11,7 @@ export {
   type TradeAnalysis,
   type TradeBreakdown,
   type TradeExcursion,
+  TradeExcursionList,
   type TradeFacts,
   type TradeFactsList,
 } from './trade-analysis.ts';
