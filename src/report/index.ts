@@ -11,7 +11,6 @@ export {
   type TradeAnalysis,
   type TradeBreakdown,
   type TradeExcursion,
-  TradeExcursionList,
   type TradeFacts,
   type TradeFactsList,
 } from './trade-analysis.ts';

@@ -14,7 +14,7 @@ import type { GuardResult } from '../engine/risk.ts';
 import type { Intent } from '../engine/types.ts';
 import type { RunEvaluation } from './evaluation-report.ts';
 import type { PreparedChart } from './chart-data.ts';
-import type { TradeExcursionList } from './trade-analysis.ts';
+import type { TradeExcursion } from './trade-analysis.ts';
 
 export interface ReportContract {
   /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
@@ -135,7 +135,7 @@ export interface StreamedBars {
   readonly last: number;
   readonly chart: PreparedChart;
   /** Each trade's MAE and MFE, gathered while the bars passed (`ExcursionTracker`). */
-  readonly excursions?: TradeExcursionList;
+  readonly excursions?: readonly TradeExcursion[];
 }
 
 export interface ReportInput {

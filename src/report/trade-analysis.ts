@@ -10,8 +10,6 @@
  * MAE <= 0 <= MFE and the trade's PnL in ticks lies between them. Ticks are exact: integers for an entry on
  * the grid (an averaged entry between ticks gives a fraction).
  */
-import { BLOCK_MASK, BLOCK_SHIFT, numberBlock } from '../engine/column-blocks.ts';
-import { objectArray } from '../engine/object-array.ts';
 import { cents, ratio, tradingDayConfig } from './statistics.ts';
 import type { ClosedTrade, ReportBars, ReportInput } from './report-types.ts';
 
@@ -58,41 +56,13 @@ export function excursionOf(
 }
 
 /**
- * Each trade's excursions in closing order, as two numbers a trade: a streamed run of 50 M bars closes
- * about 1.9 M trades, and an object each was about 90 MB kept to its end.
- */
-export class TradeExcursionList implements Iterable<TradeExcursion> {
-  length = 0;
-  private readonly blocks: Float64Array[] = objectArray();
-
-  push(excursion: TradeExcursion): void {
-    const k = this.length++;
-    const block = numberBlock(this.blocks, k, 2);
-    const slot = (k & BLOCK_MASK) * 2;
-    block[slot] = excursion.maeTicks;
-    block[slot + 1] = excursion.mfeTicks;
-  }
-
-  at(i: number): TradeExcursion | undefined {
-    if (!(i >= 0 && i < this.length)) return undefined;
-    const block = this.blocks[i >> BLOCK_SHIFT]!;
-    const slot = (i & BLOCK_MASK) * 2;
-    return { maeTicks: block[slot]!, mfeTicks: block[slot + 1]! };
-  }
-
-  *[Symbol.iterator](): Iterator<TradeExcursion> {
-    for (let i = 0; i < this.length; i++) yield this.at(i)!;
-  }
-}
-
-/**
  * Excursions of trades while their bars pass, chunk by chunk (a streamed run) or all at once (a whole one),
  * with the same result: `add` takes the next bars, every trade closed by the end of them (the whole list so
  * far; the ones already seen are skipped) and the entry time of the position still open after them (NaN
  * when flat). It keeps only the open position's extremes between calls, not the bars.
  */
 export class ExcursionTracker {
-  private readonly out = new TradeExcursionList();
+  private readonly out: TradeExcursion[] = [];
   /** Entry time of the open position whose extremes are kept, NaN when none. */
   private since = Number.NaN;
   private high = Number.NEGATIVE_INFINITY;
@@ -148,20 +118,20 @@ export class ExcursionTracker {
     }
   }
 
-  result(): TradeExcursionList {
+  result(): readonly TradeExcursion[] {
     return this.out;
   }
 }
 
 /** Each trade's excursions from the whole run's bars. */
-export function tradeExcursions(bars: ExcursionBars, trades: readonly ClosedTrade[]): TradeExcursionList {
+export function tradeExcursions(bars: ExcursionBars, trades: readonly ClosedTrade[]): readonly TradeExcursion[] {
   const tracker = new ExcursionTracker();
   tracker.add(bars, trades, Number.NaN);
   return tracker.result();
 }
 
 /** The excursions of a report's trades: a streamed run's, gathered while its bars passed, else from its bars. */
-export function reportExcursions(input: ReportInput): TradeExcursionList {
+export function reportExcursions(input: ReportInput): readonly TradeExcursion[] {
   return input.streamed?.excursions ?? tradeExcursions(input.bars, input.trades);
 }
 
@@ -270,7 +240,7 @@ function rows(groups: Map<string, Group>, order: (a: string, b: string) => numbe
 export class TradeFactsList {
   constructor(
     private readonly trades: readonly ClosedTrade[],
-    private readonly excursions: TradeExcursionList,
+    private readonly excursions: readonly TradeExcursion[],
     private readonly tickValue: number,
     private readonly clock: (t: number) => { hour: number; weekday: string },
   ) {}
@@ -282,7 +252,7 @@ export class TradeFactsList {
   at(i: number): TradeFacts | undefined {
     const trade = this.trades[i];
     if (trade === undefined) return undefined;
-    const excursion = this.excursions.at(i) ?? NO_EXCURSION;
+    const excursion = this.excursions[i] ?? NO_EXCURSION;
     const direction = trade.side === 'buy' ? 1 : -1;
     const { hour, weekday } = this.clock(trade.entryTime);
     return {
@@ -304,7 +274,7 @@ const NO_EXCURSION: TradeExcursion = Object.freeze({ maeTicks: 0, mfeTicks: 0 })
 /** The trade analysis of a report's input: one pass over its trades. */
 export function analyseTrades(
   input: ReportInput,
-  excursions: TradeExcursionList = reportExcursions(input),
+  excursions: readonly TradeExcursion[] = reportExcursions(input),
 ): TradeAnalysis {
   const timeZone = tradingDayConfig(input).timeZone;
   const facts = new TradeFactsList(input.trades, excursions, input.contract.tickValue, zoneClock(timeZone));
