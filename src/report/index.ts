@@ -12,5 +12,4 @@ export {
   type TradeBreakdown,
   type TradeExcursion,
   type TradeFacts,
-  type TradeFactsList,
 } from './trade-analysis.ts';

@@ -164,16 +164,7 @@ export interface TradeBreakdown {
 export interface TradeAnalysis {
   /** The zone hours and weekdays are read in: the trading day's (America/Chicago for CME). */
   readonly timeZone: string;
-  /** Each trade's facts, in closing order (made when read). */
-  readonly trades: TradeFactsList;
-  /** The facts' means over every trade (NaN without trades). */
-  readonly means: {
-    readonly maeTicks: number;
-    readonly mfeTicks: number;
-    readonly mae: number;
-    readonly mfe: number;
-    readonly durationMs: number;
-  };
+  readonly trades: readonly TradeFacts[];
   readonly byHour: readonly TradeBreakdown[];
   readonly byWeekday: readonly TradeBreakdown[];
   readonly byLabel: readonly TradeBreakdown[];
@@ -200,26 +191,26 @@ function zoneClock(timeZone: string): (t: number) => { hour: number; weekday: st
   };
 }
 
-/** The sums behind one row of a breakdown, in the order the trades closed. */
-interface Group {
-  trades: number;
-  won: number;
-  net: number;
-}
-
-function addTo(groups: Map<string, Group>, key: string, trade: ClosedTrade): void {
-  let group = groups.get(key);
-  if (group === undefined) {
-    group = { trades: 0, won: 0, net: 0 };
-    groups.set(key, group);
-  }
-  const net = trade.pnl - trade.fees;
-  group.trades++;
-  if (cents(net) > 0) group.won++;
-  group.net += net;
-}
-
-function rows(groups: Map<string, Group>, order: (a: string, b: string) => number): TradeBreakdown[] {
+function breakdown(
+  facts: readonly TradeFacts[],
+  trades: readonly ClosedTrade[],
+  keyOf: (f: TradeFacts) => string,
+  order: (a: string, b: string) => number,
+): TradeBreakdown[] {
+  const groups = new Map<string, { trades: number; won: number; net: number }>();
+  facts.forEach((f, i) => {
+    const trade = trades[i]!;
+    const key = keyOf(f);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { trades: 0, won: 0, net: 0 };
+      groups.set(key, group);
+    }
+    const net = trade.pnl - trade.fees;
+    group.trades++;
+    if (cents(net) > 0) group.won++;
+    group.net += net;
+  });
   return [...groups.entries()]
     .sort(([a], [b]) => order(a, b))
     .map(([key, g]) => ({
@@ -232,81 +223,41 @@ function rows(groups: Map<string, Group>, order: (a: string, b: string) => numbe
     }));
 }
 
-/**
- * Each trade's facts, made from the trade and its excursions when read: a long run's trades are listed in
- * trades.csv and counted in the breakdowns, and an object per trade kept for that was as large as the
- * trade itself (about 36 MB for the 264,000 trades of 10 M bars).
- */
-export class TradeFactsList {
-  constructor(
-    private readonly trades: readonly ClosedTrade[],
-    private readonly excursions: readonly TradeExcursion[],
-    private readonly tickValue: number,
-    private readonly clock: (t: number) => { hour: number; weekday: string },
-  ) {}
-
-  get length(): number {
-    return this.trades.length;
-  }
-
-  at(i: number): TradeFacts | undefined {
-    const trade = this.trades[i];
-    if (trade === undefined) return undefined;
-    const excursion = this.excursions[i] ?? NO_EXCURSION;
+/** The trade analysis of a report's input. */
+export function analyseTrades(
+  input: ReportInput,
+  excursions: readonly TradeExcursion[] = reportExcursions(input),
+): TradeAnalysis {
+  const timeZone = tradingDayConfig(input).timeZone;
+  const clock = zoneClock(timeZone);
+  const tickValue = input.contract.tickValue;
+  const trades = input.trades.map((trade, i): TradeFacts => {
+    const excursion = excursions[i] ?? { maeTicks: 0, mfeTicks: 0 };
     const direction = trade.side === 'buy' ? 1 : -1;
-    const { hour, weekday } = this.clock(trade.entryTime);
+    const { hour, weekday } = clock(trade.entryTime);
     return {
       maeTicks: excursion.maeTicks,
       mfeTicks: excursion.mfeTicks,
-      mae: cents(excursion.maeTicks * this.tickValue * trade.size),
-      mfe: cents(excursion.mfeTicks * this.tickValue * trade.size),
+      mae: cents(excursion.maeTicks * tickValue * trade.size),
+      mfe: cents(excursion.mfeTicks * tickValue * trade.size),
       pnlTicks: exact((trade.exitPrice - trade.entryPrice) * direction),
       durationMs: trade.exitTime - trade.entryTime,
       label: trade.label ?? null,
       hour,
       weekday,
     };
-  }
-}
-
-const NO_EXCURSION: TradeExcursion = Object.freeze({ maeTicks: 0, mfeTicks: 0 });
-
-/** The trade analysis of a report's input: one pass over its trades. */
-export function analyseTrades(
-  input: ReportInput,
-  excursions: readonly TradeExcursion[] = reportExcursions(input),
-): TradeAnalysis {
-  const timeZone = tradingDayConfig(input).timeZone;
-  const facts = new TradeFactsList(input.trades, excursions, input.contract.tickValue, zoneClock(timeZone));
-  const hours = new Map<string, Group>();
-  const weekdays = new Map<string, Group>();
-  const labels = new Map<string, Group>();
-  // Summed from the first trade on, as a mean over the list of each fact was.
-  let maeTicks = 0;
-  let mfeTicks = 0;
-  let mae = 0;
-  let mfe = 0;
-  let durationMs = 0;
-  for (let i = 0; i < facts.length; i++) {
-    const f = facts.at(i)!;
-    const trade = input.trades[i]!;
-    maeTicks += f.maeTicks;
-    mfeTicks += f.mfeTicks;
-    mae += f.mae;
-    mfe += f.mfe;
-    durationMs += f.durationMs;
-    addTo(hours, String(f.hour).padStart(2, '0'), trade);
-    addTo(weekdays, f.weekday, trade);
-    addTo(labels, f.label ?? '-', trade);
-  }
-  const n = facts.length;
+  });
   const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   return {
     timeZone,
-    trades: facts,
-    means: { maeTicks: maeTicks / n, mfeTicks: mfeTicks / n, mae: mae / n, mfe: mfe / n, durationMs: durationMs / n },
-    byHour: rows(hours, text),
-    byWeekday: rows(weekdays, (a, b) => WEEKDAYS.indexOf(a) - WEEKDAYS.indexOf(b)),
-    byLabel: rows(labels, text),
+    trades,
+    byHour: breakdown(trades, input.trades, (f) => String(f.hour).padStart(2, '0'), text),
+    byWeekday: breakdown(
+      trades,
+      input.trades,
+      (f) => f.weekday,
+      (a, b) => WEEKDAYS.indexOf(a) - WEEKDAYS.indexOf(b),
+    ),
+    byLabel: breakdown(trades, input.trades, (f) => f.label ?? '-', text),
   };
 }

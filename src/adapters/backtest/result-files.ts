@@ -100,27 +100,24 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   const at = (ms: number): string => iso.format(ms);
   const analysis = analyseTrades(outcome.report);
   const facts = analysis.trades;
-  const tradeRow = (t: ClosedTrade, i: number): TradeRow => {
-    const f = facts.at(i)!;
-    return {
-      contractId: t.contractId,
-      side: t.side === 'buy' ? 'long' : 'short',
-      size: t.size,
-      entryTime: at(t.entryTime),
-      exitTime: at(t.exitTime),
-      entryPrice: price(t.entryPrice),
-      exitPrice: price(t.exitPrice),
-      pnl: cents(t.pnl),
-      fees: cents(t.fees),
-      net: cents(t.pnl - t.fees),
-      durationSeconds: (t.exitTime - t.entryTime) / 1000,
-      maeTicks: f.maeTicks,
-      mfeTicks: f.mfeTicks,
-      mae: f.mae,
-      mfe: f.mfe,
-      label: t.label ?? null,
-    };
-  };
+  const tradeRow = (t: ClosedTrade, i: number): TradeRow => ({
+    contractId: t.contractId,
+    side: t.side === 'buy' ? 'long' : 'short',
+    size: t.size,
+    entryTime: at(t.entryTime),
+    exitTime: at(t.exitTime),
+    entryPrice: price(t.entryPrice),
+    exitPrice: price(t.exitPrice),
+    pnl: cents(t.pnl),
+    fees: cents(t.fees),
+    net: cents(t.pnl - t.fees),
+    durationSeconds: (t.exitTime - t.entryTime) / 1000,
+    maeTicks: facts[i]!.maeTicks,
+    mfeTicks: facts[i]!.mfeTicks,
+    mae: facts[i]!.mae,
+    mfe: facts[i]!.mfe,
+    label: t.label ?? null,
+  });
   const orderRow = (o: OrderRecord): OrderRow => ({
     id: o.id,
     contractId: o.contractId,

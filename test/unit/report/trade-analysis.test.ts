@@ -59,7 +59,7 @@ describe('trade excursions', () => {
     };
     const analysis = analyseTrades(input);
     expect(analysis.timeZone).toBe('America/Chicago');
-    expect(analysis.trades.at(0)).toEqual({
+    expect(analysis.trades[0]).toEqual({
       maeTicks: -6,
       mfeTicks: 3,
       mae: -75,
@@ -70,7 +70,7 @@ describe('trade excursions', () => {
       hour: 8,
       weekday: 'Tue',
     });
-    expect(analysis.trades.at(1)).toMatchObject({ maeTicks: -7, mfeTicks: 5, mae: -175, mfe: 125, pnlTicks: -5 });
+    expect(analysis.trades[1]).toMatchObject({ maeTicks: -7, mfeTicks: 5, mae: -175, mfe: 125, pnlTicks: -5 });
     expect(analysis.byLabel).toEqual([
       { key: '-', trades: 1, won: 0, winRate: 0, netPnl: -129, averageNet: -129 },
       { key: 'breakout', trades: 1, won: 0, winRate: 0, netPnl: -50, averageNet: -50 },
