@@ -113,6 +113,12 @@ export interface ReportOverlay {
   /** 'price' (default): values in ticks, drawn over the candles; 'own': any unit, in a pane below the price. */
   readonly pane?: 'price' | 'own';
   readonly values: ArrayLike<number>;
+  /**
+   * Bars per value (default 1): `values[j]` is the value of the last bar of bars `j * barsPerValue` to
+   * `(j + 1) * barsPerValue - 1` (`candleValues`), which is all a chart of that many bars a candle, or a
+   * multiple of it, draws.
+   */
+  readonly barsPerValue?: number;
 }
 
 /**

@@ -12,6 +12,8 @@ import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.t
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
 import type { EquityCurve, ReportInput, ReportOverlay, ReportStrategy, Statistics } from '../../report/report-types.ts';
 import { cents, tradeStatistics } from '../../report/statistics.ts';
+import { barsPerCandle, candleValues } from '../../report/chart-data.ts';
+import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './backtest-config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
 import { runBacktest, type BacktestRunResult, type BacktestStrategy, type ContinuityOptions } from './run.ts';
@@ -490,6 +492,21 @@ export async function runDefinition(
   // An evaluation (the definition's or one given) locks the account once it passes, as paper and live do.
   const passLockMode = options.evaluation === undefined ? 'off' : (config.evaluation?.passLock ?? DEFAULT_PASS_LOCK);
   const passLock = options.evaluation === undefined ? undefined : evaluationPassLock(options.evaluation, passLockMode);
+  // The parameters the strategy ran with, defaults included (the definition may name none of them).
+  const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
+  const recordsReport = options.recordEquity ?? true;
+  // The plots before the run: each one's value a bar (80 MB for 10 M bars) lives only until it is cut to
+  // the chart's points, while the run's own records do not yet take room beside it.
+  const overlays =
+    recordsReport && options.overlays !== false && instances === undefined
+      ? strategyOverlays(
+          strategy,
+          params,
+          { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length },
+          options.logger,
+          barsPerCandle(bars.time.length, DEFAULT_MAX_POINTS),
+        )
+      : [];
   const result = runBacktest({
     contract,
     bars,
@@ -512,11 +529,8 @@ export async function runDefinition(
   const title =
     config.title ??
     `${name}: ${instances === undefined ? strategy.name : instances.map((s) => s.id).join(', ')} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
-  // The parameters the strategy ran with, defaults included (the definition may name none of them).
-  const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
   const lines = instances === undefined ? undefined : strategyLines(instances, result, config.timeframe);
   const rules = options.evaluation ?? accountEvaluation(config.account, name);
-  const recordsReport = options.recordEquity ?? true;
   const evaluation =
     rules === undefined || !recordsReport
       ? undefined
@@ -534,15 +548,6 @@ export async function runDefinition(
           options.monteCarlo,
           options.evaluation === undefined ? undefined : { mode: passLockMode, engaged: result.passLock ?? null },
         );
-  const overlays =
-    recordsReport && options.overlays !== false && instances === undefined
-      ? strategyOverlays(
-          strategy,
-          params,
-          { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length },
-          options.logger,
-        )
-      : [];
   const report: ReportInput = {
     title,
     ...runReportFields(result, contract),
@@ -663,23 +668,30 @@ export function reportConfig(
 }
 
 /**
- * The strategy's plots over the run's bars. A plot that throws is left out and logged: a drawing bug
- * must not cost the run's results.
+ * The strategy's plots over the run's bars, each kept at one value per `barsPerValue` bars (the chart's
+ * candles: `candleValues`). A plot that throws is left out and logged: a drawing bug must not cost the
+ * run's results.
  */
 export function strategyOverlays(
   strategy: StrategyModule,
   params: unknown,
   bars: BarChunk,
   logger: Logger = silentLogger,
+  barsPerValue = 1,
 ): ReportOverlay[] {
   if (strategy.plots === undefined) return [];
   const overlays: ReportOverlay[] = [];
   for (const plot of strategy.plots(params)) {
     try {
       const computed = plot.values(bars);
-      const values = computed instanceof Float64Array ? computed : Float64Array.from(computed);
-      if (values.length !== bars.length) throw new Error(`${values.length} values for ${bars.length} bars`);
-      overlays.push({ name: plot.name, pane: plot.pane ?? 'price', values });
+      if (computed.length !== bars.length) throw new Error(`${computed.length} values for ${bars.length} bars`);
+      const pane = plot.pane ?? 'price';
+      if (barsPerValue === 1) {
+        const values = computed instanceof Float64Array ? computed : Float64Array.from(computed);
+        overlays.push({ name: plot.name, pane, values });
+      } else {
+        overlays.push({ name: plot.name, pane, values: candleValues(computed, barsPerValue), barsPerValue });
+      }
     } catch (error) {
       logger.warn(
         { err: error, plot: plot.name },
