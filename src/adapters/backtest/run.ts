@@ -43,6 +43,7 @@ import {
 } from '../../data/continuous.ts';
 import { sliceByIndex } from '../../data/columns.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
+import { BarTimedEquity } from './bar-timed-equity.ts';
 import { FillColumns } from './order-columns.ts';
 
 /** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
@@ -205,7 +206,8 @@ export interface BacktestRunResult {
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
-  const session = startRun(input, input.bars.time.length);
+  const recorder = input.recordEquity === false ? undefined : new BarTimedEquity(input.bars.time);
+  const session = startRun(input, input.bars.time.length, recorder);
   const continuity = input.continuity;
   if (continuity === undefined) {
     session.replay(input.bars);
@@ -501,6 +503,10 @@ function runResult(records: RunRecords): BacktestRunResult {
     verdict = target !== undefined ? 'profit target reached without a permanent violation' : 'no permanent violation';
     if (daily > 0) verdict += ` (${daily} daily loss limit break${daily > 1 ? 's' : ''}, trading paused those days)`;
   }
+  // The getters below hold the accounting, not the engine: a result read long after its run (the outputs
+  // of a 10 M-bar run) must not keep the engine's own equity times (80 MB) that the bars' times replaced.
+  const accounting = engine.accounting;
+  const strategies = input.strategies === undefined ? undefined : strategyResults(engine, input.strategies, segments);
   const rejections = engine.rejections();
   let rejectedIntents = 0;
   for (const code in rejections) rejectedIntents += rejections[code]!;
@@ -523,7 +529,7 @@ function runResult(records: RunRecords): BacktestRunResult {
     eachOrder: () => orderObjects ?? venue.eachOrder(),
     orderListHash: venue.orderListHash(),
     get trades() {
-      tradeObjects ??= inMonths(engine.accounting.trades, segments);
+      tradeObjects ??= inMonths(accounting.trades, segments);
       return tradeObjects;
     },
     equity,
@@ -549,21 +555,26 @@ function runResult(records: RunRecords): BacktestRunResult {
     decisions,
     rolls,
     gaps,
-    ...(input.strategies === undefined
-      ? {}
-      : {
-          strategies: input.strategies.map((s) => ({
-            id: s.id,
-            strategy: s.strategy.name,
-            size: s.size ?? 1,
-            snapshot: engine.strategySnapshot(s.id),
-            trades: inMonths(engine.strategyTrades(s.id), segments),
-          })),
-        }),
+    ...(strategies === undefined ? {} : { strategies }),
     ...(failure === undefined
       ? {}
       : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };
+}
+
+/** Each instance's own figures, in the order given. */
+function strategyResults(
+  engine: Engine,
+  instances: readonly BacktestStrategy[],
+  segments: readonly HistorySegment[],
+): BacktestStrategyResult[] {
+  return instances.map((s) => ({
+    id: s.id,
+    strategy: s.strategy.name,
+    size: s.size ?? 1,
+    snapshot: engine.strategySnapshot(s.id),
+    trades: inMonths(engine.strategyTrades(s.id), segments),
+  }));
 }
 
 /** Trades labelled with the month they were made in (a continuous run's engine trades one id). */
@@ -751,6 +762,7 @@ function sharedTimes(
   barTimes: Float64Array,
 ): { readonly time: Float64Array; readonly equity: Float64Array } {
   const times = curve.time;
+  if (times === barTimes) return curve;
   if (times.length !== barTimes.length) return curve;
   for (let i = 0; i < times.length; i++) if (times[i] !== barTimes[i]) return curve;
   return { time: barTimes, equity: curve.equity };
