@@ -216,7 +216,7 @@ function warningsBlock(summary: DecisionSummary, id?: string): string {
 }
 
 function decisionsSection(input: ReportInput, summary: DecisionSummary): string {
-  if (input.decisions === undefined)
+  if (input.decisions === undefined && input.decisionTally === undefined)
     return '<section id="decisions"><h2>Decisions</h2><p class="muted">The run did not record its decisions.</p></section>';
   if (summary.total === 0)
     return '<section id="decisions"><h2>Decisions</h2><p class="muted">No intent reached the risk guard.</p></section>';

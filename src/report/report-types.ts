@@ -15,6 +15,7 @@ import type { Intent } from '../engine/types.ts';
 import type { RunEvaluation } from './evaluation-report.ts';
 import type { PreparedChart } from './chart-data.ts';
 import type { TradeExcursion } from './trade-analysis.ts';
+import type { DecisionTally } from './decisions.ts';
 
 export interface ReportContract {
   /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
@@ -175,6 +176,11 @@ export interface ReportInput {
   readonly evaluation?: RunEvaluation;
   /** Every risk-guard decision of the run, in the order made: the report's decisions section and chart markers. */
   readonly decisions?: readonly DecisionRecord[];
+  /**
+   * The run's decisions counted as they were made, in place of `decisions` (a run that wrote decisions.csv
+   * as it went keeps no records): the same summary.
+   */
+  readonly decisionTally?: DecisionTally;
   /** A streamed run's bars, summarised while they passed; `bars` and `equity` are then empty. */
   readonly streamed?: StreamedBars;
   /** Lines shown under the verdict: what the report leaves out, and why. */

@@ -10,7 +10,15 @@ import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
-import type { EquityCurve, ReportInput, ReportOverlay, ReportStrategy, Statistics } from '../../report/report-types.ts';
+import type {
+  DecisionRecord,
+  EquityCurve,
+  ReportInput,
+  ReportOverlay,
+  ReportStrategy,
+  Statistics,
+} from '../../report/report-types.ts';
+import { DecisionsCsvRows } from './decisions-csv.ts';
 import { cents, tradeStatistics } from '../../report/statistics.ts';
 import { barsPerCandle, candleValues } from '../../report/chart-data.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
@@ -339,6 +347,8 @@ export interface BacktestOutcome {
   readonly equityRows?: EquityCurve;
   /** The equity.csv a streamed per-bar run wrote while it ran (in `ExecuteOptions.outputDir`). */
   readonly equityFile?: string;
+  /** The decisions.csv a whole run wrote while it ran (in `ExecuteOptions.outputDir`); its `result.decisions` is empty. */
+  readonly decisionsFile?: string;
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -367,7 +377,8 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly strategies?: readonly BacktestStrategy[];
   /**
    * The folder the result files will be written to: a streamed run asked for a per-bar equity.csv writes
-   * it there row by row while it runs (without it, such a run loads the whole history).
+   * it there row by row while it runs (without it, such a run loads the whole history), and a whole run
+   * writes decisions.csv there as its decisions come instead of keeping them.
    */
   readonly outputDir?: string;
 }
@@ -507,25 +518,39 @@ export async function runDefinition(
           barsPerCandle(bars.time.length, DEFAULT_MAX_POINTS),
         )
       : [];
-  const result = runBacktest({
-    contract,
-    bars,
-    dataTimeframe: config.timeframe,
-    timeframe: config.timeframe,
-    strategy,
-    params: config.strategy.params,
-    ...(instances === undefined ? {} : { strategies: instances }),
-    account: config.account,
-    risk: config.risk,
-    ...configuredMarketHours(config, contract),
-    fills: fillOptions(config.fills, fee),
-    recordEquity: options.recordEquity ?? true,
-    ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
-    continuity: continuityOptions(config, history),
-    ...(passLock === undefined ? {} : { passLock }),
-    ...(options.logger ? { logger: options.logger } : {}),
-    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-  });
+  // With the output folder known, decisions.csv is written as the decisions come and no record is kept.
+  const recordsDecisions = options.decisions ?? options.recordEquity ?? true;
+  const decisionRows =
+    options.outputDir !== undefined && recordsDecisions
+      ? new DecisionsCsvRows(path.join(options.outputDir, 'decisions.csv'), contract.grid)
+      : undefined;
+  let result: BacktestRunResult;
+  try {
+    result = runBacktest({
+      contract,
+      bars,
+      dataTimeframe: config.timeframe,
+      timeframe: config.timeframe,
+      strategy,
+      params: config.strategy.params,
+      ...(instances === undefined ? {} : { strategies: instances }),
+      account: config.account,
+      risk: config.risk,
+      ...configuredMarketHours(config, contract),
+      fills: fillOptions(config.fills, fee),
+      recordEquity: options.recordEquity ?? true,
+      ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
+      continuity: continuityOptions(config, history),
+      ...(passLock === undefined ? {} : { passLock }),
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(decisionRows === undefined ? {} : { onDecision: (record: DecisionRecord) => decisionRows.add(record) }),
+    });
+  } catch (error) {
+    decisionRows?.discard();
+    throw error;
+  }
+  decisionRows?.finish();
   const title =
     config.title ??
     `${name}: ${instances === undefined ? strategy.name : instances.map((s) => s.id).join(', ')} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
@@ -559,6 +584,7 @@ export async function runDefinition(
       : (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
     timeframe: timeframeLabel(config.timeframe),
     overlays,
+    ...(decisionRows === undefined ? {} : { decisionTally: decisionRows.tally }),
     ...(evaluation === undefined ? {} : { evaluation }),
     config: {
       ...reportConfig(
@@ -578,7 +604,17 @@ export async function runDefinition(
           }),
     },
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
+  return {
+    name,
+    title,
+    contract,
+    history: { ...history, bars },
+    result,
+    report,
+    outputs: config.outputs,
+    warnings,
+    ...(decisionRows === undefined ? {} : { decisionsFile: decisionRows.file }),
+  };
 }
 
 /** Each instance's own line for the report, its statistics from its own closed trades. */

@@ -187,9 +187,15 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   json('daily.json', statistics.daily);
   json('daystats.json', statistics.dayStats);
   json('summary.json', summary);
-  writeStreamed(file('decisions.csv'), (out) => {
-    for (const line of decisionsCsvLines(result.decisions, grid)) out.write(line);
-  });
+  if (outcome.decisionsFile !== undefined) {
+    // Written while the run went; elsewhere when the outputs go to another folder than it was told.
+    if (path.resolve(outcome.decisionsFile) !== path.resolve(file('decisions.csv')))
+      copyFileSync(outcome.decisionsFile, file('decisions.csv'));
+  } else {
+    writeStreamed(file('decisions.csv'), (out) => {
+      for (const line of decisionsCsvLines(result.decisions, grid)) out.write(line);
+    });
+  }
   written.push('decisions.csv');
   json(
     'rolls.json',

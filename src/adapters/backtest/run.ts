@@ -128,6 +128,11 @@ export interface BacktestRunInput {
   readonly recordEquity?: boolean;
   /** Keep every risk-guard decision (decisions.csv, the report); default: as `recordEquity`. Counts are always kept. */
   readonly recordDecisions?: boolean;
+  /**
+   * Where each recorded decision goes as it is made, in place of the result's `decisions` (then empty): a
+   * run that writes decisions.csv as it goes.
+   */
+  readonly onDecision?: (record: DecisionRecord) => void;
   readonly logger?: Logger;
   /** Called after every replayed chunk with bars done and total. */
   readonly onProgress?: (done: number, total: number) => void;
@@ -357,12 +362,13 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   // Observed only to record them: the rejection counts come from the engine, and an observed decisions$
   // makes an object for every order.
   if (recordDecisions) {
+    const keep = input.onDecision ?? ((record: DecisionRecord) => decisions.push(record));
     engine.decisions$.subscribe((decision) => {
       // Field by field: a spread copy of each of a long run's decisions was a second of a 10 M-bar run.
       const { strategyId, intent, origin, result, time } = decision;
       const position = engine.accounting.position(contract.id);
       const equity = engine.accounting.equity();
-      decisions.push(
+      keep(
         origin === undefined
           ? { strategyId, intent, result, time, position, equity }
           : { strategyId, intent, origin, result, time, position, equity },

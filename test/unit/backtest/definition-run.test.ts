@@ -1,6 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { runDefinition, strategyOverlays } from '../../../src/adapters/backtest/definition-run.ts';
+import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
+import { writeBacktestOutputs } from '../../../src/adapters/backtest/result-files.ts';
+import { decisionLines, summarizeRunDecisions } from '../../../src/report/decisions.ts';
+import guarded from './fixtures/guarded-strategy.ts';
 import { barsPerCandle, candleValues } from '../../../src/report/chart-data.ts';
 import { DEFAULT_MAX_POINTS, renderReport } from '../../../src/report/html.ts';
 import { loadStrategy } from '../../../src/strategies/index.ts';
@@ -25,5 +32,51 @@ describe('a definition run', () => {
       everyBar.map((o) => ({ ...o, values: candleValues(o.values, k), barsPerValue: k })),
     );
     expect(renderReport(run.report)).toBe(renderReport({ ...run.report, overlays: everyBar }));
+  });
+});
+
+describe('decisions.csv written while the run goes', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tickline-definition-run-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('gives the files, report and summary lines of a run that kept its decisions, and keeps none', async () => {
+    const cases = [
+      { strategy: { name: 'sma-cross', params: { fast: 3, slow: 9 } }, risk: {} },
+      { strategy: { name: 'mean-reversion', params: {} }, risk: {} },
+      { strategy: { name: 'breakout', params: {} }, risk: { maxPositionSize: 1 } },
+      // Refusals of every kind and a strategy that stops trading: the summary's firsts and warning.
+      { strategy: { name: 'guarded', params: {} }, risk: { maxPositionSize: 1 }, module: guarded },
+    ];
+    for (const [k, c] of cases.entries()) {
+      const config = BacktestConfig.parse({
+        strategy: c.strategy,
+        contract: 'MESZ5',
+        data: { source: 'synthetic', seed: 11 + k, sessions: 3, startPrice: 6700 },
+        account: { startingBalance: 50_000 },
+        risk: c.risk,
+      });
+      const options = c.module === undefined ? {} : { strategy: c.module };
+      const kept = await executeBacktest(config, 'd', options);
+      const out = path.join(dir, `case-${k}`);
+      const streamed = await executeBacktest(config, 'd', { ...options, outputDir: path.join(out, 'streamed') });
+      expect(kept.result.decisions.length).toBeGreaterThan(0);
+      expect(streamed.result.decisions).toEqual([]);
+      await writeBacktestOutputs(path.join(out, 'kept'), kept);
+      await writeBacktestOutputs(path.join(out, 'streamed'), streamed);
+      // Written elsewhere than the run was told: the file is copied.
+      await writeBacktestOutputs(path.join(out, 'moved'), streamed);
+      const files = readdirSync(path.join(out, 'kept')).sort();
+      expect(readdirSync(path.join(out, 'streamed')).sort()).toEqual(files);
+      for (const name of files)
+        for (const other of ['streamed', 'moved'])
+          expect(readFileSync(path.join(out, other, name), 'utf8'), `${c.strategy.name} ${other}/${name}`).toBe(
+            readFileSync(path.join(out, 'kept', name), 'utf8'),
+          );
+      const lines = (o: typeof kept) => decisionLines(summarizeRunDecisions(o.report, o.statistics));
+      expect(lines(streamed)).toEqual(lines(kept));
+      expect(summarizeRunDecisions(streamed.report, streamed.statistics)).toEqual(
+        summarizeRunDecisions(kept.report, kept.statistics),
+      );
+    }
   });
 });
