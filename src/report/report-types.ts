@@ -123,8 +123,9 @@ export interface ReportOverlay {
 }
 
 /**
- * A streamed run's bars as they passed (src/adapters/backtest/streamed.ts): their count and range and the chart's
- * candles, equity and drawdown, built online. A report with it has empty `bars` and `equity`.
+ * A run's bars as they passed (src/adapters/backtest/run-gathering.ts): their count and range and the chart's
+ * candles, equity and drawdown, built online. A report with it has an empty `equity` (and a streamed run's
+ * empty `bars`).
  */
 export interface StreamedBars {
   readonly count: number;
@@ -181,7 +182,10 @@ export interface ReportInput {
    * as it went keeps no records): the same summary.
    */
   readonly decisionTally?: DecisionTally;
-  /** A streamed run's bars, summarised while they passed; `bars` and `equity` are then empty. */
+  /**
+   * A run's bars summarised while they passed: a streamed run's (`bars` and `equity` are then empty), or a
+   * whole run's that kept no equity curve (`equity` empty; `bars` kept for the plots).
+   */
   readonly streamed?: StreamedBars;
   /** Lines shown under the verdict: what the report leaves out, and why. */
   readonly notes?: readonly string[];

@@ -171,8 +171,6 @@ function countBars(
 
 export interface StreamedOptions extends ExecuteOptions {
   readonly strategy: StrategyModule;
-  /** Bars per piece handed to the engine (default: a stored chunk whole); tests cut them small. */
-  readonly pieceBars?: number;
   /** Candles the report's chart is cut into (the report's default otherwise); tests make k > 1 on few bars. */
   readonly maxCandles?: number;
 }

@@ -39,11 +39,18 @@ describe('decisions.csv written while the run goes', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tickline-definition-run-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('gives the files, report and summary lines of a run that kept its decisions, and keeps none', async () => {
+  it('gives the files, report and summary lines of a run that kept its decisions and equity curve, and keeps neither', async () => {
     const cases = [
       { strategy: { name: 'sma-cross', params: { fast: 3, slow: 9 } }, risk: {} },
-      { strategy: { name: 'mean-reversion', params: {} }, risk: {} },
-      { strategy: { name: 'breakout', params: {} }, risk: { maxPositionSize: 1 } },
+      // Pieces cut small, each session's close a gap (flattened), every bar's equity in equity.csv.
+      {
+        strategy: { name: 'sma-cross', params: { fast: 3, slow: 9 } },
+        risk: {},
+        extra: { gaps: { longerThanHours: 0.5 }, outputs: { equity: 'per-bar' } },
+        pieceBars: 37,
+      },
+      { strategy: { name: 'mean-reversion', params: {} }, risk: {}, extra: { outputs: { equity: 'per-trade' } } },
+      { strategy: { name: 'breakout', params: {} }, risk: { maxPositionSize: 1 }, pieceBars: 500 },
       // Refusals of every kind and a strategy that stops trading: the summary's firsts and warning.
       { strategy: { name: 'guarded', params: {} }, risk: { maxPositionSize: 1 }, module: guarded },
     ];
@@ -54,13 +61,20 @@ describe('decisions.csv written while the run goes', () => {
         data: { source: 'synthetic', seed: 11 + k, sessions: 3, startPrice: 6700 },
         account: { startingBalance: 50_000 },
         risk: c.risk,
+        ...c.extra,
       });
-      const options = c.module === undefined ? {} : { strategy: c.module };
+      const options = {
+        ...(c.module === undefined ? {} : { strategy: c.module }),
+        ...(c.pieceBars === undefined ? {} : { pieceBars: c.pieceBars }),
+      };
       const kept = await executeBacktest(config, 'd', options);
       const out = path.join(dir, `case-${k}`);
       const streamed = await executeBacktest(config, 'd', { ...options, outputDir: path.join(out, 'streamed') });
       expect(kept.result.decisions.length).toBeGreaterThan(0);
       expect(streamed.result.decisions).toEqual([]);
+      expect(kept.report.equity.equity.length).toBe(kept.result.bars);
+      expect(streamed.report.equity.equity).toHaveLength(0);
+      if (k === 1) expect(kept.result.gaps.length).toBeGreaterThan(0);
       await writeBacktestOutputs(path.join(out, 'kept'), kept);
       await writeBacktestOutputs(path.join(out, 'streamed'), streamed);
       // Written elsewhere than the run was told: the file is copied.
