@@ -7,6 +7,10 @@ import { runDefinition, strategyOverlays } from '../../../src/adapters/backtest/
 import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../../../src/adapters/backtest/result-files.ts';
 import { decisionLines, summarizeRunDecisions } from '../../../src/report/decisions.ts';
+import { Observable } from 'rxjs';
+import { z } from 'zod';
+import { defineStrategy, target } from '../../../src/engine/index.ts';
+import type { Intent } from '../../../src/engine/types.ts';
 import guarded from './fixtures/guarded-strategy.ts';
 import { barsPerCandle, candleValues } from '../../../src/report/chart-data.ts';
 import { DEFAULT_MAX_POINTS, renderReport } from '../../../src/report/html.ts';
@@ -35,6 +39,21 @@ describe('a definition run', () => {
   });
 });
 
+/** Turns its position every 40 bars, and throws at its 2,000th bar. */
+const failing = defineStrategy({
+  name: 'failing',
+  params: z.strictObject({}),
+  run: (ctx) =>
+    new Observable<Intent>((subscriber) => {
+      let index = 0;
+      return ctx.barRecords().subscribe(() => {
+        index++;
+        if (index === 2000) throw new Error('failing strategy: bar 2000');
+        if (index % 40 === 0) subscriber.next(target(index % 80 === 0 ? 1 : -1));
+      });
+    }),
+});
+
 describe('decisions.csv written while the run goes', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tickline-definition-run-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,6 +72,8 @@ describe('decisions.csv written while the run goes', () => {
       { strategy: { name: 'breakout', params: {} }, risk: { maxPositionSize: 1 }, pieceBars: 500 },
       // Refusals of every kind and a strategy that stops trading: the summary's firsts and warning.
       { strategy: { name: 'guarded', params: {} }, risk: { maxPositionSize: 1 }, module: guarded },
+      // A strategy that fails half way: what ran is the result, the bars after it pass without equity.
+      { strategy: { name: 'failing', params: {} }, risk: {}, module: failing, pieceBars: 300 },
     ];
     for (const [k, c] of cases.entries()) {
       const config = BacktestConfig.parse({
@@ -70,6 +91,7 @@ describe('decisions.csv written while the run goes', () => {
       const kept = await executeBacktest(config, 'd', options);
       const out = path.join(dir, `case-${k}`);
       const streamed = await executeBacktest(config, 'd', { ...options, outputDir: path.join(out, 'streamed') });
+      if (c.module === failing) expect(kept.result.failure?.message).toContain('bar 2000');
       expect(kept.result.decisions.length).toBeGreaterThan(0);
       expect(streamed.result.decisions).toEqual([]);
       expect(kept.report.equity.equity.length).toBe(kept.result.bars);
