@@ -589,8 +589,6 @@ export async function runDefinition(
     throw error;
   }
   decisionRows?.finish();
-  // Trades the run closed after its last bar (the position left open at the end) close on that bar.
-  gathered?.gathering.excursions.add(EMPTY_BARS, result.trades, Number.NaN);
   const equityRows = gathered?.rows.finish();
   const title =
     config.title ??
@@ -633,7 +631,6 @@ export async function runDefinition(
             first: gathered.gathering.first,
             last: gathered.gathering.last,
             chart: gathered.gathering.candles.result(contract.grid),
-            excursions: gathered.gathering.excursions.result(),
           },
         }),
     ...(evaluation === undefined ? {} : { evaluation }),
@@ -692,15 +689,6 @@ function* pieces(bars: BarColumns, size: number): Generator<BarColumns> {
   for (let start = 0; start < n; start += size) yield sliceByIndex(bars, start, Math.min(n, start + size));
 }
 
-const EMPTY_BARS: BarColumns = {
-  time: new Float64Array(0),
-  open: new Float64Array(0),
-  high: new Float64Array(0),
-  low: new Float64Array(0),
-  close: new Float64Array(0),
-  volume: new Float64Array(0),
-};
-
 /** What a gathered whole run gathers into, and the equity.csv rows it picks (or writes, per bar) as it goes. */
 function gatheredRun(config: BacktestConfig, bars: BarColumns, outputDir: string) {
   const tradingDay = config.risk.tradingDay;
@@ -717,6 +705,8 @@ function gatheredRun(config: BacktestConfig, bars: BarColumns, outputDir: string
     calendar,
     rows,
     DEFAULT_MAX_POINTS,
+    // The report keeps the bars (for the plots): the trades' excursions are read there, after the run.
+    false,
   );
   return {
     gathering,

@@ -114,8 +114,12 @@ export class RunGathering {
   readonly dayEnds: { day: string; equity: number }[] = [];
   endingEquity: number | undefined;
   readonly spans = new TradeSpans();
-  /** Each trade's MAE and MFE, from the bars as they pass (the whole run reads them from its bars: the same). */
-  readonly excursions = new ExcursionTracker();
+  /**
+   * Each trade's MAE and MFE, from the bars as they pass (the whole run reads them from its bars: the
+   * same); none when the report keeps the bars and reads them there (a whole run's 264,460 excursions
+   * were 13 MB of objects held from the run on).
+   */
+  readonly excursions: ExcursionTracker | undefined;
   readonly candles: CandleBuilder;
   readonly rows: EquityRowPicker | EquityCsvRows;
   first = Number.NaN;
@@ -134,7 +138,9 @@ export class RunGathering {
     private readonly calendar: TradingCalendar,
     rows: EquityRowPicker | EquityCsvRows,
     maxCandles: number,
+    excursions = true,
   ) {
+    this.excursions = excursions ? new ExcursionTracker() : undefined;
     this.drawdown = new DrawdownTracker(startingBalance, idleLimitMs);
     this.candles = new CandleBuilder(total, maxCandles, startingBalance);
     this.rows = rows;
@@ -156,7 +162,7 @@ export class RunGathering {
       this.rows.addExit(trade.exitTime);
       this.spans.closed(trade);
     }
-    this.excursions.add(bars, records.trades, records.openSince);
+    this.excursions?.add(bars, records.trades, records.openSince);
     const n = bars.time.length;
     if (n === 0) return;
     if (Number.isNaN(this.first)) this.first = bars.time[0]!;

@@ -309,7 +309,7 @@ function streamedOutcome(
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
   const span = { first: gathering.first, last: gathering.last, count: total };
   // Trades the run closed after its last bar (the position left open at the end) close on that bar.
-  gathering.excursions.add(EMPTY_BARS, result.trades, Number.NaN);
+  gathering.excursions!.add(EMPTY_BARS, result.trades, Number.NaN);
   const report: ReportInput = {
     title,
     ...runReportFields(result, contract),
@@ -320,7 +320,7 @@ function streamedOutcome(
     timeframe: timeframeLabel(config.timeframe),
     overlays: [],
     config: reportConfig(config, contract, strategy, params, description, span, run.fee),
-    streamed: { ...span, chart: gathering.candles.result(contract.grid), excursions: gathering.excursions.result() },
+    streamed: { ...span, chart: gathering.candles.result(contract.grid), excursions: gathering.excursions!.result() },
     notes,
   };
   const figures = {
