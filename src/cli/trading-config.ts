@@ -18,7 +18,7 @@ import {
   validateAt,
 } from './config-loader.ts';
 import { loadEvaluationRules } from './evaluations.ts';
-import { missingSecrets } from '../ops/notify/senders.ts';
+import { missingSecrets } from '../adapters/live/notify-config.ts';
 
 /** The account limits an evaluation sets; the config's `limits` may not set them too. */
 const EVALUATION_LIMITS = ['startingBalance', 'dailyLossLimit', 'maximumLossLimit'] as const;

@@ -149,14 +149,36 @@ export function breakCandles(input: ReportInput, k: number): Set<number> {
   return breaks;
 }
 
+/** Bars merged into one candle when `bars` bars are drawn as at most `maxCandles` candles. */
+export function barsPerCandle(bars: number, maxCandles: number): number {
+  return Math.max(1, Math.ceil(bars / maxCandles));
+}
+
+/**
+ * A plot's values kept only where a chart of `k` bars a candle reads them: each candle's last bar (a
+ * `ReportOverlay` with `barsPerValue: k`). A 10 M-bar run's plot is then 4,000 values, not 10 M.
+ */
+export function candleValues(values: ArrayLike<number>, k: number): Float64Array {
+  const n = values.length;
+  const kept = new Float64Array(Math.ceil(n / k));
+  for (let candle = 0; candle < kept.length; candle++) kept[candle] = values[Math.min(n, (candle + 1) * k) - 1]!;
+  return kept;
+}
+
 function overlays(input: ReportInput, grid: PriceGrid, k: number, candleCount: number): OverlayData[] {
   const n = input.bars.time.length;
   const breaks = (input.overlays ?? []).length === 0 ? new Set<number>() : breakCandles(input, k);
   return (input.overlays ?? []).map((overlay) => {
     const pane = overlay.pane ?? 'price';
+    const every = overlay.barsPerValue ?? 1;
+    // A candle's last bar is a kept one only when a candle spans whole groups of kept bars.
+    if (k % every !== 0)
+      throw new Error(
+        `overlay ${overlay.name} keeps a value every ${every} bars: a chart of ${k} bars a candle cannot draw it`,
+      );
     const values: (number | null)[] = [];
     for (let candle = 0; candle < candleCount; candle++) {
-      const value = overlay.values[Math.min(n, (candle + 1) * k) - 1] as number;
+      const value = overlay.values[Math.floor((Math.min(n, (candle + 1) * k) - 1) / every)] as number;
       if (!Number.isFinite(value) || breaks.has(candle)) values.push(null);
       else values.push(pane === 'price' ? priceOf(grid, value) : Number(value.toFixed(4)));
     }
@@ -269,7 +291,7 @@ export class CandleBuilder {
   private peak: number;
 
   constructor(expectedBars: number, maxCandles: number, startingBalance: number) {
-    this.k = Math.max(1, Math.ceil(expectedBars / maxCandles));
+    this.k = barsPerCandle(expectedBars, maxCandles);
     this.peak = startingBalance;
   }
 

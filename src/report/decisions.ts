@@ -133,51 +133,47 @@ export interface SummaryOptions {
 
 interface StrategyTrack {
   lastAccepted: number | null;
-  lastAcceptedDay: string | null;
   tailStart: number;
   tail: Map<ReasonCode, number>;
   tailCount: number;
   tailMessage: string;
-  lastRejectedDay: string | null;
+  lastRejected: number;
 }
 
-/** Counts, first occurrences and stop warnings of a run's decisions (in the order they were made). */
-export function summarizeDecisions(records: DecisionSequence, options: SummaryOptions = {}): DecisionSummary {
-  const adjusted = new Map<ReasonCode, number>();
-  const rejected = new Map<ReasonCode, number>();
-  const firstIndex = new Map<string, number>();
-  const tracks = new Map<string, StrategyTrack>();
-  const dayOf = options.dayOf ?? ((time: number) => new Date(time).toISOString().slice(0, 10));
-  let accepted = 0;
-  let adjustedTotal = 0;
-  let rejectedTotal = 0;
-  let index = -1;
-  for (const record of records) {
-    index++;
+/**
+ * A run's decisions counted as they come, one at a time, keeping only the first record of each code and
+ * outcome: what `summarizeDecisions` reports of them, without the records (a run that writes decisions.csv
+ * as it goes keeps none).
+ */
+export class DecisionTally {
+  private readonly adjusted = new Map<ReasonCode, number>();
+  private readonly rejected = new Map<ReasonCode, number>();
+  /** The first record of each `outcome:code`, in the order they came. */
+  private readonly firsts = new Map<string, DecisionRecord>();
+  private readonly tracks = new Map<string, StrategyTrack>();
+  private total = 0;
+  private accepted = 0;
+  private adjustedTotal = 0;
+  private rejectedTotal = 0;
+
+  add(record: DecisionRecord): void {
+    this.total++;
     const outcome = outcomeOf(record);
-    let track = tracks.get(record.strategyId);
+    let track = this.tracks.get(record.strategyId);
     if (track === undefined) {
-      track = {
-        lastAccepted: null,
-        lastAcceptedDay: null,
-        tailStart: 0,
-        tail: new Map(),
-        tailCount: 0,
-        tailMessage: '',
-        lastRejectedDay: null,
-      };
-      tracks.set(record.strategyId, track);
+      track = { lastAccepted: null, tailStart: 0, tail: new Map(), tailCount: 0, tailMessage: '', lastRejected: 0 };
+      this.tracks.set(record.strategyId, track);
     }
     if (outcome === 'accepted') {
-      accepted++;
+      this.accepted++;
     } else {
       const code = codeOf(record)!;
-      const counts = outcome === 'adjusted' ? adjusted : rejected;
+      const counts = outcome === 'adjusted' ? this.adjusted : this.rejected;
       counts.set(code, (counts.get(code) ?? 0) + 1);
-      if (outcome === 'adjusted') adjustedTotal++;
-      else rejectedTotal++;
+      if (outcome === 'adjusted') this.adjustedTotal++;
+      else this.rejectedTotal++;
       const key = `${outcome}:${code}`;
-      if (!firstIndex.has(key)) firstIndex.set(key, index);
+      if (!this.firsts.has(key)) this.firsts.set(key, record);
     }
     if (outcome === 'rejected') {
       if (track.tailCount === 0) {
@@ -187,10 +183,9 @@ export function summarizeDecisions(records: DecisionSequence, options: SummaryOp
       const code = codeOf(record)!;
       track.tail.set(code, (track.tail.get(code) ?? 0) + 1);
       track.tailCount++;
-      track.lastRejectedDay = dayOf(record.time);
+      track.lastRejected = record.time;
     } else {
       track.lastAccepted = record.time;
-      track.lastAcceptedDay = dayOf(record.time);
       // An acceptance ends a run of refusals; most have none to end (no new map per accepted intent).
       if (track.tailCount > 0) {
         track.tail = new Map();
@@ -199,10 +194,10 @@ export function summarizeDecisions(records: DecisionSequence, options: SummaryOp
     }
   }
 
-  const firsts: FirstDecision[] = [...firstIndex]
-    .sort((a, b) => a[1] - b[1])
-    .map(([key, index]) => {
-      const record = records.at(index)!;
+  /** The summary of the decisions so far; the days are only read here (the last ones of each strategy). */
+  summary(options: SummaryOptions = {}): DecisionSummary {
+    const dayOf = options.dayOf ?? ((time: number) => new Date(time).toISOString().slice(0, 10));
+    const firsts: FirstDecision[] = [...this.firsts].map(([key, record]) => {
       const outcome = key.startsWith('adjusted:') ? 'adjusted' : 'rejected';
       const code = codeOf(record)!;
       return {
@@ -212,41 +207,49 @@ export function summarizeDecisions(records: DecisionSequence, options: SummaryOp
         strategyId: record.strategyId,
         intent: describeIntent(record.intent, options.grid),
         message: record.result.message ?? '',
-        count: (outcome === 'adjusted' ? adjusted : rejected).get(code)!,
+        count: (outcome === 'adjusted' ? this.adjusted : this.rejected).get(code)!,
       };
     });
 
-  const days = options.days ?? [];
-  const stopped: StoppedTrading[] = [];
-  for (const [strategyId, track] of tracks) {
-    if (track.tailCount === 0) continue;
-    // Refusals on the day of the last accepted intent may be the day's end (flat-by, a daily limit):
-    // only refusals that carry on into a later trading day mean the strategy stopped trading.
-    if (track.lastAcceptedDay !== null && track.lastRejectedDay! <= track.lastAcceptedDay) continue;
-    const day = dayOf(track.tailStart);
-    const position = days.indexOf(day);
-    stopped.push({
-      strategyId,
-      since: track.tailStart,
-      day,
-      dayNumber: position < 0 ? null : position + 1,
-      days: days.length,
-      lastAccepted: track.lastAccepted,
-      rejected: track.tailCount,
-      codes: byFrequency(track.tail),
-      message: track.tailMessage,
-    });
+    const days = options.days ?? [];
+    const stopped: StoppedTrading[] = [];
+    for (const [strategyId, track] of this.tracks) {
+      if (track.tailCount === 0) continue;
+      // Refusals on the day of the last accepted intent may be the day's end (flat-by, a daily limit):
+      // only refusals that carry on into a later trading day mean the strategy stopped trading.
+      if (track.lastAccepted !== null && dayOf(track.lastRejected) <= dayOf(track.lastAccepted)) continue;
+      const day = dayOf(track.tailStart);
+      const position = days.indexOf(day);
+      stopped.push({
+        strategyId,
+        since: track.tailStart,
+        day,
+        dayNumber: position < 0 ? null : position + 1,
+        days: days.length,
+        lastAccepted: track.lastAccepted,
+        rejected: track.tailCount,
+        codes: byFrequency(track.tail),
+        message: track.tailMessage,
+      });
+    }
+    return {
+      total: this.total,
+      accepted: this.accepted,
+      adjustedTotal: this.adjustedTotal,
+      adjusted: countsInOrder(this.adjusted),
+      rejectedTotal: this.rejectedTotal,
+      rejected: countsInOrder(this.rejected),
+      firsts,
+      stopped,
+    };
   }
-  return {
-    total: records.length,
-    accepted,
-    adjustedTotal,
-    adjusted: countsInOrder(adjusted),
-    rejectedTotal,
-    rejected: countsInOrder(rejected),
-    firsts,
-    stopped,
-  };
+}
+
+/** Counts, first occurrences and stop warnings of a run's decisions (in the order they were made). */
+export function summarizeDecisions(records: DecisionSequence, options: SummaryOptions = {}): DecisionSummary {
+  const tally = new DecisionTally();
+  for (const record of records) tally.add(record);
+  return tally.summary(options);
 }
 
 function tally(total: number, counts: readonly CodeCount[]): string {
@@ -281,18 +284,19 @@ export function stoppedWarning(stop: StoppedTrading): string {
 
 /** The decisions of a report's run, with its trading calendar and days (from the statistics). */
 export function summarizeRunDecisions(
-  input: Pick<ReportInput, 'decisions' | 'contract' | 'tradingDay' | 'tradingDayStartHour'>,
+  input: Pick<ReportInput, 'decisions' | 'decisionTally' | 'contract' | 'tradingDay' | 'tradingDayStartHour'>,
   stats: Pick<Statistics, 'daily'>,
 ): DecisionSummary {
   // The terminal's lines and the report both summarize a run: its decisions are walked once.
   const known = SUMMARIES.get(input);
   if (known !== undefined && known.stats === stats) return known.summary;
   const calendar = new TradingCalendar(tradingDayConfig(input));
-  const summary = summarizeDecisions(input.decisions ?? [], {
+  const options: SummaryOptions = {
     grid: new PriceGrid(input.contract.tickSize, input.contract.tickValue),
     dayOf: (time) => calendar.dayOf(time),
     days: stats.daily.map((d) => d.tradeDay.slice(0, 10)),
-  });
+  };
+  const summary = input.decisionTally?.summary(options) ?? summarizeDecisions(input.decisions ?? [], options);
   SUMMARIES.set(input, { stats, summary });
   return summary;
 }

@@ -216,7 +216,7 @@ function warningsBlock(summary: DecisionSummary, id?: string): string {
 }
 
 function decisionsSection(input: ReportInput, summary: DecisionSummary): string {
-  if (input.decisions === undefined)
+  if (input.decisions === undefined && input.decisionTally === undefined)
     return '<section id="decisions"><h2>Decisions</h2><p class="muted">The run did not record its decisions.</p></section>';
   if (summary.total === 0)
     return '<section id="decisions"><h2>Decisions</h2><p class="muted">No intent reached the risk guard.</p></section>';
@@ -436,15 +436,28 @@ function breakdownTable(title: string, rows: readonly TradeBreakdown[], id: stri
 }
 
 function tradeAnalysisSection(input: ReportInput, analysis: TradeAnalysis): string {
-  const facts = analysis.trades;
-  if (facts.length === 0)
+  const count = analysis.count;
+  if (count === 0)
     return '<section id="trade-analysis"><h2>Trade analysis</h2><p class="muted">No trade.</p></section>';
-  const mean = (values: readonly number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
-  const maeTicks = mean(facts.map((f) => f.maeTicks));
-  const mfeTicks = mean(facts.map((f) => f.mfeTicks));
-  const duration = mean(facts.map((f) => f.durationMs));
+  // Summed in trade order, one trade's facts at a time (no array of every trade's).
+  let maeSum = 0;
+  let mfeSum = 0;
+  let durationSum = 0;
+  let maeMoney = 0;
+  let mfeMoney = 0;
+  for (let i = 0; i < count; i++) {
+    const f = analysis.fact(i);
+    maeSum += f.maeTicks;
+    mfeSum += f.mfeTicks;
+    durationSum += f.durationMs;
+    maeMoney += f.mae;
+    mfeMoney += f.mfe;
+  }
+  const maeTicks = maeSum / count;
+  const mfeTicks = mfeSum / count;
+  const duration = durationSum / count;
   return `<section id="trade-analysis"><h2>Trade analysis</h2>
-<p>Average MAE <b>${escapeHtml(maeTicks.toFixed(2))}</b> ticks (${escapeHtml(formatMoney(cents(mean(facts.map((f) => f.mae)))))}), average MFE <b>${escapeHtml(mfeTicks.toFixed(2))}</b> ticks (${escapeHtml(formatMoney(cents(mean(facts.map((f) => f.mfe)))))}), average duration <b>${escapeHtml(formatDuration(duration))}</b> over ${facts.length} trades.</p>
+<p>Average MAE <b>${escapeHtml(maeTicks.toFixed(2))}</b> ticks (${escapeHtml(formatMoney(cents(maeMoney / count)))}), average MFE <b>${escapeHtml(mfeTicks.toFixed(2))}</b> ticks (${escapeHtml(formatMoney(cents(mfeMoney / count)))}), average duration <b>${escapeHtml(formatDuration(duration))}</b> over ${count} trades.</p>
 <p class="muted">MAE and MFE: the worst and best open PnL per contract from the high and low of every bar the trade was open (its entry's and its exit's bars included), in ticks of ${escapeHtml(String(input.contract.tickSize))}. Hours and weekdays of the entry in ${escapeHtml(analysis.timeZone)}; a trade wins when its PnL after fees is above zero. Click a trade in the table below to zoom the chart to it.</p>
 ${breakdownTable('By entry label', analysis.byLabel, 'by-label')}
 ${breakdownTable('By entry hour', analysis.byHour, 'by-hour')}
@@ -465,7 +478,7 @@ function tradesSection(input: ReportInput, grid: PriceGrid, analysis: TradeAnaly
       : (ticks * grid.tickSize).toFixed(grid.decimals + 2);
   const rows = indices.map((i) => {
     const t = input.trades[i]!;
-    const f = analysis.trades[i]!;
+    const f = analysis.fact(i);
     return [
       String(i + 1),
       t.side === 'buy' ? 'Long' : 'Short',

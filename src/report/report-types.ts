@@ -15,6 +15,7 @@ import type { Intent } from '../engine/types.ts';
 import type { RunEvaluation } from './evaluation-report.ts';
 import type { PreparedChart } from './chart-data.ts';
 import type { TradeExcursion } from './trade-analysis.ts';
+import type { DecisionTally } from './decisions.ts';
 
 export interface ReportContract {
   /** The gateway's contract id, for example `CON.F.US.EP.Z25`. */
@@ -122,11 +123,18 @@ export interface ReportOverlay {
   /** 'price' (default): values in ticks, drawn over the candles; 'own': any unit, in a pane below the price. */
   readonly pane?: 'price' | 'own';
   readonly values: ArrayLike<number>;
+  /**
+   * Bars per value (default 1): `values[j]` is the value of the last bar of bars `j * barsPerValue` to
+   * `(j + 1) * barsPerValue - 1` (`candleValues`), which is all a chart of that many bars a candle, or a
+   * multiple of it, draws.
+   */
+  readonly barsPerValue?: number;
 }
 
 /**
- * A streamed run's bars as they passed (src/adapters/backtest/streamed.ts): their count and range and the chart's
- * candles, equity and drawdown, built online. A report with it has empty `bars` and `equity`.
+ * A run's bars as they passed (src/adapters/backtest/run-gathering.ts): their count and range and the chart's
+ * candles, equity and drawdown, built online. A report with it has an empty `equity` (and a streamed run's
+ * empty `bars`).
  */
 export interface StreamedBars {
   readonly count: number;
@@ -178,7 +186,15 @@ export interface ReportInput {
   readonly evaluation?: RunEvaluation;
   /** Every risk-guard decision of the run, in the order made: the report's decisions section and chart markers. */
   readonly decisions?: DecisionSequence;
-  /** A streamed run's bars, summarised while they passed; `bars` and `equity` are then empty. */
+  /**
+   * The run's decisions counted as they were made, in place of `decisions` (a run that wrote decisions.csv
+   * as it went keeps no records): the same summary.
+   */
+  readonly decisionTally?: DecisionTally;
+  /**
+   * A run's bars summarised while they passed: a streamed run's (`bars` and `equity` are then empty), or a
+   * whole run's that kept no equity curve (`equity` empty; `bars` kept for the plots).
+   */
   readonly streamed?: StreamedBars;
   /** Lines shown under the verdict: what the report leaves out, and why. */
   readonly notes?: readonly string[];

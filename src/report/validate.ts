@@ -113,9 +113,12 @@ export function validateReportInput(input: ReportInput): void {
       problems.push(`trades[${i}].side must be 'buy' or 'sell' (${String(trade.side)})`);
   });
   (input.overlays ?? []).forEach((overlay, i) => {
-    if (overlay.values.length !== bars)
+    const every = overlay.barsPerValue ?? 1;
+    if (!(Number.isInteger(every) && every >= 1))
+      problems.push(`overlays[${i}] (${overlay.name}).barsPerValue must be a positive integer (${every})`);
+    else if (overlay.values.length !== Math.ceil(bars / every))
       problems.push(
-        `overlays[${i}] (${overlay.name}) has ${overlay.values.length} values, expected one per bar (${bars})`,
+        `overlays[${i}] (${overlay.name}) has ${overlay.values.length} values, expected ${every === 1 ? `one per bar (${bars})` : `one per ${every} bars (${Math.ceil(bars / every)})`}`,
       );
   });
   input.violations.forEach((violation, i) => {

@@ -5,10 +5,12 @@
  */
 import type { PriceGrid } from '../../engine/ticks.ts';
 import type { Intent } from '../../engine/types.ts';
-import { codeOf, describeIntent, intentPrice, outcomeOf } from '../../report/decisions.ts';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { codeOf, DecisionTally, describeIntent, intentPrice, outcomeOf } from '../../report/decisions.ts';
 import { cents } from '../../report/statistics.ts';
 import type { DecisionRecord, DecisionSequence } from '../../report/report-types.ts';
-import { IsoTimeFormatter } from './outputs.ts';
+import { IsoTimeFormatter, StreamedTextFile } from './outputs.ts';
 
 export const DECISIONS_CSV_HEADER =
   'time,strategy,intent,kind,side,size,orderType,limitPrice,stopPrice,trailPrice,origin,result,code,acceptedSize,position,equity,message';
@@ -80,4 +82,38 @@ export function* decisionsCsvLines(records: DecisionSequence, grid: PriceGrid): 
   yield `${DECISIONS_CSV_HEADER}\n`;
   const rows = new DecisionRowFormatter(grid);
   for (const record of records) yield `${rows.row(record)}\n`;
+}
+
+/**
+ * decisions.csv written while the run makes its decisions, each row as `decisionsCsvLines` writes it, and
+ * the decisions counted for the report (`tally`): a long run keeps none of its records (a 10 M-bar run's
+ * 386,710 were 120 MB of heap until the outputs). The file takes its name at `finish`.
+ */
+export class DecisionsCsvRows {
+  readonly tally = new DecisionTally();
+  private readonly out: StreamedTextFile;
+  private readonly rows: DecisionRowFormatter;
+
+  constructor(
+    readonly file: string,
+    grid: PriceGrid,
+  ) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    this.out = new StreamedTextFile(file);
+    this.out.write(`${DECISIONS_CSV_HEADER}\n`);
+    this.rows = new DecisionRowFormatter(grid);
+  }
+
+  add(record: DecisionRecord): void {
+    this.out.write(`${this.rows.row(record)}\n`);
+    this.tally.add(record);
+  }
+
+  finish(): void {
+    this.out.close();
+  }
+
+  discard(): void {
+    this.out.discard();
+  }
 }

@@ -10,11 +10,29 @@ import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
-import type { EquityCurve, ReportInput, ReportOverlay, ReportStrategy, Statistics } from '../../report/report-types.ts';
-import { cents, tradeStatistics } from '../../report/statistics.ts';
+import type {
+  DecisionRecord,
+  EquityCurve,
+  ReportInput,
+  ReportOverlay,
+  ReportStrategy,
+  Statistics,
+} from '../../report/report-types.ts';
+import { DecisionsCsvRows } from './decisions-csv.ts';
+import { cents, streamedStatistics, tradeStatistics } from '../../report/statistics.ts';
+import { barsPerCandle, candleValues } from '../../report/chart-data.ts';
+import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig, type DataConfig, type OutputsConfig } from './backtest-config.ts';
 import { resolveContract, type BacktestContract } from './contract.ts';
-import { runBacktest, type BacktestRunResult, type BacktestStrategy, type ContinuityOptions } from './run.ts';
+import {
+  runBacktest,
+  runStreamedBacktest,
+  type BacktestRunResult,
+  type BacktestStrategy,
+  type ContinuityOptions,
+} from './run.ts';
+import { RunGathering } from './run-gathering.ts';
+import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import {
   alignToBuckets,
   frontMonthSegments,
@@ -37,7 +55,7 @@ import { evaluateRun, type MonteCarloOptions } from '../../report/evaluation-rep
 import { BarCache, type ImportedBars } from '../../data/bar-cache.ts';
 import { existsSync, statSync } from 'node:fs';
 import type { PriceGrid } from '../../engine/ticks.ts';
-import { aggregate, concatColumns, sliceByTime } from '../../data/columns.ts';
+import { aggregate, concatColumns, sliceByIndex, sliceByTime } from '../../data/columns.ts';
 import { readCsvMonths, type CsvBars, type CsvOptions } from '../../data/csv.ts';
 import { loadCsvBars } from '../../data/csv-parallel.ts';
 import { isParquetFile, readParquetBars } from '../../data/parquet.ts';
@@ -337,6 +355,8 @@ export interface BacktestOutcome {
   readonly equityRows?: EquityCurve;
   /** The equity.csv a streamed per-bar run wrote while it ran (in `ExecuteOptions.outputDir`). */
   readonly equityFile?: string;
+  /** The decisions.csv a whole run wrote while it ran (in `ExecuteOptions.outputDir`); its `result.decisions` is empty. */
+  readonly decisionsFile?: string;
 }
 
 export interface ExecuteOptions extends HistoryOptions {
@@ -365,9 +385,15 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly strategies?: readonly BacktestStrategy[];
   /**
    * The folder the result files will be written to: a streamed run asked for a per-bar equity.csv writes
-   * it there row by row while it runs (without it, such a run loads the whole history).
+   * it there row by row while it runs (without it, such a run loads the whole history), and a whole run
+   * writes decisions.csv there as its decisions come instead of keeping them.
    */
   readonly outputDir?: string;
+  /**
+   * Bars per piece handed to the engine by a run that gathers its figures as its bars pass (default: a
+   * streamed run's stored chunk whole, a whole run's pieces of 262,144 bars); tests cut them small.
+   */
+  readonly pieceBars?: number;
 }
 
 /** The account's own rules as an evaluation, when it has a target and a maximum loss limit to judge by. */
@@ -440,7 +466,10 @@ export function fillOptions(fills: BacktestConfig['fills'], fee: number): FillMo
 }
 
 /** A backtest run and its report's input, without the statistics (a sweep computes only those it ranks by). */
-export type DefinitionRun = Omit<BacktestOutcome, 'statistics'>;
+export type DefinitionRun = Omit<BacktestOutcome, 'statistics'> & {
+  /** Computed already by a run that gathered its figures as its bars passed (and kept no equity curve). */
+  readonly statistics?: Statistics;
+};
 
 /** Load and run; computes no statistics and writes nothing. */
 export async function runDefinition(
@@ -490,33 +519,81 @@ export async function runDefinition(
   // An evaluation (the definition's or one given) locks the account once it passes, as paper and live do.
   const passLockMode = options.evaluation === undefined ? 'off' : (config.evaluation?.passLock ?? DEFAULT_PASS_LOCK);
   const passLock = options.evaluation === undefined ? undefined : evaluationPassLock(options.evaluation, passLockMode);
-  const result = runBacktest({
-    contract,
-    bars,
-    dataTimeframe: config.timeframe,
-    timeframe: config.timeframe,
-    strategy,
-    params: config.strategy.params,
-    ...(instances === undefined ? {} : { strategies: instances }),
-    account: config.account,
-    risk: config.risk,
-    ...configuredMarketHours(config, contract),
-    fills: fillOptions(config.fills, fee),
-    recordEquity: options.recordEquity ?? true,
-    ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
-    continuity: continuityOptions(config, history),
-    ...(passLock === undefined ? {} : { passLock }),
-    ...(options.logger ? { logger: options.logger } : {}),
-    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-  });
+  // The parameters the strategy ran with, defaults included (the definition may name none of them).
+  const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
+  const recordsReport = options.recordEquity ?? true;
+  // The plots before the run: each one's value a bar (80 MB for 10 M bars) lives only until it is cut to
+  // the chart's points, while the run's own records do not yet take room beside it.
+  const overlays =
+    recordsReport && options.overlays !== false && instances === undefined
+      ? strategyOverlays(
+          strategy,
+          params,
+          { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length },
+          options.logger,
+          barsPerCandle(bars.time.length, DEFAULT_MAX_POINTS),
+        )
+      : [];
+  // With the output folder known, decisions.csv is written as the decisions come and no record is kept.
+  const recordsDecisions = options.decisions ?? options.recordEquity ?? true;
+  const decisionRows =
+    options.outputDir !== undefined && recordsDecisions
+      ? new DecisionsCsvRows(path.join(options.outputDir, 'decisions.csv'), contract.grid)
+      : undefined;
+  const rules = options.evaluation ?? accountEvaluation(config.account, name);
+  // Told where the outputs go, a run that keeps nothing else of every bar (no evaluation, one contract's
+  // history) gathers what the results need of its equity as its bars pass, piece by piece, and keeps no
+  // curve (80 MB for 10 M bars): the figures a streamed run gathers, which are those of the whole curve.
+  const gathered =
+    options.outputDir !== undefined &&
+    recordsReport &&
+    instances === undefined &&
+    rules === undefined &&
+    contract.continuous === undefined &&
+    history.segments === undefined
+      ? gatheredRun(config, bars, options.outputDir)
+      : undefined;
+  let result: BacktestRunResult;
+  try {
+    const input = {
+      contract,
+      dataTimeframe: config.timeframe,
+      timeframe: config.timeframe,
+      strategy,
+      params: config.strategy.params,
+      ...(instances === undefined ? {} : { strategies: instances }),
+      account: config.account,
+      risk: config.risk,
+      ...configuredMarketHours(config, contract),
+      fills: fillOptions(config.fills, fee),
+      recordEquity: options.recordEquity ?? true,
+      ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
+      ...(passLock === undefined ? {} : { passLock }),
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(decisionRows === undefined ? {} : { onDecision: (record: DecisionRecord) => decisionRows.add(record) }),
+    };
+    result =
+      gathered === undefined
+        ? runBacktest({ ...input, bars, continuity: continuityOptions(config, history) })
+        : runStreamedBacktest({
+            ...input,
+            chunks: pieces(bars, options.pieceBars ?? GATHERED_PIECE_BARS),
+            total: bars.time.length,
+            continuity: continuityOptions(config, history),
+            onBars: (piece, equity, records) => gathered.gathering.add(piece, equity, records),
+          });
+  } catch (error) {
+    decisionRows?.discard();
+    gathered?.rows.discard();
+    throw error;
+  }
+  decisionRows?.finish();
+  const equityRows = gathered?.rows.finish();
   const title =
     config.title ??
     `${name}: ${instances === undefined ? strategy.name : instances.map((s) => s.id).join(', ')} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
-  // The parameters the strategy ran with, defaults included (the definition may name none of them).
-  const params = parseParams(strategy, config.strategy.params) as Record<string, unknown>;
   const lines = instances === undefined ? undefined : strategyLines(instances, result, config.timeframe);
-  const rules = options.evaluation ?? accountEvaluation(config.account, name);
-  const recordsReport = options.recordEquity ?? true;
   const evaluation =
     rules === undefined || !recordsReport
       ? undefined
@@ -534,15 +611,6 @@ export async function runDefinition(
           options.monteCarlo,
           options.evaluation === undefined ? undefined : { mode: passLockMode, engaged: result.passLock ?? null },
         );
-  const overlays =
-    recordsReport && options.overlays !== false && instances === undefined
-      ? strategyOverlays(
-          strategy,
-          params,
-          { ...bars, contractId: contract.id, timeframe: config.timeframe, length: bars.time.length },
-          options.logger,
-        )
-      : [];
   const report: ReportInput = {
     title,
     ...runReportFields(result, contract),
@@ -554,6 +622,17 @@ export async function runDefinition(
       : (history.rolls ?? []).filter((r) => r.time >= bars.time[0]! && r.time <= bars.time[bars.time.length - 1]!),
     timeframe: timeframeLabel(config.timeframe),
     overlays,
+    ...(decisionRows === undefined ? {} : { decisionTally: decisionRows.tally }),
+    ...(gathered === undefined
+      ? {}
+      : {
+          streamed: {
+            count: bars.time.length,
+            first: gathered.gathering.first,
+            last: gathered.gathering.last,
+            chart: gathered.gathering.candles.result(contract.grid),
+          },
+        }),
     ...(evaluation === undefined ? {} : { evaluation }),
     config: {
       ...reportConfig(
@@ -573,7 +652,67 @@ export async function runDefinition(
           }),
     },
   };
-  return { name, title, contract, history: { ...history, bars }, result, report, outputs: config.outputs, warnings };
+  return {
+    name,
+    title,
+    contract,
+    history: { ...history, bars },
+    result,
+    report,
+    outputs: config.outputs,
+    warnings,
+    ...(decisionRows === undefined ? {} : { decisionsFile: decisionRows.file }),
+    ...(gathered === undefined
+      ? {}
+      : {
+          statistics: streamedStatistics(
+            report,
+            {
+              drawdown: gathered.gathering.drawdown,
+              dayEnds: gathered.gathering.dayEnds,
+              endingEquity: gathered.gathering.endingEquity,
+              bars: gathered.gathering.spans.bars,
+              spans: gathered.gathering.spans.finish(),
+            },
+            gathered.calendar,
+          ),
+          ...(equityRows === undefined ? { equityFile: gathered.rows.file! } : { equityRows }),
+        }),
+  };
+}
+
+/** Bars of a whole history handed to a gathered run at a time: its equity points live one piece long. */
+const GATHERED_PIECE_BARS = 1 << 18;
+
+function* pieces(bars: BarColumns, size: number): Generator<BarColumns> {
+  const n = bars.time.length;
+  for (let start = 0; start < n; start += size) yield sliceByIndex(bars, start, Math.min(n, start + size));
+}
+
+/** What a gathered whole run gathers into, and the equity.csv rows it picks (or writes, per bar) as it goes. */
+function gatheredRun(config: BacktestConfig, bars: BarColumns, outputDir: string) {
+  const tradingDay = config.risk.tradingDay;
+  const calendar = new TradingCalendar(tradingDay);
+  const perBar =
+    config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(outputDir, 'equity.csv')) : undefined;
+  const rows =
+    perBar ??
+    new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
+  const gathering = new RunGathering(
+    bars.time.length,
+    config.account.startingBalance,
+    config.gaps.longerThanHours * 3_600_000,
+    calendar,
+    rows,
+    DEFAULT_MAX_POINTS,
+    // The report keeps the bars (for the plots): the trades' excursions are read there, after the run.
+    false,
+  );
+  return {
+    gathering,
+    calendar,
+    rows: { finish: () => rows.finish(), discard: () => rows.discard(), file: perBar?.file },
+  };
 }
 
 /** Each instance's own line for the report, its statistics from its own closed trades. */
@@ -663,23 +802,30 @@ export function reportConfig(
 }
 
 /**
- * The strategy's plots over the run's bars. A plot that throws is left out and logged: a drawing bug
- * must not cost the run's results.
+ * The strategy's plots over the run's bars, each kept at one value per `barsPerValue` bars (the chart's
+ * candles: `candleValues`). A plot that throws is left out and logged: a drawing bug must not cost the
+ * run's results.
  */
 export function strategyOverlays(
   strategy: StrategyModule,
   params: unknown,
   bars: BarChunk,
   logger: Logger = silentLogger,
+  barsPerValue = 1,
 ): ReportOverlay[] {
   if (strategy.plots === undefined) return [];
   const overlays: ReportOverlay[] = [];
   for (const plot of strategy.plots(params)) {
     try {
       const computed = plot.values(bars);
-      const values = computed instanceof Float64Array ? computed : Float64Array.from(computed);
-      if (values.length !== bars.length) throw new Error(`${values.length} values for ${bars.length} bars`);
-      overlays.push({ name: plot.name, pane: plot.pane ?? 'price', values });
+      if (computed.length !== bars.length) throw new Error(`${computed.length} values for ${bars.length} bars`);
+      const pane = plot.pane ?? 'price';
+      if (barsPerValue === 1) {
+        const values = computed instanceof Float64Array ? computed : Float64Array.from(computed);
+        overlays.push({ name: plot.name, pane, values });
+      } else {
+        overlays.push({ name: plot.name, pane, values: candleValues(computed, barsPerValue), barsPerValue });
+      }
     } catch (error) {
       logger.warn(
         { err: error, plot: plot.name },

@@ -22,13 +22,11 @@ export async function executeBacktest(
     return runStreamedDefinition(config, name, contract, choice, { ...options, strategy });
   }
   const run = await runDefinition(config, name, options);
+  // A run that gathered its figures as its bars passed has its statistics already, and no curve to read.
+  const statistics = run.statistics ?? computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000);
   if (choice.why !== undefined) {
     options.logger?.warn(choice.why);
-    return {
-      ...run,
-      warnings: [choice.why, ...run.warnings],
-      statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000),
-    };
+    return { ...run, warnings: [choice.why, ...run.warnings], statistics };
   }
-  return { ...run, statistics: computeStatistics(run.report, config.gaps.longerThanHours * 3_600_000) };
+  return { ...run, statistics };
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { writeReport } from '../../report/html.ts';
 import { evaluationJson } from '../../report/evaluation-report.ts';
 import { cents } from '../../report/statistics.ts';
-import { analyseTrades } from '../../report/trade-analysis.ts';
+import { analyseTrades, type TradeFacts } from '../../report/trade-analysis.ts';
 import type { ClosedTrade } from '../../report/report-types.ts';
 import type { OrderRecord } from './venue-book.ts';
 import type { BacktestOutcome } from './definition-run.ts';
@@ -99,8 +99,8 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   const iso = new IsoTimeFormatter();
   const at = (ms: number): string => iso.format(ms);
   const analysis = analyseTrades(outcome.report);
-  const facts = analysis.trades;
-  const tradeRow = (t: ClosedTrade, i: number): TradeRow => ({
+  // Each trade's facts made for its row only: no array of every trade's.
+  const tradeRow = (t: ClosedTrade, f: TradeFacts): TradeRow => ({
     contractId: t.contractId,
     side: t.side === 'buy' ? 'long' : 'short',
     size: t.size,
@@ -112,10 +112,10 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     fees: cents(t.fees),
     net: cents(t.pnl - t.fees),
     durationSeconds: (t.exitTime - t.entryTime) / 1000,
-    maeTicks: facts[i]!.maeTicks,
-    mfeTicks: facts[i]!.mfeTicks,
-    mae: facts[i]!.mae,
-    mfe: facts[i]!.mfe,
+    maeTicks: f.maeTicks,
+    mfeTicks: f.mfeTicks,
+    mae: f.mae,
+    mfe: f.mfe,
     label: t.label ?? null,
   });
   const orderRow = (o: OrderRecord): OrderRow => ({
@@ -171,7 +171,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
       csvFile.write(`${TRADES_CSV_HEADER}\n`);
       const array = new JsonArrayText(jsonFile, layout, tradeJson);
       for (let i = 0; i < result.trades.length; i++) {
-        const t = tradeRow(result.trades[i]!, i);
+        const t = tradeRow(result.trades[i]!, analysis.fact(i));
         csvFile.write(
           `${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net},${t.durationSeconds},${t.maeTicks},${t.mfeTicks},${t.mae},${t.mfe},${t.label === null ? '' : csvField(t.label)}\n`,
         );
@@ -187,9 +187,15 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
   json('daily.json', statistics.daily);
   json('daystats.json', statistics.dayStats);
   json('summary.json', summary);
-  writeStreamed(file('decisions.csv'), (out) => {
-    for (const line of decisionsCsvLines(result.decisions, grid)) out.write(line);
-  });
+  if (outcome.decisionsFile !== undefined) {
+    // Written while the run went; elsewhere when the outputs go to another folder than it was told.
+    if (path.resolve(outcome.decisionsFile) !== path.resolve(file('decisions.csv')))
+      copyFileSync(outcome.decisionsFile, file('decisions.csv'));
+  } else {
+    writeStreamed(file('decisions.csv'), (out) => {
+      for (const line of decisionsCsvLines(result.decisions, grid)) out.write(line);
+    });
+  }
   written.push('decisions.csv');
   json(
     'rolls.json',

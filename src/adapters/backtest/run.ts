@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from '../../engine/log.ts';
 import type {
   ClosedTrade,
   ClosestApproach,
+  DecisionRecord,
   DecisionSequence,
   ReportViolation,
   RuleName,
@@ -44,6 +45,7 @@ import {
 } from '../../data/continuous.ts';
 import { sliceByIndex } from '../../data/columns.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
+import { BarTimedEquity } from './bar-timed-equity.ts';
 import { FillColumns } from './order-columns.ts';
 
 /** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
@@ -128,6 +130,11 @@ export interface BacktestRunInput {
   readonly recordEquity?: boolean;
   /** Keep every risk-guard decision (decisions.csv, the report); default: as `recordEquity`. Counts are always kept. */
   readonly recordDecisions?: boolean;
+  /**
+   * Where each recorded decision goes as it is made, in place of the result's `decisions` (then empty): a
+   * run that writes decisions.csv as it goes.
+   */
+  readonly onDecision?: (record: DecisionRecord) => void;
   readonly logger?: Logger;
   /** Called after every replayed chunk with bars done and total. */
   readonly onProgress?: (done: number, total: number) => void;
@@ -206,7 +213,8 @@ export interface BacktestRunResult {
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
-  const session = startRun(input, input.bars.time.length);
+  const recorder = input.recordEquity === false ? undefined : new BarTimedEquity(input.bars.time);
+  const session = startRun(input, input.bars.time.length, recorder);
   const continuity = input.continuity;
   if (continuity === undefined) {
     session.replay(input.bars);
@@ -356,17 +364,22 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
   // Observed only to record them: the rejection counts come from the engine, and an observed decisions$
   // makes an object for every order.
   if (recordDecisions) {
-    engine.decisions$.subscribe((d) =>
-      decisions.push(
-        d.strategyId,
-        d.intent,
-        d.origin,
-        d.result,
-        d.time,
-        engine.accounting.position(contract.id),
-        engine.accounting.equity(),
-      ),
-    );
+    const onDecision = input.onDecision;
+    engine.decisions$.subscribe((d) => {
+      const position = engine.accounting.position(contract.id);
+      const equity = engine.accounting.equity();
+      if (onDecision === undefined) {
+        decisions.push(d.strategyId, d.intent, d.origin, d.result, d.time, position, equity);
+        return;
+      }
+      // Field by field: a spread copy of each of a long run's decisions was a second of a 10 M-bar run.
+      const { strategyId, intent, origin, result, time } = d;
+      onDecision(
+        origin === undefined
+          ? { strategyId, intent, result, time, position, equity }
+          : { strategyId, intent, origin, result, time, position, equity },
+      );
+    });
   }
 
   let done = 0;
@@ -502,6 +515,10 @@ function runResult(records: RunRecords): BacktestRunResult {
     verdict = target !== undefined ? 'profit target reached without a permanent violation' : 'no permanent violation';
     if (daily > 0) verdict += ` (${daily} daily loss limit break${daily > 1 ? 's' : ''}, trading paused those days)`;
   }
+  // The getters below hold the accounting, not the engine: a result read long after its run (the outputs
+  // of a 10 M-bar run) must not keep the engine's own equity times (80 MB) that the bars' times replaced.
+  const accounting = engine.accounting;
+  const strategies = input.strategies === undefined ? undefined : strategyResults(engine, input.strategies, segments);
   const rejections = engine.rejections();
   let rejectedIntents = 0;
   for (const code in rejections) rejectedIntents += rejections[code]!;
@@ -524,7 +541,7 @@ function runResult(records: RunRecords): BacktestRunResult {
     eachOrder: () => orderObjects ?? venue.eachOrder(),
     orderListHash: venue.orderListHash(),
     get trades() {
-      tradeObjects ??= inMonths(engine.accounting.trades, segments);
+      tradeObjects ??= inMonths(accounting.trades, segments);
       return tradeObjects;
     },
     equity,
@@ -550,21 +567,26 @@ function runResult(records: RunRecords): BacktestRunResult {
     decisions,
     rolls,
     gaps,
-    ...(input.strategies === undefined
-      ? {}
-      : {
-          strategies: input.strategies.map((s) => ({
-            id: s.id,
-            strategy: s.strategy.name,
-            size: s.size ?? 1,
-            snapshot: engine.strategySnapshot(s.id),
-            trades: inMonths(engine.strategyTrades(s.id), segments),
-          })),
-        }),
+    ...(strategies === undefined ? {} : { strategies }),
     ...(failure === undefined
       ? {}
       : { failure: failure.error instanceof Error ? failure.error : new Error(String(failure.error)) }),
   };
+}
+
+/** Each instance's own figures, in the order given. */
+function strategyResults(
+  engine: Engine,
+  instances: readonly BacktestStrategy[],
+  segments: readonly HistorySegment[],
+): BacktestStrategyResult[] {
+  return instances.map((s) => ({
+    id: s.id,
+    strategy: s.strategy.name,
+    size: s.size ?? 1,
+    snapshot: engine.strategySnapshot(s.id),
+    trades: inMonths(engine.strategyTrades(s.id), segments),
+  }));
 }
 
 /** Trades labelled with the month they were made in (a continuous run's engine trades one id). */
@@ -752,6 +774,7 @@ function sharedTimes(
   barTimes: Float64Array,
 ): { readonly time: Float64Array; readonly equity: Float64Array } {
   const times = curve.time;
+  if (times === barTimes) return curve;
   if (times.length !== barTimes.length) return curve;
   for (let i = 0; i < times.length; i++) if (times[i] !== barTimes[i]) return curve;
   return { time: barTimes, equity: curve.equity };

@@ -25,11 +25,9 @@ import { TradingCalendar } from '../../engine/trading-day.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
-import { CandleBuilder } from '../../report/chart-data.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
-import { addDayEnds, addTradeSpan, DrawdownTracker, streamedStatistics } from '../../report/statistics.ts';
-import { ExcursionTracker } from '../../report/trade-analysis.ts';
-import type { ClosedTrade, EquityCurve, ReportInput } from '../../report/report-types.ts';
+import { streamedStatistics } from '../../report/statistics.ts';
+import type { EquityCurve, ReportInput } from '../../report/report-types.ts';
 import type { BacktestOutcome, ExecuteOptions } from './definition-run.ts';
 import {
   accountEvaluation,
@@ -44,19 +42,12 @@ import {
 } from './definition-run.ts';
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
-import { priceLevelWarning, SAMPLE_STEPS, spacingWarning } from '../../data/data-checks.ts';
+import { priceLevelWarning, spacingWarning } from '../../data/data-checks.ts';
 import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
-import { runStreamedBacktest, type BacktestRunResult, type RunRecordsSoFar } from './run.ts';
+import { runStreamedBacktest, type BacktestRunResult } from './run.ts';
+import { RunGathering } from './run-gathering.ts';
 import { BarCache, type ImportInfo } from '../../data/bar-cache.ts';
-import { aggregate, concatColumns, lowerBound, sliceByIndex, sliceByTime, upperBound } from '../../data/columns.ts';
-import { TicklineError } from '../../engine/errors.ts';
-
-/** A streamed run's own bookkeeping found itself inconsistent: a bug, never the data's fault. */
-export class StreamedRunError extends TicklineError {
-  override readonly name = 'StreamedRunError';
-  readonly kind = 'runtime';
-  readonly code = 'STREAMED_RUN_INTERNAL';
-}
+import { aggregate, concatColumns, sliceByIndex, sliceByTime } from '../../data/columns.ts';
 
 /** Above this many bars an import streams by default (the whole path holds about 130 bytes a bar). */
 export const STREAM_AUTO_BARS = 5_000_000;
@@ -112,153 +103,6 @@ export function streamChoice(
     if ((options.evaluation ?? accountEvaluation(config.account, '')) !== undefined) return { stream: false };
   }
   return { stream: true, cacheFile, file, info };
-}
-
-/**
- * The bars each trade covers (`addTradeSpan`), found while the bars pass: each fill's time is looked up
- * when the fill is recorded and resolved by the bars that follow (how many start at or before it, and
- * strictly before it); a closed trade becomes its span once both its times are resolved. Only the times a
- * later trade can still need are kept (from the open position's entry on), a few entries, not one a fill.
- */
-class TradeSpans {
-  readonly spans: number[] = [];
-  private count = 0;
-  private lastTime = Number.NEGATIVE_INFINITY;
-  /** Time -> bars starting at or before it, and strictly before it, so far (`resolved`: final). */
-  private readonly pending = new Map<number, { atOrBefore: number; before: number }>();
-  private readonly resolved = new Map<number, { atOrBefore: number; before: number }>();
-  /** Closed trades waiting for their exit time to be resolved. */
-  private readonly waiting: Pick<ClosedTrade, 'entryTime' | 'exitTime'>[] = [];
-
-  get bars(): number {
-    return this.count;
-  }
-
-  /** A fill's time, when it is recorded (before the bars after it pass). */
-  fillAt(t: number): void {
-    if (this.resolved.has(t) || this.pending.has(t)) return;
-    // Every bar so far starts at or before a fill's time: a fill happens in the bar being replayed or after it.
-    if (t < this.lastTime) throw new StreamedRunError(`a fill at ${t} came after a bar starting at ${this.lastTime}`);
-    this.pending.set(t, { atOrBefore: this.count, before: t === this.lastTime ? this.count - 1 : this.count });
-  }
-
-  closed(trade: Pick<ClosedTrade, 'entryTime' | 'exitTime'>): void {
-    this.waiting.push(trade);
-  }
-
-  /** The next bars; then spans for the trades whose times they resolved, and times no trade needs are dropped. */
-  add(time: Float64Array, openSince: number): void {
-    const n = time.length;
-    if (n === 0) return;
-    for (const [t, counts] of this.pending) {
-      counts.atOrBefore += upperBound(time, t);
-      counts.before += lowerBound(time, t);
-      if (time[n - 1]! > t) {
-        this.pending.delete(t);
-        this.resolved.set(t, counts);
-      }
-    }
-    this.count += n;
-    this.lastTime = time[n - 1]!;
-    this.settle(false);
-    let keepFrom = Number.isNaN(openSince) ? this.lastTime : openSince;
-    for (const trade of this.waiting) keepFrom = Math.min(keepFrom, trade.entryTime);
-    for (const key of this.resolved.keys()) {
-      if (key >= keepFrom) break;
-      this.resolved.delete(key);
-    }
-  }
-
-  /** After the last bar: every time looked up is final. */
-  finish(): readonly number[] {
-    this.settle(true);
-    return this.spans;
-  }
-
-  private settle(all: boolean): void {
-    let kept = 0;
-    for (const trade of this.waiting) {
-      if (!all && !this.resolved.has(trade.exitTime)) {
-        this.waiting[kept++] = trade;
-        continue;
-      }
-      addTradeSpan(
-        this.spans,
-        trade,
-        (t) => this.lookup(t).atOrBefore - 1,
-        (t) => this.lookup(t).before - 1,
-      );
-    }
-    this.waiting.length = kept;
-  }
-
-  private lookup(t: number): { atOrBefore: number; before: number } {
-    const found = this.resolved.get(t) ?? this.pending.get(t);
-    if (found === undefined) throw new StreamedRunError(`no bar position kept for ${t}`);
-    return found;
-  }
-}
-
-/** Everything gathered from the bars as they pass. */
-class StreamedGathering {
-  readonly drawdown: DrawdownTracker;
-  readonly dayEnds: { day: string; equity: number }[] = [];
-  endingEquity: number | undefined;
-  readonly spans = new TradeSpans();
-  /** Each trade's MAE and MFE, from the bars as they pass (the whole run reads them from its bars: the same). */
-  readonly excursions = new ExcursionTracker();
-  readonly candles: CandleBuilder;
-  readonly rows: EquityRowPicker | EquityCsvRows;
-  first = Number.NaN;
-  last = Number.NaN;
-  /** The first bar times, for the spacing check of the whole path (which samples them too). */
-  readonly sample: number[] = [];
-  /** The first bars' closes (ticks), for the price level check. */
-  readonly closes: number[] = [];
-  private fillsSeen = 0;
-  private tradesSeen = 0;
-
-  constructor(
-    total: number,
-    startingBalance: number,
-    idleLimitMs: number,
-    private readonly calendar: TradingCalendar,
-    rows: EquityRowPicker | EquityCsvRows,
-    maxCandles: number,
-  ) {
-    this.drawdown = new DrawdownTracker(startingBalance, idleLimitMs);
-    this.candles = new CandleBuilder(total, maxCandles, startingBalance);
-    this.rows = rows;
-  }
-
-  /** The data's own bars as they are read, before any aggregation. */
-  sampleSpacing(bars: BarColumns): void {
-    for (let i = 0; i < bars.time.length && this.sample.length <= SAMPLE_STEPS; i++) {
-      this.sample.push(bars.time[i]!);
-      this.closes.push(bars.close[i]!);
-    }
-  }
-
-  add(bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar): void {
-    for (; this.fillsSeen < records.fills.length; this.fillsSeen++)
-      this.spans.fillAt(records.fills.timeAt(this.fillsSeen));
-    for (; this.tradesSeen < records.trades.length; this.tradesSeen++) {
-      const trade = records.trades[this.tradesSeen]!;
-      this.rows.addExit(trade.exitTime);
-      this.spans.closed(trade);
-    }
-    this.excursions.add(bars, records.trades, records.openSince);
-    const n = bars.time.length;
-    if (n === 0) return;
-    if (Number.isNaN(this.first)) this.first = bars.time[0]!;
-    this.last = bars.time[n - 1]!;
-    this.spans.add(bars.time, records.openSince);
-    this.drawdown.add(equity);
-    addDayEnds(this.dayEnds, equity, this.calendar);
-    if (equity.equity.length > 0) this.endingEquity = equity.equity[equity.equity.length - 1]!;
-    this.candles.add(bars, equity.equity);
-    this.rows.add(equity);
-  }
 }
 
 /** The chunks of an import within [from, to), each cut into pieces of at most `pieceBars` (tests use small ones). */
@@ -327,8 +171,6 @@ function countBars(
 
 export interface StreamedOptions extends ExecuteOptions {
   readonly strategy: StrategyModule;
-  /** Bars per piece handed to the engine (default: a stored chunk whole); tests cut them small. */
-  readonly pieceBars?: number;
   /** Candles the report's chart is cut into (the report's default otherwise); tests make k > 1 on few bars. */
   readonly maxCandles?: number;
 }
@@ -353,7 +195,7 @@ export function runStreamedDefinition(
 /** What the streamed replay leaves: the run's result and what was gathered from its bars. */
 interface StreamedRun {
   readonly result: BacktestRunResult;
-  readonly gathering: StreamedGathering;
+  readonly gathering: RunGathering;
   readonly total: number;
   readonly description: string;
   /** Where the file's contract column changes month (the time of the first bar of each). */
@@ -393,7 +235,7 @@ function streamRun(
   const rows =
     perBar ??
     new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
-  const gathering = new StreamedGathering(
+  const gathering = new RunGathering(
     total,
     config.account.startingBalance,
     config.gaps.longerThanHours * 3_600_000,
@@ -467,7 +309,7 @@ function streamedOutcome(
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
   const span = { first: gathering.first, last: gathering.last, count: total };
   // Trades the run closed after its last bar (the position left open at the end) close on that bar.
-  gathering.excursions.add(EMPTY_BARS, result.trades, Number.NaN);
+  gathering.excursions!.add(EMPTY_BARS, result.trades, Number.NaN);
   const report: ReportInput = {
     title,
     ...runReportFields(result, contract),
@@ -478,7 +320,7 @@ function streamedOutcome(
     timeframe: timeframeLabel(config.timeframe),
     overlays: [],
     config: reportConfig(config, contract, strategy, params, description, span, run.fee),
-    streamed: { ...span, chart: gathering.candles.result(contract.grid), excursions: gathering.excursions.result() },
+    streamed: { ...span, chart: gathering.candles.result(contract.grid), excursions: gathering.excursions!.result() },
     notes,
   };
   const figures = {

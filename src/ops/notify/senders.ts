@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { request, type Dispatcher } from 'undici';
 import { excerpt, registerSecret } from '../../engine/secrets.ts';
 import { TicklineError } from '../../engine/errors.ts';
-import type { NotifyEvent, NotifyTarget } from '../../adapters/live/notify-config.ts';
+import { missingSecrets, type NotifyEvent, type NotifyTarget } from '../../adapters/live/notify-config.ts';
 import type { SendOutcome } from './delivery-queue.ts';
 import type { Logger } from '../../engine/log.ts';
 
@@ -39,14 +39,6 @@ export class NotifyError extends TicklineError {
 
 /** A target with its secret read from the environment. */
 export type ResolvedTarget = NotifyTarget & { readonly label: string; readonly endpoint?: string };
-
-/** The environment variables a target needs that are not set: `[key in the config, variable]`. */
-export function missingSecrets(target: NotifyTarget, env: NodeJS.ProcessEnv): Array<[string, string]> {
-  if (target.type === 'telegram') return env[target.tokenEnv] ? [] : [['tokenEnv', target.tokenEnv]];
-  if ((target.type === 'webhook' || target.type === 'discord') && target.urlEnv !== undefined)
-    return env[target.urlEnv] ? [] : [['urlEnv', target.urlEnv]];
-  return [];
-}
 
 /** The targets with their URLs and tokens from the environment, each registered for redaction by value. */
 export function resolveTargets(targets: readonly NotifyTarget[], env: NodeJS.ProcessEnv): ResolvedTarget[] {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chartData } from '../../../src/report/chart-data.ts';
+import { candleValues, chartData } from '../../../src/report/chart-data.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { formatDuration, formatMoney, formatTime, renderSummary } from '../../../src/report/format.ts';
 import { renderReport } from '../../../src/report/html.ts';
@@ -146,6 +146,53 @@ describe('chart data', () => {
     // Three bars a candle: bar 100 is in candle 33, bar 201 in candle 67.
     expect(nulls).toEqual([33, 67]);
     expect(data.overlays[0]!.values[34]).toBe(input.bars.close[104]! * 0.25);
+  });
+
+  it('draws a plot kept at the candles (candleValues, or every divisor of the candle) as the plot of every bar', () => {
+    const grid = new PriceGrid(0.25, 12.5);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.constantFrom<'price' | 'own'>('price', 'own'),
+        (n, maxCandles, divisor, pane) => {
+          const input = annotatedRun(n, Math.floor(n / 3));
+          // NaN now and then (a plot's warm-up), prices on and off the grid.
+          const values = Float64Array.from(input.bars.close, (c, i) => (i % 7 === 3 ? Number.NaN : c + (i % 3) / 4));
+          const options = { maxCandles, maxMarkers: 1000, decisions: [] };
+          const whole = chartData({ ...input, overlays: [{ name: 'p', pane, values }] }, grid, options);
+          const k = whole.candles.barsPerCandle;
+          const every = k % divisor === 0 ? divisor : k;
+          const kept = candleValues(values, every);
+          expect(kept).toHaveLength(Math.ceil(n / every));
+          const cut = chartData(
+            { ...input, overlays: [{ name: 'p', pane, values: kept, barsPerValue: every }] },
+            grid,
+            options,
+          );
+          expect(cut).toEqual(whole);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('renders the same report from a plot kept at its candles, and refuses one it cannot draw', () => {
+    const input = annotatedRun(3000);
+    const values = Float64Array.from(input.bars.close, (c, i) => (i < 20 ? Number.NaN : c));
+    const whole = renderReport({ ...input, overlays: [{ name: 'close', values }] }, undefined, { maxPoints: 200 });
+    const kept = { name: 'close', values: candleValues(values, 15), barsPerValue: 15 };
+    expect(renderReport({ ...input, overlays: [kept] }, undefined, { maxPoints: 200 })).toBe(whole);
+    // 3,000 bars at most 1,000 candles: 3 bars a candle, which a value every 15 bars does not give.
+    expect(() => renderReport({ ...input, overlays: [kept] }, undefined, { maxPoints: 1000 })).toThrow(
+      /every 15 bars: a chart of 3 bars a candle/,
+    );
+    expect(() =>
+      renderReport({ ...input, overlays: [{ ...kept, values: kept.values.subarray(1) }] }, undefined, {
+        maxPoints: 200,
+      }),
+    ).toThrow(/one per 15 bars \(200\)/);
   });
 
   it('marks each gap of the run at the first candle after it, saying how long and what it closed', () => {

@@ -186,4 +186,31 @@ describe('trade excursions', () => {
       }),
     );
   });
+
+  it("makes one trade's facts as the whole list holds them, and counts the breakdowns from them", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 200, max: 1500 }), (seed, barCount) => {
+        const input = generatedRun(barCount, seed);
+        const labels = ['a', 'b', undefined];
+        const labelled = { ...input, trades: input.trades.map((t, i) => ({ ...t, label: labels[i % 3] })) };
+        const analysis = analyseTrades(labelled);
+        expect(analysis.count).toBe(labelled.trades.length);
+        const facts = Array.from({ length: analysis.count }, (_, i) => analysis.fact(i));
+        expect(analysis.trades).toEqual(facts);
+        // Each breakdown: its trades and net PnL are those of the facts' keys.
+        const keys = {
+          byHour: (i: number) => String(facts[i]!.hour).padStart(2, '0'),
+          byWeekday: (i: number) => facts[i]!.weekday,
+          byLabel: (i: number) => facts[i]!.label ?? '-',
+        };
+        for (const [name, keyOf] of Object.entries(keys)) {
+          const counted = new Map<string, number>();
+          facts.forEach((_, i) => counted.set(keyOf(i), (counted.get(keyOf(i)) ?? 0) + 1));
+          const breakdown = analysis[name as keyof typeof keys];
+          expect(new Map(breakdown.map((b) => [b.key, b.trades]))).toEqual(counted);
+        }
+      }),
+      { numRuns: 20 },
+    );
+  });
 });
