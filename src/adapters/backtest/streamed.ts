@@ -27,7 +27,7 @@ import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.t
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
 import { streamedStatistics } from '../../report/statistics.ts';
-import type { EquityCurve, ReportInput } from '../../report/report-types.ts';
+import type { DecisionRecord, EquityCurve, ReportInput } from '../../report/report-types.ts';
 import type { BacktestOutcome, ExecuteOptions } from './definition-run.ts';
 import {
   accountEvaluation,
@@ -44,6 +44,7 @@ import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
 import { priceLevelWarning, spacingWarning } from '../../data/data-checks.ts';
 import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
+import { DecisionsCsvRows } from './decisions-csv.ts';
 import { runStreamedBacktest, type BacktestRunResult } from './run.ts';
 import { RunGathering } from './run-gathering.ts';
 import { BarCache, type ImportInfo } from '../../data/bar-cache.ts';
@@ -205,6 +206,8 @@ interface StreamedRun {
   /** The chosen equity.csv rows, or undefined when they were written to `equityFile` while running. */
   readonly equityRows: EquityCurve | undefined;
   readonly equityFile: string | undefined;
+  /** decisions.csv written as the decisions came, when the output folder was known. */
+  readonly decisionRows: DecisionsCsvRows | undefined;
 }
 
 function streamRun(
@@ -244,6 +247,11 @@ function streamRun(
     options.maxCandles ?? DEFAULT_MAX_POINTS,
   );
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
+  // As a whole run with its output folder: decisions.csv is written as the decisions come, none kept.
+  const decisionRows =
+    options.outputDir !== undefined && (options.decisions ?? true)
+      ? new DecisionsCsvRows(path.join(options.outputDir, 'decisions.csv'), contract.grid)
+      : undefined;
   const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
   const sample = (bars: BarColumns) => gathering.sampleSpacing(bars);
   // A history without segments: the options of its gaps only.
@@ -268,13 +276,27 @@ function streamRun(
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       onBars: (bars, equity, records) => gathering.add(bars, equity, records),
+      ...(decisionRows === undefined ? {} : { onDecision: (record: DecisionRecord) => decisionRows.add(record) }),
     });
   } catch (error) {
     rows.discard();
+    decisionRows?.discard();
     throw error;
   }
+  decisionRows?.finish();
   const equityRows = rows.finish();
-  return { result, gathering, total, description, changes, fee, calendar, equityRows, equityFile: perBar?.file };
+  return {
+    result,
+    gathering,
+    total,
+    description,
+    changes,
+    fee,
+    calendar,
+    equityRows,
+    equityFile: perBar?.file,
+    decisionRows,
+  };
 }
 
 /** The outcome of a streamed run: its report input (without bars), statistics and warnings. */
@@ -319,6 +341,7 @@ function streamedOutcome(
     rolls: changes.filter((r) => r.time >= span.first && r.time <= span.last),
     timeframe: timeframeLabel(config.timeframe),
     overlays: [],
+    ...(run.decisionRows === undefined ? {} : { decisionTally: run.decisionRows.tally }),
     config: reportConfig(config, contract, strategy, params, description, span, run.fee),
     streamed: { ...span, chart: gathering.candles.result(contract.grid), excursions: gathering.excursions!.result() },
     notes,
@@ -341,6 +364,7 @@ function streamedOutcome(
     outputs: config.outputs,
     warnings,
     ...(run.equityFile === undefined ? { equityRows: run.equityRows! } : { equityFile: run.equityFile }),
+    ...(run.decisionRows === undefined ? {} : { decisionsFile: run.decisionRows.file }),
   };
 }
 

@@ -18,6 +18,7 @@ import { syntheticBars } from '../../../src/data/synthetic-bars.ts';
 import { runStreamedDefinition, streamChoice, STREAM_AUTO_BARS } from '../../../src/adapters/backtest/streamed.ts';
 import type { BarColumns } from '../../../src/engine/types.ts';
 import { chartData } from '../../../src/report/chart-data.ts';
+import { summarizeRunDecisions } from '../../../src/report/decisions.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tickline-streamed-'));
@@ -217,6 +218,13 @@ describe('a backtest streamed from the bar cache', () => {
             outputDir,
           });
           expectSameRun(whole, streamed);
+          // Told its folder, the streamed run wrote decisions.csv as it went and kept none; the report's
+          // summary of them is the one of the whole run's kept decisions.
+          expect(streamed.result.decisions).toHaveLength(0);
+          expect(streamed.decisionsFile).toBe(path.join(outputDir, 'decisions.csv'));
+          expect(summarizeRunDecisions(streamed.report, streamed.statistics)).toEqual(
+            summarizeRunDecisions(whole.report, whole.statistics),
+          );
           expect(streamed.report.rolls).toEqual(whole.report.rolls);
           await expectSameFiles(whole, streamed);
           // The chart: the same candles, equity, drawdown and markers (the overlays are what a streamed run leaves
