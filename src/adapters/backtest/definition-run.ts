@@ -32,7 +32,6 @@ import {
   type ContinuityOptions,
 } from './run.ts';
 import { RunGathering } from './run-gathering.ts';
-import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import {
   alignToBuckets,
   frontMonthSegments,
@@ -551,7 +550,8 @@ export async function runDefinition(
     rules === undefined &&
     contract.continuous === undefined &&
     history.segments === undefined
-      ? gatheredRun(config, bars, options.outputDir)
+      ? // The report keeps the bars (for the plots): the trades' excursions are read there, after the run.
+        RunGathering.of(config, bars.time.length, options.outputDir, DEFAULT_MAX_POINTS, false)
       : undefined;
   let result: BacktestRunResult;
   try {
@@ -581,7 +581,7 @@ export async function runDefinition(
             chunks: pieces(bars, options.pieceBars ?? GATHERED_PIECE_BARS),
             total: bars.time.length,
             continuity: continuityOptions(config, history),
-            onBars: (piece, equity, records) => gathered.gathering.add(piece, equity, records),
+            onBars: (piece, equity, records) => gathered.add(piece, equity, records),
           });
   } catch (error) {
     decisionRows?.discard();
@@ -628,9 +628,9 @@ export async function runDefinition(
       : {
           streamed: {
             count: bars.time.length,
-            first: gathered.gathering.first,
-            last: gathered.gathering.last,
-            chart: gathered.gathering.candles.result(contract.grid),
+            first: gathered.first,
+            last: gathered.last,
+            chart: gathered.candles.result(contract.grid),
           },
         }),
     ...(evaluation === undefined ? {} : { evaluation }),
@@ -665,18 +665,8 @@ export async function runDefinition(
     ...(gathered === undefined
       ? {}
       : {
-          statistics: streamedStatistics(
-            report,
-            {
-              drawdown: gathered.gathering.drawdown,
-              dayEnds: gathered.gathering.dayEnds,
-              endingEquity: gathered.gathering.endingEquity,
-              bars: gathered.gathering.spans.bars,
-              spans: gathered.gathering.spans.finish(),
-            },
-            gathered.calendar,
-          ),
-          ...(equityRows === undefined ? { equityFile: gathered.rows.file! } : { equityRows }),
+          statistics: streamedStatistics(report, gathered.figures(), gathered.calendar),
+          ...(equityRows === undefined ? { equityFile: gathered.equityFile! } : { equityRows }),
         }),
   };
 }
@@ -687,32 +677,6 @@ const GATHERED_PIECE_BARS = 1 << 18;
 function* pieces(bars: BarColumns, size: number): Generator<BarColumns> {
   const n = bars.time.length;
   for (let start = 0; start < n; start += size) yield sliceByIndex(bars, start, Math.min(n, start + size));
-}
-
-/** What a gathered whole run gathers into, and the equity.csv rows it picks (or writes, per bar) as it goes. */
-function gatheredRun(config: BacktestConfig, bars: BarColumns, outputDir: string) {
-  const tradingDay = config.risk.tradingDay;
-  const calendar = new TradingCalendar(tradingDay);
-  const perBar =
-    config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(outputDir, 'equity.csv')) : undefined;
-  const rows =
-    perBar ??
-    new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
-  const gathering = new RunGathering(
-    bars.time.length,
-    config.account.startingBalance,
-    config.gaps.longerThanHours * 3_600_000,
-    calendar,
-    rows,
-    DEFAULT_MAX_POINTS,
-    // The report keeps the bars (for the plots): the trades' excursions are read there, after the run.
-    false,
-  );
-  return {
-    gathering,
-    calendar,
-    rows: { finish: () => rows.finish(), discard: () => rows.discard(), file: perBar?.file },
-  };
 }
 
 /** Each instance's own line for the report, its statistics from its own closed trades. */

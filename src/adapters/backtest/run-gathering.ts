@@ -4,17 +4,19 @@
  * equity.csv), so that no per-bar column outlives its chunk: a streamed run's chunks from the bar cache,
  * or a whole run's pieces of its history (definition-run.ts). The figures are those the whole curve gives.
  */
-import { addDayEnds, addTradeSpan, DrawdownTracker } from '../../report/statistics.ts';
+import path from 'node:path';
+import { addDayEnds, addTradeSpan, DrawdownTracker, type StreamedFigures } from '../../report/statistics.ts';
 import { CandleBuilder } from '../../report/chart-data.ts';
 import { ExcursionTracker } from '../../report/trade-analysis.ts';
 import type { ClosedTrade, EquityCurve } from '../../report/report-types.ts';
-import type { TradingCalendar } from '../../engine/trading-day.ts';
+import { TradingCalendar } from '../../engine/trading-day.ts';
 import type { BarColumns } from '../../engine/types.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import { SAMPLE_STEPS } from '../../data/data-checks.ts';
 import { lowerBound, upperBound } from '../../data/columns.ts';
-import type { EquityCsvRows, EquityRowPicker } from './outputs.ts';
+import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import type { RunRecordsSoFar } from './run.ts';
+import type { BacktestConfig } from './backtest-config.ts';
 
 /** A streamed run's own bookkeeping found itself inconsistent: a bug, never the data's fault. */
 export class StreamedRunError extends TicklineError {
@@ -131,11 +133,40 @@ export class RunGathering {
   private fillsSeen = 0;
   private tradesSeen = 0;
 
+  /**
+   * The gathering of a definition's run of `total` bars, with the equity.csv rows its outputs ask for:
+   * picked as the bars pass, or written per bar into `outputDir` (`equityFile`).
+   */
+  static of(
+    config: BacktestConfig,
+    total: number,
+    outputDir: string | undefined,
+    maxCandles: number,
+    excursions = true,
+  ): RunGathering {
+    const tradingDay = config.risk.tradingDay;
+    const equity = config.outputs.equity;
+    let rows: EquityRowPicker | EquityCsvRows;
+    if (equity !== 'per-bar') rows = new EquityRowPicker(equity, tradingDay);
+    else if (outputDir === undefined)
+      throw new StreamedRunError('a per-bar equity.csv is gathered into an output folder');
+    else rows = new EquityCsvRows(path.join(outputDir, 'equity.csv'));
+    return new RunGathering(
+      total,
+      config.account.startingBalance,
+      config.gaps.longerThanHours * 3_600_000,
+      new TradingCalendar(tradingDay),
+      rows,
+      maxCandles,
+      excursions,
+    );
+  }
+
   constructor(
     total: number,
     startingBalance: number,
     idleLimitMs: number,
-    private readonly calendar: TradingCalendar,
+    readonly calendar: TradingCalendar,
     rows: EquityRowPicker | EquityCsvRows,
     maxCandles: number,
     excursions = true,
@@ -144,6 +175,22 @@ export class RunGathering {
     this.drawdown = new DrawdownTracker(startingBalance, idleLimitMs);
     this.candles = new CandleBuilder(total, maxCandles, startingBalance);
     this.rows = rows;
+  }
+
+  /** The equity.csv written per bar while the bars passed, or undefined when its rows are picked. */
+  get equityFile(): string | undefined {
+    return this.rows instanceof EquityCsvRows ? this.rows.file : undefined;
+  }
+
+  /** What the statistics need of the bars once the last one has passed (`streamedStatistics`). */
+  figures(): StreamedFigures {
+    return {
+      drawdown: this.drawdown,
+      dayEnds: this.dayEnds,
+      endingEquity: this.endingEquity,
+      bars: this.spans.bars,
+      spans: this.spans.finish(),
+    };
   }
 
   /** The data's own bars as they are read, before any aggregation. */

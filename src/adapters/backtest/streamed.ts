@@ -21,7 +21,6 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { TradingCalendar } from '../../engine/trading-day.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarColumns, Timeframe } from '../../engine/types.ts';
@@ -43,7 +42,6 @@ import {
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
 import { priceLevelWarning, spacingWarning } from '../../data/data-checks.ts';
-import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
 import { DecisionsCsvRows } from './decisions-csv.ts';
 import { runStreamedBacktest, type BacktestRunResult } from './run.ts';
 import { RunGathering } from './run-gathering.ts';
@@ -202,10 +200,8 @@ interface StreamedRun {
   /** Where the file's contract column changes month (the time of the first bar of each). */
   readonly changes: readonly { readonly time: number; readonly contract: string }[];
   readonly fee: number;
-  readonly calendar: TradingCalendar;
-  /** The chosen equity.csv rows, or undefined when they were written to `equityFile` while running. */
+  /** The chosen equity.csv rows, or undefined when the gathering wrote them to its `equityFile`. */
   readonly equityRows: EquityCurve | undefined;
-  readonly equityFile: string | undefined;
   /** decisions.csv written as the decisions came, when the output folder was known. */
   readonly decisionRows: DecisionsCsvRows | undefined;
 }
@@ -231,21 +227,7 @@ function streamRun(
   const changes = segments.slice(1).map((s) => ({ time: cache.importTimeAt(file, s.from), contract: s.contract }));
   const description = `${path.relative(options.cwd ?? process.cwd(), file)} (imported), streamed from the bar cache${spliced}`;
   if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
-  const tradingDay = config.risk.tradingDay;
-  const calendar = new TradingCalendar(tradingDay);
-  const perBar =
-    config.outputs.equity === 'per-bar' ? new EquityCsvRows(path.join(options.outputDir!, 'equity.csv')) : undefined;
-  const rows =
-    perBar ??
-    new EquityRowPicker(config.outputs.equity as Exclude<BacktestConfig['outputs']['equity'], 'per-bar'>, tradingDay);
-  const gathering = new RunGathering(
-    total,
-    config.account.startingBalance,
-    config.gaps.longerThanHours * 3_600_000,
-    calendar,
-    rows,
-    options.maxCandles ?? DEFAULT_MAX_POINTS,
-  );
+  const gathering = RunGathering.of(config, total, options.outputDir, options.maxCandles ?? DEFAULT_MAX_POINTS);
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   // As a whole run with its output folder: decisions.csv is written as the decisions come, none kept.
   const decisionRows =
@@ -279,12 +261,12 @@ function streamRun(
       ...(decisionRows === undefined ? {} : { onDecision: (record: DecisionRecord) => decisionRows.add(record) }),
     });
   } catch (error) {
-    rows.discard();
+    gathering.rows.discard();
     decisionRows?.discard();
     throw error;
   }
   decisionRows?.finish();
-  const equityRows = rows.finish();
+  const equityRows = gathering.rows.finish();
   return {
     result,
     gathering,
@@ -292,9 +274,7 @@ function streamRun(
     description,
     changes,
     fee,
-    calendar,
     equityRows,
-    equityFile: perBar?.file,
     decisionRows,
   };
 }
@@ -346,13 +326,6 @@ function streamedOutcome(
     streamed: { ...span, chart: gathering.candles.result(contract.grid), excursions: gathering.excursions!.result() },
     notes,
   };
-  const figures = {
-    drawdown: gathering.drawdown,
-    dayEnds: gathering.dayEnds,
-    endingEquity: gathering.endingEquity,
-    bars: gathering.spans.bars,
-    spans: gathering.spans.finish(),
-  };
   return {
     name,
     title,
@@ -360,10 +333,10 @@ function streamedOutcome(
     history: { bars: EMPTY_BARS, timeframe: config.timeframe, description, rolls: changes },
     result,
     report,
-    statistics: streamedStatistics(report, figures, run.calendar),
+    statistics: streamedStatistics(report, gathering.figures(), gathering.calendar),
     outputs: config.outputs,
     warnings,
-    ...(run.equityFile === undefined ? { equityRows: run.equityRows! } : { equityFile: run.equityFile }),
+    ...(gathering.equityFile === undefined ? { equityRows: run.equityRows! } : { equityFile: gathering.equityFile }),
     ...(run.decisionRows === undefined ? {} : { decisionsFile: run.decisionRows.file }),
   };
 }
