@@ -8,6 +8,7 @@
 import type { PriceGrid } from '../engine/ticks.ts';
 import { cents } from './statistics.ts';
 import type { ClosedTrade, ReportInput } from './report-types.ts';
+import { ReportInputError } from './validate.ts';
 
 export interface Candles {
   /** Epoch seconds of each candle's first bar. */
@@ -173,9 +174,9 @@ function overlays(input: ReportInput, grid: PriceGrid, k: number, candleCount: n
     const every = overlay.barsPerValue ?? 1;
     // A candle's last bar is a kept one only when a candle spans whole groups of kept bars.
     if (k % every !== 0)
-      throw new Error(
+      throw new ReportInputError([
         `overlay ${overlay.name} keeps a value every ${every} bars: a chart of ${k} bars a candle cannot draw it`,
-      );
+      ]);
     const values: (number | null)[] = [];
     for (let candle = 0; candle < candleCount; candle++) {
       const value = overlay.values[Math.floor((Math.min(n, (candle + 1) * k) - 1) / every)] as number;

@@ -5,6 +5,7 @@
  * on, the points before it copied from the bars: the curve is always the one `EquityRecorder` records.
  */
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
+import { StreamedRunError } from './run-gathering.ts';
 
 export class BarTimedEquity extends EquityRecorder {
   private points: Float64Array;
@@ -41,7 +42,7 @@ export class BarTimedEquity extends EquityRecorder {
 
   /** A streamed run drains its points chunk by chunk and has no whole column of bar times: not for it. */
   override drain(): EquityCurve {
-    throw new Error('BarTimedEquity records a whole history; a streamed run drains an EquityRecorder');
+    throw new StreamedRunError('BarTimedEquity records a whole history; a streamed run drains an EquityRecorder');
   }
 
   override curve(): EquityCurve {
