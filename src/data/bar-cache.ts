@@ -6,7 +6,8 @@
  * A second table records which time ranges were fetched completely, so a range asked for again is served
  * without a request, and a range that had no bars (a weekend) is not asked for twice.
  */
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PriceGrid } from '../engine/ticks.ts';
@@ -99,12 +100,23 @@ export interface ImportInfo {
 
 export type TimeRange = readonly [start: number, end: number];
 
+/**
+ * better-sqlite3, loaded when the first cache opens: the modules that import this one (every whole run's)
+ * load in a sweep's pool threads, which never open a cache.
+ */
+function sqlite(): typeof Database {
+  loadedSqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  return loadedSqlite;
+}
+
+let loadedSqlite: typeof Database | undefined;
+
 export class BarCache {
   private readonly db: Database.Database;
 
   constructor(readonly file: string) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new Database(file);
+    this.db = new (sqlite())(file);
     this.db.pragma('journal_mode = WAL');
     this.db.exec(SCHEMA);
   }

@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type BuildOptions, type Plugin } from 'esbuild';
+import type { BuildOptions, Plugin } from 'esbuild';
 import { StrategyError } from '../engine/strategy.ts';
 
 export interface CompiledStrategy {
@@ -71,6 +71,8 @@ async function bundled(
   options: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'absWorkingDir' | 'sourcemap' | 'legalComments' | 'plugins'>,
 ): Promise<string> {
   try {
+    // Loaded when first used: a sweep's pool threads import this module and never compile.
+    const { build } = await import('esbuild');
     const output = await build({
       ...options,
       bundle: true,
