@@ -73,7 +73,7 @@ export async function runGrid(
  * warm thread, runs it compiled.
  */
 export async function warmPool(bars: BarColumns): Promise<SweepPool> {
-  const pool = new SweepPool(LANES);
+  const pool = new SweepPool(LANES, 'sma-cross');
   const { context, jobs } = gridContext(bars.time.length > 20_000 ? sliceHead(bars, 20_000) : bars, 'warm-up');
   await runSweep(context, jobs, { workers: LANES, pool, forcePool: true });
   return pool;

@@ -244,7 +244,7 @@ export async function run(args: string[]): Promise<number> {
         '--detach cannot leave a tpe search: each of its batches is chosen from the results before it (--search random or grid can be detached)',
       );
     // Started before the bars are read, so its threads load their code meanwhile.
-    pool = workers > 1 && queue === undefined ? new SweepPool(workers).start() : undefined;
+    pool = workers > 1 && queue === undefined ? new SweepPool(workers, config.strategy.name).start() : undefined;
     const history = await sweepHistory(config);
     if (walkForward !== undefined) {
       const plan = walkForward;

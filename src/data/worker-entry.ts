@@ -21,6 +21,23 @@ export function workerEntry(caller: string, name: string): URL {
 }
 
 /**
+ * The one-file build of worker module `name` (`<name>-bundle.js` beside its compiled module, which `npm
+ * run build` writes after compiling), when dist/ is what runs and the bundle is as new as the build; else
+ * `workerEntry(caller, name)`. Only a worker that loads no module of tickline's from outside itself can
+ * run it (see scripts/bundle-sweep-worker.mjs).
+ */
+export function bundledWorkerEntry(caller: string, name: string): URL {
+  const entry = workerEntry(caller, name);
+  if (!entry.pathname.endsWith('.js')) return entry;
+  const bundle = new URL(`./${name}-bundle.js`, entry);
+  if (!existsSync(bundle)) return entry;
+  const buildInfo = new URL('.tsbuildinfo', COMPILED);
+  // An installed package ships no build information: its dist/ and bundle were made together.
+  if (existsSync(buildInfo) && statSync(bundle).mtimeMs < statSync(buildInfo).mtimeMs) return entry;
+  return bundle;
+}
+
+/**
  * dist/ was built after the last change of any source file: a worker must run the same code as this
  * thread, or its part of the work could differ from what this thread would have done.
  */

@@ -270,7 +270,8 @@ export async function runSweep(
     for (let k = 0; k < jobs.length; k++) finish(k, await runJob(context, jobs[k]!));
     return results;
   }
-  const pool = options.pool ?? new SweepPool(workers);
+  const pool = options.pool ?? new SweepPool(workers, context.config.strategy.name);
+  pool.checkStrategy(context.config.strategy.name);
   const compiled = await compiledStrategyOf(context, pool);
   const shared = sharedContext(compiled === undefined ? context : withStrategy(context, compiled));
   let next = 0;

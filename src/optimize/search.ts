@@ -258,7 +258,8 @@ export async function runSearch(
   sweep: Omit<SweepOptions, 'onResult'> & { readonly onResult?: (result: JobResult, done: number) => void } = {},
 ): Promise<JobResult[]> {
   const lanes = Math.max(1, sweep.workers ?? 1);
-  const ownPool = sweep.pool === undefined && lanes > 1 ? new SweepPool(lanes) : undefined;
+  const ownPool =
+    sweep.pool === undefined && lanes > 1 ? new SweepPool(lanes, context.config.strategy.name) : undefined;
   const pool = sweep.pool ?? ownPool;
   const results: JobResult[] = [];
   // Into shared memory once, not once a batch.

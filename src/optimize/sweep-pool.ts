@@ -11,12 +11,23 @@
  */
 import { fileURLToPath } from 'node:url';
 import Tinypool from 'tinypool';
+import { TicklineError } from '../engine/errors.ts';
 import { compileStrategy, type CompiledStrategy } from '../strategies/compile.ts';
-import { workerEntry } from '../data/worker-entry.ts';
+import { isStrategyFile } from '../strategies/index.ts';
+import { bundledWorkerEntry, workerEntry } from '../data/worker-entry.ts';
 
 /** Where a worker thread's code lives: compiled JavaScript, or the sources through tsx. */
 export function sweepWorkerEntry(): URL {
   return workerEntry(import.meta.url, 'sweep-worker');
+}
+
+/**
+ * Where the threads of a sweep of `strategy` (a built-in's name or a file) load their code from. A
+ * built-in runs in the one-file build of the worker when there is one (its threads start in about half
+ * the time); a strategy file imports tickline's modules from dist/, so its threads load those modules.
+ */
+export function sweepThreadEntry(strategy: string): URL {
+  return isStrategyFile(strategy) ? sweepWorkerEntry() : bundledWorkerEntry(import.meta.url, 'sweep-worker');
 }
 
 /** The folder of tickline's code (src/ or dist/) that the pool's workers run. */
@@ -24,12 +35,37 @@ export function sweepWorkerTree(): string {
   return fileURLToPath(new URL('../', sweepWorkerEntry()));
 }
 
-/** A pool of `threads` sweep workers, started on the first task, kept until `close`. */
+/**
+ * A pool of `threads` sweep workers for sweeps of `strategy` (a built-in's name or a strategy file, as the
+ * definition names it), started on the first task, kept until `close`.
+ */
 export class SweepPool {
   private pool: Tinypool | undefined;
   private readonly strategies = new Map<string, Promise<CompiledStrategy>>();
+  private readonly entry: URL;
 
-  constructor(readonly threads: number) {}
+  constructor(
+    readonly threads: number,
+    readonly strategy: string,
+  ) {
+    this.entry = sweepThreadEntry(strategy);
+  }
+
+  /**
+   * Refuses a sweep of a strategy the threads cannot load as they were started: a strategy file on
+   * threads of the one-file build would get second copies of tickline's modules.
+   */
+  checkStrategy(strategy: string): void {
+    if (isStrategyFile(strategy) && !isStrategyFile(this.strategy))
+      throw new SweepPoolError(
+        `a pool started for the built-in strategy '${this.strategy}' cannot run the strategy file ${strategy}: start a pool for it`,
+      );
+  }
+
+  /** Strategy files compiled for the threads so far. */
+  get compiledCount(): number {
+    return this.strategies.size;
+  }
 
   get started(): boolean {
     return this.pool !== undefined;
@@ -47,7 +83,7 @@ export class SweepPool {
 
   private tinypool(): Tinypool {
     this.pool ??= new Tinypool({
-      filename: sweepWorkerEntry().href,
+      filename: this.entry.href,
       minThreads: this.threads,
       maxThreads: this.threads,
       // A worker keeps its loaded strategy and compiled code between tasks: that is what makes it warm.
@@ -74,4 +110,10 @@ export class SweepPool {
     await pool?.destroy();
     await Promise.all(strategies.map(async (s) => (await s.catch(() => undefined))?.dispose()));
   }
+}
+
+export class SweepPoolError extends TicklineError {
+  override readonly name = 'SweepPoolError';
+  readonly kind = 'runtime';
+  readonly code = 'SWEEP_POOL_STRATEGY';
 }

@@ -111,7 +111,10 @@ export async function runWalkForward(
   // Into shared memory once: every fold's training window is then a view of it, never copied.
   if (options.workers > 1 && !(history.bars.time.buffer instanceof SharedArrayBuffer))
     history = { ...history, bars: shareColumns(history.bars) };
-  const ownPool = options.pool === undefined && options.workers > 1 ? new SweepPool(options.workers) : undefined;
+  const ownPool =
+    options.pool === undefined && options.workers > 1
+      ? new SweepPool(options.workers, context.config.strategy.name)
+      : undefined;
   const pool = options.pool ?? ownPool;
   const results: FoldResult[] = [];
   const tests: ReportInput[] = [];

@@ -1,7 +1,8 @@
 /**
  * Tests that run `bin/tickline.js` as a user does run the compiled dist/. `ensureDist()` builds it when a
- * source is newer than the last build (after an edit, a checkout or a merge), one build at a time across
- * the test workers, so no test runs stale JavaScript and none reads a half-written dist/.
+ * source is newer than the last build (after an edit, a checkout or a merge), as `npm run build` does (the
+ * compiled modules, then the one-file sweep worker), one build at a time across the test workers, so no
+ * test runs stale JavaScript and none reads a half-written dist/.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
@@ -27,6 +28,12 @@ export async function ensureDist(): Promise<void> {
     // tsc leaves its build info untouched when no file changed in content; the time marks this check as done.
     const now = new Date();
     utimesSync(BUILD_INFO, now, now);
+    // Then the one-file sweep worker, from the new dist/ (package.json's build does the same).
+    const bundle = spawnSync(process.execPath, [path.join(REPO, 'scripts', 'bundle-sweep-worker.mjs')], {
+      cwd: REPO,
+      encoding: 'utf8',
+    });
+    if (bundle.status !== 0) throw new Error(`bundling the sweep worker failed:\n${bundle.stdout}${bundle.stderr}`);
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }

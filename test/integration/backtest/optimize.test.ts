@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
@@ -16,8 +17,9 @@ import {
   type WarmUpReport,
   type JobResult,
 } from '../../../src/optimize/grid-sweep.ts';
-import { SweepPool } from '../../../src/optimize/sweep-pool.ts';
+import { SweepPool, SweepPoolError, sweepThreadEntry } from '../../../src/optimize/sweep-pool.ts';
 import runTask from '../../../src/optimize/sweep-worker.ts';
+import { ensureDist } from '../built-cli.ts';
 
 const FAILING_STRATEGY = fileURLToPath(new URL('../distributed/fixtures/failing-strategy.ts', import.meta.url));
 
@@ -111,6 +113,51 @@ describe('parameter sweeps', () => {
     for (const w of warmUps) expect(w).toEqual({ runs: 8, bars: 20_000 });
   });
 
+  it('run a built-in strategy on threads of the one-file worker, with the same results as in one thread', async () => {
+    await ensureDist();
+    const bundle = sweepThreadEntry('sma-cross');
+    expect(bundle.pathname).toMatch(/\/dist\/optimize\/sweep-worker-bundle\.js$/);
+    expect(sweepThreadEntry('own-strategy.ts').pathname).toMatch(/\/dist\/optimize\/sweep-worker\.js$/);
+    // Every module URL the bundle names (each module's own, written relative to the bundle) is a file of dist/.
+    const text = readFileSync(bundle, 'utf8');
+    const named = [...text.matchAll(/new URL\("([^"]+)", import\.meta\.url\)/g)].map((m) => m[1]!);
+    expect(named).toContain('../strategies/compile.js');
+    for (const relative of named) expect(existsSync(new URL(relative, bundle)), relative).toBe(true);
+    const history = await loadHistory(config, resolveContract(config.contract));
+    const context = { config, name: 't', samples: { all: history, in: undefined, out: undefined } };
+    const jobs: Job[] = gridCombinations({ fast: [3, 5, 8], slow: [13, 21] }).map((params, index) => ({
+      index,
+      params,
+      sample: 'all' as const,
+    }));
+    const sequential = await runSweep(context, jobs, { workers: 1 });
+    const pool = new SweepPool(2, 'sma-cross');
+    try {
+      expect(await runSweep(context, jobs, { workers: 2, pool, forcePool: true })).toEqual(sequential);
+    } finally {
+      await pool.close();
+    }
+    expect(new Set(sequential.map((r) => r.summary!.orderListHash)).size).toBe(jobs.length);
+  });
+
+  it('refuse a strategy file on a pool started for a built-in, whose threads could not load it', async () => {
+    const pool = new SweepPool(1, 'sma-cross');
+    expect(() => pool.checkStrategy('sma-cross')).not.toThrow();
+    expect(() => pool.checkStrategy(FAILING_STRATEGY)).toThrow(SweepPoolError);
+    expect(() => pool.checkStrategy(FAILING_STRATEGY)).toThrow(/started for the built-in strategy 'sma-cross'/);
+    const own = { ...config, strategy: { name: FAILING_STRATEGY, params: {} } };
+    const context = { config: own, name: 't', samples: { all: undefined, in: undefined, out: undefined } };
+    await expect(
+      runSweep(context, [{ index: 0, params: {}, sample: 'all' }], { workers: 2, pool, forcePool: true }),
+    ).rejects.toThrow(SweepPoolError);
+    // Refused before anything started: no thread, no compiled module.
+    expect(pool.started).toBe(false);
+    expect(pool.compiledCount).toBe(0);
+    const filePool = new SweepPool(1, FAILING_STRATEGY);
+    expect(() => filePool.checkStrategy('sma-cross')).not.toThrow();
+    expect(() => filePool.checkStrategy(FAILING_STRATEGY)).not.toThrow();
+  });
+
   it("report a pool thread's warm-up that failed with the thread's first answer, and warm up once", async () => {
     const failing = BacktestConfig.parse({
       ...config,
@@ -156,7 +203,7 @@ describe('parameter sweeps', () => {
       sample: 'all' as const,
     }));
     const sequential = await runSweep(context, jobs, { workers: 1 });
-    const pool = new SweepPool(1);
+    const pool = new SweepPool(1, file);
     try {
       const first = await runSweep(context, jobs, { workers: 2, pool, forcePool: true });
       const second = await runSweep(context, [...jobs].reverse(), { workers: 2, pool, forcePool: true });
