@@ -250,19 +250,31 @@ export function endOfDayEquity(
   return days;
 }
 
-/** `endOfDayEquity` continued over the next part of a curve (a streamed run's chunk). */
+/**
+ * `endOfDayEquity` continued over the next part of a curve (a streamed run's chunk). A run of points in
+ * one trading day is found by comparing times with the day's bounds, and named once: a sweep computes this
+ * for every run over every bar, and a day's name per point was a tenth of each run's time.
+ */
 export function addDayEnds(
   days: { day: string; equity: number }[],
   curve: EquityCurve,
   calendar: TradingCalendar,
 ): void {
-  const length = Math.min(curve.time.length, curve.equity.length);
-  for (let i = 0; i < length; i++) {
-    const day = calendar.dayOf(curve.time[i] as number);
-    const value = curve.equity[i] as number;
+  const time = curve.time;
+  const length = Math.min(time.length, curve.equity.length);
+  let i = 0;
+  while (i < length) {
+    const first = time[i] as number;
+    const day = calendar.dayOf(first);
+    const start = calendar.dayStart(first);
+    const end = calendar.nextDayStart(first);
+    let j = i + 1;
+    while (j < length && (time[j] as number) >= start && (time[j] as number) < end) j++;
+    const value = curve.equity[j - 1] as number;
     const last = days[days.length - 1];
     if (last !== undefined && last.day === day) last.equity = value;
     else days.push({ day, equity: value });
+    i = j;
   }
 }
 

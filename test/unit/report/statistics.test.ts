@@ -2,11 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DailyStatistics, DayStatistics } from '../../../src/protocol/schemas.ts';
+import { TradingCalendar } from '../../../src/engine/trading-day.ts';
 import {
+  addDayEnds,
   cents,
   computeStatistics,
   dailyStatistics,
   drawdownStatistics,
+  endOfDayEquity,
   exposure,
   exposureOfSpans,
   ratio,
@@ -168,6 +171,56 @@ describe('drawdownStatistics', () => {
       maxDrawdownTroughTime: null,
       maxDrawdownDurationMs: 0,
     });
+  });
+});
+
+describe('endOfDayEquity', () => {
+  /** The definition: each point's trading day named, a point of the same day as the last entry replacing its equity. */
+  function pointByPoint(curve: { time: number[]; equity: number[] }, calendar: TradingCalendar) {
+    const days: { day: string; equity: number }[] = [];
+    for (let i = 0; i < curve.time.length; i++) {
+      const day = calendar.dayOf(curve.time[i]!);
+      const last = days[days.length - 1];
+      if (last !== undefined && last.day === day) last.equity = curve.equity[i]!;
+      else days.push({ day, equity: curve.equity[i]! });
+    }
+    return days;
+  }
+
+  it('property: the day runs equal the definition point by point, in one piece or in parts, times in any order', () => {
+    const start = at('2025-03-05T20:00:00Z');
+    // Steps of a minute to two days, now and then backwards, across the daylight-saving change of March 9.
+    const step = fc.oneof(
+      fc.integer({ min: 1, max: 90 }).map((m) => m * MINUTE),
+      fc.integer({ min: 1, max: 48 }).map((h) => h * 60 * MINUTE),
+      fc.integer({ min: -600, max: -1 }).map((m) => m * MINUTE),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(step, fc.integer({ min: 40_000, max: 60_000 })), { maxLength: 120 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        fc.constantFrom('17:00', '00:00', '08:30'),
+        (points, cuts, startsAt) => {
+          const time: number[] = [];
+          let t = start;
+          for (const [dt] of points) time.push((t += dt));
+          const curve = { time, equity: points.map(([, e]) => e) };
+          const config = { timeZone: 'America/Chicago', startsAt };
+          const expected = pointByPoint(curve, new TradingCalendar(config));
+          expect(endOfDayEquity(curve, new TradingCalendar(config))).toEqual(expected);
+          const ends = [...new Set(cuts.map((c) => c % (time.length + 1)))].sort((a, b) => a - b);
+          const days: { day: string; equity: number }[] = [];
+          const calendar = new TradingCalendar(config);
+          let from = 0;
+          for (const to of [...ends, time.length]) {
+            addDayEnds(days, { time: time.slice(from, to), equity: curve.equity.slice(from, to) }, calendar);
+            from = Math.max(from, to);
+          }
+          expect(days).toEqual(expected);
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });
 
