@@ -68,7 +68,8 @@ export class Interned {
  * number, so the order and fill columns hold no string made per order: kept to a run's end, each was
  * copied by the collector out of the young generation. Any other id (no number at its end, a leading zero,
  * more than 15 digits, a prefix beyond the first MAX_PREFIXES) is not encoded. One table for the process:
- * a fill's order id is the id its order was encoded with just before, found again without parsing.
+ * a fill's order id is the id its order was encoded with just before, found again without parsing, and the
+ * id the engine made last (`made`) is known without parsing it at all.
  */
 export const sequenceIds = {
   /** The number of the id `encode` last returned a code for. */
@@ -88,12 +89,31 @@ export const sequenceIds = {
     return code;
   },
 
+  /**
+   * `id` was just made as `prefix` followed by `n` (the engine's next client id): the next `encode` of it
+   * answers without reading the string. Ignored when the id could not be encoded (`encode` then says so).
+   */
+  made(id: string, prefix: string, n: number): void {
+    if (!(Number.isInteger(n) && n >= 0 && n <= MAX_NUMBER)) return;
+    if (prefix.length > 0 && isDigit(prefix.charCodeAt(prefix.length - 1))) return;
+    const code = prefix === lastPrefix ? lastPrefixCode : prefixCode(prefix);
+    if (code < 0) return;
+    lastPrefix = prefix;
+    lastPrefixCode = code;
+    lastId = id;
+    lastCode = code;
+    // -0 as 0: the id reads "0".
+    lastNumber = n + 0;
+  },
+
   decode(code: number, n: number): string {
     return prefixes[code]! + n;
   },
 };
 
 const MAX_PREFIXES = 4_096;
+/** The largest number of 15 digits, the most an encoded id has. */
+const MAX_NUMBER = 999_999_999_999_999;
 const prefixes: string[] = [];
 const prefixCodes = new Map<string, number>();
 let lastId = '';
@@ -117,6 +137,16 @@ function encodeId(id: string): number {
   const n = digitsFrom(id, start);
   if (n < 0) return -1;
   const prefix = id.slice(0, start);
+  const code = prefixCode(prefix);
+  if (code < 0) return -1;
+  lastPrefix = prefix;
+  lastPrefixCode = code;
+  parsedNumber = n;
+  return code;
+}
+
+/** The code of `prefix`, a new one for a prefix not seen yet; -1 once MAX_PREFIXES are taken. */
+function prefixCode(prefix: string): number {
   let code = prefixCodes.get(prefix);
   if (code === undefined) {
     if (prefixes.length >= MAX_PREFIXES) return -1;
@@ -124,9 +154,6 @@ function encodeId(id: string): number {
     prefixes.push(prefix);
     prefixCodes.set(prefix, code);
   }
-  lastPrefix = prefix;
-  lastPrefixCode = code;
-  parsedNumber = n;
   return code;
 }
 

@@ -1,6 +1,7 @@
 import type { Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
 import type { DecisionLog } from './decision-log.ts';
+import { sequenceIds } from './column-blocks.ts';
 import type { GuardStep } from './guard-step.ts';
 import { intentShapeProblem } from './intent-shape.ts';
 import { PRIMARY_CONTRACT } from './intents.ts';
@@ -122,7 +123,11 @@ export class IntentRouter {
       sequence = { prefix: `${strategyId}-`, next: this.firstSequence(strategyId) };
       this.sequences.set(strategyId, sequence);
     }
-    return sequence.prefix + sequence.next++;
+    const n = sequence.next++;
+    const id = sequence.prefix + n;
+    // The order and fill columns then keep the id as these two numbers without parsing it back.
+    sequenceIds.made(id, sequence.prefix, n);
+    return id;
   }
 
   /** The sequence number a strategy starts from: the configured one (live restarts), else 1. */

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FillColumns, OrderColumns, OrderColumnsError } from '../../../src/adapters/backtest/order-columns.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/venue-book.ts';
+import { sequenceIds } from '../../../src/engine/column-blocks.ts';
 import type { Fill, OrderSpec } from '../../../src/engine/types.ts';
 
 const price = fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.double({ noNaN: true }));
@@ -110,6 +111,32 @@ describe('order and fill columns', () => {
     fills.forEach((f, k) => fillColumns.push(f, k));
     expect(orders.map((_, k) => orderColumns.record(k))).toEqual(orders);
     expect(fillColumns.toFills()).toEqual(fills);
+  });
+
+  it('keep an id the engine said it made as the prefix and number that reading the id gives', () => {
+    const number = fc.oneof(
+      fc.nat(),
+      fc.integer({ min: 999_999_999_999_990, max: 1_000_000_000_000_010 }),
+      fc.integer({ min: -100, max: -1 }),
+      fc.double({ noNaN: false }),
+    );
+    const prefix = fc.oneof(fc.constantFrom('sma-cross-', 'bot-a-', 'F', '', 'run7', 'é-'), fc.string());
+    fc.assert(
+      fc.property(prefix, number, (p, n) => {
+        const id = p + n;
+        sequenceIds.encode('another-1');
+        const code = sequenceIds.encode(id);
+        const read = sequenceIds.number;
+        sequenceIds.encode('another-2');
+        sequenceIds.made(id, p, n);
+        expect(sequenceIds.encode(id)).toBe(code);
+        if (code >= 0) {
+          expect(sequenceIds.number).toBe(read);
+          expect(sequenceIds.decode(code, read)).toBe(id);
+        }
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('refuse an order with a state they have no code for', () => {
