@@ -109,6 +109,11 @@ export const sequenceIds = {
   decode(code: number, n: number): string {
     return prefixes[code]! + n;
   },
+
+  /** The prefix of a code `encode` returned. */
+  prefix(code: number): string {
+    return prefixes[code]!;
+  },
 };
 
 const MAX_PREFIXES = 4_096;

@@ -7,6 +7,7 @@
  * this. Up to version 0 it was text lines; the text's number formatting was most of the hash's time.
  */
 import { createHash, type Hash } from 'node:crypto';
+import { sequenceIds } from '../../engine/column-blocks.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import type { OrderRecord } from './venue-book.ts';
 
@@ -57,6 +58,8 @@ export class OrderListHasher {
   private readonly doubles = new Float64Array(this.buffer.buffer, this.buffer.byteOffset, HASH_BUFFER_BYTES / 8);
   private readonly words = new Uint32Array(this.buffer.buffer, this.buffer.byteOffset, HASH_BUFFER_BYTES / 4);
   private used: number;
+  /** UTF-8 of each id prefix (`sequenceIds`) met so far, by its code. */
+  private readonly prefixBytes: (Buffer | undefined)[] = [];
   /** Orders added so far. */
   count = 0;
 
@@ -127,7 +130,12 @@ export class OrderListHasher {
       return;
     }
     const start = at + RECORD_FIXED_BYTES;
-    const idEnd = writeText(b, start, o.id);
+    // An id the columns keep as a prefix and a number is written from those (its prefix's bytes and the
+    // number's digits, the same bytes as its text): the engine's ids are concatenations, which V8 reads a
+    // character at a time only through the pieces they are made of.
+    const idCode = sequenceIds.encode(o.id);
+    const idEnd =
+      idCode < 0 ? writeText(b, start, o.id) : writeSequenceId(b, start, this.prefixOf(idCode), sequenceIds.number);
     const contractEnd = writeText(b, idEnd, o.contractId);
     const end = parentId === null ? contractEnd : writeText(b, contractEnd, parentId);
     const words = this.words;
@@ -136,6 +144,15 @@ export class OrderListHasher {
     words[w + 2] = end - contractEnd;
     words[w + 3] = 0;
     this.used = pad(b, end);
+  }
+
+  private prefixOf(code: number): Buffer {
+    let bytes = this.prefixBytes[code];
+    if (bytes === undefined) {
+      bytes = Buffer.from(sequenceIds.prefix(code), 'utf8');
+      this.prefixBytes[code] = bytes;
+    }
+    return bytes;
   }
 
   /** Strings too long for the record's room: their lengths, then each string, hashed as they are, then padding. */
@@ -241,6 +258,21 @@ function stateCode(state: string): number {
 
 function unknown(field: string, value: string): never {
   throw new OrderListHashError(`order ${field} ${JSON.stringify(value)} has no code in layout ${ORDER_LIST_LAYOUT}`);
+}
+
+/** `prefix`, then `n` in decimal digits, at `at`; returns the end. */
+function writeSequenceId(b: Buffer, at: number, prefix: Buffer, n: number): number {
+  for (let k = 0; k < prefix.length; k++) b[at + k] = prefix[k]!;
+  let digits = 1;
+  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  const end = at + prefix.length + digits;
+  let rest = n;
+  for (let k = end - 1; rest >= 10; k--) {
+    b[k] = 0x30 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  b[end - digits] = 0x30 + rest;
+  return end;
 }
 
 /** `value` as UTF-8 at `at` (room for 3 bytes per unit assumed); returns the end. */
