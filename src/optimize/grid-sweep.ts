@@ -4,6 +4,7 @@
  * a chosen statistic. An optional walk-forward split runs the grid on the first part of the history
  * (in-sample) and the same parameter sets on the rest (out-of-sample), so over-fitting shows.
  */
+import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { runStatistics, type RunStatistics } from '../report/statistics.ts';
@@ -191,7 +192,36 @@ export interface SweepOptions {
 export interface SweepTask {
   readonly context: SweepContext;
   readonly job: Job;
+  /** A key for each sample's history, the same for every task over the same shared columns (`historyKeys`). */
+  readonly histories?: HistoryKeys;
 }
+
+export type HistoryKeys = Readonly<Partial<Record<Job['sample'], string>>>;
+
+const historyKeyOf = new WeakMap<BarColumns, string>();
+
+/**
+ * A key for each sample's history in shared memory: the same columns, the same key. A task arrives in a
+ * pool thread as a copy, its history a new object each time; by the key the thread keeps the first one it
+ * received, and what is worked out once per history (the report's check of its columns, 20 ms on 1 M bars)
+ * is not done again for every run.
+ */
+export function historyKeys(context: SweepContext): HistoryKeys {
+  const keys: Partial<Record<Job['sample'], string>> = {};
+  for (const sample of SAMPLES) {
+    const bars = context.samples[sample]?.bars;
+    if (bars === undefined) continue;
+    let key = historyKeyOf.get(bars);
+    if (key === undefined) {
+      key = randomUUID();
+      historyKeyOf.set(bars, key);
+    }
+    keys[sample] = key;
+  }
+  return keys;
+}
+
+const SAMPLES = ['all', 'in', 'out'] as const;
 
 /** What a pool thread did before its first job: runs on the first bars of that job's history. */
 export interface WarmUpReport {
@@ -274,13 +304,14 @@ export async function runSweep(
   pool.checkStrategy(context.config.strategy.name);
   const compiled = await compiledStrategyOf(context, pool);
   const shared = sharedContext(compiled === undefined ? context : withStrategy(context, compiled));
+  const histories = historyKeys(shared);
   let next = 0;
   let failed = false;
   const claim = (): number | undefined => (failed || next >= jobs.length ? undefined : next++);
   const poolLane = async () => {
     for (let k = claim(); k !== undefined; k = claim()) {
       try {
-        const answer = await pool.run<SweepAnswer>({ context: shared, job: jobs[k]! } satisfies SweepTask);
+        const answer = await pool.run<SweepAnswer>({ context: shared, job: jobs[k]!, histories } satisfies SweepTask);
         if (answer.warmUp !== undefined) options.onWarmUp?.(answer.warmUp);
         finish(k, answer.result);
       } catch (error) {

@@ -3,8 +3,9 @@
  * The strategy module and the compiled engine stay loaded between tasks; a failure other than refused
  * parameters rejects the task, and with it the sweep.
  */
+import type { History } from '../adapters/backtest/definition-run.ts';
 import { sliceByIndex } from '../data/columns.ts';
-import { runJob, type SweepAnswer, type SweepTask, type WarmUpReport } from './grid-sweep.ts';
+import { runJob, type SweepAnswer, type SweepContext, type SweepTask, type WarmUpReport } from './grid-sweep.ts';
 
 /**
  * Before its first job a thread runs it a few times on the first bars of its history: V8 compiles the
@@ -18,13 +19,41 @@ const WARM_UP_BARS = 20_000;
 let warmedUp = false;
 
 export default async function runTask(task: SweepTask): Promise<SweepAnswer> {
-  if (warmedUp) return { result: await runJob(task.context, task.job) };
-  const warmUp = await warmUpOn(task);
-  const result = await runJob(task.context, task.job);
+  const context = withKnownHistories(task);
+  if (warmedUp) return { result: await runJob(context, task.job) };
+  const warmUp = await warmUpOn({ ...task, context });
+  const result = await runJob(context, task.job);
   // A job whose parameters the strategy refuses runs nothing to warm up on: the next job does it.
   if (warmUp === undefined) return { result };
   warmedUp = true;
   return { result, warmUp };
+}
+
+/**
+ * Histories this thread received, by their key (`historyKeys`): a task's history comes as a new object each
+ * time, and the first one received stands for it in every later task. A few are kept (a walk-forward's
+ * folds each bring their own), the oldest let go first.
+ */
+const histories = new Map<string, History>();
+const KEPT_HISTORIES = 8;
+
+export function withKnownHistories(task: SweepTask): SweepContext {
+  const keys = task.histories;
+  if (keys === undefined) return task.context;
+  const samples = { ...task.context.samples };
+  for (const sample of ['all', 'in', 'out'] as const) {
+    const key = keys[sample];
+    const history = samples[sample];
+    if (key === undefined || history === undefined) continue;
+    const known = histories.get(key);
+    if (known !== undefined) {
+      samples[sample] = known;
+      continue;
+    }
+    histories.set(key, history);
+    if (histories.size > KEPT_HISTORIES) histories.delete(histories.keys().next().value!);
+  }
+  return { ...task.context, samples };
 }
 
 /** The warm-up's runs, or undefined when the job's parameters are refused (nothing runs). */

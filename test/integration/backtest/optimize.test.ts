@@ -7,10 +7,12 @@ import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
 import { resolveContract } from '../../../src/adapters/backtest/contract.ts';
 import {
   gridCombinations,
+  historyKeys,
   rank,
   runJob,
   runsInline,
   runSweep,
+  sharedContext,
   splitHistory,
   summarize,
   type Job,
@@ -18,7 +20,7 @@ import {
   type JobResult,
 } from '../../../src/optimize/grid-sweep.ts';
 import { SweepPool, SweepPoolError, sweepThreadEntry } from '../../../src/optimize/sweep-pool.ts';
-import runTask from '../../../src/optimize/sweep-worker.ts';
+import runTask, { withKnownHistories } from '../../../src/optimize/sweep-worker.ts';
 import { ensureDist } from '../built-cli.ts';
 
 const FAILING_STRATEGY = fileURLToPath(new URL('../distributed/fixtures/failing-strategy.ts', import.meta.url));
@@ -138,6 +140,38 @@ describe('parameter sweeps', () => {
       await pool.close();
     }
     expect(new Set(sequential.map((r) => r.summary!.orderListHash)).size).toBe(jobs.length);
+  });
+
+  it("keep a thread's first copy of each shared history: one key for the same columns, tasks after the first run on it", async () => {
+    const history = await loadHistory(config, resolveContract(config.contract));
+    const [inSample, outSample] = splitHistory(history.bars, 0.5);
+    const context = sharedContext({
+      config,
+      name: 't',
+      samples: { all: history, in: { ...history, bars: inSample }, out: { ...history, bars: outSample } },
+    });
+    const keys = historyKeys(context);
+    expect(new Set(Object.values(keys)).size).toBe(3);
+    // The same columns give the same keys, sweep after sweep (a search's batches); other columns other keys.
+    expect(historyKeys(sharedContext(context))).toEqual(keys);
+    expect(historyKeys(sharedContext({ ...context, samples: { ...context.samples, all: history } })).all).not.toBe(
+      keys.all,
+    );
+    const job: Job = { index: 0, params: {}, sample: 'all' };
+    // As a pool thread receives them: copies.
+    const first = withKnownHistories(structuredClone({ context, job, histories: keys }));
+    const second = withKnownHistories(structuredClone({ context, job, histories: keys }));
+    for (const sample of ['all', 'in', 'out'] as const) {
+      expect(second.samples[sample]).toBe(first.samples[sample]);
+      expect(second.samples[sample]!.bars.time).toEqual(context.samples[sample]!.bars.time);
+    }
+    // Without keys (an older main thread, a test) each task keeps its own copy.
+    const keyless = structuredClone({ context, job });
+    expect(withKnownHistories(keyless).samples.all).toBe(keyless.context.samples.all);
+    // Eight histories are kept: after eight other keys the first is received anew.
+    for (let k = 0; k < 8; k++) withKnownHistories(structuredClone({ context, job, histories: { all: `other-${k}` } }));
+    const again = structuredClone({ context, job, histories: keys });
+    expect(withKnownHistories(again).samples.all).toBe(again.context.samples.all);
   });
 
   it('refuse a strategy file on a pool started for a built-in, whose threads could not load it', async () => {
