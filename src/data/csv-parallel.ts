@@ -17,7 +17,7 @@ import { closeSync, fstatSync, readSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { PriceGrid } from '../engine/ticks.ts';
 import type { BarColumns } from '../engine/types.ts';
-import { workerEntry } from './worker-entry.ts';
+import { threadExecArgv, workerEntry } from './worker-entry.ts';
 import { CsvBarsReader, openCsv, readCsvBars, type ContractSegment, type CsvBars, type CsvOptions } from './csv.ts';
 
 /** Below this size one thread is as fast: a worker takes about 0.1 s to start and load its code. */
@@ -390,7 +390,10 @@ function readInWorker(task: CsvRangeTask): { readonly answer: Promise<CsvRangeAn
   let worker: Worker | undefined;
   const answer = new Promise<CsvRangeAnswer>((resolve) => {
     try {
-      worker = new Worker(workerEntry(import.meta.url, 'csv-worker'), { workerData: task });
+      worker = new Worker(workerEntry(import.meta.url, 'csv-worker'), {
+        workerData: task,
+        execArgv: threadExecArgv(process.execArgv),
+      });
     } catch (error) {
       resolve({ ok: false, error: (error as Error).message });
       return;

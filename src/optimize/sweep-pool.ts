@@ -14,7 +14,7 @@ import Tinypool from 'tinypool';
 import { TicklineError } from '../engine/errors.ts';
 import { compileStrategy, type CompiledStrategy } from '../strategies/compile.ts';
 import { isStrategyFile } from '../strategies/index.ts';
-import { bundledWorkerEntry, workerEntry } from '../data/worker-entry.ts';
+import { bundledWorkerEntry, threadExecArgv, workerEntry } from '../data/worker-entry.ts';
 
 /** Where a worker thread's code lives: compiled JavaScript, or the sources through tsx. */
 export function sweepWorkerEntry(): URL {
@@ -88,6 +88,7 @@ export class SweepPool {
       maxThreads: this.threads,
       // A worker keeps its loaded strategy and compiled code between tasks: that is what makes it warm.
       isolateWorkers: false,
+      execArgv: threadExecArgv(process.execArgv),
     });
     return this.pool;
   }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
 import { loadHistory } from '../../../src/adapters/backtest/definition-run.ts';
 import { executeBacktest } from '../../../src/adapters/backtest/execute.ts';
@@ -32,6 +32,9 @@ const config = BacktestConfig.parse({
 });
 
 describe('parameter sweeps', () => {
+  // Built first: which file a pool thread runs is settled once a process, at the first pool.
+  beforeAll(ensureDist, 240_000);
+
   it('enumerate the grid in a stable order and rank by a metric, failures last', () => {
     expect(gridCombinations({ fast: [5, 10], slow: [20, 30] })).toEqual([
       { fast: 5, slow: 20 },
@@ -116,7 +119,6 @@ describe('parameter sweeps', () => {
   });
 
   it('run a built-in strategy on threads of the one-file worker, with the same results as in one thread', async () => {
-    await ensureDist();
     const bundle = sweepThreadEntry('sma-cross');
     expect(bundle.pathname).toMatch(/\/dist\/optimize\/sweep-worker-bundle\.js$/);
     expect(sweepThreadEntry('own-strategy.ts').pathname).toMatch(/\/dist\/optimize\/sweep-worker\.js$/);
