@@ -1,8 +1,8 @@
 /**
  * The warm pool of sweep workers (tinypool): threads started once and reused for every job of a sweep and
  * for every sweep of a search or a walk-forward that passes the same pool. The workers run the compiled
- * JavaScript of dist/; tsx only when no up-to-date build exists (a checkout run from its sources before
- * `npm run build`).
+ * JavaScript of dist/ (for a built-in strategy, the worker bundled into one file); tsx only when no
+ * up-to-date build exists (a checkout run from its sources before `npm run build`).
  *
  * tinypool over piscina, measured on this 2-core machine under load (1 thread, a task that adds one, node
  * 20): start-up to the first answer 60-131 ms against 83-141 ms, 108-147 us a task awaited one by one
