@@ -169,7 +169,7 @@ export class RunGathering {
     readonly calendar: TradingCalendar,
     rows: EquityRowPicker | EquityCsvRows,
     maxCandles: number,
-    excursions = true,
+    excursions: boolean,
   ) {
     this.excursions = excursions ? new ExcursionTracker() : undefined;
     this.drawdown = new DrawdownTracker(startingBalance, idleLimitMs);

@@ -229,7 +229,8 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
       session.breaks.handle(at, edgeAt(input.bars, at.index)),
     );
   }
-  return session.finish((engine) => sharedTimes(engine.equityCurve(), input.bars.time));
+  // The recorder's curve holds the bars' own time column while every point is at its bar's time.
+  return session.finish((engine) => engine.equityCurve());
 }
 
 /** A run whose history comes chunk by chunk (a bar cache import read one stored chunk at a time). */
@@ -763,21 +764,6 @@ class BreakHandler {
     this.engine.submit(this.byLine ? RISK_STRATEGY_ID : by, { kind: 'flatten', contractId: this.contractId });
     this.venue.settleAt(this.contractId, time, price);
   }
-}
-
-/**
- * The curve with the bars' own time column when its times are the bars' (a run that pushed every bar once):
- * one copy of 8 bytes a bar less to hold through the statistics and the outputs (80 MB for 10 M bars).
- */
-function sharedTimes(
-  curve: { readonly time: Float64Array; readonly equity: Float64Array },
-  barTimes: Float64Array,
-): { readonly time: Float64Array; readonly equity: Float64Array } {
-  const times = curve.time;
-  if (times === barTimes) return curve;
-  if (times.length !== barTimes.length) return curve;
-  for (let i = 0; i < times.length; i++) if (times[i] !== barTimes[i]) return curve;
-  return { time: barTimes, equity: curve.equity };
 }
 
 /** Bars of a chunk up to and including the one starting at `barTime` (none without a bar). */
