@@ -85,6 +85,20 @@ export function* decisionsCsvLines(records: DecisionSequence, grid: PriceGrid): 
 }
 
 /**
+ * The decisions.csv a run told its output folder writes as its decisions come (whole or streamed), when it
+ * records them; undefined otherwise (the run then keeps its decisions for the outputs).
+ */
+export function decisionsCsvRowsIn(
+  outputDir: string | undefined,
+  recorded: boolean,
+  grid: PriceGrid,
+): DecisionsCsvRows | undefined {
+  return outputDir !== undefined && recorded
+    ? new DecisionsCsvRows(path.join(outputDir, 'decisions.csv'), grid)
+    : undefined;
+}
+
+/**
  * decisions.csv written while the run makes its decisions, each row as `decisionsCsvLines` writes it, and
  * the decisions counted for the report (`tally`): a long run keeps none of its records (a 10 M-bar run's
  * 386,710 were 120 MB of heap until the outputs). The file takes its name at `finish`.

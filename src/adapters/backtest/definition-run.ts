@@ -18,7 +18,7 @@ import type {
   ReportStrategy,
   Statistics,
 } from '../../report/report-types.ts';
-import { DecisionsCsvRows } from './decisions-csv.ts';
+import { decisionsCsvRowsIn } from './decisions-csv.ts';
 import { cents, streamedStatistics, tradeStatistics } from '../../report/statistics.ts';
 import { barsPerCandle, candleValues } from '../../report/chart-data.ts';
 import { DEFAULT_MAX_POINTS } from '../../report/html.ts';
@@ -534,11 +534,7 @@ export async function runDefinition(
         )
       : [];
   // With the output folder known, decisions.csv is written as the decisions come and no record is kept.
-  const recordsDecisions = options.decisions ?? options.recordEquity ?? true;
-  const decisionRows =
-    options.outputDir !== undefined && recordsDecisions
-      ? new DecisionsCsvRows(path.join(options.outputDir, 'decisions.csv'), contract.grid)
-      : undefined;
+  const decisionRows = decisionsCsvRowsIn(options.outputDir, options.decisions ?? recordsReport, contract.grid);
   const rules = options.evaluation ?? accountEvaluation(config.account, name);
   // Told where the outputs go, a run that keeps nothing else of every bar (no evaluation, one contract's
   // history) gathers what the results need of its equity as its bars pass, piece by piece, and keeps no
@@ -566,8 +562,9 @@ export async function runDefinition(
       risk: config.risk,
       ...configuredMarketHours(config, contract),
       fills: fillOptions(config.fills, fee),
-      recordEquity: options.recordEquity ?? true,
+      recordEquity: recordsReport,
       ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
+      continuity: continuityOptions(config, history),
       ...(passLock === undefined ? {} : { passLock }),
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -575,12 +572,11 @@ export async function runDefinition(
     };
     result =
       gathered === undefined
-        ? runBacktest({ ...input, bars, continuity: continuityOptions(config, history) })
+        ? runBacktest({ ...input, bars })
         : runStreamedBacktest({
             ...input,
             chunks: pieces(bars, options.pieceBars ?? GATHERED_PIECE_BARS),
             total: bars.time.length,
-            continuity: continuityOptions(config, history),
             onBars: (piece, equity, records) => gathered.add(piece, equity, records),
           });
   } catch (error) {

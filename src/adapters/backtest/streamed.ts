@@ -42,7 +42,7 @@ import {
 import { DEFAULT_BAR_CACHE, type BacktestConfig } from './backtest-config.ts';
 import type { BacktestContract } from './contract.ts';
 import { priceLevelWarning, spacingWarning } from '../../data/data-checks.ts';
-import { DecisionsCsvRows } from './decisions-csv.ts';
+import { decisionsCsvRowsIn, type DecisionsCsvRows } from './decisions-csv.ts';
 import { runStreamedBacktest, type BacktestRunResult } from './run.ts';
 import { RunGathering } from './run-gathering.ts';
 import { BarCache, type ImportInfo } from '../../data/bar-cache.ts';
@@ -230,10 +230,7 @@ function streamRun(
   const gathering = RunGathering.of(config, total, options.outputDir, options.maxCandles ?? DEFAULT_MAX_POINTS);
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   // As a whole run with its output folder: decisions.csv is written as the decisions come, none kept.
-  const decisionRows =
-    options.outputDir !== undefined && (options.decisions ?? true)
-      ? new DecisionsCsvRows(path.join(options.outputDir, 'decisions.csv'), contract.grid)
-      : undefined;
+  const decisionRows = decisionsCsvRowsIn(options.outputDir, options.decisions ?? true, contract.grid);
   const pieces = importChunks(cache, file, info, from, to, options.pieceBars ?? Number.POSITIVE_INFINITY);
   const sample = (bars: BarColumns) => gathering.sampleSpacing(bars);
   // A history without segments: the options of its gaps only.
