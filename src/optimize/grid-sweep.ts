@@ -52,10 +52,13 @@ export interface JobResult {
   readonly failedAfter?: number;
 }
 
+/** The samples of a sweep's history a job can run on. */
+export const SAMPLES = ['all', 'in', 'out'] as const;
+
 export interface Job {
   readonly index: number;
   readonly params: Readonly<Record<string, unknown>>;
-  readonly sample: 'all' | 'in' | 'out';
+  readonly sample: (typeof SAMPLES)[number];
 }
 
 /** Every combination of the grid, in a stable order (the first key varies slowest). */
@@ -220,8 +223,6 @@ export function historyKeys(context: SweepContext): HistoryKeys {
   }
   return keys;
 }
-
-const SAMPLES = ['all', 'in', 'out'] as const;
 
 /** What a pool thread did before its first job: runs on the first bars of that job's history. */
 export interface WarmUpReport {

@@ -5,7 +5,14 @@
  */
 import type { History } from '../adapters/backtest/definition-run.ts';
 import { sliceByIndex } from '../data/columns.ts';
-import { runJob, type SweepAnswer, type SweepContext, type SweepTask, type WarmUpReport } from './grid-sweep.ts';
+import {
+  runJob,
+  SAMPLES,
+  type SweepAnswer,
+  type SweepContext,
+  type SweepTask,
+  type WarmUpReport,
+} from './grid-sweep.ts';
 
 /**
  * Before its first job a thread runs it a few times on the first bars of its history: V8 compiles the
@@ -41,7 +48,7 @@ export function withKnownHistories(task: SweepTask): SweepContext {
   const keys = task.histories;
   if (keys === undefined) return task.context;
   const samples = { ...task.context.samples };
-  for (const sample of ['all', 'in', 'out'] as const) {
+  for (const sample of SAMPLES) {
     const key = keys[sample];
     const history = samples[sample];
     if (key === undefined || history === undefined) continue;
