@@ -436,7 +436,7 @@ function breakdownTable(title: string, rows: readonly TradeBreakdown[], id: stri
 }
 
 function tradeAnalysisSection(input: ReportInput, analysis: TradeAnalysis): string {
-  const count = analysis.count;
+  const count = input.trades.length;
   if (count === 0)
     return '<section id="trade-analysis"><h2>Trade analysis</h2><p class="muted">No trade.</p></section>';
   // Summed in trade order, one trade's facts at a time (no array of every trade's).

@@ -166,9 +166,7 @@ export interface TradeAnalysis {
   readonly timeZone: string;
   /** Every trade's facts, made when first read; `fact(i)` makes one trade's without them. */
   readonly trades: readonly TradeFacts[];
-  /** The number of trades. */
-  readonly count: number;
-  /** The facts of trade `i` (the same as `trades[i]`), made at each call. */
+  /** The facts of the input's trade `i` (the same as `trades[i]`), made at each call. */
   fact(i: number): TradeFacts;
   readonly byHour: readonly TradeBreakdown[];
   readonly byWeekday: readonly TradeBreakdown[];
@@ -235,7 +233,6 @@ const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * of heap through the outputs.
  */
 class TradeFactColumns implements TradeAnalysis {
-  readonly count: number;
   private readonly maeTicks: Float64Array;
   private readonly mfeTicks: Float64Array;
   private readonly hours: Uint8Array;
@@ -253,7 +250,6 @@ class TradeFactColumns implements TradeAnalysis {
   ) {
     const trades = input.trades;
     const n = trades.length;
-    this.count = n;
     this.maeTicks = new Float64Array(n);
     this.mfeTicks = new Float64Array(n);
     this.hours = new Uint8Array(n);
@@ -281,7 +277,7 @@ class TradeFactColumns implements TradeAnalysis {
   }
 
   get trades(): readonly TradeFacts[] {
-    this.made ??= Array.from({ length: this.count }, (_, i) => this.fact(i));
+    this.made ??= Array.from({ length: this.input.trades.length }, (_, i) => this.fact(i));
     return this.made;
   }
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ClosedTrade, ReportInput } from '../../../src/report/report-types.ts';
+import { cents } from '../../../src/report/statistics.ts';
 import { analyseTrades, ExcursionTracker, tradeExcursions } from '../../../src/report/trade-analysis.ts';
 import { generatedRun } from './fixture.ts';
 
@@ -187,17 +188,41 @@ describe('trade excursions', () => {
     );
   });
 
-  it("makes one trade's facts as the whole list holds them, and counts the breakdowns from them", () => {
+  it("makes each trade's facts from the trade, its excursions and the exchange's clock, and counts the breakdowns from them", () => {
+    // The definition, written out: the zone's hour and weekday from Intl, money from ticks.
+    const clock = new Intl.DateTimeFormat('en-US', {
+      timeZone: 'America/Chicago',
+      hourCycle: 'h23',
+      hour: 'numeric',
+      weekday: 'short',
+    });
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 200, max: 1500 }), (seed, barCount) => {
         const input = generatedRun(barCount, seed);
         const labels = ['a', 'b', undefined];
         const labelled = { ...input, trades: input.trades.map((t, i) => ({ ...t, label: labels[i % 3] })) };
         const analysis = analyseTrades(labelled);
-        expect(analysis.count).toBe(labelled.trades.length);
-        const facts = Array.from({ length: analysis.count }, (_, i) => analysis.fact(i));
+        const excursions = tradeExcursions(labelled.bars, labelled.trades);
+        const facts = labelled.trades.map((t, i) => {
+          const parts = clock.formatToParts(new Date(t.entryTime));
+          const { maeTicks, mfeTicks } = excursions[i]!;
+          const tickValue = labelled.contract.tickValue;
+          return {
+            maeTicks,
+            mfeTicks,
+            mae: cents(maeTicks * tickValue * t.size),
+            mfe: cents(mfeTicks * tickValue * t.size),
+            // Ticks are whole: the difference is exact (and 0, never -0).
+            pnlTicks: (t.exitPrice - t.entryPrice) * (t.side === 'buy' ? 1 : -1) || 0,
+            durationMs: t.exitTime - t.entryTime,
+            label: t.label ?? null,
+            hour: Number(parts.find((p) => p.type === 'hour')!.value),
+            weekday: parts.find((p) => p.type === 'weekday')!.value,
+          };
+        });
+        for (let i = 0; i < facts.length; i++) expect(analysis.fact(i)).toEqual(facts[i]);
         expect(analysis.trades).toEqual(facts);
-        // Each breakdown: its trades and net PnL are those of the facts' keys.
+        // Each breakdown: its trades are those of the facts' keys.
         const keys = {
           byHour: (i: number) => String(facts[i]!.hour).padStart(2, '0'),
           byWeekday: (i: number) => facts[i]!.weekday,
