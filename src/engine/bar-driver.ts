@@ -1,4 +1,3 @@
-import { objectArray } from './object-array.ts';
 import type { Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
 import type { SessionClock } from './trading-day.ts';
@@ -10,6 +9,7 @@ import { barCursor } from './indicators.ts';
 import type { IntentRouter } from './intent-router.ts';
 import type { Logger } from './log.ts';
 import type { OrderBook } from './order-book.ts';
+import { PendingIntents } from './pending-intents.ts';
 import type { RuleEnforcer } from './rule-enforcer.ts';
 import type { RuleBook } from './account-rules.ts';
 import type { Instance, StrategyHost } from './strategy-host.ts';
@@ -18,13 +18,6 @@ import { nominalMs, timeframeLabel } from './timeframe.ts';
 import { unhandled } from './unhandled.ts';
 import { advanceTrail, trailStopPrice } from './trailing.ts';
 import type { BarChunk, ContractSpec, Intent, Venue } from './types.ts';
-
-interface PendingIntent {
-  readonly instance: Instance | undefined;
-  readonly strategyId: string;
-  readonly intent: Intent;
-  readonly at: number;
-}
 
 export interface BarDriverParts {
   readonly contracts: ReadonlyMap<string, ContractSpec>;
@@ -62,8 +55,7 @@ export class BarDriver {
   private readonly barsSeen = new Map<string, number>();
   private seenBefore = 0;
   // Intents decided during a push wait here for their bar.
-  private readonly pending: PendingIntent[] = objectArray();
-  private pendingCursor = 0;
+  private readonly pending = new PendingIntents();
   private readonly contracts: ReadonlyMap<string, ContractSpec>;
   private readonly venue: Venue;
   private readonly accounting: Accounting;
@@ -124,7 +116,7 @@ export class BarDriver {
     }
     if (this.history) return;
     if (this.catchUp && barClock.index >= 0) {
-      this.pending.push({ instance, strategyId, intent, at: barClock.pushLength - 1 });
+      this.pending.push(instance, strategyId, intent, barClock.pushLength - 1);
       return;
     }
     if (barClock.index >= 0 && this.warming(instance, barClock.index)) {
@@ -134,7 +126,7 @@ export class BarDriver {
     if (barClock.pushing) {
       let at = intent.at;
       if (at === undefined) at = barClock.pipelineIndex();
-      this.pending.push({ instance, strategyId, intent, at });
+      this.pending.push(instance, strategyId, intent, at);
       return;
     }
     this.router.processIntent(instance, strategyId, intent, barClock.barStartOr(barClock.time()), barClock.current());
@@ -161,8 +153,7 @@ export class BarDriver {
     this.barsSeen.set(contractId, seenBefore + n);
 
     // (1) the strategies' chunk pipelines
-    pending.length = 0;
-    this.pendingCursor = 0;
+    pending.clear();
     barClock.pushing = true;
     barClock.chunk = chunk;
     barClock.pushLength = n;
@@ -172,13 +163,11 @@ export class BarDriver {
       barClock.pushing = false;
       barCursor.at = -1;
     }
-    let sorted = true;
-    for (let k = 1; k < pending.length; k++) if (pending[k]!.at < pending[k - 1]!.at) sorted = false;
-    if (!sorted) pending.sort((a, b) => a.at - b.at);
+    pending.sortByBar();
     // A live catch-up (several bars at once): every decision waits for the last bar, where only each
     // strategy's last target per contract is sent.
     this.catchUp = this.live && n > 1;
-    if (this.catchUp) for (let k = 0; k < pending.length; k++) pending[k] = { ...pending[k]!, at: n - 1 };
+    if (this.catchUp) pending.moveAllTo(n - 1);
 
     const listening = host.prepareBarRecords(chunk);
 
@@ -223,7 +212,7 @@ export class BarDriver {
           (!hasOnBar || !venue.matchesBars!())
         ) {
           // Bars i .. k-2 would each be overwritten by the next one's marks: only bar k-1 is run whole.
-          const end = this.pendingCursor < pending.length ? Math.min(n, pending[this.pendingCursor]!.at) : n;
+          const end = Math.min(n, pending.nextAt(n));
           const limit = Math.min(enforcer.nextDayStart, enforcer.marketCheckAt - barMs);
           let k = i;
           while (k < end && time[k]! < limit) k++;
@@ -282,10 +271,11 @@ export class BarDriver {
         if (barClock.now >= enforcer.marketCheckAt) enforcer.checkMarkets(barClock.now);
         if (listening) host.emitBarRecords(chunk, i);
         if (this.catchUp && i === n - 1) this.coalesceTargets(barTime);
-        while (this.pendingCursor < pending.length && pending[this.pendingCursor]!.at === i) {
-          const item = pending[this.pendingCursor++]!;
-          if (this.warming(item.instance, i)) this.refuseWarmUp(item.instance!, item.strategyId, item.intent, i);
-          else router.processIntent(item.instance, item.strategyId, item.intent, barTime, barClock.now);
+        while (pending.cursor < pending.length && pending.at(pending.cursor) === i) {
+          const k = pending.cursor++;
+          const instance = pending.instance(k);
+          if (this.warming(instance, i)) this.refuseWarmUp(instance!, pending.strategyId(k), pending.intent(k), i);
+          else router.processIntent(instance, pending.strategyId(k), pending.intent(k), barTime, barClock.now);
         }
         if (recordEquity) equity.record(barTime, accounting.equity());
       }
@@ -296,15 +286,15 @@ export class BarDriver {
       this.catchUp = false;
     }
     // Intents stamped beyond the chunk (a bad `at`) are still decided, at the last bar: never dropped.
-    while (!stopped && this.pendingCursor < pending.length) {
-      const item = pending[this.pendingCursor++]!;
+    while (!stopped && pending.cursor < pending.length) {
+      const k = pending.cursor++;
       this.logger.warn(
-        { strategyId: item.strategyId, at: item.at, length: n },
+        { strategyId: pending.strategyId(k), at: pending.at(k), length: n },
         'intent stamped outside its chunk; decided at the last bar',
       );
-      router.processIntent(item.instance, item.strategyId, item.intent, time[n - 1]!, barClock.now);
+      router.processIntent(pending.instance(k), pending.strategyId(k), pending.intent(k), time[n - 1]!, barClock.now);
     }
-    pending.length = 0;
+    pending.clear();
     if (host.failures.length > 0 && this.throwOnFailure) host.throwFailure();
   }
 
@@ -315,23 +305,23 @@ export class BarDriver {
   private coalesceTargets(time: number): void {
     const pending = this.pending;
     const seen = new Set<string>();
-    const kept: PendingIntent[] = [];
-    for (let k = pending.length - 1; k >= this.pendingCursor; k--) {
-      const item = pending[k]!;
-      const intent = item.intent;
+    const kept: number[] = [];
+    for (let k = pending.length - 1; k >= pending.cursor; k--) {
+      const intent = pending.intent(k);
+      const strategyId = pending.strategyId(k);
       if (intent.kind === 'target' || intent.kind === 'flatten') {
         const contractId =
-          intent.contractId === undefined ? '*' : this.router.resolveContract(item.instance, intent.contractId);
-        const key = targetKey(item.strategyId, contractId);
-        if (seen.has(key) || seen.has(targetKey(item.strategyId, '*'))) {
+          intent.contractId === undefined ? '*' : this.router.resolveContract(pending.instance(k), intent.contractId);
+        const key = targetKey(strategyId, contractId);
+        if (seen.has(key) || seen.has(targetKey(strategyId, '*'))) {
           this.decisions.decide(
-            item.strategyId,
+            strategyId,
             intent,
             undefined,
             {
               accepted: false,
               code: 'SUPERSEDED',
-              message: `decided at bar ${item.at} of a catch-up of ${this.barClock.pushLength} bars; a later target replaced it`,
+              message: `decided at bar ${pending.at(k)} of a catch-up of ${this.barClock.pushLength} bars; a later target replaced it`,
             },
             time,
           );
@@ -339,11 +329,10 @@ export class BarDriver {
         }
         seen.add(key);
       }
-      kept.push(item);
+      kept.push(k);
     }
     kept.reverse();
-    pending.length = this.pendingCursor;
-    for (const item of kept) pending.push(item);
+    pending.keepUndecided(kept);
   }
 
   /** True while bar `index` of the current push is within the instance's declared warm-up (never without an instance). */
