@@ -111,7 +111,7 @@ export async function run(args: string[]): Promise<number> {
   const { result } = outcome;
   const lines = [
     `${outcome.title}`,
-    `  ${outcome.history.description}, ${result.bars} bars, ${outcome.statistics.tradingDays} trading days, ${result.trades.length} trades, net PnL ${outcome.statistics.netPnl.toFixed(2)}`,
+    `  ${outcome.history.description}, ${result.bars} bars, ${outcome.statistics.tradingDays} trading days, ${result.tradeList.length} trades, net PnL ${outcome.statistics.netPnl.toFixed(2)}`,
     ...decisionLines(summarizeRunDecisions(outcome.report, outcome.statistics)),
     ...(outcome.report.evaluation === undefined ? [] : evaluationLines(outcome.report.evaluation)),
     `report: ${written.report}`,

@@ -92,6 +92,11 @@ export class TradeColumns {
     };
   }
 
+  /** The trades kept (`first` on), each made as it is read and none kept: what a long run's outputs read. */
+  list(): TradeList {
+    return new TradeColumnsList(this);
+  }
+
   /** Forgets the trades before index `k` (a live session keeps a window); whole blocks are let go. */
   dropBefore(k: number): void {
     if (k <= this.first) return;
@@ -102,4 +107,56 @@ export class TradeColumns {
       this.refs[b] = NO_REFS;
     }
   }
+}
+
+/**
+ * Closed trades read by index or in order. An array of them is one; a run's columns are another
+ * (`TradeColumns.list`), which make each trade when it is read, so a run of millions of trades never
+ * holds them all as objects.
+ */
+export interface TradeList<T = ClosedTrade> extends Iterable<T> {
+  readonly length: number;
+  /** As an array's `at`: a negative index counts from the end; undefined outside the list. */
+  at(index: number): T | undefined;
+}
+
+class TradeColumnsList implements TradeList {
+  constructor(private readonly columns: TradeColumns) {}
+
+  get length(): number {
+    return this.columns.length - this.columns.first;
+  }
+
+  at(index: number): ClosedTrade | undefined {
+    const n = this.length;
+    const i = Math.trunc(index) || 0;
+    const k = i < 0 ? i + n : i;
+    return k >= 0 && k < n ? this.columns.trade(this.columns.first + k) : undefined;
+  }
+
+  [Symbol.iterator](): Iterator<ClosedTrade> {
+    // Not a generator: a plain iterator's results are inlined away in a for-of, a generator's are not.
+    const columns = this.columns;
+    let k = columns.first;
+    return {
+      next: (): IteratorResult<ClosedTrade> =>
+        k < columns.length ? { value: columns.trade(k++), done: false } : { value: undefined, done: true },
+    };
+  }
+}
+
+/** `list` with each trade passed through `map` as it is read (nothing made ahead, nothing kept). */
+export function mappedTradeList<T, U>(list: TradeList<T>, map: (trade: T) => U): TradeList<U> {
+  return {
+    get length() {
+      return list.length;
+    },
+    at(index: number): U | undefined {
+      const trade = list.at(index);
+      return trade === undefined ? undefined : map(trade);
+    },
+    *[Symbol.iterator]() {
+      for (const trade of list) yield map(trade);
+    },
+  };
 }

@@ -208,7 +208,7 @@ function trimToWindow(report: ReportInput, start: number): ReportInput {
       time: Array.from(report.equity.time).slice(equityFrom),
       equity: Array.from(report.equity.equity).slice(equityFrom),
     },
-    trades: report.trades.filter((t) => t.entryTime >= start),
+    trades: [...report.trades].filter((t) => t.entryTime >= start),
   };
 }
 
@@ -219,7 +219,7 @@ function firstAtOrAfter(times: ArrayLike<number>, value: number): number {
 }
 
 /** The folds' test reports as one run: bars and trades one after another, equity continued. */
-function stitch(reports: readonly ReportInput[]): ReportInput {
+function stitch(reports: readonly ReportInput[]): ReportInput & { readonly trades: readonly ClosedTrade[] } {
   const first = reports[0]!;
   const columns = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
   const total = reports.reduce((n, r) => n + r.bars.time.length, 0);
@@ -243,7 +243,7 @@ function stitch(reports: readonly ReportInput[]): ReportInput {
     ...first,
     bars,
     equity: { time, equity },
-    trades: reports.flatMap((r) => r.trades),
+    trades: reports.flatMap((r) => [...r.trades]),
     violations: reports.flatMap((r) => r.violations),
     decisions: [],
     overlays: [],

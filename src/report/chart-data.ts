@@ -197,8 +197,9 @@ function tradeMarkers(
   const stride = Math.max(1, Math.ceil((input.trades.length * 2) / maxMarkers));
   const markers: MarkerData[] = [];
   let drawn = 0;
-  input.trades.forEach((trade: ClosedTrade, index) => {
-    if (index % stride !== 0) return;
+  const trades = input.trades;
+  for (let index = 0; index < trades.length; index += stride) {
+    const trade: ClosedTrade = trades.at(index)!;
     drawn++;
     markers.push({
       t: candleTime(trade.entryTime),
@@ -214,7 +215,7 @@ function tradeMarkers(
       price: priceOf(grid, trade.exitPrice),
       text: '',
     });
-  });
+  }
   return { markers, drawn };
 }
 

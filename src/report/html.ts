@@ -470,14 +470,14 @@ function tradesSection(input: ReportInput, grid: PriceGrid, analysis: TradeAnaly
   const half = MAX_TRADE_ROWS / 2;
   const indices =
     count <= MAX_TRADE_ROWS
-      ? input.trades.map((_, i) => i)
+      ? Array.from({ length: count }, (_, i) => i)
       : [...Array.from({ length: half }, (_, i) => i), ...Array.from({ length: half }, (_, i) => count - half + i)];
   const price = (ticks: number) =>
     Number.isInteger(ticks)
       ? grid.toPrice(ticks).toFixed(grid.decimals)
       : (ticks * grid.tickSize).toFixed(grid.decimals + 2);
   const rows = indices.map((i) => {
-    const t = input.trades[i]!;
+    const t = input.trades.at(i)!;
     const f = analysis.fact(i);
     return [
       String(i + 1),
@@ -521,7 +521,7 @@ function tradesSection(input: ReportInput, grid: PriceGrid, analysis: TradeAnaly
     [true, false, true, false, true, false, true, true, true, true, false, true, true, false],
     'trade-list',
     (row) => {
-      const t = input.trades[indices[row]!]!;
+      const t = input.trades.at(indices[row]!)!;
       return ` class="zoom" data-from="${t.entryTime / 1000}" data-to="${t.exitTime / 1000}" title="Zoom the chart to this trade"`;
     },
   )}</section>`;

@@ -9,12 +9,13 @@
  */
 import type { DailyStatistics, DayStatistics } from '../protocol/schemas.ts';
 import type { ClosedTrade as EngineClosedTrade } from '../engine/accounting.ts';
+import type { TradeList } from '../engine/trade-columns.ts';
 import type { TradingDayConfig } from '../engine/trading-day.ts';
 import type { GuardResult } from '../engine/risk.ts';
 import type { Intent } from '../engine/types.ts';
 import type { RunEvaluation } from './evaluation-report.ts';
 import type { PreparedChart } from './chart-data.ts';
-import type { TradeExcursion } from './trade-analysis.ts';
+import type { TradeExcursions } from './trade-analysis.ts';
 import type { DecisionTally } from './decisions.ts';
 
 export interface ReportContract {
@@ -46,6 +47,8 @@ export interface ReportBars {
  * per closing fill), each with its share of the entry. A report reads only these fields, so a journal can
  * build them too.
  */
+export type { TradeList };
+
 export type ClosedTrade = Pick<
   EngineClosedTrade,
   'contractId' | 'side' | 'size' | 'entryTime' | 'exitTime' | 'entryPrice' | 'exitPrice' | 'pnl' | 'fees' | 'label'
@@ -143,7 +146,7 @@ export interface StreamedBars {
   readonly last: number;
   readonly chart: PreparedChart;
   /** Each trade's MAE and MFE, gathered while the bars passed (`ExcursionTracker`). */
-  readonly excursions?: readonly TradeExcursion[];
+  readonly excursions?: TradeExcursions;
 }
 
 export interface ReportInput {
@@ -151,8 +154,8 @@ export interface ReportInput {
   readonly contract: ReportContract;
   readonly startingBalance: number;
   readonly bars: ReportBars;
-  /** Closed trades in the order they closed. */
-  readonly trades: readonly ClosedTrade[];
+  /** Closed trades in the order they closed (an array, or a run's columns making each as it is read). */
+  readonly trades: TradeList<ClosedTrade>;
   readonly equity: EquityCurve;
   readonly violations: readonly ReportViolation[];
   readonly closestApproach: readonly ClosestApproach[];

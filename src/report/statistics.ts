@@ -5,7 +5,7 @@
  */
 import type { DailyStatistics, DayStatistics } from '../protocol/schemas.ts';
 import { DEFAULT_TRADING_DAY, TradingCalendar, type TradingDayConfig } from '../engine/trading-day.ts';
-import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics } from './report-types.ts';
+import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics, TradeList } from './report-types.ts';
 import { validateReportInput } from './validate.ts';
 
 /** Trading days per year used to annualise Sharpe and Sortino. */
@@ -52,7 +52,7 @@ export function netTradePnl(trade: ClosedTrade): number {
   return cents(trade.pnl - trade.fees);
 }
 
-export function tradeStatistics(trades: readonly ClosedTrade[]): TradeStatistics {
+export function tradeStatistics(trades: TradeList<ClosedTrade>): TradeStatistics {
   let gross = 0;
   let fees = 0;
   let contracts = 0;
@@ -370,7 +370,7 @@ function lastBarBefore(time: ArrayLike<number>, t: number): number {
  * Fraction of bars during which a position was open: a bar counts when a trade's [entry, exit) overlaps
  * it; a trade opened and closed at the same instant counts for the bar containing that instant.
  */
-export function exposure(bars: Pick<ReportBars, 'time'>, trades: readonly ClosedTrade[]): number | null {
+export function exposure(bars: Pick<ReportBars, 'time'>, trades: TradeList<ClosedTrade>): number | null {
   const spans: number[] = [];
   for (const trade of trades)
     addTradeSpan(
@@ -449,43 +449,60 @@ export function dailyStatistics(
   return dailyRecords(days, input, calendar);
 }
 
+/** What a trading day's closed trades add up to. */
+interface DayTally {
+  trades: number;
+  pnl: number;
+  fees: number;
+  wins: number;
+  losses: number;
+  /** Round-turn contracts by symbol, in the order first traded. */
+  readonly contracts: Map<string, number>;
+}
+
+const NO_TRADES: DayTally = Object.freeze({
+  trades: 0,
+  pnl: 0,
+  fees: 0,
+  wins: 0,
+  losses: 0,
+  contracts: new Map<string, number>(),
+});
+
 /** The daily records of the trading days that had equity points (`days`, changed here) and of the trades' days. */
 function dailyRecords(
   days: Set<string>,
   input: Pick<ReportInput, 'trades' | 'startingBalance' | 'contract'>,
   calendar: TradingCalendar,
 ): DailyStatistics[] {
-  const dayOf = (time: number) => calendar.dayOf(time);
-  const tradesByDay = new Map<string, ClosedTrade[]>();
-  for (const trade of input.trades) {
-    const day = dayOf(trade.exitTime);
-    days.add(day);
-    const list = tradesByDay.get(day);
-    if (list) list.push(trade);
-    else tradesByDay.set(day, [trade]);
-  }
   const symbolOf = (contractId: string): string =>
     contractId === input.contract.id ? (input.contract.symbolId ?? input.contract.name) : contractId;
+  // One pass, each trade counted in its day's tally as it is read: a run's columns make each trade when
+  // read, and none is kept.
+  const tallies = new Map<string, DayTally>();
+  for (const trade of input.trades) {
+    const day = calendar.dayOf(trade.exitTime);
+    days.add(day);
+    let tally = tallies.get(day);
+    if (tally === undefined) {
+      tally = { trades: 0, pnl: 0, fees: 0, wins: 0, losses: 0, contracts: new Map() };
+      tallies.set(day, tally);
+    }
+    tally.trades++;
+    tally.pnl += trade.pnl;
+    tally.fees += trade.fees;
+    const net = netTradePnl(trade);
+    if (net > 0) tally.wins++;
+    else if (net < 0) tally.losses++;
+    const symbol = symbolOf(trade.contractId);
+    tally.contracts.set(symbol, (tally.contracts.get(symbol) ?? 0) + trade.size);
+  }
 
   const records: DailyStatistics[] = [];
   let realised = input.startingBalance;
   for (const day of [...days].sort()) {
     const stamp = `${day}T00:00:00Z`;
-    const trades = tradesByDay.get(day) ?? [];
-    let pnl = 0;
-    let fees = 0;
-    let wins = 0;
-    let losses = 0;
-    const contracts = new Map<string, number>();
-    for (const trade of trades) {
-      pnl += trade.pnl;
-      fees += trade.fees;
-      const net = netTradePnl(trade);
-      if (net > 0) wins++;
-      else if (net < 0) losses++;
-      const symbol = symbolOf(trade.contractId);
-      contracts.set(symbol, (contracts.get(symbol) ?? 0) + trade.size);
-    }
+    const { trades, pnl, fees, wins, losses, contracts } = tallies.get(day) ?? NO_TRADES;
     realised += pnl - fees;
     records.push({
       tradeDay: stamp,
@@ -495,11 +512,11 @@ function dailyRecords(
         .map((symbolId) => ({ tradeDay: stamp, symbolId, totalTradedContracts: contracts.get(symbolId)! })),
       tradeDate: stamp,
       totalPnL: cents(pnl),
-      totalTrades: trades.length,
+      totalTrades: trades,
       winningTrades: wins,
       losingTrades: losses,
-      neutralTrades: trades.length - wins - losses,
-      winRate: trades.length === 0 ? 0 : ratio(wins / trades.length)!,
+      neutralTrades: trades - wins - losses,
+      winRate: trades === 0 ? 0 : ratio(wins / trades)!,
       totalFees: cents(fees),
     });
   }

@@ -11,13 +11,22 @@
  * the grid (an averaged entry between ticks gives a fraction).
  */
 import { cents, ratio, tradingDayConfig } from './statistics.ts';
-import type { ClosedTrade, ReportBars, ReportInput } from './report-types.ts';
+import type { ClosedTrade, ReportBars, ReportInput, TradeList } from './report-types.ts';
 
 export interface TradeExcursion {
   /** Worst open PnL per contract in ticks (<= 0). */
   readonly maeTicks: number;
   /** Best open PnL per contract in ticks (>= 0). */
   readonly mfeTicks: number;
+}
+
+/**
+ * Every trade's excursions in the trades' order, as two columns: a run of millions of trades keeps two
+ * numbers a trade, not an object.
+ */
+export interface TradeExcursions {
+  readonly maeTicks: ArrayLike<number>;
+  readonly mfeTicks: ArrayLike<number>;
 }
 
 type ExcursionBars = Pick<ReportBars, 'time' | 'high' | 'low'>;
@@ -62,7 +71,8 @@ export function excursionOf(
  * when flat). It keeps only the open position's extremes between calls, not the bars.
  */
 export class ExcursionTracker {
-  private readonly out: TradeExcursion[] = [];
+  private readonly maeTicks: number[] = [];
+  private readonly mfeTicks: number[] = [];
   /** Entry time of the open position whose extremes are kept, NaN when none. */
   private since = Number.NaN;
   private high = Number.NEGATIVE_INFINITY;
@@ -71,11 +81,11 @@ export class ExcursionTracker {
   private lastHigh = Number.NEGATIVE_INFINITY;
   private lastLow = Number.POSITIVE_INFINITY;
 
-  add(bars: ExcursionBars, trades: readonly ClosedTrade[], openSince: number): void {
+  add(bars: ExcursionBars, trades: TradeList<ClosedTrade>, openSince: number): void {
     const { time, high, low } = bars;
     const n = time.length;
-    for (let k = this.out.length; k < trades.length; k++) {
-      const trade = trades[k]!;
+    for (let k = this.maeTicks.length; k < trades.length; k++) {
+      const trade = trades.at(k)!;
       const exitBar = upperBound(time, trade.exitTime) - 1;
       const entryBar = upperBound(time, trade.entryTime) - 1;
       let h = Number.NEGATIVE_INFINITY;
@@ -94,7 +104,9 @@ export class ExcursionTracker {
         if ((high[i] as number) > h) h = high[i] as number;
         if ((low[i] as number) < l) l = low[i] as number;
       }
-      this.out.push(excursionOf(trade, h, l));
+      const excursion = excursionOf(trade, h, l);
+      this.maeTicks.push(excursion.maeTicks);
+      this.mfeTicks.push(excursion.mfeTicks);
     }
     if (Number.isNaN(openSince)) {
       this.since = Number.NaN;
@@ -118,20 +130,20 @@ export class ExcursionTracker {
     }
   }
 
-  result(): readonly TradeExcursion[] {
-    return this.out;
+  result(): TradeExcursions {
+    return { maeTicks: this.maeTicks, mfeTicks: this.mfeTicks };
   }
 }
 
 /** Each trade's excursions from the whole run's bars. */
-export function tradeExcursions(bars: ExcursionBars, trades: readonly ClosedTrade[]): readonly TradeExcursion[] {
+export function tradeExcursions(bars: ExcursionBars, trades: TradeList<ClosedTrade>): TradeExcursions {
   const tracker = new ExcursionTracker();
   tracker.add(bars, trades, Number.NaN);
   return tracker.result();
 }
 
 /** The excursions of a report's trades: a streamed run's, gathered while its bars passed, else from its bars. */
-export function reportExcursions(input: ReportInput): readonly TradeExcursion[] {
+export function reportExcursions(input: ReportInput): TradeExcursions {
   return input.streamed?.excursions ?? tradeExcursions(input.bars, input.trades);
 }
 
@@ -166,8 +178,11 @@ export interface TradeAnalysis {
   readonly timeZone: string;
   /** Every trade's facts, made when first read; `fact(i)` makes one trade's without them. */
   readonly trades: readonly TradeFacts[];
-  /** The facts of the input's trade `i` (the same as `trades[i]`), made at each call. */
-  fact(i: number): TradeFacts;
+  /**
+   * The facts of the input's trade `i` (the same as `trades[i]`), made at each call; `trade` is that trade
+   * when the caller has it already (a run's columns make it anew at each read).
+   */
+  fact(i: number, trade?: ClosedTrade): TradeFacts;
   readonly byHour: readonly TradeBreakdown[];
   readonly byWeekday: readonly TradeBreakdown[];
   readonly byLabel: readonly TradeBreakdown[];
@@ -194,25 +209,21 @@ function zoneClock(timeZone: string): (t: number) => { hour: number; weekday: st
   };
 }
 
-function breakdown(
-  trades: readonly ClosedTrade[],
-  keyOf: (i: number) => string,
-  order: (a: string, b: string) => number,
-): TradeBreakdown[] {
-  const groups = new Map<string, { trades: number; won: number; net: number }>();
-  for (let i = 0; i < trades.length; i++) {
-    const trade = trades[i]!;
-    const key = keyOf(i);
-    let group = groups.get(key);
-    if (group === undefined) {
-      group = { trades: 0, won: 0, net: 0 };
-      groups.set(key, group);
-    }
-    const net = trade.pnl - trade.fees;
-    group.trades++;
-    if (cents(net) > 0) group.won++;
-    group.net += net;
+type Groups = Map<string, { trades: number; won: number; net: number }>;
+
+/** A trade's net PnL counted in its group of `groups` under `key`. */
+function count(groups: Groups, key: string, net: number): void {
+  let group = groups.get(key);
+  if (group === undefined) {
+    group = { trades: 0, won: 0, net: 0 };
+    groups.set(key, group);
   }
+  group.trades++;
+  if (cents(net) > 0) group.won++;
+  group.net += net;
+}
+
+function breakdown(groups: Groups, order: (a: string, b: string) => number): TradeBreakdown[] {
   return [...groups.entries()]
     .sort(([a], [b]) => order(a, b))
     .map(([key, g]) => ({
@@ -246,7 +257,7 @@ class TradeFactColumns implements TradeAnalysis {
   constructor(
     readonly timeZone: string,
     private readonly input: ReportInput,
-    excursions: readonly TradeExcursion[],
+    excursions: TradeExcursions,
   ) {
     const trades = input.trades;
     const n = trades.length;
@@ -255,25 +266,30 @@ class TradeFactColumns implements TradeAnalysis {
     this.hours = new Uint8Array(n);
     this.weekdays = new Uint8Array(n);
     const clock = zoneClock(timeZone);
-    for (let i = 0; i < n; i++) {
-      const excursion = excursions[i];
-      if (excursion !== undefined) {
-        this.maeTicks[i] = excursion.maeTicks;
-        this.mfeTicks[i] = excursion.mfeTicks;
-      }
-      const { hour, weekday } = clock(trades[i]!.entryTime);
+    const known = Math.min(n, excursions.maeTicks.length);
+    for (let i = 0; i < known; i++) {
+      this.maeTicks[i] = excursions.maeTicks[i]!;
+      this.mfeTicks[i] = excursions.mfeTicks[i]!;
+    }
+    // One pass over the trades (each is made as it is read from a run's columns): facts and breakdowns.
+    const byHour: Groups = new Map();
+    const byWeekday: Groups = new Map();
+    const byLabel: Groups = new Map();
+    let i = 0;
+    for (const trade of trades) {
+      const { hour, weekday } = clock(trade.entryTime);
+      const net = trade.pnl - trade.fees;
+      count(byHour, String(hour).padStart(2, '0'), net);
+      count(byWeekday, weekday, net);
+      count(byLabel, trade.label ?? '-', net);
       this.hours[i] = hour;
       let name = this.weekdayNames.indexOf(weekday);
       if (name < 0) name = this.weekdayNames.push(weekday) - 1;
-      this.weekdays[i] = name;
+      this.weekdays[i++] = name;
     }
-    this.byHour = breakdown(trades, (i) => String(this.hours[i]!).padStart(2, '0'), text);
-    this.byWeekday = breakdown(
-      trades,
-      (i) => this.weekdayNames[this.weekdays[i]!]!,
-      (a, b) => WEEKDAYS.indexOf(a) - WEEKDAYS.indexOf(b),
-    );
-    this.byLabel = breakdown(trades, (i) => trades[i]!.label ?? '-', text);
+    this.byHour = breakdown(byHour, text);
+    this.byWeekday = breakdown(byWeekday, (a, b) => WEEKDAYS.indexOf(a) - WEEKDAYS.indexOf(b));
+    this.byLabel = breakdown(byLabel, text);
   }
 
   get trades(): readonly TradeFacts[] {
@@ -281,8 +297,7 @@ class TradeFactColumns implements TradeAnalysis {
     return this.made;
   }
 
-  fact(i: number): TradeFacts {
-    const trade = this.input.trades[i]!;
+  fact(i: number, trade: ClosedTrade = this.input.trades.at(i)!): TradeFacts {
     const tickValue = this.input.contract.tickValue;
     const maeTicks = this.maeTicks[i]!;
     const mfeTicks = this.mfeTicks[i]!;
@@ -304,7 +319,7 @@ class TradeFactColumns implements TradeAnalysis {
 /** The trade analysis of a report's input. */
 export function analyseTrades(
   input: ReportInput,
-  excursions: readonly TradeExcursion[] = reportExcursions(input),
+  excursions: TradeExcursions = reportExcursions(input),
 ): TradeAnalysis {
   return new TradeFactColumns(tradingDayConfig(input).timeZone, input, excursions);
 }

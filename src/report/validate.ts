@@ -100,7 +100,8 @@ export function validateReportInput(input: ReportInput): void {
     checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
   checkColumn(problems, 'equity.equity', input.equity.equity, points, 'none');
 
-  input.trades.forEach((trade, i) => {
+  let i = 0;
+  for (const trade of input.trades) {
     for (const field of ['entryTime', 'exitTime', 'entryPrice', 'exitPrice', 'pnl', 'fees'] as const) {
       if (!Number.isFinite(trade[field]))
         problems.push(`trades[${i}].${field} is not a finite number (${trade[field]})`);
@@ -111,7 +112,8 @@ export function validateReportInput(input: ReportInput): void {
       problems.push(`trades[${i}] exits (${trade.exitTime}) before it enters (${trade.entryTime})`);
     if (trade.side !== 'buy' && trade.side !== 'sell')
       problems.push(`trades[${i}].side must be 'buy' or 'sell' (${String(trade.side)})`);
-  });
+    i++;
+  }
   (input.overlays ?? []).forEach((overlay, i) => {
     const every = overlay.barsPerValue ?? 1;
     if (!(Number.isInteger(every) && every >= 1))

@@ -713,7 +713,7 @@ export function runReportFields(result: BacktestRunResult, contract: BacktestCon
       tickValue: contract.grid.tickValue,
     },
     startingBalance: result.startingBalance,
-    trades: result.trades,
+    trades: result.tradeList,
     equity: result.equity,
     violations: result.reportViolations,
     closestApproach: result.closestApproach,

@@ -170,8 +170,9 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
     writeStreamed(file('trades.json'), (jsonFile) => {
       csvFile.write(`${TRADES_CSV_HEADER}\n`);
       const array = new JsonArrayText(jsonFile, layout, tradeJson);
-      for (let i = 0; i < result.trades.length; i++) {
-        const t = tradeRow(result.trades[i]!, analysis.fact(i));
+      let i = 0;
+      for (const trade of outcome.report.trades) {
+        const t = tradeRow(trade, analysis.fact(i++, trade));
         csvFile.write(
           `${t.contractId},${t.side},${t.size},${t.entryTime},${t.exitTime},${t.entryPrice},${t.exitPrice},${t.pnl},${t.fees},${t.net},${t.durationSeconds},${t.maeTicks},${t.mfeTicks},${t.mae},${t.mfe},${t.label === null ? '' : csvField(t.label)}\n`,
         );
@@ -224,7 +225,7 @@ export async function writeBacktestOutputs(dir: string, outcome: BacktestOutcome
       equityRows(
         result.equity,
         outcome.outputs.equity,
-        result.trades.map((t) => t.exitTime),
+        Array.from(outcome.report.trades, (t) => t.exitTime),
         result.riskConfig.tradingDay,
       ),
     );

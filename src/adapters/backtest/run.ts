@@ -10,6 +10,7 @@ import type { ResolvedRiskConfig, RiskConfig } from '../../engine/risk.ts';
 import type { PassLockEvent, PassLockOptions } from '../../engine/pass-lock.ts';
 import { StrategyError, type StrategyModule } from '../../engine/strategy.ts';
 import type { BarColumns, Fill, Timeframe } from '../../engine/types.ts';
+import { mappedTradeList, type TradeList } from '../../engine/trade-columns.ts';
 import { silentLogger, type Logger } from '../../engine/log.ts';
 import type {
   ClosedTrade,
@@ -178,6 +179,11 @@ export interface BacktestRunResult {
   readonly eachOrder?: () => Iterable<OrderRecord>;
   readonly orderListHash: string;
   readonly trades: readonly ClosedTrade[];
+  /**
+   * The same trades made from the run's columns as each is read, none kept: what the report and the result
+   * files read, so a long run's trades are never all objects at once.
+   */
+  readonly tradeList: TradeList<ClosedTrade>;
   readonly equity: { readonly time: Float64Array; readonly equity: Float64Array };
   readonly violations: readonly BacktestViolation[];
   readonly reportViolations: readonly ReportViolation[];
@@ -252,8 +258,8 @@ export interface StreamedRunInput extends Omit<BacktestRunInput, 'bars' | 'conti
 export interface RunRecordsSoFar {
   /** The fills so far as columns (`timeAt(k)`; `fill(k)` makes one as an object). */
   readonly fills: FillColumns;
-  /** Closed trades in closing order (the engine's own list: read, never changed). */
-  readonly trades: readonly ClosedTrade[];
+  /** Closed trades in closing order, made from the engine's columns as they are read. */
+  readonly trades: TradeList;
   /** When the open position opened (every later trade's entry time), NaN when flat. */
   readonly openSince: number;
 }
@@ -445,9 +451,10 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     });
   };
   const book = engine.accounting.bookOf(contract.id);
+  const closedTrades = engine.accounting.closedTrades.list();
   const records = (): RunRecordsSoFar => ({
     fills,
-    trades: engine.accounting.trades,
+    trades: closedTrades,
     openSince: book.size === 0 ? Number.NaN : book.entryTime,
   });
   return { segments, adjustment, barMs, breaks, replay, failed: () => failure !== undefined, records, finish };
@@ -545,6 +552,7 @@ function runResult(records: RunRecords): BacktestRunResult {
       tradeObjects ??= inMonths(accounting.trades, segments);
       return tradeObjects;
     },
+    tradeList: listInMonths(accounting.closedTrades.list(), segments),
     equity,
     violations,
     reportViolations,
@@ -593,7 +601,17 @@ function strategyResults(
 /** Trades labelled with the month they were made in (a continuous run's engine trades one id). */
 function inMonths(trades: readonly ClosedTrade[], segments: readonly HistorySegment[]): readonly ClosedTrade[] {
   if (segments.length === 0) return trades;
-  return trades.map((t) => ({ ...t, contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId }));
+  return trades.map((t) => inMonth(t, segments));
+}
+
+/** `inMonths` of a list, each trade labelled as it is read. */
+function listInMonths(trades: TradeList<ClosedTrade>, segments: readonly HistorySegment[]): TradeList<ClosedTrade> {
+  if (segments.length === 0) return trades;
+  return mappedTradeList(trades, (t) => inMonth(t, segments));
+}
+
+function inMonth(t: ClosedTrade, segments: readonly HistorySegment[]): ClosedTrade {
+  return { ...t, contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId };
 }
 
 function toViolation(b: Breach, account: AccountConfig): BacktestViolation {

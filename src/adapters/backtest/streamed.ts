@@ -308,7 +308,7 @@ function streamedOutcome(
   const title = config.title ?? `${name}: ${strategy.name} on ${contract.name} ${timeframeLabel(config.timeframe)}`;
   const span = { first: gathering.first, last: gathering.last, count: total };
   // Trades the run closed after its last bar (the position left open at the end) close on that bar.
-  gathering.excursions!.add(EMPTY_BARS, result.trades, Number.NaN);
+  gathering.excursions!.add(EMPTY_BARS, result.tradeList, Number.NaN);
   const report: ReportInput = {
     title,
     ...runReportFields(result, contract),

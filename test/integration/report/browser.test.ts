@@ -190,7 +190,7 @@ describe('HTML report in headless Chromium', () => {
       };
       return { candles: report.zoomed, range: report.chart.timeScale().getVisibleLogicalRange() };
     });
-    const picked = input.trades[pick]!;
+    const picked = input.trades.at(pick)!;
     const index = (t: number) => Array.from(input.bars.time).indexOf(t);
     expect(zoomed.candles).toEqual({ from: index(picked.entryTime), to: index(picked.exitTime) });
     expect(zoomed.range!.from).toBeLessThan(zoomed.candles.from);

@@ -125,6 +125,9 @@ function expectSameRun(whole: BacktestOutcome, streamed: BacktestOutcome): void 
   expect(streamed.result.bars).toBe(whole.result.bars);
   expect(streamed.result.fills).toEqual(whole.result.fills);
   expect(streamed.result.trades).toEqual(whole.result.trades);
+  // The list the report and the files read makes the same trades from the columns.
+  expect([...streamed.result.tradeList]).toEqual(whole.result.trades);
+  expect([...whole.result.tradeList]).toEqual(whole.result.trades);
   expect(streamed.result.orderListHash).toBe(whole.result.orderListHash);
   expect(streamed.result.violations).toEqual(whole.result.violations);
   expect(streamed.result.gaps).toEqual(whole.result.gaps);

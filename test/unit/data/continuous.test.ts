@@ -245,6 +245,9 @@ describe('rolls and gaps, as properties', () => {
             expect(trade.contractId).toBe(segments[k]!.contractId);
             expect(trade.exitTime).toBeLessThanOrEqual(segmentEnd(k));
           }
+          // The list the report reads labels each trade with its month as it is read, the same way.
+          expect([...result.tradeList]).toEqual(result.trades);
+          if (result.trades.length > 0) expect(result.tradeList.at(-1)).toEqual(result.trades.at(-1));
           for (const gap of result.gaps) {
             expect(result.trades.some((tr) => tr.entryTime < gap.from && tr.exitTime > gap.from)).toBe(false);
           }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Accounting } from '../../../src/engine/accounting.ts';
 import type { ClosedTrade } from '../../../src/engine/accounting.ts';
-import { TradeColumns } from '../../../src/engine/trade-columns.ts';
+import { mappedTradeList, TradeColumns } from '../../../src/engine/trade-columns.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { Fill } from '../../../src/engine/types.ts';
 
@@ -67,6 +67,42 @@ describe('trade columns', () => {
         expect(columns.first).toBe(Math.min(cut, trades.length));
         for (let k = columns.first; k < trades.length; k++) expect(columns.trade(k)).toEqual(trades[k]);
       }),
+      { numRuns: 30 },
+    );
+  });
+});
+
+describe('the list of trade columns', () => {
+  it("reads as the array of the kept trades does: length, at (any index, negative ones from the end), iteration; it follows trades pushed or dropped after it was made", () => {
+    fc.assert(
+      fc.property(
+        fc.array(trade, { maxLength: 2_200 }),
+        fc.array(trade, { maxLength: 300 }),
+        fc.nat(2_500),
+        fc.array(fc.oneof(fc.integer({ min: -3_000, max: 3_000 }), fc.double()), { maxLength: 30 }),
+        (before, after, cut, indexes) => {
+          const columns = new TradeColumns();
+          const list = columns.list();
+          const check = (kept: readonly ClosedTrade[]) => {
+            expect(list.length).toBe(kept.length);
+            for (const index of indexes) expect(list.at(index)).toEqual(kept.at(index));
+            expect([...list]).toEqual(kept);
+            // Each read makes the trade anew: nothing is kept between reads.
+            if (kept.length > 0) expect(list.at(0)).not.toBe(list.at(0));
+          };
+          for (const t of before) push(columns, t);
+          check(before);
+          columns.dropBefore(cut);
+          const kept = before.slice(Math.min(cut, before.length));
+          check(kept);
+          for (const t of after) push(columns, t);
+          check([...kept, ...after]);
+          const sizes = mappedTradeList(list, (t) => t.size);
+          expect(sizes.length).toBe(list.length);
+          expect([...sizes]).toEqual([...kept, ...after].map((t) => t.size));
+          expect(sizes.at(-1)).toEqual([...kept, ...after].at(-1)?.size);
+        },
+      ),
       { numRuns: 30 },
     );
   });

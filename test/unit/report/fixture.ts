@@ -7,7 +7,10 @@ import { evaluateRun } from '../../../src/report/evaluation-report.ts';
 import type { ClosedTrade, DecisionRecord, ReportInput } from '../../../src/report/report-types.ts';
 import { seededRandom } from '../../../src/engine/random.ts';
 
-export function generatedRun(barCount = 3000, seed = 7): ReportInput {
+/** A report input whose trades are an array (the fixtures build them as one). */
+export type ArrayReportInput = ReportInput & { readonly trades: readonly ClosedTrade[] };
+
+export function generatedRun(barCount = 3000, seed = 7): ArrayReportInput {
   const random = seededRandom(seed);
   const tickValue = 12.5;
   const feePerSide = 2.1;
@@ -96,7 +99,7 @@ export const GAP_MS = 2 * 86_400_000;
  * overlays (two over the price, one in its own pane), the guard's decisions (two reasons refused), a change
  * of contract month and an evaluation with its Monte Carlo.
  */
-export function annotatedRun(barCount = 3000, gapAfter = Math.floor(barCount / 3)): ReportInput {
+export function annotatedRun(barCount = 3000, gapAfter = Math.floor(barCount / 3)): ArrayReportInput {
   const base = generatedRun(barCount);
   const time = Float64Array.from(base.bars.time, (t, i) => (i >= gapAfter ? t + GAP_MS : t));
   const at = (t: number) => (t >= (base.bars.time[gapAfter] as number) ? t + GAP_MS : t);

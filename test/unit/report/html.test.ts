@@ -124,7 +124,7 @@ describe('chart data', () => {
     expect(data.overlays[0]!.values.slice(0, 4)).toEqual([null, null, null, input.bars.close[11]! * 0.25]);
     const decision = data.markers.find((m) => m.kind === 'decision')!;
     expect(decision).toMatchObject({ t: input.bars.time[150]! / 1000, text: 'MAX_POSITION_SIZE' });
-    const first = input.trades[0]!;
+    const first = input.trades.at(0)!;
     const entry = data.markers.find((m) => m.kind === 'entry')!;
     expect(entry.t).toBe(
       input.bars.time[Math.floor(Array.from(input.bars.time).indexOf(first.entryTime) / 3) * 3]! / 1000,

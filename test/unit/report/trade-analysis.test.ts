@@ -2,8 +2,23 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ClosedTrade, ReportInput } from '../../../src/report/report-types.ts';
 import { cents } from '../../../src/report/statistics.ts';
-import { analyseTrades, ExcursionTracker, tradeExcursions } from '../../../src/report/trade-analysis.ts';
+import {
+  analyseTrades,
+  ExcursionTracker,
+  tradeExcursions,
+  type TradeExcursion,
+  type TradeExcursions,
+} from '../../../src/report/trade-analysis.ts';
 import { generatedRun } from './fixture.ts';
+
+/** The two columns as one object a trade, for comparing. */
+function excursionList(columns: TradeExcursions): TradeExcursion[] {
+  expect(columns.mfeTicks.length).toBe(columns.maeTicks.length);
+  return Array.from({ length: columns.maeTicks.length }, (_, i) => ({
+    maeTicks: columns.maeTicks[i]!,
+    mfeTicks: columns.mfeTicks[i]!,
+  }));
+}
 
 const T0 = Date.parse('2024-03-05T14:30:00Z'); // 08:30 in Chicago (CST), a Tuesday
 const MIN = 60_000;
@@ -48,7 +63,7 @@ describe('trade excursions', () => {
       pnl: -125,
       fees: 4,
     });
-    expect(tradeExcursions(bars, [long, short])).toEqual([
+    expect(excursionList(tradeExcursions(bars, [long, short]))).toEqual([
       { maeTicks: 96 - 102, mfeTicks: 105 - 102 },
       { maeTicks: 101 - 108, mfeTicks: 101 - 96 },
     ]);
@@ -83,7 +98,7 @@ describe('trade excursions', () => {
   it('counts fill prices outside their bar (slippage) as prices the trade saw', () => {
     // Entry at 110 above every bar: MFE 0, not negative; the exit at 95 below bar 2's low 96: MAE -15.
     const t = trade({ entryTime: bars.time[1], exitTime: bars.time[2], entryPrice: 110, exitPrice: 95 });
-    expect(tradeExcursions(bars, [t])).toEqual([{ maeTicks: -15, mfeTicks: 0 }]);
+    expect(excursionList(tradeExcursions(bars, [t]))).toEqual([{ maeTicks: -15, mfeTicks: 0 }]);
   });
 
   // Random bars and trades of positions that do not overlap (as one contract's trades are), partial exits.
@@ -152,7 +167,8 @@ describe('trade excursions', () => {
   it('MAE <= 0 <= MFE and the PnL in ticks (gross) lies between them', () => {
     fc.assert(
       fc.property(history, ({ bars: b, trades }) => {
-        const excursions = tradeExcursions(b, trades);
+        const excursions = excursionList(tradeExcursions(b, trades));
+        expect(excursions).toHaveLength(trades.length);
         trades.forEach((t, i) => {
           const { maeTicks, mfeTicks } = excursions[i]!;
           const pnl = (t.exitPrice - t.entryPrice) * (t.side === 'buy' ? 1 : -1);
@@ -202,7 +218,7 @@ describe('trade excursions', () => {
         const labels = ['a', 'b', undefined];
         const labelled = { ...input, trades: input.trades.map((t, i) => ({ ...t, label: labels[i % 3] })) };
         const analysis = analyseTrades(labelled);
-        const excursions = tradeExcursions(labelled.bars, labelled.trades);
+        const excursions = excursionList(tradeExcursions(labelled.bars, labelled.trades));
         const facts = labelled.trades.map((t, i) => {
           const parts = clock.formatToParts(new Date(t.entryTime));
           const { maeTicks, mfeTicks } = excursions[i]!;
