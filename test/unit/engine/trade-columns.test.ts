@@ -73,7 +73,7 @@ describe('trade columns', () => {
 });
 
 describe('the list of trade columns', () => {
-  it("reads as the array of the kept trades does: length, at (any index, negative ones from the end), iteration; it follows trades pushed or dropped after it was made", () => {
+  it('reads as the array of the kept trades does: length, at (any index, negative ones from the end), iteration; it follows trades pushed or dropped after it was made', () => {
     fc.assert(
       fc.property(
         fc.array(trade, { maxLength: 2_200 }),
