@@ -5,6 +5,7 @@
  */
 import { objectArray } from './object-array.ts';
 import { TradeColumns } from './trade-columns.ts';
+import type { BlockSpill } from './column-blocks.ts';
 import { gatewayCents } from './money.ts';
 import type { ContractSpec, Fill, Side } from './types.ts';
 import { EngineError } from './errors.ts';
@@ -213,6 +214,8 @@ export interface AccountingOptions {
    * runs for weeks and its journal holds every fill, so it keeps a window.
    */
   readonly tradeMemory?: number;
+  /** Where full blocks of the closed trades' columns go (a long backtest's: its memory stops growing with them). */
+  readonly tradeSpill?: BlockSpill;
 }
 
 /**
@@ -241,7 +244,7 @@ export class Accounting {
   /** Fills booked so far (a repeat ignored is not counted). */
   fillsBooked = 0;
   /** Closed trades in order, as columns (`trades` makes the objects). */
-  readonly closedTrades = new TradeColumns();
+  readonly closedTrades: TradeColumns;
   /** Objects of the kept trades made so far, from index `tradeObjectsFrom` on. */
   private tradeObjects: ClosedTrade[] = [];
   private tradeObjectsFrom = 0;
@@ -258,6 +261,7 @@ export class Accounting {
     this.rememberFills = options.rememberFills ?? true;
     this.pnlInCents = options.pnlInCents ?? false;
     this.tradeMemory = options.tradeMemory ?? Infinity;
+    this.closedTrades = new TradeColumns(options.tradeSpill);
     this.startingBalance = startingBalance;
     for (const contract of contracts) {
       const book = new PositionBook(contract.id, contract.grid.tickValue);

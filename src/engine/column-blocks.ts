@@ -12,18 +12,100 @@ import { objectArray } from './object-array.ts';
 export const BLOCK_SHIFT = 10;
 export const BLOCK_MASK = (1 << BLOCK_SHIFT) - 1;
 
-/** The block of numbers that item `k` goes in, added when `k` starts one. */
-export function numberBlock(blocks: Float64Array[], k: number, width: number): Float64Array {
-  const b = k >> BLOCK_SHIFT;
-  if (b === blocks.length) blocks.push(new Float64Array((BLOCK_MASK + 1) * width));
-  return blocks[b]!;
+/**
+ * Where full blocks can be parked outside the heap and read back (a file: src/adapters/backtest/file-spill.ts),
+ * so that a long run's columns stop growing its memory. A parked block is never written again.
+ */
+export interface BlockSpill {
+  /** Keeps a full block's numbers and references; returns where it went. */
+  park(numbers: Float64Array, refs: readonly unknown[]): number;
+  /** The block parked at `ticket`: its numbers copied into `numbers`, its references returned. */
+  fetch(ticket: number, numbers: Float64Array): unknown[];
 }
 
-/** The block of `blocks` that item `k` goes in, added when `k` starts one. */
-export function refBlock<T>(blocks: T[][], k: number, width: number): T[] {
-  const b = k >> BLOCK_SHIFT;
-  if (b === blocks.length) blocks.push(new Array<T>((BLOCK_MASK + 1) * width));
-  return blocks[b]!;
+const NO_NUMBERS = new Float64Array(0);
+const NO_REFS: never[] = [];
+
+/**
+ * The blocks of one set of columns: `width` numbers and `refWidth` references an item. Items are added in
+ * order (`numbersFor`/`refsFor` of the next item start a block); with a spill, each block is parked once the
+ * next one starts, and read back (two blocks cached) when an item of it is read.
+ */
+export class ColumnBlocks<R> {
+  private readonly numbers: Float64Array[] = objectArray();
+  private readonly refs: R[][] = objectArray();
+  /** Per block: where the spill parked it, or -1 while it is here. */
+  private readonly tickets: number[] = [];
+  private readonly cached: { block: number; numbers: Float64Array; refs: R[] }[] = [];
+
+  constructor(
+    private readonly width: number,
+    private readonly refWidth: number,
+    private readonly spill?: BlockSpill,
+  ) {}
+
+  /** The numbers of item `k`, the block it starts added (and the full one before it parked). */
+  numbersFor(k: number): Float64Array {
+    const b = k >> BLOCK_SHIFT;
+    if (b === this.numbers.length) this.start(b);
+    return this.numbers[b]!;
+  }
+
+  /** The references of item `k` (its block added by `numbersFor` or here). */
+  refsFor(k: number): R[] {
+    const b = k >> BLOCK_SHIFT;
+    if (b === this.numbers.length) this.start(b);
+    return this.refs[b]!;
+  }
+
+  /** The numbers of block `b`, read back when parked. */
+  numbersOf(b: number): Float64Array {
+    return this.tickets[b]! < 0 ? this.numbers[b]! : this.fetched(b).numbers;
+  }
+
+  refsOf(b: number): R[] {
+    return this.tickets[b]! < 0 ? this.refs[b]! : this.fetched(b).refs;
+  }
+
+  /** Lets the blocks before block `b` go (a live session's window of trades). */
+  dropBefore(b: number): void {
+    for (let k = 0; k < b && k < this.numbers.length; k++) {
+      this.numbers[k] = NO_NUMBERS;
+      this.refs[k] = NO_REFS;
+      this.tickets[k] = -1;
+    }
+  }
+
+  private start(b: number): void {
+    const spill = this.spill;
+    if (spill !== undefined && b > 0 && this.tickets[b - 1]! < 0 && this.numbers[b - 1] !== NO_NUMBERS) {
+      this.tickets[b - 1] = spill.park(this.numbers[b - 1]!, this.refs[b - 1]!);
+      this.numbers[b - 1] = NO_NUMBERS;
+      this.refs[b - 1] = NO_REFS;
+    }
+    this.numbers.push(new Float64Array((BLOCK_MASK + 1) * this.width));
+    this.refs.push(new Array<R>((BLOCK_MASK + 1) * this.refWidth));
+    this.tickets.push(-1);
+  }
+
+  private fetched(b: number): { block: number; numbers: Float64Array; refs: R[] } {
+    const cached = this.cached;
+    const last = cached[cached.length - 1];
+    if (last !== undefined && last.block === b) return last;
+    if (cached.length === 2 && cached[0]!.block === b) {
+      cached.push(cached.shift()!);
+      return cached[1]!;
+    }
+    // Two blocks kept: reading one block's items, or two neighbours' in turn, reads each block once.
+    const entry =
+      cached.length < 2
+        ? { block: b, numbers: new Float64Array((BLOCK_MASK + 1) * this.width), refs: NO_REFS as R[] }
+        : cached.shift()!;
+    entry.block = b;
+    entry.refs = this.spill!.fetch(this.tickets[b]!, entry.numbers) as R[];
+    cached.push(entry);
+    return entry;
+  }
 }
 
 /** Whether `id` is `F<n>` (checked without making the string). */

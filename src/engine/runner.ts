@@ -19,6 +19,7 @@
 import { Subscription, type Observable } from 'rxjs';
 import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';
 import { BarClock } from './bar-clock.ts';
+import type { BlockSpill } from './column-blocks.ts';
 import { BarDriver } from './bar-driver.ts';
 import { SessionClock, TradingCalendar } from './trading-day.ts';
 import { MarketSession, type MarketHours } from './market-hours.ts';
@@ -96,6 +97,8 @@ export interface EngineOptions {
   readonly expectedBars?: number;
   /** Where the equity points go (a streamed run drains it after every chunk); the engine's own otherwise. */
   readonly equityRecorder?: EquityRecorder;
+  /** Where full blocks of the closed trades' columns go (a streamed backtest's); all kept in memory otherwise. */
+  readonly tradeSpill?: BlockSpill;
   /**
    * Last traded price in ticks where the adapter knows one (live quotes, `MarketData.lastPrice`); the
    * guard's trailPrice checks prefer it to the last close.
@@ -243,6 +246,7 @@ export function createEngine(options: EngineOptions): Engine {
     pnlInCents: traits.pnlRounding === 'cents',
     // A live session runs for weeks and journals every fill: it keeps a window of closed trades.
     ...(traits.kind === 'live' ? { tradeMemory: LIVE_TRADE_MEMORY } : {}),
+    ...(options.tradeSpill === undefined ? {} : { tradeSpill: options.tradeSpill }),
   });
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const ledger = new StrategyLedger({

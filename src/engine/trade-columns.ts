@@ -4,9 +4,8 @@
  * objects all survive), the slowest allocation of the run, then marked by every full collection. The
  * objects the report and the API read are made from the columns when asked for, equal field for field.
  */
-import { objectArray } from './object-array.ts';
 import type { ClosedTrade } from './accounting.ts';
-import { BLOCK_MASK, BLOCK_SHIFT, Interned, isSequenceId, numberBlock, refBlock } from './column-blocks.ts';
+import { BLOCK_MASK, BLOCK_SHIFT, ColumnBlocks, Interned, isSequenceId, type BlockSpill } from './column-blocks.ts';
 
 /**
  * contract, 1 for a short, size, entry price, exit price, entry time, exit time, pnl, fees, and n when the
@@ -15,17 +14,19 @@ import { BLOCK_MASK, BLOCK_SHIFT, Interned, isSequenceId, numberBlock, refBlock 
 const TRADE_NUMBERS = 10;
 /** exitFillId (unless it is `F<n>`), tradingDay, label. */
 const TRADE_REFS = 3;
-const NO_NUMBERS = new Float64Array(0);
-const NO_REFS: (string | undefined)[] = [];
 
 export class TradeColumns {
   /** Trades closed so far, dropped ones included: the next trade's index. */
   length = 0;
   /** Index of the oldest trade still kept (`dropBefore`). */
   first = 0;
-  private readonly numbers: Float64Array[] = objectArray();
-  private readonly refs: (string | undefined)[][] = objectArray();
+  private readonly blocks: ColumnBlocks<string | undefined>;
   private readonly contracts = new Interned();
+
+  /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
+  constructor(spill?: BlockSpill) {
+    this.blocks = new ColumnBlocks(TRADE_NUMBERS, TRADE_REFS, spill);
+  }
 
   /**
    * Adds a closed trade; returns its index. `direction` is the closed position's sign; `fillNumber` the
@@ -48,7 +49,7 @@ export class TradeColumns {
     label: string | undefined,
   ): number {
     const k = this.length;
-    const n = numberBlock(this.numbers, k, TRADE_NUMBERS);
+    const n = this.blocks.numbersFor(k);
     const slot = (k & BLOCK_MASK) * TRADE_NUMBERS;
     n[slot] = this.contracts.code(contractId);
     n[slot + 1] = direction > 0 ? 0 : 1;
@@ -61,7 +62,7 @@ export class TradeColumns {
     n[slot + 8] = fees;
     const numbered = isSequenceId(exitFillId, fillNumber);
     n[slot + 9] = numbered ? fillNumber : 0;
-    const refs = refBlock(this.refs, k, TRADE_REFS);
+    const refs = this.blocks.refsFor(k);
     const ref = (k & BLOCK_MASK) * TRADE_REFS;
     refs[ref] = numbered ? undefined : exitFillId;
     refs[ref + 1] = tradingDay;
@@ -72,9 +73,9 @@ export class TradeColumns {
 
   /** The k-th trade (`first <= k < length`) as an object, made now. */
   trade(k: number): ClosedTrade {
-    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * TRADE_NUMBERS;
-    const refs = this.refs[k >> BLOCK_SHIFT]!;
+    const refs = this.blocks.refsOf(k >> BLOCK_SHIFT);
     const ref = (k & BLOCK_MASK) * TRADE_REFS;
     return {
       contractId: this.contracts.value(n[slot]!),
@@ -101,11 +102,7 @@ export class TradeColumns {
   dropBefore(k: number): void {
     if (k <= this.first) return;
     this.first = Math.min(k, this.length);
-    const whole = this.first >> BLOCK_SHIFT;
-    for (let b = 0; b < whole; b++) {
-      this.numbers[b] = NO_NUMBERS;
-      this.refs[b] = NO_REFS;
-    }
+    this.blocks.dropBefore(this.first >> BLOCK_SHIFT);
   }
 }
 

@@ -5,8 +5,7 @@
  * under the engine's own id (`sma-cross-12`), is kept as numbers and made again, equal key for key and in
  * the same key order, when read; any other keeps its objects as they are.
  */
-import { BLOCK_MASK, BLOCK_SHIFT, Interned, numberBlock, refBlock, sequenceIds } from '../../engine/column-blocks.ts';
-import { objectArray } from '../../engine/object-array.ts';
+import { BLOCK_MASK, BLOCK_SHIFT, ColumnBlocks, Interned, sequenceIds } from '../../engine/column-blocks.ts';
 import type { GuardResult } from '../../engine/risk.ts';
 import type { Intent, OrderSpec, Side } from '../../engine/types.ts';
 import type { DecisionRecord, DecisionSequence } from '../../report/report-types.ts';
@@ -23,8 +22,7 @@ const SPEC_KEYS = ['type'] as const;
 
 export class DecisionColumns implements DecisionSequence {
   length = 0;
-  private readonly numbers: Float64Array[] = objectArray();
-  private readonly refs: unknown[][] = objectArray();
+  private readonly blocks = new ColumnBlocks<unknown>(NUMBERS, REFS);
   private readonly contracts = new Interned();
 
   /** A decision as the engine's `decisions$` carries it, with the position and equity the run saw then. */
@@ -38,9 +36,9 @@ export class DecisionColumns implements DecisionSequence {
     equity: number,
   ): void {
     const k = this.length++;
-    const n = numberBlock(this.numbers, k, NUMBERS);
+    const n = this.blocks.numbersFor(k);
     const slot = (k & BLOCK_MASK) * NUMBERS;
-    const refs = refBlock(this.refs, k, REFS);
+    const refs = this.blocks.refsFor(k);
     const ref = (k & BLOCK_MASK) * REFS;
     n[slot] = time;
     n[slot + 1] = position;
@@ -67,9 +65,9 @@ export class DecisionColumns implements DecisionSequence {
   at(k: number): DecisionRecord | undefined {
     if (k < 0) k += this.length;
     if (!(k >= 0 && k < this.length)) return undefined;
-    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * NUMBERS;
-    const refs = this.refs[k >> BLOCK_SHIFT]!;
+    const refs = this.blocks.refsOf(k >> BLOCK_SHIFT);
     const ref = (k & BLOCK_MASK) * REFS;
     const strategyId = refs[ref] as string;
     const result = refs[ref + 3] as GuardResult;

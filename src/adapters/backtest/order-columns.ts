@@ -6,15 +6,14 @@
  * does not look into; the objects the result files and the API need are made from them when asked for,
  * and equal the ones the run saw, field for field.
  */
-import { objectArray } from '../../engine/object-array.ts';
 import {
   BLOCK_MASK,
   BLOCK_SHIFT,
+  ColumnBlocks,
   Interned,
   isSequenceId,
-  numberBlock,
-  refBlock,
   sequenceIds,
+  type BlockSpill,
 } from '../../engine/column-blocks.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import type { Fill, OrderSpec, OrderState, Side } from '../../engine/types.ts';
@@ -33,26 +32,30 @@ const HAS_FILL_TIME = 16;
 /** Final orders (they change no more) in placement order; `record(k)` makes the k-th as an `OrderRecord`. */
 export class OrderColumns {
   length = 0;
-  /** id (unless encoded), parentId and spec of each order, 3 slots an order. */
-  private readonly refs: (string | OrderSpec | null)[][] = objectArray();
   /**
-   * size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies, contract,
-   * the codes (side, type, role, state, which prices are present) packed in one, and the id's prefix code
-   * and number (`sequenceIds`; code -1: the id is in `refs`): 13 numbers an order.
+   * Numbers: size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies,
+   * contract, the codes (side, type, role, state, which prices are present) packed in one, and the id's
+   * prefix code and number (`sequenceIds`; code -1: the id is in the references): 13 an order.
+   * References: id (unless encoded), parentId and spec, 3 an order.
    */
-  private readonly numbers: Float64Array[] = objectArray();
+  private readonly blocks: ColumnBlocks<string | OrderSpec | null>;
   private readonly contracts = new Interned();
+
+  /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
+  constructor(spill?: BlockSpill) {
+    this.blocks = new ColumnBlocks(ORDER_NUMBERS, 3, spill);
+  }
 
   push(r: OrderRecord): void {
     const k = this.length;
-    const refs = refBlock(this.refs, k, 3);
+    const refs = this.blocks.refsFor(k);
     const ref = (k & BLOCK_MASK) * 3;
     const idCode = sequenceIds.encode(r.id);
     refs[ref] = idCode < 0 ? r.id : null;
     refs[ref + 1] = r.parentId;
     refs[ref + 2] = r.spec;
     let flags = 0;
-    const n = numberBlock(this.numbers, k, ORDER_NUMBERS);
+    const n = this.blocks.numbersFor(k);
     const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
     n[slot] = r.size;
     if (r.limitPrice !== null) {
@@ -90,21 +93,21 @@ export class OrderColumns {
   }
 
   idAt(k: number): string {
-    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
     const code = n[slot + 11]!;
     return code < 0
-      ? (this.refs[k >> BLOCK_SHIFT]![(k & BLOCK_MASK) * 3] as string)
+      ? (this.blocks.refsOf(k >> BLOCK_SHIFT)[(k & BLOCK_MASK) * 3] as string)
       : sequenceIds.decode(code, n[slot + 12]!);
   }
 
   /** The k-th order as the run's record of it (a new object each call, equal to the one that was pushed). */
   record(k: number): OrderRecord {
-    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
     const codes = n[slot + 10]!;
     const flags = codes >> 9;
-    const refs = this.refs[k >> BLOCK_SHIFT]!;
+    const refs = this.blocks.refsOf(k >> BLOCK_SHIFT);
     const ref = (k & BLOCK_MASK) * 3;
     const idCode = n[slot + 11]!;
     return {
@@ -133,20 +136,21 @@ export class OrderColumns {
 export class FillColumns {
   length = 0;
   /**
-   * time, size, price, fees, balance after it, 1 for a sell, contract, the orderId's prefix code and number
-   * (`sequenceIds`; code -1: the id is in `refs`): 9 per fill.
+   * Numbers: time, size, price, fees, balance after it, 1 for a sell, contract, the orderId's prefix code
+   * and number (`sequenceIds`; code -1: the id is in the references): 9 a fill. References: orderId (unless
+   * encoded) and fillId, 2 a fill; the fillId null when it is the venue's `F<n>` for fill n.
    */
-  private readonly numbers: Float64Array[] = objectArray();
-  /**
-   * orderId (unless encoded) and fillId of each fill, 2 slots a fill; the fillId null when it is the
-   * venue's `F<n>` for fill n.
-   */
-  private readonly refs: (string | null)[][] = objectArray();
+  private readonly blocks: ColumnBlocks<string | null>;
   private readonly contracts = new Interned();
+
+  /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
+  constructor(spill?: BlockSpill) {
+    this.blocks = new ColumnBlocks(FILL_NUMBERS, 2, spill);
+  }
 
   push(fill: Fill, balance: number): void {
     const k = this.length;
-    const n = numberBlock(this.numbers, k, FILL_NUMBERS);
+    const n = this.blocks.numbersFor(k);
     const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
     n[slot] = fill.time;
     n[slot + 1] = fill.size;
@@ -158,7 +162,7 @@ export class FillColumns {
     const orderCode = sequenceIds.encode(fill.orderId);
     n[slot + 7] = orderCode;
     n[slot + 8] = sequenceIds.number;
-    const refs = refBlock(this.refs, k, 2);
+    const refs = this.blocks.refsFor(k);
     const ref = (k & BLOCK_MASK) * 2;
     refs[ref] = orderCode < 0 ? fill.orderId : null;
     // The simulated venue numbers its fills F1, F2, ...: such an id is made again when asked for, not kept.
@@ -167,13 +171,13 @@ export class FillColumns {
   }
 
   timeAt(k: number): number {
-    return this.numbers[k >> BLOCK_SHIFT]![(k & BLOCK_MASK) * FILL_NUMBERS]!;
+    return this.blocks.numbersOf(k >> BLOCK_SHIFT)[(k & BLOCK_MASK) * FILL_NUMBERS]!;
   }
 
   fill(k: number): Fill {
-    const n = this.numbers[k >> BLOCK_SHIFT]!;
+    const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
-    const refs = this.refs[k >> BLOCK_SHIFT]!;
+    const refs = this.blocks.refsOf(k >> BLOCK_SHIFT);
     const ref = (k & BLOCK_MASK) * 2;
     const orderCode = n[slot + 7]!;
     return {
@@ -200,7 +204,7 @@ export class FillColumns {
     const time = new Array<number>(this.length);
     const balance = new Array<number>(this.length);
     for (let k = 0; k < this.length; k++) {
-      const n = this.numbers[k >> BLOCK_SHIFT]!;
+      const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
       const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
       time[k] = n[slot]!;
       balance[k] = n[slot + 4]!;

@@ -48,6 +48,8 @@ import { sliceByIndex } from '../../data/columns.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
 import { BarTimedEquity } from './bar-timed-equity.ts';
 import { FillColumns } from './order-columns.ts';
+import { FileSpill } from './file-spill.ts';
+import type { BlockSpill } from '../../engine/column-blocks.ts';
 
 /** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
 export interface ContinuityOptions {
@@ -252,6 +254,11 @@ export interface StreamedRunInput extends Omit<BacktestRunInput, 'bars' | 'conti
    * once a strategy failed: the bars after a failure come with none), before the next stretch is read.
    */
   readonly onBars?: (bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar) => void;
+  /**
+   * Where full blocks of the run's order, fill and trade columns go, so that its memory stops growing with
+   * them: a temporary file (`FileSpill`) by default.
+   */
+  readonly spill?: BlockSpill;
 }
 
 /** What a run has recorded so far, for a streamed run's consumers to read as the bars pass. */
@@ -272,7 +279,7 @@ export interface RunRecordsSoFar {
  */
 export function runStreamedBacktest(input: StreamedRunInput): BacktestRunResult {
   const recorder = new EquityRecorder();
-  const session = startRun(input, input.total, recorder);
+  const session = startRun(input, input.total, recorder, input.spill ?? new FileSpill());
   const gapLimitMs = input.continuity?.gapLimitMs ?? DEFAULT_GAP_LIMIT_MS;
   const barMs = session.barMs;
   let previousTime = Number.NaN;
@@ -324,9 +331,14 @@ interface RunSession {
   readonly finish: (equityOf: (engine: Engine) => EquityCurve) => BacktestRunResult;
 }
 
-function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRecorder?: EquityRecorder): RunSession {
+function startRun(
+  input: Omit<BacktestRunInput, 'bars'>,
+  total: number,
+  equityRecorder?: EquityRecorder,
+  spill?: BlockSpill,
+): RunSession {
   const { contract, account } = input;
-  const venue = new SimulatedVenue(input.fills);
+  const venue = new SimulatedVenue(input.fills, spill);
   const touch = input.fills.touch;
   const { profitTarget, ...rules } = account;
   const continuity = input.continuity;
@@ -357,12 +369,13 @@ function startRun(input: Omit<BacktestRunInput, 'bars'>, total: number, equityRe
     recordEquity: input.recordEquity ?? true,
     expectedBars: total,
     ...(equityRecorder === undefined ? {} : { equityRecorder }),
+    ...(spill === undefined ? {} : { tradeSpill: spill }),
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
     ...(touch === undefined
       ? {}
       : { barQuote: (bar, _previous, direction) => quoteOf(touch, bar.close, direction, bar) }),
   });
-  const fills = new FillColumns();
+  const fills = new FillColumns(spill);
   const breaches: Breach[] = [];
   const decisions = new DecisionColumns();
   const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;

@@ -17,6 +17,7 @@
  * docs/backtest.md lists the rules for people. All prices are integer ticks.
  */
 import type { Observable } from 'rxjs';
+import type { BlockSpill } from '../../engine/column-blocks.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import type { IdList } from '../../engine/id-list.ts';
 import { startTrail, trailStopPrice, type TrailState } from '../../engine/trailing.ts';
@@ -70,7 +71,8 @@ export class SimulatedVenue implements Venue {
   private lastIndex = -1;
   private readonly lastCloseByContract = new Map<string, number>();
 
-  constructor(options: FillModelOptions) {
+  /** `spill`: where full blocks of the run's settled orders go (a streamed run's); all kept in memory otherwise. */
+  constructor(options: FillModelOptions, spill?: BlockSpill) {
     for (const [name, value] of [
       ['slippageTicks', options.slippageTicks],
       ['stopSlippageTicks', options.stopSlippageTicks ?? 0],
@@ -80,7 +82,7 @@ export class SimulatedVenue implements Venue {
     }
     if (!(options.feePerContractPerSide >= 0))
       throw new RangeError(`feePerContractPerSide must be >= 0, got ${options.feePerContractPerSide}`);
-    this.book = new VenueBook(options.feePerContractPerSide);
+    this.book = new VenueBook(options.feePerContractPerSide, spill);
     this.working = this.book.working;
     const settings = {
       slippage: options.slippageTicks,

@@ -11,6 +11,7 @@ import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
+import type { BlockSpill } from '../../engine/column-blocks.ts';
 import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
@@ -89,15 +90,20 @@ export class VenueBook {
    * once it and every order before it are final (no longer pending or working, so they change no more):
    * the run then keeps no object per order, and a streamed run's list is never read again for the hash.
    */
-  private readonly settledOrders = new OrderColumns();
+  private readonly settledOrders: OrderColumns;
   /** Records in placement order; null once settled into the columns. */
   private readonly records: (OrderRecord | null)[] = objectArray();
   private settled = 0;
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
 
-  /** `fee`: money per contract per side, on every fill. */
-  constructor(private readonly fee: number) {}
+  /** `fee`: money per contract per side, on every fill; `spill`: where full blocks of settled orders go. */
+  constructor(
+    private readonly fee: number,
+    spill?: BlockSpill,
+  ) {
+    this.settledOrders = new OrderColumns(spill);
+  }
 
   /** Orders placed so far (rejected ones and bracket legs included). */
   get orderCount(): number {

@@ -1,5 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import os from 'node:os';
+import { FileSpill } from '../../../src/adapters/backtest/file-spill.ts';
 import { FillColumns, OrderColumns, OrderColumnsError } from '../../../src/adapters/backtest/order-columns.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/venue-book.ts';
 import { sequenceIds } from '../../../src/engine/column-blocks.ts';
@@ -143,5 +146,61 @@ describe('order and fill columns', () => {
     const columns = new OrderColumns();
     const o = fc.sample(record, { numRuns: 1, seed: 1 })[0]!;
     expect(() => columns.push({ ...o, state: 'lost' } as unknown as OrderRecord)).toThrow(OrderColumnsError);
+  });
+});
+
+describe('order and fill columns parked in a file', () => {
+  // Ids and contract ids of any UTF-16 units (lone surrogates too): the references go through JSON.
+  const anyText = fc.string({ unit: 'binary', maxLength: 12 });
+  const wild = record.chain((o) =>
+    fc.record({ id: fc.oneof(fc.constant(o.id), anyText), parentId: optional(anyText) }).map((v) => ({ ...o, ...v })),
+  );
+
+  it('read back every order and fill, in order and at random, equal key for key to the ones pushed', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 4_200 }),
+        fc.array(fc.nat(), { maxLength: 200 }),
+        fc.integer(),
+        (count, picks, seed) => {
+          const orders = fc.sample(wild, { numRuns: count, seed });
+          const fills = fc
+            .sample(fill, { numRuns: count, seed: seed + 1 })
+            .map((f, k) => (k % 3 === 0 ? { ...f, fillId: `F${k + 1}` } : f));
+          const spill = new FileSpill();
+          const orderColumns = new OrderColumns(spill);
+          const fillColumns = new FillColumns(spill);
+          for (let k = 0; k < count; k++) {
+            orderColumns.push(orders[k]!);
+            fillColumns.push(fills[k]!, k * 0.5);
+          }
+          for (const pick of picks) {
+            if (count === 0) break;
+            const k = pick % count;
+            expect(orderColumns.record(k)).toEqual(orders[k]);
+            expect(Object.keys(orderColumns.record(k))).toEqual(Object.keys(orders[k]!));
+            expect(orderColumns.idAt(k)).toBe(orders[k]!.id);
+            expect(fillColumns.fill(k)).toEqual(fills[k]);
+            expect(fillColumns.timeAt(k)).toBe(fills[k]!.time);
+          }
+          expect(Array.from({ length: count }, (_, k) => orderColumns.record(k))).toEqual(orders);
+          expect(fillColumns.toFills()).toEqual(fills);
+          expect(fillColumns.balances().balance).toEqual(fills.map((_, k) => k * 0.5));
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+
+  it('leaves no file behind: the file is gone from the folder while the spill still reads it', () => {
+    const before = readdirSync(os.tmpdir()).filter((name) => name.startsWith('tickline-columns-'));
+    const spill = new FileSpill();
+    const numbers = Float64Array.from({ length: 16 }, (_, k) => k - 0.5);
+    const at = spill.park(numbers, ['a', null, undefined, { type: 'limit', limitPrice: 0 }, 'é\u{1F600}']);
+    const after = readdirSync(os.tmpdir()).filter((name) => name.startsWith('tickline-columns-'));
+    expect(after).toEqual(before);
+    const into = new Float64Array(16);
+    expect(spill.fetch(at, into)).toEqual(['a', null, undefined, { type: 'limit', limitPrice: 0 }, 'é\u{1F600}']);
+    expect(into).toEqual(numbers);
   });
 });

@@ -155,6 +155,27 @@ describe('a backtest streamed from the bar cache', () => {
     await expectSameFiles(whole, streamed);
   });
 
+  it('equals the whole run when its orders, fills and trades fill many blocks of columns, parked in a file as the run goes', async () => {
+    const bars = syntheticBars({
+      seed: 3,
+      grid: contract.grid,
+      startPrice: 5000,
+      start: Date.UTC(2025, 0, 6),
+      sessions: 8,
+    });
+    const files = imported(bars);
+    // A cross every few bars: several blocks of 1,024 orders, fills and trades.
+    const strategy = { name: 'sma-cross', params: { fast: 2, slow: 3 } };
+    const extra = { account: { startingBalance: 1_000_000 } };
+    const whole = await executeBacktest(configOf(files, strategy, extra, false), 'run');
+    const streamed = await executeBacktest(configOf(files, strategy, extra, true), 'run');
+    expect(streamed.report.streamed?.count).toBe(bars.time.length);
+    expect(whole.result.trades.length).toBeGreaterThan(3 * 1_024);
+    expectSameRun(whole, streamed);
+    expect(streamed.result.orders).toEqual(whole.result.orders);
+    await expectSameFiles(whole, streamed);
+  });
+
   it('equals the whole run for random histories, gaps, chunk sizes, timeframes, strategies and outputs', async () => {
     const base = syntheticBars({
       seed: 9,

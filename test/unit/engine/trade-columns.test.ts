@@ -3,6 +3,24 @@ import { describe, expect, it } from 'vitest';
 import { Accounting } from '../../../src/engine/accounting.ts';
 import type { ClosedTrade } from '../../../src/engine/accounting.ts';
 import { mappedTradeList, TradeColumns } from '../../../src/engine/trade-columns.ts';
+import type { BlockSpill } from '../../../src/engine/column-blocks.ts';
+
+/** A spill that keeps copies of what it was given, and counts what was parked and read back. */
+class MemorySpill implements BlockSpill {
+  readonly parked: { numbers: Float64Array; refs: unknown[] }[] = [];
+  fetches = 0;
+  park(numbers: Float64Array, refs: readonly unknown[]): number {
+    this.parked.push({ numbers: numbers.slice(), refs: [...refs] });
+    // The columns let the block go: what they would read of it now is only what was parked.
+    numbers.fill(Number.NaN);
+    return this.parked.length - 1;
+  }
+  fetch(ticket: number, numbers: Float64Array): unknown[] {
+    this.fetches++;
+    numbers.set(this.parked[ticket]!.numbers);
+    return [...this.parked[ticket]!.refs];
+  }
+}
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import type { Fill } from '../../../src/engine/types.ts';
 
@@ -68,6 +86,34 @@ describe('trade columns', () => {
         for (let k = columns.first; k < trades.length; k++) expect(columns.trade(k)).toEqual(trades[k]);
       }),
       { numRuns: 30 },
+    );
+  });
+});
+
+describe('trade columns with a spill', () => {
+  it('park each full block once, when the next starts, and read every trade back equal, in order and at random, with a window dropped', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 5_000 }),
+        fc.nat(6_000),
+        fc.array(fc.nat(), { maxLength: 100 }),
+        fc.integer(),
+        (count, cut, picks, seed) => {
+          const trades = fc.sample(trade, { numRuns: count, seed });
+          const spill = new MemorySpill();
+          const columns = new TradeColumns(spill);
+          for (const t of trades) push(columns, t);
+          expect(spill.parked).toHaveLength(Math.max(0, Math.ceil(count / 1_024) - 1));
+          for (const pick of picks) if (count > 0) expect(columns.trade(pick % count)).toEqual(trades[pick % count]);
+          const fetches = spill.fetches;
+          expect([...columns.list()]).toEqual(trades);
+          // In order, each parked block is read back once.
+          expect(spill.fetches - fetches).toBeLessThanOrEqual(spill.parked.length);
+          columns.dropBefore(cut);
+          expect([...columns.list()]).toEqual(trades.slice(Math.min(cut, count)));
+        },
+      ),
+      { numRuns: 15 },
     );
   });
 });

@@ -1,0 +1,112 @@
+/**
+ * Full column blocks parked in a temporary file (`BlockSpill`, src/engine/column-blocks.ts): a streamed run
+ * of tens of millions of bars keeps its orders, fills and trades there instead of in memory, and reads
+ * them back when its result files are written. The file is removed as soon as it is open (where the
+ * system allows: the open descriptor keeps it readable), so nothing is left behind when the process ends,
+ * however it ends; the descriptor is closed when the spill is no longer reachable.
+ *
+ * A block is its numbers as bytes, then its references as JSON (strings, null, order specs). What JSON has
+ * no text for is written as a one-key object and read back as it was: undefined, and numbers that are not
+ * finite or are -0 (an order spec's price).
+ */
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BlockSpill } from '../../engine/column-blocks.ts';
+import { TicklineError } from '../../engine/errors.ts';
+
+/** The spill file no longer holds what was parked (it was cut short under the run). */
+export class ColumnSpillError extends TicklineError {
+  override readonly name = 'ColumnSpillError';
+  readonly kind = 'runtime';
+  readonly code = 'COLUMN_SPILL_SHORT';
+}
+
+const closer = new FinalizationRegistry<{ fd: number; dir: string | undefined }>((held) => {
+  closeSync(held.fd);
+  if (held.dir !== undefined) rmSync(held.dir, { recursive: true, force: true });
+});
+
+export class FileSpill implements BlockSpill {
+  private descriptor = -1;
+  private size = 0;
+  private readonly length = Buffer.alloc(4);
+
+  /** `tmp`: the folder the file goes in (the system's temporary folder by default); made at the first block. */
+  constructor(private readonly tmp: string = os.tmpdir()) {}
+
+  private get fd(): number {
+    if (this.descriptor < 0) this.open();
+    return this.descriptor;
+  }
+
+  private open(): void {
+    const dir = mkdtempSync(path.join(this.tmp, 'tickline-columns-'));
+    this.descriptor = openSync(path.join(dir, 'blocks'), 'w+');
+    let left: string | undefined;
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // A system that cannot remove an open file: it goes when the spill is let go.
+      left = dir;
+    }
+    closer.register(this, { fd: this.descriptor, dir: left });
+  }
+
+  park(numbers: Float64Array, refs: readonly unknown[]): number {
+    const ticket = this.size;
+    const text = Buffer.from(JSON.stringify(refs, toJson));
+    this.length.writeUInt32LE(text.length, 0);
+    this.write(new Uint8Array(numbers.buffer, numbers.byteOffset, numbers.byteLength));
+    this.write(this.length);
+    this.write(text);
+    return ticket;
+  }
+
+  fetch(ticket: number, numbers: Float64Array): unknown[] {
+    const bytes = new Uint8Array(numbers.buffer, numbers.byteOffset, numbers.byteLength);
+    this.read(bytes, ticket);
+    this.read(this.length, ticket + bytes.length);
+    const text = Buffer.alloc(this.length.readUInt32LE(0));
+    this.read(text, ticket + bytes.length + 4);
+    const refs = JSON.parse(text.toString('utf8'), fromJson) as unknown[];
+    // A reviver that returns undefined deletes: the references that were undefined are put back here.
+    for (let k = 0; k < refs.length; k++) if (isMarked(refs[k], UNDEFINED)) refs[k] = undefined;
+    return refs;
+  }
+
+  private write(bytes: Uint8Array): void {
+    let done = 0;
+    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, this.size + done);
+    this.size += bytes.length;
+  }
+
+  private read(into: Uint8Array, at: number): void {
+    let done = 0;
+    while (done < into.length) {
+      const got = readSync(this.fd, into, done, into.length - done, at + done);
+      if (got === 0) throw new ColumnSpillError(`the column spill file ends inside the block at byte ${at}`);
+      done += got;
+    }
+  }
+}
+
+const UNDEFINED = '~undefined';
+const NUMBER = '~number';
+
+function toJson(_key: string, value: unknown): unknown {
+  if (value === undefined) return { [UNDEFINED]: 0 };
+  if (typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0)))
+    return { [NUMBER]: Object.is(value, -0) ? '-0' : String(value) };
+  return value;
+}
+
+function fromJson(_key: string, value: unknown): unknown {
+  return isMarked(value, NUMBER) ? Number((value as Record<string, string>)[NUMBER]) : value;
+}
+
+function isMarked(value: unknown, mark: string): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length === 1 && keys[0] === mark;
+}
