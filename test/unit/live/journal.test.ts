@@ -116,7 +116,8 @@ describe('journal lock: one bot per journal', () => {
 
   it('a process killed with SIGKILL releases the lock', async () => {
     const { spawn } = await import('node:child_process');
-    const script = `import { Journal } from ${JSON.stringify(path.resolve('src/adapters/live/journal.ts'))}; Journal.open(${JSON.stringify(file)}); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
+    // The child keeps the journal referenced: one it let go could be collected, and its lock with it.
+    const script = `import { Journal } from ${JSON.stringify(path.resolve('src/adapters/live/journal.ts'))}; globalThis.held = Journal.open(${JSON.stringify(file)}); process.stdout.write('held\\n'); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
