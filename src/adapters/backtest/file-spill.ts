@@ -15,11 +15,15 @@ import path from 'node:path';
 import type { BlockSpill } from '../../engine/column-blocks.ts';
 import { TicklineError } from '../../engine/errors.ts';
 
-/** The spill file no longer holds what was parked (it was cut short under the run). */
+/** The temporary file could not be made, written (a full disk) or read back. */
 export class ColumnSpillError extends TicklineError {
   override readonly name = 'ColumnSpillError';
   readonly kind = 'runtime';
-  readonly code = 'COLUMN_SPILL_SHORT';
+  readonly code = 'COLUMN_SPILL';
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 const closer = new FinalizationRegistry<{ fd: number; dir: string | undefined }>((held) => {
@@ -41,8 +45,16 @@ export class FileSpill implements BlockSpill {
   }
 
   private open(): void {
-    const dir = mkdtempSync(path.join(this.tmp, 'tickline-columns-'));
-    this.descriptor = openSync(path.join(dir, 'blocks'), 'w+');
+    let dir: string;
+    try {
+      dir = mkdtempSync(path.join(this.tmp, 'tickline-columns-'));
+      this.descriptor = openSync(path.join(dir, 'blocks'), 'w+');
+    } catch (error) {
+      throw new ColumnSpillError(
+        `cannot make the temporary file for the run's orders, fills and trades in ${this.tmp} (set TMPDIR to another folder): ${reason(error)}`,
+        { cause: error },
+      );
+    }
     let left: string | undefined;
     try {
       rmSync(dir, { recursive: true, force: true });
@@ -76,8 +88,16 @@ export class FileSpill implements BlockSpill {
   }
 
   private write(bytes: Uint8Array): void {
+    const fd = this.fd;
     let done = 0;
-    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, this.size + done);
+    try {
+      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, this.size + done);
+    } catch (error) {
+      throw new ColumnSpillError(
+        `cannot write the run's orders, fills and trades to their temporary file in ${this.tmp} (set TMPDIR to a folder with room): ${reason(error)}`,
+        { cause: error },
+      );
+    }
     this.size += bytes.length;
   }
 

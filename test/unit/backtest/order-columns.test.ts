@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
-import { FileSpill } from '../../../src/adapters/backtest/file-spill.ts';
+import path from 'node:path';
+import { ColumnSpillError, FileSpill } from '../../../src/adapters/backtest/file-spill.ts';
 import { FillColumns, OrderColumns, OrderColumnsError } from '../../../src/adapters/backtest/order-columns.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/venue-book.ts';
 import { sequenceIds } from '../../../src/engine/column-blocks.ts';
@@ -190,6 +191,21 @@ describe('order and fill columns parked in a file', () => {
       ),
       { numRuns: 12 },
     );
+  });
+
+  it('names the folder it cannot make its file in, in one error', () => {
+    const missing = path.join(os.tmpdir(), 'tickline-no-such-folder', 'deeper');
+    const spill = new FileSpill(missing);
+    let error: unknown;
+    try {
+      spill.park(new Float64Array(4), []);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ColumnSpillError);
+    expect((error as ColumnSpillError).code).toBe('COLUMN_SPILL');
+    expect((error as Error).message).toContain(missing);
+    expect((error as Error).message).toContain('TMPDIR');
   });
 
   it('leaves no file behind: the file is gone from the folder while the spill still reads it', () => {
