@@ -91,8 +91,13 @@ export class VenueBook {
    * the run then keeps no object per order, and a streamed run's list is never read again for the hash.
    */
   private readonly settledOrders: OrderColumns;
-  /** Records in placement order; null once settled into the columns. */
-  private readonly records: (OrderRecord | null)[] = objectArray();
+  /**
+   * The records not settled yet, in placement order: order `settled + k` is `unsettled[head + k]`. The
+   * settled ones' slots are cleared and, once they are most of the array, cut off: the run keeps nothing
+   * of an order that settled.
+   */
+  private unsettled: (OrderRecord | undefined)[] = objectArray();
+  private head = 0;
   private settled = 0;
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
@@ -107,38 +112,38 @@ export class VenueBook {
 
   /** Orders placed so far (rejected ones and bracket legs included). */
   get orderCount(): number {
-    return this.records.length;
+    return this.settled + this.unsettled.length - this.head;
   }
 
   /** A new order joins the order list (placement order), working or already rejected. */
   record(record: OrderRecord): void {
-    this.records.push(record);
+    this.unsettled.push(record);
   }
 
   /** Every order of the run in placement order, as records (new objects for the settled ones). */
   orders(): OrderRecord[] {
-    const records = this.records;
-    const out = new Array<OrderRecord>(records.length);
-    for (let k = 0; k < records.length; k++) out[k] = records[k] ?? this.settledOrders.record(k);
+    const out = new Array<OrderRecord>(this.orderCount);
+    for (let k = 0; k < out.length; k++) out[k] = this.orderAt(k);
     return out;
   }
 
   /** The same orders one at a time, each made as it is reached (a long run's list is never all objects at once). */
   *eachOrder(): Generator<OrderRecord, void, undefined> {
-    const records = this.records;
-    for (let k = 0; k < records.length; k++) yield records[k] ?? this.settledOrders.record(k);
+    for (let k = 0; k < this.orderCount; k++) yield this.orderAt(k);
   }
 
   /** The newest order with this id, or undefined. */
   findOrder(id: string): OrderRecord | undefined {
-    const records = this.records;
-    for (let k = records.length - 1; k >= 0; k--) {
-      const record = records[k];
-      if (record === null) {
-        if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
-      } else if (record!.id === id) return record;
-    }
+    for (let k = this.unsettled.length - 1; k >= this.head; k--)
+      if (this.unsettled[k]!.id === id) return this.unsettled[k];
+    for (let k = this.settled - 1; k >= 0; k--)
+      if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
     return undefined;
+  }
+
+  /** The k-th order of the run: its record while it can change, made from the columns once settled. */
+  private orderAt(k: number): OrderRecord {
+    return k < this.settled ? this.settledOrders.record(k) : this.unsettled[this.head + k - this.settled]!;
   }
 
   /** A new order joins the book and is reported working. */
@@ -257,25 +262,32 @@ export class VenueBook {
     };
     if (reason !== undefined) update.reason = reason;
     // Every change of a record's state is reported here, so this is where a record can become final.
-    const records = this.records;
-    let k = this.settled;
+    const records = this.unsettled;
+    let k = this.head;
     while (k < records.length && isFinal(records[k]!.state)) {
       const settling = records[k]!;
       this.hasher.add(settling);
       this.settledOrders.push(settling);
-      records[k] = null;
+      records[k] = undefined;
       k++;
     }
-    this.settled = k;
+    this.settled += k - this.head;
+    this.head = k;
+    // Cut the cleared slots off once they are most of the array (rarely: an order settles a bar or two
+    // after it is placed, so the array stays a few items long).
+    if (k > 64 && k * 2 > records.length) {
+      this.unsettled = records.slice(k);
+      this.head = 0;
+    }
     this.events.next(update);
   }
 
   /** sha256 of the order list so far (orders still working as they stand now); the run goes on unchanged. */
   orderListHash(): string {
-    const records = this.records;
-    if (this.settled === records.length) return this.hasher.digest();
+    const records = this.unsettled;
+    if (this.head === records.length) return this.hasher.digest();
     const tail = this.hasher.copy();
-    for (let k = this.settled; k < records.length; k++) tail.add(records[k]!);
+    for (let k = this.head; k < records.length; k++) tail.add(records[k]!);
     return tail.digest();
   }
 }
