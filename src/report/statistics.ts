@@ -371,56 +371,82 @@ function lastBarBefore(time: ArrayLike<number>, t: number): number {
  * it; a trade opened and closed at the same instant counts for the bar containing that instant.
  */
 export function exposure(bars: Pick<ReportBars, 'time'>, trades: TradeList<ClosedTrade>): number | null {
-  const spans: number[] = [];
+  const union = new SpanUnion();
   for (const trade of trades)
     addTradeSpan(
-      spans,
+      union,
       trade,
       (t) => lastBarAtOrBefore(bars.time, t),
       (t) => lastBarBefore(bars.time, t),
     );
-  return exposureOfSpans(bars.time.length, spans);
+  return exposureOf(bars.time.length, union.covered);
 }
 
 /**
- * The bars a trade covers, [first, last] (appended to `spans` as two numbers; none when it covers none),
- * from where its times fall among the bars: the index of the last bar starting at or before, and strictly
- * before, an instant. A streamed run finds those without the bars (src/adapters/backtest/streamed.ts).
+ * The bars a trade covers, [first, last] (added to `union`; none when it covers none), from where its
+ * times fall among the bars: the index of the last bar starting at or before, and strictly before, an
+ * instant. A streamed run finds those without the bars (src/adapters/backtest/streamed.ts).
  */
 export function addTradeSpan(
-  spans: number[],
+  union: SpanUnion,
   trade: Pick<ClosedTrade, 'entryTime' | 'exitTime'>,
   atOrBefore: (t: number) => number,
   before: (t: number) => number,
 ): void {
   const first = Math.max(0, atOrBefore(trade.entryTime));
   const last = trade.exitTime > trade.entryTime ? before(trade.exitTime) : first;
-  if (last >= first) spans.push(first, last);
+  if (last >= first) union.add(first, last);
 }
 
-/** Exposure from the trades' spans (`addTradeSpan`): the bars in their union over the bar count. */
-export function exposureOfSpans(count: number, spans: readonly number[]): number | null {
-  if (count === 0) return null;
-  let ordered = spans;
-  for (let k = 2; k < spans.length; k += 2) {
-    if (spans[k]! < spans[k - 2]!) {
-      const pairs: [number, number][] = [];
-      for (let j = 0; j < spans.length; j += 2) pairs.push([spans[j]!, spans[j + 1]!]);
-      pairs.sort((a, b) => a[0] - b[0]);
-      ordered = pairs.flat();
-      break;
+/**
+ * The union of spans of bar indexes [first, last], kept as its disjoint runs in order, and the number of
+ * bars it covers. Spans come in any order; a run's come in the order its trades closed, each at or after
+ * the one before, so they extend the last run or start a new one: a position held throughout is one run,
+ * however many trades it took.
+ */
+export class SpanUnion {
+  /** Bars in the union. */
+  covered = 0;
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+
+  add(first: number, last: number): void {
+    const { starts, ends } = this;
+    const n = starts.length;
+    if (n === 0 || first > ends[n - 1]! + 1) {
+      starts.push(first);
+      ends.push(last);
+      this.covered += last - first + 1;
+      return;
     }
+    if (first >= starts[n - 1]!) {
+      if (last > ends[n - 1]!) {
+        this.covered += last - ends[n - 1]!;
+        ends[n - 1] = last;
+      }
+      return;
+    }
+    // Out of order: the runs it touches (overlapping or adjacent) become one.
+    let i = 0;
+    while (i < n && ends[i]! + 1 < first) i++;
+    let j = i;
+    let start = first;
+    let end = last;
+    while (j < n && starts[j]! <= last + 1) {
+      start = Math.min(start, starts[j]!);
+      end = Math.max(end, ends[j]!);
+      this.covered -= ends[j]! - starts[j]! + 1;
+      j++;
+    }
+    starts.splice(i, j - i, start);
+    ends.splice(i, j - i, end);
+    this.covered += end - start + 1;
   }
-  let exposed = 0;
-  let end = -1;
-  for (let k = 0; k < ordered.length; k += 2) {
-    const first = ordered[k]!;
-    const last = ordered[k + 1]!;
-    if (last <= end) continue;
-    exposed += last - Math.max(first, end + 1) + 1;
-    end = last;
-  }
-  return ratio(exposed / count);
+}
+
+/** Exposure from the bars the trades cover (`SpanUnion.covered`) over the bar count. */
+export function exposureOf(count: number, covered: number): number | null {
+  return count === 0 ? null : ratio(covered / count);
 }
 
 // ------------------------------------------------------------------ daily records (spec 2.16, 2.17)
@@ -616,8 +642,8 @@ export interface StreamedFigures {
   /** Undefined without any equity point. */
   readonly endingEquity: number | undefined;
   readonly bars: number;
-  /** Each trade's covered bars (`addTradeSpan`). */
-  readonly spans: readonly number[];
+  /** Bars in the union of the trades' spans (`addTradeSpan`). */
+  readonly covered: number;
 }
 
 /** Every statistic of a streamed run: the same figures `computeStatistics` gives for its whole input. */
@@ -635,7 +661,7 @@ export function streamedStatistics(
   const daily = dailyRecords(new Set(figures.dayEnds.map((d) => d.day)), input, calendar);
   return {
     ...run,
-    exposure: exposureOfSpans(figures.bars, figures.spans),
+    exposure: exposureOf(figures.bars, figures.covered),
     tradingDays: daily.length,
     daily,
     dayStats: dayStatistics(daily),

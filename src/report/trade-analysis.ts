@@ -10,6 +10,7 @@
  * MAE <= 0 <= MFE and the trade's PnL in ticks lies between them. Ticks are exact: integers for an entry on
  * the grid (an averaged entry between ticks gives a fraction).
  */
+import { BLOCK_MASK, BLOCK_SHIFT, ColumnBlocks, type BlockSpill } from '../engine/column-blocks.ts';
 import { cents, ratio, tradingDayConfig } from './statistics.ts';
 import type { ClosedTrade, ReportBars, ReportInput, TradeList } from './report-types.ts';
 
@@ -21,12 +22,13 @@ export interface TradeExcursion {
 }
 
 /**
- * Every trade's excursions in the trades' order, as two columns: a run of millions of trades keeps two
- * numbers a trade, not an object.
+ * Every trade's excursions in the trades' order, read by index: a run of millions of trades keeps two
+ * numbers a trade, not an object (and a streamed run parks them in its spill file).
  */
 export interface TradeExcursions {
-  readonly maeTicks: ArrayLike<number>;
-  readonly mfeTicks: ArrayLike<number>;
+  readonly length: number;
+  maeTicks(i: number): number;
+  mfeTicks(i: number): number;
 }
 
 type ExcursionBars = Pick<ReportBars, 'time' | 'high' | 'low'>;
@@ -70,9 +72,11 @@ export function excursionOf(
  * far; the ones already seen are skipped) and the entry time of the position still open after them (NaN
  * when flat). It keeps only the open position's extremes between calls, not the bars.
  */
-export class ExcursionTracker {
-  private readonly maeTicks: number[] = [];
-  private readonly mfeTicks: number[] = [];
+export class ExcursionTracker implements TradeExcursions {
+  /** Trades whose excursions are known. */
+  length = 0;
+  /** MAE and MFE of each trade, 2 numbers a trade. */
+  private readonly blocks: ColumnBlocks<never>;
   /** Entry time of the open position whose extremes are kept, NaN when none. */
   private since = Number.NaN;
   private high = Number.NEGATIVE_INFINITY;
@@ -81,10 +85,23 @@ export class ExcursionTracker {
   private lastHigh = Number.NEGATIVE_INFINITY;
   private lastLow = Number.POSITIVE_INFINITY;
 
+  /** `spill`: where full blocks of the excursions go (a streamed run's); all kept in memory otherwise. */
+  constructor(spill?: BlockSpill) {
+    this.blocks = new ColumnBlocks(2, 0, spill);
+  }
+
+  maeTicks(i: number): number {
+    return this.blocks.numbersOf(i >> BLOCK_SHIFT)[(i & BLOCK_MASK) * 2]!;
+  }
+
+  mfeTicks(i: number): number {
+    return this.blocks.numbersOf(i >> BLOCK_SHIFT)[(i & BLOCK_MASK) * 2 + 1]!;
+  }
+
   add(bars: ExcursionBars, trades: TradeList<ClosedTrade>, openSince: number): void {
     const { time, high, low } = bars;
     const n = time.length;
-    for (let k = this.maeTicks.length; k < trades.length; k++) {
+    for (let k = this.length; k < trades.length; k++) {
       const trade = trades.at(k)!;
       const exitBar = upperBound(time, trade.exitTime) - 1;
       const entryBar = upperBound(time, trade.entryTime) - 1;
@@ -105,8 +122,10 @@ export class ExcursionTracker {
         if ((low[i] as number) < l) l = low[i] as number;
       }
       const excursion = excursionOf(trade, h, l);
-      this.maeTicks.push(excursion.maeTicks);
-      this.mfeTicks.push(excursion.mfeTicks);
+      const numbers = this.blocks.numbersFor(k);
+      numbers[(k & BLOCK_MASK) * 2] = excursion.maeTicks;
+      numbers[(k & BLOCK_MASK) * 2 + 1] = excursion.mfeTicks;
+      this.length = k + 1;
     }
     if (Number.isNaN(openSince)) {
       this.since = Number.NaN;
@@ -131,7 +150,7 @@ export class ExcursionTracker {
   }
 
   result(): TradeExcursions {
-    return { maeTicks: this.maeTicks, mfeTicks: this.mfeTicks };
+    return this;
   }
 }
 
@@ -244,8 +263,6 @@ const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * of heap through the outputs.
  */
 class TradeFactColumns implements TradeAnalysis {
-  private readonly maeTicks: Float64Array;
-  private readonly mfeTicks: Float64Array;
   private readonly hours: Uint8Array;
   private readonly weekdays: Uint8Array;
   private readonly weekdayNames: string[] = [];
@@ -257,20 +274,13 @@ class TradeFactColumns implements TradeAnalysis {
   constructor(
     readonly timeZone: string,
     private readonly input: ReportInput,
-    excursions: TradeExcursions,
+    private readonly excursions: TradeExcursions,
   ) {
     const trades = input.trades;
     const n = trades.length;
-    this.maeTicks = new Float64Array(n);
-    this.mfeTicks = new Float64Array(n);
     this.hours = new Uint8Array(n);
     this.weekdays = new Uint8Array(n);
     const clock = zoneClock(timeZone);
-    const known = Math.min(n, excursions.maeTicks.length);
-    for (let i = 0; i < known; i++) {
-      this.maeTicks[i] = excursions.maeTicks[i]!;
-      this.mfeTicks[i] = excursions.mfeTicks[i]!;
-    }
     // One pass over the trades (each is made as it is read from a run's columns): facts and breakdowns.
     const byHour: Groups = new Map();
     const byWeekday: Groups = new Map();
@@ -299,8 +309,10 @@ class TradeFactColumns implements TradeAnalysis {
 
   fact(i: number, trade: ClosedTrade = this.input.trades.at(i)!): TradeFacts {
     const tickValue = this.input.contract.tickValue;
-    const maeTicks = this.maeTicks[i]!;
-    const mfeTicks = this.mfeTicks[i]!;
+    // A trade without excursions (none gathered for it) shows none.
+    const known = i < this.excursions.length;
+    const maeTicks = known ? this.excursions.maeTicks(i) : 0;
+    const mfeTicks = known ? this.excursions.mfeTicks(i) : 0;
     const direction = trade.side === 'buy' ? 1 : -1;
     return {
       maeTicks,

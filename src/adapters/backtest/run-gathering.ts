@@ -5,13 +5,14 @@
  * or a whole run's pieces of its history (definition-run.ts). The figures are those the whole curve gives.
  */
 import path from 'node:path';
-import { addDayEnds, addTradeSpan, DrawdownTracker, type StreamedFigures } from '../../report/statistics.ts';
+import { addDayEnds, addTradeSpan, DrawdownTracker, SpanUnion, type StreamedFigures } from '../../report/statistics.ts';
 import { CandleBuilder } from '../../report/chart-data.ts';
 import { ExcursionTracker } from '../../report/trade-analysis.ts';
 import type { ClosedTrade, EquityCurve } from '../../report/report-types.ts';
 import { TradingCalendar } from '../../engine/trading-day.ts';
 import type { BarColumns } from '../../engine/types.ts';
 import { TicklineError } from '../../engine/errors.ts';
+import type { BlockSpill } from '../../engine/column-blocks.ts';
 import { SAMPLE_STEPS } from '../../data/data-checks.ts';
 import { lowerBound, upperBound } from '../../data/columns.ts';
 import { EquityCsvRows, EquityRowPicker } from './outputs.ts';
@@ -32,7 +33,7 @@ export class StreamedRunError extends TicklineError {
  * later trade can still need are kept (from the open position's entry on), a few entries, not one a fill.
  */
 class TradeSpans {
-  readonly spans: number[] = [];
+  readonly union = new SpanUnion();
   private count = 0;
   private lastTime = Number.NEGATIVE_INFINITY;
   /** Time -> bars starting at or before it, and strictly before it, so far (`resolved`: final). */
@@ -83,9 +84,9 @@ class TradeSpans {
   }
 
   /** After the last bar: every time looked up is final. */
-  finish(): readonly number[] {
+  finish(): number {
     this.settle(true);
-    return this.spans;
+    return this.union.covered;
   }
 
   private settle(all: boolean): void {
@@ -96,7 +97,7 @@ class TradeSpans {
         continue;
       }
       addTradeSpan(
-        this.spans,
+        this.union,
         trade,
         (t) => this.lookup(t).atOrBefore - 1,
         (t) => this.lookup(t).before - 1,
@@ -145,6 +146,7 @@ export class RunGathering {
     outputDir: string | undefined,
     maxCandles: number,
     excursions = true,
+    spill?: BlockSpill,
   ): RunGathering {
     const tradingDay = config.risk.tradingDay;
     const equity = config.outputs.equity;
@@ -161,6 +163,7 @@ export class RunGathering {
       rows,
       maxCandles,
       excursions,
+      spill,
     );
   }
 
@@ -172,8 +175,10 @@ export class RunGathering {
     rows: EquityRowPicker | EquityCsvRows,
     maxCandles: number,
     excursions: boolean,
+    /** Where full blocks of the trades' excursions go (a streamed run's). */
+    spill?: BlockSpill,
   ) {
-    this.excursions = excursions ? new ExcursionTracker() : undefined;
+    this.excursions = excursions ? new ExcursionTracker(spill) : undefined;
     this.drawdown = new DrawdownTracker(startingBalance, idleLimitMs);
     this.candles = new CandleBuilder(total, maxCandles, startingBalance);
     this.rows = rows;
@@ -191,7 +196,7 @@ export class RunGathering {
       dayEnds: this.dayEnds,
       endingEquity: this.endingEquity,
       bars: this.spans.bars,
-      spans: this.spans.finish(),
+      covered: this.spans.finish(),
     };
   }
 

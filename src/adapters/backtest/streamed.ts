@@ -45,6 +45,7 @@ import { priceLevelWarning, spacingWarning } from '../../data/data-checks.ts';
 import { decisionsCsvRowsIn, type DecisionsCsvRows } from './decisions-csv.ts';
 import { runStreamedBacktest, type BacktestRunResult } from './run.ts';
 import { RunGathering } from './run-gathering.ts';
+import { FileSpill } from './file-spill.ts';
 import { BarCache, type ImportInfo } from '../../data/bar-cache.ts';
 import { aggregate, concatColumns, sliceByIndex, sliceByTime } from '../../data/columns.ts';
 
@@ -227,7 +228,16 @@ function streamRun(
   const changes = segments.slice(1).map((s) => ({ time: cache.importTimeAt(file, s.from), contract: s.contract }));
   const description = `${path.relative(options.cwd ?? process.cwd(), file)} (imported), streamed from the bar cache${spliced}`;
   if (total === 0) throw new BacktestDataError(`no bars in the chosen range (${description})`);
-  const gathering = RunGathering.of(config, total, options.outputDir, options.maxCandles ?? DEFAULT_MAX_POINTS);
+  // One file for the run's orders, fills, trades and the trades' excursions, so none grows its memory.
+  const spill = new FileSpill();
+  const gathering = RunGathering.of(
+    config,
+    total,
+    options.outputDir,
+    options.maxCandles ?? DEFAULT_MAX_POINTS,
+    true,
+    spill,
+  );
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   // As a whole run with its output folder: decisions.csv is written as the decisions come, none kept.
   const decisionRows = decisionsCsvRowsIn(options.outputDir, options.decisions ?? true, contract.grid);
@@ -250,6 +260,7 @@ function streamRun(
       ...configuredMarketHours(config, contract),
       fills: fillOptions(config.fills, fee),
       recordEquity: true,
+      spill,
       ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
       continuity,
       ...(options.logger ? { logger: options.logger } : {}),

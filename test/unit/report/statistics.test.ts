@@ -11,7 +11,8 @@ import {
   drawdownStatistics,
   endOfDayEquity,
   exposure,
-  exposureOfSpans,
+  exposureOf,
+  SpanUnion,
   ratio,
   sharpeRatio,
   sortinoRatio,
@@ -490,10 +491,19 @@ describe('exposure from trade spans', () => {
           ),
         ),
         ([count, pairs]) => {
-          const spans = pairs.flatMap(([a, b]) => [Math.min(a, b), Math.max(a, b)]);
+          const spans = pairs.map(([a, b]) => [Math.min(a, b), Math.max(a, b)] as const);
           const covered = new Uint8Array(count);
-          for (let k = 0; k < spans.length; k += 2) covered.fill(1, spans[k]!, spans[k + 1]! + 1);
-          expect(exposureOfSpans(count, spans)).toBe(ratio(covered.reduce((n, c) => n + c, 0) / count));
+          const union = new SpanUnion();
+          const ordered = new SpanUnion();
+          for (const [first, last] of spans) {
+            covered.fill(1, first, last + 1);
+            union.add(first, last);
+            // After each span, the union so far is exactly the bars covered so far.
+            expect(union.covered).toBe(covered.reduce((n, c) => n + c, 0));
+          }
+          for (const [first, last] of [...spans].sort((x, y) => x[0] - y[0])) ordered.add(first, last);
+          expect(ordered.covered).toBe(union.covered);
+          expect(exposureOf(count, union.covered)).toBe(ratio(union.covered / count));
         },
       ),
     );
