@@ -132,7 +132,6 @@ class TradeColumnsList implements TradeList {
   }
 
   [Symbol.iterator](): Iterator<ClosedTrade> {
-    // Not a generator: a plain iterator's results are inlined away in a for-of, a generator's are not.
     const columns = this.columns;
     let k = columns.first;
     return {

@@ -2,9 +2,10 @@
  * A backtest that streams its bars from the bar cache: a `tickline import` is read one stored chunk at a
  * time, each chunk pushed into the engine as it is read and let go, and what the results need of every bar
  * is gathered while the bars pass (the drawdown, the end-of-day equity, where trade times fall among the
- * bars, the chart's candles, the chosen rows of equity.csv). Memory then grows with the trades, not the
- * bars: 50 M bars run in about the memory of 10 M. The figures are those of the whole-history run of the
- * same bars, exactly (test/unit/backtest/streamed.test.ts checks them against it).
+ * bars, the chart's candles, the chosen rows of equity.csv). The run's orders, fills, trades and their
+ * excursions are kept as columns whose full blocks go to a temporary file (file-spill.ts), so memory grows
+ * with neither the bars nor the trades, only a little with the trading days. The figures are those of the
+ * whole-history run of the same bars, exactly (test/unit/backtest/streamed.test.ts checks them against it).
  *
  * What streams: a CSV data source whose file has a current import, one contract, the data's own
  * timeframe or a coarser one (aggregated chunk by chunk), `outputs.equity` daily or per-trade. What falls back to the
