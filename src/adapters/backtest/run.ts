@@ -549,6 +549,7 @@ function runResult(records: RunRecords): BacktestRunResult {
   let orderObjects: readonly OrderRecord[] | undefined;
   let balanceColumns: BacktestRunResult['balance'] | undefined;
   let tradeObjects: readonly ClosedTrade[] | undefined;
+  const tradeList = inMonths(accounting.closedTrades.list(), segments);
   return {
     bars: done,
     get fills() {
@@ -562,10 +563,10 @@ function runResult(records: RunRecords): BacktestRunResult {
     eachOrder: () => orderObjects ?? venue.eachOrder(),
     orderListHash: venue.orderListHash(),
     get trades() {
-      tradeObjects ??= inMonths(accounting.trades, segments);
+      tradeObjects ??= Array.from(tradeList);
       return tradeObjects;
     },
-    tradeList: listInMonths(accounting.closedTrades.list(), segments),
+    tradeList,
     equity,
     violations,
     reportViolations,
@@ -607,24 +608,20 @@ function strategyResults(
     strategy: s.strategy.name,
     size: s.size ?? 1,
     snapshot: engine.strategySnapshot(s.id),
-    trades: inMonths(engine.strategyTrades(s.id), segments),
+    trades: Array.from(inMonths(engine.strategyTrades(s.id), segments)),
   }));
 }
 
-/** Trades labelled with the month they were made in (a continuous run's engine trades one id). */
-function inMonths(trades: readonly ClosedTrade[], segments: readonly HistorySegment[]): readonly ClosedTrade[] {
+/**
+ * Trades labelled with the month they were made in (a continuous run's engine trades one id), each as it
+ * is read.
+ */
+function inMonths(trades: TradeList<ClosedTrade>, segments: readonly HistorySegment[]): TradeList<ClosedTrade> {
   if (segments.length === 0) return trades;
-  return trades.map((t) => inMonth(t, segments));
-}
-
-/** `inMonths` of a list, each trade labelled as it is read. */
-function listInMonths(trades: TradeList<ClosedTrade>, segments: readonly HistorySegment[]): TradeList<ClosedTrade> {
-  if (segments.length === 0) return trades;
-  return mappedTradeList(trades, (t) => inMonth(t, segments));
-}
-
-function inMonth(t: ClosedTrade, segments: readonly HistorySegment[]): ClosedTrade {
-  return { ...t, contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId };
+  return mappedTradeList(trades, (t) => ({
+    ...t,
+    contractId: segments[segmentIndexAt(segments, t.entryTime)]!.contractId,
+  }));
 }
 
 function toViolation(b: Breach, account: AccountConfig): BacktestViolation {
