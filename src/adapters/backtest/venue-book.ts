@@ -86,19 +86,18 @@ export class VenueBook {
   readonly working = new IdList<Working>();
   /**
    * Every order of the run in placement order (bracket legs right after their entry's fill): the first
-   * `settled` as columns, the rest as records. An order moves to the columns, and into the order list hash,
+   * `settledOrders.length` as columns, the rest as records. An order moves to the columns, and into the order list hash,
    * once it and every order before it are final (no longer pending or working, so they change no more):
    * the run then keeps no object per order, and a streamed run's list is never read again for the hash.
    */
   private readonly settledOrders: OrderColumns;
   /**
-   * The records not settled yet, in placement order: order `settled + k` is `unsettled[head + k]`. The
-   * settled ones' slots are cleared and, once they are most of the array, cut off: the run keeps nothing
-   * of an order that settled.
+   * The records not settled yet, in placement order: order `settledOrders.length + k` is
+   * `unsettled[head + k]`. The settled ones' slots are cleared and, once they are most of the array, cut
+   * off: the run keeps nothing of an order that settled.
    */
   private unsettled: (OrderRecord | undefined)[] = objectArray();
   private head = 0;
-  private settled = 0;
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
 
@@ -112,7 +111,7 @@ export class VenueBook {
 
   /** Orders placed so far (rejected ones and bracket legs included). */
   get orderCount(): number {
-    return this.settled + this.unsettled.length - this.head;
+    return this.settledOrders.length + this.unsettled.length - this.head;
   }
 
   /** A new order joins the order list (placement order), working or already rejected. */
@@ -136,14 +135,15 @@ export class VenueBook {
   findOrder(id: string): OrderRecord | undefined {
     for (let k = this.unsettled.length - 1; k >= this.head; k--)
       if (this.unsettled[k]!.id === id) return this.unsettled[k];
-    for (let k = this.settled - 1; k >= 0; k--)
+    for (let k = this.settledOrders.length - 1; k >= 0; k--)
       if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
     return undefined;
   }
 
   /** The k-th order of the run: its record while it can change, made from the columns once settled. */
   private orderAt(k: number): OrderRecord {
-    return k < this.settled ? this.settledOrders.record(k) : this.unsettled[this.head + k - this.settled]!;
+    const settled = this.settledOrders.length;
+    return k < settled ? this.settledOrders.record(k) : this.unsettled[this.head + k - settled]!;
   }
 
   /** A new order joins the book and is reported working. */
@@ -271,10 +271,9 @@ export class VenueBook {
       records[k] = undefined;
       k++;
     }
-    this.settled += k - this.head;
     this.head = k;
-    // Cut the cleared slots off once they are most of the array (rarely: an order settles a bar or two
-    // after it is placed, so the array stays a few items long).
+    // An order settles a bar or two after it is placed, so nearly every slot before `head` is cleared:
+    // they are cut off in one copy every 64 or so orders, not one at a time.
     if (k > 64 && k * 2 > records.length) {
       this.unsettled = records.slice(k);
       this.head = 0;
