@@ -478,7 +478,7 @@ function tradesSection(input: ReportInput, grid: PriceGrid, analysis: TradeAnaly
       : (ticks * grid.tickSize).toFixed(grid.decimals + 2);
   const rows = indices.map((i) => {
     const t = input.trades.at(i)!;
-    const f = analysis.fact(i);
+    const f = analysis.fact(i, t);
     return [
       String(i + 1),
       t.side === 'buy' ? 'Long' : 'Short',
