@@ -74,6 +74,13 @@ describe('decisions.csv written while the run goes', () => {
       { strategy: { name: 'guarded', params: {} }, risk: { maxPositionSize: 1 }, module: guarded },
       // A strategy that fails half way: what ran is the result, the bars after it pass without equity.
       { strategy: { name: 'failing', params: {} }, risk: {}, module: failing, pieceBars: 300 },
+      // Orders, fills and trades over several blocks of columns, the full ones parked in the run's spill file.
+      {
+        strategy: { name: 'sma-cross', params: { fast: 2, slow: 3 } },
+        risk: {},
+        extra: { data: { source: 'synthetic', seed: 5, sessions: 8, startPrice: 6700 } },
+        manyBlocks: true,
+      },
     ];
     for (const [k, c] of cases.entries()) {
       const config = BacktestConfig.parse({
@@ -97,6 +104,7 @@ describe('decisions.csv written while the run goes', () => {
       expect(kept.report.equity.equity.length).toBe(kept.result.bars);
       expect(streamed.report.equity.equity).toHaveLength(0);
       if (k === 1) expect(kept.result.gaps.length).toBeGreaterThan(0);
+      if (c.manyBlocks === true) expect(streamed.result.trades.length).toBeGreaterThan(3 * 1_024);
       await writeBacktestOutputs(path.join(out, 'kept'), kept);
       await writeBacktestOutputs(path.join(out, 'streamed'), streamed);
       // Written elsewhere than the run was told: the file is copied.
