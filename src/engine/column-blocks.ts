@@ -110,6 +110,8 @@ export class ColumnBlocks<R> {
 
 /** Whether `id` is `F<n>` (checked without making the string). */
 export function isSequenceId(id: string, n: number): boolean {
+  // The id the venue made last (the fill just booked): known without reading its digits again.
+  if (id === lastFillId) return n === lastFillNumber;
   if (id.length < 2 || id.length > 17 || id.charCodeAt(0) !== 0x46 || id.charCodeAt(1) === 0x30) return false;
   let value = 0;
   for (let k = 1; k < id.length; k++) {
@@ -118,6 +120,18 @@ export function isSequenceId(id: string, n: number): boolean {
     value = value * 10 + digit;
   }
   return value === n;
+}
+
+let lastFillId = '';
+let lastFillNumber = -1;
+
+/**
+ * `id` was just made as `F<n>` (the simulated venue's n-th fill): the fill and trade columns that read it
+ * next answer `isSequenceId` without parsing it back, twice a fill.
+ */
+export function madeSequenceId(id: string, n: number): void {
+  lastFillId = id;
+  lastFillNumber = n;
 }
 
 /** A few strings (contract ids) that repeat: each kept once, a column holds its number. */
