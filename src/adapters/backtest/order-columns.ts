@@ -23,11 +23,15 @@ const SIDES: readonly Side[] = ['buy', 'sell'];
 const TYPES: readonly OrderSpec['type'][] = ['market', 'limit', 'stop', 'stopLimit', 'trailingStop'];
 const ROLES: readonly OrderRecord['role'][] = ['entry', 'stopLoss', 'takeProfit'];
 const STATES: readonly OrderState[] = ['pending', 'working', 'filled', 'cancelled', 'rejected', 'expired'];
-const HAS_LIMIT = 1;
-const HAS_STOP = 2;
-const HAS_TRAIL = 4;
-const HAS_FILL_PRICE = 8;
-const HAS_FILL_TIME = 16;
+/**
+ * Which of an order's prices are present, in its packed codes (from bit 9), the same bits as in the order
+ * list hash's record (order-list-hash.ts).
+ */
+export const HAS_LIMIT = 1;
+export const HAS_STOP = 2;
+export const HAS_TRAIL = 4;
+export const HAS_FILL_PRICE = 8;
+export const HAS_FILL_TIME = 16;
 
 /** Final orders (they change no more) in placement order; `record(k)` makes the k-th as an `OrderRecord`. */
 export class OrderColumns {
@@ -50,46 +54,26 @@ export class OrderColumns {
     const k = this.length;
     const refs = this.blocks.refsFor(k);
     const ref = (k & BLOCK_MASK) * 3;
-    const idCode = sequenceIds.encode(r.id);
+    const idCode = writeOrderRow(r, this.blocks.numbersFor(k), (k & BLOCK_MASK) * ORDER_NUMBERS, this.contracts);
     refs[ref] = idCode < 0 ? r.id : null;
     refs[ref + 1] = r.parentId;
     refs[ref + 2] = r.spec;
-    let flags = 0;
-    const n = this.blocks.numbersFor(k);
-    const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
-    n[slot] = r.size;
-    if (r.limitPrice !== null) {
-      flags |= HAS_LIMIT;
-      n[slot + 1] = r.limitPrice;
-    }
-    if (r.stopPrice !== null) {
-      flags |= HAS_STOP;
-      n[slot + 2] = r.stopPrice;
-    }
-    if (r.trailPrice !== null) {
-      flags |= HAS_TRAIL;
-      n[slot + 3] = r.trailPrice;
-    }
-    n[slot + 4] = r.placedAt;
-    if (r.fillPrice !== null) {
-      flags |= HAS_FILL_PRICE;
-      n[slot + 5] = r.fillPrice;
-    }
-    if (r.fillTime !== null) {
-      flags |= HAS_FILL_TIME;
-      n[slot + 6] = r.fillTime;
-    }
-    n[slot + 7] = r.filledSize;
-    n[slot + 8] = r.modifies;
-    n[slot + 9] = this.contracts.code(r.contractId);
-    const side = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
-    const type = r.type === 'market' ? 0 : codeOf(TYPES, r.type);
-    const role = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);
-    const state = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
-    n[slot + 10] = side | (type << 1) | (role << 4) | (state << 6) | (flags << 9);
-    n[slot + 11] = idCode;
-    n[slot + 12] = sequenceIds.number;
     this.length = k + 1;
+  }
+
+  /** The numbers of block `b` (order k's at `(k & BLOCK_MASK) * ORDER_NUMBERS` of block `k >> BLOCK_SHIFT`). */
+  numbersOf(b: number): Float64Array {
+    return this.blocks.numbersOf(b);
+  }
+
+  /** The references of block `b`: id (null when its numbers hold it), parentId and spec, 3 an order. */
+  refsOf(b: number): readonly (string | OrderSpec | null)[] {
+    return this.blocks.refsOf(b);
+  }
+
+  /** The contract id of a contract code in the numbers. */
+  contractOf(code: number): string {
+    return this.contracts.value(code);
   }
 
   idAt(k: number): string {
@@ -214,7 +198,50 @@ export class FillColumns {
 }
 
 const FILL_NUMBERS = 9;
-const ORDER_NUMBERS = 13;
+/** Numbers an order's row takes (OrderColumns). */
+export const ORDER_NUMBERS = 13;
+
+/**
+ * `r`'s numbers at `n[slot]` .. `n[slot + 12]` (the layout OrderColumns describes; an absent price is 0);
+ * returns its id's prefix code (-1: the id is not `<prefix><n>` and must be kept as text).
+ */
+export function writeOrderRow(r: OrderRecord, n: Float64Array, slot: number, contracts: Interned): number {
+  const idCode = sequenceIds.encode(r.id);
+  let flags = 0;
+  n[slot] = r.size;
+  if (r.limitPrice !== null) {
+    flags |= HAS_LIMIT;
+    n[slot + 1] = r.limitPrice;
+  } else n[slot + 1] = 0;
+  if (r.stopPrice !== null) {
+    flags |= HAS_STOP;
+    n[slot + 2] = r.stopPrice;
+  } else n[slot + 2] = 0;
+  if (r.trailPrice !== null) {
+    flags |= HAS_TRAIL;
+    n[slot + 3] = r.trailPrice;
+  } else n[slot + 3] = 0;
+  n[slot + 4] = r.placedAt;
+  if (r.fillPrice !== null) {
+    flags |= HAS_FILL_PRICE;
+    n[slot + 5] = r.fillPrice;
+  } else n[slot + 5] = 0;
+  if (r.fillTime !== null) {
+    flags |= HAS_FILL_TIME;
+    n[slot + 6] = r.fillTime;
+  } else n[slot + 6] = 0;
+  n[slot + 7] = r.filledSize;
+  n[slot + 8] = r.modifies;
+  n[slot + 9] = contracts.code(r.contractId);
+  const side = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
+  const type = r.type === 'market' ? 0 : codeOf(TYPES, r.type);
+  const role = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);
+  const state = r.state === 'filled' ? 2 : codeOf(STATES, r.state);
+  n[slot + 10] = side | (type << 1) | (role << 4) | (state << 6) | (flags << 9);
+  n[slot + 11] = idCode;
+  n[slot + 12] = sequenceIds.number;
+  return idCode;
+}
 
 function codeOf<T>(values: readonly T[], value: T): number {
   const code = values.indexOf(value);

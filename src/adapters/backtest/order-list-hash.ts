@@ -7,8 +7,17 @@
  * this. Up to version 0 it was text lines; the text's number formatting was most of the hash's time.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { sequenceIds } from '../../engine/column-blocks.ts';
-import { TicklineError } from '../../engine/errors.ts';
+import { BLOCK_MASK, BLOCK_SHIFT, Interned, sequenceIds } from '../../engine/column-blocks.ts';
+import {
+  HAS_FILL_PRICE,
+  HAS_FILL_TIME,
+  HAS_LIMIT,
+  HAS_STOP,
+  HAS_TRAIL,
+  ORDER_NUMBERS,
+  writeOrderRow,
+  type OrderColumns,
+} from './order-columns.ts';
 import type { OrderRecord } from './venue-book.ts';
 
 /** The layout's version, also the first bytes hashed: `tickline order list v1\n` and a zero to 24 bytes. */
@@ -18,13 +27,6 @@ HEADER.write(`tickline order list v${ORDER_LIST_LAYOUT}\n`, 'ascii');
 
 /** Bytes of a record before its strings: 8 of codes and flags, 8 numbers of 8, 3 string lengths of 4, 4 zero. */
 export const RECORD_FIXED_BYTES = 88;
-
-/** An order the layout has no code for: a caller built a record by hand outside the types. */
-export class OrderListHashError extends TicklineError {
-  override readonly name = 'OrderListHashError';
-  readonly kind = 'runtime';
-  readonly code = 'ORDER_LIST_UNHASHABLE';
-}
 
 /** sha256 of the order list (every order, its prices in ticks, final state and fill), in placement order. */
 export function orderListHash(orders: readonly OrderRecord[]): string {
@@ -40,11 +42,7 @@ const SHORT_TEXT = 1_024;
 const RECORD_ROOM = RECORD_FIXED_BYTES + 3 * SHORT_TEXT + 8;
 
 const ZEROS = Buffer.alloc(8);
-const HAS_LIMIT = 1;
-const HAS_STOP = 2;
-const HAS_TRAIL = 4;
-const HAS_FILL_PRICE = 8;
-const HAS_FILL_TIME = 16;
+/** The bit after the row's price flags (order-columns.ts): the order has a parent. */
 const HAS_PARENT = 32;
 
 /**
@@ -60,6 +58,11 @@ export class OrderListHasher {
   private used: number;
   /** UTF-8 of each id prefix (`sequenceIds`) met so far, by its code. */
   private readonly prefixBytes: (Buffer | undefined)[] = [];
+  /** The row `add` writes a record into, and its contract codes. */
+  private readonly row = new Float64Array(ORDER_NUMBERS);
+  private readonly rowContracts = new Interned();
+  private lastContract = '';
+  private lastContractBytes = Buffer.alloc(0);
   /** Orders added so far. */
   count = 0;
 
@@ -81,62 +84,77 @@ export class OrderListHasher {
     return new OrderListHasher(this);
   }
 
+  /** An order hashed from its record (one the columns do not hold yet: a run's working orders, a test's list). */
   add(o: OrderRecord): void {
+    const idCode = writeOrderRow(o, this.row, 0, this.rowContracts);
+    this.addRow(this.row, 0, idCode < 0 ? o.id : null, o.contractId, o.parentId);
+  }
+
+  /** Orders `from` .. `to - 1` of `columns`, hashed from their rows, as `add` would hash their records. */
+  addRows(columns: OrderColumns, from: number, to: number): void {
+    let k = from;
+    while (k < to) {
+      const b = k >> BLOCK_SHIFT;
+      const numbers = columns.numbersOf(b);
+      const refs = columns.refsOf(b);
+      const end = Math.min(to, (b + 1) << BLOCK_SHIFT);
+      for (; k < end; k++) {
+        const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
+        const ref = (k & BLOCK_MASK) * 3;
+        const contractId = columns.contractOf(numbers[slot + 9]!);
+        this.addRow(numbers, slot, refs[ref] as string | null, contractId, refs[ref + 1] as string | null);
+      }
+    }
+  }
+
+  /**
+   * One order's record from its row (writeOrderRow's layout at `n[s]`): `idText` its id when the row does not
+   * hold it as a prefix code and number.
+   */
+  private addRow(n: Float64Array, s: number, idText: string | null, contractId: string, parentId: string | null): void {
     this.count++;
-    const parentId = o.parentId;
-    const texts = o.id.length + o.contractId.length + (parentId === null ? 0 : parentId.length);
+    const idCode = n[s + 11]!;
+    // An id held as a prefix and a number is at most 15 digits past its prefix.
+    const idUnits = idCode < 0 ? idText!.length : sequenceIds.prefix(idCode).length + 15;
+    const texts = idUnits + contractId.length + (parentId === null ? 0 : parentId.length);
     if (this.used + RECORD_ROOM > HASH_BUFFER_BYTES) this.flush();
     const b = this.buffer;
     const at = this.used;
     const d = this.doubles;
     const slot = at >> 3;
-    let present = 0;
-    d[slot + 1] = number(o.size);
-    if (o.limitPrice !== null) {
-      present |= HAS_LIMIT;
-      d[slot + 2] = number(o.limitPrice);
-    } else d[slot + 2] = 0;
-    if (o.stopPrice !== null) {
-      present |= HAS_STOP;
-      d[slot + 3] = number(o.stopPrice);
-    } else d[slot + 3] = 0;
-    if (o.trailPrice !== null) {
-      present |= HAS_TRAIL;
-      d[slot + 4] = number(o.trailPrice);
-    } else d[slot + 4] = 0;
-    d[slot + 5] = number(o.placedAt);
-    if (o.fillPrice !== null) {
-      present |= HAS_FILL_PRICE;
-      d[slot + 6] = number(o.fillPrice);
-    } else d[slot + 6] = 0;
-    if (o.fillTime !== null) {
-      present |= HAS_FILL_TIME;
-      d[slot + 7] = number(o.fillTime);
-    } else d[slot + 7] = 0;
-    d[slot + 8] = number(o.modifies);
-    if (parentId !== null) present |= HAS_PARENT;
+    const codes = n[s + 10]!;
+    const flags = (codes >> 9) & 31;
+    d[slot + 1] = number(n[s]!);
+    d[slot + 2] = (flags & HAS_LIMIT) === 0 ? 0 : number(n[s + 1]!);
+    d[slot + 3] = (flags & HAS_STOP) === 0 ? 0 : number(n[s + 2]!);
+    d[slot + 4] = (flags & HAS_TRAIL) === 0 ? 0 : number(n[s + 3]!);
+    d[slot + 5] = number(n[s + 4]!);
+    d[slot + 6] = (flags & HAS_FILL_PRICE) === 0 ? 0 : number(n[s + 5]!);
+    d[slot + 7] = (flags & HAS_FILL_TIME) === 0 ? 0 : number(n[s + 6]!);
+    d[slot + 8] = number(n[s + 8]!);
     // The first 8 bytes after the doubles: a double written over them would have left other bytes there.
-    b[at] = sideCode(o.side);
-    b[at + 1] = typeCode(o.type);
-    b[at + 2] = roleCode(o.role);
-    b[at + 3] = stateCode(o.state);
-    b[at + 4] = present;
+    // The row's codes are the layout's: side, type, role and state, then which prices are present.
+    b[at] = codes & 1;
+    b[at + 1] = (codes >> 1) & 7;
+    b[at + 2] = (codes >> 4) & 3;
+    b[at + 3] = (codes >> 6) & 7;
+    b[at + 4] = parentId === null ? flags : flags | HAS_PARENT;
     b[at + 5] = 0;
     b[at + 6] = 0;
     b[at + 7] = 0;
     const w = (at + 72) >> 2;
     if (texts > SHORT_TEXT) {
-      this.longStrings(w, o.id, o.contractId, parentId ?? '');
+      const id = idCode < 0 ? idText! : sequenceIds.decode(idCode, n[s + 12]!);
+      this.longStrings(w, id, contractId, parentId ?? '');
       return;
     }
     const start = at + RECORD_FIXED_BYTES;
-    // An id the columns keep as a prefix and a number is written from those (its prefix's bytes and the
+    // An id the row keeps as a prefix and a number is written from those (its prefix's bytes and the
     // number's digits, the same bytes as its text): the engine's ids are concatenations, which V8 reads a
     // character at a time only through the pieces they are made of.
-    const idCode = sequenceIds.encode(o.id);
     const idEnd =
-      idCode < 0 ? writeText(b, start, o.id) : writeSequenceId(b, start, this.prefixOf(idCode), sequenceIds.number);
-    const contractEnd = writeText(b, idEnd, o.contractId);
+      idCode < 0 ? writeText(b, start, idText!) : writeSequenceId(b, start, this.prefixOf(idCode), n[s + 12]!);
+    const contractEnd = writeBytes(b, idEnd, this.contractBytes(contractId));
     const end = parentId === null ? contractEnd : writeText(b, contractEnd, parentId);
     const words = this.words;
     words[w] = idEnd - start;
@@ -144,6 +162,15 @@ export class OrderListHasher {
     words[w + 2] = end - contractEnd;
     words[w + 3] = 0;
     this.used = pad(b, end);
+  }
+
+  /** UTF-8 of a contract id, kept for the last one met: a run's orders nearly all name the same contract. */
+  private contractBytes(contractId: string): Buffer {
+    if (contractId !== this.lastContract) {
+      this.lastContract = contractId;
+      this.lastContractBytes = Buffer.from(contractId, 'utf8');
+    }
+    return this.lastContractBytes;
   }
 
   private prefixOf(code: number): Buffer {
@@ -204,75 +231,36 @@ function pad(b: Buffer, at: number): number {
   return at;
 }
 
-function sideCode(side: string): number {
-  if (side === 'buy') return 0;
-  if (side === 'sell') return 1;
-  return unknown('side', side);
-}
-
-function typeCode(type: string): number {
-  switch (type) {
-    case 'market':
-      return 0;
-    case 'limit':
-      return 1;
-    case 'stop':
-      return 2;
-    case 'stopLimit':
-      return 3;
-    case 'trailingStop':
-      return 4;
-  }
-  return unknown('type', type);
-}
-
-function roleCode(role: string): number {
-  switch (role) {
-    case 'entry':
-      return 0;
-    case 'stopLoss':
-      return 1;
-    case 'takeProfit':
-      return 2;
-  }
-  return unknown('role', role);
-}
-
-function stateCode(state: string): number {
-  switch (state) {
-    case 'pending':
-      return 0;
-    case 'working':
-      return 1;
-    case 'filled':
-      return 2;
-    case 'cancelled':
-      return 3;
-    case 'rejected':
-      return 4;
-    case 'expired':
-      return 5;
-  }
-  return unknown('state', state);
-}
-
-function unknown(field: string, value: string): never {
-  throw new OrderListHashError(`order ${field} ${JSON.stringify(value)} has no code in layout ${ORDER_LIST_LAYOUT}`);
-}
-
 /** `prefix`, then `n` in decimal digits, at `at`; returns the end. */
 function writeSequenceId(b: Buffer, at: number, prefix: Buffer, n: number): number {
-  for (let k = 0; k < prefix.length; k++) b[at + k] = prefix[k]!;
+  const start = writeBytes(b, at, prefix);
   let digits = 1;
-  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-  const end = at + prefix.length + digits;
+  // Powers of ten are exact doubles up to 1e22, past the 15 digits an encoded id has at most.
+  for (let power = 10; power <= n; power *= 10) digits++;
+  const end = start + digits;
+  let k = end - 1;
   let rest = n;
-  for (let k = end - 1; rest >= 10; k--) {
-    b[k] = 0x30 + (rest % 10);
-    rest = Math.floor(rest / 10);
+  // Below 2^31 the digits come from integer arithmetic, which the compiler turns into multiplications.
+  for (; rest > 0x7fffffff; k--) {
+    const next = Math.floor(rest / 10);
+    b[k] = 0x30 + (rest - next * 10);
+    rest = next;
   }
-  b[end - digits] = 0x30 + rest;
+  let small = rest | 0;
+  for (; k > start; k--) {
+    const next = (small / 10) | 0;
+    b[k] = 0x30 + (small - next * 10);
+    small = next;
+  }
+  b[start] = 0x30 + small;
   return end;
+}
+
+/** `bytes` at `at`; returns the end. A loop: the ids and contract ids copied here are a few bytes long. */
+function writeBytes(b: Buffer, at: number, bytes: Buffer): number {
+  const n = bytes.length;
+  for (let k = 0; k < n; k++) b[at + k] = bytes[k]!;
+  return at + n;
 }
 
 /** `value` as UTF-8 at `at` (room for 3 bytes per unit assumed); returns the end. */

@@ -11,7 +11,7 @@ import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
-import { madeSequenceId, type BlockSpill } from '../../engine/column-blocks.ts';
+import { BLOCK_MASK, madeSequenceId, type BlockSpill } from '../../engine/column-blocks.ts';
 import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
@@ -86,9 +86,10 @@ export class VenueBook {
   readonly working = new IdList<Working>();
   /**
    * Every order of the run in placement order (bracket legs right after their entry's fill): the first
-   * `settledOrders.length` as columns, the rest as records. An order moves to the columns, and into the order list hash,
-   * once it and every order before it are final (no longer pending or working, so they change no more):
-   * the run then keeps no object per order, and a streamed run's list is never read again for the hash.
+   * `settledOrders.length` as columns, the rest as records. An order moves to the columns once it and
+   * every order before it are final (no longer pending or working, so they change no more): the run then
+   * keeps no object per order. The order list hash reads the columns' rows a full block at a time, before
+   * a streamed run parks the block, so a parked block is never read again for the hash.
    */
   private readonly settledOrders: OrderColumns;
   /**
@@ -267,10 +268,11 @@ export class VenueBook {
     // Every change of a record's state is reported here, so this is where a record can become final.
     const records = this.unsettled;
     let k = this.head;
+    const settled = this.settledOrders;
     while (k < records.length && isFinal(records[k]!.state)) {
-      const settling = records[k]!;
-      this.hasher.add(settling);
-      this.settledOrders.push(settling);
+      settled.push(records[k]!);
+      // A full block is hashed from its rows before the next one starts (and a streamed run parks it).
+      if ((settled.length & BLOCK_MASK) === 0) this.hasher.addRows(settled, this.hasher.count, settled.length);
       records[k] = undefined;
       k++;
     }
@@ -287,6 +289,9 @@ export class VenueBook {
   /** sha256 of the order list so far (orders still working as they stand now); the run goes on unchanged. */
   orderListHash(): string {
     const records = this.unsettled;
+    const settled = this.settledOrders;
+    // The settled orders of the block not yet full are hashed once, here; the working ones as they stand now.
+    this.hasher.addRows(settled, this.hasher.count, settled.length);
     if (this.head === records.length) return this.hasher.digest();
     const tail = this.hasher.copy();
     for (let k = this.head; k < records.length; k++) tail.add(records[k]!);
