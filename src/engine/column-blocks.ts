@@ -108,6 +108,18 @@ export class ColumnBlocks<R> {
   }
 }
 
+/**
+ * A number read from the columns as the objects the run made held it: a whole number in 32 bits as a small
+ * integer, anything else (fractions, -0, large or non-finite values) as it is. V8 gives a value read from a
+ * Float64Array as a heap number even when it is whole; stored in an object whose shape the venue's own
+ * records share (the same keys in the same order), it widened that field for every later record of the
+ * process, and each backtest after a run's orders were read ran up to three times slower.
+ */
+export function asStored(value: number): number {
+  const whole = value | 0;
+  return whole === value && (whole !== 0 || 1 / value > 0) ? whole : value;
+}
+
 /** Whether `id` is `F<n>` (checked without making the string). */
 export function isSequenceId(id: string, n: number): boolean {
   // The id the venue made last (the fill just booked): known without reading its digits again.

@@ -7,6 +7,7 @@
  * and equal the ones the run saw, field for field.
  */
 import {
+  asStored,
   BLOCK_MASK,
   BLOCK_SHIFT,
   ColumnBlocks,
@@ -85,7 +86,10 @@ export class OrderColumns {
       : sequenceIds.decode(code, n[slot + 12]!);
   }
 
-  /** The k-th order as the run's record of it (a new object each call, equal to the one that was pushed). */
+  /**
+   * The k-th order as the run's record of it (a new object each call, equal to the one that was pushed;
+   * its numbers `asStored`, as the venue's records hold them).
+   */
   record(k: number): OrderRecord {
     const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
@@ -98,19 +102,19 @@ export class OrderColumns {
       id: idCode < 0 ? (refs[ref] as string) : sequenceIds.decode(idCode, n[slot + 12]!),
       contractId: this.contracts.value(n[slot + 9]!),
       side: SIDES[codes & 1]!,
-      size: n[slot]!,
+      size: asStored(n[slot]!),
       type: TYPES[(codes >> 1) & 7]!,
-      limitPrice: (flags & HAS_LIMIT) === 0 ? null : n[slot + 1]!,
-      stopPrice: (flags & HAS_STOP) === 0 ? null : n[slot + 2]!,
-      trailPrice: (flags & HAS_TRAIL) === 0 ? null : n[slot + 3]!,
+      limitPrice: (flags & HAS_LIMIT) === 0 ? null : asStored(n[slot + 1]!),
+      stopPrice: (flags & HAS_STOP) === 0 ? null : asStored(n[slot + 2]!),
+      trailPrice: (flags & HAS_TRAIL) === 0 ? null : asStored(n[slot + 3]!),
       role: ROLES[(codes >> 4) & 3]!,
       parentId: refs[ref + 1] as string | null,
       placedAt: n[slot + 4]!,
       state: STATES[(codes >> 6) & 7]!,
-      fillPrice: (flags & HAS_FILL_PRICE) === 0 ? null : n[slot + 5]!,
+      fillPrice: (flags & HAS_FILL_PRICE) === 0 ? null : asStored(n[slot + 5]!),
       fillTime: (flags & HAS_FILL_TIME) === 0 ? null : n[slot + 6]!,
-      filledSize: n[slot + 7]!,
-      modifies: n[slot + 8]!,
+      filledSize: asStored(n[slot + 7]!),
+      modifies: asStored(n[slot + 8]!),
       spec: refs[ref + 2] as OrderSpec,
     };
   }
@@ -158,6 +162,7 @@ export class FillColumns {
     return this.blocks.numbersOf(k >> BLOCK_SHIFT)[(k & BLOCK_MASK) * FILL_NUMBERS]!;
   }
 
+  /** The k-th fill (a new object each call, its numbers `asStored`, as the venue's fills hold them). */
   fill(k: number): Fill {
     const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * FILL_NUMBERS;
@@ -170,9 +175,9 @@ export class FillColumns {
       orderId: orderCode < 0 ? refs[ref]! : sequenceIds.decode(orderCode, n[slot + 8]!),
       contractId: this.contracts.value(n[slot + 6]!),
       side: n[slot + 5] === 1 ? 'sell' : 'buy',
-      size: n[slot + 1]!,
-      price: n[slot + 2]!,
-      fees: n[slot + 3]!,
+      size: asStored(n[slot + 1]!),
+      price: asStored(n[slot + 2]!),
+      fees: asStored(n[slot + 3]!),
       time: n[slot]!,
     };
   }

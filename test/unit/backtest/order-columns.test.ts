@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ColumnSpillError, FileSpill } from '../../../src/adapters/backtest/file-spill.ts';
 import { FillColumns, OrderColumns, OrderColumnsError } from '../../../src/adapters/backtest/order-columns.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/venue-book.ts';
-import { sequenceIds } from '../../../src/engine/column-blocks.ts';
+import { asStored, sequenceIds } from '../../../src/engine/column-blocks.ts';
 import type { Fill, OrderSpec } from '../../../src/engine/types.ts';
 
 const price = fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.double({ noNaN: true }));
@@ -147,6 +147,18 @@ describe('order and fill columns', () => {
     const columns = new OrderColumns();
     const o = fc.sample(record, { numRuns: 1, seed: 1 })[0]!;
     expect(() => columns.push({ ...o, state: 'lost' } as unknown as OrderRecord)).toThrow(OrderColumnsError);
+  });
+});
+
+describe('a number read back from the columns', () => {
+  it('is the same value (asStored changes only how V8 holds a whole number): -0, NaN, fractions, large and small', () => {
+    const special = fc.constantFrom(0, -0, Number.NaN, Infinity, -Infinity, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 53);
+    fc.assert(
+      fc.property(fc.oneof(fc.double(), fc.integer(), special), (v) => {
+        expect(Object.is(asStored(v), v)).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
 
