@@ -212,29 +212,14 @@ export const ORDER_NUMBERS = 13;
  */
 export function writeOrderRow(r: OrderRecord, n: Float64Array, slot: number, contracts: Interned): number {
   const idCode = sequenceIds.encode(r.id);
-  let flags = 0;
   n[slot] = r.size;
-  if (r.limitPrice !== null) {
-    flags |= HAS_LIMIT;
-    n[slot + 1] = r.limitPrice;
-  } else n[slot + 1] = 0;
-  if (r.stopPrice !== null) {
-    flags |= HAS_STOP;
-    n[slot + 2] = r.stopPrice;
-  } else n[slot + 2] = 0;
-  if (r.trailPrice !== null) {
-    flags |= HAS_TRAIL;
-    n[slot + 3] = r.trailPrice;
-  } else n[slot + 3] = 0;
   n[slot + 4] = r.placedAt;
-  if (r.fillPrice !== null) {
-    flags |= HAS_FILL_PRICE;
-    n[slot + 5] = r.fillPrice;
-  } else n[slot + 5] = 0;
-  if (r.fillTime !== null) {
-    flags |= HAS_FILL_TIME;
-    n[slot + 6] = r.fillTime;
-  } else n[slot + 6] = 0;
+  const flags =
+    present(n, slot + 1, r.limitPrice, HAS_LIMIT) |
+    present(n, slot + 2, r.stopPrice, HAS_STOP) |
+    present(n, slot + 3, r.trailPrice, HAS_TRAIL) |
+    present(n, slot + 5, r.fillPrice, HAS_FILL_PRICE) |
+    present(n, slot + 6, r.fillTime, HAS_FILL_TIME);
   n[slot + 7] = r.filledSize;
   n[slot + 8] = r.modifies;
   n[slot + 9] = contracts.code(r.contractId);
@@ -246,6 +231,12 @@ export function writeOrderRow(r: OrderRecord, n: Float64Array, slot: number, con
   n[slot + 11] = idCode;
   n[slot + 12] = sequenceIds.number;
   return idCode;
+}
+
+/** `value` at `n[at]` and its flag, or 0 and no flag when it is absent. */
+function present(n: Float64Array, at: number, value: number | null, flag: number): number {
+  n[at] = value ?? 0;
+  return value === null ? 0 : flag;
 }
 
 function codeOf<T>(values: readonly T[], value: T): number {
