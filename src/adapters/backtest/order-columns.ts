@@ -233,10 +233,14 @@ export function writeOrderRow(r: OrderRecord, n: Float64Array, slot: number, con
   return idCode;
 }
 
-/** `value` at `n[at]` and its flag, or 0 and no flag when it is absent. */
+/** `value` at `n[at]` and its flag, or 0 and no flag when it is absent (null). */
 function present(n: Float64Array, at: number, value: number | null, flag: number): number {
-  n[at] = value ?? 0;
-  return value === null ? 0 : flag;
+  if (value === null) {
+    n[at] = 0;
+    return 0;
+  }
+  n[at] = value;
+  return flag;
 }
 
 function codeOf<T>(values: readonly T[], value: T): number {
