@@ -5,7 +5,15 @@
  * objects the report and the API read are made from the columns when asked for, equal field for field.
  */
 import type { ClosedTrade } from './accounting.ts';
-import { BLOCK_MASK, BLOCK_SHIFT, ColumnBlocks, Interned, isSequenceId, type BlockSpill } from './column-blocks.ts';
+import {
+  asStored,
+  BLOCK_MASK,
+  BLOCK_SHIFT,
+  ColumnBlocks,
+  Interned,
+  isSequenceId,
+  type BlockSpill,
+} from './column-blocks.ts';
 
 /**
  * contract, 1 for a short, size, entry price, exit price, entry time, exit time, pnl, fees, and n when the
@@ -71,7 +79,10 @@ export class TradeColumns {
     return k;
   }
 
-  /** The k-th trade (`first <= k < length`) as an object, made now. */
+  /**
+   * The k-th trade (`first <= k < length`) as an object, made now; its numbers `asStored`, as the strategy
+   * ledger's own trades of the same shape hold them.
+   */
   trade(k: number): ClosedTrade {
     const n = this.blocks.numbersOf(k >> BLOCK_SHIFT);
     const slot = (k & BLOCK_MASK) * TRADE_NUMBERS;
@@ -80,13 +91,13 @@ export class TradeColumns {
     return {
       contractId: this.contracts.value(n[slot]!),
       side: n[slot + 1] === 0 ? 'buy' : 'sell',
-      size: n[slot + 2]!,
-      entryPrice: n[slot + 3]!,
-      exitPrice: n[slot + 4]!,
+      size: asStored(n[slot + 2]!),
+      entryPrice: asStored(n[slot + 3]!),
+      exitPrice: asStored(n[slot + 4]!),
       entryTime: n[slot + 5]!,
       exitTime: n[slot + 6]!,
-      pnl: n[slot + 7]!,
-      fees: n[slot + 8]!,
+      pnl: asStored(n[slot + 7]!),
+      fees: asStored(n[slot + 8]!),
       exitFillId: n[slot + 9] === 0 ? refs[ref]! : `F${n[slot + 9]}`,
       tradingDay: refs[ref + 1]!,
       label: refs[ref + 2],

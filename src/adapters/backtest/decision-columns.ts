@@ -5,7 +5,7 @@
  * under the engine's own id (`sma-cross-12`), is kept as numbers and made again, equal key for key and in
  * the same key order, when read; any other keeps its objects as they are.
  */
-import { BLOCK_MASK, BLOCK_SHIFT, ColumnBlocks, Interned, sequenceIds } from '../../engine/column-blocks.ts';
+import { asStored, BLOCK_MASK, BLOCK_SHIFT, ColumnBlocks, Interned, sequenceIds } from '../../engine/column-blocks.ts';
 import type { GuardResult } from '../../engine/risk.ts';
 import type { Intent, OrderSpec, Side } from '../../engine/types.ts';
 import type { DecisionRecord, DecisionSequence } from '../../report/report-types.ts';
@@ -85,8 +85,9 @@ export class DecisionColumns implements DecisionSequence {
     const id = sequenceIds.decode(code, n[slot + 5]!);
     const contractId = this.contracts.value(n[slot + 7]!);
     const side: Side = n[slot + 8] === 0 ? 'buy' : 'sell';
-    const origin: Intent = { kind: 'target', contractId, size: n[slot + 4]!, id };
-    const intent: Intent = { kind: 'place', id, contractId, side, size: n[slot + 3]!, order: MARKET_SPEC };
+    // Sizes `asStored`: these objects have the shapes of the router's own target and place intents.
+    const origin: Intent = { kind: 'target', contractId, size: asStored(n[slot + 4]!), id };
+    const intent: Intent = { kind: 'place', id, contractId, side, size: asStored(n[slot + 3]!), order: MARKET_SPEC };
     return { strategyId, intent, origin, result, time, position, equity };
   }
 
