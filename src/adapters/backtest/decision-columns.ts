@@ -72,8 +72,9 @@ export class DecisionColumns implements DecisionSequence {
     const strategyId = refs[ref] as string;
     const result = refs[ref + 3] as GuardResult;
     const time = n[slot]!;
-    const position = n[slot + 1]!;
-    const equity = n[slot + 2]!;
+    // `asStored`: a run that writes its decisions as it goes makes records of this shape on its hot path.
+    const position = asStored(n[slot + 1]!);
+    const equity = asStored(n[slot + 2]!);
     const code = n[slot + 6]!;
     if (code < 0) {
       const intent = refs[ref + 1] as Intent;
