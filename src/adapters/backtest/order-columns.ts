@@ -55,7 +55,8 @@ export class OrderColumns {
     const k = this.length;
     const refs = this.blocks.refsFor(k);
     const ref = (k & BLOCK_MASK) * 3;
-    const idCode = writeOrderRow(r, this.blocks.numbersFor(k), (k & BLOCK_MASK) * ORDER_NUMBERS, this.contracts);
+    const n = this.blocks.numbersFor(k);
+    const idCode = writeOrderRow(r, n, (k & BLOCK_MASK) * ORDER_NUMBERS, this.contracts.code(r.contractId));
     refs[ref] = idCode < 0 ? r.id : null;
     refs[ref + 1] = r.parentId;
     refs[ref + 2] = r.spec;
@@ -207,10 +208,11 @@ const FILL_NUMBERS = 9;
 export const ORDER_NUMBERS = 13;
 
 /**
- * `r`'s numbers at `n[slot]` .. `n[slot + 12]` (the layout OrderColumns describes; an absent price is 0);
- * returns its id's prefix code (-1: the id is not `<prefix><n>` and must be kept as text).
+ * `r`'s numbers at `n[slot]` .. `n[slot + 12]` (the layout OrderColumns describes; an absent price is 0),
+ * its contract as `contract`, the code of the columns it goes in; returns its id's prefix code (-1: the id
+ * is not `<prefix><n>` and must be kept as text).
  */
-export function writeOrderRow(r: OrderRecord, n: Float64Array, slot: number, contracts: Interned): number {
+export function writeOrderRow(r: OrderRecord, n: Float64Array, slot: number, contract: number): number {
   const idCode = sequenceIds.encode(r.id);
   n[slot] = r.size;
   n[slot + 4] = r.placedAt;
@@ -222,7 +224,7 @@ export function writeOrderRow(r: OrderRecord, n: Float64Array, slot: number, con
     present(n, slot + 6, r.fillTime, HAS_FILL_TIME);
   n[slot + 7] = r.filledSize;
   n[slot + 8] = r.modifies;
-  n[slot + 9] = contracts.code(r.contractId);
+  n[slot + 9] = contract;
   const side = r.side === 'buy' ? 0 : r.side === 'sell' ? 1 : codeOf(SIDES, r.side);
   const type = r.type === 'market' ? 0 : codeOf(TYPES, r.type);
   const role = r.role === 'entry' ? 0 : codeOf(ROLES, r.role);

@@ -7,7 +7,7 @@
  * this. Up to version 0 it was text lines; the text's number formatting was most of the hash's time.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { BLOCK_MASK, BLOCK_SHIFT, Interned, sequenceIds } from '../../engine/column-blocks.ts';
+import { BLOCK_MASK, BLOCK_SHIFT, sequenceIds } from '../../engine/column-blocks.ts';
 import {
   HAS_FILL_PRICE,
   HAS_FILL_TIME,
@@ -58,9 +58,8 @@ export class OrderListHasher {
   private used: number;
   /** UTF-8 of each id prefix (`sequenceIds`) met so far, by its code. */
   private readonly prefixBytes: (Buffer | undefined)[] = [];
-  /** The row `add` writes a record into, and its contract codes. */
+  /** The row `add` writes a record into (its contract code unused: `addRow` takes the contract id). */
   private readonly row = new Float64Array(ORDER_NUMBERS);
-  private readonly rowContracts = new Interned();
   private lastContract = '';
   private lastContractBytes = Buffer.alloc(0);
   /** Orders added so far. */
@@ -86,7 +85,7 @@ export class OrderListHasher {
 
   /** An order hashed from its record (one the columns do not hold yet: a run's working orders, a test's list). */
   add(o: OrderRecord): void {
-    const idCode = writeOrderRow(o, this.row, 0, this.rowContracts);
+    const idCode = writeOrderRow(o, this.row, 0, -1);
     this.addRow(this.row, 0, idCode < 0 ? o.id : null, o.contractId, o.parentId);
   }
 
