@@ -111,9 +111,10 @@ export class ColumnBlocks<R> {
 /**
  * A number read from the columns as the objects the run made held it: a whole number in 32 bits as a small
  * integer, anything else (fractions, -0, large or non-finite values) as it is. V8 gives a value read from a
- * Float64Array as a heap number even when it is whole; stored in an object whose shape the venue's own
- * records share (the same keys in the same order), it widened that field for every later record of the
- * process, and each backtest after a run's orders were read ran up to three times slower.
+ * Float64Array as a heap number even when it is whole; stored in an object of a shape the engine also makes
+ * on its hot path (the same keys in the same order: the venue's records and fills, the router's intents),
+ * it widened that field for every later object of the process, and each backtest after a run's orders were
+ * read ran up to three times slower. Every reader that makes such objects from columns goes through here.
  */
 export function asStored(value: number): number {
   const whole = value | 0;
@@ -122,8 +123,6 @@ export function asStored(value: number): number {
 
 /** Whether `id` is `F<n>` (checked without making the string). */
 export function isSequenceId(id: string, n: number): boolean {
-  // The id the venue made last (the fill just booked): known without reading its digits again.
-  if (id === lastFillId) return n === lastFillNumber;
   if (id.length < 2 || id.length > 17 || id.charCodeAt(0) !== 0x46 || id.charCodeAt(1) === 0x30) return false;
   let value = 0;
   for (let k = 1; k < id.length; k++) {
@@ -132,18 +131,6 @@ export function isSequenceId(id: string, n: number): boolean {
     value = value * 10 + digit;
   }
   return value === n;
-}
-
-let lastFillId = '';
-let lastFillNumber = -1;
-
-/**
- * `id` was just made as `F<n>` (the simulated venue's n-th fill): the fill and trade columns that read it
- * next answer `isSequenceId` without parsing it back, twice a fill.
- */
-export function madeSequenceId(id: string, n: number): void {
-  lastFillId = id;
-  lastFillNumber = n;
 }
 
 /** A few strings (contract ids) that repeat: each kept once, a column holds its number. */

@@ -11,7 +11,7 @@ import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
-import { BLOCK_MASK, madeSequenceId, type BlockSpill } from '../../engine/column-blocks.ts';
+import { BLOCK_MASK, type BlockSpill } from '../../engine/column-blocks.ts';
 import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
@@ -163,12 +163,9 @@ export class VenueBook {
     r.fillPrice = r.filledSize === 0 ? price : (r.fillPrice! * r.filledSize + price * size) / (r.filledSize + size);
     r.filledSize += size;
     r.fillTime = time;
-    const fillNumber = ++this.fillSequence;
-    const fillId = `F${fillNumber}`;
-    madeSequenceId(fillId, fillNumber);
     const fill: Fill = {
       kind: 'fill',
-      fillId,
+      fillId: `F${++this.fillSequence}`,
       orderId: r.id,
       contractId: r.contractId,
       side: r.side,
