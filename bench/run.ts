@@ -152,17 +152,17 @@ const fullTimes: number[] = [];
 const loopTimes: number[] = [];
 let lastRun = fullPathBacktest(bars);
 let loop = plainLoop(bars);
+const timeFull = () => {
+  const t = time(() => fullPathBacktest(bars));
+  fullTimes.push(t.ms);
+  lastRun = t.value;
+};
+const timeLoop = () => {
+  const t = time(() => plainLoop(bars));
+  loopTimes.push(t.ms);
+  loop = t.value;
+};
 for (let r = 0; r < Math.max(21, REPS); r++) {
-  const timeFull = () => {
-    const t = time(() => fullPathBacktest(bars));
-    fullTimes.push(t.ms);
-    lastRun = t.value;
-  };
-  const timeLoop = () => {
-    const t = time(() => plainLoop(bars));
-    loopTimes.push(t.ms);
-    loop = t.value;
-  };
   if (r % 2 === 0) {
     timeFull();
     timeLoop();
