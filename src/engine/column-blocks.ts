@@ -24,6 +24,7 @@ export interface BlockSpill {
 }
 
 const NO_NUMBERS = new Float64Array(0);
+/** A block without references (none of its items had one, or it was let go): every slot reads undefined. */
 const NO_REFS: never[] = [];
 
 /**
@@ -51,11 +52,19 @@ export class ColumnBlocks<R> {
     return this.numbers[b]!;
   }
 
-  /** The references of item `k` (its block added by `numbersFor` or here). */
+  /**
+   * The references of item `k` (its block added by `numbersFor` or here), to write some: a block gets its
+   * array of references only when one of its items has one.
+   */
   refsFor(k: number): R[] {
     const b = k >> BLOCK_SHIFT;
     if (b === this.numbers.length) this.start(b);
-    return this.refs[b]!;
+    let refs = this.refs[b]!;
+    if (refs === NO_REFS) {
+      refs = new Array<R>((BLOCK_MASK + 1) * this.refWidth);
+      this.refs[b] = refs;
+    }
+    return refs;
   }
 
   /** The numbers of block `b`, read back when parked. */
@@ -63,6 +72,7 @@ export class ColumnBlocks<R> {
     return this.tickets[b]! < 0 ? this.numbers[b]! : this.fetched(b).numbers;
   }
 
+  /** The references of block `b` (read back when parked): empty when none of its items had one (every slot undefined). */
   refsOf(b: number): R[] {
     return this.tickets[b]! < 0 ? this.refs[b]! : this.fetched(b).refs;
   }
@@ -84,7 +94,9 @@ export class ColumnBlocks<R> {
       this.refs[b - 1] = NO_REFS;
     }
     this.numbers.push(new Float64Array((BLOCK_MASK + 1) * this.width));
-    this.refs.push(new Array<R>((BLOCK_MASK + 1) * this.refWidth));
+    // An array of references is made when the block's first is written (`refsFor`): in the usual run no
+    // item has one, and each array made per block survived to the run's end, copied by every scavenge.
+    this.refs.push(NO_REFS);
     this.tickets.push(-1);
   }
 
@@ -133,7 +145,7 @@ export function isSequenceId(id: string, n: number): boolean {
   return value === n;
 }
 
-/** A few strings (contract ids) that repeat: each kept once, a column holds its number. */
+/** A few strings that repeat (contract ids, trading days, strategy ids): each kept once, a column holds its number. */
 export class Interned {
   private readonly values: string[] = objectArray();
   private readonly codes = new Map<string, number>();

@@ -4,7 +4,7 @@ import type { DecisionLog } from './decision-log.ts';
 import { sequenceIds } from './column-blocks.ts';
 import type { GuardStep } from './guard-step.ts';
 import { intentShapeProblem } from './intent-shape.ts';
-import { PRIMARY_CONTRACT } from './intents.ts';
+import { MARKET_ORDER, PRIMARY_CONTRACT } from './intents.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import { modifiedSpec, orderTowards, trackTrail, type Exposure, type OrderBook } from './order-book.ts';
@@ -17,9 +17,8 @@ import type { StrategyPauses } from './strategy-pause.ts';
 import { TargetKeeper, targetKey } from './target-keeper.ts';
 import type { TradingStateMachine } from './trading-state.ts';
 import { trailStopPrice } from './trailing.ts';
-import type { ContractSpec, Intent, ModifyIntent, OrderSpec, PlaceIntent, Venue } from './types.ts';
+import type { ContractSpec, Intent, ModifyIntent, PlaceIntent, Venue } from './types.ts';
 
-const MARKET: OrderSpec = Object.freeze({ type: 'market' });
 const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
 
 export interface StampedIntent {
@@ -323,7 +322,7 @@ export class IntentRouter {
             contractId: intent.contractId,
             side: diff > 0 ? 'buy' : 'sell',
             size: Math.abs(diff),
-            order: MARKET,
+            order: MARKET_ORDER,
           }
         : {
             kind: 'place',
@@ -331,7 +330,7 @@ export class IntentRouter {
             contractId: intent.contractId,
             side: diff > 0 ? 'buy' : 'sell',
             size: Math.abs(diff),
-            order: MARKET,
+            order: MARKET_ORDER,
             label: intent.label,
           };
     let result = checkIntent(order, this.guard.refresh(time), this.limits);
@@ -431,7 +430,7 @@ export class IntentRouter {
           contractId,
           side: position > 0 ? 'sell' : 'buy',
           size: Math.abs(position),
-          order: MARKET,
+          order: MARKET_ORDER,
         };
         // Closing orders of a flatten pass in every state (the kill switch must be able to flatten).
         this.decisions.decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
@@ -470,7 +469,7 @@ export class IntentRouter {
       contractId,
       side: position > 0 ? 'sell' : 'buy',
       size: Math.abs(position),
-      order: MARKET,
+      order: MARKET_ORDER,
     };
     const result = checkIntent(close, this.guard.refresh(time), this.limits);
     this.decisions.decide(strategyId, close, intent, result, time);

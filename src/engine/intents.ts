@@ -9,6 +9,7 @@ import type {
   CancelIntent,
   FlattenIntent,
   ModifyIntent,
+  OrderSpec,
   PlaceIntent,
   PriceUnit,
   Side,
@@ -62,6 +63,12 @@ export function target(size: number, where: string | TargetOptions = PRIMARY_CON
     ? { kind: 'target', contractId, size }
     : { kind: 'target', contractId, size, label: where.label };
 }
+
+/**
+ * The market order's terms the engine gives the orders it makes (a target's, a flatten's): one frozen
+ * object, so a run's columns keep it as a flag rather than a reference an order.
+ */
+export const MARKET_ORDER: OrderSpec = Object.freeze({ type: 'market' });
 
 export function marketOrder(side: Side, size: number, options: PlaceOptions = {}): PlaceIntent {
   return place(side, size, { type: 'market' }, options);

@@ -155,7 +155,8 @@ export type GuardResult =
   | { readonly accepted: true; readonly size?: number; readonly adjusted?: ReasonCode; readonly message?: string }
   | { readonly accepted: false; readonly code: ReasonCode; readonly message: string };
 
-const ACCEPTED: GuardResult = Object.freeze({ accepted: true });
+/** The guard's plain acceptance: one frozen object, so a run's decision columns keep it as a flag. */
+export const ACCEPTED: GuardResult = Object.freeze({ accepted: true });
 
 function reject(code: ReasonCode, message: string): GuardResult {
   return { accepted: false, code, message };

@@ -16,12 +16,12 @@ import {
 } from './column-blocks.ts';
 
 /**
- * contract, 1 for a short, size, entry price, exit price, entry time, exit time, pnl, fees, and n when the
- * exit fill's id is `F<n>` (0: the id is in the refs).
+ * contract, 1 for a short, size, entry price, exit price, entry time, exit time, pnl, fees, n when the
+ * exit fill's id is `F<n>` (0: the id is in the refs), and the trading day's code.
  */
-const TRADE_NUMBERS = 10;
-/** exitFillId (unless it is `F<n>`), tradingDay, label. */
-const TRADE_REFS = 3;
+const TRADE_NUMBERS = 11;
+/** exitFillId (unless it is `F<n>`) and label, written only for a trade with one of them. */
+const TRADE_REFS = 2;
 
 export class TradeColumns {
   /** Trades closed so far, dropped ones included: the next trade's index. */
@@ -30,6 +30,8 @@ export class TradeColumns {
   first = 0;
   private readonly blocks: ColumnBlocks<string | undefined>;
   private readonly contracts = new Interned();
+  /** A day's trades share its name: kept once, a column holds its code. */
+  private readonly days = new Interned();
 
   /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
   constructor(spill?: BlockSpill) {
@@ -70,11 +72,13 @@ export class TradeColumns {
     n[slot + 8] = fees;
     const numbered = isSequenceId(exitFillId, fillNumber);
     n[slot + 9] = numbered ? fillNumber : 0;
-    const refs = this.blocks.refsFor(k);
-    const ref = (k & BLOCK_MASK) * TRADE_REFS;
-    refs[ref] = numbered ? undefined : exitFillId;
-    refs[ref + 1] = tradingDay;
-    refs[ref + 2] = label;
+    n[slot + 10] = this.days.code(tradingDay);
+    if (!numbered || label !== undefined) {
+      const refs = this.blocks.refsFor(k);
+      const ref = (k & BLOCK_MASK) * TRADE_REFS;
+      refs[ref] = numbered ? undefined : exitFillId;
+      refs[ref + 1] = label;
+    }
     this.length = k + 1;
     return k;
   }
@@ -99,8 +103,9 @@ export class TradeColumns {
       pnl: asStored(n[slot + 7]!),
       fees: asStored(n[slot + 8]!),
       exitFillId: n[slot + 9] === 0 ? refs[ref]! : `F${n[slot + 9]}`,
-      tradingDay: refs[ref + 1]!,
-      label: refs[ref + 2],
+      tradingDay: this.days.value(n[slot + 10]!),
+      // A hole (a trade without references in a block with some) comes back from a spill as null.
+      label: refs[ref + 1] ?? undefined,
     };
   }
 

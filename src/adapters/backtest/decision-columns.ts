@@ -3,19 +3,23 @@
  * its objects held the intent and the target it came from alive to the run's end: about 285 bytes a
  * decision, 110 MB of a 10 M-bar run's heap. The usual decision, a target expanded into one market order
  * under the engine's own id (`sma-cross-12`), is kept as numbers and made again, equal key for key and in
- * the same key order, when read; any other keeps its objects as they are.
+ * the same key order, when read; any other keeps its objects as they are. The strategy id is a code and the
+ * guard's plain acceptance a flag, so the usual decision keeps no reference at all (a block's array of them,
+ * kept to the run's end, was copied by every scavenge).
  */
 import { asStored, BLOCK_MASK, BLOCK_SHIFT, ColumnBlocks, Interned, sequenceIds } from '../../engine/column-blocks.ts';
-import type { GuardResult } from '../../engine/risk.ts';
-import type { Intent, OrderSpec, Side } from '../../engine/types.ts';
+import { MARKET_ORDER } from '../../engine/intents.ts';
+import { ACCEPTED, type GuardResult } from '../../engine/risk.ts';
+import type { Intent, Side } from '../../engine/types.ts';
 import type { DecisionRecord, DecisionSequence } from '../../report/report-types.ts';
 
-/** time, position, equity, the order's size, the target's size, the id's number, its prefix code (-1: objects kept), contract code, side. */
-const NUMBERS = 9;
-/** strategy id, intent (objects kept) or null, origin or null, result. */
-const REFS = 4;
-
-const MARKET_SPEC: OrderSpec = Object.freeze({ type: 'market' });
+/**
+ * time, position, equity, the order's size, the target's size, the id's number, its prefix code (-1: objects
+ * kept), contract code, side, strategy code, 1 when the result is the guard's plain `ACCEPTED` (0: in the refs).
+ */
+const NUMBERS = 11;
+/** intent (objects kept) or null, origin or null, result (unless `ACCEPTED`), written only when one is kept. */
+const REFS = 3;
 const TARGET_KEYS = ['kind', 'contractId', 'size', 'id'] as const;
 const PLACE_KEYS = ['kind', 'id', 'contractId', 'side', 'size', 'order'] as const;
 const SPEC_KEYS = ['type'] as const;
@@ -24,6 +28,7 @@ export class DecisionColumns implements DecisionSequence {
   length = 0;
   private readonly blocks = new ColumnBlocks<unknown>(NUMBERS, REFS);
   private readonly contracts = new Interned();
+  private readonly strategies = new Interned();
 
   /** A decision as the engine's `decisions$` carries it, with the position and equity the run saw then. */
   push(
@@ -38,28 +43,28 @@ export class DecisionColumns implements DecisionSequence {
     const k = this.length++;
     const n = this.blocks.numbersFor(k);
     const slot = (k & BLOCK_MASK) * NUMBERS;
-    const refs = this.blocks.refsFor(k);
-    const ref = (k & BLOCK_MASK) * REFS;
     n[slot] = time;
     n[slot + 1] = position;
     n[slot + 2] = equity;
-    refs[ref] = strategyId;
-    refs[ref + 3] = result;
+    n[slot + 9] = this.strategies.code(strategyId);
+    const accepted = result === ACCEPTED;
+    n[slot + 10] = accepted ? 1 : 0;
     const code = origin === undefined ? -1 : expandedTargetCode(intent, origin);
     n[slot + 6] = code;
-    if (code < 0) {
-      refs[ref + 1] = intent;
-      refs[ref + 2] = origin ?? null;
-      return;
+    if (code < 0 || !accepted) {
+      const refs = this.blocks.refsFor(k);
+      const ref = (k & BLOCK_MASK) * REFS;
+      refs[ref] = code < 0 ? intent : null;
+      refs[ref + 1] = code < 0 ? (origin ?? null) : null;
+      refs[ref + 2] = accepted ? null : result;
     }
+    if (code < 0) return;
     const place = intent as Intent & { kind: 'place' };
     n[slot + 3] = place.size;
     n[slot + 4] = (origin as Intent & { kind: 'target' }).size;
     n[slot + 5] = sequenceIds.number;
     n[slot + 7] = this.contracts.code(place.contractId);
     n[slot + 8] = place.side === 'buy' ? 0 : 1;
-    refs[ref + 1] = null;
-    refs[ref + 2] = null;
   }
 
   at(k: number): DecisionRecord | undefined {
@@ -69,16 +74,16 @@ export class DecisionColumns implements DecisionSequence {
     const slot = (k & BLOCK_MASK) * NUMBERS;
     const refs = this.blocks.refsOf(k >> BLOCK_SHIFT);
     const ref = (k & BLOCK_MASK) * REFS;
-    const strategyId = refs[ref] as string;
-    const result = refs[ref + 3] as GuardResult;
+    const strategyId = this.strategies.value(n[slot + 9]!);
+    const result = n[slot + 10] === 1 ? ACCEPTED : (refs[ref + 2] as GuardResult);
     const time = n[slot]!;
     // `asStored`: a run that writes its decisions as it goes makes records of this shape on its hot path.
     const position = asStored(n[slot + 1]!);
     const equity = asStored(n[slot + 2]!);
     const code = n[slot + 6]!;
     if (code < 0) {
-      const intent = refs[ref + 1] as Intent;
-      const origin = refs[ref + 2] as Intent | null;
+      const intent = refs[ref] as Intent;
+      const origin = refs[ref + 1] as Intent | null;
       return origin === null
         ? { strategyId, intent, result, time, position, equity }
         : { strategyId, intent, origin, result, time, position, equity };
@@ -88,7 +93,7 @@ export class DecisionColumns implements DecisionSequence {
     const side: Side = n[slot + 8] === 0 ? 'buy' : 'sell';
     // Sizes `asStored`: these objects have the shapes of the router's own target and place intents.
     const origin: Intent = { kind: 'target', contractId, size: asStored(n[slot + 4]!), id };
-    const intent: Intent = { kind: 'place', id, contractId, side, size: asStored(n[slot + 3]!), order: MARKET_SPEC };
+    const intent: Intent = { kind: 'place', id, contractId, side, size: asStored(n[slot + 3]!), order: MARKET_ORDER };
     return { strategyId, intent, origin, result, time, position, equity };
   }
 

@@ -17,6 +17,7 @@ import {
   type BlockSpill,
 } from '../../engine/column-blocks.ts';
 import { TicklineError } from '../../engine/errors.ts';
+import { MARKET_ORDER } from '../../engine/intents.ts';
 import type { Fill, OrderSpec, OrderState, Side } from '../../engine/types.ts';
 import type { OrderRecord } from './venue-book.ts';
 
@@ -41,7 +42,8 @@ export class OrderColumns {
    * Numbers: size, limitPrice, stopPrice, trailPrice, placedAt, fillPrice, fillTime, filledSize, modifies,
    * contract, the codes (side, type, role, state, which prices are present) packed in one, and the id's
    * prefix code and number (`sequenceIds`; code -1: the id is in the references): 13 an order.
-   * References: id (unless encoded), parentId and spec, 3 an order.
+   * References: id (unless encoded), parentId and spec (unless the engine's `MARKET_ORDER`), 3 an order,
+   * written only for an order that has one of them.
    */
   private readonly blocks: ColumnBlocks<string | OrderSpec | null>;
   private readonly contracts = new Interned();
@@ -53,13 +55,18 @@ export class OrderColumns {
 
   push(r: OrderRecord): void {
     const k = this.length;
-    const refs = this.blocks.refsFor(k);
-    const ref = (k & BLOCK_MASK) * 3;
     const n = this.blocks.numbersFor(k);
     const idCode = writeOrderRow(r, n, (k & BLOCK_MASK) * ORDER_NUMBERS, this.contracts.code(r.contractId));
+    // Only what the numbers cannot say is a reference (an engine's market order under its own id has none).
+    if (idCode >= 0 && r.parentId === null && r.spec === MARKET_ORDER) {
+      this.length = k + 1;
+      return;
+    }
+    const refs = this.blocks.refsFor(k);
+    const ref = (k & BLOCK_MASK) * 3;
     refs[ref] = idCode < 0 ? r.id : null;
     refs[ref + 1] = r.parentId;
-    refs[ref + 2] = r.spec;
+    refs[ref + 2] = r.spec === MARKET_ORDER ? null : r.spec;
     this.length = k + 1;
   }
 
@@ -68,8 +75,11 @@ export class OrderColumns {
     return this.blocks.numbersOf(b);
   }
 
-  /** The references of block `b`: id (null when its numbers hold it), parentId and spec, 3 an order. */
-  refsOf(b: number): readonly (string | OrderSpec | null)[] {
+  /**
+   * The references of block `b`: id (null when its numbers hold it), parentId and spec (null: the engine's
+   * `MARKET_ORDER`), 3 an order; undefined reads as null (a block or an order without references).
+   */
+  refsOf(b: number): readonly (string | OrderSpec | null | undefined)[] {
     return this.blocks.refsOf(b);
   }
 
@@ -109,14 +119,14 @@ export class OrderColumns {
       stopPrice: (flags & HAS_STOP) === 0 ? null : asStored(n[slot + 2]!),
       trailPrice: (flags & HAS_TRAIL) === 0 ? null : asStored(n[slot + 3]!),
       role: ROLES[(codes >> 4) & 3]!,
-      parentId: refs[ref + 1] as string | null,
+      parentId: (refs[ref + 1] as string | null | undefined) ?? null,
       placedAt: n[slot + 4]!,
       state: STATES[(codes >> 6) & 7]!,
       fillPrice: (flags & HAS_FILL_PRICE) === 0 ? null : asStored(n[slot + 5]!),
       fillTime: (flags & HAS_FILL_TIME) === 0 ? null : n[slot + 6]!,
       filledSize: asStored(n[slot + 7]!),
       modifies: asStored(n[slot + 8]!),
-      spec: refs[ref + 2] as OrderSpec,
+      spec: (refs[ref + 2] as OrderSpec | null | undefined) ?? MARKET_ORDER,
     };
   }
 }
@@ -127,7 +137,8 @@ export class FillColumns {
   /**
    * Numbers: time, size, price, fees, balance after it, 1 for a sell, contract, the orderId's prefix code
    * and number (`sequenceIds`; code -1: the id is in the references): 9 a fill. References: orderId (unless
-   * encoded) and fillId, 2 a fill; the fillId null when it is the venue's `F<n>` for fill n.
+   * encoded) and fillId, 2 a fill; the fillId null (or undefined) when it is the venue's `F<n>` for fill n.
+   * A fill with neither writes none.
    */
   private readonly blocks: ColumnBlocks<string | null>;
   private readonly contracts = new Interned();
@@ -151,11 +162,14 @@ export class FillColumns {
     const orderCode = sequenceIds.encode(fill.orderId);
     n[slot + 7] = orderCode;
     n[slot + 8] = sequenceIds.number;
-    const refs = this.blocks.refsFor(k);
-    const ref = (k & BLOCK_MASK) * 2;
-    refs[ref] = orderCode < 0 ? fill.orderId : null;
     // The simulated venue numbers its fills F1, F2, ...: such an id is made again when asked for, not kept.
-    refs[ref + 1] = isSequenceId(fill.fillId, k + 1) ? null : fill.fillId;
+    const numbered = isSequenceId(fill.fillId, k + 1);
+    if (orderCode < 0 || !numbered) {
+      const refs = this.blocks.refsFor(k);
+      const ref = (k & BLOCK_MASK) * 2;
+      refs[ref] = orderCode < 0 ? fill.orderId : null;
+      refs[ref + 1] = numbered ? null : fill.fillId;
+    }
     this.length = k + 1;
   }
 

@@ -101,7 +101,13 @@ export class OrderListHasher {
         const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
         const ref = (k & BLOCK_MASK) * 3;
         const contractId = columns.contractOf(numbers[slot + 9]!);
-        this.addRow(numbers, slot, refs[ref] as string | null, contractId, refs[ref + 1] as string | null);
+        this.addRow(
+          numbers,
+          slot,
+          (refs[ref] as string | null | undefined) ?? null,
+          contractId,
+          (refs[ref + 1] as string | null | undefined) ?? null,
+        );
       }
     }
   }

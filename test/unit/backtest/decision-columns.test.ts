@@ -1,19 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DecisionColumns } from '../../../src/adapters/backtest/decision-columns.ts';
-import type { GuardResult } from '../../../src/engine/risk.ts';
+import { MARKET_ORDER } from '../../../src/engine/intents.ts';
+import { ACCEPTED, type GuardResult } from '../../../src/engine/risk.ts';
 import type { Intent } from '../../../src/engine/types.ts';
 import type { DecisionRecord } from '../../../src/report/report-types.ts';
 
-const ACCEPTED: GuardResult = Object.freeze({ accepted: true });
 const number = fc.oneof(fc.integer({ min: -50, max: 50 }), fc.double(), fc.constant(-0));
 const id = fc.oneof(
   fc.tuple(fc.constantFrom('sma-cross-', 'bot-a-', 'risk-'), fc.nat()).map(([p, n]) => `${p}${n}`),
   fc.string(),
   fc.constant('x-007'),
 );
+/** The guard's own `ACCEPTED` (kept as a flag), an equal object that is not it, a reduction, a refusal. */
 const result: fc.Arbitrary<GuardResult> = fc.oneof(
   fc.constant(ACCEPTED),
+  fc.constant({ accepted: true } as GuardResult),
   fc.record({ accepted: fc.constant(true as const), size: fc.nat() }),
   fc.record({
     accepted: fc.constant(false as const),
@@ -30,10 +32,12 @@ const expanded = fc
     side: fc.constantFrom('buy', 'sell'),
     size: number,
     target: number,
+    // The engine's own frozen terms, or an equal object of a strategy's.
+    order: fc.constantFrom(MARKET_ORDER, { type: 'market' }),
   })
-  .map(({ id, contractId, side, size, target }) => ({
+  .map(({ id, contractId, side, size, target, order }) => ({
     origin: { kind: 'target', contractId, size: target, id } as Intent,
-    intent: { kind: 'place', id, contractId, side, size, order: { type: 'market' } } as Intent,
+    intent: { kind: 'place', id, contractId, side, size, order } as Intent,
   }));
 
 /** Near misses and other decisions: a label, another key order, another order type, no origin, another id. */
@@ -54,7 +58,7 @@ const other = fc.oneof(
 );
 
 const decision = fc.record({
-  strategyId: fc.constantFrom('sma-cross', 'bot-a', 'risk'),
+  strategyId: fc.oneof(fc.constantFrom('sma-cross', 'bot-a', 'risk'), fc.string()),
   pair: fc.oneof(expanded, other),
   result,
   time: fc.integer({ min: 0, max: 2 ** 45 }),
@@ -88,6 +92,10 @@ describe('decision columns', () => {
           expect(JSON.stringify(back)).toBe(JSON.stringify(made));
           expect(columns.at(-1)).toStrictEqual(made.at(-1));
           expect(columns.at(made.length)).toBeUndefined();
+          // The guard's own acceptance and the engine's market terms come back as the very objects.
+          back.forEach((d, k) => {
+            if (made[k]!.result === ACCEPTED) expect(d.result).toBe(ACCEPTED);
+          });
         },
       ),
       { numRuns: 60 },

@@ -7,12 +7,15 @@ import { ColumnSpillError, FileSpill } from '../../../src/adapters/backtest/file
 import { FillColumns, OrderColumns, OrderColumnsError } from '../../../src/adapters/backtest/order-columns.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/venue-book.ts';
 import { asStored, sequenceIds } from '../../../src/engine/column-blocks.ts';
+import { MARKET_ORDER } from '../../../src/engine/intents.ts';
+import { TradeColumns } from '../../../src/engine/trade-columns.ts';
 import type { Fill, OrderSpec } from '../../../src/engine/types.ts';
 
 const price = fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.double({ noNaN: true }));
 const optional = <T>(value: fc.Arbitrary<T>) => fc.option(value, { nil: null });
 
 const spec: fc.Arbitrary<OrderSpec> = fc.oneof(
+  fc.constant(MARKET_ORDER),
   fc.constant({ type: 'market' } as const),
   price.map((limitPrice) => ({ type: 'limit', limitPrice }) as const),
   price.map((stopPrice) => ({ type: 'stop', stopPrice }) as const),
@@ -202,6 +205,46 @@ describe('order and fill columns parked in a file', () => {
         },
       ),
       { numRuns: 12 },
+    );
+  });
+
+  it('read back equal whole blocks of what the engine makes (no reference to keep) among orders, fills and trades that keep some', () => {
+    // An engine's market order under its own id, a fill `F<n>` of it, a trade without a label: the numbers
+    // hold all of them. Runs of them fill whole blocks; the others are scattered, so a block parked with
+    // references has slots that were never written.
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 3_500 }), fc.integer(), fc.nat(5), (count, seed, rate) => {
+        const wild = fc.sample(record, { numRuns: count, seed });
+        const plain = (k: number): boolean => k % 1_500 < 1_100 || (k * 7919 + seed) % 11 > rate;
+        const orders = wild.map((o, k) =>
+          plain(k) ? { ...o, id: `sma-cross-${k + 1}`, parentId: null, spec: MARKET_ORDER } : o,
+        );
+        const fills = fc
+          .sample(fill, { numRuns: count, seed: seed + 1 })
+          .map((f, k) => (plain(k) ? { ...f, orderId: `sma-cross-${k + 1}`, fillId: `F${k + 1}` } : f));
+        const spill = new FileSpill();
+        const orderColumns = new OrderColumns(spill);
+        const fillColumns = new FillColumns(spill);
+        const tradeColumns = new TradeColumns(spill);
+        for (let k = 0; k < count; k++) {
+          orderColumns.push(orders[k]!);
+          fillColumns.push(fills[k]!, k);
+          const f = fills[k]!;
+          const label = plain(k) ? undefined : `entry ${k}`;
+          tradeColumns.push('ESZ5', 1, 1, 10, 11, k, k + 1, 12.5, 0, f.fillId, k + 1, `2026-11-${k % 2}`, label);
+        }
+        for (let k = 0; k < count; k++) {
+          expect(orderColumns.record(k)).toEqual(orders[k]);
+          expect(fillColumns.fill(k)).toEqual(fills[k]);
+          const trade = tradeColumns.trade(k);
+          expect(trade.exitFillId).toBe(fills[k]!.fillId);
+          expect(trade.tradingDay).toBe(`2026-11-${k % 2}`);
+          // Undefined, not null: a slot never written comes back from the file as null.
+          expect(trade.label).toBe(plain(k) ? undefined : `entry ${k}`);
+        }
+        for (let k = 0; k < count; k++) if (plain(k)) expect(orderColumns.record(k).spec).toBe(MARKET_ORDER);
+      }),
+      { numRuns: 10 },
     );
   });
 
