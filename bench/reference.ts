@@ -9,6 +9,10 @@ import { AccountConfig } from '../src/adapters/backtest/backtest-config.ts';
 import { resolveContract, type BacktestContract } from '../src/adapters/backtest/contract.ts';
 import { OrderListHasher } from '../src/adapters/backtest/order-list-hash.ts';
 import { runBacktest, type BacktestRunResult } from '../src/adapters/backtest/run.ts';
+import { ignoreElements } from 'rxjs';
+import { z } from 'zod';
+import { crossover, sma } from '../src/engine/indicators.ts';
+import { defineStrategy, type StrategyModule } from '../src/engine/strategy.ts';
 import { timeframe } from '../src/engine/timeframe.ts';
 import type { BarColumns, Fill } from '../src/engine/types.ts';
 import { generateBars } from '../src/market/synthetic.ts';
@@ -67,12 +71,33 @@ const STARTING_BALANCE = 50_000;
 
 /** The reference's backtest settings: market fills at the next open, no slippage, no fees, no account limits. */
 export function fullPathBacktest(bars: BarColumns, params: ReferenceParams = REFERENCE_PARAMS): BacktestRunResult {
+  return referenceRun(bars, smaCross, params);
+}
+
+/**
+ * The reference strategy's indicators and crossover with every signal dropped: the same engine and bars,
+ * no order. Its time against the full path's is what the orders cost, against the plain loop's what the
+ * engine's bar path costs.
+ */
+const quietCross = defineStrategy({
+  name: 'sma-cross-quiet',
+  params: z.strictObject({ fast: z.number().int().positive(), slow: z.number().int().positive(), size: z.number() }),
+  warmup: (p) => p.slow,
+  run: ({ bars, params }) => bars().pipe(crossover(sma(params.fast), sma(params.slow)), ignoreElements()),
+});
+
+/** `fullPathBacktest` with a strategy that computes the same signals and places no order. */
+export function quietPathBacktest(bars: BarColumns, params: ReferenceParams = REFERENCE_PARAMS): BacktestRunResult {
+  return referenceRun(bars, quietCross, params);
+}
+
+function referenceRun(bars: BarColumns, strategy: StrategyModule, params: ReferenceParams): BacktestRunResult {
   return runBacktest({
     contract: CONTRACT,
     bars,
     dataTimeframe: MINUTE,
     timeframe: MINUTE,
-    strategy: smaCross,
+    strategy,
     params: { fast: params.fast, slow: params.slow, size: 1 },
     account: AccountConfig.parse({ startingBalance: STARTING_BALANCE }),
     risk: {},

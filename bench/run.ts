@@ -35,6 +35,7 @@ import {
   fullPathBacktest,
   fullPathResult,
   plainLoop,
+  quietPathBacktest,
   withOrderListHash,
   referenceBars,
   REFERENCE_PARAMS,
@@ -142,14 +143,18 @@ process.stderr.write(
 const bars = referenceBars(BARS);
 
 // ------------------------------------------------------------------ 1 and 2: full path and plain loop
-progress('full path through the engine and the plain loop, alternated ...');
+progress('full path through the engine, the plain loop and the engine without orders, alternated ...');
 fullPathBacktest(bars);
 fullPathBacktest(bars);
+quietPathBacktest(bars);
+quietPathBacktest(bars);
 for (let r = 0; r < 5; r++) plainLoop(bars);
 // Alternated round by round, so the ratio compares runs of the same minutes: on this VM the same run moves
 // by a fifth to a third within minutes, and the two used to be timed one block after the other.
 const fullTimes: number[] = [];
 const loopTimes: number[] = [];
+const quietTimes: number[] = [];
+let quietRun = quietPathBacktest(bars);
 let lastRun = fullPathBacktest(bars);
 let loop = plainLoop(bars);
 const timeFull = () => {
@@ -162,21 +167,23 @@ const timeLoop = () => {
   loopTimes.push(t.ms);
   loop = t.value;
 };
-for (let r = 0; r < Math.max(21, REPS); r++) {
-  if (r % 2 === 0) {
-    timeFull();
-    timeLoop();
-  } else {
-    timeLoop();
-    timeFull();
-  }
-}
+const timeQuiet = () => {
+  const t = time(() => quietPathBacktest(bars));
+  quietTimes.push(t.ms);
+  quietRun = t.value;
+};
+// Each round in another order of the three, so none is always timed right after another.
+const timers = [timeFull, timeLoop, timeQuiet];
+for (let r = 0; r < Math.max(21, REPS); r++) for (let k = 0; k < 3; k++) timers[(r + (r % 2 === 0 ? k : 3 - k)) % 3]!();
 const fullMs = median(fullTimes);
 const fullRate = (BARS / fullMs) * 1000;
 const loopMs = median(loopTimes);
 const loopRate = (BARS / loopMs) * 1000;
 const disagreement = compareRuns(fullPathResult(lastRun), withOrderListHash(loop));
 if (disagreement !== undefined) fail(`full path and plain loop disagree: ${disagreement}`);
+if (quietRun.orders.length !== 0 || quietRun.bars !== BARS) fail('the engine without orders placed some, or lost bars');
+const quietMs = median(quietTimes);
+const ordersOfRun = lastRun.orders.length;
 rows.push({
   figure: '1 full path (engine + sma-cross + guard + fill model + accounting)',
   value: `${fmt(fullRate)} bars/s (median ${fmt(fullMs, 1)} ms)`,
@@ -194,6 +201,13 @@ rows.push({
   value: `${(fullRate / loopRate).toFixed(4)} (loop ${(loopRate / fullRate).toFixed(1)}x faster)`,
   target: '>= 0.2 (issue 30)',
   verdict: verdict(fullRate / loopRate >= 0.2),
+});
+// What the ratio is made of: the engine's bar path (the same signals, no order) and the orders' share.
+rows.push({
+  figure: '2 same engine, signals dropped (no order): bar path / plain loop',
+  value: `${(loopMs / quietMs).toFixed(3)} (median ${fmt(quietMs, 1)} ms); the ${fmt(ordersOfRun)} orders ${fmt(((fullMs - quietMs) / ordersOfRun) * 1000, 2)} us each`,
+  target: `(info; 0.2 needs the orders at ${fmt(((loopMs / 0.2 - quietMs) / ordersOfRun) * 1000, 2)} us)`,
+  verdict: '',
 });
 results.fullPath = {
   barsPerSecond: fullRate,
@@ -213,6 +227,12 @@ results.plainLoop = {
   agreesWithFullPath: true,
 };
 results.ratioFullToLoop = fullRate / loopRate;
+results.quietPath = {
+  medianMs: quietMs,
+  runsMs: quietTimes,
+  ratioToLoop: loopMs / quietMs,
+  microsecondsPerOrder: ((fullMs - quietMs) / ordersOfRun) * 1000,
+};
 
 // ------------------------------------------------------------------ 18: per order
 progress('per order: bytes allocated and kept, time ...');

@@ -20,6 +20,7 @@ import {
   fullPathBacktest,
   fullPathResult,
   plainLoop,
+  quietPathBacktest,
   referenceBars,
   type PathResult,
   withOrderListHash,
@@ -80,6 +81,14 @@ describe('bench: full path and plain loop', () => {
     // The loop's own orders hash to the engine's value, and both to the one recorded (docs/backtest.md).
     expect(loop.orderListHash).toBe(run.orderListHash);
     expect(run.orderListHash).toBe('1befdaa4169f7700e9ca259364760a0fbd7be21aea3a860154df88dc89695207');
+  });
+
+  it('the engine without orders (the bar path of the bench) runs every bar, places nothing and ends where it began', () => {
+    const quiet = quietPathBacktest(bars);
+    expect(quiet.bars).toBe(BARS);
+    expect(quiet.orders).toHaveLength(0);
+    expect(quiet.fills).toHaveLength(0);
+    expect(quiet.endingEquity).toBe(quiet.startingBalance);
   });
 
   it('agree whatever the chunking and for other parameters', () => {
