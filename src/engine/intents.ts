@@ -65,13 +65,13 @@ export function target(size: number, where: string | TargetOptions = PRIMARY_CON
 }
 
 /**
- * The market order's terms the engine gives the orders it makes (a target's, a flatten's): one frozen
- * object, so a run's columns keep it as a flag rather than a reference an order.
+ * A market order's terms, as `marketOrder` and the engine (a target's order, a flatten's) give them: one
+ * frozen object, so a run's columns keep it as a flag rather than a reference an order.
  */
 export const MARKET_ORDER: OrderSpec = Object.freeze({ type: 'market' });
 
 export function marketOrder(side: Side, size: number, options: PlaceOptions = {}): PlaceIntent {
-  return place(side, size, { type: 'market' }, options);
+  return place(side, size, MARKET_ORDER, options);
 }
 
 export function limitOrder(side: Side, size: number, limitPrice: number, options: PlaceOptions = {}): PlaceIntent {
