@@ -99,34 +99,47 @@ export class ExcursionTracker implements TradeExcursions {
   }
 
   add(bars: ExcursionBars, trades: TradeList<ClosedTrade>, openSince: number): void {
+    for (let k = this.length; k < trades.length; k++) this.addTrade(bars, trades.at(k)!);
+    this.passed(bars, openSince);
+  }
+
+  /**
+   * The next trade, closed by the end of `bars` (`add`'s first part, for a caller that reads each new trade
+   * for more than its excursions: a streamed run makes each trade from its columns once).
+   */
+  addTrade(bars: ExcursionBars, trade: ClosedTrade): void {
     const { time, high, low } = bars;
     const n = time.length;
-    for (let k = this.length; k < trades.length; k++) {
-      const trade = trades.at(k)!;
-      const exitBar = upperBound(time, trade.exitTime) - 1;
-      const entryBar = upperBound(time, trade.entryTime) - 1;
-      let h = Number.NEGATIVE_INFINITY;
-      let l = Number.POSITIVE_INFINITY;
-      if (entryBar < 0) {
-        // Opened before these bars: what was kept of its position since its entry bar.
-        if (this.since === trade.entryTime) {
-          h = this.high;
-          l = this.low;
-        } else {
-          h = this.lastHigh;
-          l = this.lastLow;
-        }
+    const k = this.length;
+    const exitBar = upperBound(time, trade.exitTime) - 1;
+    const entryBar = upperBound(time, trade.entryTime) - 1;
+    let h = Number.NEGATIVE_INFINITY;
+    let l = Number.POSITIVE_INFINITY;
+    if (entryBar < 0) {
+      // Opened before these bars: what was kept of its position since its entry bar.
+      if (this.since === trade.entryTime) {
+        h = this.high;
+        l = this.low;
+      } else {
+        h = this.lastHigh;
+        l = this.lastLow;
       }
-      for (let i = Math.max(0, entryBar); i <= exitBar && i < n; i++) {
-        if ((high[i] as number) > h) h = high[i] as number;
-        if ((low[i] as number) < l) l = low[i] as number;
-      }
-      const excursion = excursionOf(trade, h, l);
-      const numbers = this.blocks.numbersFor(k);
-      numbers[(k & BLOCK_MASK) * 2] = excursion.maeTicks;
-      numbers[(k & BLOCK_MASK) * 2 + 1] = excursion.mfeTicks;
-      this.length = k + 1;
     }
+    for (let i = Math.max(0, entryBar); i <= exitBar && i < n; i++) {
+      if ((high[i] as number) > h) h = high[i] as number;
+      if ((low[i] as number) < l) l = low[i] as number;
+    }
+    const excursion = excursionOf(trade, h, l);
+    const numbers = this.blocks.numbersFor(k);
+    numbers[(k & BLOCK_MASK) * 2] = excursion.maeTicks;
+    numbers[(k & BLOCK_MASK) * 2 + 1] = excursion.mfeTicks;
+    this.length = k + 1;
+  }
+
+  /** `bars` have passed, every trade they closed added: the extremes kept of the position still open (NaN: flat). */
+  passed(bars: ExcursionBars, openSince: number): void {
+    const { time, high, low } = bars;
+    const n = time.length;
     if (Number.isNaN(openSince)) {
       this.since = Number.NaN;
     } else {

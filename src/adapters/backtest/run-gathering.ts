@@ -211,12 +211,15 @@ export class RunGathering {
   add(bars: BarColumns, equity: EquityCurve, records: RunRecordsSoFar): void {
     for (; this.fillsSeen < records.fills.length; this.fillsSeen++)
       this.spans.fillAt(records.fills.timeAt(this.fillsSeen));
+    // Each new trade is made from the columns once, for all three.
+    const excursions = this.excursions;
     for (; this.tradesSeen < records.trades.length; this.tradesSeen++) {
       const trade = records.trades.at(this.tradesSeen)!;
       this.rows.addExit(trade.exitTime);
       this.spans.closed(trade);
+      excursions?.addTrade(bars, trade);
     }
-    this.excursions?.add(bars, records.trades, records.openSince);
+    excursions?.passed(bars, records.openSince);
     const n = bars.time.length;
     if (n === 0) return;
     if (Number.isNaN(this.first)) this.first = bars.time[0]!;
