@@ -72,8 +72,11 @@ export class ColumnBlocks<R> {
     return this.tickets[b]! < 0 ? this.numbers[b]! : this.fetched(b).numbers;
   }
 
-  /** The references of block `b` (read back when parked): empty when none of its items had one (every slot undefined). */
-  refsOf(b: number): R[] {
+  /**
+   * The references of block `b` (read back when parked), to read: empty when none of its items had one (every
+   * slot undefined). Readonly: a block without references shares one empty array.
+   */
+  refsOf(b: number): readonly R[] {
     return this.tickets[b]! < 0 ? this.refs[b]! : this.fetched(b).refs;
   }
 
