@@ -29,7 +29,7 @@ const NO_REFS: never[] = [];
 
 /**
  * The blocks of one set of columns: `width` numbers and `refWidth` references an item. Items are added in
- * order (`numbersFor`/`refsFor` of the next item start a block); with a spill, each block is parked once the
+ * order (`numbersFor`/`setRef` of the next item start a block); with a spill, each block is parked once the
  * next one starts, and read back (two blocks cached) when an item of it is read.
  */
 export class ColumnBlocks<R> {
@@ -53,10 +53,12 @@ export class ColumnBlocks<R> {
   }
 
   /**
-   * The references of item `k` (its block added by `numbersFor` or here), to write some: a block gets its
-   * array of references only when one of its items has one.
+   * Reference `at` (0 .. refWidth - 1) of item `k` (its block added by `numbersFor` or here). None (null or
+   * undefined) is not written: a block gets its array of references only when one of its items has one, and
+   * a slot never written reads as none (undefined, or null once a spill has read its block back).
    */
-  refsFor(k: number): R[] {
+  setRef(k: number, at: number, value: R | null | undefined): void {
+    if (value === null || value === undefined) return;
     const b = k >> BLOCK_SHIFT;
     if (b === this.numbers.length) this.start(b);
     let refs = this.refs[b]!;
@@ -64,7 +66,7 @@ export class ColumnBlocks<R> {
       refs = new Array<R>((BLOCK_MASK + 1) * this.refWidth);
       this.refs[b] = refs;
     }
-    return refs;
+    refs[(k & BLOCK_MASK) * this.refWidth + at] = value;
   }
 
   /** The numbers of block `b`, read back when parked. */
@@ -97,7 +99,7 @@ export class ColumnBlocks<R> {
       this.refs[b - 1] = NO_REFS;
     }
     this.numbers.push(new Float64Array((BLOCK_MASK + 1) * this.width));
-    // An array of references is made when the block's first is written (`refsFor`): in the usual run no
+    // An array of references is made when the block's first is written (`setRef`): in the usual run no
     // item has one, and each array made per block survived to the run's end, copied by every scavenge.
     this.refs.push(NO_REFS);
     this.tickets.push(-1);

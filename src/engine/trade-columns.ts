@@ -73,12 +73,8 @@ export class TradeColumns {
     const numbered = isSequenceId(exitFillId, fillNumber);
     n[slot + 9] = numbered ? fillNumber : 0;
     n[slot + 10] = this.days.code(tradingDay);
-    if (!numbered || label !== undefined) {
-      const refs = this.blocks.refsFor(k);
-      const ref = (k & BLOCK_MASK) * TRADE_REFS;
-      refs[ref] = numbered ? undefined : exitFillId;
-      refs[ref + 1] = label;
-    }
+    this.blocks.setRef(k, 0, numbered ? undefined : exitFillId);
+    this.blocks.setRef(k, 1, label);
     this.length = k + 1;
     return k;
   }

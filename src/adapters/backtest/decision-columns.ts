@@ -18,7 +18,7 @@ import type { DecisionRecord, DecisionSequence } from '../../report/report-types
  * kept), contract code, side, strategy code, 1 when the result is the guard's plain `ACCEPTED` (0: in the refs).
  */
 const NUMBERS = 11;
-/** intent (objects kept) or null, origin or null, result (unless `ACCEPTED`), written only when one is kept. */
+/** intent (objects kept), origin (when it has one), result (unless `ACCEPTED`): each written only when kept. */
 const REFS = 3;
 const TARGET_KEYS = ['kind', 'contractId', 'size', 'id'] as const;
 const PLACE_KEYS = ['kind', 'id', 'contractId', 'side', 'size', 'order'] as const;
@@ -51,14 +51,12 @@ export class DecisionColumns implements DecisionSequence {
     n[slot + 10] = accepted ? 1 : 0;
     const code = origin === undefined ? -1 : expandedTargetCode(intent, origin);
     n[slot + 6] = code;
-    if (code < 0 || !accepted) {
-      const refs = this.blocks.refsFor(k);
-      const ref = (k & BLOCK_MASK) * REFS;
-      refs[ref] = code < 0 ? intent : null;
-      refs[ref + 1] = code < 0 ? (origin ?? null) : null;
-      refs[ref + 2] = accepted ? null : result;
+    this.blocks.setRef(k, 2, accepted ? null : result);
+    if (code < 0) {
+      this.blocks.setRef(k, 0, intent);
+      this.blocks.setRef(k, 1, origin);
+      return;
     }
-    if (code < 0) return;
     const place = intent as Intent & { kind: 'place' };
     n[slot + 3] = place.size;
     n[slot + 4] = (origin as Intent & { kind: 'target' }).size;
@@ -83,7 +81,8 @@ export class DecisionColumns implements DecisionSequence {
     const code = n[slot + 6]!;
     if (code < 0) {
       const intent = refs[ref] as Intent;
-      const origin = refs[ref + 1] as Intent | null;
+      // No origin is a slot never written: undefined, or null once read back.
+      const origin = (refs[ref + 1] as Intent | null | undefined) ?? null;
       return origin === null
         ? { strategyId, intent, result, time, position, equity }
         : { strategyId, intent, origin, result, time, position, equity };

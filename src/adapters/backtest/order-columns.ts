@@ -50,7 +50,7 @@ export class OrderColumns {
 
   /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
   constructor(spill?: BlockSpill) {
-    this.blocks = new ColumnBlocks(ORDER_NUMBERS, 3, spill);
+    this.blocks = new ColumnBlocks(ORDER_NUMBERS, ORDER_REFS, spill);
   }
 
   push(r: OrderRecord): void {
@@ -58,15 +58,9 @@ export class OrderColumns {
     const n = this.blocks.numbersFor(k);
     const idCode = writeOrderRow(r, n, (k & BLOCK_MASK) * ORDER_NUMBERS, this.contracts.code(r.contractId));
     // Only what the numbers cannot say is a reference (an engine's market order under its own id has none).
-    if (idCode >= 0 && r.parentId === null && r.spec === MARKET_ORDER) {
-      this.length = k + 1;
-      return;
-    }
-    const refs = this.blocks.refsFor(k);
-    const ref = (k & BLOCK_MASK) * 3;
-    refs[ref] = idCode < 0 ? r.id : null;
-    refs[ref + 1] = r.parentId;
-    refs[ref + 2] = r.spec === MARKET_ORDER ? null : r.spec;
+    this.blocks.setRef(k, 0, idCode < 0 ? r.id : null);
+    this.blocks.setRef(k, 1, r.parentId);
+    this.blocks.setRef(k, 2, r.spec === MARKET_ORDER ? null : r.spec);
     this.length = k + 1;
   }
 
@@ -77,7 +71,7 @@ export class OrderColumns {
 
   /**
    * The references of block `b`: id (null when its numbers hold it), parentId and spec (null: the engine's
-   * `MARKET_ORDER`), 3 an order; undefined reads as null (a block or an order without references).
+   * `MARKET_ORDER`), `ORDER_REFS` an order; undefined reads as null (a block or an order without references).
    */
   refsOf(b: number): readonly (string | OrderSpec | null | undefined)[] {
     return this.blocks.refsOf(b);
@@ -93,7 +87,7 @@ export class OrderColumns {
     const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
     const code = n[slot + 11]!;
     return code < 0
-      ? (this.blocks.refsOf(k >> BLOCK_SHIFT)[(k & BLOCK_MASK) * 3] as string)
+      ? (this.blocks.refsOf(k >> BLOCK_SHIFT)[(k & BLOCK_MASK) * ORDER_REFS] as string)
       : sequenceIds.decode(code, n[slot + 12]!);
   }
 
@@ -107,7 +101,7 @@ export class OrderColumns {
     const codes = n[slot + 10]!;
     const flags = codes >> 9;
     const refs = this.blocks.refsOf(k >> BLOCK_SHIFT);
-    const ref = (k & BLOCK_MASK) * 3;
+    const ref = (k & BLOCK_MASK) * ORDER_REFS;
     const idCode = n[slot + 11]!;
     return {
       id: idCode < 0 ? (refs[ref] as string) : sequenceIds.decode(idCode, n[slot + 12]!),
@@ -162,14 +156,9 @@ export class FillColumns {
     const orderCode = sequenceIds.encode(fill.orderId);
     n[slot + 7] = orderCode;
     n[slot + 8] = sequenceIds.number;
+    this.blocks.setRef(k, 0, orderCode < 0 ? fill.orderId : null);
     // The simulated venue numbers its fills F1, F2, ...: such an id is made again when asked for, not kept.
-    const numbered = isSequenceId(fill.fillId, k + 1);
-    if (orderCode < 0 || !numbered) {
-      const refs = this.blocks.refsFor(k);
-      const ref = (k & BLOCK_MASK) * 2;
-      refs[ref] = orderCode < 0 ? fill.orderId : null;
-      refs[ref + 1] = numbered ? null : fill.fillId;
-    }
+    this.blocks.setRef(k, 1, isSequenceId(fill.fillId, k + 1) ? null : fill.fillId);
     this.length = k + 1;
   }
 
@@ -220,6 +209,8 @@ export class FillColumns {
 const FILL_NUMBERS = 9;
 /** Numbers an order's row takes (OrderColumns). */
 export const ORDER_NUMBERS = 13;
+/** References an order's row has room for (OrderColumns): id, parentId, spec. */
+export const ORDER_REFS = 3;
 
 /**
  * `r`'s numbers at `n[slot]` .. `n[slot + 12]` (the layout OrderColumns describes; an absent price is 0),

@@ -15,6 +15,7 @@ import {
   HAS_STOP,
   HAS_TRAIL,
   ORDER_NUMBERS,
+  ORDER_REFS,
   writeOrderRow,
   type OrderColumns,
 } from './order-columns.ts';
@@ -99,7 +100,7 @@ export class OrderListHasher {
       const end = Math.min(to, (b + 1) << BLOCK_SHIFT);
       for (; k < end; k++) {
         const slot = (k & BLOCK_MASK) * ORDER_NUMBERS;
-        const ref = (k & BLOCK_MASK) * 3;
+        const ref = (k & BLOCK_MASK) * ORDER_REFS;
         const contractId = columns.contractOf(numbers[slot + 9]!);
         this.addRow(
           numbers,
