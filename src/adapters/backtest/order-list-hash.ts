@@ -90,9 +90,13 @@ export class OrderListHasher {
     this.addRow(this.row, 0, idCode < 0 ? o.id : null, o.contractId, o.parentId);
   }
 
-  /** Orders `from` .. `to - 1` of `columns`, hashed from their rows, as `add` would hash their records. */
-  addRows(columns: OrderColumns, from: number, to: number): void {
-    let k = from;
+  /**
+   * The orders of `columns` not hashed yet (from `count` to the columns' end), from their rows, as `add` would
+   * hash their records: a hasher fed from columns takes every order from them, in their order.
+   */
+  addRows(columns: OrderColumns): void {
+    const to = columns.length;
+    let k = this.count;
     while (k < to) {
       const b = k >> BLOCK_SHIFT;
       const numbers = columns.numbersOf(b);

@@ -269,7 +269,7 @@ export class VenueBook {
     while (k < records.length && isFinal(records[k]!.state)) {
       settled.push(records[k]!);
       // A full block is hashed from its rows before the next one starts (and a streamed run parks it).
-      if ((settled.length & BLOCK_MASK) === 0) this.hasher.addRows(settled, this.hasher.count, settled.length);
+      if ((settled.length & BLOCK_MASK) === 0) this.hasher.addRows(settled);
       records[k] = undefined;
       k++;
     }
@@ -288,7 +288,7 @@ export class VenueBook {
     const records = this.unsettled;
     const settled = this.settledOrders;
     // The settled orders of the block not yet full are hashed once, here; the working ones as they stand now.
-    this.hasher.addRows(settled, this.hasher.count, settled.length);
+    this.hasher.addRows(settled);
     if (this.head === records.length) return this.hasher.digest();
     const tail = this.hasher.copy();
     for (let k = this.head; k < records.length; k++) tail.add(records[k]!);
