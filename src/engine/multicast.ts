@@ -25,6 +25,8 @@ interface Receiver<T> {
 export class Multicast<T> {
   /** Replaced, never changed in place: a delivery in progress keeps iterating the list it started with. */
   private subscribers: ReadonlyArray<Receiver<T>> = [];
+  /** RxJS subscribers among `subscribers`: they may keep a value, where a plain listener reads it in the call. */
+  private streams = 0;
   private stopped = false;
   private failure: { readonly error: unknown } | undefined;
   private readonly stream: Observable<T>;
@@ -40,15 +42,20 @@ export class Multicast<T> {
         return undefined;
       }
       this.subscribers = [...this.subscribers, subscriber];
+      this.streams++;
       return () => {
+        const before = this.subscribers.length;
         this.subscribers = this.subscribers.filter((s) => s !== subscriber);
+        if (this.subscribers.length < before) this.streams--;
       };
     });
   }
 
   /**
    * A plain function that gets every value, in order with the subscribers, without RxJS's subscriber
-   * (several calls a value); a throw reaches the caller of `next`. Ignores `error` and `complete`.
+   * (several calls a value); a throw reaches the caller of `next`. Ignores `error` and `complete`. The
+   * value is the listener's to read during the call: while no RxJS subscriber keeps values (`kept`), an
+   * emitter may pass one object it changes for the next value.
    */
   listen(listener: (value: T) => void): { unsubscribe(): void } {
     const receiver: Receiver<T> = { next: listener, error: ignore, complete: ignore };
@@ -66,6 +73,14 @@ export class Multicast<T> {
     return this.subscribers.length > 0;
   }
 
+  /**
+   * True when an RxJS subscriber is subscribed: someone may keep a value past its delivery. With plain
+   * listeners alone, an emitter may pass a view it reuses (what `listen`'s caller agreed to).
+   */
+  get kept(): boolean {
+    return this.streams > 0;
+  }
+
   next(value: T): void {
     if (this.stopped) return;
     const list = this.subscribers;
@@ -78,6 +93,7 @@ export class Multicast<T> {
     this.failure = { error };
     const list = this.subscribers;
     this.subscribers = [];
+    this.streams = 0;
     for (const subscriber of list) subscriber.error(error);
   }
 
@@ -86,6 +102,7 @@ export class Multicast<T> {
     this.stopped = true;
     const list = this.subscribers;
     this.subscribers = [];
+    this.streams = 0;
     for (const subscriber of list) subscriber.complete();
   }
 

@@ -70,6 +70,8 @@ export class VenueBridge {
   private readonly logger: Logger;
   /** The venue answers later (its traits' kind is `live`): live mode. */
   private readonly live: boolean;
+  /** The venue's events come to `listen`: an order update is read during the call, and copied to be kept. */
+  private readonly listening: boolean;
   private readonly subscription: { unsubscribe(): void };
 
   constructor(parts: VenueBridgeParts) {
@@ -91,6 +93,7 @@ export class VenueBridge {
     this.account$ = parts.account$;
     this.logger = parts.logger;
     this.live = parts.venue.traits.kind === 'live';
+    this.listening = this.venue.listen !== undefined;
     this.subscription =
       this.venue.listen !== undefined
         ? this.venue.listen(this.onEvent)
@@ -163,8 +166,13 @@ export class VenueBridge {
       existing.reportedFilled = Math.max(existing.reportedFilled, reported);
       existing.order = update.order;
     }
-    if (this.orders$.observed) this.orders$.next(update);
-    if (this.live) this.afterOrderOutcome(update, reported);
+    let seen = update;
+    if (this.orders$.observed) {
+      // A subscriber may keep it, or act on it, and the venue then rewrites the update its listener was given.
+      if (this.listening) seen = keptUpdate(update);
+      this.orders$.next(seen);
+    }
+    if (this.live) this.afterOrderOutcome(seen, reported);
   }
 
   private afterOrderOutcome(update: OrderUpdate, reported: number): void {
@@ -233,6 +241,27 @@ export class VenueBridge {
       if (key !== undefined) this.keeper.schedule(key);
     }
   }
+}
+
+/** An order update of its own, with the optional fields it has (a listener's update may be rewritten after the call). */
+function keptUpdate(u: OrderUpdate): OrderUpdate {
+  const kept: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } = {
+    kind: 'order',
+    orderId: u.orderId,
+    state: u.state,
+    time: u.time,
+    contractId: u.contractId,
+    side: u.side,
+    size: u.size,
+    filledSize: u.filledSize,
+    order: u.order,
+  };
+  if (u.reportedFilledSize !== undefined) kept.reportedFilledSize = u.reportedFilledSize;
+  if (u.createdAt !== undefined) kept.createdAt = u.createdAt;
+  if (u.venueOrderId !== undefined) kept.venueOrderId = u.venueOrderId;
+  if (u.reason !== undefined) kept.reason = u.reason;
+  if (u.adopted !== undefined) kept.adopted = u.adopted;
+  return kept;
 }
 
 /** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */

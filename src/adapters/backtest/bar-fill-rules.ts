@@ -19,7 +19,7 @@ import type { IdList } from '../../engine/id-list.ts';
 import { advanceTrail, trailStopPrice } from '../../engine/trailing.ts';
 import type { BarChunk } from '../../engine/types.ts';
 import { otherLegFirst, type FillRules, type FillRuleSettings, type SameBarRule } from './fill-rules.ts';
-import type { VenueBook, Working } from './venue-book.ts';
+import type { VenueBook, VenueOrder } from './venue-book.ts';
 
 const enum Phase {
   Open = 0,
@@ -28,13 +28,13 @@ const enum Phase {
 
 export class BarFillRules implements FillRules {
   readonly followsEveryBar = false;
-  private readonly working: IdList<Working>;
+  private readonly working: IdList<VenueOrder>;
   private readonly slippage: number;
   private readonly stopSlippage: number;
   private readonly sameBar: SameBarRule;
   /** matchBar's lists of the orders to try (reused: a bar with orders working must not allocate them anew). */
-  private readonly atOpen: Array<Working | undefined> = [];
-  private readonly inside: Array<Working | undefined> = [];
+  private readonly atOpen: Array<VenueOrder | undefined> = [];
+  private readonly inside: Array<VenueOrder | undefined> = [];
   private matching = false;
 
   constructor(
@@ -74,14 +74,14 @@ export class BarFillRules implements FillRules {
     let candidates = 0;
     for (let k = 0; k < this.working.size; k++) {
       const order = this.working.at(k);
-      if (order.record.contractId === contractId) atOpen[candidates++] = order;
+      if (order.contractId === contractId) atOpen[candidates++] = order;
     }
     let waiting = 0;
     try {
       // Phase 1: everything that trades at the open (market orders, gaps through a price).
       for (let k = 0; k < candidates; k++) {
         const order = atOpen[k]!;
-        if (order.record.state !== 'working') continue;
+        if (order.state !== 'working') continue;
         const price = this.openFill(order, open);
         if (price !== undefined) this.execute(order, price, time, Phase.Open, open, high, low, close);
         else inside[waiting++] = order;
@@ -89,11 +89,11 @@ export class BarFillRules implements FillRules {
       // Phase 2: prices touched inside the bar. A bracket pair touched together follows the same-bar rule.
       for (let k = 0; k < waiting; k++) {
         const order = inside[k]!;
-        if (order.record.state !== 'working') continue;
+        if (order.state !== 'working') continue;
         const price = this.insideFill(order, high, low, close);
         if (price === undefined) continue;
         const other = order.oco;
-        if (other !== null && other.record.state === 'working') {
+        if (other !== null && other.state === 'working') {
           const otherPrice = this.insideFill(other, high, low, close, true);
           if (otherPrice !== undefined && otherLegFirst(this.sameBar, order, price, otherPrice, open, close)) {
             this.execute(other, otherPrice, time, Phase.Inside, open, high, low, close);
@@ -111,27 +111,26 @@ export class BarFillRules implements FillRules {
   }
 
   /** Price of a fill at the bar's open, or undefined when the order does not trade there. */
-  private openFill(order: Working, open: number): number | undefined {
-    const r = order.record;
+  private openFill(order: VenueOrder, open: number): number | undefined {
     const s = order.sign;
-    switch (r.type) {
+    switch (order.type) {
       case 'market':
         return open + s * this.slippage;
       case 'limit':
-        return s * open <= s * r.limitPrice! ? open : undefined;
+        return s * open <= s * order.limitPrice! ? open : undefined;
       case 'stop':
-        return s * open >= s * r.stopPrice! ? open + s * this.stopSlippage : undefined;
+        return s * open >= s * order.stopPrice! ? open + s * this.stopSlippage : undefined;
       case 'stopLimit':
         if (!order.triggered) {
-          if (s * open < s * r.stopPrice!) return undefined;
+          if (s * open < s * order.stopPrice!) return undefined;
           order.triggered = true;
         }
-        return s * open <= s * r.limitPrice! ? open : undefined;
+        return s * open <= s * order.limitPrice! ? open : undefined;
       case 'trailingStop': {
         const stop = trailStopPrice(order.trail!);
         if (s * open >= s * stop) return open + s * this.stopSlippage;
         order.trail = advanceTrail(order.trail!, open);
-        r.stopPrice = trailStopPrice(order.trail);
+        order.stopPrice = trailStopPrice(order.trail);
         return undefined;
       }
     }
@@ -141,26 +140,25 @@ export class BarFillRules implements FillRules {
    * Price of a fill inside the bar (after the open did not trade it), or undefined. `peek` evaluates without
    * changing trailing or trigger state (used to ask whether the other bracket leg was touched too).
    */
-  private insideFill(order: Working, high: number, low: number, close: number, peek = false): number | undefined {
-    const r = order.record;
+  private insideFill(order: VenueOrder, high: number, low: number, close: number, peek = false): number | undefined {
     const s = order.sign;
     // The extreme a buy order waits for is the low (limit) or the high (stop), and the reverse for a sell.
     const down = s === 1 ? low : -high; // s * (price that favours a buyer's limit)
     const up = s === 1 ? high : -low; // s * (price that triggers a buyer's stop)
-    switch (r.type) {
+    switch (order.type) {
       case 'market':
         return undefined;
       case 'limit':
-        return down <= s * r.limitPrice! ? r.limitPrice! : undefined;
+        return down <= s * order.limitPrice! ? order.limitPrice! : undefined;
       case 'stop':
-        return up >= s * r.stopPrice! ? r.stopPrice! + s * this.stopSlippage : undefined;
+        return up >= s * order.stopPrice! ? order.stopPrice! + s * this.stopSlippage : undefined;
       case 'stopLimit': {
-        if (order.triggered) return down <= s * r.limitPrice! ? r.limitPrice! : undefined;
-        if (up < s * r.stopPrice!) return undefined;
+        if (order.triggered) return down <= s * order.limitPrice! ? order.limitPrice! : undefined;
+        if (up < s * order.stopPrice!) return undefined;
         if (!peek) order.triggered = true;
         // Reached at the stop price: fills there when the limit accepts it; otherwise the order of the
         // bar's prices after the trigger is unknown, so the limit waits for the next bar.
-        return s * r.stopPrice! <= s * r.limitPrice! ? r.stopPrice! : undefined;
+        return s * order.stopPrice! <= s * order.limitPrice! ? order.stopPrice! : undefined;
       }
       case 'trailingStop': {
         // Path open -> adverse extreme -> favourable extreme -> close: test, then advance, then test the close.
@@ -173,7 +171,7 @@ export class BarFillRules implements FillRules {
         if (!peek) {
           trail = advanceTrail(trail, close);
           order.trail = trail;
-          r.stopPrice = trailStopPrice(trail);
+          order.stopPrice = trailStopPrice(trail);
         }
         return hit ? stop + s * this.stopSlippage : undefined;
       }
@@ -182,7 +180,7 @@ export class BarFillRules implements FillRules {
 
   /** The whole order at `price`; an entry with brackets then places its legs, which meet the rest of the bar. */
   private execute(
-    order: Working,
+    order: VenueOrder,
     price: number,
     time: number,
     phase: Phase,
@@ -191,12 +189,12 @@ export class BarFillRules implements FillRules {
     low: number,
     close: number,
   ): void {
-    this.book.fill(order, order.record.size, price, time);
+    this.book.fill(order, order.size, price, time);
     if (order.bracket !== undefined) this.attachBracket(order, price, time, phase, open, high, low, close);
   }
 
   private attachBracket(
-    entry: Working,
+    entry: VenueOrder,
     price: number,
     time: number,
     phase: Phase,
@@ -205,20 +203,20 @@ export class BarFillRules implements FillRules {
     low: number,
     close: number,
   ): void {
-    const [stopLoss, takeProfit] = this.book.placeLegs(entry, price, entry.record.size, time);
+    const [stopLoss, takeProfit] = this.book.placeLegs(entry, price, entry.size, time);
     // The rest of this bar: after a fill at the open both legs can be reached by the bar's range (the
     // same-bar rule picks one); after a fill inside the bar the order of the remaining prices is unknown,
     // so only the leg the same-bar rule favours is tested (the stop, by default), the other waits.
-    const legs: Working[] = [];
+    const legs: VenueOrder[] = [];
     if (phase === Phase.Open) {
       if (stopLoss) legs.push(stopLoss);
       if (takeProfit) legs.push(takeProfit);
     } else if (this.sameBar === 'stop-first' && stopLoss) legs.push(stopLoss);
     else if (this.sameBar === 'target-first' && takeProfit) legs.push(takeProfit);
-    const hitPrice = (o: Working): number | undefined => {
-      const level = o.record.role === 'stopLoss' ? o.record.stopPrice! : o.record.limitPrice!;
+    const hitPrice = (o: VenueOrder): number | undefined => {
+      const level = o.role === 'stopLoss' ? o.stopPrice! : o.limitPrice!;
       const reached =
-        o.record.role === 'stopLoss'
+        o.role === 'stopLoss'
           ? o.sign === 1
             ? high >= level
             : low <= level
@@ -226,11 +224,11 @@ export class BarFillRules implements FillRules {
             ? low <= level
             : high >= level;
       if (!reached) return undefined;
-      return o.record.role === 'stopLoss' ? level + o.sign * this.stopSlippage : level;
+      return o.role === 'stopLoss' ? level + o.sign * this.stopSlippage : level;
     };
     const hits = legs
       .map((o) => [o, hitPrice(o)] as const)
-      .filter((h): h is readonly [Working, number] => h[1] !== undefined);
+      .filter((h): h is readonly [VenueOrder, number] => h[1] !== undefined);
     if (hits.length === 0) return;
     let chosen = hits[0]!;
     if (hits.length === 2 && otherLegFirst(this.sameBar, hits[0]![0], hits[0]![1], hits[1]![1], open, close))

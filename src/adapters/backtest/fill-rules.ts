@@ -7,7 +7,7 @@
  */
 import { lowFirst } from '../../market/path.ts';
 import type { BarChunk } from '../../engine/types.ts';
-import type { Working } from './venue-book.ts';
+import type { VenueOrder } from './venue-book.ts';
 
 /**
  * Which of a stop and a target that the same bar touches fills (the other is cancelled). `path`: the one
@@ -39,13 +39,13 @@ export interface FillRules {
 /** For a bracket pair both touched inside one bar: true when `otherPrice`'s leg fills instead of `order` at `price`. */
 export function otherLegFirst(
   rule: SameBarRule,
-  order: Working,
+  order: VenueOrder,
   price: number,
   otherPrice: number,
   open: number,
   close: number,
 ): boolean {
-  const orderIsStop = order.record.role === 'stopLoss';
+  const orderIsStop = order.role === 'stopLoss';
   switch (rule) {
     case 'stop-first':
       return !orderIsStop;

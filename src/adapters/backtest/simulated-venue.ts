@@ -20,7 +20,7 @@ import type { Observable } from 'rxjs';
 import type { BlockSpill } from '../../engine/column-blocks.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import type { IdList } from '../../engine/id-list.ts';
-import { startTrail, trailStopPrice, type TrailState } from '../../engine/trailing.ts';
+import { startTrail, trailStopPrice } from '../../engine/trailing.ts';
 import type {
   BarChunk,
   ModifyCommand,
@@ -35,7 +35,7 @@ import { BarFillRules } from './bar-fill-rules.ts';
 import type { FillRules, SameBarRule } from './fill-rules.ts';
 import { TouchFillRules } from './touch-fill-rules.ts';
 import { TouchQuotes } from './touch-quotes.ts';
-import { VenueBook, workingOrder, type OrderRecord, type Working } from './venue-book.ts';
+import { VenueBook, venueOrder, type OrderRecord, type VenueOrder } from './venue-book.ts';
 
 export type { SameBarRule } from './fill-rules.ts';
 export type { OrderRecord } from './venue-book.ts';
@@ -62,7 +62,7 @@ export class SimulatedVenue implements Venue {
   readonly traits: VenueTraits = SIMULATED;
   readonly events: Observable<VenueEvent>;
   private readonly book: VenueBook;
-  private readonly working: IdList<Working>;
+  private readonly working: IdList<VenueOrder>;
   /** Chosen once, here: the per-bar call is always to the same class. */
   private readonly rules: FillRules;
   /** The rules need no bar while nothing works (the bar rules): the hot path of a backtest, most bars. */
@@ -149,46 +149,26 @@ export class SimulatedVenue implements Venue {
 
   place(command: OrderCommand): void {
     const problem = invalidOrder(command);
-    const o = command.order;
-    const record: OrderRecord = {
-      id: command.id,
-      contractId: command.contractId,
-      side: command.side,
-      size: command.size,
-      type: command.order.type,
-      limitPrice: o.type === 'limit' || o.type === 'stopLimit' ? o.limitPrice : null,
-      stopPrice: o.type === 'stop' || o.type === 'stopLimit' ? o.stopPrice : null,
-      trailPrice: o.type === 'trailingStop' ? o.trailPrice : null,
-      role: 'entry',
-      parentId: null,
-      placedAt: command.decidedAt,
-      state: 'working',
-      fillPrice: null,
-      fillTime: null,
-      filledSize: 0,
-      modifies: 0,
-      spec: o,
-    };
-    this.book.record(record);
+    const order = venueOrder(command, 'entry', null);
+    this.book.record(order);
     if (problem !== undefined || this.working.has(command.id)) {
       // Only a duplicate of a working order is caught here; the engine's ids are unique by construction.
-      record.state = 'rejected';
-      this.book.emitOrder(record, command.decidedAt, problem ?? `duplicate order id ${command.id}`);
+      order.state = 'rejected';
+      this.book.emitOrder(order, command.decidedAt, problem ?? `duplicate order id ${command.id}`);
       return;
     }
-    let trail: TrailState | null = null;
     if (command.order.type === 'trailingStop') {
       const last = this.lastPrice(command.contractId);
       if (last === undefined) {
         // The gateway rejects a trailing stop when the contract has no last traded price (spec 4.1).
-        record.state = 'rejected';
-        this.book.emitOrder(record, command.decidedAt, 'no last traded price to measure the trail from');
+        order.state = 'rejected';
+        this.book.emitOrder(order, command.decidedAt, 'no last traded price to measure the trail from');
         return;
       }
-      trail = startTrail(command.side, last, command.order.trailPrice);
-      record.stopPrice = trailStopPrice(trail);
+      order.trail = startTrail(command.side, last, command.order.trailPrice);
+      order.stopPrice = trailStopPrice(order.trail);
     }
-    this.book.add(workingOrder(record, trail, command.bracket, true), command.decidedAt);
+    this.book.add(order, command.decidedAt);
   }
 
   modify(command: ModifyCommand): void {
@@ -198,12 +178,11 @@ export class SimulatedVenue implements Venue {
       this.refuseFinished(command.orderId, 'modify', time);
       return;
     }
-    const record = order.record;
-    const refuse = (reason: string): void => this.book.emitOrder(record, time, `modify refused: ${reason}`);
+    const refuse = (reason: string): void => this.book.emitOrder(order, time, `modify refused: ${reason}`);
     if (command.size !== undefined && (!Number.isInteger(command.size) || command.size <= 0))
       return refuse(`size ${command.size} is not a positive whole number`);
-    if (command.size !== undefined && command.size <= record.filledSize)
-      return refuse(`size ${command.size} is not more than the ${record.filledSize} contracts already filled`);
+    if (command.size !== undefined && command.size <= order.filledSize)
+      return refuse(`size ${command.size} is not more than the ${order.filledSize} contracts already filled`);
     for (const [name, value] of [
       ['limitPrice', command.limitPrice],
       ['stopPrice', command.stopPrice],
@@ -212,28 +191,28 @@ export class SimulatedVenue implements Venue {
       if (value !== undefined && !Number.isInteger(value))
         return refuse(`${name} ${value} is not a whole number of ticks`);
     }
-    if (command.limitPrice !== undefined && record.limitPrice === null)
-      return refuse(`a ${record.type} order has no limit price`);
-    if (command.stopPrice !== undefined && record.type !== 'stop' && record.type !== 'stopLimit')
-      return refuse(`a ${record.type} order has no stop price to set`);
-    if (command.trailPrice !== undefined && record.type !== 'trailingStop')
+    if (command.limitPrice !== undefined && order.limitPrice === null)
+      return refuse(`a ${order.type} order has no limit price`);
+    if (command.stopPrice !== undefined && order.type !== 'stop' && order.type !== 'stopLimit')
+      return refuse(`a ${order.type} order has no stop price to set`);
+    if (command.trailPrice !== undefined && order.type !== 'trailingStop')
       return refuse('trailPrice applies to trailing stops only');
     if (command.trailPrice !== undefined) {
-      const last = this.lastPrice(record.contractId);
+      const last = this.lastPrice(order.contractId);
       if (last === undefined) return refuse('no last traded price to measure the trail from');
-      order.trail = startTrail(record.side, last, command.trailPrice);
-      record.trailPrice = command.trailPrice;
-      record.stopPrice = trailStopPrice(order.trail);
+      order.trail = startTrail(order.side, last, command.trailPrice);
+      order.trailPrice = command.trailPrice;
+      order.stopPrice = trailStopPrice(order.trail);
     }
-    if (command.size !== undefined) record.size = command.size;
-    if (command.limitPrice !== undefined) record.limitPrice = command.limitPrice;
-    if (command.stopPrice !== undefined) record.stopPrice = command.stopPrice;
+    if (command.size !== undefined) order.size = command.size;
+    if (command.limitPrice !== undefined) order.limitPrice = command.limitPrice;
+    if (command.stopPrice !== undefined) order.stopPrice = command.stopPrice;
     // A new price meets the market as a new order (at the back of the queue).
     if (command.limitPrice !== undefined || command.stopPrice !== undefined || command.trailPrice !== undefined)
       order.arrived = true;
-    record.modifies++;
-    record.spec = specOf(record);
-    this.book.emitOrder(record, time);
+    order.modifies++;
+    order.spec = specOf(order);
+    this.book.emitOrder(order, time);
   }
 
   cancel(orderId: string): void {

@@ -14,7 +14,7 @@ import type { BarChunk } from '../../engine/types.ts';
 import { queueAhead, takeLiquidity, touch, touchFill, type Quote } from '../../market/quotes.ts';
 import { otherLegFirst, type FillRules, type FillRuleSettings, type SameBarRule } from './fill-rules.ts';
 import type { TouchQuotes } from './touch-quotes.ts';
-import type { VenueBook, Working } from './venue-book.ts';
+import type { VenueBook, VenueOrder } from './venue-book.ts';
 
 const enum Phase {
   Open = 0,
@@ -28,12 +28,12 @@ interface Bar {
   readonly high: number;
   readonly low: number;
   readonly close: number;
-  readonly touched: Set<Working>;
+  readonly touched: Set<VenueOrder>;
 }
 
 export class TouchFillRules implements FillRules {
   readonly followsEveryBar = true;
-  private readonly working: IdList<Working>;
+  private readonly working: IdList<VenueOrder>;
   private readonly slippage: number;
   private readonly stopSlippage: number;
   private readonly sameBar: SameBarRule;
@@ -67,23 +67,23 @@ export class TouchFillRules implements FillRules {
 
   private matchBar(contractId: string, time: number, open: number, high: number, low: number, close: number): void {
     const quotes = this.quotes;
-    const candidates: Working[] = [];
+    const candidates: VenueOrder[] = [];
     for (let k = 0; k < this.working.size; k++) {
       const order = this.working.at(k);
-      if (order.record.contractId === contractId) candidates.push(order);
+      if (order.contractId === contractId) candidates.push(order);
     }
     const bar: Bar = { time, open, high, low, close, touched: new Set() };
     const atOpen = quotes.atOpen(open);
-    const inside: Working[] = [];
+    const inside: VenueOrder[] = [];
     for (const order of candidates) {
-      if (order.record.state !== 'working') continue;
+      if (order.state !== 'working') continue;
       this.atOpen(order, atOpen, bar);
-      if (order.record.state === 'working') inside.push(order);
+      if (order.state === 'working') inside.push(order);
     }
     for (const order of inside) {
-      if (order.record.state !== 'working') continue;
+      if (order.state !== 'working') continue;
       const other = order.oco;
-      if (other !== null && other.record.state === 'working') {
+      if (other !== null && other.state === 'working') {
         const mine = this.insideLevel(order, bar);
         const theirs = this.insideLevel(other, bar);
         if (
@@ -101,25 +101,25 @@ export class TouchFillRules implements FillRules {
   }
 
   /** An order at the bar's open: what arrived trades if it can; what rested trades if the open gapped through it. */
-  private atOpen(order: Working, quote: Quote, bar: Bar): void {
-    const r = order.record;
+  private atOpen(order: VenueOrder, quote: Quote, bar: Bar): void {
     const s = order.sign;
-    switch (r.type) {
+    switch (order.type) {
       case 'market':
         return this.take(order, quote, undefined, this.slippage, bar, Phase.Open);
       case 'stop':
-        if (s * bar.open >= s * r.stopPrice!) this.take(order, quote, undefined, this.stopSlippage, bar, Phase.Open);
+        if (s * bar.open >= s * order.stopPrice!)
+          this.take(order, quote, undefined, this.stopSlippage, bar, Phase.Open);
         return;
       case 'trailingStop': {
         if (trailTriggered(order.trail!, bar.open))
           return this.take(order, quote, undefined, this.stopSlippage, bar, Phase.Open);
         order.trail = advanceTrail(order.trail!, bar.open);
-        r.stopPrice = trailStopPrice(order.trail);
+        order.stopPrice = trailStopPrice(order.trail);
         return;
       }
       case 'stopLimit':
         if (!order.triggered) {
-          if (s * bar.open < s * r.stopPrice!) return;
+          if (s * bar.open < s * order.stopPrice!) return;
           order.triggered = true;
           order.arrived = true;
         }
@@ -129,61 +129,60 @@ export class TouchFillRules implements FillRules {
     }
   }
 
-  private limitAtOpen(order: Working, quote: Quote, bar: Bar): void {
-    const r = order.record;
+  private limitAtOpen(order: VenueOrder, quote: Quote, bar: Bar): void {
     const s = order.sign;
     if (!order.arrived) {
       // Resting before the bar: an open through its price trades it whole there.
-      if (s * bar.open < s * r.limitPrice!) this.fill(order, r.size - r.filledSize, bar.open, bar, Phase.Open);
+      if (s * bar.open < s * order.limitPrice!)
+        this.fill(order, order.size - order.filledSize, bar.open, bar, Phase.Open);
       return;
     }
-    const marketable = s * touch(quote, s) <= s * r.limitPrice!;
-    if (marketable) this.take(order, quote, r.limitPrice!, 0, bar, Phase.Open);
-    if (r.state === 'working' && this.quotes.fills.queue)
-      order.queueAhead = marketable ? null : queueAhead(quote, s, r.limitPrice!);
+    const marketable = s * touch(quote, s) <= s * order.limitPrice!;
+    if (marketable) this.take(order, quote, order.limitPrice!, 0, bar, Phase.Open);
+    if (order.state === 'working' && this.quotes.fills.queue)
+      order.queueAhead = marketable ? null : queueAhead(quote, s, order.limitPrice!);
   }
 
   /** The price at which the bar reaches an order inside it (for the same-bar rule of a bracket pair), or undefined. */
-  private insideLevel(order: Working, bar: Bar): number | undefined {
-    const r = order.record;
+  private insideLevel(order: VenueOrder, bar: Bar): number | undefined {
     const s = order.sign;
     const favourable = s === 1 ? bar.low : bar.high;
     const adverse = s === 1 ? bar.high : bar.low;
-    if (r.type === 'limit' || (r.type === 'stopLimit' && order.triggered))
-      return s * favourable <= s * r.limitPrice! ? r.limitPrice! : undefined;
-    if (r.type === 'stop' || r.type === 'stopLimit') return s * adverse >= s * r.stopPrice! ? r.stopPrice! : undefined;
-    if (r.type === 'trailingStop')
+    if (order.type === 'limit' || (order.type === 'stopLimit' && order.triggered))
+      return s * favourable <= s * order.limitPrice! ? order.limitPrice! : undefined;
+    if (order.type === 'stop' || order.type === 'stopLimit')
+      return s * adverse >= s * order.stopPrice! ? order.stopPrice! : undefined;
+    if (order.type === 'trailingStop')
       return s * adverse >= s * trailStopPrice(order.trail!) ? trailStopPrice(order.trail!) : undefined;
     return undefined;
   }
 
   /** An order against the bar's range after its open. */
-  private inside(order: Working, bar: Bar): void {
+  private inside(order: VenueOrder, bar: Bar): void {
     const quotes = this.quotes;
-    const r = order.record;
     const s = order.sign;
     const favourable = s === 1 ? bar.low : bar.high;
     const adverse = s === 1 ? bar.high : bar.low;
-    switch (r.type) {
+    switch (order.type) {
       case 'market':
         return;
       case 'limit':
         return this.limitInside(order, bar);
       case 'stop':
         // Triggered by the last trade reaching the stop while moving toward it: that trade is at the touch.
-        if (s * adverse >= s * r.stopPrice!)
-          this.take(order, quotes.at(r.stopPrice!, s), undefined, this.stopSlippage, bar, Phase.Inside);
+        if (s * adverse >= s * order.stopPrice!)
+          this.take(order, quotes.at(order.stopPrice!, s), undefined, this.stopSlippage, bar, Phase.Inside);
         return;
       case 'stopLimit': {
         if (order.triggered) return this.limitInside(order, bar);
-        if (s * adverse < s * r.stopPrice!) return;
+        if (s * adverse < s * order.stopPrice!) return;
         order.triggered = true;
         // Marketable at the trigger, it trades there; otherwise the order of the bar's later prices is
         // unknown, so the limit rests from the next bar.
-        const quote = quotes.at(r.stopPrice!, s);
-        const marketable = s * touch(quote, s) <= s * r.limitPrice!;
-        if (marketable) this.take(order, quote, r.limitPrice!, 0, bar, Phase.Inside);
-        else if (quotes.fills.queue) order.queueAhead = queueAhead(quote, s, r.limitPrice!);
+        const quote = quotes.at(order.stopPrice!, s);
+        const marketable = s * touch(quote, s) <= s * order.limitPrice!;
+        if (marketable) this.take(order, quote, order.limitPrice!, 0, bar, Phase.Inside);
+        else if (quotes.fills.queue) order.queueAhead = queueAhead(quote, s, order.limitPrice!);
         return;
       }
       case 'trailingStop': {
@@ -197,7 +196,7 @@ export class TouchFillRules implements FillRules {
         const hit = s * bar.close >= s * stop;
         trail = advanceTrail(trail, bar.close);
         order.trail = trail;
-        r.stopPrice = trailStopPrice(trail);
+        order.stopPrice = trailStopPrice(trail);
         if (hit) this.take(order, quotes.at(stop, s), undefined, this.stopSlippage, bar, Phase.Inside);
         return;
       }
@@ -205,51 +204,56 @@ export class TouchFillRules implements FillRules {
   }
 
   /** A resting limit and the bar: through its price it fills whole; touching it, what the queue and a level allow. */
-  private limitInside(order: Working, bar: Bar): void {
+  private limitInside(order: VenueOrder, bar: Bar): void {
     const quotes = this.quotes;
-    const r = order.record;
     const s = order.sign;
     const favourable = s === 1 ? bar.low : bar.high;
-    const remaining = r.size - r.filledSize;
-    if (s * favourable < s * r.limitPrice!) return this.fill(order, remaining, r.limitPrice!, bar, Phase.Inside);
-    if (favourable !== r.limitPrice! || bar.touched.has(order)) return;
+    const remaining = order.size - order.filledSize;
+    if (s * favourable < s * order.limitPrice!)
+      return this.fill(order, remaining, order.limitPrice!, bar, Phase.Inside);
+    if (favourable !== order.limitPrice! || bar.touched.has(order)) return;
     bar.touched.add(order);
     const { bar: facts, previous } = quotes.bars();
     const { size, ahead } = touchFill(quotes.fills, remaining, order.queueAhead ?? 0, facts, previous);
     if (order.queueAhead !== null) order.queueAhead = ahead;
-    if (size > 0) this.fill(order, size, r.limitPrice!, bar, Phase.Inside);
+    if (size > 0) this.fill(order, size, order.limitPrice!, bar, Phase.Inside);
   }
 
   /** Takes what the quote offers (walking the book with partial fills), never beyond `limit`, `slippage` ticks against it. */
   private take(
-    order: Working,
+    order: VenueOrder,
     quote: Quote,
     limit: number | undefined,
     slippage: number,
     bar: Bar,
     phase: Phase,
   ): void {
-    const r = order.record;
-    for (const part of takeLiquidity(quote, order.sign, r.size - r.filledSize, limit, this.quotes.fills.partialFills)) {
-      if (r.state !== 'working') return;
+    for (const part of takeLiquidity(
+      quote,
+      order.sign,
+      order.size - order.filledSize,
+      limit,
+      this.quotes.fills.partialFills,
+    )) {
+      if (order.state !== 'working') return;
       this.fill(order, part.size, part.price + order.sign * slippage, bar, phase);
     }
   }
 
   /** One fill of `size` contracts of an order at the touch; an entry's bracket legs keep in step with it. */
-  private fill(order: Working, size: number, price: number, bar: Bar, phase: Phase): void {
+  private fill(order: VenueOrder, size: number, price: number, bar: Bar, phase: Phase): void {
     this.book.fill(order, size, price, bar.time);
     if (order.bracket !== undefined) this.followEntry(order, size, price, bar, phase);
   }
 
   /** An entry with brackets traded `size` more: its working legs grow by that, or a new pair is placed at this price. */
-  private followEntry(entry: Working, size: number, price: number, bar: Bar, phase: Phase): void {
-    const working = entry.legs?.filter((leg) => leg.record.state === 'working') ?? [];
+  private followEntry(entry: VenueOrder, size: number, price: number, bar: Bar, phase: Phase): void {
+    const working = entry.legs?.filter((leg) => leg.state === 'working') ?? [];
     if (working.length > 0) {
-      for (const leg of working) this.book.resize(leg, leg.record.size + size, bar.time);
+      for (const leg of working) this.book.resize(leg, leg.size + size, bar.time);
       return;
     }
-    const legs = this.book.placeLegs(entry, price, size, bar.time).filter((leg): leg is Working => leg !== null);
+    const legs = this.book.placeLegs(entry, price, size, bar.time).filter((leg): leg is VenueOrder => leg !== null);
     entry.legs = legs;
     // The rest of this bar, as without the touch: after the open both legs meet the range (the same-bar
     // rule picks the first); inside the bar only the leg the rule favours.
@@ -258,12 +262,12 @@ export class TouchFillRules implements FillRules {
         ? legs
         : legs.filter((leg) =>
             this.sameBar === 'target-first'
-              ? leg.record.role === 'takeProfit'
-              : this.sameBar === 'stop-first' && leg.record.role === 'stopLoss',
+              ? leg.role === 'takeProfit'
+              : this.sameBar === 'stop-first' && leg.role === 'stopLoss',
           );
     const reached = candidates
       .map((leg) => [leg, this.insideLevel(leg, bar)] as const)
-      .filter((h): h is readonly [Working, number] => h[1] !== undefined);
+      .filter((h): h is readonly [VenueOrder, number] => h[1] !== undefined);
     if (reached.length === 0) return;
     let first = reached[0]!;
     if (

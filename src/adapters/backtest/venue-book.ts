@@ -9,10 +9,20 @@ import { objectArray } from '../../engine/object-array.ts';
 import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
+import { MARKET_ORDER } from '../../engine/intents.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
 import { BLOCK_MASK, type BlockSpill } from '../../engine/column-blocks.ts';
-import type { BracketSpec, Fill, OrderSpec, OrderState, OrderUpdate, Side, VenueEvent } from '../../engine/types.ts';
+import type {
+  BracketSpec,
+  Fill,
+  OrderCommand,
+  OrderSpec,
+  OrderState,
+  OrderUpdate,
+  Side,
+  VenueEvent,
+} from '../../engine/types.ts';
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
 export interface OrderRecord {
@@ -42,48 +52,88 @@ export interface OrderRecord {
   spec: OrderSpec;
 }
 
-/** A working order with what the fill rules keep of it between bars. */
-export interface Working {
-  readonly record: OrderRecord;
+/**
+ * An order of the venue's book: its record, with what the fill rules keep of it between bars. One object
+ * an order, of one shape, whatever its role or state (a rejected order has the working fields unused).
+ */
+export interface VenueOrder extends OrderRecord {
   readonly sign: 1 | -1;
   /** Stop-limit whose stop has been reached: it now works as a limit. */
   triggered: boolean;
   trail: TrailState | null;
   readonly bracket: BracketSpec | undefined;
   /** The other leg of a bracket: filling one cancels it. */
-  oco: Working | null;
+  oco: VenueOrder | null;
   /** At the touch: placed (or repriced) since the last bar, so it meets the next open as a new order. */
   arrived: boolean;
   /** At the touch, with the queue model: contracts ahead of it at its limit price (null: none). */
   queueAhead: number | null;
   /** At the touch: working legs of an entry with brackets, which follow its filled size. */
-  legs: Working[] | null;
+  legs: VenueOrder[] | null;
 }
 
-/** A working order of `record` (one object shape for entries and legs alike). */
-export function workingOrder(
-  record: OrderRecord,
-  trail: TrailState | null,
-  bracket: BracketSpec | undefined,
-  arrived: boolean,
-): Working {
+/**
+ * A new order of the book, working, placed at the command's decision time: `entry` for the engine's,
+ * a bracket leg (`parentId` its entry's id) for the venue's own. An entry meets the next open as a new order.
+ */
+export function venueOrder(command: OrderCommand, role: OrderRecord['role'], parentId: string | null): VenueOrder {
+  const o = command.order;
   return {
-    record,
-    sign: record.side === 'buy' ? 1 : -1,
+    id: command.id,
+    contractId: command.contractId,
+    side: command.side,
+    size: command.size,
+    type: o.type,
+    limitPrice: o.type === 'limit' || o.type === 'stopLimit' ? o.limitPrice : null,
+    stopPrice: o.type === 'stop' || o.type === 'stopLimit' ? o.stopPrice : null,
+    trailPrice: o.type === 'trailingStop' ? o.trailPrice : null,
+    role,
+    parentId,
+    placedAt: command.decidedAt,
+    state: 'working',
+    fillPrice: null,
+    fillTime: null,
+    filledSize: 0,
+    modifies: 0,
+    spec: o,
+    sign: command.side === 'buy' ? 1 : -1,
     triggered: false,
-    trail,
-    bracket,
+    trail: null,
+    bracket: command.bracket,
     oco: null,
-    arrived,
+    arrived: role === 'entry',
     queueAhead: null,
     legs: null,
+  };
+}
+
+/** The record of an order alone, without the book's fields (what a run's order list gives out). */
+function recordOf(o: OrderRecord): OrderRecord {
+  return {
+    id: o.id,
+    contractId: o.contractId,
+    side: o.side,
+    size: o.size,
+    type: o.type,
+    limitPrice: o.limitPrice,
+    stopPrice: o.stopPrice,
+    trailPrice: o.trailPrice,
+    role: o.role,
+    parentId: o.parentId,
+    placedAt: o.placedAt,
+    state: o.state,
+    fillPrice: o.fillPrice,
+    fillTime: o.fillTime,
+    filledSize: o.filledSize,
+    modifies: o.modifies,
+    spec: o.spec,
   };
 }
 
 export class VenueBook {
   readonly events = new Multicast<VenueEvent>();
   /** Working orders in placement order, by id (finished ones leave, so the list stays small over a long run). */
-  readonly working = new IdList<Working>();
+  readonly working = new IdList<VenueOrder>();
   /**
    * Every order of the run in placement order (bracket legs right after their entry's fill): the first
    * `settledOrders.length` as columns, the rest as records. An order moves to the columns once it and
@@ -97,10 +147,23 @@ export class VenueBook {
    * `unsettled[head + k]`. The settled ones' slots are cleared and, once they are most of the array, cut
    * off: the run keeps nothing of an order that settled.
    */
-  private unsettled: (OrderRecord | undefined)[] = objectArray();
+  private unsettled: (VenueOrder | undefined)[] = objectArray();
   private head = 0;
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
+  /** The order update given to listeners alone, rewritten for each (`emitOrder`). */
+  private readonly view: MutableUpdate & { reason: string | undefined } = {
+    kind: 'order',
+    orderId: '',
+    state: 'working',
+    time: 0,
+    contractId: '',
+    side: 'buy',
+    size: 0,
+    filledSize: 0,
+    order: MARKET_ORDER,
+    reason: undefined,
+  };
 
   /** `fee`: money per contract per side, on every fill; `spill`: where full blocks of settled orders go. */
   constructor(
@@ -116,8 +179,8 @@ export class VenueBook {
   }
 
   /** A new order joins the order list (placement order), working or already rejected. */
-  record(record: OrderRecord): void {
-    this.unsettled.push(record);
+  record(order: VenueOrder): void {
+    this.unsettled.push(order);
   }
 
   /** Every order of the run in placement order, as records (new objects for the settled ones). */
@@ -135,7 +198,7 @@ export class VenueBook {
   /** The newest order with this id, or undefined. */
   findOrder(id: string): OrderRecord | undefined {
     for (let k = this.unsettled.length - 1; k >= this.head; k--)
-      if (this.unsettled[k]!.id === id) return this.unsettled[k];
+      if (this.unsettled[k]!.id === id) return recordOf(this.unsettled[k]!);
     for (let k = this.settledOrders.length - 1; k >= 0; k--)
       if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
     return undefined;
@@ -144,13 +207,13 @@ export class VenueBook {
   /** The k-th order of the run: its record while it can change, made from the columns once settled. */
   private orderAt(k: number): OrderRecord {
     const settled = this.settledOrders.length;
-    return k < settled ? this.settledOrders.record(k) : this.unsettled[this.head + k - settled]!;
+    return k < settled ? this.settledOrders.record(k) : recordOf(this.unsettled[this.head + k - settled]!);
   }
 
   /** A new order joins the book and is reported working. */
-  add(order: Working, time: number): void {
-    this.working.set(order.record.id, order);
-    this.emitOrder(order.record, time);
+  add(order: VenueOrder, time: number): void {
+    this.working.set(order.id, order);
+    this.emitOrder(order, time);
   }
 
   /**
@@ -158,36 +221,36 @@ export class VenueBook {
    * protects that many contracts fewer and goes once it protects none. What an entry's own brackets do is
    * the fill rules' (the rest of the bar is theirs to match).
    */
-  fill(order: Working, size: number, price: number, time: number): void {
-    const r = order.record;
-    r.fillPrice = r.filledSize === 0 ? price : (r.fillPrice! * r.filledSize + price * size) / (r.filledSize + size);
-    r.filledSize += size;
-    r.fillTime = time;
+  fill(order: VenueOrder, size: number, price: number, time: number): void {
+    order.fillPrice =
+      order.filledSize === 0 ? price : (order.fillPrice! * order.filledSize + price * size) / (order.filledSize + size);
+    order.filledSize += size;
+    order.fillTime = time;
     const fill: Fill = {
       kind: 'fill',
       fillId: `F${++this.fillSequence}`,
-      orderId: r.id,
-      contractId: r.contractId,
-      side: r.side,
+      orderId: order.id,
+      contractId: order.contractId,
+      side: order.side,
       size,
       price,
       fees: this.fee * size,
       time,
     };
-    const complete = r.filledSize >= r.size;
+    const complete = order.filledSize >= order.size;
     if (complete) this.finish(order, 'filled', time);
     this.events.next(fill);
-    if (!complete) this.emitOrder(r, time);
+    if (!complete) this.emitOrder(order, time);
     const other = order.oco;
-    if (other !== null && other.record.state === 'working') {
-      const left = complete ? other.record.filledSize : other.record.size - size;
-      if (left <= other.record.filledSize) this.finish(other, 'cancelled', time, 'other bracket leg filled');
+    if (other !== null && other.state === 'working') {
+      const left = complete ? other.filledSize : other.size - size;
+      if (left <= other.filledSize) this.finish(other, 'cancelled', time, 'other bracket leg filled');
       else this.resize(other, left, time);
     }
   }
 
   /** The stop-loss and take-profit legs of a bracket for `size` contracts filled at `price`, one-cancels-other. */
-  placeLegs(entry: Working, price: number, size: number, time: number): [Working | null, Working | null] {
+  placeLegs(entry: VenueOrder, price: number, size: number, time: number): [VenueOrder | null, VenueOrder | null] {
     const { stopLossTicks, takeProfitTicks } = entry.bracket!;
     const stopLoss =
       stopLossTicks === undefined ? null : this.placeLeg(entry, 'stopLoss', stopLossTicks, price, size, time);
@@ -201,67 +264,62 @@ export class VenueBook {
   }
 
   private placeLeg(
-    entry: Working,
+    entry: VenueOrder,
     role: 'stopLoss' | 'takeProfit',
     ticks: number,
     price: number,
     size: number,
     time: number,
-  ): Working {
+  ): VenueOrder {
     const isStop = role === 'stopLoss';
     const s = entry.sign;
     const level = isStop ? price - s * ticks : price + s * ticks;
-    const record: OrderRecord = {
-      // `<entry id>:sl`: the engine files venue-created orders under the id's prefix before its last '-', so a
-      // leg of `<strategy>-<n>` belongs to that strategy (its openOrders() lists it).
-      id: `${entry.record.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.orderCount}`}`,
-      contractId: entry.record.contractId,
-      side: s === 1 ? 'sell' : 'buy',
-      size,
-      type: isStop ? 'stop' : 'limit',
-      limitPrice: isStop ? null : level,
-      stopPrice: isStop ? level : null,
-      trailPrice: null,
+    const order = venueOrder(
+      {
+        // `<entry id>:sl`: the engine files venue-created orders under the id's prefix before its last '-', so a
+        // leg of `<strategy>-<n>` belongs to that strategy (its openOrders() lists it).
+        id: `${entry.id}:${isStop ? 'sl' : 'tp'}${entry.legs === null ? '' : `.${this.orderCount}`}`,
+        contractId: entry.contractId,
+        side: s === 1 ? 'sell' : 'buy',
+        size,
+        order: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
+        decidedAt: time,
+      },
       role,
-      parentId: entry.record.id,
-      placedAt: time,
-      state: 'working',
-      fillPrice: null,
-      fillTime: null,
-      filledSize: 0,
-      modifies: 0,
-      spec: isStop ? { type: 'stop', stopPrice: level } : { type: 'limit', limitPrice: level },
-    };
-    this.record(record);
-    const order = workingOrder(record, null, undefined, false);
+      entry.id,
+    );
+    this.record(order);
     this.add(order, time);
     return order;
   }
 
-  resize(order: Working, size: number, time: number): void {
-    order.record.size = size;
-    this.emitOrder(order.record, time);
+  resize(order: VenueOrder, size: number, time: number): void {
+    order.size = size;
+    this.emitOrder(order, time);
   }
 
-  finish(order: Working, state: OrderState, time: number, reason?: string): void {
-    order.record.state = state;
-    this.working.delete(order.record.id);
-    this.emitOrder(order.record, time, reason);
+  finish(order: VenueOrder, state: OrderState, time: number, reason?: string): void {
+    order.state = state;
+    this.working.delete(order.id);
+    this.emitOrder(order, time, reason);
   }
 
   emitOrder(record: OrderRecord, time: number, reason?: string): void {
-    const update: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } = {
-      kind: 'order',
-      orderId: record.id,
-      state: record.state,
-      time,
-      contractId: record.contractId,
-      side: record.side,
-      size: record.size,
-      filledSize: record.filledSize,
-      order: record.spec,
-    };
-    if (reason !== undefined) update.reason = reason;
+    // Only listeners hear it (the engine, the usual backtest): they read an update during the call, so one
+    // object serves every update and an order makes none. A subscriber may keep updates: it gets its own.
+    const update = this.events.kept ? orderUpdate(record, time, reason) : this.view;
+    if (update === this.view) {
+      const view = this.view;
+      view.orderId = record.id;
+      view.state = record.state;
+      view.time = time;
+      view.contractId = record.contractId;
+      view.side = record.side;
+      view.size = record.size;
+      view.filledSize = record.filledSize;
+      view.order = record.spec;
+      view.reason = reason;
+    }
     // Every change of a record's state is reported here, so this is where a record can become final.
     const records = this.unsettled;
     let k = this.head;
@@ -294,6 +352,25 @@ export class VenueBook {
     for (let k = this.head; k < records.length; k++) tail.add(records[k]!);
     return tail.digest();
   }
+}
+
+type MutableUpdate = { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] };
+
+/** A record's update as an object of its own (for a subscriber, which may keep it). */
+function orderUpdate(record: OrderRecord, time: number, reason: string | undefined): OrderUpdate {
+  const update: MutableUpdate = {
+    kind: 'order',
+    orderId: record.id,
+    state: record.state,
+    time,
+    contractId: record.contractId,
+    side: record.side,
+    size: record.size,
+    filledSize: record.filledSize,
+    order: record.spec,
+  };
+  if (reason !== undefined) update.reason = reason;
+  return update;
 }
 
 function isFinal(state: OrderState): boolean {

@@ -5,6 +5,7 @@ import {
   UnknownOrderError,
   type FillModelOptions,
 } from '../../../src/adapters/backtest/simulated-venue.ts';
+import { DEFAULT_BOOK } from '../../../src/market/quotes.ts';
 import type {
   BarChunk,
   BracketSpec,
@@ -351,33 +352,36 @@ describe('modify, cancel and validation', () => {
   });
 });
 
+/** Bars of [open, high, low, close] around 100 ticks, each consistent. */
+const barArb = fc
+  .tuple(
+    fc.integer({ min: 50, max: 150 }),
+    fc.integer({ min: 0, max: 8 }),
+    fc.integer({ min: 0, max: 8 }),
+    fc.integer({ min: 0, max: 100 }),
+  )
+  .map(([o, up, down, c]) => {
+    const high = o + up;
+    const low = o - down;
+    return [o, high, low, low + Math.round(((high - low) * c) / 100)] as const;
+  });
+
+const specArb = fc.oneof(
+  fc.constant<OrderSpec>({ type: 'market' }),
+  fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'limit', limitPrice: p })),
+  fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'stop', stopPrice: p })),
+  fc
+    .tuple(fc.integer({ min: 40, max: 160 }), fc.integer({ min: -5, max: 5 }))
+    .map(([p, d]): OrderSpec => ({ type: 'stopLimit', stopPrice: p, limitPrice: p + d })),
+  fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'trailingStop', trailPrice: p })),
+);
+
 describe('properties', () => {
   it('every fill lies inside its bar (no slippage) and no order fills on the bar that decided it', () => {
-    const bar = fc
-      .tuple(
-        fc.integer({ min: 50, max: 150 }),
-        fc.integer({ min: 0, max: 8 }),
-        fc.integer({ min: 0, max: 8 }),
-        fc.integer({ min: 0, max: 100 }),
-      )
-      .map(([o, up, down, c]) => {
-        const high = o + up;
-        const low = o - down;
-        return [o, high, low, low + Math.round(((high - low) * c) / 100)] as const;
-      });
-    const spec = fc.oneof(
-      fc.constant<OrderSpec>({ type: 'market' }),
-      fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'limit', limitPrice: p })),
-      fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'stop', stopPrice: p })),
-      fc
-        .tuple(fc.integer({ min: 40, max: 160 }), fc.integer({ min: -5, max: 5 }))
-        .map(([p, d]): OrderSpec => ({ type: 'stopLimit', stopPrice: p, limitPrice: p + d })),
-      fc.integer({ min: 40, max: 160 }).map((p): OrderSpec => ({ type: 'trailingStop', trailPrice: p })),
-    );
     fc.assert(
       fc.property(
-        fc.array(bar, { minLength: 2, maxLength: 12 }),
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 10 }), fc.boolean(), spec, fc.boolean()), { maxLength: 6 }),
+        fc.array(barArb, { minLength: 2, maxLength: 12 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 10 }), fc.boolean(), specArb, fc.boolean()), { maxLength: 6 }),
         (bars, orders) => {
           const h = harness();
           const chunk = chunkOf(bars);
@@ -407,6 +411,85 @@ describe('properties', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it('a listener reads the same events a subscriber keeps, its order updates in one object the venue rewrites', () => {
+    type Action = readonly [
+      at: number,
+      kind: 'place' | 'modify' | 'cancel',
+      order: number,
+      buy: boolean,
+      spec: OrderSpec,
+    ];
+    const action = fc.tuple(
+      fc.integer({ min: 0, max: 10 }),
+      fc.constantFrom('place', 'place', 'modify', 'cancel'),
+      fc.integer({ min: 0, max: 4 }),
+      fc.boolean(),
+      specArb,
+    ) as fc.Arbitrary<Action>;
+    fc.assert(
+      fc.property(
+        fc.array(barArb, { minLength: 2, maxLength: 12 }),
+        fc.array(action, { maxLength: 10 }),
+        fc.boolean(),
+        (bars, actions, touch) => {
+          const options: FillModelOptions = {
+            slippageTicks: 1,
+            feePerContractPerSide: 0.5,
+            ...(touch
+              ? { touch: { spread: { type: 'fixed', ticks: 1 }, book: DEFAULT_BOOK, partialFills: true, queue: false } }
+              : {}),
+          };
+          const kept = new SimulatedVenue(options);
+          const heard = new SimulatedVenue(options);
+          const subscribed: VenueEvent[] = [];
+          kept.events.subscribe((e) => subscribed.push(e));
+          const listened: VenueEvent[] = [];
+          const updateObjects = new Set<VenueEvent>();
+          heard.listen((e) => {
+            listened.push({ ...e });
+            if (e.kind === 'order') updateObjects.add(e);
+          });
+          const chunk = chunkOf(bars);
+          const placedBy = new Map<SimulatedVenue, number>();
+          for (let i = 0; i < chunk.length; i++) {
+            for (const venue of [kept, heard]) {
+              let placed = placedBy.get(venue) ?? 0;
+              venue.onBar(chunk, i);
+              for (const [at, kind, k, buy, spec] of actions) {
+                if (at !== i) continue;
+                if (kind === 'place') {
+                  venue.place({
+                    id: `o${placed}`,
+                    contractId: 'ES',
+                    side: buy ? 'buy' : 'sell',
+                    size: 2,
+                    order: spec,
+                    decidedAt: chunk.time[i]!,
+                    ...(buy ? { bracket: { stopLossTicks: 2, takeProfitTicks: 3 } } : {}),
+                  });
+                  placed++;
+                  continue;
+                }
+                // Modifies and cancels of orders placed so far, working or not (refused ones are reported too).
+                if (k >= placed) continue;
+                if (kind === 'cancel') venue.cancel(`o${k}`);
+                else venue.modify({ orderId: `o${k}`, size: 3 });
+              }
+              placedBy.set(venue, placed);
+            }
+          }
+          expect(listened).toEqual(subscribed);
+          // Undefined fields aside, the same keys: a kept update has no `reason` when there is none.
+          for (const [k, e] of subscribed.entries())
+            if (e.kind === 'order' && e.reason === undefined) expect('reason' in e, `update ${k}`).toBe(false);
+          expect(updateObjects.size).toBeLessThanOrEqual(1);
+          expect(kept.orderListHash()).toBe(heard.orderListHash());
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });

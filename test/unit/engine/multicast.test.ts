@@ -111,3 +111,25 @@ describe('Multicast.listen', () => {
     expect(log).toEqual(['s 1', 'l 1', 't 1', 's 3', 'l 3', 's 2', 't 2']);
   });
 });
+
+describe('Multicast.kept', () => {
+  it('is true while an RxJS subscriber (which may keep a value) is subscribed, never for plain listeners', () => {
+    const hot = new Multicast<number>();
+    const listening = hot.listen(() => {});
+    expect(hot.observed).toBe(true);
+    expect(hot.kept).toBe(false);
+    const a = hot.asObservable().subscribe(() => {});
+    const b = hot.asObservable().subscribe(() => {});
+    expect(hot.kept).toBe(true);
+    a.unsubscribe();
+    a.unsubscribe();
+    expect(hot.kept).toBe(true);
+    b.unsubscribe();
+    expect(hot.kept).toBe(false);
+    listening.unsubscribe();
+    expect(hot.observed).toBe(false);
+    hot.asObservable().subscribe(() => {});
+    hot.complete();
+    expect(hot.kept).toBe(false);
+  });
+});

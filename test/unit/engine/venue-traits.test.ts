@@ -4,7 +4,7 @@
  * the engine as the option did.
  */
 import fc from 'fast-check';
-import { NEVER, Observable, Subject } from 'rxjs';
+import { NEVER, Observable, Subject, map } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SimulatedVenue } from '../../../src/adapters/backtest/simulated-venue.ts';
@@ -22,6 +22,7 @@ import type {
   Intent,
   ModifyCommand,
   OrderCommand,
+  OrderUpdate,
   Venue,
   VenueEvent,
   VenueTraits,
@@ -99,6 +100,47 @@ describe('the venues declare what the engine needs to know', () => {
     expect(() => engineOn(bare)).toThrow(/traits/);
     const wrong = { ...bare, traits: { kind: 'paper', fillsCanRepeat: true, pnlRounding: 'none' } } as unknown as Venue;
     expect(() => engineOn(wrong)).toThrow(expect.objectContaining({ code: 'INVALID_VENUE' }));
+  });
+});
+
+describe("a venue that passes its order updates to a listener (the backtest's)", () => {
+  /** Every order update a strategy and the engine's `orders$` saw, with a subscriber of the venue's own or not. */
+  function updatesSeen(subscribeVenue: boolean) {
+    const venue = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0 });
+    if (subscribeVenue) venue.events.subscribe(() => {});
+    const strategySaw: OrderUpdate[] = [];
+    const flipper = defineStrategy({
+      name: 'flipper',
+      params: z.object({}),
+      run: (ctx) => {
+        ctx.orders.subscribe((u) => strategySaw.push(u));
+        let n = 0;
+        return ctx.barRecords().pipe(map(() => target(n++ % 4 < 2 ? 1 : -1)));
+      },
+    });
+    const engine = createEngine({
+      strategies: [{ strategy: flipper }],
+      contracts: [ES],
+      venue,
+      account: { startingBalance: 10_000 },
+      clock: () => T0,
+    });
+    const engineSaw: OrderUpdate[] = [];
+    engine.orders$.subscribe((u) => engineSaw.push(u));
+    engine.push(chunk([4000, 4001, 4002, 4001, 4000, 3999, 4000, 4002, 4003, 4001]));
+    return { strategySaw, engineSaw };
+  }
+
+  it('reach ctx.orders and orders$ as objects of their own, the same as a kept stream gives them', () => {
+    const listened = updatesSeen(false);
+    const kept = updatesSeen(true);
+    expect(listened.engineSaw.length).toBeGreaterThan(4);
+    expect(new Set(listened.engineSaw).size).toBe(listened.engineSaw.length);
+    expect(new Set(listened.strategySaw).size).toBe(listened.strategySaw.length);
+    expect(listened.engineSaw.map((u) => u.state)).toContain('filled');
+    expect(listened.engineSaw).toEqual(kept.engineSaw);
+    expect(listened.strategySaw).toEqual(kept.strategySaw);
+    for (const u of listened.engineSaw) expect(Object.keys(u)).not.toContain('reason');
   });
 });
 
