@@ -195,10 +195,10 @@ export class VenueBook {
     for (let k = 0; k < this.orderCount; k++) yield this.orderAt(k);
   }
 
-  /** The newest order with this id, or undefined. */
+  /** The newest order with this id (the book's own while it can change; made from the columns once settled), or undefined. */
   findOrder(id: string): OrderRecord | undefined {
     for (let k = this.unsettled.length - 1; k >= this.head; k--)
-      if (this.unsettled[k]!.id === id) return recordOf(this.unsettled[k]!);
+      if (this.unsettled[k]!.id === id) return this.unsettled[k];
     for (let k = this.settledOrders.length - 1; k >= 0; k--)
       if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
     return undefined;
