@@ -15,5 +15,6 @@ export * from './strategy.ts';
 export * from './on-bar.ts';
 export * from './resample.ts';
 export * from './runner.ts';
+export type { HotStream } from './multicast.ts';
 export * from './errors.ts';
 export * from './pass-lock.ts';

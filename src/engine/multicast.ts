@@ -29,10 +29,10 @@ export class Multicast<T> {
   private streams = 0;
   private stopped = false;
   private failure: { readonly error: unknown } | undefined;
-  private readonly stream: Observable<T>;
+  private readonly stream: HotStream<T>;
 
   constructor() {
-    this.stream = new Observable<T>((subscriber) => {
+    this.stream = new HotObservable<T>(this, (subscriber) => {
       if (this.failure !== undefined) {
         subscriber.error(this.failure.error);
         return undefined;
@@ -106,9 +106,30 @@ export class Multicast<T> {
     for (const subscriber of list) subscriber.complete();
   }
 
-  /** The stream to hand out (subscribers cannot emit into it). */
-  asObservable(): Observable<T> {
+  /** The stream to hand out (subscribers cannot emit into it), which also takes plain listeners. */
+  asObservable(): HotStream<T> {
     return this.stream;
+  }
+}
+
+/**
+ * A multicast's stream as its readers get it: RxJS subscribers, or a plain listener (`Multicast.listen`)
+ * for a hot path that reads each value in the call (one call a value, and the emitter may pass a view).
+ */
+export interface HotStream<T> extends Observable<T> {
+  listen(listener: (value: T) => void): { unsubscribe(): void };
+}
+
+class HotObservable<T> extends Observable<T> implements HotStream<T> {
+  constructor(
+    private readonly multicast: Multicast<T>,
+    subscribe: ConstructorParameters<typeof Observable<T>>[0],
+  ) {
+    super(subscribe);
+  }
+
+  listen(listener: (value: T) => void): { unsubscribe(): void } {
+    return this.multicast.listen(listener);
   }
 }
 

@@ -29,7 +29,7 @@ import { EngineError } from './errors.ts';
 import { GuardStep } from './guard-step.ts';
 import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { silentLogger, type Logger } from './log.ts';
-import { Multicast } from './multicast.ts';
+import { Multicast, type HotStream } from './multicast.ts';
 import { OrderBook, publicOrder } from './order-book.ts';
 import { OrderRate } from './order-rate.ts';
 import { PassLock, type PassLockEvent, type PassLockOptions } from './pass-lock.ts';
@@ -154,7 +154,11 @@ export interface Engine {
   warmUp(chunk: BarChunk): void;
   readonly intents$: Observable<StampedIntent>;
   readonly decisions$: Observable<Decision>;
-  readonly fills$: Observable<Fill>;
+  /**
+   * The fills the engine applied. A plain listener (`fills$.listen`, the backtest's recorder) reads each
+   * in the call: it may be the venue's view, rewritten for the next fill, while no subscriber keeps fills.
+   */
+  readonly fills$: HotStream<Fill>;
   readonly orders$: Observable<OrderUpdate>;
   readonly trades$: Observable<ClosedTrade>;
   readonly positions$: Observable<PositionView>;

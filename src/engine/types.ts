@@ -282,8 +282,8 @@ export interface Venue {
    * The same events to one plain function, called synchronously in subscription order with `events`'
    * subscribers (a simulated venue's own stream). The runner prefers it: an RxJS subscriber costs several
    * calls per event, three events an order. A throw in the listener reaches the venue's caller. An order
-   * update is the listener's to read during the call only: the venue may pass one object it rewrites for
-   * its next update (a listener that keeps one copies it). Fills and account updates are its own to keep.
+   * update or a fill is the listener's to read during the call only: the venue may pass one object it
+   * rewrites for the next (a listener that keeps one copies it). Account updates are its own to keep.
    */
   listen?(listener: (event: VenueEvent) => void): { unsubscribe(): void };
   /**

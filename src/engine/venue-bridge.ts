@@ -70,8 +70,10 @@ export class VenueBridge {
   private readonly logger: Logger;
   /** The venue answers later (its traits' kind is `live`): live mode. */
   private readonly live: boolean;
-  /** The venue's events come to `listen`: an order update is read during the call, and copied to be kept. */
+  /** The venue's events come to `listen`: an order update or a fill is read during the call, and copied to be kept. */
   private readonly listening: boolean;
+  /** Accounting keeps each fill (the venue may repeat one: `fillsCanRepeat`). */
+  private readonly remembersFills: boolean;
   private readonly subscription: { unsubscribe(): void };
 
   constructor(parts: VenueBridgeParts) {
@@ -94,6 +96,7 @@ export class VenueBridge {
     this.logger = parts.logger;
     this.live = parts.venue.traits.kind === 'live';
     this.listening = this.venue.listen !== undefined;
+    this.remembersFills = parts.venue.traits.fillsCanRepeat;
     this.subscription =
       this.venue.listen !== undefined
         ? this.venue.listen(this.onEvent)
@@ -200,7 +203,10 @@ export class VenueBridge {
     if (isTerminal(update.state)) this.keeper.unwatch(update.orderId);
   }
 
-  private onFill(fill: Fill): void {
+  private onFill(heard: Fill): void {
+    // A listened fill may be the venue's view: copied where something keeps it (a subscriber of fills$, or
+    // accounting, which remembers the fills of a venue that may repeat one).
+    const fill = this.listening && (this.fills$.kept || this.remembersFills) ? keptFill(heard) : heard;
     if (fill.time >= this.enforcer.nextDayStart) this.enforcer.rollDay(fill.time);
     const order = this.book.get(fill.orderId);
     // The book knows the order's strategy, whatever its id, also of the order it let go last (filled just
@@ -262,6 +268,21 @@ function keptUpdate(u: OrderUpdate): OrderUpdate {
   if (u.reason !== undefined) kept.reason = u.reason;
   if (u.adopted !== undefined) kept.adopted = u.adopted;
   return kept;
+}
+
+/** A fill of its own (a listener's fill may be rewritten after the call). */
+function keptFill(f: Fill): Fill {
+  return {
+    kind: 'fill',
+    fillId: f.fillId,
+    orderId: f.orderId,
+    contractId: f.contractId,
+    side: f.side,
+    size: f.size,
+    price: f.price,
+    fees: f.fees,
+    time: f.time,
+  };
 }
 
 /** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */

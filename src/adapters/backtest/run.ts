@@ -379,7 +379,8 @@ function startRun(
   const breaches: Breach[] = [];
   const decisions = new DecisionColumns();
   const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;
-  engine.fills$.subscribe((fill) => fills.push(fill, engine.accounting.balance));
+  // A listener, not a subscriber: it reads each fill in the call, so the venue makes no object a fill for it.
+  engine.fills$.listen((fill) => fills.push(fill, engine.accounting.balance));
   engine.breaches$.subscribe((breach) => breaches.push(breach));
   // Observed only to record them: the rejection counts come from the engine, and an observed decisions$
   // makes an object for every order.

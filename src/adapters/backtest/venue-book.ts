@@ -151,6 +151,8 @@ export class VenueBook {
   private head = 0;
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
+  /** The fill given to listeners alone, rewritten for each (`fill`). */
+  private readonly fillView = blankFill();
   /** The order update given to listeners alone, rewritten for each (`emitOrder`). */
   private readonly view: MutableUpdate & { reason: string | undefined } = {
     kind: 'order',
@@ -226,19 +228,19 @@ export class VenueBook {
       order.filledSize === 0 ? price : (order.fillPrice! * order.filledSize + price * size) / (order.filledSize + size);
     order.filledSize += size;
     order.fillTime = time;
-    const fill: Fill = {
-      kind: 'fill',
-      fillId: `F${++this.fillSequence}`,
-      orderId: order.id,
-      contractId: order.contractId,
-      side: order.side,
-      size,
-      price,
-      fees: this.fee * size,
-      time,
-    };
+    const fillId = `F${++this.fillSequence}`;
     const complete = order.filledSize >= order.size;
     if (complete) this.finish(order, 'filled', time);
+    // As with order updates: listeners alone read the fill in the call, a subscriber gets its own.
+    const fill = this.events.kept ? blankFill() : this.fillView;
+    fill.fillId = fillId;
+    fill.orderId = order.id;
+    fill.contractId = order.contractId;
+    fill.side = order.side;
+    fill.size = size;
+    fill.price = price;
+    fill.fees = this.fee * size;
+    fill.time = time;
     this.events.next(fill);
     if (!complete) this.emitOrder(order, time);
     const other = order.oco;
@@ -355,6 +357,12 @@ export class VenueBook {
 }
 
 type MutableUpdate = { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] };
+type MutableFill = { -readonly [K in keyof Fill]: Fill[K] };
+
+/** A fill to write the fields of (one shape for the view and the subscriber's own). */
+function blankFill(): MutableFill {
+  return { kind: 'fill', fillId: '', orderId: '', contractId: '', side: 'buy', size: 0, price: 0, fees: 0, time: 0 };
+}
 
 /** A record's update as an object of its own (for a subscriber, which may keep it). */
 function orderUpdate(record: OrderRecord, time: number, reason: string | undefined): OrderUpdate {

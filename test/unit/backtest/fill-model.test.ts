@@ -414,7 +414,7 @@ describe('properties', () => {
     );
   });
 
-  it('a listener reads the same events a subscriber keeps, its order updates in one object the venue rewrites', () => {
+  it('a listener reads the same events a subscriber keeps, its order updates and fills each in one object the venue rewrites', () => {
     type Action = readonly [
       at: number,
       kind: 'place' | 'modify' | 'cancel',
@@ -448,9 +448,11 @@ describe('properties', () => {
           kept.events.subscribe((e) => subscribed.push(e));
           const listened: VenueEvent[] = [];
           const updateObjects = new Set<VenueEvent>();
+          const fillObjects = new Set<VenueEvent>();
           heard.listen((e) => {
             listened.push({ ...e });
             if (e.kind === 'order') updateObjects.add(e);
+            if (e.kind === 'fill') fillObjects.add(e);
           });
           const chunk = chunkOf(bars);
           const placedBy = new Map<SimulatedVenue, number>();
@@ -486,6 +488,9 @@ describe('properties', () => {
           for (const [k, e] of subscribed.entries())
             if (e.kind === 'order' && e.reason === undefined) expect('reason' in e, `update ${k}`).toBe(false);
           expect(updateObjects.size).toBeLessThanOrEqual(1);
+          expect(fillObjects.size).toBeLessThanOrEqual(1);
+          const fills = subscribed.filter((e) => e.kind === 'fill');
+          expect(new Set(fills).size).toBe(fills.length);
           expect(kept.orderListHash()).toBe(heard.orderListHash());
         },
       ),

@@ -103,17 +103,19 @@ describe('the venues declare what the engine needs to know', () => {
   });
 });
 
-describe("a venue that passes its order updates to a listener (the backtest's)", () => {
+describe("a venue that passes its order updates and fills to a listener (the backtest's)", () => {
   /** Every order update a strategy and the engine's `orders$` saw, with a subscriber of the venue's own or not. */
   function updatesSeen(subscribeVenue: boolean) {
     const venue = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0 });
     if (subscribeVenue) venue.events.subscribe(() => {});
     const strategySaw: OrderUpdate[] = [];
+    const strategyFills: Fill[] = [];
     const flipper = defineStrategy({
       name: 'flipper',
       params: z.object({}),
       run: (ctx) => {
         ctx.orders.subscribe((u) => strategySaw.push(u));
+        ctx.fills.subscribe((f) => strategyFills.push(f));
         let n = 0;
         return ctx.barRecords().pipe(map(() => target(n++ % 4 < 2 ? 1 : -1)));
       },
@@ -127,11 +129,14 @@ describe("a venue that passes its order updates to a listener (the backtest's)",
     });
     const engineSaw: OrderUpdate[] = [];
     engine.orders$.subscribe((u) => engineSaw.push(u));
+    // A listener of fills$ reads each in the call: what it copies then is what a subscriber keeps.
+    const listenedFills: Fill[] = [];
+    engine.fills$.listen((f) => listenedFills.push({ ...f }));
     engine.push(chunk([4000, 4001, 4002, 4001, 4000, 3999, 4000, 4002, 4003, 4001]));
-    return { strategySaw, engineSaw };
+    return { strategySaw, engineSaw, strategyFills, listenedFills };
   }
 
-  it('reach ctx.orders and orders$ as objects of their own, the same as a kept stream gives them', () => {
+  it('reach ctx.orders, ctx.fills and orders$ as objects of their own, the same as a kept stream gives them', () => {
     const listened = updatesSeen(false);
     const kept = updatesSeen(true);
     expect(listened.engineSaw.length).toBeGreaterThan(4);
@@ -141,6 +146,10 @@ describe("a venue that passes its order updates to a listener (the backtest's)",
     expect(listened.engineSaw).toEqual(kept.engineSaw);
     expect(listened.strategySaw).toEqual(kept.strategySaw);
     for (const u of listened.engineSaw) expect(Object.keys(u)).not.toContain('reason');
+    expect(listened.strategyFills.length).toBeGreaterThan(2);
+    expect(new Set(listened.strategyFills).size).toBe(listened.strategyFills.length);
+    expect(listened.strategyFills).toEqual(kept.strategyFills);
+    expect(listened.listenedFills).toEqual(listened.strategyFills);
   });
 });
 
