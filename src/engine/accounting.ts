@@ -9,6 +9,7 @@ import type { BlockSpill } from './column-blocks.ts';
 import { gatewayCents } from './money.ts';
 import type { ContractSpec, Fill, Side } from './types.ts';
 import { EngineError } from './errors.ts';
+import { ownFill } from './event-copies.ts';
 
 export interface PositionView {
   readonly contractId: string;
@@ -436,11 +437,12 @@ export class Accounting {
     if (late) {
       // A fill older than one already applied (a realtime event overtook it): the position's cost basis
       // depends on the order, so the contract is booked again in time order, as the gateway did.
-      this.rebook(book, fill);
+      this.rebook(book, ownFill(fill));
       if (day !== undefined) day.endBalance = this.balance;
       return NO_TRADE;
     }
-    if (this.rememberFills) this.historyOf(book).fills.push(fill);
+    // Kept here and by `rebook`: a copy, as the fill may be the venue's view (event-copies.ts).
+    if (this.rememberFills) this.historyOf(book).fills.push(ownFill(fill));
     const step = bookFill(
       book,
       signedSize(fill),

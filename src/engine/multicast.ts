@@ -12,6 +12,10 @@
  * that unsubscribes during a delivery gets nothing more; a subscriber's throwing handler is reported the way
  * RxJS reports it (each subscriber is RxJS's own `Subscriber`), and the others still get the value; after
  * `complete` (or `error`) later values are ignored and a late subscriber is completed (or errored) at once.
+ *
+ * A multicast made with `own` carries values an emitter may reuse (one object rewritten for each value, as
+ * the backtest's venue does): its plain listeners read each value in the call, and while RxJS subscribers,
+ * which may keep a value, are subscribed, they get a copy `own` makes, one a value.
  */
 import { Observable } from 'rxjs';
 
@@ -25,13 +29,14 @@ interface Receiver<T> {
 export class Multicast<T> {
   /** Replaced, never changed in place: a delivery in progress keeps iterating the list it started with. */
   private subscribers: ReadonlyArray<Receiver<T>> = [];
-  /** RxJS subscribers among `subscribers`: they may keep a value, where a plain listener reads it in the call. */
+  /** RxJS subscribers among `subscribers`: with `own`, each value is copied for them while there are any. */
   private streams = 0;
   private stopped = false;
   private failure: { readonly error: unknown } | undefined;
   private readonly stream: HotStream<T>;
 
-  constructor() {
+  /** `own`: a value's copy for subscribers, where the emitter may rewrite the value it passed after the call. */
+  constructor(private readonly own?: (value: T) => T) {
     this.stream = new HotObservable<T>(this, (subscriber) => {
       if (this.failure !== undefined) {
         subscriber.error(this.failure.error);
@@ -53,12 +58,11 @@ export class Multicast<T> {
 
   /**
    * A plain function that gets every value, in order with the subscribers, without RxJS's subscriber
-   * (several calls a value); a throw reaches the caller of `next`. Ignores `error` and `complete`. The
-   * value is the listener's to read during the call: while no RxJS subscriber keeps values (`kept`), an
-   * emitter may pass one object it changes for the next value.
+   * (several calls a value); a throw reaches the caller of `next`. Ignores `error` and `complete`. With
+   * `own`, the value is the listener's to read during the call only.
    */
   listen(listener: (value: T) => void): { unsubscribe(): void } {
-    const receiver: Receiver<T> = { next: listener, error: ignore, complete: ignore };
+    const receiver = new Listener(listener);
     if (this.stopped) return { unsubscribe: ignore };
     this.subscribers = [...this.subscribers, receiver];
     return {
@@ -73,18 +77,18 @@ export class Multicast<T> {
     return this.subscribers.length > 0;
   }
 
-  /**
-   * True when an RxJS subscriber is subscribed: someone may keep a value past its delivery. With plain
-   * listeners alone, an emitter may pass a view it reuses (what `listen`'s caller agreed to).
-   */
-  get kept(): boolean {
-    return this.streams > 0;
-  }
-
   next(value: T): void {
     if (this.stopped) return;
     const list = this.subscribers;
-    for (let k = 0; k < list.length; k++) list[k]!.next(value);
+    if (this.own === undefined || this.streams === 0) {
+      for (let k = 0; k < list.length; k++) list[k]!.next(value);
+      return;
+    }
+    const copy = this.own(value);
+    for (let k = 0; k < list.length; k++) {
+      const receiver = list[k]!;
+      receiver.next(receiver instanceof Listener ? value : copy);
+    }
   }
 
   error(error: unknown): void {
@@ -93,7 +97,6 @@ export class Multicast<T> {
     this.failure = { error };
     const list = this.subscribers;
     this.subscribers = [];
-    this.streams = 0;
     for (const subscriber of list) subscriber.error(error);
   }
 
@@ -102,7 +105,6 @@ export class Multicast<T> {
     this.stopped = true;
     const list = this.subscribers;
     this.subscribers = [];
-    this.streams = 0;
     for (const subscriber of list) subscriber.complete();
   }
 
@@ -131,6 +133,13 @@ class HotObservable<T> extends Observable<T> implements HotStream<T> {
   listen(listener: (value: T) => void): { unsubscribe(): void } {
     return this.multicast.listen(listener);
   }
+}
+
+/** A plain listener among the receivers (anything else is an RxJS subscriber). */
+class Listener<T> implements Receiver<T> {
+  constructor(readonly next: (value: T) => void) {}
+  error(): void {}
+  complete(): void {}
 }
 
 function ignore(): void {}

@@ -30,6 +30,7 @@ import { GuardStep } from './guard-step.ts';
 import { IntentRouter, type StampedIntent } from './intent-router.ts';
 import { silentLogger, type Logger } from './log.ts';
 import { Multicast, type HotStream } from './multicast.ts';
+import { ownFill, ownUpdate } from './event-copies.ts';
 import { OrderBook, publicOrder } from './order-book.ts';
 import { OrderRate } from './order-rate.ts';
 import { PassLock, type PassLockEvent, type PassLockOptions } from './pass-lock.ts';
@@ -267,8 +268,9 @@ export function createEngine(options: EngineOptions): Engine {
 
   const intents$ = new Multicast<StampedIntent>();
   const decisions$ = new Multicast<Decision>();
-  const fills$ = new Multicast<Fill>();
-  const orders$ = new Multicast<OrderUpdate>();
+  // The venue's views pass through: their subscribers get copies (event-copies.ts).
+  const fills$ = new Multicast<Fill>(ownFill);
+  const orders$ = new Multicast<OrderUpdate>(ownUpdate);
   const trades$ = new Multicast<ClosedTrade>();
   const positions$ = new Multicast<PositionView>();
   const account$ = new Multicast<AccountSnapshot>();

@@ -70,10 +70,6 @@ export class VenueBridge {
   private readonly logger: Logger;
   /** The venue answers later (its traits' kind is `live`): live mode. */
   private readonly live: boolean;
-  /** The venue's events come to `listen`: an order update or a fill is read during the call, and copied to be kept. */
-  private readonly listening: boolean;
-  /** Accounting keeps each fill (the venue may repeat one: `fillsCanRepeat`). */
-  private readonly remembersFills: boolean;
   private readonly subscription: { unsubscribe(): void };
 
   constructor(parts: VenueBridgeParts) {
@@ -95,8 +91,6 @@ export class VenueBridge {
     this.account$ = parts.account$;
     this.logger = parts.logger;
     this.live = parts.venue.traits.kind === 'live';
-    this.listening = this.venue.listen !== undefined;
-    this.remembersFills = parts.venue.traits.fillsCanRepeat;
     this.subscription =
       this.venue.listen !== undefined
         ? this.venue.listen(this.onEvent)
@@ -169,13 +163,11 @@ export class VenueBridge {
       existing.reportedFilled = Math.max(existing.reportedFilled, reported);
       existing.order = update.order;
     }
-    let seen = update;
-    if (this.orders$.observed) {
-      // A subscriber may keep it, or act on it, and the venue then rewrites the update its listener was given.
-      if (this.listening) seen = keptUpdate(update);
-      this.orders$.next(seen);
-    }
-    if (this.live) this.afterOrderOutcome(seen, reported);
+    // The update may be the venue's view: orders$ copies it for its subscribers.
+    if (this.orders$.observed) this.orders$.next(update);
+    // Read after the subscribers acted: a live venue (the gateway's, which has no `listen`) reports objects
+    // of its own, never a view their actions could rewrite.
+    if (this.live) this.afterOrderOutcome(update, reported);
   }
 
   private afterOrderOutcome(update: OrderUpdate, reported: number): void {
@@ -203,10 +195,7 @@ export class VenueBridge {
     if (isTerminal(update.state)) this.keeper.unwatch(update.orderId);
   }
 
-  private onFill(heard: Fill): void {
-    // A listened fill may be the venue's view: copied where something keeps it (a subscriber of fills$, or
-    // accounting, which remembers the fills of a venue that may repeat one).
-    const fill = this.listening && (this.fills$.kept || this.remembersFills) ? keptFill(heard) : heard;
+  private onFill(fill: Fill): void {
     if (fill.time >= this.enforcer.nextDayStart) this.enforcer.rollDay(fill.time);
     const order = this.book.get(fill.orderId);
     // The book knows the order's strategy, whatever its id, also of the order it let go last (filled just
@@ -247,42 +236,6 @@ export class VenueBridge {
       if (key !== undefined) this.keeper.schedule(key);
     }
   }
-}
-
-/** An order update of its own, with the optional fields it has (a listener's update may be rewritten after the call). */
-function keptUpdate(u: OrderUpdate): OrderUpdate {
-  const kept: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } = {
-    kind: 'order',
-    orderId: u.orderId,
-    state: u.state,
-    time: u.time,
-    contractId: u.contractId,
-    side: u.side,
-    size: u.size,
-    filledSize: u.filledSize,
-    order: u.order,
-  };
-  if (u.reportedFilledSize !== undefined) kept.reportedFilledSize = u.reportedFilledSize;
-  if (u.createdAt !== undefined) kept.createdAt = u.createdAt;
-  if (u.venueOrderId !== undefined) kept.venueOrderId = u.venueOrderId;
-  if (u.reason !== undefined) kept.reason = u.reason;
-  if (u.adopted !== undefined) kept.adopted = u.adopted;
-  return kept;
-}
-
-/** A fill of its own (a listener's fill may be rewritten after the call). */
-function keptFill(f: Fill): Fill {
-  return {
-    kind: 'fill',
-    fillId: f.fillId,
-    orderId: f.orderId,
-    contractId: f.contractId,
-    side: f.side,
-    size: f.size,
-    price: f.price,
-    fees: f.fees,
-    time: f.time,
-  };
 }
 
 /** Client ids are `<strategyId>-<sequence>`; venue-created legs `<entry id>:sl` file under the entry's strategy. */

@@ -9,6 +9,7 @@ import { objectArray } from '../../engine/object-array.ts';
 import { IdList } from '../../engine/id-list.ts';
 import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
+import { ownVenueEvent } from '../../engine/event-copies.ts';
 import { MARKET_ORDER } from '../../engine/intents.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
@@ -131,7 +132,8 @@ function recordOf(o: OrderRecord): OrderRecord {
 }
 
 export class VenueBook {
-  readonly events = new Multicast<VenueEvent>();
+  /** Order updates and fills are views the book rewrites (`view`, `fillView`): a subscriber gets copies. */
+  readonly events = new Multicast<VenueEvent>(ownVenueEvent);
   /** Working orders in placement order, by id (finished ones leave, so the list stays small over a long run). */
   readonly working = new IdList<VenueOrder>();
   /**
@@ -151,10 +153,20 @@ export class VenueBook {
   private head = 0;
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
-  /** The fill given to listeners alone, rewritten for each (`fill`). */
-  private readonly fillView = blankFill();
-  /** The order update given to listeners alone, rewritten for each (`emitOrder`). */
-  private readonly view: MutableUpdate & { reason: string | undefined } = {
+  /** The one fill the book reports, rewritten for each (`fill`): a listener reads it in the call. */
+  private readonly fillView: { -readonly [K in keyof Fill]: Fill[K] } = {
+    kind: 'fill',
+    fillId: '',
+    orderId: '',
+    contractId: '',
+    side: 'buy',
+    size: 0,
+    price: 0,
+    fees: 0,
+    time: 0,
+  };
+  /** The one order update the book reports, rewritten for each (`emitOrder`): a listener reads it in the call. */
+  private readonly view: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } & { reason: string | undefined } = {
     kind: 'order',
     orderId: '',
     state: 'working',
@@ -231,8 +243,7 @@ export class VenueBook {
     const fillId = `F${++this.fillSequence}`;
     const complete = order.filledSize >= order.size;
     if (complete) this.finish(order, 'filled', time);
-    // As with order updates: listeners alone read the fill in the call, a subscriber gets its own.
-    const fill = this.events.kept ? blankFill() : this.fillView;
+    const fill = this.fillView;
     fill.fillId = fillId;
     fill.orderId = order.id;
     fill.contractId = order.contractId;
@@ -307,21 +318,17 @@ export class VenueBook {
   }
 
   emitOrder(record: OrderRecord, time: number, reason?: string): void {
-    // Only listeners hear it (the engine, the usual backtest): they read an update during the call, so one
-    // object serves every update and an order makes none. A subscriber may keep updates: it gets its own.
-    const update = this.events.kept ? orderUpdate(record, time, reason) : this.view;
-    if (update === this.view) {
-      const view = this.view;
-      view.orderId = record.id;
-      view.state = record.state;
-      view.time = time;
-      view.contractId = record.contractId;
-      view.side = record.side;
-      view.size = record.size;
-      view.filledSize = record.filledSize;
-      view.order = record.spec;
-      view.reason = reason;
-    }
+    // One object serves every update, so an order makes none (`events` copies it for a subscriber).
+    const update = this.view;
+    update.orderId = record.id;
+    update.state = record.state;
+    update.time = time;
+    update.contractId = record.contractId;
+    update.side = record.side;
+    update.size = record.size;
+    update.filledSize = record.filledSize;
+    update.order = record.spec;
+    update.reason = reason;
     // Every change of a record's state is reported here, so this is where a record can become final.
     const records = this.unsettled;
     let k = this.head;
@@ -354,31 +361,6 @@ export class VenueBook {
     for (let k = this.head; k < records.length; k++) tail.add(records[k]!);
     return tail.digest();
   }
-}
-
-type MutableUpdate = { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] };
-type MutableFill = { -readonly [K in keyof Fill]: Fill[K] };
-
-/** A fill to write the fields of (one shape for the view and the subscriber's own). */
-function blankFill(): MutableFill {
-  return { kind: 'fill', fillId: '', orderId: '', contractId: '', side: 'buy', size: 0, price: 0, fees: 0, time: 0 };
-}
-
-/** A record's update as an object of its own (for a subscriber, which may keep it). */
-function orderUpdate(record: OrderRecord, time: number, reason: string | undefined): OrderUpdate {
-  const update: MutableUpdate = {
-    kind: 'order',
-    orderId: record.id,
-    state: record.state,
-    time,
-    contractId: record.contractId,
-    side: record.side,
-    size: record.size,
-    filledSize: record.filledSize,
-    order: record.spec,
-  };
-  if (reason !== undefined) update.reason = reason;
-  return update;
 }
 
 function isFinal(state: OrderState): boolean {

@@ -112,24 +112,43 @@ describe('Multicast.listen', () => {
   });
 });
 
-describe('Multicast.kept', () => {
-  it('is true while an RxJS subscriber (which may keep a value) is subscribed, never for plain listeners', () => {
-    const hot = new Multicast<number>();
-    const listening = hot.listen(() => {});
-    expect(hot.observed).toBe(true);
-    expect(hot.kept).toBe(false);
-    const a = hot.asObservable().subscribe(() => {});
-    const b = hot.asObservable().subscribe(() => {});
-    expect(hot.kept).toBe(true);
-    a.unsubscribe();
-    a.unsubscribe();
-    expect(hot.kept).toBe(true);
-    b.unsubscribe();
-    expect(hot.kept).toBe(false);
+describe('Multicast with own (values an emitter may rewrite)', () => {
+  it('gives listeners the value and RxJS subscribers one copy a value, made only while a subscriber is subscribed', () => {
+    let copies = 0;
+    const hot = new Multicast<{ n: number }>((v) => {
+      copies++;
+      return { ...v };
+    });
+    const view = { n: 0 };
+    const listened: Array<{ n: number }> = [];
+    const listening = hot.listen((v) => listened.push(v));
+    hot.next(view);
+    expect(copies).toBe(0);
+    const a: Array<{ n: number }> = [];
+    const b: Array<{ n: number }> = [];
+    const subA = hot.asObservable().subscribe((v) => a.push(v));
+    const subB = hot.asObservable().subscribe((v) => b.push(v));
+    view.n = 1;
+    hot.next(view);
+    view.n = 2;
+    hot.next(view);
+    expect(copies).toBe(2);
+    expect(a).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(a[0]).not.toBe(view);
+    expect(b[1]).toBe(a[1]);
+    expect(listened.every((v) => v === view)).toBe(true);
+    subA.unsubscribe();
+    subA.unsubscribe();
+    hot.next(view);
+    expect(copies).toBe(3);
+    subB.unsubscribe();
+    hot.next(view);
+    expect(copies).toBe(3);
     listening.unsubscribe();
     expect(hot.observed).toBe(false);
     hot.asObservable().subscribe(() => {});
     hot.complete();
-    expect(hot.kept).toBe(false);
+    hot.next(view);
+    expect(copies).toBe(3);
   });
 });
