@@ -1,7 +1,7 @@
 import type { Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
 import type { SessionClock } from './trading-day.ts';
-import { sliceChunk } from './chunks.ts';
+import { prefetchColumns, sliceChunk } from './chunks.ts';
 import type { DecisionLog } from './decision-log.ts';
 import type { EquityRecorder } from './equity-recorder.ts';
 import { EngineError } from './errors.ts';
@@ -157,6 +157,7 @@ export class BarDriver {
     barClock.pushing = true;
     barClock.chunk = chunk;
     barClock.pushLength = n;
+    prefetchColumns(chunk);
     try {
       host.pushChunk(chunk);
     } finally {
