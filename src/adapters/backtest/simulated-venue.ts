@@ -35,7 +35,7 @@ import { BarFillRules } from './bar-fill-rules.ts';
 import type { FillRules, SameBarRule } from './fill-rules.ts';
 import { TouchFillRules } from './touch-fill-rules.ts';
 import { TouchQuotes } from './touch-quotes.ts';
-import { VenueBook, venueOrder, type OrderRecord, type VenueOrder } from './venue-book.ts';
+import { VenueBook, type OrderRecord, type VenueOrder } from './venue-book.ts';
 
 export type { SameBarRule } from './fill-rules.ts';
 export type { OrderRecord } from './venue-book.ts';
@@ -67,6 +67,11 @@ export class SimulatedVenue implements Venue {
   private readonly rules: FillRules;
   /** The rules need no bar while nothing works (the bar rules): the hot path of a backtest, most bars. */
   private readonly skipIdleBars: boolean;
+  /**
+   * Calls of this venue under way (a listener may call it from inside a fill): the book's retired orders
+   * are made over only when none is, so no call still holds one (`VenueBook.reuseRetired`).
+   */
+  private calls = 0;
   private lastChunk: BarChunk | null = null;
   private lastIndex = -1;
   private readonly lastCloseByContract = new Map<string, number>();
@@ -131,7 +136,16 @@ export class SimulatedVenue implements Venue {
     this.lastChunk = chunk;
     this.lastIndex = index;
     if (this.skipIdleBars && this.working.size === 0) return;
-    this.rules.onBar(chunk, index);
+    this.enter();
+    try {
+      this.rules.onBar(chunk, index);
+    } finally {
+      this.calls--;
+    }
+  }
+
+  private enter(): void {
+    if (this.calls++ === 0) this.book.reuseRetired();
   }
 
   matchesBars(): boolean {
@@ -144,13 +158,44 @@ export class SimulatedVenue implements Venue {
    * order fills there with the usual slippage and fee; nothing else of the bar state moves.
    */
   settleAt(contractId: string, time: number, price: number): void {
-    this.rules.settleAt(contractId, time, price);
+    this.enter();
+    try {
+      this.rules.settleAt(contractId, time, price);
+    } finally {
+      this.calls--;
+    }
   }
 
   place(command: OrderCommand): void {
+    this.enter();
+    try {
+      this.accept(command);
+    } finally {
+      this.calls--;
+    }
+  }
+
+  modify(command: ModifyCommand): void {
+    this.enter();
+    try {
+      this.reprice(command);
+    } finally {
+      this.calls--;
+    }
+  }
+
+  cancel(orderId: string): void {
+    this.enter();
+    try {
+      this.withdraw(orderId);
+    } finally {
+      this.calls--;
+    }
+  }
+
+  private accept(command: OrderCommand): void {
     const problem = invalidOrder(command);
-    const order = venueOrder(command, 'entry', null);
-    this.book.record(order);
+    const order = this.book.newOrder(command, 'entry', null);
     if (problem !== undefined || this.working.has(command.id)) {
       // Only a duplicate of a working order is caught here; the engine's ids are unique by construction.
       order.state = 'rejected';
@@ -171,7 +216,7 @@ export class SimulatedVenue implements Venue {
     this.book.add(order, command.decidedAt);
   }
 
-  modify(command: ModifyCommand): void {
+  private reprice(command: ModifyCommand): void {
     const order = this.working.get(command.orderId);
     const time = this.currentTime();
     if (order === undefined) {
@@ -215,7 +260,7 @@ export class SimulatedVenue implements Venue {
     this.book.emitOrder(order, time);
   }
 
-  cancel(orderId: string): void {
+  private withdraw(orderId: string): void {
     const order = this.working.get(orderId);
     const time = this.currentTime();
     if (order === undefined) {

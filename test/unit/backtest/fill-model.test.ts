@@ -352,6 +352,75 @@ describe('modify, cancel and validation', () => {
   });
 });
 
+describe('settled orders made over into new ones', () => {
+  it('an order a listener places while a fill is under way never takes the object of the order filling', () => {
+    const model = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0 });
+    const chunk = chunkOf([
+      [100, 101, 99, 100],
+      [102, 103, 101, 102],
+      [104, 105, 103, 104],
+      [106, 107, 105, 106],
+    ]);
+    const placeMarket = (id: string): void =>
+      model.place({ id, contractId: 'ES', side: 'buy', size: 1, order: { type: 'market' }, decidedAt: T0 });
+    // 'x' fills and settles inside the venue's bar; its filled update makes a listener place 'y' with a
+    // bracket at once. Had 'y' been made over from 'x' then, the fill rules, still holding 'x', would read
+    // 'y''s bracket and attach legs to an entry that never filled.
+    model.listen((e) => {
+      if (e.kind === 'order' && e.orderId === 'x' && e.state === 'filled')
+        model.place({
+          id: 'y',
+          contractId: 'ES',
+          side: 'sell',
+          size: 1,
+          order: { type: 'limit', limitPrice: 150 },
+          bracket: { stopLossTicks: 2, takeProfitTicks: 4 },
+          decidedAt: T0,
+        });
+    });
+    model.onBar(chunk, 0);
+    placeMarket('w');
+    model.onBar(chunk, 1);
+    // 'w' settled in that bar: 'x' is made over from it, outside any call of the venue.
+    placeMarket('x');
+    model.onBar(chunk, 2);
+    placeMarket('z');
+    model.onBar(chunk, 3);
+    expect(model.orders().map((o) => [o.id, o.state, o.fillPrice, o.role])).toEqual([
+      ['w', 'filled', 102, 'entry'],
+      ['x', 'filled', 104, 'entry'],
+      ['y', 'working', null, 'entry'],
+      ['z', 'filled', 106, 'entry'],
+    ]);
+  });
+
+  it('a bracket leg that settles while its sibling works is never made over (the sibling still points at it)', () => {
+    const h = harness();
+    const chunk = chunkOf([
+      [100, 101, 99, 100],
+      [100, 101, 99, 100],
+      [100, 101, 99, 100],
+      [100, 101, 99, 100],
+      [104, 106, 103, 105],
+    ]);
+    h.bar(chunk, 0);
+    h.place('e', 'buy', { type: 'market' }, 1, { stopLossTicks: 10, takeProfitTicks: 5 });
+    h.bar(chunk, 1);
+    // The stop loss goes, so the entry and it settle; the take profit still works, linked to the stop loss.
+    h.model.cancel('e:sl');
+    h.bar(chunk, 2);
+    h.place('n', 'sell', { type: 'limit', limitPrice: 150 });
+    h.bar(chunk, 3);
+    h.bar(chunk, 4);
+    expect(h.model.orders().map((o) => [o.id, o.state, o.fillPrice])).toEqual([
+      ['e', 'filled', 100],
+      ['e:sl', 'cancelled', null],
+      ['e:tp', 'filled', 105],
+      ['n', 'working', null],
+    ]);
+  });
+});
+
 /** Bars of [open, high, low, close] around 100 ticks, each consistent. */
 const barArb = fc
   .tuple(
