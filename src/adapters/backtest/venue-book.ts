@@ -77,7 +77,7 @@ export interface VenueOrder extends OrderRecord {
  * A new order of the book, working, placed at the command's decision time: `entry` for the engine's,
  * a bracket leg (`parentId` its entry's id) for the venue's own. An entry meets the next open as a new order.
  */
-export function venueOrder(command: OrderCommand, role: OrderRecord['role'], parentId: string | null): VenueOrder {
+function venueOrder(command: OrderCommand, role: OrderRecord['role'], parentId: string | null): VenueOrder {
   const o = command.order;
   return {
     id: command.id,
@@ -194,7 +194,7 @@ export class VenueBook {
   /**
    * Settled orders that nothing links to (an entry without brackets: no leg or sibling points at it), to be
    * made over into new orders (`newOrder`) instead of allocated: each order's object was a quarter of the
-   * bytes a backtest allocates an order, and 4-5% of its time. `retired` may still be in the hands of a
+   * bytes a backtest allocated an order (docs/bench.md, issue 30's ninth turn). `retired` may still be in the hands of a
    * call of the venue under way (a fill settles its order before the fill rules are done with it), so
    * they become `spare` only at `reuseRetired`, which the venue calls when none of its calls is under way.
    */
