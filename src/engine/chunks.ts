@@ -37,8 +37,8 @@ let _prefetchSum = 0;
  * Reads one value of every 64-byte cache line of the columns read at scattered bars: the time (a signal's,
  * a fill's), and the open, high and low (the venue matching a bar while an order works). Each such read
  * came from memory, as the columns of a long history are not in cache and a read every few dozen bars is
- * no pattern the processor fetches ahead; read in order first, they stream in at once (1 M bars: about 5%
- * of a backtest's time, issue 30's ninth turn in docs/bench.md). The close needs none: the strategies'
+ * no pattern the processor fetches ahead; read in order first, they stream in at once (1 M bars: 3-5% of
+ * a backtest's time, issue 30's ninth turn in docs/bench.md). The close needs none: the strategies'
  * indicators read it in order.
  */
 export function prefetchColumns(chunk: BarChunk): void {
