@@ -74,43 +74,44 @@ export interface VenueOrder extends OrderRecord {
 }
 
 /**
- * A new order of the book, working, placed at the command's decision time: `entry` for the engine's,
- * a bracket leg (`parentId` its entry's id) for the venue's own. An entry meets the next open as a new order.
+ * An order of the book's one shape with nothing set yet (`renewOrder` sets every field): a new object, or
+ * a settled one made over, is the same object to the fill rules.
  */
-function venueOrder(command: OrderCommand, role: OrderRecord['role'], parentId: string | null): VenueOrder {
-  const o = command.order;
+function blankOrder(): VenueOrder {
   return {
-    id: command.id,
-    contractId: command.contractId,
-    side: command.side,
-    size: command.size,
-    type: o.type,
-    limitPrice: o.type === 'limit' || o.type === 'stopLimit' ? o.limitPrice : null,
-    stopPrice: o.type === 'stop' || o.type === 'stopLimit' ? o.stopPrice : null,
-    trailPrice: o.type === 'trailingStop' ? o.trailPrice : null,
-    role,
-    parentId,
-    placedAt: command.decidedAt,
+    id: '',
+    contractId: '',
+    side: 'buy',
+    size: 0,
+    type: 'market',
+    limitPrice: null,
+    stopPrice: null,
+    trailPrice: null,
+    role: 'entry',
+    parentId: null,
+    placedAt: Number.NaN,
     state: 'working',
     fillPrice: null,
     fillTime: null,
     filledSize: 0,
     modifies: 0,
-    spec: o,
-    sign: command.side === 'buy' ? 1 : -1,
+    spec: MARKET_ORDER,
+    sign: 1,
     triggered: false,
     trail: null,
-    bracket: command.bracket,
+    bracket: undefined,
     oco: null,
-    arrived: role === 'entry',
+    arrived: false,
     queueAhead: null,
     legs: null,
   };
 }
 
 /**
- * `order`, a settled order no one holds any more, made over into `venueOrder(command, role, parentId)`:
- * the same fields in the same order, so every order of the book keeps one shape.
+ * `order` (blank, or settled and held by no one) made into a new order of the book, working, placed at the
+ * command's decision time: `entry` for the engine's, a bracket leg (`parentId` its entry's id) for the
+ * venue's own. Every field is set here, so a made-over order keeps nothing of the one before. An entry
+ * meets the next open as a new order.
  */
 function renewOrder(
   order: VenueOrder,
@@ -194,9 +195,10 @@ export class VenueBook {
   /**
    * Settled orders that nothing links to (an entry without brackets: no leg or sibling points at it), to be
    * made over into new orders (`newOrder`) instead of allocated: each order's object was a quarter of the
-   * bytes a backtest allocated an order (docs/bench.md, issue 30's ninth turn). `retired` may still be in the hands of a
-   * call of the venue under way (a fill settles its order before the fill rules are done with it), so
-   * they become `spare` only at `reuseRetired`, which the venue calls when none of its calls is under way.
+   * bytes a backtest allocated an order (docs/bench.md, issue 30's ninth turn). `retired` may still be in
+   * the hands of a call of the venue under way (a fill settles its order before the fill rules are done
+   * with it), so they become `spare` only at `reuseRetired`, which the venue calls when none of its calls
+   * is under way.
    */
   private retired: VenueOrder[] = objectArray();
   private spare: VenueOrder[] = objectArray();
@@ -242,13 +244,11 @@ export class VenueBook {
   }
 
   /**
-   * A new order of the book (`venueOrder`'s), a spare one made over when there is one; it joins the order
+   * A new order of the book (`renewOrder`), a spare one made over when there is one; it joins the order
    * list (placement order), working until the caller says otherwise.
    */
   newOrder(command: OrderCommand, role: OrderRecord['role'], parentId: string | null): VenueOrder {
-    const spare = this.spare.pop();
-    const order =
-      spare === undefined ? venueOrder(command, role, parentId) : renewOrder(spare, command, role, parentId);
+    const order = renewOrder(this.spare.pop() ?? blankOrder(), command, role, parentId);
     this.unsettled.push(order);
     return order;
   }
@@ -256,13 +256,15 @@ export class VenueBook {
   /** The orders retired so far may be made over: no call of the venue that could hold one is under way. */
   reuseRetired(): void {
     if (this.retired.length === 0) return;
+    // Usually every spare was taken: the two lists change places, as an array cut to length 0 lets its
+    // backing store go and the next push allocates one again (an allocation an order).
     if (this.spare.length === 0) {
       const spare = this.spare;
       this.spare = this.retired;
       this.retired = spare;
       return;
     }
-    for (const order of this.retired) this.spare.push(order);
+    for (let k = 0; k < this.retired.length; k++) this.spare.push(this.retired[k]!);
     this.retired.length = 0;
   }
 

@@ -394,6 +394,52 @@ describe('settled orders made over into new ones', () => {
     ]);
   });
 
+  it('an order made over from a settled one keeps nothing of it: the same records and fills as on a fresh venue', () => {
+    const chunk = chunkOf([
+      [100, 101, 99, 100],
+      [103, 104, 102, 103],
+      [103, 104, 102, 103],
+      [103, 104, 102, 103],
+    ]);
+    const stopLimit = (id: string, stopPrice: number, limitPrice: number, bar: number) => ({
+      id,
+      contractId: 'ES',
+      side: 'buy' as const,
+      size: 1,
+      order: { type: 'stopLimit' as const, stopPrice, limitPrice },
+      decidedAt: T0 + bar * MINUTE,
+    });
+    const used = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0 });
+    const fresh = new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0 });
+    const fills = (v: SimulatedVenue) => {
+      const out: Fill[] = [];
+      v.events.subscribe((e) => {
+        if (e.kind === 'fill' && e.orderId.startsWith('n')) out.push(e);
+      });
+      return out;
+    };
+    const usedFills = fills(used);
+    const freshFills = fills(fresh);
+    for (const v of [used, fresh]) v.onBar(chunk, 0);
+    // Three orders that end modified, triggered and filled: the state a made-over order must not keep.
+    for (const id of ['h1', 'h2', 'h3']) {
+      used.place(stopLimit(id, 102, 103, 0));
+      used.modify({ orderId: id, limitPrice: 104 });
+    }
+    for (const v of [used, fresh]) v.onBar(chunk, 1);
+    expect(used.orders().map((o) => o.state)).toEqual(['filled', 'filled', 'filled']);
+    // Not reached by the next bars: triggered (made over from a triggered order) they would fill as limits.
+    for (const v of [used, fresh]) for (const id of ['n1', 'n2', 'n3']) v.place(stopLimit(id, 110, 104, 1));
+    for (const v of [used, fresh]) for (let i = 2; i < chunk.length; i++) v.onBar(chunk, i);
+    expect(used.orders().slice(3)).toEqual(fresh.orders());
+    expect(fresh.orders().map((o) => [o.id, o.state, o.modifies])).toEqual([
+      ['n1', 'working', 0],
+      ['n2', 'working', 0],
+      ['n3', 'working', 0],
+    ]);
+    expect(usedFills).toEqual(freshFills);
+  });
+
   it('a bracket leg that settles while its sibling works is never made over (the sibling still points at it)', () => {
     const h = harness();
     const chunk = chunkOf([
