@@ -29,7 +29,10 @@ interface Receiver<T> {
 export class Multicast<T> {
   /** Replaced, never changed in place: a delivery in progress keeps iterating the list it started with. */
   private subscribers: ReadonlyArray<Receiver<T>> = [];
-  /** RxJS subscribers among `subscribers`: with `own`, each value is copied for them while there are any. */
+  /**
+   * RxJS subscribers among `subscribers` (counted by `receive`): with `own`, each value is copied for them
+   * while there are any.
+   */
   private streams = 0;
   private stopped = false;
   private failure: { readonly error: unknown } | undefined;
@@ -46,13 +49,8 @@ export class Multicast<T> {
         subscriber.complete();
         return undefined;
       }
-      this.subscribers = [...this.subscribers, subscriber];
-      this.streams++;
-      return () => {
-        const before = this.subscribers.length;
-        this.subscribers = this.subscribers.filter((s) => s !== subscriber);
-        if (this.subscribers.length < before) this.streams--;
-      };
+      this.receive([...this.subscribers, subscriber]);
+      return () => this.receive(this.subscribers.filter((s) => s !== subscriber));
     });
   }
 
@@ -64,12 +62,16 @@ export class Multicast<T> {
   listen(listener: (value: T) => void): { unsubscribe(): void } {
     const receiver = new Listener(listener);
     if (this.stopped) return { unsubscribe: ignore };
-    this.subscribers = [...this.subscribers, receiver];
-    return {
-      unsubscribe: () => {
-        this.subscribers = this.subscribers.filter((s) => s !== receiver);
-      },
-    };
+    this.receive([...this.subscribers, receiver]);
+    return { unsubscribe: () => this.receive(this.subscribers.filter((s) => s !== receiver)) };
+  }
+
+  /** The receivers from now on, and how many of them are RxJS subscribers. */
+  private receive(list: ReadonlyArray<Receiver<T>>): void {
+    this.subscribers = list;
+    let streams = 0;
+    for (const receiver of list) if (!(receiver instanceof Listener)) streams++;
+    this.streams = streams;
   }
 
   /** True when someone is subscribed (emit only then when building the value costs something). */
@@ -96,7 +98,7 @@ export class Multicast<T> {
     this.stopped = true;
     this.failure = { error };
     const list = this.subscribers;
-    this.subscribers = [];
+    this.receive([]);
     for (const subscriber of list) subscriber.error(error);
   }
 
@@ -104,7 +106,7 @@ export class Multicast<T> {
     if (this.stopped) return;
     this.stopped = true;
     const list = this.subscribers;
-    this.subscribers = [];
+    this.receive([]);
     for (const subscriber of list) subscriber.complete();
   }
 
