@@ -138,8 +138,23 @@ export function asStored(value: number): number {
   return whole === value && (whole !== 0 || 1 / value > 0) ? whole : value;
 }
 
-/** Whether `id` is `F<n>` (checked without making the string). */
+/**
+ * The fill id `F<n>` (the simulated venue's numbering), made here so that `isSequenceId` knows it without
+ * reading it: the fill columns and the trade columns each check a fill's id, one after the other.
+ */
+export function sequenceFillId(n: number): string {
+  const id = `F${n}`;
+  lastFillId = id;
+  lastFillNumber = n;
+  return id;
+}
+
+/**
+ * Whether `id` is `F<n>` (checked without making the string). The id made or read last answers at once:
+ * reading its digits again was 1.7% of a backtest with an order every 28 bars.
+ */
 export function isSequenceId(id: string, n: number): boolean {
+  if (id === lastFillId) return lastFillNumber === n;
   if (id.length < 2 || id.length > 17 || id.charCodeAt(0) !== 0x46 || id.charCodeAt(1) === 0x30) return false;
   let value = 0;
   for (let k = 1; k < id.length; k++) {
@@ -147,8 +162,13 @@ export function isSequenceId(id: string, n: number): boolean {
     if (digit < 0 || digit > 9) return false;
     value = value * 10 + digit;
   }
+  lastFillId = id;
+  lastFillNumber = value;
   return value === n;
 }
+
+let lastFillId = '';
+let lastFillNumber = -1;
 
 /** A few strings that repeat (contract ids, trading days, strategy ids): each kept once, a column holds its number. */
 export class Interned {

@@ -13,7 +13,7 @@ import { ownVenueEvent } from '../../engine/event-copies.ts';
 import { MARKET_ORDER } from '../../engine/intents.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
-import { BLOCK_MASK, type BlockSpill } from '../../engine/column-blocks.ts';
+import { BLOCK_MASK, sequenceFillId, type BlockSpill } from '../../engine/column-blocks.ts';
 import type {
   BracketSpec,
   Fill,
@@ -311,7 +311,7 @@ export class VenueBook {
       order.filledSize === 0 ? price : (order.fillPrice! * order.filledSize + price * size) / (order.filledSize + size);
     order.filledSize += size;
     order.fillTime = time;
-    const fillId = `F${++this.fillSequence}`;
+    const fillId = sequenceFillId(++this.fillSequence);
     const complete = order.filledSize >= order.size;
     if (complete) this.finish(order, 'filled', time);
     const fill = this.fillView;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Accounting } from '../../../src/engine/accounting.ts';
 import type { ClosedTrade } from '../../../src/engine/accounting.ts';
 import { mappedTradeList, TradeColumns } from '../../../src/engine/trade-columns.ts';
-import type { BlockSpill } from '../../../src/engine/column-blocks.ts';
+import { isSequenceId, sequenceFillId, type BlockSpill } from '../../../src/engine/column-blocks.ts';
 
 /** A spill that keeps copies of what it was given, and counts what was parked and read back. */
 class MemorySpill implements BlockSpill {
@@ -191,6 +191,45 @@ describe("the account's trades", () => {
         },
       ),
       { numRuns: 50 },
+    );
+  });
+});
+
+describe('fill ids of the form F<n>', () => {
+  /** What `isSequenceId` answers, read from the text alone. */
+  const plain = (id: string, n: number) => /^F[1-9][0-9]{0,15}$/.test(id) && Number(id.slice(1)) === n;
+  it('property: whatever was made or checked before, an id is F<n> exactly when its text says so', () => {
+    const step = fc.oneof(
+      fc.record({ made: fc.integer({ min: 1, max: 10_000 }) }),
+      // An id read that names its own number (the fill columns' check).
+      fc.integer({ min: 1, max: 10_000 }).map((n) => ({ id: `F${n}`, n })),
+      fc.record({
+        id: fc.oneof(
+          fc.integer({ min: 0, max: 10_000 }).map((n) => `F${n}`),
+          fc.constantFrom('F', 'F01', 'G12', 'F1x', 'F12345678901234567'),
+          fc.string({ maxLength: 6 }),
+        ),
+        n: fc.integer({ min: 0, max: 10_000 }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+        let last = '';
+        for (const s of steps) {
+          if ('made' in s) {
+            last = sequenceFillId(s.made);
+            expect(last).toBe(`F${s.made}`);
+            expect(isSequenceId(last, s.made)).toBe(true);
+            expect(isSequenceId(last, s.made + 1)).toBe(false);
+          } else {
+            // Twice: the second answer is the one remembered from the first.
+            expect(isSequenceId(s.id, s.n)).toBe(plain(s.id, s.n));
+            expect(isSequenceId(s.id, s.n)).toBe(plain(s.id, s.n));
+            // The same text as the id made last, in a string of its own.
+            if (last !== '') expect(isSequenceId(`${last} `.trimEnd(), s.n)).toBe(plain(last, s.n));
+          }
+        }
+      }),
     );
   });
 });
