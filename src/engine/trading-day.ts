@@ -189,8 +189,36 @@ export class TradingCalendar {
     const startWall = endDate - DAY_MS + this.startMinute * MINUTE_MS;
     this.cachedStart = this.clock.instantOf(this.startMinute === 0 ? endDate : startWall);
     this.cachedEnd = this.clock.instantOf((this.startMinute === 0 ? endDate : startWall) + DAY_MS);
-    this.cachedKey = new Date(endDate).toISOString().slice(0, 10);
+    this.cachedKey = isoDate(endDate);
   }
+}
+
+/** Days from 1970-01-01 to 10000-01-01: the dates `isoDate` writes itself. */
+const DAYS_TO_10000 = 2_932_897;
+
+/**
+ * The UTC date of `ms` as `YYYY-MM-DD`, what `new Date(ms).toISOString().slice(0, 10)` gives: a run names
+ * every trading day it meets, and the `Date` took about 700 ns a day, 0.8% of a backtest with an order every
+ * 28 bars. Years 1970 to 9999 by arithmetic on days (March-based years, so a leap day ends its year); any
+ * other instant through `Date`.
+ */
+export function isoDate(ms: number): string {
+  const days = Math.floor(ms / DAY_MS);
+  if (!(days >= 0 && days < DAYS_TO_10000)) return new Date(ms).toISOString().slice(0, 10);
+  // Days since 0000-03-01, in 400-year cycles of 146,097 days.
+  const z = days + 719_468;
+  const cycle = Math.floor(z / 146_097);
+  const dayOfCycle = z - cycle * 146_097;
+  const yearOfCycle = Math.floor(
+    (dayOfCycle - Math.floor(dayOfCycle / 1_460) + Math.floor(dayOfCycle / 36_524) - Math.floor(dayOfCycle / 146_096)) /
+      365,
+  );
+  const dayOfYear = dayOfCycle - (365 * yearOfCycle + Math.floor(yearOfCycle / 4) - Math.floor(yearOfCycle / 100));
+  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = yearOfCycle + cycle * 400 + (month <= 2 ? 1 : 0);
+  return `${year}-${month < 10 ? '0' : ''}${month}-${day < 10 ? '0' : ''}${day}`;
 }
 
 export interface SessionConfig {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SessionClock, TradingCalendar, ZoneClock } from '../../../src/engine/trading-day.ts';
+import { isoDate, SessionClock, TradingCalendar, ZoneClock } from '../../../src/engine/trading-day.ts';
 
 const utc = (iso: string) => Date.parse(iso);
 
@@ -83,6 +83,27 @@ describe('trading day (17:00 America/Chicago by default)', () => {
     const chicago = new ZoneClock('America/Chicago');
     expect(chicago.offsetAt(utc('2026-01-10T12:00:00Z'))).toBe(-6 * 3_600_000);
     expect(chicago.offsetAt(utc('2026-07-10T12:00:00Z'))).toBe(-5 * 3_600_000);
+  });
+});
+
+describe('a date as text', () => {
+  const byDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  it('property: isoDate writes what Date writes, at any instant of years 1900 to 10100', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(10100, 0, 1) }), (ms) => {
+        expect(isoDate(ms)).toBe(byDate(ms));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+  it('every day around leap days, century years and the ends of its own range', () => {
+    const DAY = 86_400_000;
+    for (const start of [0, Date.UTC(1999, 11, 1), Date.UTC(2100, 0, 1), Date.UTC(2400, 0, 1), Date.UTC(9999, 11, 1)])
+      for (let d = -100; d < 500; d++) {
+        const ms = start + d * DAY;
+        expect(isoDate(ms)).toBe(byDate(ms));
+        expect(isoDate(ms + DAY - 1)).toBe(byDate(ms + DAY - 1));
+      }
   });
 });
 
