@@ -5,6 +5,7 @@
 import { EXIT_CODE_OF_KIND, ExitCode, cliRun, errorReport, exitCodeFor, wantsVerbose } from './exit.ts';
 import { scrubSecrets } from '../engine/secrets.ts';
 import { ownPackage } from './own-package.ts';
+import { raiseInliningBudget } from './compiler-budget.ts';
 
 interface CommandModule {
   run(args: string[]): Promise<number>;
@@ -45,6 +46,7 @@ async function usage(): Promise<string> {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  raiseInliningBudget();
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-v') {
     process.stdout.write(`${ownPackage().version}\n`);
