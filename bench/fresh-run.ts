@@ -10,6 +10,10 @@
 import { readFileSync } from 'node:fs';
 import { BarCache } from '../src/data/bar-cache.ts';
 import { CONTRACT, MINUTE, fullPathBacktest, referenceBars } from './reference.ts';
+import { raiseInliningBudget } from '../src/cli/compiler-budget.ts';
+
+// A run as the command line makes it.
+raiseInliningBudget();
 
 /**
  * The process's own peak resident set (KiB): /proc/self/status's VmHWM where there is one, since on Linux

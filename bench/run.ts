@@ -27,6 +27,7 @@ import { measurePerOrder } from './per-order.ts';
 import { measureMarketHub } from './market-hub.ts';
 import { measurePaperDays } from './paper-days.ts';
 import { measureQueueSweep } from './queue.ts';
+import { raiseInliningBudget } from '../src/cli/compiler-budget.ts';
 import {
   CONTRACT,
   MINUTE,
@@ -117,6 +118,17 @@ function freshRun(args: string[], expectedHash: string): FreshRun {
   return result;
 }
 
+/** Figure 2's full path and plain loop at V8's default inlining budget, in a fresh process (bench/ratio-child.ts). */
+function ratioAtDefaultBudget(count: number, rounds: number): { fullMs: number; loopMs: number; ratio: number } {
+  const child = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.resolve(import.meta.dirname, 'ratio-child.ts'), String(count), String(rounds)],
+    { encoding: 'utf8', cwd: path.resolve(import.meta.dirname, '..') },
+  );
+  if (child.status !== 0) throw new Error(`bench child ratio-child.ts failed (exit ${child.status}): ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split('\n').pop()!) as { fullMs: number; loopMs: number; ratio: number };
+}
+
 interface Row {
   readonly figure: string;
   readonly value: string;
@@ -140,6 +152,9 @@ process.stderr.write(
 );
 
 // ------------------------------------------------------------------ setup (untimed)
+// The engine measured as the command line runs it, with V8's inlining budget raised (figure 2 also reads the
+// default's, in a child process).
+raiseInliningBudget();
 const bars = referenceBars(BARS);
 
 // ------------------------------------------------------------------ 1 and 2: full path and plain loop
@@ -209,6 +224,15 @@ rows.push({
   target: `(info; 0.2 needs the orders at ${fmt(((loopMs / 0.2 - quietMs) / ordersOfRun) * 1000, 2)} us)`,
   verdict: '',
 });
+progress("figure 2 again at V8's default inlining budget, in a child process ...");
+const atDefault = ratioAtDefaultBudget(BARS, Math.max(21, REPS));
+rows.push({
+  figure: "2 same at V8's default inlining budget (a program that runs the engine without raising it)",
+  value: `${atDefault.ratio.toFixed(4)} (full path median ${fmt(atDefault.fullMs, 1)} ms, loop ${fmt(atDefault.loopMs, 2)} ms; fresh process)`,
+  target: '(info)',
+  verdict: '',
+});
+results.ratioAtDefaultBudget = atDefault;
 results.fullPath = {
   barsPerSecond: fullRate,
   medianMs: fullMs,
