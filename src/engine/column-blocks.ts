@@ -4,6 +4,7 @@
  * trade-columns.ts for why).
  */
 import { objectArray } from './object-array.ts';
+import { NumberedText } from './numbered-text.ts';
 /**
  * The columns go in blocks of 1,024 items, added and never copied: copying grown arrays of references
  * element by element was 2% of a run's CPU, and typed arrays grown by doubling allocated (and zeroed) twice
@@ -143,10 +144,15 @@ export function asStored(value: number): number {
  * reading it: the fill columns and the trade columns each check a fill's id, one after the other.
  */
 export function sequenceFillId(n: number): string {
-  const id = `F${n}`;
+  const id = fillIds.text(n);
   lastFillId = id;
   lastFillNumber = n;
   return id;
+}
+
+/** The fill id of number `n`, `F<n>`, as read back from the columns. */
+export function fillIdText(n: number): string {
+  return fillIds.text(n);
 }
 
 /**
@@ -167,6 +173,7 @@ export function isSequenceId(id: string, n: number): boolean {
   return value === n;
 }
 
+const fillIds = new NumberedText('F');
 let lastFillId = '';
 let lastFillNumber = -1;
 
@@ -239,7 +246,7 @@ export const sequenceIds = {
   },
 
   decode(code: number, n: number): string {
-    return prefixes[code]! + n;
+    return prefixTexts[code]!.text(n);
   },
 
   /** The prefix of a code `encode` returned. */
@@ -252,6 +259,8 @@ const MAX_PREFIXES = 4_096;
 /** The largest number of 15 digits, the most an encoded id has. */
 const MAX_NUMBER = 999_999_999_999_999;
 const prefixes: string[] = [];
+/** The texts of each prefix's ids, by its code. */
+const prefixTexts: NumberedText[] = [];
 const prefixCodes = new Map<string, number>();
 let lastId = '';
 let lastCode = -1;
@@ -289,6 +298,7 @@ function prefixCode(prefix: string): number {
     if (prefixes.length >= MAX_PREFIXES) return -1;
     code = prefixes.length;
     prefixes.push(prefix);
+    prefixTexts.push(new NumberedText(prefix));
     prefixCodes.set(prefix, code);
   }
   return code;

@@ -2,6 +2,7 @@ import type { Accounting } from './accounting.ts';
 import type { BarClock } from './bar-clock.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { sequenceIds } from './column-blocks.ts';
+import { NumberedText } from './numbered-text.ts';
 import type { GuardStep } from './guard-step.ts';
 import { intentShapeProblem } from './intent-shape.ts';
 import { MARKET_ORDER, PRIMARY_CONTRACT } from './intents.ts';
@@ -65,7 +66,7 @@ export class IntentRouter {
   /** Re-asserts live targets when an order's outcome becomes known (the venue bridge reports outcomes to it). */
   readonly keeper: TargetKeeper;
   /** Per strategy id: the `<id>-` prefix of its client ids and its next sequence number (one lookup an id). */
-  private readonly sequences = new Map<string, { readonly prefix: string; next: number }>();
+  private readonly sequences = new Map<string, { readonly ids: NumberedText; next: number }>();
   private readonly contracts: ReadonlyMap<string, ContractSpec>;
   private readonly defaultContract: string;
   private readonly venue: Venue;
@@ -119,13 +120,13 @@ export class IntentRouter {
   nextId(strategyId: string): string {
     let sequence = this.sequences.get(strategyId);
     if (sequence === undefined) {
-      sequence = { prefix: `${strategyId}-`, next: this.firstSequence(strategyId) };
+      sequence = { ids: new NumberedText(`${strategyId}-`), next: this.firstSequence(strategyId) };
       this.sequences.set(strategyId, sequence);
     }
     const n = sequence.next++;
-    const id = sequence.prefix + n;
+    const id = sequence.ids.text(n);
     // The order and fill columns then keep the id as these two numbers without parsing it back.
-    sequenceIds.made(id, sequence.prefix, n);
+    sequenceIds.made(id, sequence.ids.prefix, n);
     return id;
   }
 

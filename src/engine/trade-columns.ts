@@ -11,6 +11,7 @@ import {
   BLOCK_SHIFT,
   ColumnBlocks,
   Interned,
+  fillIdText,
   isSequenceId,
   type BlockSpill,
 } from './column-blocks.ts';
@@ -98,7 +99,7 @@ export class TradeColumns {
       exitTime: n[slot + 6]!,
       pnl: asStored(n[slot + 7]!),
       fees: asStored(n[slot + 8]!),
-      exitFillId: n[slot + 9] === 0 ? refs[ref]! : `F${n[slot + 9]}`,
+      exitFillId: n[slot + 9] === 0 ? refs[ref]! : fillIdText(n[slot + 9]!),
       tradingDay: this.days.value(n[slot + 10]!),
       // A hole (a trade without references in a block with some) comes back from a spill as null.
       label: refs[ref + 1] ?? undefined,

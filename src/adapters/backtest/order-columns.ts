@@ -12,6 +12,7 @@ import {
   BLOCK_SHIFT,
   ColumnBlocks,
   Interned,
+  fillIdText,
   isSequenceId,
   sequenceIds,
   type BlockSpill,
@@ -175,7 +176,7 @@ export class FillColumns {
     const orderCode = n[slot + 7]!;
     return {
       kind: 'fill',
-      fillId: refs[ref + 1] ?? `F${k + 1}`,
+      fillId: refs[ref + 1] ?? fillIdText(k + 1),
       orderId: orderCode < 0 ? refs[ref]! : sequenceIds.decode(orderCode, n[slot + 8]!),
       contractId: this.contracts.value(n[slot + 6]!),
       side: n[slot + 5] === 1 ? 'sell' : 'buy',
