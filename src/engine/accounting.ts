@@ -3,6 +3,7 @@
  * in total. The runner feeds it fills and marks; the risk guard, the rule floors and the reports all read
  * these numbers, so they cannot disagree.
  */
+import { ContractMap } from './contract-map.ts';
 import { objectArray } from './object-array.ts';
 import { TradeColumns } from './trade-columns.ts';
 import type { BlockSpill } from './column-blocks.ts';
@@ -232,7 +233,7 @@ export const FILL_REPEATED = -2;
 
 export class Accounting {
   readonly startingBalance: number;
-  private readonly books = new Map<string, PositionBook>();
+  private readonly books: ContractMap<PositionBook>;
   private readonly bookList: PositionBook[] = [];
   // Fill ids already applied, in two generations so memory stays bounded on long runs: the last
   // FILL_MEMORY to 2 x FILL_MEMORY ids are remembered (a venue repeats a fill soon, not days later).
@@ -264,11 +265,8 @@ export class Accounting {
     this.tradeMemory = options.tradeMemory ?? Infinity;
     this.closedTrades = new TradeColumns(options.tradeSpill);
     this.startingBalance = startingBalance;
-    for (const contract of contracts) {
-      const book = new PositionBook(contract.id, contract.grid.tickValue);
-      this.books.set(contract.id, book);
-      this.bookList.push(book);
-    }
+    for (const contract of contracts) this.bookList.push(new PositionBook(contract.id, contract.grid.tickValue));
+    this.books = new ContractMap(this.bookList.map((book) => [book.contractId, book] as const));
   }
 
   /** Closed trades in order (the latest `tradeMemory`), made from the columns as far as they are read. */

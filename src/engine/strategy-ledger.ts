@@ -16,6 +16,7 @@
  * the common backtest pays one prefix test per fill.
  */
 import { bookFill, type Accounting, type ClosedTrade } from './accounting.ts';
+import { ContractMap } from './contract-map.ts';
 import { EngineError } from './errors.ts';
 import type { ContractSpec, Fill } from './types.ts';
 
@@ -108,7 +109,7 @@ export interface StrategyLedgerOptions {
 }
 
 export class StrategyLedger {
-  private readonly ledgers = new Map<string, ContractLedger>();
+  private readonly ledgers: ContractMap<ContractLedger>;
   private readonly strategies = new Set<string>();
   private readonly accounting: Accounting;
   private readonly riskStrategyId: string;
@@ -124,17 +125,20 @@ export class StrategyLedger {
     this.riskPrefix = `${options.riskStrategyId}-`;
     this.bookEverything = options.bookEverything;
     this.tradeMemory = options.tradeMemory ?? Infinity;
-    for (const contract of options.contracts) {
-      this.ledgers.set(contract.id, {
-        contractId: contract.id,
-        tickValue: contract.grid.tickValue,
-        owners: [],
-        derivedPrefix: undefined,
-        derivedOwner: undefined,
-        lines: [],
-        unattributed: newLine(UNATTRIBUTED),
-      });
-    }
+    this.ledgers = new ContractMap(
+      options.contracts.map((contract) => [
+        contract.id,
+        {
+          contractId: contract.id,
+          tickValue: contract.grid.tickValue,
+          owners: [],
+          derivedPrefix: undefined,
+          derivedOwner: undefined,
+          lines: [],
+          unattributed: newLine(UNATTRIBUTED),
+        } satisfies ContractLedger,
+      ]),
+    );
   }
 
   /** A strategy instance and the contracts it declares (before the first fill). */
