@@ -6,8 +6,8 @@
  * compiler inlines callees into a function until their bytecode adds up to 920 bytes (its default
  * `--max-inlined-bytecode-size-cumulative`); the order path's functions reach that, and their remaining
  * calls stay calls, whose arguments and objects then cannot be taken apart. Raised to 2,000, a 1 M-bar
- * backtest took 8-10% less time (docs/bench.md, issue 30's tenth turn), its first run in a fresh process
- * as long as before.
+ * backtest took about a tenth less time (docs/bench.md, issue 30's tenth turn), its first run in a fresh
+ * process as long as before.
  *
  * The setting is the process's, so the command line sets it for its own process (sweep threads share it);
  * the engine, which may run inside another program, leaves its host's compiler alone.
