@@ -56,13 +56,14 @@ export class OrderListHasher {
   private readonly buffer = Buffer.from(new ArrayBuffer(HASH_BUFFER_BYTES));
   private readonly doubles = new Float64Array(this.buffer.buffer, this.buffer.byteOffset, HASH_BUFFER_BYTES / 8);
   private readonly words = new Uint32Array(this.buffer.buffer, this.buffer.byteOffset, HASH_BUFFER_BYTES / 4);
+  private readonly view = new DataView(this.buffer.buffer, this.buffer.byteOffset, HASH_BUFFER_BYTES);
   private used: number;
   /** UTF-8 of each id prefix (`sequenceIds`) met so far, by its code. */
-  private readonly prefixBytes: (Buffer | undefined)[] = [];
+  private readonly prefixBytes: (Utf8Words | undefined)[] = [];
   /** The row `add` writes a record into (its contract code unused: `addRow` takes the contract id). */
   private readonly row = new Float64Array(ORDER_NUMBERS);
   private lastContract = '';
-  private lastContractBytes = Buffer.alloc(0);
+  private lastContractBytes = utf8Words('');
   /** Orders added so far. */
   count = 0;
 
@@ -163,8 +164,10 @@ export class OrderListHasher {
     // number's digits, the same bytes as its text): the engine's ids are concatenations, which V8 reads a
     // character at a time only through the pieces they are made of.
     const idEnd =
-      idCode < 0 ? writeText(b, start, idText!) : writeSequenceId(b, start, this.prefixOf(idCode), n[s + 12]!);
-    const contractEnd = writeBytes(b, idEnd, this.contractBytes(contractId));
+      idCode < 0
+        ? writeText(b, start, idText!)
+        : writeSequenceId(b, writeWords(this.view, start, this.prefixOf(idCode)), n[s + 12]!);
+    const contractEnd = writeWords(this.view, idEnd, this.contractBytes(contractId));
     const end = parentId === null ? contractEnd : writeText(b, contractEnd, parentId);
     const words = this.words;
     words[w] = idEnd - start;
@@ -175,18 +178,18 @@ export class OrderListHasher {
   }
 
   /** UTF-8 of a contract id, kept for the last one met: a run's orders nearly all name the same contract. */
-  private contractBytes(contractId: string): Buffer {
+  private contractBytes(contractId: string): Utf8Words {
     if (contractId !== this.lastContract) {
       this.lastContract = contractId;
-      this.lastContractBytes = Buffer.from(contractId, 'utf8');
+      this.lastContractBytes = utf8Words(contractId);
     }
     return this.lastContractBytes;
   }
 
-  private prefixOf(code: number): Buffer {
+  private prefixOf(code: number): Utf8Words {
     let bytes = this.prefixBytes[code];
     if (bytes === undefined) {
-      bytes = Buffer.from(sequenceIds.prefix(code), 'utf8');
+      bytes = utf8Words(sequenceIds.prefix(code));
       this.prefixBytes[code] = bytes;
     }
     return bytes;
@@ -241,9 +244,8 @@ function pad(b: Buffer, at: number): number {
   return at;
 }
 
-/** `prefix`, then `n` in decimal digits, at `at`; returns the end. */
-function writeSequenceId(b: Buffer, at: number, prefix: Buffer, n: number): number {
-  const start = writeBytes(b, at, prefix);
+/** `n` in decimal digits at `start` (right after an id's prefix); returns the end. */
+function writeSequenceId(b: Buffer, start: number, n: number): number {
   let digits = 1;
   // Powers of ten are exact doubles up to 1e22, past the 15 digits an encoded id has at most.
   for (let power = 10; power <= n; power *= 10) digits++;
@@ -266,11 +268,29 @@ function writeSequenceId(b: Buffer, at: number, prefix: Buffer, n: number): numb
   return end;
 }
 
-/** `bytes` at `at`; returns the end. A loop: the ids and contract ids copied here are a few bytes long. */
-function writeBytes(b: Buffer, at: number, bytes: Buffer): number {
-  const n = bytes.length;
-  for (let k = 0; k < n; k++) b[at + k] = bytes[k]!;
-  return at + n;
+/** A string's UTF-8 bytes, as little-endian 32-bit words (the last one zero-padded), and their count. */
+interface Utf8Words {
+  readonly length: number;
+  readonly words: Uint32Array;
+}
+
+function utf8Words(text: string): Utf8Words {
+  const bytes = Buffer.from(text, 'utf8');
+  const words = new Uint32Array(Math.ceil(bytes.length / 4));
+  new Uint8Array(words.buffer).set(bytes);
+  return { length: bytes.length, words };
+}
+
+/**
+ * `text`'s bytes at `at`, four at a time (a byte at a time was 1.9% of a backtest: an id's prefix and the
+ * contract id are copied for every order); returns the end. Up to three bytes past the end are written
+ * too: what follows in the record is written over them, and a record's last bytes are its padding, so they
+ * are never hashed as they are left here.
+ */
+function writeWords(view: DataView, at: number, text: Utf8Words): number {
+  const words = text.words;
+  for (let j = 0; j < words.length; j++) view.setUint32(at + 4 * j, words[j]!, true);
+  return at + text.length;
 }
 
 /** `value` as UTF-8 at `at` (room for 3 bytes per unit assumed); returns the end. */
