@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 const SOURCES = new URL('../', import.meta.url);
 const COMPILED = new URL('../../dist/', import.meta.url);
@@ -66,25 +67,58 @@ function newestMtime(dir: string): number {
 
 /**
  * The flags a worker thread of tickline's starts with: this process's, without tsx's (`--import tsx`,
- * `--require .../tsx/...`), which a thread would otherwise inherit. A thread runs compiled JavaScript, or
- * registers tsx itself (the `.mjs` entry); tsx's hooks on every module it loaded made a cold 64-run sweep
- * run from the sources (the bench, the tests) 7% slower than the same sweep from the command line.
+ * `--require .../tsx/...`), which a thread would otherwise inherit, and without those a worker thread
+ * refuses. A thread runs compiled JavaScript, or registers tsx itself (the `.mjs` entry); tsx's hooks on
+ * every module it loaded made a cold 64-run sweep run from the sources (the bench, the tests) 7% slower
+ * than the same sweep from the command line. `new Worker` throws on V8's flags (`--max-old-space-size`, the
+ * inlining budget of src/cli/compiler-budget.ts) and on the process's own (`--title`), so a sweep under
+ * `node --max-old-space-size=8192 bin/tickline.js optimize` failed; a thread shares V8's settings and the
+ * process anyway. `accepts` says whether a thread takes a flag (with its value).
  */
-export function threadExecArgv(execArgv: readonly string[]): string[] {
+export function threadExecArgv(
+  execArgv: readonly string[],
+  accepts: (flag: readonly string[]) => boolean = workerAccepts,
+): string[] {
   const kept: string[] = [];
   for (let k = 0; k < execArgv.length; k++) {
     const flag = execArgv[k]!;
     const eq = flag.indexOf('=');
     const name = eq < 0 ? flag : flag.slice(0, eq);
-    const value = eq < 0 ? execArgv[k + 1] : flag.slice(eq + 1);
+    // A value given as the next argument (execArgv holds node's options only, each a dash first).
+    const next = execArgv[k + 1];
+    const separate = eq < 0 && next !== undefined && !next.startsWith('-');
+    const value = eq < 0 ? next : flag.slice(eq + 1);
     if (LOADER_FLAGS.has(name) && value !== undefined && isTsx(value)) {
       if (eq < 0) k++;
       continue;
     }
-    kept.push(flag);
+    const group = separate ? [flag, next] : [flag];
+    if (separate) k++;
+    // The loaders' flags are a thread's own; any other is tried on a thread that runs nothing.
+    if (LOADER_FLAGS.has(name) || accepts(group)) kept.push(...group);
   }
   return kept;
 }
+
+/** Whether a worker thread starts with `flag` (and its value), tried once a process on an empty thread. */
+function workerAccepts(flag: readonly string[]): boolean {
+  const key = flag.join('\0');
+  let accepted = tried.get(key);
+  if (accepted === undefined) {
+    try {
+      const probe = new Worker('', { eval: true, execArgv: [...flag], stdout: true, stderr: true });
+      void probe.terminate();
+      accepted = true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+      accepted = false;
+    }
+    tried.set(key, accepted);
+  }
+  return accepted;
+}
+
+const tried = new Map<string, boolean>();
 
 const LOADER_FLAGS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
 

@@ -1,4 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.ts';
@@ -21,7 +24,7 @@ import {
 } from '../../../src/optimize/grid-sweep.ts';
 import { SweepPool, SweepPoolError, sweepThreadEntry } from '../../../src/optimize/sweep-pool.ts';
 import runTask, { withKnownHistories } from '../../../src/optimize/sweep-worker.ts';
-import { ensureDist } from '../built-cli.ts';
+import { CLI, ensureDist } from '../built-cli.ts';
 
 const FAILING_STRATEGY = fileURLToPath(new URL('../distributed/fixtures/failing-strategy.ts', import.meta.url));
 
@@ -263,4 +266,42 @@ describe('parameter sweeps', () => {
     expect(runsInline(context(100_000), jobs(16), 2, undefined)).toBe(true);
     expect(runsInline(context(100_000), jobs(16), 2, warm)).toBe(false);
   });
+
+  it("run on the pool under node's own V8 flags, which its threads share and refuse to be given", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tickline-node-flags-'));
+    try {
+      const file = path.join(dir, 'opt.yaml');
+      // 64 runs of about 40,000 bars: past INLINE_BAR_RUNS, so the sweep starts its pool.
+      writeFileSync(
+        file,
+        'strategy: { name: sma-cross }\ncontract: MESZ5\ndata: { source: synthetic, seed: 9, sessions: 30, start: 2025-03-02 }\n',
+      );
+      const grid = ['--grid', 'fast=4,6,8,10,12,14,16,18', '--grid', 'slow=20,30,40,50,60,70,80,90'];
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--max-old-space-size=1024',
+          '--stack-trace-limit=30',
+          CLI,
+          'optimize',
+          '--config',
+          file,
+          '--workers',
+          '2',
+          ...grid,
+        ],
+        { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+      );
+      expect(child.stderr).toBe('');
+      expect(child.status).toBe(0);
+      expect(child.stdout).toContain('64 runs on 2 lanes');
+      expect(
+        readFileSync(path.join(dir, 'out', 'opt', 'optimize.csv'), 'utf8')
+          .trim()
+          .split('\n'),
+      ).toHaveLength(65);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
