@@ -246,21 +246,20 @@ export const sequenceIds = {
   },
 
   decode(code: number, n: number): string {
-    return prefixTexts[code]!.text(n);
+    return prefixes[code]!.text(n);
   },
 
   /** The prefix of a code `encode` returned. */
   prefix(code: number): string {
-    return prefixes[code]!;
+    return prefixes[code]!.prefix;
   },
 };
 
 const MAX_PREFIXES = 4_096;
 /** The largest number of 15 digits, the most an encoded id has. */
 const MAX_NUMBER = 999_999_999_999_999;
-const prefixes: string[] = [];
-/** The texts of each prefix's ids, by its code. */
-const prefixTexts: NumberedText[] = [];
+/** Each prefix met so far, by its code, with the texts of its ids. */
+const prefixes: NumberedText[] = [];
 const prefixCodes = new Map<string, number>();
 let lastId = '';
 let lastCode = -1;
@@ -297,8 +296,7 @@ function prefixCode(prefix: string): number {
   if (code === undefined) {
     if (prefixes.length >= MAX_PREFIXES) return -1;
     code = prefixes.length;
-    prefixes.push(prefix);
-    prefixTexts.push(new NumberedText(prefix));
+    prefixes.push(new NumberedText(prefix));
     prefixCodes.set(prefix, code);
   }
   return code;
