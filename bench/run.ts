@@ -104,15 +104,20 @@ interface FreshRun {
   readonly maxRssKiB: number;
 }
 
+/** The last line a bench script (`bench/<script>`) run in a fresh child process prints, as JSON. */
+function childJson<T>(script: string, args: readonly string[]): T {
+  const child = spawnSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, script), ...args], {
+    encoding: 'utf8',
+    cwd: path.resolve(import.meta.dirname, '..'),
+  });
+  if (child.status !== 0)
+    throw new Error(`bench child ${script} ${args[0] ?? ''} failed (exit ${child.status}): ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split('\n').pop()!) as T;
+}
+
 /** One reference backtest in a fresh child process (bench/fresh-run.ts); it must match this process's run. */
 function freshRun(args: string[], expectedHash: string): FreshRun {
-  const child = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', path.resolve(import.meta.dirname, 'fresh-run.ts'), ...args],
-    { encoding: 'utf8', cwd: path.resolve(import.meta.dirname, '..') },
-  );
-  if (child.status !== 0) throw new Error(`bench child ${args[0]} failed (exit ${child.status}): ${child.stderr}`);
-  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as FreshRun;
+  const result = childJson<FreshRun>('fresh-run.ts', args);
   if (result.orderListHash !== expectedHash)
     fail(`the fresh process's ${args[0]} run differs from this process's (order list hash)`);
   return result;
@@ -120,13 +125,7 @@ function freshRun(args: string[], expectedHash: string): FreshRun {
 
 /** Figure 2's full path and plain loop at V8's default inlining budget, in a fresh process (bench/ratio-child.ts). */
 function ratioAtDefaultBudget(count: number, rounds: number): { fullMs: number; loopMs: number; ratio: number } {
-  const child = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', path.resolve(import.meta.dirname, 'ratio-child.ts'), String(count), String(rounds)],
-    { encoding: 'utf8', cwd: path.resolve(import.meta.dirname, '..') },
-  );
-  if (child.status !== 0) throw new Error(`bench child ratio-child.ts failed (exit ${child.status}): ${child.stderr}`);
-  return JSON.parse(child.stdout.trim().split('\n').pop()!) as { fullMs: number; loopMs: number; ratio: number };
+  return childJson('ratio-child.ts', [String(count), String(rounds)]);
 }
 
 interface Row {
