@@ -12,6 +12,7 @@ import { loadEvaluationRules } from './evaluations.ts';
 import { executeBacktest } from '../adapters/backtest/execute.ts';
 import { writeBacktestOutputs } from '../adapters/backtest/result-files.ts';
 import { createLogger, type Logger } from '../engine/log.ts';
+import { isoDate } from '../engine/trading-day.ts';
 import { botAccounts } from '../node/node-config.ts';
 import {
   botBacktestConfig,
@@ -341,7 +342,7 @@ export async function run(args: string[]): Promise<number> {
     ];
     if (result.rolls.length > 0)
       lines.push(
-        `  Rolls           ${result.rolls.map((r) => `${r.from} -> ${r.to} ${new Date(r.time).toISOString().slice(0, 10)} (${r.action})`).join(', ')}`,
+        `  Rolls           ${result.rolls.map((r) => `${r.from} -> ${r.to} ${isoDate(r.time)} (${r.action})`).join(', ')}`,
       );
     if (result.gaps.length > 0) {
       const flattened = result.gaps.filter((g) => g.flattened !== 0).length;

@@ -15,6 +15,7 @@ import { TicklineError } from '../engine/errors.ts';
 import { CALENDAR } from '../market/contract-months.ts';
 import { exchangeCalendarFor } from '../market/contract-hours.ts';
 import { createLogger } from '../engine/log.ts';
+import { isoDate } from '../engine/trading-day.ts';
 import { timeframe as makeTimeframe } from '../engine/timeframe.ts';
 import type { BarUnit } from '../engine/types.ts';
 import { parseCommandArgs } from './args.ts';
@@ -198,17 +199,16 @@ export class NoBarsError extends TicklineError {
  * simulator's history is synthetic and starts `historyDays`, 30 by default, before the simulator did).
  */
 export function whyNoBars(window: { contractId: string; from: number; to: number }): string {
-  const day = (t: number) => new Date(t).toISOString().slice(0, 10);
   const month = CALENDAR.byId(window.contractId);
   if (month !== undefined) {
     if (window.from > month.expiry)
-      return `${month.name} expired on ${day(month.expiry)}, before the range (name the root, ${month.spec.root}, for the front month of each date)`;
+      return `${month.name} expired on ${isoDate(month.expiry)}, before the range (name the root, ${month.spec.root}, for the front month of each date)`;
     if (CALENDAR.status(month, window.to - 1) === 'unlisted')
       return `${month.name} was not yet listed over the range (name the root, ${month.spec.root}, for the front month of each date)`;
     const hours = exchangeCalendarFor('weeklyHours');
     const root = month.spec.root.toUpperCase();
     if (hours.knows(root) && !hours.isOpen(root, window.from) && hours.nextOpen(root, window.from) >= window.to)
-      return `the market was closed over the whole range (${day(window.from)} .. ${day(window.to)}: a weekend, a holiday or the daily break)`;
+      return `the market was closed over the whole range (${isoDate(window.from)} .. ${isoDate(window.to)}: a weekend, a holiday or the daily break)`;
   }
   return 'the gateway has no history there: the local simulator (npm run sim) has synthetic bars only from historyDays (30 by default) before it started, so ask for recent dates (--from now-7d --to now); a gateway keeps a limited history too';
 }

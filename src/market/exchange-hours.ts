@@ -18,7 +18,7 @@
  * not seen.
  */
 import { TicklineError } from '../engine/errors.ts';
-import { parseClock, ZoneClock } from '../engine/trading-day.ts';
+import { isoDate, parseClock, ZoneClock } from '../engine/trading-day.ts';
 import { UnknownRootError, type FuturesContract } from './contract-months.ts';
 import {
   EXCHANGE_HOLIDAYS,
@@ -186,7 +186,7 @@ function epochDay(date: string): number {
 }
 
 function label(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+  return isoDate(day * DAY_MS);
 }
 
 /** 0 = Sunday (1970-01-01, day 0, was a Thursday). */
@@ -470,7 +470,7 @@ export class ExchangeCalendar {
 
   /** The instant a month stops trading and expires: `finalSettlement` on its last trading day. */
   monthExpiry(contract: Pick<FuturesContract, 'spec' | 'expiry'>): number {
-    return this.finalSettlement(contract.spec.root, new Date(contract.expiry).toISOString().slice(0, 10));
+    return this.finalSettlement(contract.spec.root, isoDate(contract.expiry));
   }
 
   /** The roots this calendar knows. */

@@ -4,7 +4,7 @@
  * 2, DAILY_LOSS_LIMIT 444`) and a warning when a strategy stopped trading because every intent it sent
  * from some day on was refused. Pure functions of the decision records; nothing reads the clock.
  */
-import { TradingCalendar } from '../engine/trading-day.ts';
+import { isoDate, TradingCalendar } from '../engine/trading-day.ts';
 import type { ReasonCode } from '../engine/risk.ts';
 import { PriceGrid } from '../engine/ticks.ts';
 import type { Intent } from '../engine/types.ts';
@@ -196,7 +196,7 @@ export class DecisionTally {
 
   /** The summary of the decisions so far; the days are only read here (the last ones of each strategy). */
   summary(options: SummaryOptions = {}): DecisionSummary {
-    const dayOf = options.dayOf ?? ((time: number) => new Date(time).toISOString().slice(0, 10));
+    const dayOf = options.dayOf ?? isoDate;
     const firsts: FirstDecision[] = [...this.firsts].map(([key, record]) => {
       const outcome = key.startsWith('adjusted:') ? 'adjusted' : 'rejected';
       const code = codeOf(record)!;

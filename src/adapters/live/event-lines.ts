@@ -4,6 +4,7 @@
  * The JSON logs carry the same facts for machines; these lines are for the person watching.
  */
 import type { Decision } from '../../engine/runner.ts';
+import { isoDate } from '../../engine/trading-day.ts';
 import type { ContractSpec, Fill, OrderSpec, OrderUpdate } from '../../engine/types.ts';
 
 export interface EventLineContext {
@@ -33,7 +34,7 @@ export class LineDates {
 
   /** A line that states the date by itself (the trading day's line): the next line needs none. */
   note(ms: number): string {
-    const date = new Date(ms).toISOString().slice(0, 10);
+    const date = isoDate(ms);
     this.last = date;
     return date;
   }
@@ -162,7 +163,7 @@ export function limitsText(l: DayLimits): string {
  * day, the previous day's PnL and the limits in force.
  */
 export function dayLine(ctx: EventLineContext, day: DayStart): string {
-  const date = ctx.dates?.note(day.time) ?? new Date(day.time).toISOString().slice(0, 10);
+  const date = ctx.dates?.note(day.time) ?? isoDate(day.time);
   const previous =
     day.previousDayPnl === undefined
       ? 'no previous day in this session'
