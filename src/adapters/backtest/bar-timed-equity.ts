@@ -13,9 +13,14 @@ export class BarTimedEquity extends EquityRecorder {
   private ownTimes: Float64Array | undefined;
   private recorded = 0;
 
-  constructor(private readonly barTimes: Float64Array) {
+  /** `room`: where the points go when it holds one a bar (the caller's to lend: `BacktestRunInput.equityRoom`). */
+  constructor(
+    private readonly barTimes: Float64Array,
+    room?: Float64Array,
+  ) {
     super(0);
-    this.points = new Float64Array(barTimes.length);
+    const n = barTimes.length;
+    this.points = room !== undefined && room.length >= n ? room.subarray(0, n) : new Float64Array(n);
   }
 
   override reserve(n: number): void {

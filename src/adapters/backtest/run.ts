@@ -129,8 +129,14 @@ export interface BacktestRunInput {
   /** The contract's market hours (the guard's MARKET_CLOSED and calendar flat-by, `ctx.session`); none: always open. */
   readonly marketHours?: MarketHours;
   readonly fills: FillModelOptions;
-  /** Record the equity at every bar (for reports); off in parameter sweeps. */
+  /** Record the equity at every bar (for reports, and for a sweep's drawdown figures). */
   readonly recordEquity?: boolean;
+  /**
+   * Room for the equity's points, used when it holds one a bar: a caller that runs one backtest after
+   * another and keeps only figures of each (a sweep's thread) lends each the same room. The result's
+   * curve may be a view of it, valid until the room is lent again.
+   */
+  readonly equityRoom?: Float64Array;
   /** Keep every risk-guard decision (decisions.csv, the report); default: as `recordEquity`. Counts are always kept. */
   readonly recordDecisions?: boolean;
   /**
@@ -221,7 +227,7 @@ export interface BacktestRunResult {
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
-  const recorder = input.recordEquity === false ? undefined : new BarTimedEquity(input.bars.time);
+  const recorder = input.recordEquity === false ? undefined : new BarTimedEquity(input.bars.time, input.equityRoom);
   const session = startRun(input, input.bars.time.length, recorder);
   const continuity = input.continuity;
   if (continuity === undefined) {
