@@ -7,6 +7,7 @@ import { ContractMap } from './contract-map.ts';
 import { objectArray } from './object-array.ts';
 import { TradeColumns } from './trade-columns.ts';
 import type { BlockSpill } from './column-blocks.ts';
+import type { BlockLease } from './block-stock.ts';
 import { gatewayCents } from './money.ts';
 import type { ContractSpec, Fill, Side } from './types.ts';
 import { EngineError } from './errors.ts';
@@ -218,6 +219,8 @@ export interface AccountingOptions {
   readonly tradeMemory?: number;
   /** Where full blocks of the closed trades' columns go (a long backtest's: its memory stops growing with them). */
   readonly tradeSpill?: BlockSpill;
+  /** Where the closed trades' blocks come from (a sweep's run, lent its thread's spares). */
+  readonly tradeLease?: BlockLease;
 }
 
 /**
@@ -263,7 +266,7 @@ export class Accounting {
     this.rememberFills = options.rememberFills ?? true;
     this.pnlInCents = options.pnlInCents ?? false;
     this.tradeMemory = options.tradeMemory ?? Infinity;
-    this.closedTrades = new TradeColumns(options.tradeSpill);
+    this.closedTrades = new TradeColumns(options.tradeSpill, options.tradeLease);
     this.startingBalance = startingBalance;
     for (const contract of contracts) this.bookList.push(new PositionBook(contract.id, contract.grid.tickValue));
     this.books = new ContractMap(this.bookList.map((book) => [book.contractId, book] as const));

@@ -3,6 +3,7 @@
  * arrays and strings in plain arrays, instead of one object each (see order-columns.ts and
  * trade-columns.ts for why).
  */
+import type { BlockLease, Borrower } from './block-stock.ts';
 import { objectArray } from './object-array.ts';
 import { NumberedText } from './numbered-text.ts';
 /**
@@ -31,9 +32,10 @@ const NO_REFS: never[] = [];
 /**
  * The blocks of one set of columns: `width` numbers and `refWidth` references an item. Items are added in
  * order (`numbersFor`/`setRef` of the next item start a block); with a spill, each block is parked once the
- * next one starts, and read back (two blocks cached) when an item of it is read.
+ * next one starts, and read back (two blocks cached) when an item of it is read. With a lease (and no spill),
+ * the blocks are taken from it, and the columns are emptied when it ends.
  */
-export class ColumnBlocks<R> {
+export class ColumnBlocks<R> implements Borrower {
   private readonly numbers: Float64Array[] = objectArray();
   private readonly refs: R[][] = objectArray();
   /** Per block: where the spill parked it, or -1 while it is here. */
@@ -44,6 +46,7 @@ export class ColumnBlocks<R> {
     private readonly width: number,
     private readonly refWidth: number,
     private readonly spill?: BlockSpill,
+    private readonly lease?: BlockLease,
   ) {}
 
   /** The numbers of item `k`, the block it starts added (and the full one before it parked). */
@@ -99,11 +102,22 @@ export class ColumnBlocks<R> {
       this.numbers[b - 1] = NO_NUMBERS;
       this.refs[b - 1] = NO_REFS;
     }
-    this.numbers.push(new Float64Array((BLOCK_MASK + 1) * this.width));
+    const size = (BLOCK_MASK + 1) * this.width;
+    // A spill's parked blocks leave the columns before the run ends: such columns keep blocks of their own.
+    const lease = spill === undefined ? this.lease : undefined;
+    this.numbers.push(lease === undefined ? new Float64Array(size) : lease.zeroed(size, this));
     // An array of references is made when the block's first is written (`setRef`): in the usual run no
     // item has one, and each array made per block survived to the run's end, copied by every scavenge.
     this.refs.push(NO_REFS);
     this.tickets.push(-1);
+  }
+
+  /** Every block let go (their lease ended): a read of an item fails from now on. */
+  forget(): void {
+    this.numbers.length = 0;
+    this.refs.length = 0;
+    this.tickets.length = 0;
+    this.cached.length = 0;
   }
 
   private fetched(b: number): { block: number; numbers: Float64Array; refs: R[] } {

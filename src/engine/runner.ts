@@ -20,6 +20,7 @@ import { Subscription, type Observable } from 'rxjs';
 import { Accounting, type AccountSnapshot, type ClosedTrade, type PositionView } from './accounting.ts';
 import { BarClock } from './bar-clock.ts';
 import type { BlockSpill } from './column-blocks.ts';
+import type { BlockLease } from './block-stock.ts';
 import { BarDriver } from './bar-driver.ts';
 import { SessionClock, TradingCalendar } from './trading-day.ts';
 import { MarketSession, type MarketHours } from './market-hours.ts';
@@ -100,6 +101,8 @@ export interface EngineOptions {
   readonly equityRecorder?: EquityRecorder;
   /** Where full blocks of the closed trades' columns go (a streamed backtest's); all kept in memory otherwise. */
   readonly tradeSpill?: BlockSpill;
+  /** Where the closed trades' blocks come from (a sweep's run, lent its thread's spares); new ones otherwise. */
+  readonly tradeLease?: BlockLease;
   /**
    * Last traded price in ticks where the adapter knows one (live quotes, `MarketData.lastPrice`); the
    * guard's trailPrice checks prefer it to the last close.
@@ -252,6 +255,7 @@ export function createEngine(options: EngineOptions): Engine {
     // A live session runs for weeks and journals every fill: it keeps a window of closed trades.
     ...(traits.kind === 'live' ? { tradeMemory: LIVE_TRADE_MEMORY } : {}),
     ...(options.tradeSpill === undefined ? {} : { tradeSpill: options.tradeSpill }),
+    ...(options.tradeLease === undefined ? {} : { tradeLease: options.tradeLease }),
   });
   const riskStrategyId = options.riskStrategyId ?? RISK_STRATEGY_ID;
   const ledger = new StrategyLedger({

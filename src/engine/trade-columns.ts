@@ -5,6 +5,7 @@
  * objects the report and the API read are made from the columns when asked for, equal field for field.
  */
 import type { ClosedTrade } from './accounting.ts';
+import type { BlockLease } from './block-stock.ts';
 import {
   asStored,
   BLOCK_MASK,
@@ -34,9 +35,9 @@ export class TradeColumns {
   /** A day's trades share its name: kept once, a column holds its code. */
   private readonly days = new Interned();
 
-  /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
-  constructor(spill?: BlockSpill) {
-    this.blocks = new ColumnBlocks(TRADE_NUMBERS, TRADE_REFS, spill);
+  /** `spill`: where full blocks go (a long backtest's), none keeps every block in memory; `lease`: where they come from. */
+  constructor(spill?: BlockSpill, lease?: BlockLease) {
+    this.blocks = new ColumnBlocks(TRADE_NUMBERS, TRADE_REFS, spill, lease);
   }
 
   /**

@@ -15,6 +15,7 @@ import { sliceByIndex } from '../data/columns.ts';
 import { SweepPool } from './sweep-pool.ts';
 import { isStrategyFile } from '../strategies/index.ts';
 import { TicklineError } from '../engine/errors.ts';
+import { BlockStock } from '../engine/block-stock.ts';
 
 export { METRICS };
 export type Metric = (typeof METRICS)[number];
@@ -145,22 +146,10 @@ export interface SweepContext {
 }
 
 /**
- * The room of a run's equity points, lent to each job this thread runs in turn (a job keeps only figures):
- * a sweep of 64 runs on 1 M bars otherwise allocates 512 MB of points, which the system must hand over
- * page by page each time.
+ * The column blocks and equity points of this thread's runs: a job keeps only figures, so each lends the
+ * next its arrays (block-stock.ts says why).
  */
-let equityRoom: Float64Array | undefined;
-
-/** The room for a run of `bars` bars: the kept one, taken while the job runs (a job beside it gets its own). */
-function borrowEquityRoom(bars: number): Float64Array {
-  const room = equityRoom !== undefined && equityRoom.length >= bars ? equityRoom : new Float64Array(bars);
-  equityRoom = undefined;
-  return room;
-}
-
-function returnEquityRoom(room: Float64Array): void {
-  if (equityRoom === undefined || equityRoom.length < room.length) equityRoom = room;
-}
+const threadBlocks = new BlockStock();
 
 /** Run one job in this thread. */
 export async function runJob(context: SweepContext, job: Job): Promise<JobResult> {
@@ -170,14 +159,15 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
     ...context.config,
     strategy: { ...context.config.strategy, params: { ...context.config.strategy.params, ...job.params } },
   };
-  const room = borrowEquityRoom(history.bars.time.length);
+  // A lease of its own: jobs of this thread awaited side by side never share an array.
+  const blocks = threadBlocks.lease();
   try {
     // A sweep's run writes no report: no plots, no decision records, only the statistics it is ranked by.
     const run = await runDefinition(config, context.name, {
       history,
       overlays: false,
       decisions: false,
-      equityRoom: room,
+      blocks,
     });
     const r = run.result;
     if (r.failure !== undefined) return { ...job, error: r.failure.message.split('\n')[0]!, failedAfter: r.bars };
@@ -195,7 +185,7 @@ export async function runJob(context: SweepContext, job: Job): Promise<JobResult
       return { ...job, error: error.message };
     throw error;
   } finally {
-    returnEquityRoom(room);
+    blocks.end();
   }
 }
 

@@ -4,23 +4,32 @@
  * engine fed other bars than these, such as an aggregate of them) makes it keep its own times from there
  * on, the points before it copied from the bars: the curve is always the one `EquityRecorder` records.
  */
+import type { BlockLease, Borrower } from '../../engine/block-stock.ts';
 import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.ts';
 import { StreamedRunError } from './run-gathering.ts';
 
-export class BarTimedEquity extends EquityRecorder {
+export class BarTimedEquity extends EquityRecorder implements Borrower {
   private points: Float64Array;
   /** Times of their own once a point was not at its bar's time; until then, the bars' times. */
   private ownTimes: Float64Array | undefined;
   private recorded = 0;
 
-  /** `room`: where the points go when it holds one a bar (the caller's to lend: `BacktestRunInput.equityRoom`). */
+  /** `lease`: where the room for a point a bar comes from (`BacktestRunInput.blocks`); its own otherwise. */
   constructor(
     private readonly barTimes: Float64Array,
-    room?: Float64Array,
+    lease?: BlockLease,
   ) {
     super(0);
     const n = barTimes.length;
-    this.points = room !== undefined && room.length >= n ? room.subarray(0, n) : new Float64Array(n);
+    // Every point is written before it is read: lent room need not be cleared.
+    this.points = lease === undefined ? new Float64Array(n) : lease.raw(n, this);
+  }
+
+  /** The lent room went back (its lease ended): the curve is empty from now on. */
+  forget(): void {
+    this.points = new Float64Array(0);
+    this.ownTimes = undefined;
+    this.recorded = 0;
   }
 
   override reserve(n: number): void {

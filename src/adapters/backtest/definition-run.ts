@@ -5,6 +5,7 @@
  * chooses between the two.
  */
 import path from 'node:path';
+import type { BlockLease } from '../../engine/block-stock.ts';
 import type { Logger } from '../../engine/log.ts';
 import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
@@ -366,8 +367,8 @@ export interface ExecuteOptions extends HistoryOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Record the per-bar equity curve (needed for drawdown statistics and the report). */
   readonly recordEquity?: boolean;
-  /** Room for the equity's points, lent for this run (`BacktestRunInput.equityRoom`). */
-  readonly equityRoom?: Float64Array;
+  /** Where the run's columns and equity points come from (`BacktestRunInput.blocks`). */
+  readonly blocks?: BlockLease;
   /**
    * The evaluation to judge the run by (a loaded preset); by default the account's own rules when they
    * have a profit target and a maximum loss limit. Only with the equity curve recorded.
@@ -565,7 +566,7 @@ export async function runDefinition(
       ...configuredMarketHours(config, contract),
       fills: fillOptions(config.fills, fee),
       recordEquity: recordsReport,
-      ...(options.equityRoom === undefined ? {} : { equityRoom: options.equityRoom }),
+      ...(options.blocks === undefined ? {} : { blocks: options.blocks }),
       ...(options.decisions === undefined ? {} : { recordDecisions: options.decisions }),
       continuity: continuityOptions(config, history),
       ...(passLock === undefined ? {} : { passLock }),

@@ -17,6 +17,7 @@ import {
   sequenceIds,
   type BlockSpill,
 } from '../../engine/column-blocks.ts';
+import type { BlockLease } from '../../engine/block-stock.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import { MARKET_ORDER } from '../../engine/intents.ts';
 import type { Fill, OrderSpec, OrderState, Side } from '../../engine/types.ts';
@@ -49,9 +50,9 @@ export class OrderColumns {
   private readonly blocks: ColumnBlocks<string | OrderSpec | null>;
   private readonly contracts = new Interned();
 
-  /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
-  constructor(spill?: BlockSpill) {
-    this.blocks = new ColumnBlocks(ORDER_NUMBERS, ORDER_REFS, spill);
+  /** `spill`: where full blocks go (a long backtest's), none keeps every block in memory; `lease`: where they come from. */
+  constructor(spill?: BlockSpill, lease?: BlockLease) {
+    this.blocks = new ColumnBlocks(ORDER_NUMBERS, ORDER_REFS, spill, lease);
   }
 
   push(r: OrderRecord): void {
@@ -138,9 +139,9 @@ export class FillColumns {
   private readonly blocks: ColumnBlocks<string | null>;
   private readonly contracts = new Interned();
 
-  /** `spill`: where full blocks go (a long backtest's); none keeps every block in memory. */
-  constructor(spill?: BlockSpill) {
-    this.blocks = new ColumnBlocks(FILL_NUMBERS, 2, spill);
+  /** `spill`: where full blocks go (a long backtest's), none keeps every block in memory; `lease`: where they come from. */
+  constructor(spill?: BlockSpill, lease?: BlockLease) {
+    this.blocks = new ColumnBlocks(FILL_NUMBERS, 2, spill, lease);
   }
 
   push(fill: Fill, balance: number): void {

@@ -49,6 +49,7 @@ import { EquityRecorder, type EquityCurve } from '../../engine/equity-recorder.t
 import { BarTimedEquity } from './bar-timed-equity.ts';
 import { FillColumns } from './order-columns.ts';
 import { FileSpill } from './file-spill.ts';
+import type { BlockLease } from '../../engine/block-stock.ts';
 import type { BlockSpill } from '../../engine/column-blocks.ts';
 
 /** Rolls and gaps: how the run treats a change of contract month and a long stretch without bars. */
@@ -132,11 +133,11 @@ export interface BacktestRunInput {
   /** Record the equity at every bar (for reports, and for a sweep's drawdown figures). */
   readonly recordEquity?: boolean;
   /**
-   * Room for the equity's points, used when it holds one a bar: a caller that runs one backtest after
-   * another and keeps only figures of each (a sweep's thread) lends each the same room. The result's
-   * curve may be a view of it, valid until the room is lent again.
+   * Where the run's columns and equity points come from: a caller that runs one backtest after another and
+   * keeps only figures of each (a sweep's thread) lends each its spares. The result must not be read once
+   * the lease ends: its orders, fills, trades and curve are another run's from then on.
    */
-  readonly equityRoom?: Float64Array;
+  readonly blocks?: BlockLease;
   /** Keep every risk-guard decision (decisions.csv, the report); default: as `recordEquity`. Counts are always kept. */
   readonly recordDecisions?: boolean;
   /**
@@ -227,7 +228,7 @@ export interface BacktestRunResult {
 }
 
 export function runBacktest(input: BacktestRunInput): BacktestRunResult {
-  const recorder = input.recordEquity === false ? undefined : new BarTimedEquity(input.bars.time, input.equityRoom);
+  const recorder = input.recordEquity === false ? undefined : new BarTimedEquity(input.bars.time, input.blocks);
   const session = startRun(input, input.bars.time.length, recorder);
   const continuity = input.continuity;
   if (continuity === undefined) {
@@ -344,7 +345,7 @@ function startRun(
   spill?: BlockSpill,
 ): RunSession {
   const { contract, account } = input;
-  const venue = new SimulatedVenue(input.fills, spill);
+  const venue = new SimulatedVenue(input.fills, spill, input.blocks);
   const touch = input.fills.touch;
   const { profitTarget, ...rules } = account;
   const continuity = input.continuity;
@@ -376,12 +377,13 @@ function startRun(
     expectedBars: total,
     ...(equityRecorder === undefined ? {} : { equityRecorder }),
     ...(spill === undefined ? {} : { tradeSpill: spill }),
+    ...(input.blocks === undefined ? {} : { tradeLease: input.blocks }),
     // A strategy's ctx.quotes() sees the book the fill model fills at: the spread model at each close.
     ...(touch === undefined
       ? {}
       : { barQuote: (bar, _previous, direction) => quoteOf(touch, bar.close, direction, bar) }),
   });
-  const fills = new FillColumns(spill);
+  const fills = new FillColumns(spill, input.blocks);
   const breaches: Breach[] = [];
   const decisions = new DecisionColumns();
   const recordDecisions = input.recordDecisions ?? input.recordEquity ?? true;

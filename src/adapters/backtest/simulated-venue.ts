@@ -18,6 +18,7 @@
  */
 import type { Observable } from 'rxjs';
 import type { BlockSpill } from '../../engine/column-blocks.ts';
+import type { BlockLease } from '../../engine/block-stock.ts';
 import { TicklineError } from '../../engine/errors.ts';
 import type { IdList } from '../../engine/id-list.ts';
 import { startTrail, trailStopPrice } from '../../engine/trailing.ts';
@@ -77,7 +78,7 @@ export class SimulatedVenue implements Venue {
   private readonly lastCloseByContract = new Map<string, number>();
 
   /** `spill`: where full blocks of the run's settled orders go (a streamed run's); all kept in memory otherwise. */
-  constructor(options: FillModelOptions, spill?: BlockSpill) {
+  constructor(options: FillModelOptions, spill?: BlockSpill, lease?: BlockLease) {
     for (const [name, value] of [
       ['slippageTicks', options.slippageTicks],
       ['stopSlippageTicks', options.stopSlippageTicks ?? 0],
@@ -87,7 +88,7 @@ export class SimulatedVenue implements Venue {
     }
     if (!(options.feePerContractPerSide >= 0))
       throw new RangeError(`feePerContractPerSide must be >= 0, got ${options.feePerContractPerSide}`);
-    this.book = new VenueBook(options.feePerContractPerSide, spill);
+    this.book = new VenueBook(options.feePerContractPerSide, spill, lease);
     this.working = this.book.working;
     const settings = {
       slippage: options.slippageTicks,

@@ -14,6 +14,7 @@ import { MARKET_ORDER } from '../../engine/intents.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
 import { BLOCK_MASK, sequenceFillId, type BlockSpill } from '../../engine/column-blocks.ts';
+import type { BlockLease } from '../../engine/block-stock.ts';
 import type {
   BracketSpec,
   Fill,
@@ -230,12 +231,16 @@ export class VenueBook {
     reason: undefined,
   };
 
-  /** `fee`: money per contract per side, on every fill; `spill`: where full blocks of settled orders go. */
+  /**
+   * `fee`: money per contract per side, on every fill; `spill`: where full blocks of settled orders go;
+   * `lease`: where their blocks come from.
+   */
   constructor(
     private readonly fee: number,
     spill?: BlockSpill,
+    lease?: BlockLease,
   ) {
-    this.settledOrders = new OrderColumns(spill);
+    this.settledOrders = new OrderColumns(spill, lease);
   }
 
   /** Orders placed so far (rejected ones and bracket legs included). */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BarTimedEquity } from '../../../src/adapters/backtest/bar-timed-equity.ts';
+import { BlockStock } from '../../../src/engine/block-stock.ts';
 import { EquityRecorder } from '../../../src/engine/equity-recorder.ts';
 
 describe('the equity of a whole history', () => {
@@ -11,15 +12,18 @@ describe('the equity of a whole history', () => {
         fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 8 }),
         fc.option(fc.nat(), { nil: undefined }),
         fc.integer({ min: -10, max: 10 }),
-        // Room lent by the caller (a sweep's thread), shorter or longer than the bars, holding an earlier run's points.
-        fc.option(fc.integer({ min: -3, max: 10 }), { nil: undefined }),
-        (bars, chunks, offAt, extra, roomExtra) => {
+        // Room lent by the caller (a sweep's thread): holding an earlier run's points, or none of this length.
+        fc.option(fc.boolean(), { nil: undefined }),
+        (bars, chunks, offAt, extra, spareOfLength) => {
           const barTimes = Float64Array.from({ length: bars }, (_, i) => 1_700_000_000_000 + i * 60_000);
           // As many points as bars, or fewer (a run that stopped) or more; one maybe off its bar's time.
           const points = Math.max(0, bars + extra);
           const off = offAt === undefined || points === 0 ? -1 : offAt % points;
-          const room = roomExtra === undefined ? undefined : new Float64Array(Math.max(0, bars + roomExtra)).fill(-7);
-          const timed = new BarTimedEquity(barTimes, room);
+          const stock = new BlockStock();
+          const room = new Float64Array(spareOfLength ? bars : bars + 1).fill(-7);
+          stock.give([room]);
+          const lease = spareOfLength === undefined ? undefined : stock.lease();
+          const timed = new BarTimedEquity(barTimes, lease);
           const plain = new EquityRecorder(bars);
           let p = 0;
           for (const n of chunks) {
@@ -41,9 +45,14 @@ describe('the equity of a whole history', () => {
           // (The point set off its time may lie past the last one recorded: then none was off.)
           if (p === bars && (off === -1 || off >= p)) expect(got.time).toBe(barTimes);
           else expect(got.time).not.toBe(barTimes);
-          // Room that holds a point a bar is used, not copied: a full curve's points are a view of it.
-          if (room !== undefined && room.length >= bars && bars > 0 && p === bars && (off === -1 || off >= p))
-            expect(got.equity.buffer).toBe(room.buffer);
+          // Lent room is used, not copied: a full curve's points are the spare itself.
+          if (spareOfLength === true && p === bars && (off === -1 || off >= p)) expect(got.equity).toBe(room);
+          if (lease !== undefined) {
+            lease.end();
+            // The room went back: the recorder forgot it, and the stock holds it (and the spare of another length).
+            expect(timed.curve().equity.length).toBe(0);
+            expect(stock.spares).toBe(spareOfLength ? 1 : 2);
+          }
         },
       ),
       { numRuns: 300 },

@@ -4,6 +4,7 @@ import { Accounting } from '../../../src/engine/accounting.ts';
 import type { ClosedTrade } from '../../../src/engine/accounting.ts';
 import { mappedTradeList, TradeColumns } from '../../../src/engine/trade-columns.ts';
 import { isSequenceId, sequenceFillId, type BlockSpill } from '../../../src/engine/column-blocks.ts';
+import { BlockStock } from '../../../src/engine/block-stock.ts';
 
 /** A spill that keeps copies of what it was given, and counts what was parked and read back. */
 class MemorySpill implements BlockSpill {
@@ -114,6 +115,35 @@ describe('trade columns with a spill', () => {
         },
       ),
       { numRuns: 15 },
+    );
+  });
+});
+
+describe('trade columns on a lease (the runs of a sweep, one after another in a thread)', () => {
+  it("read back each run's trades equal, in blocks an earlier run filled; a run's columns are emptied when its lease ends", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(trade, { maxLength: 2_600 }), { minLength: 1, maxLength: 4 }),
+        fc.boolean(),
+        (runs, withSpill) => {
+          const stock = new BlockStock();
+          let blocksBefore = 0;
+          for (const trades of runs) {
+            const lease = stock.lease();
+            const columns = new TradeColumns(withSpill ? new MemorySpill() : undefined, lease);
+            for (const t of trades) push(columns, t);
+            // Every run but the first takes back the blocks of the one before, written over.
+            expect([...columns.list()]).toEqual(trades);
+            lease.end();
+            const blocks = Math.ceil(trades.length / 1_024);
+            // Columns with a spill keep blocks of their own (parked ones leave before the run ends).
+            expect(stock.spares).toBe(withSpill ? 0 : Math.max(blocksBefore, blocks));
+            blocksBefore = Math.max(blocksBefore, withSpill ? 0 : blocks);
+            if (trades.length > 0 && !withSpill) expect(() => columns.trade(0)).toThrow();
+          }
+        },
+      ),
+      { numRuns: 25 },
     );
   });
 });
