@@ -54,13 +54,11 @@ export class BlockLease {
 
   constructor(private readonly stock: BlockStock) {}
 
-  /** A zeroed array of `length`, as `new Float64Array(length)`. */
-  zeroed(length: number, by: Borrower): Float64Array {
-    return this.raw(length, by).fill(0);
-  }
-
-  /** An array of `length` holding anything: for a borrower that writes every value before it reads it. */
-  raw(length: number, by: Borrower): Float64Array {
+  /**
+   * An array of `length` holding anything (an earlier run's values): a borrower writes each value before it
+   * reads it, as the columns write a row whole when they add it.
+   */
+  take(length: number, by: Borrower): Float64Array {
     // A lease that ended lends nothing more: what a forgotten borrower would take is its own.
     if (this.ended) return new Float64Array(length);
     const array = this.stock.take(length);

@@ -33,7 +33,8 @@ const NO_REFS: never[] = [];
  * The blocks of one set of columns: `width` numbers and `refWidth` references an item. Items are added in
  * order (`numbersFor`/`setRef` of the next item start a block); with a spill, each block is parked once the
  * next one starts, and read back (two blocks cached) when an item of it is read. With a lease (and no spill),
- * the blocks are taken from it, and the columns are emptied when it ends.
+ * the blocks are taken from it, holding an earlier run's numbers, and the columns are emptied when it ends:
+ * the columns on a lease (orders, fills, trades) write every number of an item when they add it.
  */
 export class ColumnBlocks<R> implements Borrower {
   private readonly numbers: Float64Array[] = objectArray();
@@ -105,7 +106,7 @@ export class ColumnBlocks<R> implements Borrower {
     const size = (BLOCK_MASK + 1) * this.width;
     // A spill's parked blocks leave the columns before the run ends: such columns keep blocks of their own.
     const lease = spill === undefined ? this.lease : undefined;
-    this.numbers.push(lease === undefined ? new Float64Array(size) : lease.zeroed(size, this));
+    this.numbers.push(lease === undefined ? new Float64Array(size) : lease.take(size, this));
     // An array of references is made when the block's first is written (`setRef`): in the usual run no
     // item has one, and each array made per block survived to the run's end, copied by every scavenge.
     this.refs.push(NO_REFS);

@@ -22,7 +22,7 @@ export class BarTimedEquity extends EquityRecorder implements Borrower {
     super(0);
     const n = barTimes.length;
     // Every point is written before it is read: lent room need not be cleared.
-    this.points = lease === undefined ? new Float64Array(n) : lease.raw(n, this);
+    this.points = lease === undefined ? new Float64Array(n) : lease.take(n, this);
   }
 
   /** The lent room went back (its lease ended): the curve is empty from now on. */

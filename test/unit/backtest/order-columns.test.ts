@@ -7,6 +7,7 @@ import { ColumnSpillError, FileSpill } from '../../../src/adapters/backtest/file
 import { FillColumns, OrderColumns, OrderColumnsError } from '../../../src/adapters/backtest/order-columns.ts';
 import type { OrderRecord } from '../../../src/adapters/backtest/venue-book.ts';
 import { asStored, sequenceIds } from '../../../src/engine/column-blocks.ts';
+import { BlockStock } from '../../../src/engine/block-stock.ts';
 import { MARKET_ORDER } from '../../../src/engine/intents.ts';
 import { TradeColumns } from '../../../src/engine/trade-columns.ts';
 import type { Fill, OrderSpec } from '../../../src/engine/types.ts';
@@ -104,6 +105,32 @@ describe('order and fill columns', () => {
         });
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it("keep every order and fill on a lease, in blocks an earlier run filled (a sweep's runs in one thread)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.array(record, { maxLength: 200 }), fc.array(fill, { maxLength: 200 })), {
+          minLength: 2,
+          maxLength: 3,
+        }),
+        (runs) => {
+          const stock = new BlockStock();
+          for (const [orders, fills] of runs) {
+            const lease = stock.lease();
+            const orderColumns = new OrderColumns(undefined, lease);
+            const fillColumns = new FillColumns(undefined, lease);
+            for (const o of orders) orderColumns.push(o);
+            fills.forEach((f, k) => fillColumns.push(f, k * 0.5));
+            orders.forEach((o, k) => expect(orderColumns.record(k)).toEqual(o));
+            expect(fillColumns.toFills()).toEqual(fills);
+            lease.end();
+            if (orders.length > 0) expect(() => orderColumns.record(0)).toThrow();
+          }
+        },
+      ),
+      { numRuns: 40 },
     );
   });
 

@@ -292,6 +292,50 @@ describe('rolls and gaps, as properties', () => {
   });
 });
 
+describe("a history's continuity plan, made once for runs over the same bars", () => {
+  it('property: whatever was planned over the same bars before, a plan equals one made afresh over a copy of them', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 2, maxLength: 120 }),
+        fc.array(
+          fc.record({
+            cuts: fc.array(fc.nat(119), { maxLength: 3 }),
+            gapMinutes: fc.constantFrom(2, 5, 60),
+            barMs: fc.constantFrom(MINUTE, 2 * MINUTE),
+          }),
+          { minLength: 1, maxLength: 8 },
+        ),
+        (idles, asks) => {
+          // Bars a minute apart, with idle minutes between some of them (gaps when longer than the limit).
+          const bars = flatBars(
+            idles.map((_, i) => 5_000 + i),
+            0,
+          );
+          let t = 0;
+          idles.forEach((idle, i) => {
+            bars.time[i] = t;
+            t += (1 + idle) * MINUTE;
+          });
+          const copy = { ...bars, time: bars.time.slice() };
+          for (const ask of asks) {
+            const starts = [...new Set(ask.cuts.map((c) => c % idles.length))].sort((a, b) => a - b);
+            const segments: HistorySegment[] = [0, ...starts.filter((c) => c > 0)].map((i, k) => ({
+              start: bars.time[i]!,
+              contractId: `M${k}`,
+            }));
+            const limit = ask.gapMinutes * MINUTE;
+            const plan = planContinuity(bars, segments, ask.barMs, limit);
+            expect(plan).toEqual(planContinuity({ ...copy, time: copy.time.slice() }, segments, ask.barMs, limit));
+            // Asked again, with equal segments in another array, the same plan: the bars were scanned once.
+            expect(planContinuity(bars, [...segments], ask.barMs, limit)).toBe(plan);
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
+
 describe('aggregating a continuous history', () => {
   it('property: after the rolls move to bucket starts, no aggregated bar holds two months, and every kept bar keeps its month', () => {
     fc.assert(
