@@ -19,7 +19,15 @@ export class BlockStock {
     return this.spare.get(length)?.pop() ?? new Float64Array(length);
   }
 
+  /**
+   * A run's arrays back. The stock keeps only lengths this run used: what it holds is at most a run's worth
+   * (a walk-forward's folds, each of its own length, would otherwise leave a curve's room a fold).
+   */
   give(arrays: readonly Float64Array[]): void {
+    // A run that took nothing (parameters refused before it started) says nothing of the next run's needs.
+    if (arrays.length === 0) return;
+    for (const length of [...this.spare.keys()])
+      if (!arrays.some((a) => a.length === length)) this.spare.delete(length);
     for (const array of arrays) {
       let spare = this.spare.get(array.length);
       if (spare === undefined) {
