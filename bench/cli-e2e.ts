@@ -1,10 +1,10 @@
 /**
  * The whole command from outside: a generated one-minute CSV (written at run time into a temporary folder,
- * never committed), `tickline backtest` in a child process with every output, wall time and peak RSS; and
- * the CSV reader alone in this process.
+ * never committed), `tickline backtest` in a child process with every output, wall time and peak RSS;
+ * `tickline optimize` on it, as issue 30 states its sweep figure; and the CSV reader alone in this process.
  */
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,6 +71,46 @@ export function runCliBacktest(csv: GeneratedCsv): CliRun {
     ].join('\n'),
   );
   return runCliConfig(config, csv.dir);
+}
+
+export interface CliSweep {
+  readonly wallMs: number;
+  /** The sweep's rows (out/optimize.csv), the same whatever the lanes. */
+  readonly rows: string;
+}
+
+/**
+ * `tickline optimize` over `grid` on the file, in a child process on `workers` lanes, timed from outside:
+ * the process's start, the file's read, the pool's start and the outputs included.
+ */
+export function runCliOptimize(
+  csv: GeneratedCsv,
+  grid: Readonly<Record<string, readonly number[]>>,
+  workers: number,
+): CliSweep {
+  const config = path.join(csv.dir, 'optimize.yaml');
+  writeFileSync(
+    config,
+    [
+      'strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }',
+      'contract: ESZ5',
+      `data: { source: csv, file: ${path.basename(csv.file)} }`,
+      'account: { startingBalance: 1000000 }',
+      'out: sweep-out',
+      '',
+    ].join('\n'),
+  );
+  const gridFlags = Object.entries(grid).flatMap(([name, values]) => ['--grid', `${name}=${values.join(',')}`]);
+  const started = performance.now();
+  const child = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'bin/tickline.js'), 'optimize', '--config', config, ...gridFlags, '--workers', String(workers)],
+    { cwd: csv.dir, encoding: 'utf8', maxBuffer: 64 << 20 },
+  );
+  const wallMs = performance.now() - started;
+  if (child.status !== 0)
+    throw new Error(`tickline optimize failed (exit ${child.status}): ${(child.stderr ?? '').slice(-2000)}`);
+  return { wallMs, rows: readFileSync(path.join(csv.dir, 'sweep-out', 'optimize.csv'), 'utf8') };
 }
 
 /** `tickline backtest --config <config>` in a child process, timed from outside, with its peak RSS. */
