@@ -58,7 +58,12 @@ export interface CliRun {
 
 /** `tickline backtest` on the file with the reference strategy and every output; exit 0 or 3 (rule break) is a run. */
 export function runCliBacktest(csv: GeneratedCsv): CliRun {
-  const config = path.join(csv.dir, 'e2e.yaml');
+  return runCliConfig(referenceConfig(csv, 'e2e.yaml', 'out'), csv.dir);
+}
+
+/** A definition of the reference strategy on the file, written beside it as `name`, its outputs in `out`. */
+function referenceConfig(csv: GeneratedCsv, name: string, out: string): string {
+  const config = path.join(csv.dir, name);
   writeFileSync(
     config,
     [
@@ -66,11 +71,11 @@ export function runCliBacktest(csv: GeneratedCsv): CliRun {
       'contract: ESZ5',
       `data: { source: csv, file: ${path.basename(csv.file)} }`,
       'account: { startingBalance: 1000000 }',
-      `out: out`,
+      `out: ${out}`,
       '',
     ].join('\n'),
   );
-  return runCliConfig(config, csv.dir);
+  return config;
 }
 
 export interface CliSweep {
@@ -88,18 +93,7 @@ export function runCliOptimize(
   grid: Readonly<Record<string, readonly number[]>>,
   workers: number,
 ): CliSweep {
-  const config = path.join(csv.dir, 'optimize.yaml');
-  writeFileSync(
-    config,
-    [
-      'strategy: { name: sma-cross, params: { fast: 10, slow: 30 } }',
-      'contract: ESZ5',
-      `data: { source: csv, file: ${path.basename(csv.file)} }`,
-      'account: { startingBalance: 1000000 }',
-      'out: sweep-out',
-      '',
-    ].join('\n'),
-  );
+  const config = referenceConfig(csv, 'optimize.yaml', 'sweep-out');
   const gridFlags = Object.entries(grid).flatMap(([name, values]) => ['--grid', `${name}=${values.join(',')}`]);
   const started = performance.now();
   const child = spawnSync(
