@@ -71,7 +71,7 @@ export class BlockLease {
     if (this.ended) return new Float64Array(length);
     const array = this.stock.take(length);
     this.lent.push(array);
-    if (this.borrowers[this.borrowers.length - 1] !== by && !this.borrowers.includes(by)) this.borrowers.push(by);
+    if (!this.borrowers.includes(by)) this.borrowers.push(by);
     return array;
   }
 

@@ -42,13 +42,17 @@ export class ColumnBlocks<R> implements Borrower {
   /** Per block: where the spill parked it, or -1 while it is here. */
   private readonly tickets: number[] = [];
   private readonly cached: { block: number; numbers: Float64Array; refs: R[] }[] = [];
+  /** Where new blocks come from: none with a spill, whose parked blocks leave the columns before the run ends. */
+  private readonly lease: BlockLease | undefined;
 
   constructor(
     private readonly width: number,
     private readonly refWidth: number,
     private readonly spill?: BlockSpill,
-    private readonly lease?: BlockLease,
-  ) {}
+    lease?: BlockLease,
+  ) {
+    this.lease = spill === undefined ? lease : undefined;
+  }
 
   /** The numbers of item `k`, the block it starts added (and the full one before it parked). */
   numbersFor(k: number): Float64Array {
@@ -104,9 +108,7 @@ export class ColumnBlocks<R> implements Borrower {
       this.refs[b - 1] = NO_REFS;
     }
     const size = (BLOCK_MASK + 1) * this.width;
-    // A spill's parked blocks leave the columns before the run ends: such columns keep blocks of their own.
-    const lease = spill === undefined ? this.lease : undefined;
-    this.numbers.push(lease === undefined ? new Float64Array(size) : lease.take(size, this));
+    this.numbers.push(this.lease === undefined ? new Float64Array(size) : this.lease.take(size, this));
     // An array of references is made when the block's first is written (`setRef`): in the usual run no
     // item has one, and each array made per block survived to the run's end, copied by every scavenge.
     this.refs.push(NO_REFS);

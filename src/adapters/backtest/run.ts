@@ -249,7 +249,8 @@ export function runBacktest(input: BacktestRunInput): BacktestRunResult {
 }
 
 /** A run whose history comes chunk by chunk (a bar cache import read one stored chunk at a time). */
-export interface StreamedRunInput extends Omit<BacktestRunInput, 'bars' | 'continuity'> {
+// No lease (`blocks`): a streamed run's blocks are parked in its spill before it ends, so they are its own.
+export interface StreamedRunInput extends Omit<BacktestRunInput, 'bars' | 'continuity' | 'blocks'> {
   /** The history, oldest first, in consecutive chunks of any size; each is let go once replayed. */
   readonly chunks: Iterable<BarColumns>;
   /** How many bars the chunks hold (for progress). */
