@@ -272,6 +272,8 @@ export class BarDriver {
         if (barClock.now >= enforcer.marketCheckAt) enforcer.checkMarkets(barClock.now);
         if (listening) host.emitBarRecords(chunk, i);
         if (this.catchUp && i === n - 1) this.coalesceTargets(barTime);
+        // Between two calls into the engine no caller holds a book order: gone ones can be made over.
+        book.reclaim();
         while (pending.cursor < pending.length && pending.at(pending.cursor) === i) {
           const k = pending.cursor++;
           const instance = pending.instance(k);

@@ -1,6 +1,7 @@
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import type { GuardResult } from './risk.ts';
+import { copyIntent } from './intents.ts';
 import type { Intent } from './types.ts';
 
 /** One risk-guard decision. Expanded target and flatten intents give one decision per resulting order. */
@@ -28,13 +29,23 @@ export class DecisionLog {
   decide(strategyId: string, intent: Intent, origin: Intent | undefined, result: GuardResult, time: number): void {
     if (!result.accepted) {
       this.rejections[result.code] = (this.rejections[result.code] ?? 0) + 1;
-      this.logger.warn({ strategyId, intent, code: result.code }, `risk guard rejected: ${result.message}`);
+      this.logger.warn(
+        { strategyId, intent: copyIntent(intent), code: result.code },
+        `risk guard rejected: ${result.message}`,
+      );
     } else if (result.adjusted !== undefined) {
-      this.logger.warn({ strategyId, intent, code: result.adjusted }, `risk guard reduced: ${result.message}`);
+      this.logger.warn(
+        { strategyId, intent: copyIntent(intent), code: result.adjusted },
+        `risk guard reduced: ${result.message}`,
+      );
     }
+    // The intents are lent for this call (the router fills them again for its next order): a decision
+    // published keeps copies.
     if (this.decisions.observed)
       this.decisions.next(
-        origin === undefined ? { strategyId, intent, result, time } : { strategyId, intent, origin, result, time },
+        origin === undefined
+          ? { strategyId, intent: copyIntent(intent), result, time }
+          : { strategyId, intent: copyIntent(intent), origin: copyIntent(origin), result, time },
       );
   }
 

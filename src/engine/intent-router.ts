@@ -5,7 +5,7 @@ import { sequenceIds } from './column-blocks.ts';
 import { NumberedText } from './numbered-text.ts';
 import type { GuardStep } from './guard-step.ts';
 import { intentShapeProblem } from './intent-shape.ts';
-import { MARKET_ORDER, PRIMARY_CONTRACT } from './intents.ts';
+import { copyIntent, MARKET_ORDER, PRIMARY_CONTRACT } from './intents.ts';
 import type { Logger } from './log.ts';
 import type { Multicast } from './multicast.ts';
 import { modifiedSpec, orderTowards, trackTrail, type Exposure, type OrderBook } from './order-book.ts';
@@ -17,10 +17,16 @@ import type { StrategyLedger } from './strategy-ledger.ts';
 import type { StrategyPauses } from './strategy-pause.ts';
 import { TargetKeeper, targetKey } from './target-keeper.ts';
 import type { TradingStateMachine } from './trading-state.ts';
-import { trailStopPrice } from './trailing.ts';
-import type { ContractSpec, Intent, ModifyIntent, PlaceIntent, Venue } from './types.ts';
+import type { ContractSpec, Intent, ModifyIntent, OrderCommand, PlaceIntent, TargetIntent, Venue } from './types.ts';
 
 const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A market order of one shape, every field set by the caller (see `IntentRouter.placeScratch`). */
+function blankPlace(): Writable<PlaceIntent> {
+  return { kind: 'place', id: '', contractId: '', side: 'buy', size: 0, order: MARKET_ORDER, label: undefined };
+}
 
 export interface StampedIntent {
   readonly strategyId: string;
@@ -87,6 +93,32 @@ export class IntentRouter {
   private readonly findInstance: (strategyId: string) => IntentSource | undefined;
   private readonly ledger: StrategyLedger;
   private readonly pauses: StrategyPauses;
+  /** Calls of `processIntent` under way (a venue's event can start one inside another). */
+  private depth = 0;
+  /**
+   * The intents a target makes on its way, for the outermost call only: nothing keeps them (the decision
+   * log and `intents$` publish copies; the book and the venue copy their fields), so a backtest makes none
+   * per order. A call inside another makes its own, since the outer one's are still in use.
+   */
+  private readonly targetScratch: Writable<TargetIntent> = {
+    kind: 'target',
+    contractId: '',
+    size: 0,
+    id: '',
+    label: undefined,
+  };
+  private readonly placeScratch: Writable<PlaceIntent> = blankPlace();
+  /** The venue copies a place command during the call (its traits say so): one object serves every order. */
+  private readonly lendsCommands: boolean;
+  private readonly commandScratch: Writable<OrderCommand> = {
+    id: '',
+    contractId: '',
+    side: 'buy',
+    size: 0,
+    order: MARKET_ORDER,
+    bracket: undefined,
+    decidedAt: Number.NaN,
+  };
 
   constructor(parts: IntentRouterParts) {
     this.contracts = parts.contracts;
@@ -103,6 +135,7 @@ export class IntentRouter {
     this.barClock = parts.barClock;
     this.logger = parts.logger;
     this.live = parts.venue.traits.kind === 'live';
+    this.lendsCommands = !parts.venue.traits.keepsCommands;
     this.riskStrategyId = parts.riskStrategyId;
     this.sequenceStart = parts.sequenceStart;
     this.findInstance = parts.findInstance;
@@ -147,6 +180,21 @@ export class IntentRouter {
     decidedAt: number,
     time: number,
   ): void {
+    this.depth++;
+    try {
+      this.route(instance, strategyId, raw, decidedAt, time);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private route(
+    instance: IntentSource | undefined,
+    strategyId: string,
+    raw: Intent,
+    decidedAt: number,
+    time: number,
+  ): void {
     const problem = intentShapeProblem(raw);
     if (problem !== undefined) {
       this.decisions.decide(
@@ -160,14 +208,24 @@ export class IntentRouter {
     }
     let intent: Intent = raw;
     if (raw.kind === 'target' && raw.id === undefined) {
-      // The hot path of target-position strategies: one literal instead of two spreads.
+      // The hot path of target-position strategies: the router's own target, filled again (`targetScratch`).
       const contractId =
         raw.contractId === PRIMARY_CONTRACT ? this.resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId;
-      const stamped: Intent =
-        raw.label === undefined
-          ? { kind: 'target', contractId, size: raw.size, id: this.nextId(strategyId) }
-          : { kind: 'target', contractId, size: raw.size, id: this.nextId(strategyId), label: raw.label };
-      intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
+      const id = this.nextId(strategyId);
+      if (raw.at === undefined && this.depth === 1) {
+        const stamped = this.targetScratch;
+        stamped.contractId = contractId;
+        stamped.size = raw.size;
+        stamped.id = id;
+        stamped.label = raw.label;
+        intent = stamped;
+      } else {
+        const stamped: Intent =
+          raw.label === undefined
+            ? { kind: 'target', contractId, size: raw.size, id }
+            : { kind: 'target', contractId, size: raw.size, id, label: raw.label };
+        intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
+      }
     } else if (intent.id === undefined) intent = { ...intent, id: this.nextId(strategyId) };
     if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
       intent = { ...intent, contractId: this.resolveContract(instance, intent.contractId) };
@@ -182,7 +240,7 @@ export class IntentRouter {
       }
       if (inTicks !== undefined) intent = inTicks;
     }
-    if (this.intents$.observed) this.intents$.next({ strategyId, intent, time });
+    if (this.intents$.observed) this.intents$.next({ strategyId, intent: copyIntent(intent), time });
     switch (intent.kind) {
       case 'target':
         return this.expandTarget(strategyId, intent, decidedAt, time);
@@ -226,34 +284,43 @@ export class IntentRouter {
           intent.order.type === 'trailingStop'
             ? trackTrail(intent.side, this.guard.lastPrice(intent.contractId), intent.order.trailPrice)
             : undefined;
-        this.book.add({
+        this.book.add(
           id,
           strategyId,
-          contractId: intent.contractId,
-          side: intent.side,
+          intent.contractId,
+          intent.side,
           size,
-          filledSize: 0,
-          reportedFilled: 0,
-          order: intent.order,
-          state: 'pending',
+          intent.order,
+          'pending',
           trail,
-          trailStop: trail === undefined ? NaN : trailStopPrice(trail),
-          label: intent.label,
-        });
-        this.rate.noteSent(time);
-        this.venue.place(
-          intent.bracket === undefined
-            ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
-            : {
-                id,
-                contractId: intent.contractId,
-                side: intent.side,
-                size,
-                order: intent.order,
-                bracket: intent.bracket,
-                decidedAt,
-              },
+          intent.label,
         );
+        this.rate.noteSent(time);
+        if (this.lendsCommands && this.depth === 1) {
+          const command = this.commandScratch;
+          command.id = id;
+          command.contractId = intent.contractId;
+          command.side = intent.side;
+          command.size = size;
+          command.order = intent.order;
+          command.bracket = intent.bracket;
+          command.decidedAt = decidedAt;
+          this.venue.place(command);
+        } else {
+          this.venue.place(
+            intent.bracket === undefined
+              ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
+              : {
+                  id,
+                  contractId: intent.contractId,
+                  side: intent.side,
+                  size,
+                  order: intent.order,
+                  bracket: intent.bracket,
+                  decidedAt,
+                },
+          );
+        }
         return;
       }
       case 'modify': {
@@ -315,25 +382,12 @@ export class IntentRouter {
       this.decisions.decide(strategyId, intent, undefined, { accepted: true, message: 'already at target' }, time);
       return;
     }
-    const order: PlaceIntent =
-      intent.label === undefined
-        ? {
-            kind: 'place',
-            id: intent.id!,
-            contractId: intent.contractId,
-            side: diff > 0 ? 'buy' : 'sell',
-            size: Math.abs(diff),
-            order: MARKET_ORDER,
-          }
-        : {
-            kind: 'place',
-            id: intent.id!,
-            contractId: intent.contractId,
-            side: diff > 0 ? 'buy' : 'sell',
-            size: Math.abs(diff),
-            order: MARKET_ORDER,
-            label: intent.label,
-          };
+    const order = this.depth === 1 ? this.placeScratch : blankPlace();
+    order.id = intent.id!;
+    order.contractId = intent.contractId;
+    order.side = diff > 0 ? 'buy' : 'sell';
+    order.size = Math.abs(diff);
+    order.label = intent.label;
     let result = checkIntent(order, this.guard.refresh(time), this.limits);
     if (this.pauses.count > 0) result = this.pausedCheck(strategyId, order, result);
     this.decisions.decide(strategyId, order, intent, result, time);

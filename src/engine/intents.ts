@@ -8,6 +8,7 @@ import type {
   BracketSpec,
   CancelIntent,
   FlattenIntent,
+  Intent,
   ModifyIntent,
   OrderSpec,
   PlaceIntent,
@@ -130,4 +131,16 @@ export function opposite(side: Side): Side {
 /** +1 for buy, -1 for sell. */
 export function sideSign(side: Side): 1 | -1 {
   return side === 'buy' ? 1 : -1;
+}
+
+/**
+ * An intent of one's own, for whoever keeps it (a decision published, a log line): the engine passes an
+ * intent on its way through objects it fills again for the next order. Fields left undefined are left out.
+ */
+export function copyIntent(intent: Intent): Intent {
+  // A strategy written in plain JavaScript can emit anything: what is not an object is reported as it is.
+  if (typeof intent !== 'object' || intent === null) return intent;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(intent)) if (value !== undefined) copy[key] = value;
+  return copy as unknown as Intent;
 }

@@ -15,6 +15,7 @@
  * pending at a decision and the target is `target - definite`, as it always was.
  */
 import { IdList } from './id-list.ts';
+import { MARKET_ORDER } from './intents.ts';
 import type { WorkingOrder } from './strategy.ts';
 import { startTrail, trailStopPrice, type TrailState } from './trailing.ts';
 import type { OrderSpec, OrderState, Side } from './types.ts';
@@ -57,6 +58,28 @@ export function orderTowards(target: number, exposure: Exposure): number {
 }
 
 const LABEL_MEMORY = 1024;
+/** Records kept for `reclaim` at most: more between two reclaims are left to the collector. */
+const RETIRED_MAX = 256;
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A book order of the one shape every record has (`add` sets each field). */
+function blankOrder(): BookOrder {
+  return {
+    id: '',
+    strategyId: '',
+    contractId: '',
+    side: 'buy',
+    size: 0,
+    filledSize: 0,
+    reportedFilled: 0,
+    order: MARKET_ORDER,
+    state: 'pending',
+    trailStop: Number.NaN,
+    trail: undefined,
+    label: undefined,
+  };
+}
 
 export class OrderBook {
   private readonly orders = new IdList<BookOrder>();
@@ -73,6 +96,17 @@ export class OrderBook {
   private olderGoneLabels = new Map<string, string>();
   /** The order that left the book last (`recent`). */
   private lastRemoved: BookOrder | undefined;
+  /** Orders gone before `lastRemoved`, which a caller up the stack may still read until `reclaim`. */
+  private readonly retired: BookOrder[] = [];
+  /** Records no one holds any more, made over by `add` (see `reclaim`). */
+  private readonly spare: BookOrder[] = [];
+
+  /**
+   * `recycles`: the book makes over the records of orders gone (when its owner calls `reclaim` at a point
+   * where no caller holds one): a backtest then makes no record per order. A live engine's asynchronous
+   * callers may hold an order across an await, so it leaves this off.
+   */
+  constructor(private readonly recycles = false) {}
 
   get size(): number {
     return this.orders.size;
@@ -109,9 +143,46 @@ export class OrderBook {
     return this.orders.values();
   }
 
-  add(order: BookOrder): void {
-    if (order.trail !== undefined) this.trailingCount++;
-    this.orders.set(order.id, order);
+  /**
+   * A new order in the book, unfilled; the record is the book's (a spare one made over when there is one),
+   * so a caller reads it but never keeps it beyond the order's time in the book.
+   */
+  add(
+    id: string,
+    strategyId: string,
+    contractId: string,
+    side: Side,
+    size: number,
+    spec: OrderSpec,
+    state: OrderState,
+    trail: TrailState | undefined,
+    label: string | undefined,
+  ): BookOrder {
+    const order = (this.spare.pop() ?? blankOrder()) as Writable<BookOrder>;
+    order.id = id;
+    order.strategyId = strategyId;
+    order.contractId = contractId;
+    order.side = side;
+    order.size = size;
+    order.filledSize = 0;
+    order.reportedFilled = 0;
+    order.order = spec;
+    order.state = state;
+    order.trail = trail;
+    order.trailStop = trail === undefined ? Number.NaN : trailStopPrice(trail);
+    order.label = label;
+    if (trail !== undefined) this.trailingCount++;
+    this.orders.set(id, order);
+    return order;
+  }
+
+  /**
+   * The records of orders gone before the last one become spare. Called by the bar loop between its calls
+   * into the engine, where no caller holds a record; the last order gone stays as it is, for `recent`.
+   */
+  reclaim(): void {
+    const retired = this.retired;
+    while (retired.length > 0) this.spare.push(retired.pop()!);
   }
 
   /** A book order's trail changed (a modify of its trailPrice): its estimated stop, and the count of trailing orders. */
@@ -136,6 +207,9 @@ export class OrderBook {
       this.goneLabels.set(order.id, order.label);
     }
     this.orders.delete(order.id);
+    const before = this.lastRemoved;
+    if (this.recycles && before !== undefined && before !== order && this.retired.length < RETIRED_MAX)
+      this.retired.push(before);
     this.lastRemoved = order;
     this.addProvisional(order.id, order.contractId, order.side, order.reportedFilled - order.filledSize);
   }

@@ -289,7 +289,7 @@ export function createEngine(options: EngineOptions): Engine {
       ? undefined
       : new PassLock(options.passLock, rules.config.startingBalance, passLock$, logger);
 
-  const book = new OrderBook();
+  const book = new OrderBook(traits.kind !== 'live');
   const barClock = new BarClock(options.clock);
   const clock = barClock.time;
 
@@ -508,11 +508,12 @@ function venueTraits(venue: Venue): VenueTraits {
     traits === undefined ||
     (traits.kind !== 'live' && traits.kind !== 'simulated') ||
     typeof traits.fillsCanRepeat !== 'boolean' ||
-    (traits.pnlRounding !== 'cents' && traits.pnlRounding !== 'none')
+    (traits.pnlRounding !== 'cents' && traits.pnlRounding !== 'none') ||
+    typeof traits.keepsCommands !== 'boolean'
   )
     throw new EngineError(
       'INVALID_VENUE',
-      `createEngine: the venue must declare its traits { kind: 'live' | 'simulated', fillsCanRepeat: boolean, pnlRounding: 'cents' | 'none' }, got ${JSON.stringify(traits)}`,
+      `createEngine: the venue must declare its traits { kind: 'live' | 'simulated', fillsCanRepeat: boolean, pnlRounding: 'cents' | 'none', keepsCommands: boolean }, got ${JSON.stringify(traits)}`,
     );
   return traits;
 }

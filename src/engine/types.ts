@@ -268,6 +268,12 @@ export interface VenueTraits {
    * exact (a backtest).
    */
   readonly pnlRounding: 'cents' | 'none';
+  /**
+   * `true`: the venue may keep a place command past the call (its own records, a journal, a request in
+   * flight). `false`: it copies what it needs of a command during `place`, so the engine lends it one
+   * object it fills again for every order (a backtest then makes none per order).
+   */
+  readonly keepsCommands: boolean;
 }
 
 /**

@@ -17,7 +17,6 @@ import type { RuleBook } from './account-rules.ts';
 import type { StrategyLedger } from './strategy-ledger.ts';
 import { targetKey, type TargetKeeper } from './target-keeper.ts';
 import type { TradingStateMachine } from './trading-state.ts';
-import { trailStopPrice } from './trailing.ts';
 import type { Fill, Intent, OrderState, OrderUpdate, Venue, VenueEvent } from './types.ts';
 
 /** An order in this state changes no more (compared, not looked up in a set: once or twice a fill). */
@@ -143,19 +142,19 @@ export class VenueBridge {
         update.order.type === 'trailingStop'
           ? trackTrail(update.side, this.guard.lastPrice(update.contractId), update.order.trailPrice)
           : undefined;
-      this.book.add({
-        id: update.orderId,
-        strategyId: strategyOf(update.orderId),
-        contractId: update.contractId,
-        side: update.side,
-        size: update.size,
-        filledSize: update.filledSize,
-        reportedFilled: reported,
-        order: update.order,
-        state: update.state,
+      const order = this.book.add(
+        update.orderId,
+        strategyOf(update.orderId),
+        update.contractId,
+        update.side,
+        update.size,
+        update.order,
+        update.state,
         trail,
-        trailStop: trail === undefined ? NaN : trailStopPrice(trail),
-      });
+        undefined,
+      );
+      order.filledSize = update.filledSize;
+      order.reportedFilled = reported;
     } else {
       existing.state = update.state;
       existing.size = update.size;

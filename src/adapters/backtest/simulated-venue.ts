@@ -57,7 +57,12 @@ export interface FillModelOptions {
  * What the simulated venue is to the engine: it answers at once, inside `onBar` and `place`; it fills each
  * order from its own book, so a fill comes once and in order; and it books PnL exactly.
  */
-const SIMULATED: VenueTraits = Object.freeze({ kind: 'simulated', fillsCanRepeat: false, pnlRounding: 'none' });
+const SIMULATED: VenueTraits = Object.freeze({
+  kind: 'simulated',
+  fillsCanRepeat: false,
+  pnlRounding: 'none',
+  keepsCommands: false,
+});
 
 export class SimulatedVenue implements Venue {
   readonly traits: VenueTraits = SIMULATED;

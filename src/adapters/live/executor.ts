@@ -88,7 +88,12 @@ const ISO = (ms: number): string => new Date(ms).toISOString();
  * trade search, a poll after a restart); and the gateway books each closed trade's PnL in cents, so the
  * engine must too or the balances drift apart.
  */
-const GATEWAY: VenueTraits = Object.freeze({ kind: 'live', fillsCanRepeat: true, pnlRounding: 'cents' });
+const GATEWAY: VenueTraits = Object.freeze({
+  kind: 'live',
+  fillsCanRepeat: true,
+  pnlRounding: 'cents',
+  keepsCommands: true,
+});
 
 /** Anomalies kept in memory (the latest); the journal holds every one. */
 export const ANOMALY_MEMORY = 256;

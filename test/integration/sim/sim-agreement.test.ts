@@ -94,7 +94,8 @@ function barFile(contractId: string): { file: string; chunk: BarChunk } {
 /** The backtest's venue, remembering every order the engine sends it. */
 function recording(model: SimulatedVenue, placed: OrderCommand[]): Venue {
   return {
-    traits: model.traits,
+    // It keeps the commands it passes on, so it cannot take the model's lent one.
+    traits: { ...model.traits, keepsCommands: true },
     events: model.events,
     onBar: (chunk, index) => model.onBar(chunk, index),
     place: (command) => (placed.push(command), model.place(command)),

@@ -86,9 +86,14 @@ export function split(whole: BarChunk, sizes: number[]): BarChunk[] {
 }
 
 /** An in-test venue that answers at once and keeps fill-id memory: what an engine without venue options was. */
-export const SIMULATED_VENUE: VenueTraits = { kind: 'simulated', fillsCanRepeat: true, pnlRounding: 'none' };
+export const SIMULATED_VENUE: VenueTraits = {
+  kind: 'simulated',
+  fillsCanRepeat: true,
+  pnlRounding: 'none',
+  keepsCommands: true,
+};
 /** The same venue taken as a live one: what `live: true` made of an engine. */
-export const LIVE_VENUE: VenueTraits = { kind: 'live', fillsCanRepeat: true, pnlRounding: 'none' };
+export const LIVE_VENUE: VenueTraits = { kind: 'live', fillsCanRepeat: true, pnlRounding: 'none', keepsCommands: true };
 
 /**
  * A tiny in-test venue: market orders fill at the next bar's open, stops and limits when the bar touches

@@ -101,7 +101,7 @@ describe('quotes and market trades for strategies', () => {
     const quotes = new Subject<Quote>();
     const trades = new Subject<MarketTrade>();
     const venue: Venue = {
-      traits: { kind: 'live', fillsCanRepeat: true, pnlRounding: 'none' },
+      traits: { kind: 'live', fillsCanRepeat: true, pnlRounding: 'none', keepsCommands: true },
       events: new Subject<VenueEvent>(),
       place: () => undefined,
       modify: () => undefined,

@@ -59,6 +59,7 @@ const traits = (over: Partial<VenueTraits>): VenueTraits => ({
   kind: 'simulated',
   fillsCanRepeat: true,
   pnlRounding: 'none',
+  keepsCommands: true,
   ...over,
 });
 
@@ -77,7 +78,12 @@ const fill = (side: 'buy' | 'sell', size: number, price: number, fees = 0, contr
 
 describe('the venues declare what the engine needs to know', () => {
   it("the backtest's venue is simulated, never repeats a fill and books PnL exactly, with either fill rules", () => {
-    const expected: VenueTraits = { kind: 'simulated', fillsCanRepeat: false, pnlRounding: 'none' };
+    const expected: VenueTraits = {
+      kind: 'simulated',
+      fillsCanRepeat: false,
+      pnlRounding: 'none',
+      keepsCommands: false,
+    };
     expect(new SimulatedVenue({ slippageTicks: 0, feePerContractPerSide: 0 }).traits).toEqual(expected);
     const touch = { spread: { type: 'fixed', ticks: 1 } as const, book: DEFAULT_BOOK, partialFills: true, queue: true };
     expect(new SimulatedVenue({ slippageTicks: 1, feePerContractPerSide: 2, touch }).traits).toEqual(expected);
@@ -91,7 +97,7 @@ describe('the venues declare what the engine needs to know', () => {
       contracts: new Map(),
       logger: silentLogger,
     });
-    expect(executor.traits).toEqual({ kind: 'live', fillsCanRepeat: true, pnlRounding: 'cents' });
+    expect(executor.traits).toEqual({ kind: 'live', fillsCanRepeat: true, pnlRounding: 'cents', keepsCommands: true });
   });
 
   it('createEngine refuses a venue that declares none (a venue written in plain JavaScript)', () => {

@@ -41,7 +41,7 @@ describe('front-month follower', () => {
     const events = new Subject<VenueEvent>();
     const placed: OrderCommand[] = [];
     const inner: Venue = {
-      traits: { kind: 'live', fillsCanRepeat: true, pnlRounding: 'cents' },
+      traits: { kind: 'live', fillsCanRepeat: true, pnlRounding: 'cents', keepsCommands: true },
       events,
       place: (c) => placed.push(c),
       modify: () => {},
