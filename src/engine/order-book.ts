@@ -16,6 +16,7 @@
  */
 import { IdList } from './id-list.ts';
 import { MARKET_ORDER } from './intents.ts';
+import { Recycler } from './recycler.ts';
 import type { WorkingOrder } from './strategy.ts';
 import { startTrail, trailStopPrice, type TrailState } from './trailing.ts';
 import type { OrderSpec, OrderState, Side } from './types.ts';
@@ -96,17 +97,16 @@ export class OrderBook {
   private olderGoneLabels = new Map<string, string>();
   /** The order that left the book last (`recent`). */
   private lastRemoved: BookOrder | undefined;
-  /** Orders gone before `lastRemoved`, which a caller up the stack may still read until `reclaim`. */
-  private readonly retired: BookOrder[] = [];
-  /** Records no one holds any more, made over by `add` (see `reclaim`). */
-  private readonly spare: BookOrder[] = [];
-
   /**
-   * `recycles`: the book makes over the records of orders gone (when its owner calls `reclaim` at a point
-   * where no caller holds one): a backtest then makes no record per order. A live engine's asynchronous
-   * callers may hold an order across an await, so it leaves this off.
+   * The records of orders gone before `lastRemoved`, made over by `add` once `reclaim` says no caller holds
+   * them: a backtest then makes no record per order. Undefined in a live engine, whose asynchronous callers
+   * may hold an order across an await.
    */
-  constructor(private readonly recycles = false) {}
+  private readonly recycled: Recycler<BookOrder> | undefined;
+
+  constructor(recycles = false) {
+    this.recycled = recycles ? new Recycler(RETIRED_MAX) : undefined;
+  }
 
   get size(): number {
     return this.orders.size;
@@ -158,7 +158,7 @@ export class OrderBook {
     trail: TrailState | undefined,
     label: string | undefined,
   ): BookOrder {
-    const order = (this.spare.pop() ?? blankOrder()) as Writable<BookOrder>;
+    const order = (this.recycled?.take() ?? blankOrder()) as Writable<BookOrder>;
     order.id = id;
     order.strategyId = strategyId;
     order.contractId = contractId;
@@ -181,8 +181,7 @@ export class OrderBook {
    * into the engine, where no caller holds a record; the last order gone stays as it is, for `recent`.
    */
   reclaim(): void {
-    const retired = this.retired;
-    while (retired.length > 0) this.spare.push(retired.pop()!);
+    this.recycled?.reclaim();
   }
 
   /** A book order's trail changed (a modify of its trailPrice): its estimated stop, and the count of trailing orders. */
@@ -208,8 +207,7 @@ export class OrderBook {
     }
     this.orders.delete(order.id);
     const before = this.lastRemoved;
-    if (this.recycles && before !== undefined && before !== order && this.retired.length < RETIRED_MAX)
-      this.retired.push(before);
+    if (before !== undefined && before !== order) this.recycled?.retire(before);
     this.lastRemoved = order;
     this.addProvisional(order.id, order.contractId, order.side, order.reportedFilled - order.filledSize);
   }

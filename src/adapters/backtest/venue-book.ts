@@ -11,6 +11,7 @@ import { Multicast } from '../../engine/multicast.ts';
 import type { TrailState } from '../../engine/trailing.ts';
 import { ownVenueEvent } from '../../engine/event-copies.ts';
 import { MARKET_ORDER } from '../../engine/intents.ts';
+import { Recycler } from '../../engine/recycler.ts';
 import { OrderColumns } from './order-columns.ts';
 import { OrderListHasher } from './order-list-hash.ts';
 import { BLOCK_MASK, sequenceFillId, type BlockSpill } from '../../engine/column-blocks.ts';
@@ -196,13 +197,12 @@ export class VenueBook {
   /**
    * Settled orders that nothing links to (an entry without brackets: no leg or sibling points at it), to be
    * made over into new orders (`newOrder`) instead of allocated: each order's object was a quarter of the
-   * bytes a backtest allocated an order (docs/bench.md, issue 30's ninth turn). `retired` may still be in
+   * bytes a backtest allocated an order (docs/bench.md, issue 30's ninth turn). One retired may still be in
    * the hands of a call of the venue under way (a fill settles its order before the fill rules are done
-   * with it), so they become `spare` only at `reuseRetired`, which the venue calls when none of its calls
+   * with it), so it is made over only after `reuseRetired`, which the venue calls when none of its calls
    * is under way.
    */
-  private retired: VenueOrder[] = objectArray();
-  private spare: VenueOrder[] = objectArray();
+  private readonly recycled = new Recycler<VenueOrder>();
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
   /** The one fill the book reports, rewritten for each (`fill`): a listener reads it in the call. */
@@ -253,24 +253,14 @@ export class VenueBook {
    * list (placement order), working until the caller says otherwise.
    */
   newOrder(command: OrderCommand, role: OrderRecord['role'], parentId: string | null): VenueOrder {
-    const order = renewOrder(this.spare.pop() ?? blankOrder(), command, role, parentId);
+    const order = renewOrder(this.recycled.take() ?? blankOrder(), command, role, parentId);
     this.unsettled.push(order);
     return order;
   }
 
   /** The orders retired so far may be made over: no call of the venue that could hold one is under way. */
   reuseRetired(): void {
-    if (this.retired.length === 0) return;
-    // Usually every spare was taken: the two lists change places, as an array cut to length 0 lets its
-    // backing store go and the next push allocates one again (an allocation an order).
-    if (this.spare.length === 0) {
-      const spare = this.spare;
-      this.spare = this.retired;
-      this.retired = spare;
-      return;
-    }
-    for (let k = 0; k < this.retired.length; k++) this.spare.push(this.retired[k]!);
-    this.retired.length = 0;
+    this.recycled.reclaim();
   }
 
   /** Every order of the run in placement order, as records (new objects for the settled ones). */
@@ -411,7 +401,7 @@ export class VenueBook {
     while (k < records.length && isFinal(records[k]!.state)) {
       const order = records[k]!;
       settled.push(order);
-      if (order.bracket === undefined && order.role === 'entry') this.retired.push(order);
+      if (order.bracket === undefined && order.role === 'entry') this.recycled.retire(order);
       // A full block is hashed from its rows before the next one starts (and a streamed run parks it).
       if ((settled.length & BLOCK_MASK) === 0) this.hasher.addRows(settled);
       records[k] = undefined;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { OrderBook, type BookOrder } from '../../../src/engine/order-book.ts';
+import { Recycler } from '../../../src/engine/recycler.ts';
 import { MARKET_ORDER, target } from '../../../src/engine/intents.ts';
 import { createEngine, type Decision } from '../../../src/engine/runner.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
@@ -74,6 +75,39 @@ describe('records lent by the engine', () => {
     expect(third).toBe(first);
     expect(fourth).not.toBe(second);
     expect(third).toMatchObject({ id: 's-3', size: 1 });
+  });
+
+  it('a recycler hands out only what was retired before the last reclaim, each once a retirement', () => {
+    type Op = { kind: 'retire' } | { kind: 'reclaim' } | { kind: 'take' };
+    const ops = fc.array(fc.constantFrom<Op>({ kind: 'retire' }, { kind: 'reclaim' }, { kind: 'take' }), {
+      maxLength: 300,
+    });
+    fc.assert(
+      fc.property(ops, fc.integer({ min: 1, max: 8 }), (script, limit) => {
+        const recycler = new Recycler<{ n: number }>(limit);
+        let made = 0;
+        let retired: { n: number }[] = [];
+        const spare = new Set<{ n: number }>();
+        for (const op of script) {
+          if (op.kind === 'retire') {
+            const item = { n: made++ };
+            recycler.retire(item);
+            if (retired.length < limit) retired.push(item);
+          } else if (op.kind === 'reclaim') {
+            recycler.reclaim();
+            for (const item of retired) spare.add(item);
+            retired = [];
+          } else {
+            const item = recycler.take();
+            if (item === undefined) expect(spare.size).toBe(0);
+            else {
+              expect(spare.has(item)).toBe(true);
+              spare.delete(item);
+            }
+          }
+        }
+      }),
+    );
   });
 
   it('decisions published keep the intents as they were, though the router fills its own again for each order', () => {
