@@ -189,11 +189,13 @@ export class VenueBook {
   private readonly settledOrders: OrderColumns;
   /**
    * The records not settled yet, in placement order: order `settledOrders.length + k` is
-   * `unsettled[head + k]`. The settled ones' slots are cleared and, once they are most of the array, cut
-   * off: the run keeps nothing of an order that settled.
+   * `unsettled[head + k]`, for `head + k < tail`. The settled ones' slots are cleared and, once they are most
+   * of the list, the rest move to its front: the run keeps nothing of an order that settled. The array
+   * itself is kept (its length only grows): one cut to a new array grew again by steps, 18 bytes an order.
    */
-  private unsettled: (VenueOrder | undefined)[] = objectArray();
+  private readonly unsettled: (VenueOrder | undefined)[] = objectArray();
   private head = 0;
+  private tail = 0;
   /**
    * Settled orders that nothing links to (an entry without brackets: no leg or sibling points at it), to be
    * made over into new orders (`newOrder`) instead of allocated: each order's object was a quarter of the
@@ -245,7 +247,7 @@ export class VenueBook {
 
   /** Orders placed so far (rejected ones and bracket legs included). */
   get orderCount(): number {
-    return this.settledOrders.length + this.unsettled.length - this.head;
+    return this.settledOrders.length + this.tail - this.head;
   }
 
   /**
@@ -254,7 +256,7 @@ export class VenueBook {
    */
   newOrder(command: OrderCommand, role: OrderRecord['role'], parentId: string | null): VenueOrder {
     const order = renewOrder(this.recycled.take() ?? blankOrder(), command, role, parentId);
-    this.unsettled.push(order);
+    this.unsettled[this.tail++] = order;
     return order;
   }
 
@@ -277,8 +279,7 @@ export class VenueBook {
 
   /** The newest order with this id (the book's own while it can change; made from the columns once settled), or undefined. */
   findOrder(id: string): OrderRecord | undefined {
-    for (let k = this.unsettled.length - 1; k >= this.head; k--)
-      if (this.unsettled[k]!.id === id) return this.unsettled[k];
+    for (let k = this.tail - 1; k >= this.head; k--) if (this.unsettled[k]!.id === id) return this.unsettled[k];
     for (let k = this.settledOrders.length - 1; k >= 0; k--)
       if (this.settledOrders.idAt(k) === id) return this.settledOrders.record(k);
     return undefined;
@@ -398,7 +399,7 @@ export class VenueBook {
     const records = this.unsettled;
     let k = this.head;
     const settled = this.settledOrders;
-    while (k < records.length && isFinal(records[k]!.state)) {
+    while (k < this.tail && isFinal(records[k]!.state)) {
       const order = records[k]!;
       settled.push(order);
       if (order.bracket === undefined && order.role === 'entry') this.recycled.retire(order);
@@ -408,10 +409,15 @@ export class VenueBook {
       k++;
     }
     this.head = k;
-    // An order settles a bar or two after it is placed, so nearly every slot before `head` is cleared:
-    // they are cut off in one copy every 64 or so orders, not one at a time.
-    if (k > 64 && k * 2 > records.length) {
-      this.unsettled = records.slice(k);
+    // An order settles a bar or two after it is placed, so nearly every slot before `head` is cleared: the
+    // few orders after them move to the front every 64 or so orders, not one at a time.
+    if (k > 64 && k * 2 > this.tail) {
+      const tail = this.tail;
+      for (let j = k; j < tail; j++) {
+        records[j - k] = records[j];
+        records[j] = undefined;
+      }
+      this.tail = tail - k;
       this.head = 0;
     }
     this.events.next(update);
@@ -423,9 +429,9 @@ export class VenueBook {
     const settled = this.settledOrders;
     // The settled orders of the block not yet full are hashed once, here; the working ones as they stand now.
     this.hasher.addRows(settled);
-    if (this.head === records.length) return this.hasher.digest();
+    if (this.head === this.tail) return this.hasher.digest();
     const tail = this.hasher.copy();
-    for (let k = this.head; k < records.length; k++) tail.add(records[k]!);
+    for (let k = this.head; k < this.tail; k++) tail.add(records[k]!);
     return tail.digest();
   }
 }

@@ -5,6 +5,7 @@ import {
   UnknownOrderError,
   type FillModelOptions,
 } from '../../../src/adapters/backtest/simulated-venue.ts';
+import { orderListHash } from '../../../src/adapters/backtest/order-list-hash.ts';
 import { DEFAULT_BOOK } from '../../../src/market/quotes.ts';
 import type {
   BarChunk,
@@ -526,6 +527,43 @@ describe('properties', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it('keeps every order in placement order while most settle and a few rest for long (the unsettled list moves to its front)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('market', 'rest', 'cancel'), { minLength: 100, maxLength: 400 }),
+        (script) => {
+          const h = harness();
+          const chunk = chunkOf(Array.from({ length: script.length + 1 }, () => [100, 101, 99, 100] as const));
+          const expected: Array<[string, string]> = [];
+          const resting: string[] = [];
+          script.forEach((step, i) => {
+            h.bar(chunk, i);
+            if (step === 'cancel' && resting.length > 0) {
+              const id = resting.shift()!;
+              h.model.cancel(id);
+              expected.find((e) => e[0] === id)![1] = 'cancelled';
+              return;
+            }
+            const id = `o${i}`;
+            if (step === 'rest') {
+              h.place(id, 'buy', { type: 'limit', limitPrice: 50 });
+              resting.push(id);
+              expected.push([id, 'working']);
+            } else {
+              h.place(id, 'buy', { type: 'market' });
+              expected.push([id, 'filled']);
+            }
+          });
+          h.bar(chunk, script.length);
+          expect(h.model.orders().map((o) => [o.id, o.state])).toEqual(expected);
+          // The hash reads the settled orders from their columns and the rest from the list.
+          expect(h.model.orderListHash()).toBe(orderListHash(h.model.orders()));
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 
