@@ -278,7 +278,7 @@ export class BarDriver {
           const k = pending.cursor++;
           const instance = pending.instance(k);
           if (this.warming(instance, i)) this.refuseWarmUp(instance!, pending.strategyId(k), pending.intent(k), i);
-          else router.processIntent(instance, pending.strategyId(k), pending.intent(k), barTime, barClock.now);
+          else router.processAtBar(instance, pending.strategyId(k), pending.intent(k));
         }
         if (recordEquity) equity.record(barTime, accounting.equity());
       }

@@ -96,6 +96,11 @@ export class IntentRouter {
   /** Calls of `processIntent` under way (a venue's event can start one inside another). */
   private depth = 0;
   /**
+   * The decision time and the time of each call under way, by depth (`[2d]`, `[2d + 1]`): a call inside
+   * another writes a pair of its own and leaves the outer one's as it was.
+   */
+  private readonly times: number[] = [Number.NaN, Number.NaN];
+  /**
    * The intents a target makes on its way, for the outermost call only: nothing keeps them (the decision
    * log and `intents$` publish copies; the book and the venue copy their fields), so a backtest makes none
    * per order. A call inside another makes its own, since the outer one's are still in use.
@@ -180,21 +185,44 @@ export class IntentRouter {
     decidedAt: number,
     time: number,
   ): void {
+    const d = this.depth;
+    this.times[2 * d] = decidedAt;
+    this.times[2 * d + 1] = time;
+    this.call(instance, strategyId, raw);
+  }
+
+  /**
+   * `processIntent` at the bar the bar loop is on: decided at its start, now its end. The times are read
+   * here, not passed: a time passed to a call is a 16-byte heap number (two an order).
+   */
+  processAtBar(instance: IntentSource | undefined, strategyId: string, raw: Intent): void {
+    const d = this.depth;
+    this.times[2 * d] = this.barClock.barStartOr(Number.NaN);
+    this.times[2 * d + 1] = this.barClock.now;
+    this.call(instance, strategyId, raw);
+  }
+
+  private call(instance: IntentSource | undefined, strategyId: string, raw: Intent): void {
     this.depth++;
     try {
-      this.route(instance, strategyId, raw, decidedAt, time);
+      this.route(instance, strategyId, raw);
     } finally {
       this.depth--;
     }
   }
 
-  private route(
-    instance: IntentSource | undefined,
-    strategyId: string,
-    raw: Intent,
-    decidedAt: number,
-    time: number,
-  ): void {
+  /** The decision time of the call under way (the start of the bar it was decided on). */
+  private decidedAt(): number {
+    return this.times[2 * this.depth - 2]!;
+  }
+
+  /** The time of the call under way (the end of that bar, or the clock's time). */
+  private now(): number {
+    return this.times[2 * this.depth - 1]!;
+  }
+
+  private route(instance: IntentSource | undefined, strategyId: string, raw: Intent): void {
+    const time = this.now();
     const problem = intentShapeProblem(raw);
     if (problem !== undefined) {
       this.decisions.decide(
@@ -243,14 +271,14 @@ export class IntentRouter {
     if (this.intents$.observed) this.intents$.next({ strategyId, intent: copyIntent(intent), time });
     switch (intent.kind) {
       case 'target':
-        return this.expandTarget(strategyId, intent, decidedAt, time);
+        return this.expandTarget(strategyId, intent);
       case 'flatten':
-        return this.expandFlatten(strategyId, intent, decidedAt, time);
+        return this.expandFlatten(strategyId, intent);
       default: {
         let result = checkIntent(intent, this.guard.refresh(time), this.limits);
         if (this.pauses.count > 0) result = this.pausedCheck(strategyId, intent, result);
         this.decisions.decide(strategyId, intent, undefined, result, time);
-        if (result.accepted) this.execute(strategyId, intent, result, decidedAt, time);
+        if (result.accepted) this.execute(strategyId, intent, result);
       }
     }
   }
@@ -269,13 +297,9 @@ export class IntentRouter {
     return contract === undefined ? undefined : modifyInTicks(intent, contract);
   }
 
-  private execute(
-    strategyId: string,
-    intent: Intent,
-    result: GuardResult & { accepted: true },
-    decidedAt: number,
-    time: number,
-  ): void {
+  private execute(strategyId: string, intent: Intent, result: GuardResult & { accepted: true }): void {
+    const decidedAt = this.decidedAt();
+    const time = this.now();
     switch (intent.kind) {
       case 'place': {
         const size = result.size ?? intent.size;
@@ -352,7 +376,8 @@ export class IntentRouter {
     }
   }
 
-  private expandTarget(strategyId: string, intent: Intent & { kind: 'target' }, decidedAt: number, time: number): void {
+  private expandTarget(strategyId: string, intent: Intent & { kind: 'target' }): void {
+    const time = this.now();
     if (!Number.isInteger(intent.size)) {
       this.decisions.decide(
         strategyId,
@@ -391,7 +416,7 @@ export class IntentRouter {
     let result = checkIntent(order, this.guard.refresh(time), this.limits);
     if (this.pauses.count > 0) result = this.pausedCheck(strategyId, order, result);
     this.decisions.decide(strategyId, order, intent, result, time);
-    if (result.accepted) this.execute(strategyId, order, result, decidedAt, time);
+    if (result.accepted) this.execute(strategyId, order, result);
   }
 
   /**
@@ -456,17 +481,13 @@ export class IntentRouter {
     );
   }
 
-  private expandFlatten(
-    strategyId: string,
-    intent: Intent & { kind: 'flatten' },
-    decidedAt: number,
-    time: number,
-  ): void {
+  private expandFlatten(strategyId: string, intent: Intent & { kind: 'flatten' }): void {
+    const time = this.now();
     const targets = intent.contractId === undefined ? [...this.contracts.keys()] : [intent.contractId];
     let any = false;
     for (const contractId of targets) {
       if (this.ledger.anyShared && strategyId !== this.riskStrategyId && this.ledger.isShared(contractId)) {
-        if (this.flattenOwn(strategyId, contractId, intent, targets.length === 1, decidedAt, time)) any = true;
+        if (this.flattenOwn(strategyId, contractId, intent, targets.length === 1)) any = true;
         continue;
       }
       for (const order of this.book.values()) {
@@ -489,7 +510,7 @@ export class IntentRouter {
         };
         // Closing orders of a flatten pass in every state (the kill switch must be able to flatten).
         this.decisions.decide(strategyId, close, intent, ACCEPTED_FLATTEN, time);
-        this.execute(strategyId, close, ACCEPTED_FLATTEN, decidedAt, time);
+        this.execute(strategyId, close, ACCEPTED_FLATTEN);
       }
     }
     if (!any)
@@ -505,9 +526,8 @@ export class IntentRouter {
     contractId: string,
     intent: Intent & { kind: 'flatten' },
     single: boolean,
-    decidedAt: number,
-    time: number,
   ): boolean {
+    const time = this.now();
     let any = false;
     for (const order of this.book.values()) {
       if (order.contractId !== contractId || order.strategyId !== strategyId) continue;
@@ -528,7 +548,7 @@ export class IntentRouter {
     };
     const result = checkIntent(close, this.guard.refresh(time), this.limits);
     this.decisions.decide(strategyId, close, intent, result, time);
-    if (result.accepted) this.execute(strategyId, close, result, decidedAt, time);
+    if (result.accepted) this.execute(strategyId, close, result);
     return true;
   }
 
