@@ -1,5 +1,6 @@
 import { Subject, filter, map } from 'rxjs';
 import { z } from 'zod';
+import { createEngine, type Decision, type Engine, type StrategyEntry } from '../../../src/engine/runner.ts';
 import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { PriceGrid } from '../../../src/engine/ticks.ts';
 import { timeframe } from '../../../src/engine/timeframe.ts';
@@ -209,4 +210,17 @@ export function scripted(name: string, plan: Record<number, Intent>, seen: numbe
       );
     },
   });
+}
+
+/** An engine of one strategy on ES with 50,000 of balance, its decisions recorded as they are published. */
+export function recordingEngine(venue: Venue, entry: StrategyEntry): { engine: Engine; decisions: Decision[] } {
+  const engine = createEngine({
+    strategies: [entry],
+    contracts: [ES],
+    venue,
+    account: { startingBalance: 50_000 },
+  });
+  const decisions: Decision[] = [];
+  engine.decisions$.subscribe((d) => decisions.push(d));
+  return { engine, decisions };
 }

@@ -3,10 +3,9 @@ import fc from 'fast-check';
 import { OrderBook, type BookOrder } from '../../../src/engine/order-book.ts';
 import { Recycler } from '../../../src/engine/recycler.ts';
 import { MARKET_ORDER, target } from '../../../src/engine/intents.ts';
-import { createEngine, type Decision } from '../../../src/engine/runner.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 import type { OrderCommand, TargetIntent } from '../../../src/engine/types.ts';
-import { ES, SIMULATED_VENUE, TinyVenue, chunk, scripted } from './helpers.ts';
+import { ES, SIMULATED_VENUE, TinyVenue, chunk, recordingEngine, scripted } from './helpers.ts';
 
 type Step = { kind: 'add' } | { kind: 'remove'; pick: number } | { kind: 'reclaim' };
 
@@ -111,15 +110,10 @@ describe('records lent by the engine', () => {
   });
 
   it('decisions published keep the intents as they were, though the router fills its own again for each order', () => {
-    const venue = new TinyVenue();
-    const engine = createEngine({
-      strategies: [{ strategy: smaCross, params: { fast: 2, slow: 3 } }],
-      contracts: [ES],
-      venue,
-      account: { startingBalance: 50_000 },
+    const { engine, decisions } = recordingEngine(new TinyVenue(), {
+      strategy: smaCross,
+      params: { fast: 2, slow: 3 },
     });
-    const decisions: Decision[] = [];
-    engine.decisions$.subscribe((d) => decisions.push(d));
     engine.push(chunk([10, 9, 8, 7, 6, 8, 10, 12, 14, 12, 10, 8, 6, 8, 10, 12, 14]));
     engine.close();
     const seen = decisions.map((d) => [d.intent, d.origin]);
@@ -143,20 +137,13 @@ describe('records lent by the engine', () => {
 
   it('a target decided inside another (an observer of intents submitting at once) gets intents of its own', () => {
     const venue = new TinyVenue();
-    const engine = createEngine({
-      strategies: [{ strategy: scripted('s', { 0: target(1) }) }],
-      contracts: [ES],
-      venue,
-      account: { startingBalance: 50_000 },
-    });
+    const { engine, decisions } = recordingEngine(venue, { strategy: scripted('s', { 0: target(1) }) });
     let submitted = false;
     engine.intents$.subscribe(() => {
       if (submitted) return;
       submitted = true;
       engine.submit('s', target(3, { label: 'inside' }));
     });
-    const decisions: Decision[] = [];
-    engine.decisions$.subscribe((d) => decisions.push(d));
     engine.push(chunk([10, 11]));
     engine.close();
     // The target inside is decided first; the outer one, still its own, then brings 3 back to 1.
@@ -178,12 +165,7 @@ describe('records lent by the engine', () => {
     })(0, { ...SIMULATED_VENUE, keepsCommands: false });
     const keeping = new TinyVenue();
     for (const venue of [copying, keeping]) {
-      const engine = createEngine({
-        strategies: [{ strategy: smaCross, params: { fast: 3, slow: 8 } }],
-        contracts: [ES],
-        venue,
-        account: { startingBalance: 50_000 },
-      });
+      const { engine } = recordingEngine(venue, { strategy: smaCross, params: { fast: 3, slow: 8 } });
       engine.push(chunk(closes));
       engine.close();
     }

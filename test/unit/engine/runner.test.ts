@@ -6,19 +6,12 @@ import { defineStrategy } from '../../../src/engine/strategy.ts';
 import { flatten, limitOrder, marketOrder, target } from '../../../src/engine/intents.ts';
 import smaCross from '../../../src/strategies/sma-cross.ts';
 import type { Breach } from '../../../src/engine/account-rules.ts';
-import { ES, TinyVenue, chunk, split, scripted } from './helpers.ts';
+import { ES, TinyVenue, chunk, recordingEngine, split, scripted } from './helpers.ts';
 
 describe('runner', () => {
   it('usage example: sma-cross in a synchronous backtest replay', () => {
     const venue = new TinyVenue(2);
-    const engine = createEngine({
-      strategies: [{ strategy: smaCross, params: { fast: 2, slow: 3 } }],
-      contracts: [ES],
-      venue,
-      account: { startingBalance: 50_000 },
-    });
-    const decisions: Decision[] = [];
-    engine.decisions$.subscribe((d) => decisions.push(d));
+    const { engine, decisions } = recordingEngine(venue, { strategy: smaCross, params: { fast: 2, slow: 3 } });
     // closes: falling, then rising (cross up), then falling (cross down)
     engine.push(chunk([10, 9, 8, 7, 6, 8, 10, 12, 14, 12, 10, 8, 6]));
     const placed = venue.placed.map((o) => `${o.id} ${o.side} ${o.size}`);
