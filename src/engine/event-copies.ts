@@ -3,11 +3,11 @@
  * next event (`Venue.listen`); whatever keeps one past the call keeps a copy made here: a stream's
  * subscribers (`Multicast` given one of these) and accounting's memory of fills.
  */
-import type { Fill, OrderUpdate, VenueEvent } from './types.ts';
+import type { Fill, OrderUpdate, VenueEvent, Writable } from './types.ts';
 
 /** An order update of its own, with the optional fields it has and no others. */
 export function ownUpdate(u: OrderUpdate): OrderUpdate {
-  const own: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } = {
+  const own: Writable<OrderUpdate> = {
     kind: 'order',
     orderId: u.orderId,
     state: u.state,

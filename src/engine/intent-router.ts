@@ -17,11 +17,18 @@ import type { StrategyLedger } from './strategy-ledger.ts';
 import type { StrategyPauses } from './strategy-pause.ts';
 import { TargetKeeper, targetKey } from './target-keeper.ts';
 import type { TradingStateMachine } from './trading-state.ts';
-import type { ContractSpec, Intent, ModifyIntent, OrderCommand, PlaceIntent, TargetIntent, Venue } from './types.ts';
+import type {
+  ContractSpec,
+  Intent,
+  ModifyIntent,
+  OrderCommand,
+  PlaceIntent,
+  TargetIntent,
+  Venue,
+  Writable,
+} from './types.ts';
 
 const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A market order of one shape, every field set by the caller (see `IntentRouter.placeScratch`). */
 function blankPlace(): Writable<PlaceIntent> {

@@ -19,7 +19,7 @@ import { MARKET_ORDER } from './intents.ts';
 import { Recycler } from './recycler.ts';
 import type { WorkingOrder } from './strategy.ts';
 import { startTrail, trailStopPrice, type TrailState } from './trailing.ts';
-import type { OrderSpec, OrderState, Side } from './types.ts';
+import type { OrderSpec, OrderState, Side, Writable } from './types.ts';
 
 export interface BookOrder extends WorkingOrder {
   size: number;
@@ -61,8 +61,6 @@ export function orderTowards(target: number, exposure: Exposure): number {
 const LABEL_MEMORY = 1024;
 /** Records kept for `reclaim` at most: more between two reclaims are left to the collector. */
 const RETIRED_MAX = 256;
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A book order of the one shape every record has (`add` sets each field). */
 function blankOrder(): BookOrder {

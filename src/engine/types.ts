@@ -348,3 +348,6 @@ export type BarQuoteModel = (
   previous: BarRecord | undefined,
   direction: 1 | -1,
 ) => { bid: number; ask: number; bidSize: number; askSize: number };
+
+/** An object of `T` whose fields its owner fills again (an object lent for one call, then made over). */
+export type Writable<T> = { -readonly [K in keyof T]: T[K] };

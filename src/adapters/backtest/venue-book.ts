@@ -25,6 +25,7 @@ import type {
   OrderUpdate,
   Side,
   VenueEvent,
+  Writable,
 } from '../../engine/types.ts';
 
 /** One order as the run saw it, in placement order: the order list that is hashed and written out. */
@@ -121,7 +122,7 @@ function renewOrder(
   role: OrderRecord['role'],
   parentId: string | null,
 ): VenueOrder {
-  const o = order as { -readonly [K in keyof VenueOrder]: VenueOrder[K] };
+  const o = order as Writable<VenueOrder>;
   const spec = command.order;
   o.id = command.id;
   o.contractId = command.contractId;
@@ -208,7 +209,7 @@ export class VenueBook {
   private readonly hasher = new OrderListHasher();
   private fillSequence = 0;
   /** The one fill the book reports, rewritten for each (`fill`): a listener reads it in the call. */
-  private readonly fillView: { -readonly [K in keyof Fill]: Fill[K] } = {
+  private readonly fillView: Writable<Fill> = {
     kind: 'fill',
     fillId: '',
     orderId: '',
@@ -220,7 +221,7 @@ export class VenueBook {
     time: 0,
   };
   /** The one order update the book reports, rewritten for each (`emitOrder`): a listener reads it in the call. */
-  private readonly view: { -readonly [K in keyof OrderUpdate]: OrderUpdate[K] } & { reason: string | undefined } = {
+  private readonly view: Writable<OrderUpdate> & { reason: string | undefined } = {
     kind: 'order',
     orderId: '',
     state: 'working',
