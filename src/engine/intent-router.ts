@@ -30,9 +30,26 @@ import type {
 
 const ACCEPTED_FLATTEN = Object.freeze({ accepted: true as const, message: 'flatten' });
 
-/** A market order of one shape, every field set by the caller (see `IntentRouter.placeScratch`). */
+// Objects of one shape each, every field set by the caller: the router's own (`targetScratch`, `placeScratch`,
+// `commandScratch`), or new ones for a call inside another.
+function blankTarget(): Writable<TargetIntent> {
+  return { kind: 'target', contractId: '', size: 0, id: '', label: undefined };
+}
+
 function blankPlace(): Writable<PlaceIntent> {
   return { kind: 'place', id: '', contractId: '', side: 'buy', size: 0, order: MARKET_ORDER, label: undefined };
+}
+
+function blankCommand(): Writable<OrderCommand> {
+  return {
+    id: '',
+    contractId: '',
+    side: 'buy',
+    size: 0,
+    order: MARKET_ORDER,
+    bracket: undefined,
+    decidedAt: Number.NaN,
+  };
 }
 
 export interface StampedIntent {
@@ -112,25 +129,11 @@ export class IntentRouter {
    * log and `intents$` publish copies; the book and the venue copy their fields), so a backtest makes none
    * per order. A call inside another makes its own, since the outer one's are still in use.
    */
-  private readonly targetScratch: Writable<TargetIntent> = {
-    kind: 'target',
-    contractId: '',
-    size: 0,
-    id: '',
-    label: undefined,
-  };
-  private readonly placeScratch: Writable<PlaceIntent> = blankPlace();
+  private readonly targetScratch = blankTarget();
+  private readonly placeScratch = blankPlace();
   /** The venue copies a place command during the call (its traits say so): one object serves every order. */
   private readonly lendsCommands: boolean;
-  private readonly commandScratch: Writable<OrderCommand> = {
-    id: '',
-    contractId: '',
-    side: 'buy',
-    size: 0,
-    order: MARKET_ORDER,
-    bracket: undefined,
-    decidedAt: Number.NaN,
-  };
+  private readonly commandScratch = blankCommand();
 
   constructor(parts: IntentRouterParts) {
     this.contracts = parts.contracts;
@@ -246,21 +249,14 @@ export class IntentRouter {
       // The hot path of target-position strategies: the router's own target, filled again (`targetScratch`).
       const contractId =
         raw.contractId === PRIMARY_CONTRACT ? this.resolveContract(instance, PRIMARY_CONTRACT) : raw.contractId;
-      const id = this.nextId(strategyId);
-      if (raw.at === undefined && this.depth === 1) {
-        const stamped = this.targetScratch;
-        stamped.contractId = contractId;
-        stamped.size = raw.size;
-        stamped.id = id;
-        stamped.label = raw.label;
-        intent = stamped;
-      } else {
-        const stamped: Intent =
-          raw.label === undefined
-            ? { kind: 'target', contractId, size: raw.size, id }
-            : { kind: 'target', contractId, size: raw.size, id, label: raw.label };
-        intent = raw.at === undefined ? stamped : { ...stamped, at: raw.at };
-      }
+      // The scratch has no `at` (a field added to it would stay): a target stamped at a bar gets its own.
+      const stamped = raw.at === undefined && this.depth === 1 ? this.targetScratch : blankTarget();
+      stamped.contractId = contractId;
+      stamped.size = raw.size;
+      stamped.id = this.nextId(strategyId);
+      stamped.label = raw.label;
+      if (raw.at !== undefined) stamped.at = raw.at;
+      intent = stamped;
     } else if (intent.id === undefined) intent = { ...intent, id: this.nextId(strategyId) };
     if ((intent.kind === 'place' || intent.kind === 'target') && intent.contractId === PRIMARY_CONTRACT) {
       intent = { ...intent, contractId: this.resolveContract(instance, intent.contractId) };
@@ -327,31 +323,15 @@ export class IntentRouter {
           intent.label,
         );
         this.rate.noteSent(time);
-        if (this.lendsCommands && this.depth === 1) {
-          const command = this.commandScratch;
-          command.id = id;
-          command.contractId = intent.contractId;
-          command.side = intent.side;
-          command.size = size;
-          command.order = intent.order;
-          command.bracket = intent.bracket;
-          command.decidedAt = decidedAt;
-          this.venue.place(command);
-        } else {
-          this.venue.place(
-            intent.bracket === undefined
-              ? { id, contractId: intent.contractId, side: intent.side, size, order: intent.order, decidedAt }
-              : {
-                  id,
-                  contractId: intent.contractId,
-                  side: intent.side,
-                  size,
-                  order: intent.order,
-                  bracket: intent.bracket,
-                  decidedAt,
-                },
-          );
-        }
+        const command = this.lendsCommands && this.depth === 1 ? this.commandScratch : blankCommand();
+        command.id = id;
+        command.contractId = intent.contractId;
+        command.side = intent.side;
+        command.size = size;
+        command.order = intent.order;
+        command.bracket = intent.bracket;
+        command.decidedAt = decidedAt;
+        this.venue.place(command);
         return;
       }
       case 'modify': {
