@@ -12,7 +12,7 @@ import { Queue } from 'bullmq';
 import { BacktestConfig } from '../src/adapters/backtest/backtest-config.ts';
 import { gridCombinations, runSweep, type Job } from '../src/optimize/grid-sweep.ts';
 import { collectResults, connectQueue, enqueueSweep, QUEUE_NAME } from '../src/optimize/queue.ts';
-import { sweepHistory, sweepSamples } from '../src/optimize/queue-worker.ts';
+import { sweepHistory, sweepSamples } from '../src/optimize/sweep-history.ts';
 import type { SweepView } from '../src/optimize/queue-spec.ts';
 import { sweepSpecOf } from '../src/cli/sweep-queue.ts';
 import { startRedisServer } from '../test/integration/distributed/redis-server.ts';

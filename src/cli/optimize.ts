@@ -22,8 +22,8 @@ import { SweepPool } from '../optimize/sweep-pool.ts';
 import { runWalkForwardCommand } from './optimize-walk-forward.ts';
 import type { FoldPlan, WindowMode } from '../optimize/walk-forward.ts';
 import type { OptimizeConfig } from '../adapters/backtest/backtest-config.ts';
-import { sweepHistory, sweepSamples } from '../optimize/queue-worker.ts';
-import { checkQueueUrl, DEFAULT_RETRIES } from '../optimize/queue.ts';
+import { sweepHistory, sweepSamples } from '../optimize/sweep-history.ts';
+import { checkQueueUrl, DEFAULT_RETRIES } from '../optimize/queue-url.ts';
 import { BACKTEST_FLAGS, backtestArgs, loadBacktestConfig, loadNodeBotConfig } from './backtest.ts';
 import { isNodeConfig } from './trading-config.ts';
 import { parseScalar } from './config-loader.ts';
@@ -31,7 +31,6 @@ import type { StrategyModule } from '../engine/strategy.ts';
 import { parseCommandArgs } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { sweepExitCode, writeSweepOutputs } from './optimize-report.ts';
-import { sweepOnQueue, sweepSpecOf, tpeSearchOnQueue } from './sweep-queue.ts';
 
 export const summary =
   'Sweep a grid of strategy parameters on worker threads, ranked by a metric, with optional walk-forward';
@@ -283,6 +282,8 @@ export async function run(args: string[]): Promise<number> {
       combinations: points,
     };
     if (queue !== undefined) {
+      // Loaded only here: the queue's client (BullMQ, ioredis) took a quarter of a second of every start.
+      const { sweepOnQueue, sweepSpecOf, tpeSearchOnQueue } = await import('./sweep-queue.ts');
       const view = {
         metric,
         top,

@@ -3,7 +3,8 @@
  * process or machine that reaches its Redis, by the id `optimize --queue --detach` printed.
  */
 import path from 'node:path';
-import { cancelSweep, QUEUE_URL_ENV, queueUrlFrom, readResults, readSweep, sweepStatus } from '../optimize/queue.ts';
+import { cancelSweep, readResults, readSweep, sweepStatus } from '../optimize/queue.ts';
+import { QUEUE_URL_ENV, queueUrlFrom } from '../optimize/queue-url.ts';
 import { parseCommandLine } from './args.ts';
 import { ExitCode, UsageError } from './exit.ts';
 import { sweepExitCode, writeSweepOutputs } from './optimize-report.ts';

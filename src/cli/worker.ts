@@ -5,7 +5,8 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism, hostname } from 'node:os';
-import { connectQueue, QUEUE_URL_ENV, queueUrlFrom, redactUrl } from '../optimize/queue.ts';
+import { connectQueue } from '../optimize/queue.ts';
+import { QUEUE_URL_ENV, queueUrlFrom, redactUrl } from '../optimize/queue-url.ts';
 import { DEFAULT_LOCK_MS, startSweepWorker } from '../optimize/queue-worker.ts';
 import { parseCommandArgs } from './args.ts';
 import { EXIT_CODE_OF_KIND, ExitCode, UsageError } from './exit.ts';

@@ -10,14 +10,12 @@
 import { type Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { registerSecret } from '../engine/secrets.ts';
 import type { JobResult } from './grid-sweep.ts';
 import { contentHash, jobId, StoredSweep, SweepJob, sweepId, type SweepSpec, type SweepView } from './queue-spec.ts';
 import { TicklineError } from '../engine/errors.ts';
+import { checkQueueUrl, DEFAULT_RETRIES, redactUrl } from './queue-url.ts';
 
 export const QUEUE_NAME = 'tickline-sweeps';
-/** A job that throws is run this many more times before it is reported with its error. */
-export const DEFAULT_RETRIES = 2;
 
 export class QueueUnreachableError extends TicklineError {
   override readonly name = 'QueueUnreachableError';
@@ -44,12 +42,6 @@ export class StrategyBundleError extends TicklineError {
   readonly code = 'STRATEGY_BUNDLE';
 }
 
-export class QueueUrlError extends TicklineError {
-  override readonly name = 'QueueUrlError';
-  readonly kind = 'usage';
-  readonly code = 'USAGE';
-}
-
 /** What a job carries: which sweep and which of its jobs; everything else is in the stored sweep. */
 export const JobData = SweepJob.extend({ sweepId: z.string().regex(/^[0-9a-f]{16}$/) });
 export type JobData = z.infer<typeof JobData>;
@@ -68,45 +60,6 @@ export const sweepKey = (id: string) => `tickline:sweep:${id}`;
 export const resultsKey = (id: string) => `${sweepKey(id)}:results`;
 export const cancelledKey = (id: string) => `${sweepKey(id)}:cancelled`;
 export const strategyKey = (hash: string) => `tickline:strategy:${hash}`;
-
-/** The URL with its password replaced, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return '<unparsable queue URL>';
-  }
-}
-
-/** Where a command finds the queue when --queue is not given: a password kept out of the process list. */
-export const QUEUE_URL_ENV = 'TICKLINE_QUEUE_URL';
-
-/** `--queue`, or the URL in TICKLINE_QUEUE_URL; undefined when neither is set. */
-export function queueUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const url = flag ?? env[QUEUE_URL_ENV];
-  return url === undefined || url === '' ? undefined : checkQueueUrl(url);
-}
-
-/** `redis://[user:password@]host:port[/db]` or `rediss://...` (TLS); its password is a secret from now on. */
-export function checkQueueUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new QueueUrlError(`--queue ${redactUrl(url)}: expected redis://host:port[/db] or rediss://... for TLS`);
-  }
-  if (parsed.password !== '') {
-    registerSecret(parsed.password);
-    registerSecret(decodeURIComponent(parsed.password));
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new QueueUrlError(`--queue must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
-  if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d+$/.test(parsed.pathname))
-    throw new QueueUrlError(`--queue ${redactUrl(url)}: the path is a database number (/0, /1, ...)`);
-  return url;
-}
 
 /**
  * A connection for BullMQ (commands wait for a reconnection rather than fail, as BullMQ requires), after

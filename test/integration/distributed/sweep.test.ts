@@ -14,7 +14,7 @@ import { BacktestConfig } from '../../../src/adapters/backtest/backtest-config.t
 import { gridCombinations, runSweep, type Job } from '../../../src/optimize/grid-sweep.ts';
 import { enqueueSweep, QUEUE_NAME, readResults, resultsKey, strategyKey } from '../../../src/optimize/queue.ts';
 import { jobId, sweepId, type SweepSpec } from '../../../src/optimize/queue-spec.ts';
-import { sweepHistory, sweepSamples } from '../../../src/optimize/queue-worker.ts';
+import { sweepHistory, sweepSamples } from '../../../src/optimize/sweep-history.ts';
 import { sweepSpecOf } from '../../../src/cli/sweep-queue.ts';
 
 const CLI = path.join(import.meta.dirname, 'cli.ts');

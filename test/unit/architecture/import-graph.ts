@@ -13,11 +13,17 @@ export interface ImportGraph {
   readonly imports: ReadonlyMap<string, readonly string[]>;
   /** The imports that remain in the compiled JavaScript (not `import type`, not only types named). */
   readonly valueImports: ReadonlyMap<string, readonly string[]>;
+  /** The value imports that load with the file (not an `import()`, which loads when it runs). */
+  readonly staticImports: ReadonlyMap<string, readonly string[]>;
+  /** The packages each file loads with it (`bullmq`, `@microsoft/signalr`; not Node's own). */
+  readonly staticPackages: ReadonlyMap<string, readonly string[]>;
 }
 
 interface ImportRef {
   readonly spec: string;
   readonly typeOnly: boolean;
+  /** An `import()`: the module loads when the call runs, not with the file. */
+  readonly dynamic?: boolean;
 }
 
 /** The module specifiers a file names, each with whether it is erased at compile time. */
@@ -53,7 +59,7 @@ function importRefs(file: string, text: string): ImportRef[] {
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
       if (argument !== undefined && ts.isStringLiteralLike(argument))
-        refs.push({ spec: argument.text, typeOnly: false });
+        refs.push({ spec: argument.text, typeOnly: false, dynamic: true });
     } else if (
       ts.isImportTypeNode(node) &&
       ts.isLiteralTypeNode(node.argument) &&
@@ -72,18 +78,49 @@ export function readImportGraph(root: string, folder = 'src'): ImportGraph {
   const known = new Set(files);
   const imports = new Map<string, string[]>();
   const valueImports = new Map<string, string[]>();
+  const staticImports = new Map<string, string[]>();
+  const staticPackages = new Map<string, string[]>();
   for (const file of files) {
-    const refs = importRefs(file, readFileSync(path.join(root, file), 'utf8'))
+    const all = importRefs(file, readFileSync(path.join(root, file), 'utf8'));
+    const refs = all
       .filter((ref) => ref.spec.startsWith('.'))
       .map((ref) => ({
         target: path.posix.normalize(path.posix.join(path.posix.dirname(file), ref.spec)),
         typeOnly: ref.typeOnly,
+        dynamic: ref.dynamic === true,
       }))
       .filter((ref) => known.has(ref.target));
     imports.set(file, [...new Set(refs.map((ref) => ref.target))]);
     valueImports.set(file, [...new Set(refs.filter((ref) => !ref.typeOnly).map((ref) => ref.target))]);
+    staticImports.set(file, [...new Set(refs.filter((ref) => !ref.typeOnly && !ref.dynamic).map((ref) => ref.target))]);
+    const packages = all
+      .filter((ref) => !ref.typeOnly && ref.dynamic !== true && !ref.spec.startsWith('.') && !ref.spec.startsWith('node:'))
+      .map((ref) => packageOf(ref.spec));
+    staticPackages.set(file, [...new Set(packages)]);
   }
-  return { files, imports, valueImports };
+  return { files, imports, valueImports, staticImports, staticPackages };
+}
+
+/** `@scope/name` or `name` of a bare specifier (`bullmq`, `tsx/esm/api` -> `tsx`). */
+function packageOf(spec: string): string {
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+/** The project files and packages that load with `file`: its static imports, followed to the end. */
+export function loadedWith(graph: ImportGraph, file: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set([file]);
+  const packages = new Set<string>();
+  const queue = [file];
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    for (const name of graph.staticPackages.get(next) ?? []) packages.add(name);
+    for (const target of graph.staticImports.get(next) ?? [])
+      if (!files.has(target)) {
+        files.add(target);
+        queue.push(target);
+      }
+  }
+  return { files, packages };
 }
 
 function sourceFiles(dir: string): string[] {

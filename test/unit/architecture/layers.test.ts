@@ -75,7 +75,9 @@ describe('the tree reads as its architecture', () => {
       ['src/c.ts', ['src/a.ts']],
       ['src/d.ts', ['src/d.ts']],
     ]);
-    expect(importCycles({ files, imports: edges, valueImports: edges })).toEqual([
+    expect(
+      importCycles({ files, imports: edges, valueImports: edges, staticImports: edges, staticPackages: new Map() }),
+    ).toEqual([
       ['src/a.ts', 'src/b.ts', 'src/c.ts'],
       ['src/d.ts'],
     ]);

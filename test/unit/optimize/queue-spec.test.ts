@@ -10,7 +10,7 @@ import {
   sweepId,
   type SweepSpec,
 } from '../../../src/optimize/queue-spec.ts';
-import { checkQueueUrl, queueUrlFrom, redactUrl } from '../../../src/optimize/queue.ts';
+import { checkQueueUrl, queueUrlFrom, redactUrl } from '../../../src/optimize/queue-url.ts';
 import { scrubSecrets } from '../../../src/engine/secrets.ts';
 
 const scalar = fc.oneof(
