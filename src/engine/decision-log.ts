@@ -29,11 +29,14 @@ export class DecisionLog {
   decide(strategyId: string, intent: Intent, origin: Intent | undefined, result: GuardResult, time: number): void {
     if (!result.accepted) {
       this.rejections[result.code] = (this.rejections[result.code] ?? 0) + 1;
-      this.logger.warn(
-        { strategyId, intent: copyIntent(intent), code: result.code },
-        `risk guard rejected: ${result.message}`,
-      );
-    } else if (result.adjusted !== undefined) {
+      // A line's object and text are made only for a logger that writes it: a backtest's writes nothing,
+      // and its guard may refuse a target at every bar the market is closed.
+      if (this.logger.isLevelEnabled('warn'))
+        this.logger.warn(
+          { strategyId, intent: copyIntent(intent), code: result.code },
+          `risk guard rejected: ${result.message}`,
+        );
+    } else if (result.adjusted !== undefined && this.logger.isLevelEnabled('warn')) {
       this.logger.warn(
         { strategyId, intent: copyIntent(intent), code: result.adjusted },
         `risk guard reduced: ${result.message}`,
