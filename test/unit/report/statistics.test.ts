@@ -9,6 +9,7 @@ import {
   computeStatistics,
   dailyStatistics,
   drawdownStatistics,
+  DrawdownTracker,
   endOfDayEquity,
   exposure,
   exposureOf,
@@ -158,6 +159,41 @@ describe('drawdownStatistics', () => {
           const gapped = drawdownStatistics({ time: times(10 * 365 * 86_400_000), equity }, 1000);
           const collapsed = drawdownStatistics({ time: times(0), equity }, 1000);
           expect(gapped.maxDrawdownDurationMs).toBe(collapsed.maxDrawdownDurationMs);
+        },
+      ),
+    );
+  });
+
+  it('property: a curve given in parts has the figures of the whole, and its deepest fall is the one a plain reading finds', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 600 }), fc.integer({ min: -200, max: 2_000 })), {
+          maxLength: 200,
+        }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.integer({ min: 0, max: 1_500 }),
+        (points, cuts, start) => {
+          let t = 0;
+          const time = points.map(([step]) => (t += step * MINUTE));
+          // Cents and fractions of them, as a run's equity holds.
+          const equity = points.map(([, e]) => e + 0.25);
+          const whole = drawdownStatistics({ time, equity }, start, 30 * MINUTE);
+          const tracker = new DrawdownTracker(start, 30 * MINUTE);
+          const edges = [...new Set([0, ...cuts.map((c) => c % (time.length + 1)), time.length])].sort((a, b) => a - b);
+          for (let k = 1; k < edges.length; k++)
+            tracker.add({ time: time.slice(edges[k - 1], edges[k]), equity: equity.slice(edges[k - 1], edges[k]) });
+          expect(tracker.result()).toEqual(whole);
+          // The deepest fall below the highest equity before it (the starting balance the first peak).
+          let peak = start;
+          let peakTime = time[0];
+          let deepest = 0;
+          let at: [number | undefined, number | undefined] = [undefined, undefined];
+          equity.forEach((e, i) => {
+            if (e >= peak) [peak, peakTime] = [e, time[i]];
+            else if (peak - e > deepest) [deepest, at] = [peak - e, [peakTime, time[i]]];
+          });
+          expect(whole.maxDrawdown).toBe(cents(deepest));
+          expect([whole.maxDrawdownPeakTime, whole.maxDrawdownTroughTime]).toEqual(deepest === 0 ? [null, null] : at);
         },
       ),
     );
