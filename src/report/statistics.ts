@@ -7,6 +7,7 @@ import type { DailyStatistics, DayStatistics } from '../protocol/schemas.ts';
 import { DEFAULT_TRADING_DAY, TradingCalendar, type TradingDayConfig } from '../engine/trading-day.ts';
 import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics, TradeList } from './report-types.ts';
 import { validateReportInput } from './validate.ts';
+import { tradeReader } from '../engine/trade-columns.ts';
 
 /** Trading days per year used to annualise Sharpe and Sortino. */
 export const TRADING_DAYS_PER_YEAR = 252;
@@ -48,7 +49,7 @@ export type TradeStatistics = Pick<
 >;
 
 /** A trade's PnL after fees, to the cent: what decides whether it won. */
-export function netTradePnl(trade: ClosedTrade): number {
+export function netTradePnl(trade: Pick<ClosedTrade, 'pnl' | 'fees'>): number {
   return cents(trade.pnl - trade.fees);
 }
 
@@ -62,7 +63,8 @@ export function tradeStatistics(trades: TradeList<ClosedTrade>): TradeStatistics
   let losses = 0;
   let largestWin = Number.NEGATIVE_INFINITY;
   let largestLoss = Number.POSITIVE_INFINITY;
-  for (const trade of trades) {
+  for (const reader = tradeReader(trades); reader.next(); ) {
+    const trade = reader.row;
     gross += trade.pnl;
     fees += trade.fees;
     contracts += trade.size;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Accounting } from '../../../src/engine/accounting.ts';
 import type { ClosedTrade } from '../../../src/engine/accounting.ts';
-import { mappedTradeList, TradeColumns } from '../../../src/engine/trade-columns.ts';
+import { mappedTradeList, TradeColumns, tradeReader, type TradeList } from '../../../src/engine/trade-columns.ts';
 import { isSequenceId, sequenceFillId, type BlockSpill } from '../../../src/engine/column-blocks.ts';
 import { BlockStock } from '../../../src/engine/block-stock.ts';
 
@@ -87,6 +87,33 @@ describe('trade columns', () => {
         for (let k = columns.first; k < trades.length; k++) expect(columns.trade(k)).toEqual(trades[k]);
       }),
       { numRuns: 30 },
+    );
+  });
+});
+
+/** What a reader reads of each trade of `list`, one row after another. */
+function readRows(list: TradeList): unknown[] {
+  const rows: unknown[] = [];
+  for (const reader = tradeReader(list); reader.next(); ) rows.push({ ...reader.row });
+  return rows;
+}
+
+const NUMBERS = ['side', 'size', 'entryPrice', 'exitPrice', 'entryTime', 'exitTime', 'pnl', 'fees'] as const;
+
+describe('a trade reader', () => {
+  it('reads the numbers and side of each trade kept, from the columns (spilled or not) as from the objects', () => {
+    fc.assert(
+      fc.property(fc.array(trade, { maxLength: 3_000 }), fc.nat(3_000), fc.boolean(), (trades, cut, spilled) => {
+        const columns = new TradeColumns(spilled ? new MemorySpill() : undefined);
+        for (const t of trades) push(columns, t);
+        columns.dropBefore(cut);
+        const kept = trades.slice(Math.min(cut, trades.length));
+        const expected = kept.map((t) => Object.fromEntries(NUMBERS.map((field) => [field, t[field]])));
+        expect(readRows(columns.list())).toEqual(expected);
+        expect(readRows(kept)).toEqual(expected);
+        expect(readRows(mappedTradeList(columns.list(), (t) => t))).toEqual(expected);
+      }),
+      { numRuns: 25 },
     );
   });
 });
