@@ -94,7 +94,9 @@ export function readImportGraph(root: string, folder = 'src'): ImportGraph {
     valueImports.set(file, [...new Set(refs.filter((ref) => !ref.typeOnly).map((ref) => ref.target))]);
     staticImports.set(file, [...new Set(refs.filter((ref) => !ref.typeOnly && !ref.dynamic).map((ref) => ref.target))]);
     const packages = all
-      .filter((ref) => !ref.typeOnly && ref.dynamic !== true && !ref.spec.startsWith('.') && !ref.spec.startsWith('node:'))
+      .filter(
+        (ref) => !ref.typeOnly && ref.dynamic !== true && !ref.spec.startsWith('.') && !ref.spec.startsWith('node:'),
+      )
       .map((ref) => packageOf(ref.spec));
     staticPackages.set(file, [...new Set(packages)]);
   }

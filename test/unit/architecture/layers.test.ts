@@ -77,10 +77,7 @@ describe('the tree reads as its architecture', () => {
     ]);
     expect(
       importCycles({ files, imports: edges, valueImports: edges, staticImports: edges, staticPackages: new Map() }),
-    ).toEqual([
-      ['src/a.ts', 'src/b.ts', 'src/c.ts'],
-      ['src/d.ts'],
-    ]);
+    ).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts'], ['src/d.ts']]);
   });
 
   it('tells a type-only import from one that runs', () => {
