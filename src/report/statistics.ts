@@ -6,7 +6,7 @@
 import type { DailyStatistics, DayStatistics } from '../protocol/schemas.ts';
 import { DEFAULT_TRADING_DAY, TradingCalendar, type TradingDayConfig } from '../engine/trading-day.ts';
 import type { ClosedTrade, EquityCurve, ReportBars, ReportInput, Statistics, TradeList } from './report-types.ts';
-import { validateReportInput } from './validate.ts';
+import { isCheckedBarTimes, validateReportInput } from './validate.ts';
 import { tradeReader } from '../engine/trade-columns.ts';
 
 /** Trading days per year used to annualise Sharpe and Sortino. */
@@ -281,7 +281,10 @@ export function endOfDayEquity(
 /**
  * `endOfDayEquity` continued over the next part of a curve (a streamed run's chunk). A run of points in
  * one trading day is found by comparing times with the day's bounds, and named once: a sweep computes this
- * for every run over every bar, and a day's name per point was a tenth of each run's time.
+ * for every run over every bar, and a day's name per point was a tenth of each run's time. Over the times of
+ * checked bars (a backtest's curve is timed by its bars) a day's last point is searched for, not walked to:
+ * the walk over every point was 2.6 ms of a sweep's run on 1 M bars. Other times are walked, in whatever
+ * order they come.
  */
 export function addDayEnds(
   days: { day: string; equity: number }[],
@@ -290,20 +293,51 @@ export function addDayEnds(
 ): void {
   const time = curve.time;
   const length = Math.min(time.length, curve.equity.length);
+  const ordered = isCheckedBarTimes(time);
   let i = 0;
   while (i < length) {
     const first = time[i] as number;
     const day = calendar.dayOf(first);
     const start = calendar.dayStart(first);
     const end = calendar.nextDayStart(first);
-    let j = i + 1;
-    while (j < length && (time[j] as number) >= start && (time[j] as number) < end) j++;
+    let j: number;
+    if (ordered) j = firstAtOrAfter(time, end, i + 1, length);
+    else {
+      j = i + 1;
+      while (j < length && (time[j] as number) >= start && (time[j] as number) < end) j++;
+    }
     const value = curve.equity[j - 1] as number;
     const last = days[days.length - 1];
     if (last !== undefined && last.day === day) last.equity = value;
     else days.push({ day, equity: value });
     i = j;
   }
+}
+
+/**
+ * The first index from `from` (below `length`) whose time is `end` or later, `length` when none, over times
+ * that never go back: found by steps that double from `from`, then halve.
+ */
+function firstAtOrAfter(time: ArrayLike<number>, end: number, from: number, length: number): number {
+  // Every index in [low, ...) before `high` is unknown; every index below `low` is before `end`.
+  let low = from;
+  let high = length;
+  let step = 1;
+  while (low < length) {
+    const probe = Math.min(low + step - 1, length - 1);
+    if ((time[probe] as number) >= end) {
+      high = probe;
+      break;
+    }
+    low = probe + 1;
+    step *= 2;
+  }
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((time[mid] as number) < end) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /**

@@ -23,6 +23,16 @@ const MAX_PROBLEMS = 20;
 const TRADE_NUMBERS = ['entryTime', 'exitTime', 'entryPrice', 'exitPrice', 'pnl', 'fees'] as const;
 const VALID = new WeakSet<ReportInput>();
 const VALID_BARS = new WeakSet<ReportInput['bars']>();
+/** Time columns of checked bars: increasing, and never written after they are made, as bars are. */
+const ORDERED_TIMES = new WeakSet<ArrayLike<number>>();
+
+/**
+ * Whether `time` is the time column of bars this process checked: its times only go forward, so a search
+ * may skip over them (the statistics' day ends of a sweep's runs, whose curves are timed by their bars).
+ */
+export function isCheckedBarTimes(time: ArrayLike<number>): boolean {
+  return ORDERED_TIMES.has(time);
+}
 
 function checkColumn(
   problems: string[],
@@ -95,7 +105,10 @@ export function validateReportInput(input: ReportInput): void {
     for (const column of ['open', 'high', 'low', 'close'] as const) {
       checkColumn(problems, `bars.${column}`, input.bars[column], bars, 'none');
     }
-    if (problems.length === before) VALID_BARS.add(input.bars);
+    if (problems.length === before) {
+      VALID_BARS.add(input.bars);
+      ORDERED_TIMES.add(input.bars.time);
+    }
   }
   const points = input.equity.time.length;
   // The bars' own time column (a backtest's curve shares it) was checked above, and more strictly.

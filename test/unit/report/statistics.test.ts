@@ -21,7 +21,7 @@ import {
   tradingDayConfig,
 } from '../../../src/report/statistics.ts';
 import type { ClosedTrade, ReportInput } from '../../../src/report/report-types.ts';
-import { ReportInputError } from '../../../src/report/validate.ts';
+import { isCheckedBarTimes, ReportInputError, validateReportInput } from '../../../src/report/validate.ts';
 
 const MINUTE = 60_000;
 const at = (iso: string): number => Date.parse(iso);
@@ -257,6 +257,40 @@ describe('endOfDayEquity', () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  it("property: over the times of checked bars (a backtest's curve), the day ends searched for are those walked to", () => {
+    const start = at('2025-03-05T20:00:00Z');
+    // Bars a minute to two days apart, runs of them in one day, across the daylight-saving change; half
+    // hours often, so that bars fall on the days' starts (17:00, 00:00 or 08:30 in Chicago) themselves.
+    const step = fc.oneof(
+      fc.integer({ min: 1, max: 5 }).map((m) => m * MINUTE),
+      fc.integer({ min: 1, max: 96 }).map((h) => h * 30 * MINUTE),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(step, fc.integer({ min: 40_000, max: 60_000 })), { minLength: 1, maxLength: 300 }),
+        fc.constantFrom('17:00', '00:00', '08:30'),
+        fc.nat(),
+        (points, startsAt, short) => {
+          let t = start;
+          const time = Float64Array.from(points, ([dt]) => (t += dt));
+          const prices = Float64Array.from(points, ([, e]) => e);
+          const bars = { time, open: prices, high: prices, low: prices, close: prices };
+          // Checked as a run's statistics check them: its times are then known to go forward.
+          validateReportInput(input({ bars, equity: { time, equity: prices } }));
+          expect(isCheckedBarTimes(time)).toBe(true);
+          const config = { timeZone: 'America/Chicago', startsAt };
+          // A curve as long as its bars, and one cut short (a run that stopped early).
+          for (const length of [points.length, 1 + (short % points.length)]) {
+            const equity = prices.slice(0, length);
+            const walked = endOfDayEquity({ time: Array.from(time), equity }, new TradingCalendar(config));
+            expect(endOfDayEquity({ time, equity }, new TradingCalendar(config))).toEqual(walked);
+          }
+        },
+      ),
+      { numRuns: 1_000 },
     );
   });
 });
