@@ -2,23 +2,12 @@
  * The bars of a sweep (the config's history at its timeframe) and its samples: the same for a sweep run in
  * this process, on a pool, or on the queue's workers.
  */
-import { configuredContract, loadHistory, type History } from '../adapters/backtest/definition-run.ts';
-import { aggregate } from '../data/columns.ts';
-import { alignToBuckets } from '../data/continuous.ts';
-import { timeframeLabel } from '../engine/timeframe.ts';
+import { configuredContract, historyAt, loadHistory, type History } from '../adapters/backtest/definition-run.ts';
 import { splitHistory, type SweepContext } from './grid-sweep.ts';
 
-/** The bars a sweep runs on: the config's history at its timeframe. */
+/** The bars a sweep runs on: the config's history at its timeframe, as a backtest of the config runs on. */
 export async function sweepHistory(config: SweepContext['config']): Promise<History> {
-  const history = await loadHistory(config, configuredContract(config));
-  if (timeframeLabel(history.timeframe) === timeframeLabel(config.timeframe)) return history;
-  // As executeBacktest does: no aggregated bar may hold two contract months.
-  const aligned =
-    history.segments !== undefined && history.segments.length > 1
-      ? alignToBuckets(history.bars, history.segments, config.timeframe)
-      : undefined;
-  const source = aligned === undefined ? history : { ...history, bars: aligned.bars, segments: aligned.segments };
-  return { ...source, bars: aggregate(source.bars, config.timeframe), timeframe: config.timeframe };
+  return historyAt(await loadHistory(config, configuredContract(config)), config.timeframe);
 }
 
 /** The whole history, or its in-sample and out-of-sample parts under walk-forward. */

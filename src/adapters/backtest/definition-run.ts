@@ -11,6 +11,7 @@ import { silentLogger } from '../../engine/log.ts';
 import { parseParams, type StrategyModule } from '../../engine/strategy.ts';
 import { bucketStart, nominalMs, timeframeLabel } from '../../engine/timeframe.ts';
 import type { BarChunk, BarColumns, Timeframe } from '../../engine/types.ts';
+import { sameTimeframe } from '../../engine/resample.ts';
 import type {
   DecisionRecord,
   EquityCurve,
@@ -89,6 +90,20 @@ export interface HistoryOptions {
   readonly now?: number;
   /** Environment for gateway credentials (TICKLINE_USERNAME, TICKLINE_API_KEY, TICKLINE_BASE_URL). */
   readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `history` at `timeframe` (not finer than its own): its bars aggregated, and a continuous history's months
+ * moved to bucket starts first, so that no aggregated bar holds two months; `history` itself at its own.
+ */
+export function historyAt(history: History, timeframe: Timeframe): History {
+  if (sameTimeframe(history.timeframe, timeframe)) return history;
+  const aligned =
+    history.segments !== undefined && history.segments.length > 1
+      ? alignToBuckets(history.bars, history.segments, timeframe)
+      : undefined;
+  const source = aligned === undefined ? history : { ...history, bars: aligned.bars, segments: aligned.segments };
+  return { ...source, bars: aggregate(source.bars, timeframe), timeframe };
 }
 
 /** The bars of a backtest definition, cut to [from, to). */
@@ -509,14 +524,8 @@ export async function runDefinition(
       options.logger?.warn(level);
     }
   }
-  const same =
-    config.timeframe.unit === history.timeframe.unit && config.timeframe.unitNumber === history.timeframe.unitNumber;
-  if (!same && history.segments !== undefined && history.segments.length > 1) {
-    // No aggregated bar may hold two months: the rolls move to bucket starts first.
-    const aligned = alignToBuckets(history.bars, history.segments, config.timeframe);
-    history = { ...history, bars: aligned.bars, segments: aligned.segments };
-  }
-  const bars = same ? history.bars : aggregate(history.bars, config.timeframe);
+  history = historyAt(history, config.timeframe);
+  const bars = history.bars;
   const fee = config.fills.feePerContractPerSide ?? contract.feePerSide;
   // An evaluation (the definition's or one given) locks the account once it passes, as paper and live do.
   const passLockMode = options.evaluation === undefined ? 'off' : (config.evaluation?.passLock ?? DEFAULT_PASS_LOCK);
@@ -656,7 +665,7 @@ export async function runDefinition(
     name,
     title,
     contract,
-    history: { ...history, bars },
+    history,
     result,
     report,
     outputs: config.outputs,
