@@ -187,7 +187,7 @@ export function mappedTradeList<T, U>(list: TradeList<T>, map: (trade: T) => U):
 }
 
 /** One closed trade's numbers and side, filled again for each trade a `TradeReader` reads. */
-export class TradeRow {
+export class TradeRow implements TradeNumbers {
   side: Side = 'buy';
   size = 0;
   entryPrice = 0;

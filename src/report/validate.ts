@@ -111,8 +111,8 @@ export function validateReportInput(input: ReportInput): void {
     }
   }
   const points = input.equity.time.length;
-  // The bars' own time column (a backtest's curve shares it) was checked above, and more strictly.
-  if (input.equity.time !== input.bars.time || !VALID_BARS.has(input.bars))
+  // Checked bars' own time column (a backtest's curve shares it) was checked already, and more strictly.
+  if (!ORDERED_TIMES.has(input.equity.time))
     checkColumn(problems, 'equity.time', input.equity.time, points, 'non-decreasing');
   checkColumn(problems, 'equity.equity', input.equity.equity, points, 'none');
 
